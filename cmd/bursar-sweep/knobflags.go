@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bursar-hpc/bursar/engine"
+	"github.com/urfave/cli/v2"
+)
+
+// flagName is the CLI spelling of a scenario knob (storm_bucket →
+// storm-bucket).
+func flagName(k *engine.Knob) string { return strings.ReplaceAll(k.Name, "_", "-") }
+
+// knobFlags makes one flag per scenario knob, each defaulting to the
+// published scenario's value.
+func knobFlags(category string) []cli.Flag {
+	def := engine.DefaultScenario()
+	var flags []cli.Flag
+	for i := range engine.Knobs {
+		k := &engine.Knobs[i]
+		name, v := flagName(k), k.Get(&def)
+		switch k.Kind {
+		case "bool":
+			flags = append(flags, &cli.BoolFlag{Name: name, Usage: k.Usage, Value: v != 0, Category: category})
+		case "int":
+			flags = append(flags, &cli.Int64Flag{Name: name, Usage: k.Usage, Value: int64(v), Category: category})
+		default:
+			flags = append(flags, &cli.Float64Flag{Name: name, Usage: k.Usage, Value: v, Category: category})
+		}
+	}
+	return flags
+}
+
+// scenarioFromFlags reads the knob flags over the defaults and validates
+// the result.
+func scenarioFromFlags(c *cli.Context) (engine.Scenario, error) {
+	s := engine.DefaultScenario()
+	for i := range engine.Knobs {
+		k := &engine.Knobs[i]
+		name := flagName(k)
+		var v float64
+		switch k.Kind {
+		case "bool":
+			if c.Bool(name) {
+				v = 1
+			}
+		case "int":
+			v = float64(c.Int64(name))
+		default:
+			v = c.Float64(name)
+		}
+		if err := k.Set(&s, v); err != nil {
+			return s, fmt.Errorf("--%s: %w", name, err)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	return s, nil
+}

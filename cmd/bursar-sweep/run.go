@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/urfave/cli/v2"
+)
+
+func runCommand() *cli.Command {
+	flags := append(knobFlags("scenario knobs:"),
+		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl and series.csv", Value: filepath.Join("results", "run")},
+	)
+	return &cli.Command{
+		Name:  "run",
+		Usage: "simulate one scenario and print its report",
+		Description: "Simulates the five-campaign scenario (victim, adaptive-sci, naive-sci, storm, backfill;\n" +
+			"plus the probe with --probe) on the broker and prints the report: grant paths,\n" +
+			"the victim's isolation, the storm's back pressure, science per credit, the flow\n" +
+			"envelopes and utilization. With the defaults (seed 7) it prints the published numbers.\n" +
+			"Writes metrics.json, journal.jsonl and series.csv into --out.",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("run takes no arguments, got %q (knobs are flags, e.g. --seed 11)", c.Args().Slice())
+			}
+			s, err := scenarioFromFlags(c)
+			if err != nil {
+				return err
+			}
+			res, err := engine.Run(s, engine.Options{Journal: true})
+			if err != nil {
+				return err
+			}
+			if err := engine.WriteReport(os.Stdout, res); err != nil {
+				return err
+			}
+			out := c.String("out")
+			if err := writeRunOutputs(out, res); err != nil {
+				return err
+			}
+			fmt.Printf("\nwrote journal.jsonl (%d records), metrics.json and series.csv into %s\n", res.JournalRecords, out)
+			return nil
+		},
+	}
+}
+
+// writeRunOutputs writes a run's files into out, each atomically.
+func writeRunOutputs(out string, res *engine.Result) error {
+	if err := atomicfile.Write(filepath.Join(out, "metrics.json"), engine.MetricsFile(res)); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(out, "journal.jsonl"), res.Journal); err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(out, "series.csv"), engine.SeriesCSV(&res.Series))
+}

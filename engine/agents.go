@@ -1,0 +1,224 @@
+package engine
+
+import "github.com/bursar-hpc/bursar/policy"
+
+// Agent is one campaign's behaviour: it talks to the broker between ticks.
+// Step runs once per tick, before the broker ticks, with the tick number.
+type Agent interface {
+	Name() string
+	Step(t int)
+}
+
+// Agent constants of the model (model.md §7); these are the agents' own
+// numbers, not the burst-ceiling knobs.
+const (
+	naiveTarget        = 256 // GPUs naive-sci keeps asked for
+	adaptiveMaxWant    = 384
+	adaptiveMinWant    = 64
+	adaptiveStarvedMin = 32
+	hotHorizon         = 600 // seconds of hot work one GPU should cover
+	scienceLease       = 600
+	opportunisticLease = 300
+	opportunisticMax   = 96
+	opportunisticSpare = 64
+	stormTarget        = 384
+	stormPeriod        = 20
+	stormLease         = 120
+	stormInference     = 200
+	victimPeriod       = 120
+	victimGPUs         = 16
+	victimLease        = 60
+	probeGPUs          = 128
+	probePeriod        = 300
+	probeLease         = 180
+	probeGiveUp        = 590
+	backfillMinRequest = 16
+	backfillLease      = 300
+	lowTokenFraction   = 0.2
+	inferenceBase      = 20
+	inferencePerGPU    = 0.5
+)
+
+// hotEnough is a hot-work sum beyond which the adaptive agent's want is
+// already pinned at adaptiveMaxWant: the scan may stop there without
+// changing any result, since adding non-negative sizes never lowers it.
+const hotEnough = (adaptiveMaxWant + 1) * hotHorizon
+
+type base struct {
+	name string
+	b    *policy.Broker
+	id   policy.CampaignID
+}
+
+func (a *base) Name() string { return a.name }
+
+func (a *base) request(gpus, duration int, cls policy.Class) {
+	// The only refusal an agent can meet is an exhausted budget, which the
+	// broker journals; the agent just goes on.
+	_, _ = a.b.Request(a.id, gpus, duration, cls)
+}
+
+// topUp asks for the difference when outstanding GPUs of class cls (or all
+// classes) are below want.
+func (a *base) topUp(filter policy.Class, want, duration int, cls policy.Class) {
+	if out := a.b.Outstanding(a.id, filter); out < want {
+		a.request(want-out, duration, cls)
+	}
+}
+
+// science is the shared part of the two science campaigns.
+type science struct {
+	base
+	work *workList
+}
+
+// doWork spends this tick's held GPUs, throttled by the io the broker
+// allows, on the tasks in processing order.
+func (s *science) doWork(order []int32, fromWin bool) {
+	held := s.b.Held(s.id, policy.AnyClass)
+	if held == 0 || len(s.work.todo) == 0 {
+		return
+	}
+	desired := float64(held) * s.work.meanIO(order)
+	allowed, _, _ := s.b.Consume(s.id, desired, 0)
+	factor := 1.0
+	if desired > 0 {
+		factor = allowed / desired
+	}
+	k := s.work.spend(order, float64(held)*factor)
+	s.work.removeDone(k, fromWin)
+}
+
+type naive struct{ science }
+
+func (n *naive) Step(int) {
+	n.doWork(n.work.todo, false)
+	if len(n.work.todo) == 0 {
+		_ = n.b.ReleaseAll(n.id, policy.AnyClass)
+		return
+	}
+	n.topUp(policy.AgentBurst, naiveTarget, scienceLease, policy.AgentBurst)
+}
+
+type adaptive struct{ science }
+
+func (a *adaptive) Step(int) {
+	sup := a.b.Supply(a.id)
+	held := a.b.Held(a.id, policy.AnyClass)
+	desiredInf := inferenceBase + inferencePerGPU*float64(held)
+	_, allowedInf, _ := a.b.Consume(a.id, 0, desiredInf)
+
+	starved := sup.IO.Tokens < lowTokenFraction*sup.IO.Bucket
+	order := a.work.todo
+	if starved {
+		order = a.work.win
+	}
+	var meanIO float64
+	if starved && len(order) > 0 {
+		meanIO = a.work.meanIO(order) // before the work: finished tasks count
+	}
+	a.doWork(order, starved)
+	if len(a.work.todo) == 0 {
+		_ = a.b.ReleaseAll(a.id, policy.AnyClass)
+		return
+	}
+	if allowedInf < desiredInf/2 {
+		return // short of thinking: keep the old plan
+	}
+
+	price := 3.0 * sup.Multiplier
+	hot := 0.0
+	for _, ti := range a.work.todo {
+		if a.work.tasks[ti].Density < price || hot >= hotEnough {
+			break
+		}
+		hot += a.work.remaining[ti]
+	}
+	if hot > 0 {
+		want := max(adaptiveMinWant, min(int(hot/hotHorizon), adaptiveMaxWant))
+		if sup.Tokens < lowTokenFraction*sup.Bucket {
+			want = min(want, int(sup.Sustained))
+		}
+		if starved {
+			want = min(want, max(adaptiveStarvedMin, int(sup.IO.Rate/meanIO)))
+		}
+		a.topUp(policy.AgentBurst, want, scienceLease, policy.AgentBurst)
+	} else {
+		_ = a.b.ReleaseAll(a.id, policy.AgentBurst)
+	}
+
+	if sup.Free > opportunisticMax {
+		want := min(opportunisticMax, sup.Free-opportunisticSpare)
+		a.topUp(policy.Opportunistic, want, opportunisticLease, policy.Opportunistic)
+	}
+}
+
+type storm struct {
+	base
+	lo, hi int
+}
+
+func (s *storm) Step(t int) {
+	if t >= s.lo && t < s.hi {
+		_, _, _ = s.b.Consume(s.id, 0, stormInference)
+		if t%stormPeriod == 0 {
+			s.topUp(policy.AnyClass, stormTarget, stormLease, policy.AgentBurst)
+		}
+	}
+	if t == s.hi {
+		_ = s.b.ReleaseAll(s.id, policy.AnyClass)
+	}
+}
+
+type victim struct{ base }
+
+func (v *victim) Step(t int) {
+	if t%victimPeriod == 0 && v.b.Outstanding(v.id, policy.AnyClass) == 0 {
+		v.request(victimGPUs, victimLease, policy.Interactive)
+	}
+}
+
+// ProbeObservation is one measurement of the probe: how long it took to
+// hold 128 GPUs (or to give up), and the tick it ended.
+type ProbeObservation struct {
+	Latency int `json:"latency"`
+	T       int `json:"t"`
+}
+
+type probe struct {
+	base
+	measuring bool
+	t0        int
+	obs       []ProbeObservation
+}
+
+func (p *probe) Step(t int) {
+	if p.measuring {
+		if p.b.Held(p.id, policy.AnyClass) >= probeGPUs || t-p.t0 > probeGiveUp {
+			p.obs = append(p.obs, ProbeObservation{Latency: t - p.t0, T: t})
+			_ = p.b.ReleaseAll(p.id, policy.AnyClass)
+			p.measuring = false
+			return
+		}
+		p.topUp(policy.AnyClass, probeGPUs, probeLease, policy.AgentBurst)
+		return
+	}
+	if t%probePeriod == 0 {
+		p.t0 = t
+		p.measuring = true
+		p.request(probeGPUs, probeLease, policy.AgentBurst)
+	}
+}
+
+type backfill struct {
+	base
+	headroom int
+}
+
+func (f *backfill) Step(int) {
+	extra := f.b.Free() - f.headroom
+	pending := f.b.Outstanding(f.id, policy.AnyClass) - f.b.Held(f.id, policy.AnyClass)
+	if extra > backfillMinRequest && pending == 0 {
+		f.request(extra, backfillLease, policy.Opportunistic)
+	}
+}

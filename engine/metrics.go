@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// Metrics are the per-run measurements of model.md §8. Percentiles of an
+// empty list are NaN (null in JSON).
+type Metrics struct {
+	VictimP50In        float64
+	VictimP95In        float64
+	VictimP50Out       float64
+	VictimP95Out       float64
+	VictimViolationsIn int
+	SciBurstP50        float64
+	SciBurstP95        float64
+	SciBurstP95In      float64
+	// ProbeLats and ProbeLatsIn are the probe's latencies out of and in the
+	// storm window, in the order observed.
+	ProbeLats             []int
+	ProbeLatsIn           []int
+	Warm, Reclaim, Cold   int
+	Utilization           float64
+	ProductiveUtilization float64
+	StormMeanHeld         float64
+	StormPeakHeld         int
+	StormExcessGPUSeconds float64
+	NaiveScience          float64
+	NaiveSpent            float64
+	AdaptiveScience       float64
+	AdaptiveSpent         float64
+}
+
+// Scalar is one named scalar metric.
+type Scalar struct {
+	Key   string
+	Value float64
+}
+
+// ScalarKeys lists the scalar metric keys in output order.
+var ScalarKeys = []string{
+	"victim_p50_in", "victim_p95_in", "victim_p50_out", "victim_p95_out", "victim_violations_in",
+	"sci_burst_p50", "sci_burst_p95", "sci_burst_p95_in",
+	"warm", "reclaim", "cold",
+	"utilization", "productive_utilization",
+	"storm_mean_held", "storm_peak_held", "storm_excess_gpu_s",
+	"naive_science", "naive_spent", "adaptive_science", "adaptive_spent",
+}
+
+// Scalars returns the scalar metrics, keyed as in every output, in the
+// order of ScalarKeys.
+func (m *Metrics) Scalars() []Scalar {
+	v := []float64{
+		m.VictimP50In, m.VictimP95In, m.VictimP50Out, m.VictimP95Out, float64(m.VictimViolationsIn),
+		m.SciBurstP50, m.SciBurstP95, m.SciBurstP95In,
+		float64(m.Warm), float64(m.Reclaim), float64(m.Cold),
+		m.Utilization, m.ProductiveUtilization,
+		m.StormMeanHeld, float64(m.StormPeakHeld), m.StormExcessGPUSeconds,
+		m.NaiveScience, m.NaiveSpent, m.AdaptiveScience, m.AdaptiveSpent,
+	}
+	out := make([]Scalar, len(v))
+	for i := range v {
+		out[i] = Scalar{ScalarKeys[i], v[i]}
+	}
+	return out
+}
+
+// Scalar looks one scalar metric up by key.
+func (m *Metrics) Scalar(key string) (float64, bool) {
+	for _, s := range m.Scalars() {
+		if s.Key == key {
+			return s.Value, true
+		}
+	}
+	return 0, false
+}
+
+// FormatNumber writes a metric value for JSON and CSV: shortest round-trip
+// digits, integral values without a fraction, NaN as null.
+func FormatNumber(dst []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendFloat(dst, v, 'f', -1, 64)
+}
+
+func appendIntList(dst []byte, xs []int, indent string) []byte {
+	if len(xs) == 0 {
+		return append(dst, "[]"...)
+	}
+	dst = append(dst, '[')
+	for i, x := range xs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '\n')
+		dst = append(dst, indent...)
+		dst = strconv.AppendInt(dst, int64(x), 10)
+	}
+	dst = append(dst, '\n')
+	dst = append(dst, indent[:len(indent)-1]...)
+	return append(dst, ']')
+}
+
+// MarshalJSON writes the metrics as one object with the model's keys, in
+// the model's order (the layout of the prototype's metrics file).
+func (m *Metrics) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil, ""), nil }
+
+// AppendJSON appends the metrics object indented by one space per level,
+// starting at indent.
+func (m *Metrics) AppendJSON(dst []byte, indent string) []byte {
+	in := indent + " "
+	dst = append(dst, '{')
+	first := true
+	field := func(key string) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, '\n')
+		dst = append(dst, in...)
+		dst = strconv.AppendQuote(dst, key)
+		dst = append(dst, ": "...)
+	}
+	sc := m.Scalars()
+	for i, s := range sc {
+		if s.Key == "warm" {
+			field("probe_lats")
+			dst = appendIntList(dst, m.ProbeLats, in+" ")
+			field("probe_lats_in")
+			dst = appendIntList(dst, m.ProbeLatsIn, in+" ")
+		}
+		field(sc[i].Key)
+		dst = FormatNumber(dst, s.Value)
+	}
+	dst = append(dst, '\n')
+	dst = append(dst, indent...)
+	return append(dst, '}')
+}
+
+// Percentile is element min(n−1, trunc(p/100·n)) of the sorted list, NaN
+// when empty. It sorts xs in place.
+func Percentile(xs []int, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	return float64(xs[min(len(xs)-1, int(p/100*float64(len(xs))))])
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func computeMetrics(w *world) Metrics {
+	s := &w.s
+	res := w.res
+	lo, hi := s.StormStart, s.StormEnd
+	inWindow := func(t int) bool { return t >= lo && t < hi+60 }
+	var m Metrics
+	var vIn, vOut, sci, sciIn []int
+	for i := range res.Grants {
+		g := &res.Grants[i]
+		switch g.Path {
+		case policy.Warm:
+			m.Warm++
+		case policy.Reclaim:
+			m.Reclaim++
+		default:
+			m.Cold++
+		}
+		switch {
+		case g.Campaign == w.victim.id:
+			if inWindow(g.T) {
+				vIn = append(vIn, g.Latency)
+				if g.Latency > 60 {
+					m.VictimViolationsIn++
+				}
+			} else {
+				vOut = append(vOut, g.Latency)
+			}
+		case (g.Campaign == w.adaptive.id || g.Campaign == w.naive.id) && g.Class == policy.AgentBurst:
+			sci = append(sci, g.Latency)
+			if inWindow(g.T) {
+				sciIn = append(sciIn, g.Latency)
+			}
+		}
+	}
+	m.VictimP50In, m.VictimP95In = Percentile(vIn, 50), Percentile(vIn, 95)
+	m.VictimP50Out, m.VictimP95Out = Percentile(vOut, 50), Percentile(vOut, 95)
+	m.SciBurstP50, m.SciBurstP95 = Percentile(sci, 50), Percentile(sci, 95)
+	m.SciBurstP95In = Percentile(sciIn, 95)
+	m.ProbeLats, m.ProbeLatsIn = []int{}, []int{}
+	for _, o := range res.Probe {
+		if inWindow(o.T) {
+			m.ProbeLatsIn = append(m.ProbeLatsIn, o.Latency)
+		} else {
+			m.ProbeLats = append(m.ProbeLats, o.Latency)
+		}
+	}
+	m.Utilization = w.b.Utilization()
+
+	sr := &res.Series
+	prod := 0.0
+	var stormSum, stormN int
+	excess := 0.0
+	stormR := s.StormRate * float64(s.Storms)
+	for i, t := range sr.T {
+		h := sr.Held[DisplayVictim][i] + sr.Held[DisplayAdaptive][i] + sr.Held[DisplayNaive][i] + sr.Held[DisplayStorm][i]
+		prod += float64(h) / float64(s.Pool)
+		if t >= lo && t < hi {
+			sh := sr.Held[DisplayStorm][i]
+			stormSum += sh
+			stormN++
+			m.StormPeakHeld = max(m.StormPeakHeld, sh)
+			excess += max(0, float64(sh)-stormR) * float64(s.SampleEvery)
+		}
+	}
+	m.ProductiveUtilization = math.NaN()
+	if n := sr.Len(); n > 0 {
+		m.ProductiveUtilization = prod / float64(n)
+	}
+	m.StormMeanHeld = math.NaN()
+	if stormN > 0 {
+		m.StormMeanHeld = float64(stormSum) / float64(stormN)
+	}
+	m.StormExcessGPUSeconds = excess
+	m.NaiveScience, m.NaiveSpent = res.Naive.Science, res.Naive.Spent
+	m.AdaptiveScience, m.AdaptiveSpent = res.Adaptive.Science, res.Adaptive.Spent
+	return m
+}

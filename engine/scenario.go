@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Scenario is every knob of one simulated run (model.md §6). The zero value
+// is not useful; start from DefaultScenario.
+type Scenario struct {
+	Pool              int     `json:"pool"`
+	IOCapacity        float64 `json:"io_capacity"`
+	InferenceCapacity float64 `json:"inference_capacity"`
+	Headroom          int     `json:"headroom"`
+	Seed              int64   `json:"seed"`
+	Tasks             int     `json:"tasks"`
+	// Leaky selects grant-time-only enforcement instead of prepaid leases.
+	Leaky         bool    `json:"leaky"`
+	Grace         int     `json:"grace"`
+	SciRate       float64 `json:"sci_rate"`
+	SciBucket     float64 `json:"sci_bucket"`
+	SciBurst      int     `json:"sci_burst"`
+	Storms        int     `json:"storms"`
+	StormRate     float64 `json:"storm_rate"`
+	StormBucket   float64 `json:"storm_bucket"`
+	StormBurst    int     `json:"storm_burst"`
+	StormStart    int     `json:"storm_start"`
+	StormEnd      int     `json:"storm_end"`
+	Probe         bool    `json:"probe"`
+	Ticks         int     `json:"ticks"`
+	SampleEvery   int     `json:"sample_every"`
+}
+
+// DefaultScenario is the published scenario with seed 7.
+func DefaultScenario() Scenario {
+	return Scenario{
+		Pool: 512, IOCapacity: 28, InferenceCapacity: 5000, Headroom: 160,
+		Seed: 7, Tasks: 3000, Grace: 60,
+		SciRate: 128, SciBucket: 300000, SciBurst: 384,
+		Storms: 1, StormRate: 64, StormBucket: 150000, StormBurst: 384,
+		StormStart: 3600, StormEnd: 5400,
+		Ticks: 7200, SampleEvery: 5,
+	}
+}
+
+// Knob describes one scenario knob: its name (as in configs, CSV columns
+// and CLI flags), what it means, and how to read and write it.
+type Knob struct {
+	Name  string
+	Usage string
+	// Kind is "int", "float" or "bool".
+	Kind string
+	get  func(*Scenario) float64
+	set  func(*Scenario, float64)
+}
+
+// Get returns the knob's value in s as a float64 (bools are 0 or 1).
+func (k *Knob) Get(s *Scenario) float64 { return k.get(s) }
+
+// Format writes the knob's value as it appears in CSV and summaries.
+func (k *Knob) Format(s *Scenario) string {
+	v := k.get(s)
+	switch k.Kind {
+	case "bool":
+		return strconv.FormatBool(v != 0)
+	case "int":
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Set assigns a value to the knob, refusing one of the wrong kind (a
+// fraction for an int knob, anything but 0/1 for a bool).
+func (k *Knob) Set(s *Scenario, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("knob %s: %v is not a finite number", k.Name, v)
+	}
+	switch k.Kind {
+	case "int":
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			return fmt.Errorf("knob %s takes a whole number, got %v", k.Name, v)
+		}
+	case "bool":
+		if v != 0 && v != 1 {
+			return fmt.Errorf("knob %s takes true or false, got %v", k.Name, v)
+		}
+	}
+	k.set(s, v)
+	return nil
+}
+
+func intKnob(name, usage string, p func(*Scenario) *int) Knob {
+	return Knob{Name: name, Usage: usage, Kind: "int",
+		get: func(s *Scenario) float64 { return float64(*p(s)) },
+		set: func(s *Scenario, v float64) { *p(s) = int(v) }}
+}
+
+func floatKnob(name, usage string, p func(*Scenario) *float64) Knob {
+	return Knob{Name: name, Usage: usage, Kind: "float",
+		get: func(s *Scenario) float64 { return *p(s) },
+		set: func(s *Scenario, v float64) { *p(s) = v }}
+}
+
+func boolKnob(name, usage string, p func(*Scenario) *bool) Knob {
+	return Knob{Name: name, Usage: usage, Kind: "bool",
+		get: func(s *Scenario) float64 {
+			if *p(s) {
+				return 1
+			}
+			return 0
+		},
+		set: func(s *Scenario, v float64) { *p(s) = v != 0 }}
+}
+
+// Knobs lists every scenario knob in a fixed order.
+var Knobs = []Knob{
+	intKnob("pool", "GPUs in the pool", func(s *Scenario) *int { return &s.Pool }),
+	floatKnob("io_capacity", "facility filesystem bandwidth, GB/s", func(s *Scenario) *float64 { return &s.IOCapacity }),
+	floatKnob("inference_capacity", "facility inference capacity, tokens/s", func(s *Scenario) *float64 { return &s.InferenceCapacity }),
+	intKnob("headroom", "free GPUs the backfill leaves idle", func(s *Scenario) *int { return &s.Headroom }),
+	{Name: "seed", Usage: "random seed of the task lists", Kind: "int",
+		get: func(s *Scenario) float64 { return float64(s.Seed) },
+		set: func(s *Scenario, v float64) { s.Seed = int64(v) }},
+	intKnob("tasks", "tasks per science campaign", func(s *Scenario) *int { return &s.Tasks }),
+	boolKnob("leaky", "grant-time-only enforcement instead of prepaid leases", func(s *Scenario) *bool { return &s.Leaky }),
+	intKnob("grace", "preemption grace period, s", func(s *Scenario) *int { return &s.Grace }),
+	floatKnob("sci_rate", "science sustained rate R, GPUs", func(s *Scenario) *float64 { return &s.SciRate }),
+	floatKnob("sci_bucket", "science bucket B, GPU-s", func(s *Scenario) *float64 { return &s.SciBucket }),
+	intKnob("sci_burst", "science burst ceiling, GPUs", func(s *Scenario) *int { return &s.SciBurst }),
+	intKnob("storms", "number of storm campaigns", func(s *Scenario) *int { return &s.Storms }),
+	floatKnob("storm_rate", "storm sustained rate R, GPUs", func(s *Scenario) *float64 { return &s.StormRate }),
+	floatKnob("storm_bucket", "storm bucket B, GPU-s", func(s *Scenario) *float64 { return &s.StormBucket }),
+	intKnob("storm_burst", "storm burst ceiling, GPUs", func(s *Scenario) *int { return &s.StormBurst }),
+	intKnob("storm_start", "first tick of the storm window", func(s *Scenario) *int { return &s.StormStart }),
+	intKnob("storm_end", "first tick after the storm window", func(s *Scenario) *int { return &s.StormEnd }),
+	boolKnob("probe", "add the 128-GPU latency probe campaign", func(s *Scenario) *bool { return &s.Probe }),
+	intKnob("ticks", "simulated seconds", func(s *Scenario) *int { return &s.Ticks }),
+	intKnob("sample_every", "ticks between samples", func(s *Scenario) *int { return &s.SampleEvery }),
+}
+
+// KnobByName finds a knob.
+func KnobByName(name string) (*Knob, bool) {
+	for i := range Knobs {
+		if Knobs[i].Name == name {
+			return &Knobs[i], true
+		}
+	}
+	return nil, false
+}
+
+// KnobNames lists the knob names, for error messages.
+func KnobNames() string {
+	names := make([]string, len(Knobs))
+	for i := range Knobs {
+		names[i] = Knobs[i].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// ErrInvalidScenario wraps every scenario validation error.
+var ErrInvalidScenario = errors.New("invalid scenario")
+
+// Validate checks every knob and says which one is wrong.
+func (s *Scenario) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case s.Pool < 1:
+		return bad("pool must be at least 1 GPU, got %d", s.Pool)
+	case !finite(s.IOCapacity) || s.IOCapacity < 0:
+		return bad("io_capacity must be a finite number ≥ 0, got %v", s.IOCapacity)
+	case !finite(s.InferenceCapacity) || s.InferenceCapacity < 0:
+		return bad("inference_capacity must be a finite number ≥ 0, got %v", s.InferenceCapacity)
+	case s.Headroom < 0:
+		return bad("headroom must not be negative, got %d", s.Headroom)
+	case s.Seed < 0:
+		return bad("seed must not be negative, got %d", s.Seed)
+	case s.Tasks < 0:
+		return bad("tasks must not be negative, got %d", s.Tasks)
+	case s.Grace < 0:
+		return bad("grace must not be negative, got %d", s.Grace)
+	case !finite(s.SciRate) || s.SciRate < 0:
+		return bad("sci_rate must be a finite number ≥ 0, got %v", s.SciRate)
+	case !finite(s.SciBucket) || s.SciBucket < 0:
+		return bad("sci_bucket must be a finite number ≥ 0, got %v", s.SciBucket)
+	case s.SciBurst < 64:
+		return bad("sci_burst must be at least the science guarantee of 64 GPUs, got %d", s.SciBurst)
+	case s.Storms < 0:
+		return bad("storms must not be negative, got %d", s.Storms)
+	case !finite(s.StormRate) || s.StormRate < 0:
+		return bad("storm_rate must be a finite number ≥ 0, got %v", s.StormRate)
+	case !finite(s.StormBucket) || s.StormBucket < 0:
+		return bad("storm_bucket must be a finite number ≥ 0, got %v", s.StormBucket)
+	case s.StormBurst < 16:
+		return bad("storm_burst must be at least the storm guarantee of 16 GPUs, got %d", s.StormBurst)
+	case s.StormStart < 0:
+		return bad("storm_start must not be negative, got %d", s.StormStart)
+	case s.StormEnd <= s.StormStart:
+		return bad("the storm window [storm_start, storm_end) = [%d, %d) is empty or inverted", s.StormStart, s.StormEnd)
+	case s.Ticks < 1:
+		return bad("ticks must be at least 1, got %d", s.Ticks)
+	case s.SampleEvery < 1:
+		return bad("sample_every must be at least 1, got %d", s.SampleEvery)
+	}
+	if g := guaranteedSum(s); g > s.Pool {
+		return bad("the guarantees (victim 32 + science 2×64 + storms %d×16 = %d GPUs) exceed the pool of %d", s.Storms, g, s.Pool)
+	}
+	return nil
+}
+
+func guaranteedSum(s *Scenario) int { return 32 + 2*64 + 16*s.Storms }

@@ -1,0 +1,203 @@
+package policy
+
+import (
+	"cmp"
+	"slices"
+)
+
+// FairDeficit is campaign c's share of the guarantees less its share of the
+// usage over the fair-share window: positive when it has used less than it
+// was promised.
+func (b *Broker) FairDeficit(c CampaignID) float64 {
+	g := max(b.guaranteed, 1)
+	u := max(b.usageTotal, 1)
+	cp := &b.camps[c]
+	return float64(cp.env.Guaranteed)/float64(g) - float64(cp.usage.sum)/float64(u)
+}
+
+// compareRequests orders the pending list: class rank ascending, fair-share
+// deficit descending, GPU tokens descending.
+func compareRequests(a, b Request) int {
+	if c := cmp.Compare(a.Class, b.Class); c != 0 {
+		return c
+	}
+	if a.deficit != b.deficit {
+		if a.deficit > b.deficit {
+			return -1
+		}
+		return 1
+	}
+	if a.tokens != b.tokens {
+		if a.tokens > b.tokens {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// admit is one admission pass (model.md §5). The pending list is sorted in
+// place with a stable sort and keeps that order; then every request is tried
+// once, in order, against grants made earlier in the same pass.
+func (b *Broker) admit() {
+	if len(b.pending) == 0 {
+		return
+	}
+	for i := range b.pending {
+		r := &b.pending[i]
+		r.deficit = b.FairDeficit(r.Campaign)
+		r.tokens = b.camps[r.Campaign].tokens
+	}
+	slices.SortStableFunc(b.pending, compareRequests)
+
+	w := 0
+	for i := range b.pending {
+		r := b.pending[i]
+		if b.admitOne(&r) {
+			b.pending[w] = r
+			w++
+		}
+	}
+	clear(b.pending[w:])
+	b.pending = b.pending[:w]
+}
+
+// rateCap is the most GPUs campaign cp may hold for a request of the given
+// duration under the broker's enforcement mode.
+func (b *Broker) rateCap(cp *campaign, duration int) int {
+	env := &cp.env
+	var c int
+	if b.cfg.GrantTimeOnly {
+		// The leaky mode: any tokens at all open the full burst ceiling,
+		// however long the lease will run.
+		if cp.tokens > 0 {
+			c = env.BurstCeiling
+		} else {
+			c = int(env.Sustained)
+		}
+	} else {
+		// Prepaid leases: the lease must be affordable over its whole
+		// duration from the sustained rate plus the tokens in hand.
+		afford := env.Sustained + cp.tokens/float64(max(duration, 1))
+		if afford >= float64(env.BurstCeiling) {
+			c = env.BurstCeiling
+		} else {
+			c = int(afford)
+		}
+	}
+	return max(c, env.Guaranteed)
+}
+
+// admitOne tries one pending request and reports whether it stays pending.
+func (b *Broker) admitOne(r *Request) (keep bool) {
+	cp := &b.camps[r.Campaign]
+	if b.now-r.Submitted > RequestTTL {
+		b.dropPending(cp, r)
+		if b.rec != nil {
+			b.record(Event{Kind: EventRequestExpired, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class})
+		}
+		return false
+	}
+	limit := b.rateCap(cp, r.Duration)
+	headroom := limit - cp.heldAll
+	if headroom <= 0 {
+		if !r.throttleJournaled {
+			r.throttleJournaled = true
+			if b.rec != nil {
+				b.record(Event{Kind: EventThrottle, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.tokens, Cap: limit})
+			}
+		}
+		return true
+	}
+	want := min(r.GPUs, headroom)
+	x := b.grantable(cp, want)
+	switch {
+	case x >= want:
+		b.grant(cp, r, want)
+		return false
+	case x >= min(want, PartialGrantMin):
+		// A partial grant finishes the request; the agent asks again for
+		// the rest.
+		b.grant(cp, r, x)
+		return false
+	case r.Class != Opportunistic:
+		b.preemptFor(want - x)
+	}
+	return true
+}
+
+// Grantable is how many of n GPUs campaign c could be granted now without
+// eating into another campaign's unmet guarantee.
+func (b *Broker) Grantable(c CampaignID, n int) int { return b.grantable(&b.camps[c], n) }
+
+func (b *Broker) grantable(cp *campaign, n int) int {
+	free := b.Free()
+	own := unmetOf(cp)
+	reserve := b.unmet - own
+	guar := min(n, own, free)
+	extra := max(0, free-reserve-guar)
+	return guar + min(n-guar, extra)
+}
+
+// preemptFor puts opportunistic leases under notice, largest first, until
+// the GPUs already on their way back cover needed.
+func (b *Broker) preemptFor(needed int) {
+	inFlight := 0
+	cands := b.scratch[:0]
+	for i := range b.leases {
+		l := &b.leases[i]
+		if l.UnderNotice {
+			inFlight += l.GPUs
+		} else if l.Class == Opportunistic {
+			cands = append(cands, i)
+		}
+	}
+	b.scratch = cands
+	if inFlight >= needed || len(cands) == 0 {
+		return
+	}
+	slices.SortStableFunc(cands, func(i, j int) int { return cmp.Compare(b.leases[j].GPUs, b.leases[i].GPUs) })
+	for _, i := range cands {
+		if inFlight >= needed {
+			return
+		}
+		l := &b.leases[i]
+		l.UnderNotice = true
+		l.PreemptAt = b.now + b.cfg.Grace
+		inFlight += l.GPUs
+		if b.rec != nil {
+			cp := &b.camps[l.Campaign]
+			b.record(Event{Kind: EventPreemptNotice, Lease: l.ID, Campaign: cp.env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: b.cfg.Grace})
+		}
+	}
+}
+
+func (b *Broker) dropPending(cp *campaign, r *Request) { b.addPending(cp, r.Class, -r.GPUs) }
+
+// PathFor classifies a grant by its latency under grace period grace.
+func PathFor(latency, grace int) Path {
+	switch {
+	case latency <= 1:
+		return Warm
+	case latency <= grace+10:
+		return Reclaim
+	default:
+		return Cold
+	}
+}
+
+func (b *Broker) grant(cp *campaign, r *Request, n int) {
+	b.dropPending(cp, r)
+	latency := b.now - r.Submitted
+	path := PathFor(latency, b.cfg.Grace)
+	b.leases = append(b.leases, Lease{
+		ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class,
+		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
+	})
+	b.addHeld(cp, r.Class, n)
+	if b.rec != nil {
+		b.record(Event{Kind: EventGrant, Lease: r.ID, Campaign: cp.env.Name, CampaignID: r.Campaign,
+			GPUs: n, Class: r.Class, Latency: latency, Path: path,
+			FairDeficit: r.deficit, RuleTokens: r.tokens})
+	}
+}

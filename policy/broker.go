@@ -1,0 +1,697 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Broker constants of the model (model.md §1).
+const (
+	DefaultGrace      = 60   // preemption grace, seconds
+	CongestionWindow  = 60   // ticks of (unmet demand, free) history
+	FairShareWindow   = 600  // ticks of per-campaign usage history
+	RequestTTL        = 900  // seconds a request may wait
+	PartialGrantMin   = 16   // smallest partial grant, GPUs
+	InferencePrice    = 0.02 // credits per 1000 inference tokens
+	flowJournalPeriod = 60   // ticks between flow-throttle records per pair
+	flowSlack         = 1e-9 // a flow grant this close to the desire is whole
+)
+
+// CampaignID is a campaign's registration index (0 for the first).
+type CampaignID int
+
+// Config holds the broker parameters.
+type Config struct {
+	// Pool is the number of GPUs.
+	Pool int `json:"pool"`
+	// Grace is the preemption notice, in seconds, an opportunistic lease
+	// gets before it is reclaimed.
+	Grace int `json:"grace"`
+	// GrantTimeOnly selects the leaky enforcement that checks tokens only at
+	// grant time; the default (false) is prepaid leases.
+	GrantTimeOnly bool `json:"grant_time_only"`
+	// IOCapacity (GB/s) and InferenceCapacity (tokens/s) are the facility's
+	// flow capacities per tick; use Unmetered for none.
+	IOCapacity        float64 `json:"io_capacity"`
+	InferenceCapacity float64 `json:"inference_capacity"`
+}
+
+// DefaultConfig is a pool with the model's grace and unmetered flows.
+func DefaultConfig(pool int) Config {
+	return Config{Pool: pool, Grace: DefaultGrace, IOCapacity: Unmetered, InferenceCapacity: Unmetered}
+}
+
+// Validate checks the broker parameters.
+func (c Config) Validate() error {
+	if c.Pool <= 0 {
+		return fmt.Errorf("pool must be at least 1 GPU, got %d", c.Pool)
+	}
+	if c.Grace < 0 {
+		return fmt.Errorf("grace must not be negative, got %d", c.Grace)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"io capacity", c.IOCapacity}, {"inference capacity", c.InferenceCapacity}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fmt.Errorf("%s must be a finite number ≥ 0 (policy.Unmetered for none), got %v", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Lease is granted GPUs for a time.
+type Lease struct {
+	ID        int
+	Campaign  CampaignID
+	GPUs      int
+	Class     Class
+	Submitted int
+	Granted   int
+	Expires   int
+	// PreemptAt is meaningful while UnderNotice.
+	PreemptAt   int
+	UnderNotice bool
+}
+
+// Request is a pending ask for GPUs.
+type Request struct {
+	ID        int
+	Campaign  CampaignID
+	GPUs      int
+	Duration  int
+	Class     Class
+	Submitted int
+
+	// throttleJournaled: a throttle record was written for this request.
+	throttleJournaled bool
+	// Admission sort keys, read once per pass.
+	deficit float64
+	tokens  float64
+}
+
+// flowState is one campaign's token bucket in one flow dimension.
+type flowState struct {
+	Flow
+	tokens    float64
+	usedNow   float64
+	usedLast  float64
+	throttled int
+	// lastJournal is the tick of the last throttle record; -1 for none.
+	lastJournal int
+}
+
+func newFlowState(f *Flow) flowState {
+	fl := UnmeteredFlow
+	if f != nil {
+		fl = *f
+	}
+	return flowState{Flow: fl, tokens: fl.Bucket, lastJournal: -1}
+}
+
+// usageRing is a campaign's held GPUs over the fair-share window, with its
+// running sum so that a tick never re-sums the window.
+type usageRing struct {
+	buf [FairShareWindow]int32
+	pos int
+	n   int
+	sum int
+}
+
+func (u *usageRing) push(v int) (dropped int) {
+	if u.n == FairShareWindow {
+		dropped = int(u.buf[u.pos])
+	} else {
+		u.n++
+	}
+	u.buf[u.pos] = int32(v)
+	u.pos++
+	if u.pos == FairShareWindow {
+		u.pos = 0
+	}
+	u.sum += v - dropped
+	return dropped
+}
+
+type campaign struct {
+	env     Envelope
+	tokens  float64
+	credits float64
+	io, inf flowState
+	held    [numClasses]int
+	heldAll int
+	pending [numClasses]int
+	usage   usageRing
+}
+
+// congestionRing holds the last CongestionWindow (unmet priced demand, free
+// GPUs) pairs with their running sums; both are integers, so the sums are
+// exact.
+type congestionRing struct {
+	demand, free [CongestionWindow]int
+	pos, n       int
+	sumDemand    int
+	sumFree      int
+}
+
+func (r *congestionRing) push(demand, free int) {
+	if r.n == CongestionWindow {
+		r.sumDemand -= r.demand[r.pos]
+		r.sumFree -= r.free[r.pos]
+	} else {
+		r.n++
+	}
+	r.demand[r.pos], r.free[r.pos] = demand, free
+	r.sumDemand += demand
+	r.sumFree += free
+	r.pos++
+	if r.pos == CongestionWindow {
+		r.pos = 0
+	}
+}
+
+// Broker is the admission core. It is a pure state machine: the caller
+// registers campaigns, files requests and consumption between ticks, and
+// advances time with Tick. It reads no clock and no random source, starts no
+// goroutine and is not safe for concurrent use.
+type Broker struct {
+	cfg Config
+	now int
+
+	camps   []campaign
+	leases  []Lease
+	pending []Request
+	nextID  int
+
+	leased        int // Σ gpus of all leases
+	unmet         int // Σ over campaigns of max(0, g − held)
+	guaranteed    int // Σ g
+	usageTotal    int // Σ over campaigns of their usage window sums
+	pendingDemand int // Σ gpus of pending requests not opportunistic
+
+	cong    congestionRing
+	utilSum float64
+	utilN   int
+
+	ioLeft, infLeft float64
+
+	rec     Recorder
+	scratch []int
+}
+
+// ErrOverbooked is returned by Register when the guarantees would exceed the
+// pool.
+var ErrOverbooked = errors.New("sum of guarantees exceeds pool")
+
+// ErrBudgetExhausted is returned by Request when a campaign with no credits
+// left asks for a class other than opportunistic.
+var ErrBudgetExhausted = errors.New("budget exhausted")
+
+// ErrUnknownCampaign is returned for a CampaignID that was never registered.
+var ErrUnknownCampaign = errors.New("unknown campaign")
+
+// New returns a broker at time 0 with no campaigns.
+func New(cfg Config) (*Broker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity}, nil
+}
+
+// SetRecorder routes the journal to r (nil: no journal, and no cost).
+func (b *Broker) SetRecorder(r Recorder) { b.rec = r }
+
+// Config returns the broker parameters.
+func (b *Broker) Config() Config { return b.cfg }
+
+// Now is the broker's clock, in ticks.
+func (b *Broker) Now() int { return b.now }
+
+// NumCampaigns is the number of registered campaigns.
+func (b *Broker) NumCampaigns() int { return len(b.camps) }
+
+// Envelope returns the envelope campaign c registered with.
+func (b *Broker) Envelope(c CampaignID) Envelope { return b.camps[c].env }
+
+// Lookup finds a campaign by name.
+func (b *Broker) Lookup(name string) (CampaignID, bool) {
+	for i := range b.camps {
+		if b.camps[i].env.Name == name {
+			return CampaignID(i), true
+		}
+	}
+	return -1, false
+}
+
+// Leases is the lease list in grant order. The slice is the broker's own:
+// read it, do not keep or change it.
+func (b *Broker) Leases() []Lease { return b.leases }
+
+// Pending is the pending request list in admission order (the order of the
+// last pass, new requests behind). Read only.
+func (b *Broker) Pending() []Request { return b.pending }
+
+func (b *Broker) record(e Event) {
+	e.T = b.now
+	b.rec.Record(e)
+}
+
+// Register admits a campaign with its envelope. It refuses an invalid
+// envelope, a duplicate name, and one whose guarantee would overbook the
+// pool; nothing changes then.
+func (b *Broker) Register(env Envelope) (CampaignID, error) {
+	if err := env.Validate(); err != nil {
+		return -1, err
+	}
+	if _, dup := b.Lookup(env.Name); dup {
+		return -1, fmt.Errorf("campaign %s: %w: a campaign of that name is registered already", env.Name, ErrInvalidEnvelope)
+	}
+	if sum := b.guaranteed + env.Guaranteed; sum > b.cfg.Pool {
+		return -1, fmt.Errorf("campaign %s: %w: guarantees would sum to %d GPUs on a pool of %d", env.Name, ErrOverbooked, sum, b.cfg.Pool)
+	}
+	id := CampaignID(len(b.camps))
+	b.camps = append(b.camps, campaign{
+		env:     env,
+		tokens:  env.Bucket,
+		credits: env.Budget,
+		io:      newFlowState(env.IO),
+		inf:     newFlowState(env.Inference),
+	})
+	b.guaranteed += env.Guaranteed
+	b.unmet += env.Guaranteed
+	if b.rec != nil {
+		b.record(Event{Kind: EventRegister, Campaign: env.Name, CampaignID: id,
+			Guaranteed: env.Guaranteed, Sustained: env.Sustained, Bucket: env.Bucket, Burst: env.BurstCeiling})
+	}
+	return id, nil
+}
+
+func (b *Broker) check(c CampaignID) error {
+	if c < 0 || int(c) >= len(b.camps) {
+		return fmt.Errorf("%w: id %d", ErrUnknownCampaign, c)
+	}
+	return nil
+}
+
+// Request asks for gpus GPUs for duration seconds in class cls (AnyClass:
+// the envelope's). It returns the request id. The id counter advances even
+// when the request is denied with ErrBudgetExhausted.
+func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, error) {
+	if err := b.check(c); err != nil {
+		return -1, err
+	}
+	if gpus < 1 {
+		return -1, fmt.Errorf("request must ask for at least 1 GPU, got %d", gpus)
+	}
+	if duration < 0 {
+		return -1, fmt.Errorf("request duration must not be negative, got %d", duration)
+	}
+	cp := &b.camps[c]
+	if cls == AnyClass {
+		cls = cp.env.Class
+	}
+	if !cls.Valid() {
+		return -1, fmt.Errorf("request: unknown service class %d", uint8(cls))
+	}
+	id := b.nextID
+	b.nextID++
+	if cp.credits <= 0 && cls != Opportunistic {
+		if b.rec != nil {
+			b.record(Event{Kind: EventDeny, Campaign: cp.env.Name, CampaignID: c, GPUs: gpus, Class: cls, Reason: ReasonBudgetExhausted})
+		}
+		return id, ErrBudgetExhausted
+	}
+	b.pending = append(b.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: b.now})
+	b.addPending(cp, cls, gpus)
+	return id, nil
+}
+
+func (b *Broker) addPending(cp *campaign, cls Class, gpus int) {
+	cp.pending[cls] += gpus
+	if cls != Opportunistic {
+		b.pendingDemand += gpus
+	}
+}
+
+func unmetOf(cp *campaign) int { return max(0, cp.env.Guaranteed-cp.heldAll) }
+
+func (b *Broker) addHeld(cp *campaign, cls Class, gpus int) {
+	b.unmet -= unmetOf(cp)
+	cp.held[cls] += gpus
+	cp.heldAll += gpus
+	b.unmet += unmetOf(cp)
+	b.leased += gpus
+}
+
+// releaseLease drops the lease's GPUs from the counters and journals it; the
+// caller removes it from the list.
+func (b *Broker) releaseLease(l *Lease, reason string) {
+	cp := &b.camps[l.Campaign]
+	b.addHeld(cp, l.Class, -l.GPUs)
+	if b.rec != nil {
+		b.record(Event{Kind: EventRelease, Lease: l.ID, Campaign: cp.env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Reason: reason})
+	}
+}
+
+func classMatches(filter, cls Class) bool { return filter == AnyClass || filter == cls }
+
+// ReleaseAll releases every lease of campaign c (of class cls, or all with
+// AnyClass) in lease order and drops its pending requests of that class.
+func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
+	if err := b.check(c); err != nil {
+		return err
+	}
+	w := 0
+	for i := range b.leases {
+		l := &b.leases[i]
+		if l.Campaign == c && classMatches(cls, l.Class) {
+			b.releaseLease(l, ReasonReleasedByAgent)
+			continue
+		}
+		b.leases[w] = *l
+		w++
+	}
+	b.leases = b.leases[:w]
+	cp := &b.camps[c]
+	w = 0
+	for _, r := range b.pending {
+		if r.Campaign == c && classMatches(cls, r.Class) {
+			b.addPending(cp, r.Class, -r.GPUs)
+			continue
+		}
+		b.pending[w] = r
+		w++
+	}
+	b.pending = b.pending[:w]
+	return nil
+}
+
+// ReleaseLease releases one lease of campaign c.
+func (b *Broker) ReleaseLease(c CampaignID, lease int) error {
+	if err := b.check(c); err != nil {
+		return err
+	}
+	for i := range b.leases {
+		if b.leases[i].ID == lease && b.leases[i].Campaign == c {
+			b.releaseLease(&b.leases[i], ReasonReleasedByAgent)
+			b.leases = append(b.leases[:i], b.leases[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("campaign %s holds no lease %d", b.camps[c].env.Name, lease)
+}
+
+// Held is the GPUs campaign c holds in class cls (AnyClass: all classes).
+func (b *Broker) Held(c CampaignID, cls Class) int {
+	cp := &b.camps[c]
+	if cls == AnyClass {
+		return cp.heldAll
+	}
+	return cp.held[cls]
+}
+
+// Outstanding is Held plus the GPUs of c's pending requests (same class
+// filter).
+func (b *Broker) Outstanding(c CampaignID, cls Class) int {
+	cp := &b.camps[c]
+	if cls == AnyClass {
+		n := cp.heldAll
+		for _, p := range cp.pending {
+			n += p
+		}
+		return n
+	}
+	return cp.held[cls] + cp.pending[cls]
+}
+
+// Free is the pool less every leased GPU.
+func (b *Broker) Free() int { return b.cfg.Pool - b.leased }
+
+// Credits is what campaign c has left to spend.
+func (b *Broker) Credits(c CampaignID) float64 { return b.camps[c].credits }
+
+// Spent is the budget campaign c has used.
+func (b *Broker) Spent(c CampaignID) float64 { return b.camps[c].env.Budget - b.camps[c].credits }
+
+// Tokens is campaign c's GPU bucket fill, in GPU-seconds.
+func (b *Broker) Tokens(c CampaignID) float64 { return b.camps[c].tokens }
+
+// Dimension names a flow dimension.
+type Dimension uint8
+
+const (
+	IO Dimension = iota
+	Inference
+)
+
+func (d Dimension) String() string {
+	if d == IO {
+		return "io"
+	}
+	return "inference"
+}
+
+func (cp *campaign) flow(d Dimension) *flowState {
+	if d == IO {
+		return &cp.io
+	}
+	return &cp.inf
+}
+
+// FlowTokens is campaign c's bucket fill in dimension d.
+func (b *Broker) FlowTokens(c CampaignID, d Dimension) float64 { return b.camps[c].flow(d).tokens }
+
+// FlowUsedLastTick is what campaign c used of dimension d in the last
+// completed tick.
+func (b *Broker) FlowUsedLastTick(c CampaignID, d Dimension) float64 {
+	return b.camps[c].flow(d).usedLast
+}
+
+// FlowUsedThisTick is what campaign c has used of dimension d since the last
+// tick.
+func (b *Broker) FlowUsedThisTick(c CampaignID, d Dimension) float64 {
+	return b.camps[c].flow(d).usedNow
+}
+
+// FlowThrottled counts the consume calls in which campaign c got less of
+// dimension d than it asked for.
+func (b *Broker) FlowThrottled(c CampaignID, d Dimension) int { return b.camps[c].flow(d).throttled }
+
+// FacilityLeft is the facility capacity of dimension d left this tick.
+func (b *Broker) FacilityLeft(d Dimension) float64 {
+	if d == IO {
+		return b.ioLeft
+	}
+	return b.infLeft
+}
+
+// Consume meters campaign c's filesystem bandwidth (GB this tick) and
+// inference (tokens this tick) at the source, and returns what it may use.
+// Allowed inference is charged to its credits.
+func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowedInference float64, err error) {
+	if err := b.check(c); err != nil {
+		return 0, 0, err
+	}
+	if math.IsNaN(io) || math.IsNaN(inference) || io < 0 || inference < 0 || math.IsInf(io, 0) || math.IsInf(inference, 0) {
+		return 0, 0, fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
+	}
+	cp := &b.camps[c]
+	allowedIO = b.consumeFlow(c, cp, IO, io)
+	allowedInference = b.consumeFlow(c, cp, Inference, inference)
+	if allowedInference != 0 {
+		cp.credits -= allowedInference * InferencePrice / 1000
+	}
+	return allowedIO, allowedInference, nil
+}
+
+func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired float64) float64 {
+	if desired <= 0 {
+		return 0
+	}
+	f := cp.flow(d)
+	left := &b.ioLeft
+	kind := EventThrottleIO
+	if d == Inference {
+		left = &b.infLeft
+		kind = EventThrottleInference
+	}
+	limit := f.Rate
+	if f.tokens > 0 {
+		limit = f.Ceiling
+	}
+	room := max(0, limit-f.usedNow)
+	grant := min(desired, room, *left)
+	*left -= grant
+	f.usedNow += grant
+	if grant < desired-flowSlack {
+		f.throttled++
+		if f.lastJournal < 0 || b.now-f.lastJournal >= flowJournalPeriod {
+			f.lastJournal = b.now
+			if b.rec != nil {
+				b.record(Event{Kind: kind, Campaign: cp.env.Name, CampaignID: c, Desired: desired, Allowed: grant, Tokens: f.tokens})
+			}
+		}
+	}
+	return grant
+}
+
+// CongestionIndex is the unmet priced demand over the free GPUs of the last
+// CongestionWindow ticks, capped at 10 (0 with no history).
+func (b *Broker) CongestionIndex() float64 {
+	if b.cong.n == 0 {
+		return 0
+	}
+	return min(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+}
+
+// MultiplierFor maps a congestion index to the price multiplier.
+func MultiplierFor(index float64) float64 {
+	switch {
+	case index < 0.5:
+		return 1.0
+	case index < 1.0:
+		return 1.5
+	case index < 2.0:
+		return 2.25
+	default:
+		return 3.0
+	}
+}
+
+// Multiplier is the current congestion price multiplier.
+func (b *Broker) Multiplier() float64 { return MultiplierFor(b.CongestionIndex()) }
+
+// FlowSupply is what a campaign can see of one flow dimension.
+type FlowSupply struct {
+	Tokens       float64 `json:"tokens"`
+	Bucket       float64 `json:"bucket"`
+	Rate         float64 `json:"rate"`
+	Ceiling      float64 `json:"ceiling"`
+	FacilityLeft float64 `json:"facility_left"`
+}
+
+// Supply is what a campaign can see before it asks.
+type Supply struct {
+	Free            int        `json:"free"`
+	Reclaimable     int        `json:"reclaimable"`
+	CongestionIndex float64    `json:"congestion_index"`
+	Multiplier      float64    `json:"multiplier"`
+	Tokens          float64    `json:"tokens"`
+	Bucket          float64    `json:"bucket"`
+	Sustained       float64    `json:"sustained"`
+	Credits         float64    `json:"credits"`
+	ExpectedPath    Path       `json:"-"`
+	IO              FlowSupply `json:"io"`
+	Inference       FlowSupply `json:"inference"`
+}
+
+// Supply reports campaign c's view of the pool.
+func (b *Broker) Supply(c CampaignID) Supply {
+	cp := &b.camps[c]
+	reclaimable := 0
+	for i := range b.leases {
+		if l := &b.leases[i]; l.Class == Opportunistic && !l.UnderNotice {
+			reclaimable += l.GPUs
+		}
+	}
+	free := b.Free()
+	path := Cold
+	if free > 0 {
+		path = Warm
+	} else if reclaimable > 0 {
+		path = Reclaim
+	}
+	idx := b.CongestionIndex()
+	fs := func(f *flowState, left float64) FlowSupply {
+		return FlowSupply{Tokens: f.tokens, Bucket: f.Bucket, Rate: f.Rate, Ceiling: f.Ceiling, FacilityLeft: left}
+	}
+	return Supply{
+		Free: free, Reclaimable: reclaimable,
+		CongestionIndex: idx, Multiplier: MultiplierFor(idx),
+		Tokens: cp.tokens, Bucket: cp.env.Bucket, Sustained: cp.env.Sustained, Credits: cp.credits,
+		ExpectedPath: path,
+		IO:           fs(&cp.io, b.ioLeft), Inference: fs(&cp.inf, b.infLeft),
+	}
+}
+
+// Utilization is the mean over completed ticks of the leased fraction of the
+// pool (NaN before the first tick).
+func (b *Broker) Utilization() float64 {
+	if b.utilN == 0 {
+		return math.NaN()
+	}
+	return b.utilSum / float64(b.utilN)
+}
+
+// Tick advances the broker one second: expiry, buckets, accounting,
+// admission, history, in that order (model.md §4).
+func (b *Broker) Tick() {
+	b.now++
+	b.expire()
+	b.refill()
+	b.account()
+	b.admit()
+	b.recordHistory()
+}
+
+func (b *Broker) expire() {
+	w := 0
+	for i := range b.leases {
+		l := &b.leases[i]
+		switch {
+		case l.Expires <= b.now:
+			b.releaseLease(l, ReasonExpired)
+			continue
+		case l.UnderNotice && l.PreemptAt <= b.now:
+			b.releaseLease(l, ReasonPreempted)
+			continue
+		}
+		b.leases[w] = *l
+		w++
+	}
+	b.leases = b.leases[:w]
+}
+
+func clamp(x, lo, hi float64) float64 { return min(hi, max(lo, x)) }
+
+func (f *flowState) refill() {
+	f.tokens = clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket)
+	f.usedLast = f.usedNow
+	f.usedNow = 0
+}
+
+func (b *Broker) refill() {
+	for i := range b.camps {
+		cp := &b.camps[i]
+		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+		cp.io.refill()
+		cp.inf.refill()
+	}
+	b.ioLeft, b.infLeft = b.cfg.IOCapacity, b.cfg.InferenceCapacity
+}
+
+func (b *Broker) account() {
+	m := b.Multiplier()
+	for i := range b.leases {
+		l := &b.leases[i]
+		lm := 1.0
+		if l.Class == AgentBurst || l.Class == Interactive {
+			lm = m
+		}
+		cp := &b.camps[l.Campaign]
+		cp.credits -= float64(float64(l.GPUs)*basePrice[l.Class]*lm) / 3600
+	}
+}
+
+func (b *Broker) recordHistory() {
+	free := b.Free()
+	b.cong.push(b.pendingDemand, max(free, 0))
+	for i := range b.camps {
+		cp := &b.camps[i]
+		b.usageTotal -= cp.usage.push(cp.heldAll)
+		b.usageTotal += cp.heldAll
+	}
+	b.utilSum += 1 - float64(free)/float64(b.cfg.Pool)
+	b.utilN++
+}
