@@ -1,0 +1,100 @@
+package figures
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Format is a figure file format.
+type Format string
+
+const (
+	PNG Format = "png"
+	SVG Format = "svg"
+	PDF Format = "pdf"
+)
+
+// ParseFormat reads a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case PNG, SVG, PDF:
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("unknown figure format %q (want png, svg or pdf)", s)
+}
+
+// Band is a mean over seeds with its spread: Min and Max are the smallest
+// and largest per-seed values (absolute values, not distances).
+type Band struct {
+	Mean, Min, Max float64
+}
+
+// HeadroomPoint is one point of the headroom sweep (latency-price, left
+// panel).
+type HeadroomPoint struct {
+	Headroom float64
+	// Utilization is the mean pool utilization as a fraction (0–1).
+	Utilization Band
+	// ProbeP50 and ProbeP95 are pooled percentiles of the probe's time to
+	// 128 GPUs outside the storm window, in seconds (NaN when no sample).
+	ProbeP50, ProbeP95 float64
+}
+
+// GracePoint is one point of the grace sweep (latency-price, right panel).
+type GracePoint struct {
+	Grace    float64
+	ProbeP50 float64
+}
+
+// LatencyPriceData is everything fig_latency_price draws.
+type LatencyPriceData struct {
+	Headroom []HeadroomPoint
+	Grace    []GracePoint
+}
+
+// OverbookingPoint is one point of the overbooking sweep.
+type OverbookingPoint struct {
+	Storms int
+	// Phi is the sum of burst ceilings over the pool.
+	Phi float64
+	// ProbeP50In and ProbeP95In are pooled percentiles of the probe's
+	// in-window latencies (censored at 591 s).
+	ProbeP50In, ProbeP95In float64
+	// VictimP95In is the victim's in-window p95 latency over seeds.
+	VictimP95In Band
+}
+
+// OverbookingData is everything fig_overbooking draws.
+type OverbookingData struct {
+	Points []OverbookingPoint
+	// Violations is the total number of victim grants slower than 60 s in
+	// the storm window, over every point and seed.
+	Violations int
+}
+
+// BucketPoint is one storm bucket size of the enforcement sweep; the bands
+// are storm excess GPU-seconds.
+type BucketPoint struct {
+	StormBucket                       float64
+	Contended, IdlePrepaid, IdleLeaky Band
+}
+
+// BucketData is everything fig_bucket draws.
+type BucketData struct {
+	Points []BucketPoint
+	// StormRate (GPUs) and Window (seconds) give the refill-assisted bound
+	// y = x + StormRate·Window.
+	StormRate, Window float64
+}
+
+// errNotBuilt marks the figures not drawn yet.
+var errNotBuilt = errors.New("figures: not implemented yet")
+
+// WriteLatencyPrice draws fig_latency_price into path (atomically).
+func WriteLatencyPrice(path string, f Format, d LatencyPriceData) error { return errNotBuilt }
+
+// WriteOverbooking draws fig_overbooking into path (atomically).
+func WriteOverbooking(path string, f Format, d OverbookingData) error { return errNotBuilt }
+
+// WriteBucket draws fig_bucket into path (atomically).
+func WriteBucket(path string, f Format, d BucketData) error { return errNotBuilt }
