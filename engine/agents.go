@@ -73,26 +73,28 @@ type science struct {
 }
 
 // doWork spends this tick's held GPUs, throttled by the io the broker
-// allows, on the tasks in processing order.
-func (s *science) doWork(order []int32, fromWin bool) {
+// allows, on the tasks in processing order (the starved window or the to-do
+// list).
+func (s *science) doWork(starved bool) {
 	held := s.b.Held(s.id, policy.AnyClass)
 	if held == 0 || len(s.work.todo) == 0 {
 		return
 	}
-	desired := float64(held) * s.work.meanIO(order)
+	order, meanIO := s.work.orderMeanIO(starved)
+	desired := float64(held) * meanIO
 	allowed, _, _ := s.b.Consume(s.id, desired, 0)
 	factor := 1.0
 	if desired > 0 {
 		factor = allowed / desired
 	}
 	k := s.work.spend(order, float64(held)*factor)
-	s.work.removeDone(k, fromWin)
+	s.work.removeDone(k, starved)
 }
 
 type naive struct{ science }
 
 func (n *naive) Step(int) {
-	n.doWork(n.work.todo, false)
+	n.doWork(false)
 	if len(n.work.todo) == 0 {
 		_ = n.b.ReleaseAll(n.id, policy.AnyClass)
 		return
@@ -100,7 +102,35 @@ func (n *naive) Step(int) {
 	n.topUp(policy.AgentBurst, naiveTarget, scienceLease, policy.AgentBurst)
 }
 
-type adaptive struct{ science }
+type adaptive struct {
+	science
+	// exactHot: always sum the hot work task by task (the reference path,
+	// for tests of the fast one).
+	exactHot bool
+}
+
+// hotWant is max(64, min(trunc(hot/600), 384)) where hot is the work left in
+// the leading to-do tasks of density ≥ price, summed in to-do order as the
+// prototype does. The want only changes at multiples of 600 GPU-s, so the
+// hot index's near-exact sum decides it unless the sum is within slack of
+// such a boundary; only then are the tasks summed one by one.
+func (a *adaptive) hotWant(price float64) int {
+	want := func(hot float64) int { return max(adaptiveMinWant, min(int(hot/hotHorizon), adaptiveMaxWant)) }
+	if !a.exactHot {
+		approx := a.work.hot.work(price)
+		if lo, hi := want(approx-a.work.hot.slack), want(approx+a.work.hot.slack); lo == hi {
+			return lo
+		}
+	}
+	hot := 0.0
+	for _, ti := range a.work.todo {
+		if a.work.tasks[ti].Density < price || hot >= hotEnough {
+			break
+		}
+		hot += a.work.remaining[ti]
+	}
+	return want(hot)
+}
 
 func (a *adaptive) Step(int) {
 	sup := a.b.Supply(a.id)
@@ -109,15 +139,11 @@ func (a *adaptive) Step(int) {
 	_, allowedInf, _ := a.b.Consume(a.id, 0, desiredInf)
 
 	starved := sup.IO.Tokens < lowTokenFraction*sup.IO.Bucket
-	order := a.work.todo
-	if starved {
-		order = a.work.win
-	}
 	var meanIO float64
-	if starved && len(order) > 0 {
-		meanIO = a.work.meanIO(order) // before the work: finished tasks count
+	if starved && len(a.work.todo) > 0 {
+		_, meanIO = a.work.orderMeanIO(true) // before the work: finished tasks count
 	}
-	a.doWork(order, starved)
+	a.doWork(starved)
 	if len(a.work.todo) == 0 {
 		_ = a.b.ReleaseAll(a.id, policy.AnyClass)
 		return
@@ -127,15 +153,10 @@ func (a *adaptive) Step(int) {
 	}
 
 	price := 3.0 * sup.Multiplier
-	hot := 0.0
-	for _, ti := range a.work.todo {
-		if a.work.tasks[ti].Density < price || hot >= hotEnough {
-			break
-		}
-		hot += a.work.remaining[ti]
-	}
-	if hot > 0 {
-		want := max(adaptiveMinWant, min(int(hot/hotHorizon), adaptiveMaxWant))
+	// hot > 0 exactly when the densest task left is hot: every to-do task
+	// has work left.
+	if a.work.tasks[a.work.todo[0]].Density >= price {
+		want := a.hotWant(price)
 		if sup.Tokens < lowTokenFraction*sup.Bucket {
 			want = min(want, int(sup.Sustained))
 		}

@@ -95,11 +95,10 @@ type Result struct {
 // recorder takes the broker's journal: it keeps the grant log and the sample
 // records the report needs, and the JSON Lines text when asked.
 type recorder struct {
-	res      *Result
-	keep     bool
-	victim   policy.CampaignID
-	isStorm  []bool
-	campName []string
+	res     *Result
+	keep    bool
+	victim  policy.CampaignID
+	isStorm []bool
 }
 
 func (r *recorder) Record(e policy.Event) {
@@ -194,12 +193,12 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.adaptive = &adaptive{science{ab, newWorkList(tasks, true, true)}}
+	w.adaptive = &adaptive{science: science{ab, newWorkList(tasks, true)}}
 	nb, err := register(scienceEnvelope("naive-sci", &s))
 	if err != nil {
 		return nil, err
 	}
-	w.naive = &naive{science{nb, newWorkList(tasks, false, false)}}
+	w.naive = &naive{science{nb, newWorkList(tasks, false)}}
 	for i := range s.Storms {
 		sb, err := register(policy.Envelope{
 			Name: stormName(i), Budget: 8000, Guaranteed: 16,
@@ -262,6 +261,11 @@ func Run(s Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.run(), nil
+}
+
+func (w *world) run() *Result {
+	s := &w.s
 	for t := 1; t <= s.Ticks; t++ {
 		for _, a := range w.agents {
 			a.Step(t)
@@ -272,7 +276,7 @@ func Run(s Scenario, opt Options) (*Result, error) {
 		}
 	}
 	w.finish()
-	return w.res, nil
+	return w.res
 }
 
 func (w *world) sample(t int) {

@@ -18,20 +18,20 @@ type Scenario struct {
 	Seed              int64   `json:"seed"`
 	Tasks             int     `json:"tasks"`
 	// Leaky selects grant-time-only enforcement instead of prepaid leases.
-	Leaky         bool    `json:"leaky"`
-	Grace         int     `json:"grace"`
-	SciRate       float64 `json:"sci_rate"`
-	SciBucket     float64 `json:"sci_bucket"`
-	SciBurst      int     `json:"sci_burst"`
-	Storms        int     `json:"storms"`
-	StormRate     float64 `json:"storm_rate"`
-	StormBucket   float64 `json:"storm_bucket"`
-	StormBurst    int     `json:"storm_burst"`
-	StormStart    int     `json:"storm_start"`
-	StormEnd      int     `json:"storm_end"`
-	Probe         bool    `json:"probe"`
-	Ticks         int     `json:"ticks"`
-	SampleEvery   int     `json:"sample_every"`
+	Leaky       bool    `json:"leaky"`
+	Grace       int     `json:"grace"`
+	SciRate     float64 `json:"sci_rate"`
+	SciBucket   float64 `json:"sci_bucket"`
+	SciBurst    int     `json:"sci_burst"`
+	Storms      int     `json:"storms"`
+	StormRate   float64 `json:"storm_rate"`
+	StormBucket float64 `json:"storm_bucket"`
+	StormBurst  int     `json:"storm_burst"`
+	StormStart  int     `json:"storm_start"`
+	StormEnd    int     `json:"storm_end"`
+	Probe       bool    `json:"probe"`
+	Ticks       int     `json:"ticks"`
+	SampleEvery int     `json:"sample_every"`
 }
 
 // DefaultScenario is the published scenario with seed 7.

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"cmp"
+	"math"
 	"slices"
+	"sort"
 )
 
 // Task is one unit of science work of a science campaign.
@@ -60,33 +62,49 @@ type workList struct {
 	// a starved step does not sort 200 tasks again.
 	win  []int32
 	rank []int32 // a task's position in the initial to-do order
-	// keepWin: maintain win (only the adaptive campaign needs it).
-	keepWin bool
+	// adaptive: the list is in density order and keeps win and hot up to
+	// date (only the adaptive campaign needs them).
+	adaptive bool
+	hot      hotIndex
 
 	science   float64
 	completed int
+
+	// The mean io of the leading tasks of the to-do list and of the
+	// starved window, cached until a task finishes (-1: not computed).
+	meanTodo, meanWin float64
 }
 
-func newWorkList(tasks []Task, byDensity, keepWin bool) *workList {
+// newWorkList makes a campaign's to-do list: in generation order, or for
+// the adaptive campaign in density order (highest first, stable).
+func newWorkList(tasks []Task, adaptive bool) *workList {
 	w := &workList{
 		tasks:     tasks,
 		remaining: make([]float64, len(tasks)),
 		done:      make([]bool, len(tasks)),
 		todo:      make([]int32, len(tasks)),
-		keepWin:   keepWin,
+		adaptive:  adaptive,
+		meanTodo:  -1,
+		meanWin:   -1,
 	}
 	for i := range tasks {
 		w.remaining[i] = tasks[i].Size
 		w.todo[i] = int32(i)
 	}
-	if byDensity {
-		slices.SortStableFunc(w.todo, func(a, b int32) int { return cmp.Compare(tasks[b].Density, tasks[a].Density) })
-	}
-	if keepWin {
+	if adaptive {
+		// Ties broken by generation order: the result of a stable sort,
+		// at the cost of an unstable one.
+		slices.SortFunc(w.todo, func(a, b int32) int {
+			if c := cmp.Compare(tasks[b].Density, tasks[a].Density); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
 		w.rank = make([]int32, len(tasks))
 		for pos, ti := range w.todo {
 			w.rank[ti] = int32(pos)
 		}
+		w.hot.init(tasks, w.todo)
 		w.win = make([]int32, 0, starvedWindow)
 		for _, ti := range w.todo[:min(starvedWindow, len(w.todo))] {
 			w.insertWin(ti)
@@ -115,6 +133,21 @@ func (w *workList) insertWin(ti int32) {
 	w.win = slices.Insert(w.win, i, ti)
 }
 
+// orderMeanIO is the processing order (the starved window or the to-do
+// list) and the mean io of its leading tasks.
+func (w *workList) orderMeanIO(starved bool) ([]int32, float64) {
+	if starved {
+		if w.meanWin < 0 {
+			w.meanWin = w.meanIO(w.win)
+		}
+		return w.win, w.meanWin
+	}
+	if w.meanTodo < 0 {
+		w.meanTodo = w.meanIO(w.todo)
+	}
+	return w.todo, w.meanTodo
+}
+
 // meanIO is the mean io of the first tasks of a processing order, summed in
 // order.
 func (w *workList) meanIO(order []int32) float64 {
@@ -137,6 +170,9 @@ func (w *workList) spend(order []int32, budget float64) int {
 		take := min(budget, w.remaining[ti])
 		w.remaining[ti] -= take
 		budget -= take
+		if w.adaptive {
+			w.hot.set(int(w.rank[ti]), w.remaining[ti])
+		}
 		if w.remaining[ti] <= 0 {
 			w.science += w.tasks[ti].Value
 			w.completed++
@@ -154,6 +190,7 @@ func (w *workList) removeDone(k int, fromWin bool) {
 	if k == 0 {
 		return
 	}
+	w.meanTodo, w.meanWin = -1, -1
 	if !fromWin {
 		// Finished tasks lead the to-do list.
 		w.todo = w.todo[k:]
@@ -170,7 +207,7 @@ func (w *workList) removeDone(k int, fromWin bool) {
 		}
 		w.todo = w.todo[dst:]
 	}
-	if !w.keepWin {
+	if !w.adaptive {
 		return
 	}
 	if fromWin {
@@ -182,4 +219,56 @@ func (w *workList) removeDone(k int, fromWin bool) {
 	for _, ti := range w.todo[len(w.win):end] {
 		w.insertWin(ti)
 	}
+}
+
+// hotIndex answers "how much work is left in tasks at least this dense"
+// without walking the to-do list: a Fenwick tree over the initial density
+// ranks holds each task's remaining size in fixed point (finished tasks
+// hold 0). Integer sums are exact, so the only error is the rounding of
+// each size to 2^-24, far below hotSlack.
+type hotIndex struct {
+	tree    []int64   // 1-based Fenwick tree
+	fixed   []int64   // remaining size per rank, fixed point
+	density []float64 // density per rank, descending
+	// slack bounds the difference between work() and the prototype's
+	// left-to-right float sum of the same sizes: each size is rounded by at
+	// most 2^-25, and a float sum of n terms is off by at most about n·ε
+	// times their total. It is set with a wide margin over both.
+	slack float64
+}
+
+const hotScale = 1 << 24
+
+func (h *hotIndex) init(tasks []Task, order []int32) {
+	n := len(order)
+	h.tree = make([]int64, n+1)
+	h.fixed = make([]int64, n)
+	h.density = make([]float64, n)
+	total := 0.0
+	for r, ti := range order {
+		h.density[r] = tasks[ti].Density
+		h.set(r, tasks[ti].Size)
+		total += tasks[ti].Size
+	}
+	h.slack = 4 * float64(n) * (1.0/hotScale + 2.3e-16*total)
+}
+
+func (h *hotIndex) set(rank int, v float64) {
+	nv := int64(math.Round(v * hotScale))
+	d := nv - h.fixed[rank]
+	h.fixed[rank] = nv
+	for i := rank + 1; i < len(h.tree); i += i & -i {
+		h.tree[i] += d
+	}
+}
+
+// work is the remaining work, in GPU-seconds, of the tasks whose density is
+// at least price, within slack of the prototype's float sum.
+func (h *hotIndex) work(price float64) float64 {
+	k := sort.Search(len(h.density), func(i int) bool { return h.density[i] < price })
+	var s int64
+	for i := k; i > 0; i -= i & -i {
+		s += h.tree[i]
+	}
+	return float64(s) / hotScale
 }

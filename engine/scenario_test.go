@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestScenarioValidationNamesTheKnob(t *testing.T) {
+	cases := []struct {
+		name  string
+		tweak func(*Scenario)
+		want  string
+	}{
+		{"negative pool", func(s *Scenario) { s.Pool = -1 }, "pool"},
+		{"zero pool", func(s *Scenario) { s.Pool = 0 }, "pool"},
+		{"negative tasks", func(s *Scenario) { s.Tasks = -5 }, "tasks"},
+		{"negative seed", func(s *Scenario) { s.Seed = -7 }, "seed"},
+		{"empty storm window", func(s *Scenario) { s.StormEnd = s.StormStart }, "storm window"},
+		{"inverted storm window", func(s *Scenario) { s.StormStart, s.StormEnd = 5400, 3600 }, "storm window"},
+		{"sample period 0", func(s *Scenario) { s.SampleEvery = 0 }, "sample_every"},
+		{"no ticks", func(s *Scenario) { s.Ticks = 0 }, "ticks"},
+		{"NaN rate", func(s *Scenario) { s.SciRate = math.NaN() }, "sci_rate"},
+		{"infinite io", func(s *Scenario) { s.IOCapacity = math.Inf(1) }, "io_capacity"},
+		{"negative grace", func(s *Scenario) { s.Grace = -1 }, "grace"},
+		{"science burst below guarantee", func(s *Scenario) { s.SciBurst = 32 }, "sci_burst"},
+		{"storm burst below guarantee", func(s *Scenario) { s.StormBurst = 8 }, "storm_burst"},
+		{"guarantees overbook the pool", func(s *Scenario) { s.Pool = 128 }, "exceed the pool"},
+		{"too many storms", func(s *Scenario) { s.Storms = 30 }, "exceed the pool"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := DefaultScenario()
+			c.tweak(&s)
+			err := s.Validate()
+			require.ErrorIs(t, err, ErrInvalidScenario)
+			require.Contains(t, err.Error(), c.want)
+			_, err = Run(s, Options{})
+			require.ErrorIs(t, err, ErrInvalidScenario, "Run refuses what Validate refuses")
+		})
+	}
+	def := DefaultScenario()
+	require.NoError(t, def.Validate())
+}
+
+func TestKnobSetRefusesWrongKinds(t *testing.T) {
+	s := DefaultScenario()
+	grace, ok := KnobByName("grace")
+	require.True(t, ok)
+	require.Error(t, grace.Set(&s, 1.5), "an int knob takes whole numbers")
+	require.NoError(t, grace.Set(&s, 90))
+	require.Equal(t, 90, s.Grace)
+	leaky, _ := KnobByName("leaky")
+	require.Error(t, leaky.Set(&s, 2))
+	require.NoError(t, leaky.Set(&s, 1))
+	require.True(t, s.Leaky)
+	require.Equal(t, "true", leaky.Format(&s))
+	bucket, _ := KnobByName("storm_bucket")
+	require.NoError(t, bucket.Set(&s, 25000))
+	require.Equal(t, "25000", bucket.Format(&s))
+	require.Error(t, bucket.Set(&s, math.NaN()))
+	_, ok = KnobByName("no_such_knob")
+	require.False(t, ok)
+	require.Contains(t, KnobNames(), "storm_bucket")
+}
+
+// Every knob a user can name reads back what was set.
+func TestEveryKnobRoundTrips(t *testing.T) {
+	for i := range Knobs {
+		k := &Knobs[i]
+		s := DefaultScenario()
+		v := 1.0
+		if k.Kind != "bool" {
+			v = k.Get(&s) + 1
+		}
+		require.NoError(t, k.Set(&s, v), k.Name)
+		require.Equal(t, v, k.Get(&s), k.Name)
+	}
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	s := DefaultScenario()
+	s.Probe = true
+	s.Seed = 11
+	a, err := Run(s, Options{Journal: true})
+	require.NoError(t, err)
+	b, err := Run(s, Options{Journal: true})
+	require.NoError(t, err)
+	require.Equal(t, string(a.Journal), string(b.Journal))
+	require.Equal(t, string(MetricsFile(a)), string(MetricsFile(b)))
+	require.Equal(t, SeriesCSV(&a.Series), SeriesCSV(&b.Series))
+}
+
+func TestSeriesCSVShape(t *testing.T) {
+	s := DefaultScenario()
+	s.Ticks = 100
+	s.SampleEvery = 10
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(SeriesCSV(&r.Series))), "\n")
+	require.Len(t, lines, 1+10, "a header and one row per sample")
+	header := strings.Split(lines[0], ",")
+	require.Equal(t, 2+5*NumDisplay, len(header))
+	require.Contains(t, header, "adaptive_sci_held")
+	require.Contains(t, header, "storm_inference")
+	for _, l := range lines[1:] {
+		require.Len(t, strings.Split(l, ","), len(header))
+	}
+	require.True(t, strings.HasPrefix(lines[1], "10,"))
+}
+
+func TestPercentile(t *testing.T) {
+	require.True(t, math.IsNaN(Percentile(nil, 50)))
+	// index min(n−1, trunc(p/100·n)) of the sorted list
+	require.Equal(t, 3.0, Percentile([]int{5, 1, 3, 2, 4}, 50))  // trunc(2.5) = 2
+	require.Equal(t, 5.0, Percentile([]int{5, 1, 3, 2, 4}, 95))  // trunc(4.75) = 4
+	require.Equal(t, 5.0, Percentile([]int{5, 1, 3, 2, 4}, 100)) // capped at n−1
+	require.Equal(t, 7.0, Percentile([]int{7}, 50))
+	require.Equal(t, 2.0, Percentile([]int{1, 2}, 50))
+}
+
+// Metrics without storm samples or probe have NaN where the model says so,
+// and JSON writes them as null.
+func TestEmptyMetricsAreNull(t *testing.T) {
+	s := DefaultScenario()
+	s.Ticks = 600
+	s.StormStart, s.StormEnd = 3600, 5400 // never reached
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	require.True(t, math.IsNaN(r.Metrics.VictimP50In))
+	require.True(t, math.IsNaN(r.Metrics.StormMeanHeld))
+	j := string(MetricsFile(r))
+	require.Contains(t, j, `"victim_p50_in": null`)
+	require.Contains(t, j, `"storm_mean_held": null`)
+	require.Contains(t, j, `"probe_lats": []`)
+}
