@@ -2,17 +2,19 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/replay"
 	"github.com/urfave/cli/v2"
 )
 
 func runCommand() *cli.Command {
 	flags := append(knobFlags("scenario knobs:"),
-		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl and series.csv", Value: filepath.Join("results", "run")},
+		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl, series.csv and report.html", Value: filepath.Join("results", "run")},
 	)
 	return &cli.Command{
 		Name:  "run",
@@ -21,7 +23,8 @@ func runCommand() *cli.Command {
 			"plus the probe with --probe) on the broker and prints the report: grant paths,\n" +
 			"the victim's isolation, the storm's back pressure, science per credit, the flow\n" +
 			"envelopes and utilization. With the defaults (seed 7) it prints the published numbers.\n" +
-			"Writes metrics.json, journal.jsonl and series.csv into --out.",
+			"Writes metrics.json, journal.jsonl, series.csv and report.html (an interactive replay\n" +
+			"of the run, one self-contained file) into --out.",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -42,7 +45,7 @@ func runCommand() *cli.Command {
 			if err := writeRunOutputs(out, res); err != nil {
 				return err
 			}
-			fmt.Printf("\nwrote journal.jsonl (%d records), metrics.json and series.csv into %s\n", res.JournalRecords, out)
+			fmt.Printf("\nwrote journal.jsonl (%d records), metrics.json, series.csv and report.html into %s\n", res.JournalRecords, out)
 			return nil
 		},
 	}
@@ -56,5 +59,8 @@ func writeRunOutputs(out string, res *engine.Result) error {
 	if err := atomicfile.Write(filepath.Join(out, "journal.jsonl"), res.Journal); err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(out, "series.csv"), engine.SeriesCSV(&res.Series))
+	if err := atomicfile.Write(filepath.Join(out, "series.csv"), engine.SeriesCSV(&res.Series)); err != nil {
+		return err
+	}
+	return atomicfile.WriteFunc(filepath.Join(out, "report.html"), func(w io.Writer) error { return replay.Write(w, res) })
 }
