@@ -1,7 +1,6 @@
 package figures
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -70,6 +69,13 @@ type OverbookingData struct {
 	// Violations is the total number of victim grants slower than 60 s in
 	// the storm window, over every point and seed.
 	Violations int
+	// VictimBound is the latency in seconds behind Violations, drawn as a
+	// reference line; 0 means the model's 60 s.
+	VictimBound float64
+	// Censor is the latency in seconds at which the probe's observations
+	// are censored (591 s in the published scenario), drawn as a reference
+	// line; 0 draws none.
+	Censor float64
 }
 
 // BucketPoint is one storm bucket size of the enforcement sweep; the bands
@@ -83,18 +89,38 @@ type BucketPoint struct {
 type BucketData struct {
 	Points []BucketPoint
 	// StormRate (GPUs) and Window (seconds) give the refill-assisted bound
-	// y = x + StormRate·Window.
+	// y = x + StormRate·Window. When either is 0 that bound coincides with
+	// y = x and is not drawn.
 	StormRate, Window float64
 }
 
-// errNotBuilt marks the figures not drawn yet.
-var errNotBuilt = errors.New("figures: not implemented yet")
+// WriteLatencyPrice draws fig_latency_price into path (atomically): the
+// headroom panel on the left and the grace panel on the right, 10×4.5 in.
+// It fails, writing nothing, when either sweep has no point.
+func WriteLatencyPrice(path string, f Format, d LatencyPriceData) error {
+	paint, err := drawLatencyPrice(d)
+	if err != nil {
+		return fmt.Errorf("figures: latency-price: %w", err)
+	}
+	return render("latency-price", path, f, wideWidth, figHeight, paint)
+}
 
-// WriteLatencyPrice draws fig_latency_price into path (atomically).
-func WriteLatencyPrice(path string, f Format, d LatencyPriceData) error { return errNotBuilt }
+// WriteOverbooking draws fig_overbooking into path (atomically), 6.5×4.5 in.
+// It fails, writing nothing, when there is no point.
+func WriteOverbooking(path string, f Format, d OverbookingData) error {
+	paint, err := drawOverbooking(d)
+	if err != nil {
+		return fmt.Errorf("figures: overbooking: %w", err)
+	}
+	return render("overbooking", path, f, narrowWidth, figHeight, paint)
+}
 
-// WriteOverbooking draws fig_overbooking into path (atomically).
-func WriteOverbooking(path string, f Format, d OverbookingData) error { return errNotBuilt }
-
-// WriteBucket draws fig_bucket into path (atomically).
-func WriteBucket(path string, f Format, d BucketData) error { return errNotBuilt }
+// WriteBucket draws fig_bucket into path (atomically), 6.5×4.5 in. It
+// fails, writing nothing, when there is no point.
+func WriteBucket(path string, f Format, d BucketData) error {
+	paint, err := drawBucket(d)
+	if err != nil {
+		return fmt.Errorf("figures: bucket: %w", err)
+	}
+	return render("bucket", path, f, narrowWidth, figHeight, paint)
+}

@@ -1,0 +1,163 @@
+package figures
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+const latencyPriceTitle = "Latency is bought with the preemptible tier's grace period, not with idle headroom"
+
+// drawLatencyPrice checks d and returns the painter of fig_latency_price.
+func drawLatencyPrice(d LatencyPriceData) (painter, error) {
+	if len(d.Headroom) == 0 && len(d.Grace) == 0 {
+		return nil, errors.New("no headroom and no grace points")
+	}
+	if len(d.Headroom) == 0 {
+		return nil, errors.New("no headroom points (left panel)")
+	}
+	if len(d.Grace) == 0 {
+		return nil, errors.New("no grace points (right panel)")
+	}
+	left, right := headroomPanel(d.Headroom), gracePanel(d.Grace)
+	return func(c draw.Canvas, tr func(string) string) {
+		drawPanels(c, tr, latencyPriceTitle, left, right)
+	}, nil
+}
+
+// headroomPanel is the left panel: utilization on the left axis (0–100 %)
+// and the probe's time to 128 GPUs on a second axis on the right.
+func headroomPanel(pts []HeadroomPoint) *panel {
+	pts = slices.Clone(pts)
+	slices.SortStableFunc(pts, func(a, b HeadroomPoint) int { return cmpFloat(a.Headroom, b.Headroom) })
+	n := len(pts)
+	xs := make([]float64, n)
+	um, ulo, uhi := make([]float64, n), make([]float64, n), make([]float64, n)
+	p50, p95 := make([]float64, n), make([]float64, n)
+	for i, pt := range pts {
+		xs[i] = pt.Headroom
+		um[i], ulo[i], uhi[i] = 100*pt.Utilization.Mean, 100*pt.Utilization.Min, 100*pt.Utilization.Max
+		p50[i], p95[i] = pt.ProbeP50, pt.ProbeP95
+	}
+
+	pn := newPanel("(a) Backfill headroom", "backfill headroom (GPUs)", "mean pool utilization (%)")
+	p := pn.plot
+	// The right axis runs from 0 to five round steps, so its ticks land on
+	// the left axis's 0, 20, …, 100 and one set of grid lines serves both.
+	// The 10 % margin keeps the highest percentile clear of the frame.
+	top := 100.0
+	if _, hi, ok := finiteRange(p50, p95); ok && hi > 0 {
+		top = 5 * niceStep(hi*1.1/5)
+	}
+	step := top / 5
+	toLeft := func(v float64) float64 { return v * 100 / top }
+	ra := &rightAxis{label: "probe time to 128 GPUs (s)", toLeft: toLeft}
+	for k := 0; k <= 5; k++ {
+		v := float64(k) * step
+		ra.ticks = append(ra.ticks, plot.Tick{Value: v, Label: formatTick(v, decimals(step))})
+	}
+	mapped := func(vs []float64) []float64 {
+		out := make([]float64, len(vs))
+		for i, v := range vs {
+			out[i] = toLeft(v)
+		}
+		return out
+	}
+
+	addGrid(p)
+	addBand(p, xs, ulo, uhi, bandGrey)
+	util := addSeries(p, xs, um, lookMain)
+	i50 := addSeries(p, xs, mapped(p50), lookP50)
+	i95 := addSeries(p, xs, mapped(p95), lookP95)
+
+	// Ranges are set after the plotters: plot.Add widens them to the data.
+	setXRange(p, xs)
+	// The left axis is fixed at 0–100 % so the cost of headroom is read
+	// against the whole pool, not magnified by a zoomed-in range.
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = linearTicks{n: 5}
+	pn.right = ra
+	pn.legend = []legendItem{
+		{"utilization: mean, min–max over seeds (left)", util.withFill(bandGrey)},
+		{"probe p50, pooled (right)", i50},
+		{"probe p95, pooled (right)", i95},
+	}
+	return pn
+}
+
+// gracePanel is the right panel: the probe's p50 against the grace period,
+// with y = x: a point on that line means the probe waited exactly as long
+// as the preempted tier was allowed to take to yield.
+func gracePanel(pts []GracePoint) *panel {
+	pts = slices.Clone(pts)
+	slices.SortStableFunc(pts, func(a, b GracePoint) int { return cmpFloat(a.Grace, b.Grace) })
+	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, pt := range pts {
+		xs[i], ys[i] = pt.Grace, pt.ProbeP50
+	}
+	pn := newPanel("(b) Preemption grace", "preemption grace (s)", "probe time to 128 GPUs, p50 (s)")
+	p := pn.plot
+	// Both axes start at zero and share their top, so y = x is the
+	// diagonal of the data area and the offset from it reads directly.
+	hi := 1.0
+	if _, h, ok := finiteRange(xs, ys); ok && h > 0 {
+		hi = h
+	}
+	top := hi * 1.08
+
+	addGrid(p)
+	ref := addFunction(p, func(x float64) float64 { return x }, refLine(solid))
+	i50 := addSeries(p, xs, ys, lookP50)
+
+	p.X.Min, p.X.Max = 0, top
+	p.Y.Min, p.Y.Max = 0, top
+	// The same ticks on both axes, at the sweep's grace values when they
+	// can be labelled, so the grid is square and y = x runs through its
+	// corners: p50 − grace is then read off the grid directly.
+	var ticks plot.Ticker = linearTicks{n: 6}
+	if ts := sweepTicks(append([]float64{0}, xs...), func(v float64) float64 { return v / top }, 0.06); ts != nil {
+		ticks = ts
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = ticks, ticks
+	pn.legend = []legendItem{
+		{"probe p50, pooled over seeds", i50},
+		{"y = x (the grace period)", ref},
+	}
+	return pn
+}
+
+// setXRange sets a linear x axis over xs with a margin, labelled at the
+// sweep values when they are far enough apart.
+func setXRange(p *plot.Plot, xs []float64) {
+	lo, hi, ok := finiteRange(xs)
+	if !ok {
+		lo, hi = 0, 1
+	}
+	p.X.Min, p.X.Max = padLinear(lo, hi, 0.05)
+	p.X.Tick.Marker = linearTicks{n: 6}
+	span := p.X.Max - p.X.Min
+	if ts := sweepTicks(xs, func(v float64) float64 { return (v - p.X.Min) / span }, 0.05); ts != nil {
+		p.X.Tick.Marker = ts
+	}
+}
+
+// cmpFloat orders NaN last so sorting never panics or mixes NaN x values
+// into the middle of a line.
+func cmpFloat(a, b float64) int {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return 1
+	case math.IsNaN(b):
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

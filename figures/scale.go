@@ -1,0 +1,208 @@
+package figures
+
+import (
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+)
+
+// niceStep returns the smallest step from the 1–2–2.5–5 sequence (times a
+// power of ten) that is at least raw.
+func niceStep(raw float64) float64 {
+	if !(raw > 0) || math.IsInf(raw, 0) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if s := m * mag; s >= raw*(1-1e-9) {
+			return s
+		}
+	}
+	return 10 * mag
+}
+
+// decimals is the number of decimals needed to print multiples of step
+// exactly (0 for integer steps).
+func decimals(step float64) int {
+	for d := 0; d < 8; d++ {
+		s := step * math.Pow(10, float64(d))
+		if math.Abs(s-math.Round(s)) < 1e-6*math.Max(1, s) {
+			return d
+		}
+	}
+	return 8
+}
+
+// formatTick prints v with d decimals; zero is always a bare "0" (never
+// "-0" or "0.0"), as axes in papers are usually labelled.
+func formatTick(v float64, d int) string {
+	if math.Abs(v) < math.Pow(10, -float64(d))/2 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// linearTicks labels a linear axis at round values, about n intervals over
+// the range. gonum's DefaultTicks aims at three labels only, too few to read
+// values off a figure.
+type linearTicks struct{ n int }
+
+func (t linearTicks) Ticks(min, max float64) []plot.Tick {
+	step := niceStep((max - min) / float64(t.n))
+	d := decimals(step)
+	var ts []plot.Tick
+	for k := math.Ceil(min/step - 1e-9); k*step <= max+1e-9*step; k++ {
+		v := k * step
+		ts = append(ts, plot.Tick{Value: v, Label: formatTick(v, d)})
+	}
+	return ts
+}
+
+// sweepTicks labels an axis at the sweep's own grid values, so a reader
+// sees exactly where the runs were made. It returns nil when two grid
+// values would sit closer than minGap (a fraction of the axis) and their
+// labels could collide; the caller then falls back to round ticks.
+func sweepTicks(xs []float64, norm func(float64) float64, minGap float64) plot.ConstantTicks {
+	vs := distinctFinite(xs)
+	if len(vs) == 0 || len(vs) > 10 {
+		return nil
+	}
+	for i := 1; i < len(vs); i++ {
+		if norm(vs[i])-norm(vs[i-1]) < minGap {
+			return nil
+		}
+	}
+	d := 0
+	for _, v := range vs {
+		d = max(d, decimals(v))
+	}
+	d = min(d, 2)
+	ts := make(plot.ConstantTicks, len(vs))
+	for i, v := range vs {
+		ts[i] = plot.Tick{Value: v, Label: formatTick(v, d)}
+	}
+	return ts
+}
+
+func distinctFinite(xs []float64) []float64 {
+	var vs []float64
+	for _, x := range xs {
+		if finite(x) {
+			vs = append(vs, x)
+		}
+	}
+	sort.Float64s(vs)
+	out := vs[:0]
+	for i, v := range vs {
+		if i == 0 || v != vs[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// log1pScale maps v to log(1 + v). It reads like a log scale wherever the
+// values are well above one (the latencies and bucket sizes drawn here) but,
+// unlike gonum's LogScale, it also places zero, which a p95 latency or a
+// storm excess can legitimately be, instead of panicking on it.
+type log1pScale struct{}
+
+func (log1pScale) Normalize(min, max, x float64) float64 {
+	lo, hi := math.Log1p(min), math.Log1p(max)
+	return (math.Log1p(x) - lo) / (hi - lo)
+}
+
+// log1pTicks labels a log1p axis: zero when in range, then the 1–2–5
+// values of each decade when the range spans few decades, or only the
+// powers of ten (with unlabelled minor ticks in between) when labelling
+// every 1–2–5 value would crowd the axis.
+type log1pTicks struct{}
+
+func (log1pTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	if min <= 0 && max >= 0 {
+		ts = append(ts, plot.Tick{Value: 0, Label: "0"})
+	}
+	// Below one, log(1 + v) is nearly linear and crushed against zero, so
+	// decades under one would only pile labels onto the zero tick.
+	lo := math.Max(min, 1)
+	if max <= lo {
+		return linearTicks{n: 4}.Ticks(min, max)
+	}
+	first := int(math.Floor(math.Log10(lo)))
+	last := int(math.Ceil(math.Log10(max)))
+	// Count the decade starts inside the range to pick the density.
+	decades := 0
+	for e := first; e <= last; e++ {
+		if v := math.Pow(10, float64(e)); v >= min && v <= max {
+			decades++
+		}
+	}
+	labelAll := decades < 3
+	majors := 0
+	for e := first; e <= last; e++ {
+		mag := math.Pow(10, float64(e))
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * mag
+			if v < min || v > max {
+				continue
+			}
+			major := m == 1 || (labelAll && (m == 2 || m == 5))
+			label := ""
+			if major {
+				label = formatTick(v, 0)
+				majors++
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: label})
+		}
+	}
+	if majors < 2 {
+		// A range inside one decade has too few round log values to read.
+		return linearTicks{n: 4}.Ticks(min, max)
+	}
+	return ts
+}
+
+// padLinear widens [lo, hi] by frac of its span on each side (or by one
+// unit around a single value) so markers and error-bar caps at the
+// extremes are not cut by the axes.
+func padLinear(lo, hi, frac float64) (float64, float64) {
+	if hi <= lo {
+		d := math.Max(math.Abs(lo)*0.1, 1)
+		return lo - d, hi + d
+	}
+	s := (hi - lo) * frac
+	return lo - s, hi + s
+}
+
+// padLog1p is padLinear in log(1 + v) space. The result stays above -1,
+// where log1p is defined: a zero value then sits just above the axis
+// instead of on it.
+func padLog1p(lo, hi, frac float64) (float64, float64) {
+	a, b := math.Log1p(math.Max(lo, 0)), math.Log1p(math.Max(hi, 0))
+	if b <= a {
+		a, b = a-0.2, b+0.2
+	} else {
+		s := (b - a) * frac
+		a, b = a-s, b+s
+	}
+	return math.Max(math.Expm1(a), -0.5), math.Expm1(b)
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// finiteRange is the smallest and largest finite value over all lists;
+// ok is false when there is none.
+func finiteRange(lists ...[]float64) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, l := range lists {
+		for _, v := range l {
+			if finite(v) {
+				lo, hi, ok = math.Min(lo, v), math.Max(hi, v), true
+			}
+		}
+	}
+	return lo, hi, ok
+}
