@@ -1,0 +1,436 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/sweep"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// experimentCommands are the sweep commands, in --help order.
+func experimentCommands() []*cli.Command {
+	return []*cli.Command{
+		paperExperimentCommand(sweep.LatencyPrice,
+			"sweep backfill headroom and preemption grace against the probe's time to 128 GPUs",
+			"What buys low latency (experiments.md §1). With the probe on, sweeps the backfill\n"+
+				"headroom over 16…256 GPUs and the preemption grace over 15…120 s, each at every seed,\n"+
+				"and reduces: mean pool utilization (with its band over seeds) and the pooled p50 and\n"+
+				"p95 of the probe's time to 128 GPUs outside the storm window. Draws\n"+
+				"fig_latency_price: latency is bought with the grace period, not with idle headroom."),
+		paperExperimentCommand(sweep.Overbooking,
+			"add storms until burst ceilings overbook the pool 7×; watch the guaranteed victim",
+			"Overbooking vs isolation (experiments.md §2). With the probe on, runs 1…6 storm\n"+
+				"campaigns sharing the storm window, so the sum of burst ceilings over the pool,\n"+
+				"φ = (64 + 2·384 + 384·storms + 512)/512, grows to 7.1. Reduces the victim's in-window\n"+
+				"p95 and violations (> 60 s; means over seeds) and the probe's pooled in-window p50.\n"+
+				"Draws fig_overbooking."),
+		paperExperimentCommand(sweep.Bucket,
+			"sweep the storm bucket B with prepaid leases and with grant-time-only enforcement",
+			"Enforcement semantics (experiments.md §3). With the probe off, sweeps the storm bucket\n"+
+				"B over 25k…600k GPU-seconds in three series: contended (the full scenario, prepaid\n"+
+				"leases), idle-prepaid (no science tasks) and idle-leaky (no tasks, tokens checked at\n"+
+				"grant time only), and reduces the storm's excess GPU-seconds above R (mean over seeds).\n"+
+				"Draws fig_bucket."),
+		paperCommand(),
+		gridCommand(),
+	}
+}
+
+// sweepSetup is what the shared sweep flags say.
+type sweepSetup struct {
+	quick   bool
+	seeds   []int64 // nil: the config's
+	workers int
+	out     string
+	format  figures.Format
+	quiet   bool
+}
+
+const seedsHelp = "Seeds: --seeds 7,11,13 runs exactly those; --nseeds N runs the first N of the sequence\n" +
+	"7, 11, 13, 17, 19, 23, … (the published seeds, then the following primes), so --nseeds 3\n" +
+	"is the paper and --nseeds 1 is seed 7. Without either, the config's seeds (7, 11, 13;\n" +
+	"--quick: 7)."
+
+func sweepFlags(defaultOut string, figure, multiConfig bool) []cli.Flag {
+	flags := []cli.Flag{
+		&cli.BoolFlag{Name: "quick", Usage: "run the config's quick variant (seed 7, fewer grid points)"},
+		&cli.StringFlag{Name: "seeds", Usage: "run these seeds at every grid point, a comma-separated `LIST` such as 7,11,13", DefaultText: "the config's"},
+		&cli.IntFlag{Name: "nseeds", Usage: "run the first `N` seeds of 7, 11, 13, 17, 19, 23, …", DefaultText: "the config's"},
+		&cli.IntFlag{Name: "workers", Usage: "`N` runs at once", Value: runtime.NumCPU(), DefaultText: fmt.Sprintf("one per CPU, %d here", runtime.NumCPU())},
+		&cli.StringFlag{Name: "out", Usage: "output `FOLDER`", Value: defaultOut, DefaultText: outDefault(defaultOut)},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
+	}
+	if figure {
+		flags = append(flags, &cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)})
+	}
+	switch {
+	case multiConfig:
+		flags = append(flags, &cli.StringSliceFlag{Name: "config", Usage: "experiment config `FILE` replacing the embedded one of the same experiment (repeatable)"})
+	case figure:
+		flags = append(flags, &cli.StringFlag{Name: "config", Usage: "experiment config `FILE` instead of the embedded one"})
+	default:
+		flags = append(flags, &cli.StringFlag{Name: "config", Usage: "experiment config `FILE` (required)"})
+	}
+	return flags
+}
+
+// outDefault documents the default of --out, which for sweep depends on
+// the config.
+func outDefault(def string) string {
+	if def == "" {
+		return "results/<experiment>"
+	}
+	return def
+}
+
+func readSetup(c *cli.Context, figure bool) (*sweepSetup, error) {
+	if c.NArg() > 0 {
+		return nil, fmt.Errorf("%s takes no arguments, got %q (options are flags, e.g. --quick)", c.Command.Name, c.Args().Slice())
+	}
+	st := &sweepSetup{quick: c.Bool("quick"), workers: c.Int("workers"), out: c.String("out"), quiet: c.Bool("quiet")}
+	if st.workers < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1, got %d", st.workers)
+	}
+	switch {
+	case c.IsSet("seeds") && c.IsSet("nseeds"):
+		return nil, fmt.Errorf("give --seeds or --nseeds, not both")
+	case c.IsSet("seeds"):
+		seeds, err := parseSeeds(c.String("seeds"))
+		if err != nil {
+			return nil, err
+		}
+		st.seeds = seeds
+	case c.IsSet("nseeds"):
+		seeds, err := seedSequence(c.Int("nseeds"))
+		if err != nil {
+			return nil, err
+		}
+		st.seeds = seeds
+	}
+	if figure {
+		f, err := figures.ParseFormat(c.String("format"))
+		if err != nil {
+			return nil, fmt.Errorf("--format: %w", err)
+		}
+		st.format = f
+	}
+	return st, nil
+}
+
+// parseSeeds reads --seeds: non-negative integers, comma-separated.
+func parseSeeds(s string) ([]int64, error) {
+	var seeds []int64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		v, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("--seeds: %q is not a seed (want comma-separated non-negative integers, e.g. 7,11,13)", part)
+		}
+		seeds = append(seeds, v)
+	}
+	if err := configs.CheckSeeds(seeds); err != nil {
+		return nil, fmt.Errorf("--seeds: %w", err)
+	}
+	return seeds, nil
+}
+
+// maxSeeds bounds --nseeds; configs.MaxRuns bounds the whole sweep anyway.
+const maxSeeds = 10000
+
+// seedSequence is --nseeds n: the published seeds 7, 11, 13 and then the
+// following primes, so that more seeds always extend the paper's set.
+func seedSequence(n int) ([]int64, error) {
+	if n < 1 || n > maxSeeds {
+		return nil, fmt.Errorf("--nseeds must be between 1 and %d, got %d", maxSeeds, n)
+	}
+	seeds := make([]int64, 0, n)
+	for x := int64(7); len(seeds) < n; x += 2 {
+		prime := true
+		for d := int64(3); d*d <= x; d += 2 {
+			if x%d == 0 {
+				prime = false
+				break
+			}
+		}
+		if prime {
+			seeds = append(seeds, x)
+		}
+	}
+	return seeds, nil
+}
+
+func sweepStdout(c *cli.Context) io.Writer {
+	if c.App.Writer != nil {
+		return c.App.Writer
+	}
+	return os.Stdout
+}
+
+func sweepStderr(c *cli.Context) io.Writer {
+	if c.App.ErrWriter != nil {
+		return c.App.ErrWriter
+	}
+	return os.Stderr
+}
+
+// executePlans runs the plans; Ctrl-C (or SIGTERM) cancels them, and then
+// nothing is written.
+func executePlans(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan) ([]*sweep.Results, error) {
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := sweep.Options{Workers: st.workers}
+	if st.quiet {
+		return sweep.Execute(ctx, plans, opt)
+	}
+	w := sweepStderr(c)
+	f, isFile := w.(*os.File)
+	pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, countRuns(plans))
+	opt.Progress = pr.Update
+	results, err := sweep.Execute(ctx, plans, opt)
+	if err != nil {
+		pr.Abandon()
+	} else {
+		pr.Finish()
+	}
+	return results, err
+}
+
+// loadConfig reads --config or the embedded config of experiment.
+func loadConfig(path, experiment string) (*configs.Config, error) {
+	if path == "" {
+		return configs.Default(experiment)
+	}
+	return configs.Load(path)
+}
+
+func paperExperimentCommand(experiment, usage, description string) *cli.Command {
+	out := filepath.Join("results", experiment)
+	return &cli.Command{
+		Name:  experiment,
+		Usage: usage,
+		Description: description + "\n\n" +
+			"Writes into --out (default " + out + "): " + sweep.FigureFile(experiment, figures.PNG) + " (or --format svg|pdf),\n" +
+			"summary.json, runs.csv (one row per run) and latencies.json (the probe's raw latencies).\n" +
+			"The data files are written even if the figure fails. --config FILE replaces the\n" +
+			"embedded configs/" + experiment + ".yaml (same experiment and series; values, fixed knobs and\n" +
+			"seeds may change).\n\n" + seedsHelp + "\n\n" +
+			"Examples:\n" +
+			"   bursar-sweep " + experiment + "                     # the paper's grid, seeds 7, 11, 13\n" +
+			"   bursar-sweep " + experiment + " --quick --format svg # a quick look, seed 7\n" +
+			"   bursar-sweep " + experiment + " --nseeds 10 --out /tmp/" + experiment,
+		Flags: sweepFlags(out, true, false),
+		Action: func(c *cli.Context) error {
+			st, err := readSetup(c, true)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadConfig(c.String("config"), experiment)
+			if err != nil {
+				return err
+			}
+			if cfg.Experiment != experiment {
+				return fmt.Errorf("%s is the config of experiment %q, not %q (bursar-sweep sweep --config %s runs any grid)", cfg.File, cfg.Experiment, experiment, cfg.File)
+			}
+			return runPaper(c, st, experiment, []*configs.Config{cfg})
+		},
+	}
+}
+
+func paperCommand() *cli.Command {
+	out := filepath.Join("results", "paper")
+	return &cli.Command{
+		Name:  "paper",
+		Usage: "run the three paper experiments into one folder and print their summary tables",
+		Description: "Runs latency-price, overbooking and bucket (105 runs on seeds 7, 11, 13; 18 with\n" +
+			"--quick) on one pool of workers, prints the four summary tables (headroom, grace,\n" +
+			"overbooking, bucket) and writes into --out (default " + out + "): the three figures\n" +
+			"(fig_latency_price, fig_overbooking, fig_bucket; PNG unless --format), one summary.json\n" +
+			"with the keys headroom, grace, overbooking and bucket, one runs.csv and one\n" +
+			"latencies.json holding every run. The data files are written even if a figure fails.\n" +
+			"--config FILE (repeatable) replaces the embedded config of FILE's experiment.\n\n" +
+			seedsHelp + "\n\n" +
+			"Examples:\n" +
+			"   bursar-sweep paper                  # reproduce the paper into results/paper\n" +
+			"   bursar-sweep paper --quick --quiet  # 18 runs, no progress\n" +
+			"   bursar-sweep paper --config my-bucket.yaml --out /tmp/paper",
+		Flags: sweepFlags(out, true, true),
+		Action: func(c *cli.Context) error {
+			st, err := readSetup(c, true)
+			if err != nil {
+				return err
+			}
+			byName := map[string]*configs.Config{}
+			for _, path := range c.StringSlice("config") {
+				cfg, err := configs.Load(path)
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(configs.Experiments, cfg.Experiment) {
+					return fmt.Errorf("%s is the config of experiment %q; paper runs %s (bursar-sweep sweep --config %s runs any grid)", path, cfg.Experiment, strings.Join(configs.Experiments, ", "), path)
+				}
+				if prev, dup := byName[cfg.Experiment]; dup {
+					return fmt.Errorf("--config: %s and %s are both experiment %q", prev.File, path, cfg.Experiment)
+				}
+				byName[cfg.Experiment] = cfg
+			}
+			var cfgs []*configs.Config
+			for _, name := range configs.Experiments {
+				cfg := byName[name]
+				if cfg == nil {
+					if cfg, err = configs.Default(name); err != nil {
+						return err
+					}
+				}
+				cfgs = append(cfgs, cfg)
+			}
+			return runPaper(c, st, "paper", cfgs)
+		},
+	}
+}
+
+// runPaper runs paper experiments, writes their data, prints their tables
+// and draws their figures, the figures last so that a failing figure costs
+// nothing else.
+func runPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config) error {
+	if st.out == "" {
+		return fmt.Errorf("--out must name a folder")
+	}
+	var plans []*configs.Plan
+	for _, cfg := range cfgs {
+		plan, err := cfg.Plan(st.quick, st.seeds)
+		if err != nil {
+			return err
+		}
+		// Check the shape before spending any CPU on runs.
+		if err := sweep.CheckPaperPlan(plan); err != nil {
+			return err
+		}
+		plans = append(plans, plan)
+	}
+	start := time.Now()
+	results, err := executePlans(c, st, label, plans)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	paper, err := sweep.ReducePaper(results)
+	if err != nil {
+		return err
+	}
+	if err := sweep.WriteData(st.out, results, paper.Summary.JSON()); err != nil {
+		return err
+	}
+	w := sweepStdout(c)
+	if err := paper.WriteTables(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d runs in %.1f s; wrote %s, %s and %s into %s\n", label, countRuns(plans), elapsed.Seconds(),
+		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
+	if err := paper.WriteFigures(st.out, st.format); err != nil {
+		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, err)
+	}
+	var figs []string
+	for _, p := range plans {
+		figs = append(figs, sweep.FigureFile(p.Experiment, st.format))
+	}
+	fmt.Fprintf(w, "%s: drew %s into %s\n", label, strings.Join(figs, ", "), st.out)
+	return nil
+}
+
+func countRuns(plans []*configs.Plan) int {
+	n := 0
+	for _, p := range plans {
+		n += p.NumRuns()
+	}
+	return n
+}
+
+// sweepExample is the config --help shows (a test checks that it parses).
+const sweepExample = `experiment: storm-rate
+seeds: {full: [7, 11, 13], quick: [7]}
+fixed: {probe: true}
+grid:
+  storm_rate: [32, 64, 128]
+  grace: {full: [30, 60, 90], quick: [60]}
+series:
+  - name: prepaid
+  - name: leaky
+    fixed: {leaky: true}
+`
+
+func indentLines(text, prefix string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func gridCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sweep",
+		Usage: "run any grid of scenario knobs from a YAML config (data and summary, no figure)",
+		Description: "Runs the grid of a config file: every combination of its grid values, for every\n" +
+			"series, at every seed. Any scenario knob (see `bursar-sweep run --help`; in the file\n" +
+			"they are spelt with underscores, e.g. storm_bucket) can be fixed or swept. The file is\n" +
+			"checked strictly before anything runs: an unknown key or knob, a value of the wrong\n" +
+			"type or out of range is an error naming the file, the line and the key.\n\n" +
+			"Writes into --out (default results/<experiment>): runs.csv (one row per run),\n" +
+			"latencies.json (the probe's raw latencies) and summary.json (per grid point: band\n" +
+			"{mean, min, max} over seeds of every scalar metric, and the pooled probe percentiles).\n" +
+			"The config format is documented in configs/doc.go; configs/*.yaml are examples:\n\n" +
+			indentLines(sweepExample, "   ") + "\n" +
+			seedsHelp + "\n\n" +
+			"Examples:\n" +
+			"   bursar-sweep sweep --config storm-rate.yaml\n" +
+			"   bursar-sweep sweep --config storm-rate.yaml --quick --workers 2 --out /tmp/sr",
+		Flags: sweepFlags("", false, false),
+		Action: func(c *cli.Context) error {
+			st, err := readSetup(c, false)
+			if err != nil {
+				return err
+			}
+			path := c.String("config")
+			if path == "" {
+				return fmt.Errorf("sweep needs --config FILE (see bursar-sweep sweep --help for the format)")
+			}
+			cfg, err := configs.Load(path)
+			if err != nil {
+				return err
+			}
+			if st.out == "" {
+				// The folder is named after the config's experiment.
+				st.out = filepath.Join("results", cfg.Experiment)
+			}
+			plan, err := cfg.Plan(st.quick, st.seeds)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			results, err := executePlans(c, st, cfg.Experiment, []*configs.Plan{plan})
+			if err != nil {
+				return err
+			}
+			if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
+				return err
+			}
+			fmt.Fprintf(sweepStdout(c), "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
+				cfg.Experiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), time.Since(start).Seconds(),
+				sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
+			return nil
+		},
+	}
+}

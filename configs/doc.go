@@ -1,0 +1,41 @@
+// Package configs holds the paper's experiments as declarative YAML
+// (latency-price.yaml, overbooking.yaml, bucket.yaml, embedded in the
+// binary) and the strict parser that turns such a file into a Config and a
+// Config into a Plan: the list of scenarios a sweep runs.
+//
+// A config file:
+//
+//	experiment: bucket            # required: the output folder and the runs.csv column
+//	description: free text        # optional
+//	seeds: [7, 11, 13]            # required: one run per seed at every grid point
+//	fixed:                        # optional: knob: value, for every run
+//	  probe: false
+//	grid:                         # optional: knob: [values], the Cartesian product
+//	  storm_bucket: [25000, 150000]
+//	series:                       # optional: named variants of the grid
+//	  - name: contended
+//	  - name: idle-leaky
+//	    fixed: {tasks: 0, leaky: true}
+//	    grid: {grace: [30, 60]}
+//
+// Keys of fixed and grid are scenario knobs (engine.Knobs: pool, headroom,
+// grace, storms, storm_bucket, leaky, probe, …) except seed, which only
+// seeds sets. A knob's value must be of its kind: a whole number for an int
+// knob, a number for a float knob, true or false for a bool knob.
+//
+// Any list (seeds or a grid axis) may instead be written
+// {full: [...], quick: [...]}: the quick list is the --quick variant. A plain
+// list serves both.
+//
+// Precedence, from weakest: the published defaults, the top-level fixed,
+// the series' fixed, the grid. A knob may appear only once among the fixed
+// and grid of one level, and a knob swept by the top-level grid may not be
+// set again by a series. Grid axes vary in the order written, the first
+// slowest; the series run in the order written; without series there is
+// one, named "default".
+//
+// Decoding is strict: an unknown key, an unknown knob, a value of the wrong
+// type, a duplicate, a YAML alias, or a value that makes any expanded
+// scenario fail engine's Scenario.Validate is an *Error naming the file, the
+// line and the key.
+package configs

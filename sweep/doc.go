@@ -1,0 +1,37 @@
+// Package sweep runs an experiment's plan (configs.Plan) and reduces it as
+// shared/spec/experiments.md says.
+//
+// Execute runs every run of one or more plans on a bounded pool of workers
+// (errgroup with SetLimit). Each run's metrics are stored at its run index
+// and every reduction walks the runs in index order, so summary.json,
+// runs.csv and latencies.json are byte-identical whatever the worker count
+// and the order in which runs finish. A cancelled context stops the queue
+// and Execute returns an error, never partial results.
+//
+// The reductions:
+//
+//   - band(key) (BandOf): per grid point, the mean of a scalar metric over
+//     seeds with the smallest and largest value; NaN if any seed's value is
+//     NaN (a percentile of nothing), so a mean is never over fewer seeds
+//     than it claims.
+//   - pooled(key, p) (Pooled): per grid point, the seeds' latency lists
+//     concatenated in seed order, then engine.Percentile (model.md §8).
+//
+// ReducePaper turns the paper's experiments (latency-price, overbooking,
+// bucket) into summary.json, with exactly the keys of experiments.md
+// (headroom, grace, overbooking, bucket; NaN as null), and into the data
+// of the figures package. GenericSummary is the summary of any other grid
+// (`bursar-sweep sweep`): per point, band of every scalar metric and the
+// pooled probe percentiles.
+//
+// The data files (WriteData), all written atomically:
+//
+//   - runs.csv: a header and one row per run: experiment, run (its index in
+//     the experiment), series, every knob but the seed, seed, every scalar
+//     metric. Numbers are plain digits (no exponent), booleans true/false,
+//     NaN an empty cell; pandas, R and polars read it without options.
+//   - latencies.json: per run (same experiment and run keys), its swept
+//     knobs, seed, and the probe's raw latency lists probe_lats (out of the
+//     storm window) and probe_lats_in (in it).
+//   - summary.json.
+package sweep

@@ -1,0 +1,351 @@
+package sweep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/figures"
+)
+
+// The paper's experiments (configs.Experiments) and the series their
+// reductions read.
+const (
+	LatencyPrice = "latency-price"
+	Overbooking  = "overbooking"
+	Bucket       = "bucket"
+)
+
+// bucketSeries are the bucket experiment's series, in summary order.
+var bucketSeries = []string{"contended", "idle-prepaid", "idle-leaky"}
+
+// Number is a summary value: written as engine.FormatNumber does (shortest
+// digits, no exponent), NaN as null.
+type Number float64
+
+// MarshalJSON writes the number, or null for NaN.
+func (n Number) MarshalJSON() ([]byte, error) { return engine.FormatNumber(nil, float64(n)), nil }
+
+// The summary.json rows, with exactly the keys of experiments.md.
+type (
+	HeadroomRow struct {
+		Headroom    Number `json:"headroom"`
+		Utilization Number `json:"utilization"`
+		ProbeP50    Number `json:"probe_p50"`
+	}
+	GraceRow struct {
+		Grace    Number `json:"grace"`
+		ProbeP50 Number `json:"probe_p50"`
+	}
+	OverbookingRow struct {
+		NStorms          int    `json:"n_storms"`
+		Phi              Number `json:"phi"`
+		VictimP95In      Number `json:"victim_p95_in"`
+		VictimViolations Number `json:"victim_violations"`
+		ProbeP50In       Number `json:"probe_p50_in"`
+	}
+	BucketRow struct {
+		StormB            Number `json:"storm_B"`
+		ExcessContended   Number `json:"excess_contended"`
+		ExcessIdlePrepaid Number `json:"excess_idle_prepaid"`
+		ExcessIdleLeaky   Number `json:"excess_idle_leaky"`
+	}
+)
+
+// Summary is summary.json: the keys of the experiments that ran (every
+// experiment has at least one grid point, so an absent key means the
+// experiment did not run).
+type Summary struct {
+	Headroom    []HeadroomRow    `json:"headroom,omitempty"`
+	Grace       []GraceRow       `json:"grace,omitempty"`
+	Overbooking []OverbookingRow `json:"overbooking,omitempty"`
+	Bucket      []BucketRow      `json:"bucket,omitempty"`
+}
+
+// JSON is the content of summary.json.
+func (s *Summary) JSON() []byte {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		// Only Number marshals itself, and it cannot fail.
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// Paper is the reduction of the paper's experiments: the summary and the
+// data of each figure (nil when that experiment did not run).
+type Paper struct {
+	Summary      Summary
+	LatencyPrice *figures.LatencyPriceData
+	Overbooking  *figures.OverbookingData
+	Bucket       *figures.BucketData
+}
+
+// seriesAxis finds the points of series name, each of which must sweep
+// knob alone; it returns their indices in plan order.
+func seriesAxis(p *configs.Plan, name, knob string) ([]int, error) {
+	var idx []int
+	for i := range p.Points {
+		pt := &p.Points[i]
+		if pt.Series != name {
+			continue
+		}
+		if len(pt.Swept) != 1 || pt.Swept[0].Knob.Name != knob {
+			return nil, fmt.Errorf("%s: %s needs series %q to sweep %s alone, but it sweeps %s", p.File, p.Experiment, name, knob, sweptNames(pt))
+		}
+		idx = append(idx, i)
+	}
+	if idx == nil {
+		return nil, fmt.Errorf("%s: %s needs a series %q sweeping %s", p.File, p.Experiment, name, knob)
+	}
+	return idx, nil
+}
+
+func sweptNames(pt *configs.Point) string {
+	if len(pt.Swept) == 0 {
+		return "nothing"
+	}
+	s := ""
+	for i, sw := range pt.Swept {
+		if i > 0 {
+			s += " and "
+		}
+		s += sw.Knob.Name
+	}
+	return s
+}
+
+// paperShape checks that a plan has the series its experiment's reduction
+// reads, and returns them: latency-price reads series headroom and grace,
+// overbooking one series sweeping storms, bucket the three enforcement
+// series over the same storm_bucket values.
+func paperShape(p *configs.Plan) ([][]int, error) {
+	switch p.Experiment {
+	case LatencyPrice:
+		h, err := seriesAxis(p, "headroom", "headroom")
+		if err != nil {
+			return nil, err
+		}
+		g, err := seriesAxis(p, "grace", "grace")
+		return [][]int{h, g}, err
+	case Overbooking:
+		names := map[string]bool{}
+		for i := range p.Points {
+			names[p.Points[i].Series] = true
+		}
+		if len(names) != 1 {
+			return nil, fmt.Errorf("%s: overbooking needs exactly one series, sweeping storms; it has %d", p.File, len(names))
+		}
+		o, err := seriesAxis(p, p.Points[0].Series, "storms")
+		return [][]int{o}, err
+	case Bucket:
+		var out [][]int
+		for _, name := range bucketSeries {
+			idx, err := seriesAxis(p, name, "storm_bucket")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, idx)
+		}
+		for si := 1; si < len(out); si++ {
+			if !slices.EqualFunc(out[0], out[si], func(a, b int) bool {
+				return p.Points[a].Swept[0].Value == p.Points[b].Swept[0].Value
+			}) {
+				return nil, fmt.Errorf("%s: bucket needs the series %s to sweep the same storm_bucket values", p.File, bucketSeries)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: %q is not a paper experiment (want %s, %s or %s; use `bursar-sweep sweep` for any other grid)", p.File, p.Experiment, LatencyPrice, Overbooking, Bucket)
+}
+
+// CheckPaperPlan tells, before anything runs, whether a plan has the shape
+// its experiment's reduction needs (a --config may change values, fixed
+// knobs and seeds, but not the series the figures read).
+func CheckPaperPlan(p *configs.Plan) error {
+	_, err := paperShape(p)
+	return err
+}
+
+// ReducePaper reduces the results of paper experiments (any of them, each
+// at most once) into the summary and the figures' data.
+func ReducePaper(results []*Results) (*Paper, error) {
+	out := &Paper{}
+	seen := map[string]bool{}
+	for _, r := range results {
+		p := r.Plan
+		if seen[p.Experiment] {
+			return nil, fmt.Errorf("experiment %s given twice", p.Experiment)
+		}
+		seen[p.Experiment] = true
+		shape, err := paperShape(p)
+		if err != nil {
+			return nil, err
+		}
+		switch p.Experiment {
+		case LatencyPrice:
+			out.LatencyPrice = reduceLatencyPrice(r, shape[0], shape[1], &out.Summary)
+		case Overbooking:
+			out.Overbooking = reduceOverbooking(r, shape[0], &out.Summary)
+		case Bucket:
+			out.Bucket = reduceBucket(r, shape, &out.Summary)
+		}
+	}
+	return out, nil
+}
+
+func reduceLatencyPrice(r *Results, headroom, grace []int, sum *Summary) *figures.LatencyPriceData {
+	d := &figures.LatencyPriceData{}
+	for _, i := range headroom {
+		ms := r.seedsOf(i)
+		lats := probeLats(ms)
+		hp := figures.HeadroomPoint{
+			Headroom:    r.Plan.Points[i].Swept[0].Value,
+			Utilization: band(ms, "utilization"),
+			ProbeP50:    Pooled(lats, 50),
+			ProbeP95:    Pooled(lats, 95),
+		}
+		d.Headroom = append(d.Headroom, hp)
+		sum.Headroom = append(sum.Headroom, HeadroomRow{Number(hp.Headroom), Number(hp.Utilization.Mean), Number(hp.ProbeP50)})
+	}
+	for _, i := range grace {
+		gp := figures.GracePoint{Grace: r.Plan.Points[i].Swept[0].Value, ProbeP50: Pooled(probeLats(r.seedsOf(i)), 50)}
+		d.Grace = append(d.Grace, gp)
+		sum.Grace = append(sum.Grace, GraceRow{Number(gp.Grace), Number(gp.ProbeP50)})
+	}
+	return d
+}
+
+// ProbeCensor is the probe's censored latency: it gives up once t − t0
+// exceeds 590 s (model.md §7), recording 591. The engine keeps the 590
+// unexported, hence the copy.
+const ProbeCensor = 591
+
+// VictimBound is the latency above which a victim grant is a violation
+// (model.md §8, victim_violations_in).
+const VictimBound = 60
+
+func reduceOverbooking(r *Results, points []int, sum *Summary) *figures.OverbookingData {
+	d := &figures.OverbookingData{VictimBound: VictimBound, Censor: ProbeCensor}
+	for _, i := range points {
+		ms := r.seedsOf(i)
+		sc := &r.Plan.Points[i].Scenario
+		lats := probeLatsIn(ms)
+		op := figures.OverbookingPoint{
+			Storms:      sc.Storms,
+			Phi:         Phi(sc),
+			ProbeP50In:  Pooled(lats, 50),
+			ProbeP95In:  Pooled(lats, 95),
+			VictimP95In: band(ms, "victim_p95_in"),
+		}
+		for j := range ms {
+			d.Violations += ms[j].VictimViolationsIn
+		}
+		d.Points = append(d.Points, op)
+		sum.Overbooking = append(sum.Overbooking, OverbookingRow{
+			NStorms: op.Storms, Phi: Number(op.Phi), VictimP95In: Number(op.VictimP95In.Mean),
+			VictimViolations: Number(band(ms, "victim_violations_in").Mean), ProbeP50In: Number(op.ProbeP50In),
+		})
+	}
+	return d
+}
+
+func reduceBucket(r *Results, series [][]int, sum *Summary) *figures.BucketData {
+	first := &r.Plan.Points[series[0][0]].Scenario
+	d := &figures.BucketData{StormRate: first.StormRate, Window: float64(first.StormEnd - first.StormStart)}
+	for k, i := range series[0] {
+		ex := func(s int) figures.Band { return band(r.seedsOf(series[s][k]), "storm_excess_gpu_s") }
+		bp := figures.BucketPoint{StormBucket: r.Plan.Points[i].Swept[0].Value, Contended: ex(0), IdlePrepaid: ex(1), IdleLeaky: ex(2)}
+		d.Points = append(d.Points, bp)
+		sum.Bucket = append(sum.Bucket, BucketRow{Number(bp.StormBucket), Number(bp.Contended.Mean), Number(bp.IdlePrepaid.Mean), Number(bp.IdleLeaky.Mean)})
+	}
+	return d
+}
+
+// FigureFile is the file name of an experiment's figure.
+func FigureFile(experiment string, f figures.Format) string {
+	switch experiment {
+	case LatencyPrice:
+		return "fig_latency_price." + string(f)
+	case Overbooking:
+		return "fig_overbooking." + string(f)
+	case Bucket:
+		return "fig_bucket." + string(f)
+	}
+	return ""
+}
+
+// WriteFigures draws the figure of every experiment reduced into dir. It
+// tries each one, so one failing figure does not cost the others, and
+// returns every failure.
+func (p *Paper) WriteFigures(dir string, f figures.Format) error {
+	var errs []error
+	try := func(experiment string, draw func(path string) error) {
+		path := filepath.Join(dir, FigureFile(experiment, f))
+		if err := draw(path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		}
+	}
+	if p.LatencyPrice != nil {
+		try(LatencyPrice, func(path string) error { return figures.WriteLatencyPrice(path, f, *p.LatencyPrice) })
+	}
+	if p.Overbooking != nil {
+		try(Overbooking, func(path string) error { return figures.WriteOverbooking(path, f, *p.Overbooking) })
+	}
+	if p.Bucket != nil {
+		try(Bucket, func(path string) error { return figures.WriteBucket(path, f, *p.Bucket) })
+	}
+	return errors.Join(errs...)
+}
+
+// WriteTables prints the summary's tables, one per key, for the console.
+func (p *Paper) WriteTables(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	num := func(v Number, digits int) string {
+		if math.IsNaN(float64(v)) {
+			return "–"
+		}
+		return strconv.FormatFloat(float64(v), 'f', digits, 64)
+	}
+	s := &p.Summary
+	section := func(title, header string) {
+		fmt.Fprintf(tw, "%s\n%s\n", title, header)
+	}
+	if s.Headroom != nil {
+		section("latency-price: backfill headroom (utilization = mean over seeds, probe p50 = pooled, s)", "headroom\tutilization %\tprobe p50\t")
+		for _, r := range s.Headroom {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", num(r.Headroom, 0), num(r.Utilization*100, 1), num(r.ProbeP50, 0))
+		}
+		fmt.Fprintln(tw)
+	}
+	if s.Grace != nil {
+		section("latency-price: preemption grace (probe p50 = pooled, s)", "grace\tprobe p50\tp50 − grace\t")
+		for _, r := range s.Grace {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", num(r.Grace, 0), num(r.ProbeP50, 0), num(r.ProbeP50-r.Grace, 0))
+		}
+		fmt.Fprintln(tw)
+	}
+	if s.Overbooking != nil {
+		section("overbooking: storms sharing the window (victim = mean over seeds, probe in-window p50 = pooled, s)", "storms\tφ\tvictim p95 in\tviolations\tprobe p50 in\t")
+		for _, r := range s.Overbooking {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", r.NStorms, num(r.Phi, 2), num(r.VictimP95In, 1), num(r.VictimViolations, 2), num(r.ProbeP50In, 0))
+		}
+		fmt.Fprintln(tw)
+	}
+	if s.Bucket != nil {
+		section("bucket: storm excess GPU-s above R × storms (mean over seeds)", "storm B\tcontended\tidle prepaid\tidle leaky\t")
+		for _, r := range s.Bucket {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", num(r.StormB, 0), num(r.ExcessContended, 0), num(r.ExcessIdlePrepaid, 0), num(r.ExcessIdleLeaky, 0))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
