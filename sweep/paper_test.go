@@ -383,3 +383,15 @@ func BenchmarkPaper(b *testing.B) {
 		_ = LatenciesJSON(results)
 	}
 }
+
+// TestCommittedPaperSummary: the reproduced results/paper/summary.json in
+// the repository is exactly what `bursar-sweep paper` gives today, so the
+// published figures can never silently drift from the code. After a change
+// that moves a number on purpose, regenerate with `make figures`.
+func TestCommittedPaperSummary(t *testing.T) {
+	_, p := fullPaper(t)
+	committed, err := os.ReadFile(filepath.Join("..", "results", "paper", "summary.json"))
+	require.NoError(t, err)
+	require.Equal(t, string(committed), string(p.Summary.JSON()),
+		"results/paper/summary.json is stale: run `make figures` and commit it")
+}
