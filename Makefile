@@ -9,7 +9,7 @@ test:
 	$(GO) test -race ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./policy/ ./engine/
+	$(GO) test -run '^$$' -bench . -benchmem ./policy/ ./engine/ ./sweep/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
