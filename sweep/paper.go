@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -283,26 +284,36 @@ func FigureFile(experiment string, f figures.Format) string {
 	return ""
 }
 
-// WriteFigures draws the figure of every experiment reduced into dir. It
-// tries each one, so one failing figure does not cost the others, and
-// returns every failure.
+// WriteFigures draws the figure of every experiment reduced into dir, all
+// at once (drawing is CPU-bound and the figures are independent). Each one
+// is tried, so one failing figure does not cost the others, and every
+// failure is returned, in experiment order.
 func (p *Paper) WriteFigures(dir string, f figures.Format) error {
-	var errs []error
-	try := func(experiment string, draw func(path string) error) {
+	var draws []func() error
+	add := func(experiment string, draw func(path string) error) {
 		path := filepath.Join(dir, FigureFile(experiment, f))
-		if err := draw(path); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-		}
+		draws = append(draws, func() error {
+			if err := draw(path); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		})
 	}
 	if p.LatencyPrice != nil {
-		try(LatencyPrice, func(path string) error { return figures.WriteLatencyPrice(path, f, *p.LatencyPrice) })
+		add(LatencyPrice, func(path string) error { return figures.WriteLatencyPrice(path, f, *p.LatencyPrice) })
 	}
 	if p.Overbooking != nil {
-		try(Overbooking, func(path string) error { return figures.WriteOverbooking(path, f, *p.Overbooking) })
+		add(Overbooking, func(path string) error { return figures.WriteOverbooking(path, f, *p.Overbooking) })
 	}
 	if p.Bucket != nil {
-		try(Bucket, func(path string) error { return figures.WriteBucket(path, f, *p.Bucket) })
+		add(Bucket, func(path string) error { return figures.WriteBucket(path, f, *p.Bucket) })
 	}
+	errs := make([]error, len(draws))
+	var wg sync.WaitGroup
+	for i, draw := range draws {
+		wg.Go(func() { errs[i] = draw() })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
