@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -15,10 +16,20 @@ func (b *Broker) FairDeficit(c CampaignID) float64 {
 	return float64(cp.env.Guaranteed)/float64(g) - float64(cp.usage.sum)/float64(u)
 }
 
-// compareRequests orders the pending list: class rank ascending, fair-share
-// deficit descending, GPU tokens descending.
-func compareRequests(a, b Request) int {
-	if c := cmp.Compare(a.Class, b.Class); c != 0 {
+// pendingKey is one pending request's admission sort key, read once per
+// pass, with its position in the list before the sort.
+type pendingKey struct {
+	deficit, tokens float64
+	pos             int
+	class           Class
+}
+
+// comparePendingKeys orders the pending list: class rank ascending,
+// fair-share deficit descending, GPU tokens descending, then the position
+// before the sort. The last key makes the order total, so an unstable
+// O(n log n) sort gives exactly what the model's stable sort gives.
+func comparePendingKeys(a, b pendingKey) int {
+	if c := cmp.Compare(a.class, b.class); c != 0 {
 		return c
 	}
 	if a.deficit != b.deficit {
@@ -33,22 +44,34 @@ func compareRequests(a, b Request) int {
 		}
 		return 1
 	}
-	return 0
+	return cmp.Compare(a.pos, b.pos)
 }
 
-// admit is one admission pass (model.md §5). The pending list is sorted in
-// place with a stable sort and keeps that order; then every request is tried
+// admit is one admission pass (model.md §5). The pending list is put in the
+// order of a stable sort and keeps that order; then every request is tried
 // once, in order, against grants made earlier in the same pass.
+//
+// The sort runs over small keys and the requests are then moved once into
+// the spare buffer, which becomes the list: a stable sort of the requests
+// themselves moves them O(n log² n) times.
 func (b *Broker) admit() {
 	if len(b.pending) == 0 {
 		return
 	}
+	keys := b.pendingKeys[:0]
 	for i := range b.pending {
 		r := &b.pending[i]
 		r.deficit = b.FairDeficit(r.Campaign)
 		r.tokens = b.camps[r.Campaign].tokens
+		keys = append(keys, pendingKey{deficit: r.deficit, tokens: r.tokens, pos: i, class: r.Class})
 	}
-	slices.SortStableFunc(b.pending, compareRequests)
+	slices.SortFunc(keys, comparePendingKeys)
+	sorted := b.pendingSpare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, b.pending[k.pos])
+	}
+	b.pendingKeys = keys
+	b.pendingSpare, b.pending = b.pending, sorted
 
 	w := 0
 	for i := range b.pending {
@@ -73,7 +96,7 @@ func (b *Broker) rateCap(cp *campaign, duration int) int {
 		if cp.tokens > 0 {
 			c = env.BurstCeiling
 		} else {
-			c = int(env.Sustained)
+			c = truncGPUs(env.Sustained)
 		}
 	} else {
 		// Prepaid leases: the lease must be affordable over its whole
@@ -86,6 +109,17 @@ func (b *Broker) rateCap(cp *campaign, duration int) int {
 		}
 	}
 	return max(c, env.Guaranteed)
+}
+
+// truncGPUs is trunc(x) for a finite x ≥ 0, saturated at the largest int:
+// a sustained rate beyond the range of int is no cap at all, whereas the
+// plain conversion is implementation-defined there (amd64 gives
+// math.MinInt64, a cap below every guarantee).
+func truncGPUs(x float64) int {
+	if x >= math.MaxInt {
+		return math.MaxInt
+	}
+	return int(x)
 }
 
 // admitOne tries one pending request and reports whether it stays pending.
@@ -140,36 +174,52 @@ func (b *Broker) grantable(cp *campaign, n int) int {
 }
 
 // preemptFor puts opportunistic leases under notice, largest first, until
-// the GPUs already on their way back cover needed.
+// the GPUs already on their way back cover needed. The running inFlight sum
+// and the cached candidate order make a call O(1) when nothing more is
+// needed, and a pass O(leases · log leases) at most, however many requests
+// fail.
 func (b *Broker) preemptFor(needed int) {
-	inFlight := 0
-	cands := b.scratch[:0]
-	for i := range b.leases {
-		l := &b.leases[i]
-		if l.UnderNotice {
-			inFlight += l.GPUs
-		} else if l.Class == Opportunistic {
-			cands = append(cands, i)
-		}
-	}
-	b.scratch = cands
-	if inFlight >= needed || len(cands) == 0 {
+	if b.inFlight >= needed {
 		return
 	}
-	slices.SortStableFunc(cands, func(i, j int) int { return cmp.Compare(b.leases[j].GPUs, b.leases[i].GPUs) })
-	for _, i := range cands {
-		if inFlight >= needed {
-			return
-		}
-		l := &b.leases[i]
+	if !b.candsValid {
+		b.sortCandidates()
+	}
+	for b.candPos < len(b.cands) && b.inFlight < needed {
+		l := &b.leases[b.cands[b.candPos].index]
+		b.candPos++
 		l.UnderNotice = true
 		l.PreemptAt = b.now + b.cfg.Grace
-		inFlight += l.GPUs
+		b.inFlight += l.GPUs
 		if b.rec != nil {
 			cp := &b.camps[l.Campaign]
 			b.record(Event{Kind: EventPreemptNotice, Lease: l.ID, Campaign: cp.env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: b.cfg.Grace})
 		}
 	}
+}
+
+// candidate is an opportunistic lease that preemptFor may put under notice:
+// its index in the lease list and its size, kept together so that sorting
+// reads one array.
+type candidate struct{ gpus, index int }
+
+// sortCandidates lists the opportunistic leases not under notice, largest
+// first; equal sizes keep lease order (the index breaks the tie, so an
+// unstable sort gives the stable order).
+func (b *Broker) sortCandidates() {
+	cands := b.cands[:0]
+	for i := range b.leases {
+		if l := &b.leases[i]; l.Class == Opportunistic && !l.UnderNotice {
+			cands = append(cands, candidate{gpus: l.GPUs, index: i})
+		}
+	}
+	slices.SortFunc(cands, func(x, y candidate) int {
+		if c := cmp.Compare(y.gpus, x.gpus); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.index, y.index)
+	})
+	b.cands, b.candPos, b.candsValid = cands, 0, true
 }
 
 func (b *Broker) dropPending(cp *campaign, r *Request) { b.addPending(cp, r.Class, -r.GPUs) }
@@ -195,6 +245,9 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
 	b.addHeld(cp, r.Class, n)
+	if r.Class == Opportunistic {
+		b.candsValid = false // a new preemption candidate
+	}
 	if b.rec != nil {
 		b.record(Event{Kind: EventGrant, Lease: r.ID, Campaign: cp.env.Name, CampaignID: r.Campaign,
 			GPUs: n, Class: r.Class, Latency: latency, Path: path,

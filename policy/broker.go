@@ -196,8 +196,24 @@ type Broker struct {
 
 	ioLeft, infLeft float64
 
-	rec     Recorder
-	scratch []int
+	rec Recorder
+
+	// Preemption bookkeeping, so that admission never rescans the lease
+	// list per request. inFlight is Σ gpus of the leases under notice.
+	// cands holds the opportunistic leases not under notice (index into
+	// leases, and size), largest first, ties in lease order; preemptFor
+	// takes them from candPos on, always a prefix of what is left. The list
+	// stays valid until a lease is removed (indices shift) or an
+	// opportunistic lease is added.
+	inFlight   int
+	cands      []candidate
+	candPos    int
+	candsValid bool
+
+	// Admission's sort keys and the buffer the sorted list is built in;
+	// kept so that a pass allocates nothing once they have grown.
+	pendingKeys  []pendingKey
+	pendingSpare []Request
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the
@@ -349,6 +365,10 @@ func (b *Broker) addHeld(cp *campaign, cls Class, gpus int) {
 func (b *Broker) releaseLease(l *Lease, reason string) {
 	cp := &b.camps[l.Campaign]
 	b.addHeld(cp, l.Class, -l.GPUs)
+	if l.UnderNotice {
+		b.inFlight -= l.GPUs
+	}
+	b.candsValid = false // the caller removes the lease: indices shift
 	if b.rec != nil {
 		b.record(Event{Kind: EventRelease, Lease: l.ID, Campaign: cp.env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Reason: reason})
 	}

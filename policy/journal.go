@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"strconv"
+	"unicode/utf16"
 )
 
 // EventKind says which journal record an Event is.
@@ -154,7 +155,53 @@ func appendKey(dst []byte, key string) []byte {
 
 func appendStringField(dst []byte, key, v string) []byte {
 	dst = appendKey(dst, key)
-	return strconv.AppendQuote(dst, v)
+	return appendJSONString(dst, v)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString writes s as a JSON string the way the prototype's
+// json.dumps does by default (ensure_ascii): printable ASCII as it is, the
+// short escapes for " \ \n \r \t \b \f, and \uXXXX (UTF-16, lower-case
+// hex) for everything else. Campaign names are free text, and Go's quoting
+// (\x00, \v, raw bytes) is not JSON, so it cannot be used here. Bytes that
+// are not UTF-8 (a Go string may hold them, a Python one cannot) become
+// U+FFFD, as encoding/json writes them.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for _, r := range s { // range yields U+FFFD for each invalid byte
+		switch r {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			switch {
+			case r >= 0x20 && r < 0x7f:
+				dst = append(dst, byte(r))
+			case r < 0x10000:
+				dst = appendUnicodeEscape(dst, r)
+			default:
+				hi, lo := utf16.EncodeRune(r)
+				dst = appendUnicodeEscape(appendUnicodeEscape(dst, hi), lo)
+			}
+		}
+	}
+	return append(dst, '"')
+}
+
+func appendUnicodeEscape(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }
 
 func appendIntField(dst []byte, key string, v int) []byte {

@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// journal is a Recorder that keeps every record, so that a test can check
+// both what was decided and how it was written.
+type journal struct {
+	events []Event
+	buf    []byte
+}
+
+func (j *journal) Record(e Event) {
+	j.events = append(j.events, e)
+	j.buf = e.AppendJSON(j.buf)
+	j.buf = append(j.buf, '\n')
+}
+
+// of returns the records of one kind, in journal order.
+func (j *journal) of(k EventKind) []Event {
+	var out []Event
+	for _, e := range j.events {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// lines is the journal as JSON Lines, one string per record.
+func (j *journal) lines() []string {
+	var out []string
+	for l := range bytes.SplitSeq(bytes.TrimSuffix(j.buf, []byte("\n")), []byte("\n")) {
+		if len(l) > 0 {
+			out = append(out, string(l))
+		}
+	}
+	return out
+}
+
+// reset forgets everything recorded so far, so that a test can look at the
+// records of one step only.
+func (j *journal) reset() { j.events, j.buf = nil, nil }
+
+// newBroker is a broker on a pool with the model's grace and unmetered
+// flows, journaling into the returned journal.
+func newBroker(t testing.TB, pool int) (*Broker, *journal) {
+	t.Helper()
+	return newBrokerCfg(t, DefaultConfig(pool))
+}
+
+func newBrokerCfg(t testing.TB, cfg Config) (*Broker, *journal) {
+	t.Helper()
+	b, err := New(cfg)
+	require.NoError(t, err)
+	j := &journal{}
+	b.SetRecorder(j)
+	return b, j
+}
+
+// env is an envelope with a generous budget; the numbers that matter to a
+// test are given explicitly.
+func env(name string, g int, r float64, burst int, bucket float64, cls Class) Envelope {
+	return Envelope{Name: name, Budget: 1e9, Guaranteed: g, Sustained: r, BurstCeiling: burst, Bucket: bucket, Class: cls}
+}
+
+func mustRegister(t testing.TB, b *Broker, e Envelope) CampaignID {
+	t.Helper()
+	id, err := b.Register(e)
+	require.NoError(t, err)
+	return id
+}
+
+func mustRequest(t testing.TB, b *Broker, c CampaignID, gpus, duration int, cls Class) int {
+	t.Helper()
+	id, err := b.Request(c, gpus, duration, cls)
+	require.NoError(t, err)
+	return id
+}
+
+func ticks(b *Broker, n int) {
+	for range n {
+		b.Tick()
+	}
+}
+
+// leaseIDs lists the ids of the broker's leases in lease order.
+func leaseIDs(b *Broker) []int {
+	var ids []int
+	for _, l := range b.Leases() {
+		ids = append(ids, l.ID)
+	}
+	return ids
+}
+
+func leaseByID(t testing.TB, b *Broker, id int) Lease {
+	t.Helper()
+	for _, l := range b.Leases() {
+		if l.ID == id {
+			return l
+		}
+	}
+	t.Fatalf("no lease %d", id)
+	return Lease{}
+}
+
+// filler is a campaign with no guarantee, whose rate cap never binds, used
+// to occupy the pool.
+func filler(name string, pool int, cls Class) Envelope {
+	return env(name, 0, float64(pool), pool, 1e12, cls)
+}
+
+func nan() float64 { return math.NaN() }
+func inf() float64 { return math.Inf(1) }
