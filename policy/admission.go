@@ -190,7 +190,9 @@ func (b *Broker) preemptFor(needed int) {
 		b.candPos++
 		l.UnderNotice = true
 		l.PreemptAt = b.now + b.cfg.Grace
+		b.nextDeadline = min(b.nextDeadline, l.PreemptAt)
 		b.inFlight += l.GPUs
+		b.reclaimable -= l.GPUs
 		if b.rec != nil {
 			cp := &b.camps[l.Campaign]
 			b.record(Event{Kind: EventPreemptNotice, Lease: l.ID, Campaign: cp.env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: b.cfg.Grace})
@@ -245,8 +247,10 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
 	b.addHeld(cp, r.Class, n)
+	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)
 	if r.Class == Opportunistic {
 		b.candsValid = false // a new preemption candidate
+		b.reclaimable += n
 	}
 	if b.rec != nil {
 		b.record(Event{Kind: EventGrant, Lease: r.ID, Campaign: cp.env.Name, CampaignID: r.Campaign,

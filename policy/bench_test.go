@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -312,11 +313,15 @@ func TestAdmissionBenchmarkState(t *testing.T) {
 // resetPreemptState recomputes the broker's preemption bookkeeping after
 // reset has copied the lease list back.
 func (b *Broker) resetPreemptState() {
-	b.inFlight = 0
+	b.inFlight, b.reclaimable, b.nextDeadline = 0, 0, math.MaxInt
 	for i := range b.leases {
-		if b.leases[i].UnderNotice {
-			b.inFlight += b.leases[i].GPUs
+		l := &b.leases[i]
+		if l.UnderNotice {
+			b.inFlight += l.GPUs
+		} else if l.Class == Opportunistic {
+			b.reclaimable += l.GPUs
 		}
+		b.nextDeadline = min(b.nextDeadline, l.deadline())
 	}
 	b.candsValid = false
 }

@@ -205,10 +205,15 @@ type Broker struct {
 	// takes them from candPos on, always a prefix of what is left. The list
 	// stays valid until a lease is removed (indices shift) or an
 	// opportunistic lease is added.
-	inFlight   int
-	cands      []candidate
-	candPos    int
-	candsValid bool
+	inFlight int
+	// reclaimable is Σ gpus of the opportunistic leases not under notice.
+	reclaimable int
+	// nextDeadline is no later than the earliest expiry or preemption time
+	// of any lease, so a tick before it has nothing to release.
+	nextDeadline int
+	cands        []candidate
+	candPos      int
+	candsValid   bool
 
 	// Admission's sort keys and the buffer the sorted list is built in;
 	// kept so that a pass allocates nothing once they have grown.
@@ -232,7 +237,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity}, nil
+	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt}, nil
 }
 
 // SetRecorder routes the journal to r (nil: no journal, and no cost).
@@ -367,6 +372,8 @@ func (b *Broker) releaseLease(l *Lease, reason string) {
 	b.addHeld(cp, l.Class, -l.GPUs)
 	if l.UnderNotice {
 		b.inFlight -= l.GPUs
+	} else if l.Class == Opportunistic {
+		b.reclaimable -= l.GPUs
 	}
 	b.candsValid = false // the caller removes the lease: indices shift
 	if b.rec != nil {
@@ -609,12 +616,7 @@ type Supply struct {
 // Supply reports campaign c's view of the pool.
 func (b *Broker) Supply(c CampaignID) Supply {
 	cp := &b.camps[c]
-	reclaimable := 0
-	for i := range b.leases {
-		if l := &b.leases[i]; l.Class == Opportunistic && !l.UnderNotice {
-			reclaimable += l.GPUs
-		}
-	}
+	reclaimable := b.reclaimable
 	free := b.Free()
 	path := Cold
 	if free > 0 {
@@ -656,6 +658,10 @@ func (b *Broker) Tick() {
 }
 
 func (b *Broker) expire() {
+	if b.now < b.nextDeadline {
+		return // most ticks: no lease is due
+	}
+	next := math.MaxInt
 	w := 0
 	for i := range b.leases {
 		l := &b.leases[i]
@@ -667,12 +673,22 @@ func (b *Broker) expire() {
 			b.releaseLease(l, ReasonPreempted)
 			continue
 		}
-		if w != i { // most ticks release nothing: skip the self-copies
+		next = min(next, l.deadline())
+		if w != i {
 			b.leases[w] = *l
 		}
 		w++
 	}
 	b.leases = b.leases[:w]
+	b.nextDeadline = next
+}
+
+// deadline is when the lease ends: at expiry, or earlier under notice.
+func (l *Lease) deadline() int {
+	if l.UnderNotice {
+		return min(l.Expires, l.PreemptAt)
+	}
+	return l.Expires
 }
 
 func clamp(x, lo, hi float64) float64 { return min(hi, max(lo, x)) }

@@ -328,9 +328,12 @@ func (r *runner) check() {
 	if !r.lateTick && b.Free() < unmet {
 		t.Fatalf("free %d < unmet guarantees %d", b.Free(), unmet)
 	}
-	inFlight := 0
+	inFlight, reclaimable := 0, 0
 	var cands []int
 	for i, l := range b.Leases() {
+		if l.deadline() < b.nextDeadline {
+			t.Fatalf("lease %d ends at %d, before the broker's next deadline %d", l.ID, l.deadline(), b.nextDeadline)
+		}
 		if l.UnderNotice && l.Class != Opportunistic {
 			t.Fatalf("lease %d of class %v under notice", l.ID, l.Class)
 		}
@@ -338,10 +341,14 @@ func (r *runner) check() {
 			inFlight += l.GPUs
 		} else if l.Class == Opportunistic {
 			cands = append(cands, i)
+			reclaimable += l.GPUs
 		}
 	}
 	if inFlight != b.inFlight {
 		t.Fatalf("GPUs in flight drifted: %d vs %d", inFlight, b.inFlight)
+	}
+	if reclaimable != b.reclaimable {
+		t.Fatalf("reclaimable GPUs drifted: %d vs %d", reclaimable, b.reclaimable)
 	}
 	// While the cached preemption order is valid, what is left of it is
 	// exactly what a fresh scan and stable sort would give.
