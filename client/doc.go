@@ -1,0 +1,22 @@
+// Package client is a typed Go client of the Bursar service (`bursar
+// serve`): the REST API through which agent campaigns negotiate GPU leases
+// with the broker.
+//
+// A Client carries one bearer token. An administrator's client registers
+// campaigns and receives each campaign's token exactly once; WithToken turns
+// it into that campaign's client:
+//
+//	admin, _ := client.New("http://127.0.0.1:8642", adminToken)
+//	reg, _ := admin.Register(ctx, client.CampaignSpec{Name: "sci", ...})
+//	sci := admin.WithToken(reg.Token)
+//	acc, _ := sci.Request(ctx, "sci", client.LeaseRequest{GPUs: 64, Duration: 600})
+//	g, _ := sci.WaitGrant(ctx, "sci", acc.RequestID, 100*time.Millisecond)
+//
+// Every non-2xx answer is an *Error holding the RFC 9457 problem body; the
+// statuses an agent reacts to match sentinels with errors.Is
+// (ErrBudgetExhausted, ErrForbidden, ...).
+//
+// The wire types in types.go are the service's own: the server generates its
+// OpenAPI document and its input validation from these structs, so the
+// client cannot drift from the API it talks to.
+package client

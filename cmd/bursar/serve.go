@@ -1,0 +1,201 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/service"
+)
+
+// adminTokenEnv names the environment variable that may carry the
+// administrator token. There is deliberately no flag for the token itself:
+// a command line is visible to every user of the machine through ps.
+const adminTokenEnv = "BURSAR_ADMIN_TOKEN"
+
+func adminTokenFlag() cli.Flag {
+	return &cli.PathFlag{Name: "admin-token-file", EnvVars: []string{"BURSAR_ADMIN_TOKEN_FILE"},
+		Usage: "read the administrator token from this file (surrounding whitespace is ignored; at least " +
+			fmt.Sprint(service.MinAdminTokenBytes) + " bytes). Without it the token is read from $" + adminTokenEnv}
+}
+
+// adminToken reads the administrator token from --admin-token-file or the
+// environment; ok is false when neither gives one.
+func adminToken(c *cli.Context, log *slog.Logger) (tok string, ok bool, err error) {
+	path := c.Path("admin-token-file")
+	env, envSet := os.LookupEnv(adminTokenEnv)
+	switch {
+	case path != "" && envSet:
+		return "", false, fmt.Errorf("the administrator token is given twice (--admin-token-file and $%s): give it one way", adminTokenEnv)
+	case path != "":
+		st, err := os.Stat(path)
+		if err != nil {
+			return "", false, fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if st.Mode().Perm()&0o077 != 0 && log != nil {
+			log.Warn("the administrator token file can be read by other users; chmod 600 it", "file", path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", false, fmt.Errorf("--admin-token-file: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+	case envSet:
+		tok = strings.TrimSpace(env)
+	default:
+		return "", false, nil
+	}
+	if len(tok) < service.MinAdminTokenBytes {
+		return "", false, fmt.Errorf("the administrator token must be at least %d bytes long (try: head -c 24 /dev/urandom | base64)", service.MinAdminTokenBytes)
+	}
+	return tok, true, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func brokerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "pool", Value: 512, Category: "broker", Usage: "GPUs in the pool"},
+		&cli.IntFlag{Name: "grace", Value: policy.DefaultGrace, Category: "broker", Usage: "preemption notice, in broker seconds, an opportunistic lease gets before it is reclaimed"},
+		&cli.Float64Flag{Name: "io-capacity", Value: 28, Category: "broker", Usage: "facility filesystem bandwidth, GB per broker second (1e12: unmetered)"},
+		&cli.Float64Flag{Name: "inference-capacity", Value: 5000, Category: "broker", Usage: "facility inference capacity, tokens per broker second (1e12: unmetered)"},
+		&cli.BoolFlag{Name: "grant-time-only", Category: "broker", Usage: "use the leaky enforcement that checks tokens at grant time only, instead of prepaid leases"},
+	}
+}
+
+func brokerConfig(c *cli.Context) policy.Config {
+	return policy.Config{Pool: c.Int("pool"), Grace: c.Int("grace"), GrantTimeOnly: c.Bool("grant-time-only"),
+		IOCapacity: c.Float64("io-capacity"), InferenceCapacity: c.Float64("inference-capacity")}
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the broker over HTTP in real time",
+		Description: "Runs the broker as a service. A ticker advances it one broker second every 1/--speed\n" +
+			"wall-clock seconds; agents talk to it through the REST API described at /openapi.json\n" +
+			"(see docs/service.md). It stops gracefully on SIGINT or SIGTERM.\n\n" +
+			"Security: every operation but /healthz and /openapi.json needs a bearer token. The\n" +
+			"administrator token comes from --admin-token-file or $" + adminTokenEnv + "; without one the\n" +
+			"service refuses to start, unless --insecure-dev is given, which makes up a token and\n" +
+			"prints it (loopback only, for trying things out). Registering a campaign returns the\n" +
+			"campaign's own token, once; a campaign token reaches that campaign only.\n\n" +
+			"Durability: with --data-dir every state change is appended to <dir>/bursar.wal and\n" +
+			"fsynced before it is answered, and a restart replays the file: campaigns, tokens,\n" +
+			"credits, buckets and leases come back as they were, even after kill -9. Without\n" +
+			"--data-dir everything lives in memory and dies with the process. The broker flags must\n" +
+			"stay the same across restarts of one data directory.\n\n" +
+			"Examples:\n" +
+			"   bursar serve --admin-token-file admin.token --data-dir ./bursar-data\n" +
+			"   bursar serve --insecure-dev --speed 10          # fast clock, throwaway state\n" +
+			"   BURSAR_ADMIN_TOKEN=$(cat admin.token) bursar serve --listen 127.0.0.1:9000",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: service.DefaultListen, EnvVars: []string{"BURSAR_LISTEN"},
+				Usage: "address to serve on (port 0: any free port; the address is printed)"},
+			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "broker seconds per wall-clock second (up to " + fmt.Sprint(service.MaxSpeed) + ")"},
+			&cli.PathFlag{Name: "data-dir", EnvVars: []string{"BURSAR_DATA_DIR"},
+				Usage: "keep the journal file here and replay it on start (default: memory only)"},
+			adminTokenFlag(),
+			&cli.BoolFlag{Name: "insecure-dev", Usage: "allow starting without an administrator token: a random one is made up and printed (loopback addresses only)"},
+			&cli.IntFlag{Name: "journal-keep", Value: service.DefaultJournalKeep, Category: "retention", Usage: "journal records (all campaigns) the API can page through"},
+			&cli.IntFlag{Name: "campaign-journal-keep", Value: service.DefaultCampaignJournalKeep, Category: "retention", Usage: "journal records per campaign the API can page through"},
+			&cli.IntFlag{Name: "grant-keep", Value: service.DefaultGrantKeep, Category: "retention", Usage: "grants per campaign the API can page through"},
+			&cli.IntFlag{Name: "max-pending", Value: service.DefaultMaxPending, Usage: "pending requests one campaign may have; more are refused with 429"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug (one line per request), info, warn or error"},
+		}, brokerFlags()...),
+		Action: runServe,
+	}
+}
+
+func runServe(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("serve takes no arguments, got %q", c.Args().Slice())
+	}
+	log, err := newLogger(c.String("log-level"))
+	if err != nil {
+		return err
+	}
+	listen := c.String("listen")
+	if sp := c.Float64("speed"); !(sp > 0) {
+		return fmt.Errorf("--speed must be greater than 0, got %v", sp)
+	}
+	tok, ok, err := adminToken(c, log)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if !c.Bool("insecure-dev") {
+			return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
+				" (or --insecure-dev to try things out on loopback)")
+		}
+		if !isLoopback(listen) {
+			return fmt.Errorf("--insecure-dev serves loopback addresses only, not %s", listen)
+		}
+		tok = randomHex(16)
+		fmt.Fprintf(os.Stderr, "bursar: --insecure-dev: no administrator token was given, so this process made one up.\n"+
+			"bursar: it is printed here (which is what makes this mode insecure) and dies with the process:\n"+
+			"bursar:   export %s=%s\n", adminTokenEnv, tok)
+	}
+	svc, err := service.New(service.Options{
+		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
+		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
+		MaxPending: c.Int("max-pending"), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		svc.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// One line on stdout, for people and for scripts that started the
+	// service on port 0.
+	fmt.Fprintf(c.App.Writer, "bursar: serving on http://%s (speed %g, %s)\n", ln.Addr(), c.Float64("speed"), durability(c.Path("data-dir")))
+	return svc.Serve(ctx, ln)
+}
+
+func durability(dir string) string {
+	if dir == "" {
+		return "memory only"
+	}
+	return "journal in " + dir
+}

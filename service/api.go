@@ -1,0 +1,125 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+)
+
+// APIVersion is the version of the HTTP API in the OpenAPI document.
+const APIVersion = "1.0.0"
+
+const apiDescription = `Bursar meters how fast autonomous agent campaigns may consume a shared GPU pool.
+
+An administrator registers each campaign with its envelope (guarantee, sustained rate R, token bucket B, burst ceiling, class, credit budget, io and inference flow buckets) and receives the campaign's bearer token once. The campaign's agent then reads its supply, files requests for GPUs (202: admission happens at the broker's next tick), polls for the grant, meters its io and inference through consume, and releases what it no longer needs.
+
+Authentication: 'Authorization: Bearer <token>'. A campaign token reads and changes only its own campaign (another campaign's URL is 403); the administrator token may do everything. A missing or bad token is 401. Every error is an RFC 9457 problem document; field errors name the field ('body.gpus', 'query.class').
+
+Time is broker time: one tick is one broker second, and the service ticks at --speed ticks per wall-clock second.`
+
+// buildAPI registers every operation and renders the OpenAPI document once
+// (it does not change after start).
+func (s *Service) buildAPI() error {
+	mux := http.NewServeMux()
+	cfg := huma.DefaultConfig("Bursar", APIVersion)
+	cfg.Info.Description = apiDescription
+	// The document is served from a pre-rendered copy below; the docs UI
+	// would load scripts from a CDN, and the schema links would add a
+	// $schema field to every answer.
+	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
+	cfg.CreateHooks = nil
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer",
+			Description: "The administrator token, or a campaign token (bursar_c<id>_<32 hex digits>) as returned once by registration."},
+	}
+	cfg.Transformers = append(cfg.Transformers, problemTransformer)
+	s.api = humago.New(mux, cfg)
+	s.api.UseMiddleware(s.authMiddleware)
+	s.registerOperations()
+
+	spec, err := json.Marshal(s.api.OpenAPI())
+	if err != nil {
+		return fmt.Errorf("service: render OpenAPI: %w", err)
+	}
+	s.spec = spec
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/openapi+json")
+		_, _ = w.Write(s.spec)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no operation %s %s (the API is described at /openapi.json)", r.Method, r.URL.Path))
+	})
+	s.handler = s.outer(mux)
+	return nil
+}
+
+// Huma reports a missing property at the object that lacks it ("body")
+// and a number that does not fit a Go int at the whole body; both name the
+// field only in the message. These patterns move the name into location,
+// so that every field error says which field it is about.
+var (
+	missingProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
+	goFieldType     = regexp.MustCompile(`Go struct field \w+\.(\S+) of type`)
+)
+
+// problemTransformer polishes problem documents: field locations as above,
+// and echoed values cut short (a malformed body is otherwise echoed whole,
+// up to the 1 MiB limit).
+func problemTransformer(_ huma.Context, _ string, v any) (any, error) {
+	em, ok := v.(*huma.ErrorModel)
+	if !ok {
+		return v, nil
+	}
+	for _, d := range em.Errors {
+		if m := missingProperty.FindStringSubmatch(d.Message); m != nil {
+			d.Location += "." + m[1]
+			d.Value = nil
+		} else if m := goFieldType.FindStringSubmatch(d.Message); m != nil && d.Location == "body" {
+			d.Location += "." + m[1]
+		}
+		d.Value = shortValue(d.Value)
+	}
+	return v, nil
+}
+
+// shortValue keeps an echoed value when it is short and replaces it with
+// the start of its JSON text when it is not (the value of an unexpected
+// property error is the whole enclosing object).
+func shortValue(v any) any {
+	const most = 256
+	switch x := v.(type) {
+	case nil, bool, float64, int, int64:
+		return v
+	case string:
+		if len(x) <= most {
+			return v
+		}
+		return strings.ToValidUTF8(x[:most], "") + "…"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	if len(b) <= most {
+		return v
+	}
+	return strings.ToValidUTF8(string(b[:most]), "") + "…"
+}
+
+// operation registers one operation with the role it requires.
+func operation[I, O any](s *Service, role string, op huma.Operation, h func(context.Context, *I) (*O, error)) {
+	op.Metadata = map[string]any{"role": role}
+	op.MaxBodyBytes = MaxBodyBytes
+	if role != rolePublic {
+		op.Security = []map[string][]string{{"bearer": {}}}
+		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	op.Errors = append(op.Errors, http.StatusServiceUnavailable)
+	huma.Register(s.api, op, h)
+}

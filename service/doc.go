@@ -1,0 +1,27 @@
+// Package service serves the Bursar broker (package policy) over HTTP in
+// real time: the REST API through which agent campaigns negotiate GPU
+// leases, as run by `bursar serve`.
+//
+// The broker is a deterministic, single-threaded state machine; the
+// service puts one mutex around it and a ticker that advances it one broker
+// second every 1/Speed wall-clock seconds. Handlers are huma operations on
+// a Go 1.22 ServeMux (the OpenAPI 3.1 document at /openapi.json is generated
+// from the client package's wire types, which are also what every request
+// is validated against).
+//
+// Security: campaign tokens are 128 random bits, shown once at
+// registration, stored as SHA-256 and compared in constant time; a token
+// reaches its own campaign only (403 elsewhere, 401 without a valid one),
+// the administrator token everything. Authentication runs before input
+// validation.
+//
+// Durability: with a data directory every state-changing operation is
+// appended to a checksummed write-ahead journal of operations (register
+// with the token hash, request, release, release-lease, consume, tick)
+// before its answer is sent, and group-committed with fsync; no answer,
+// read or write, is sent before the journal covering the state it shows is
+// on stable storage. On start the file is replayed onto a fresh broker,
+// which rebuilds campaigns, tokens, credits, buckets, leases and the id
+// counter exactly; a torn or corrupt tail is cut and reported. See
+// docs/service.md for the exact guarantee.
+package service

@@ -1,0 +1,108 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+// MaxBodyBytes is the request body limit: a body of this size or more is
+// refused with 413.
+const MaxBodyBytes = 1 << 20
+
+// requestInfo travels with a request so that the outer access log can name
+// the principal the inner auth middleware found.
+type requestInfo struct {
+	principal string
+}
+
+type requestInfoKey struct{}
+
+func requestInfoOf(ctx context.Context) *requestInfo {
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	return info
+}
+
+// statusWriter records the status of the answer for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (huma sets the
+// body read deadline through it).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writeProblem writes an RFC 9457 problem for answers made outside huma.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"title": http.StatusText(status), "status": status, "detail": detail,
+	})
+}
+
+// outer wraps the router: a body limit for every route, the access log
+// (method, path, status, principal and time, never a header or a body, so
+// no token can reach the log), and a last line of defence that turns a
+// panic into a 500 instead of a dropped connection.
+func (s *Service) outer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		info := &requestInfo{principal: "-"}
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		if r.Body != nil {
+			// Huma enforces the same limit per operation and answers
+			// 413; this covers every other route.
+			r.Body = http.MaxBytesReader(sw, r.Body, MaxBodyBytes)
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					writeProblem(sw, http.StatusInternalServerError, "internal error")
+				}
+			}
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"principal", info.principal, "duration", time.Since(start))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// logWriter adapts the http.Server's error log to slog.
+type logWriter struct{ log *slog.Logger }
+
+func (l logWriter) Write(p []byte) (int, error) {
+	l.log.Warn("http server", "msg", string(trimNL(p)))
+	return len(p), nil
+}
+
+func trimNL(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}

@@ -1,0 +1,91 @@
+package service
+
+import "github.com/bursar-hpc/bursar/policy"
+
+// entry is one retained journal record and its sequence number in the ring
+// that holds it.
+type entry struct {
+	seq int64
+	ev  policy.Event
+}
+
+// ring keeps the newest max records of an unbounded stream, numbered 1, 2,
+// … in arrival order. A long-running service cannot keep every record in
+// memory; the journal file (with --data-dir) is the complete history, and
+// the rings are what the API can page through. Sequence numbers in a ring
+// are contiguous, so a page is an index computation, not a search.
+type ring struct {
+	buf  []entry
+	head int // index of the oldest record once buf is full
+	max  int
+	last int64 // seq of the newest record; also the number ever pushed
+}
+
+func newRing(max int) ring { return ring{max: max} }
+
+func (r *ring) push(ev policy.Event) int64 {
+	r.last++
+	e := entry{seq: r.last, ev: ev}
+	if len(r.buf) < r.max {
+		r.buf = append(r.buf, e)
+		return r.last
+	}
+	r.buf[r.head] = e
+	r.head++
+	if r.head == r.max {
+		r.head = 0
+	}
+	return r.last
+}
+
+// at is the i-th oldest retained record.
+func (r *ring) at(i int) *entry {
+	j := r.head + i
+	if j >= len(r.buf) {
+		j -= len(r.buf)
+	}
+	return &r.buf[j]
+}
+
+// oldest is the seq of the oldest retained record, 0 when there is none.
+func (r *ring) oldest() int64 {
+	if len(r.buf) == 0 {
+		return 0
+	}
+	return r.at(0).seq
+}
+
+// page returns up to limit records: with after < 0 the newest ones,
+// otherwise those with seq > after, oldest first. truncated reports that
+// records after `after` were already dropped. next is the cursor to pass
+// as after to read on.
+func (r *ring) page(after int64, limit int) (out []*entry, next int64, truncated bool) {
+	n := len(r.buf)
+	if n == 0 {
+		return nil, max(after, r.last), after >= 0 && after < r.last
+	}
+	first := r.oldest()
+	var start int // index into the retained records
+	if after < 0 {
+		start = max(0, n-limit)
+	} else {
+		if after+1 < first {
+			truncated = true
+			start = 0
+		} else {
+			start = int(min(after+1-first, int64(n)))
+		}
+	}
+	end := min(n, start+limit)
+	out = make([]*entry, 0, end-start)
+	for i := start; i < end; i++ {
+		out = append(out, r.at(i))
+	}
+	next = after
+	if len(out) > 0 {
+		next = out[len(out)-1].seq
+	} else if after < 0 {
+		next = r.last
+	}
+	return out, next, truncated
+}

@@ -1,0 +1,405 @@
+package service
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// Defaults of Options.
+const (
+	DefaultListen              = "127.0.0.1:8642"
+	DefaultJournalKeep         = 10000
+	DefaultCampaignJournalKeep = 1000
+	DefaultGrantKeep           = 1000
+	DefaultMaxPending          = 1024
+	DefaultDurableWait         = 10 * time.Second
+	// MaxSpeed bounds --speed: beyond it a tick period is shorter than the
+	// time a tick takes under load, and the clock would only fall behind.
+	MaxSpeed = 100000
+)
+
+// Options configure a Service.
+type Options struct {
+	// Broker is the broker's parameters. With a data directory they must
+	// equal the ones its journal file was written with.
+	Broker policy.Config
+	// Speed is broker ticks per wall-clock second. 0 starts no ticker: the
+	// embedding program (or a test) calls Tick.
+	Speed float64
+	// DataDir holds the journal file; "" keeps everything in memory only.
+	DataDir string
+	// AdminToken is the administrator's bearer token (at least
+	// MinAdminTokenBytes). Only its hash is kept.
+	AdminToken string
+	// JournalKeep, CampaignJournalKeep and GrantKeep are how many journal
+	// records (all campaigns; per campaign) and grants per campaign the API
+	// can page through. 0 means the default.
+	JournalKeep, CampaignJournalKeep, GrantKeep int
+	// MaxPending caps one campaign's pending requests (0: the default), so
+	// that one agent cannot make every admission pass slow for all.
+	MaxPending int
+	// DurableWait bounds how long an answer waits for its fsync (0: the
+	// default).
+	DurableWait time.Duration
+	// Logger receives the service log (nil: discard).
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, k := range []*int{&o.JournalKeep, &o.CampaignJournalKeep, &o.GrantKeep, &o.MaxPending} {
+		if *k < 0 {
+			return fmt.Errorf("service: retention and pending limits must not be negative, got %d", *k)
+		}
+	}
+	if o.JournalKeep == 0 {
+		o.JournalKeep = DefaultJournalKeep
+	}
+	if o.CampaignJournalKeep == 0 {
+		o.CampaignJournalKeep = DefaultCampaignJournalKeep
+	}
+	if o.GrantKeep == 0 {
+		o.GrantKeep = DefaultGrantKeep
+	}
+	if o.MaxPending == 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.DurableWait <= 0 {
+		o.DurableWait = DefaultDurableWait
+	}
+	if math.IsNaN(o.Speed) || o.Speed < 0 || o.Speed > MaxSpeed {
+		return fmt.Errorf("service: speed must be between 0 and %d ticks per second, got %v", MaxSpeed, o.Speed)
+	}
+	if len(o.AdminToken) < MinAdminTokenBytes {
+		return fmt.Errorf("service: the administrator token must be at least %d bytes long", MinAdminTokenBytes)
+	}
+	return o.Broker.Validate()
+}
+
+// Service is the broker served over HTTP in real time. One lock guards the
+// broker, whose core stays single-threaded; the ticker advances it every
+// 1/Speed seconds.
+type Service struct {
+	opts      Options
+	log       *slog.Logger
+	adminHash [32]byte
+
+	mu     sync.Mutex
+	core   *core
+	wal    *wal // nil without a data directory
+	failed error
+	closed bool
+
+	failOnce sync.Once
+	failCh   chan struct{}
+
+	api     huma.API
+	handler http.Handler
+	spec    []byte
+	report  ReplayReport
+
+	startOnce sync.Once
+	closeOnce sync.Once
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeErr  error
+}
+
+// New builds a service. With a data directory it replays the journal file
+// first, so that campaigns, tokens, credits, buckets and leases are as they
+// were when the last record was written.
+func New(opts Options) (*Service, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	c, w, rep, err := openState(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{opts: opts, log: opts.Logger, adminHash: hashToken(opts.AdminToken), core: c, wal: w, report: rep,
+		failCh: make(chan struct{}), stop: make(chan struct{})}
+	if w != nil {
+		if rep.CutBytes > 0 {
+			s.log.Warn("journal file: damaged tail cut", "file", rep.Path, "reason", rep.CutReason, "bytes", rep.CutBytes)
+		}
+		total := 0
+		for _, n := range rep.Records {
+			total += n
+		}
+		s.log.Info("journal file replayed", "file", rep.Path, "new", rep.Created, "records", total,
+			"campaigns", c.b.NumCampaigns(), "leases", len(c.b.Leases()), "pending", len(c.b.Pending()),
+			"t", rep.Time, "took", time.Since(start).Round(time.Millisecond))
+	}
+	if err := s.buildAPI(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openState builds the core and, with a data directory, replays the
+// journal file into it.
+func openState(opts Options) (*core, *wal, ReplayReport, error) {
+	c, err := newCore(opts.Broker, opts.JournalKeep, opts.CampaignJournalKeep, opts.GrantKeep)
+	if err != nil {
+		return nil, nil, ReplayReport{}, err
+	}
+	if opts.DataDir == "" {
+		return c, nil, ReplayReport{}, nil
+	}
+	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne)
+	if err != nil {
+		return nil, nil, rep, err
+	}
+	rep.Time = c.b.Now()
+	return c, w, rep, nil
+}
+
+// replayOne applies one record of the journal file. Every record was
+// written because its operation changed the state, so one that changes
+// nothing now means the file and the broker disagree.
+func (c *core) replayOne(o *op) error {
+	_, changed, err := c.apply(o)
+	if err != nil && !errors.Is(err, policy.ErrBudgetExhausted) {
+		return err
+	}
+	if !changed {
+		return fmt.Errorf("%w: it changes nothing on replay", errReplay)
+	}
+	return nil
+}
+
+// Report is what replaying the data directory found (zero without one).
+func (s *Service) Report() ReplayReport { return s.report }
+
+// Handler is the HTTP API.
+func (s *Service) Handler() http.Handler { return s.handler }
+
+// OpenAPI is the API description as served at /openapi.json.
+func (s *Service) OpenAPI() []byte { return s.spec }
+
+// Failed reports the error that stopped the service (a journal file write
+// or fsync failure), nil while it is healthy.
+func (s *Service) Failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+func (s *Service) failLocked(err error) {
+	if s.failed != nil {
+		return
+	}
+	s.failed = err
+	s.log.Error("service failed; answering 503 from now on", "err", err)
+	s.failOnce.Do(func() { close(s.failCh) })
+}
+
+func (s *Service) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failLocked(err)
+}
+
+func errUnavailable(detail string) error { return huma.Error503ServiceUnavailable(detail) }
+
+// txn is a handler's view of the state while it holds the lock.
+type txn struct {
+	s   *Service
+	c   *core
+	pos int64 // journal offset the answer must wait for
+}
+
+// apply runs one operation and, when it changed the state, appends it to
+// the journal file before the lock is released. Applying first and
+// appending second is safe because nothing can observe the state in
+// between (the lock is held), and a crash in between loses both the change
+// and its answer. Only changes are journaled, so refused operations cost
+// nothing on replay.
+func (t *txn) apply(o *op) (result, error) {
+	o.T = t.c.b.Now()
+	if o.Op == opTick {
+		o.T++
+	}
+	res, changed, err := t.c.apply(o)
+	if changed && t.s.wal != nil {
+		pos, werr := t.s.wal.append(o)
+		if werr != nil {
+			t.s.failLocked(werr)
+			return res, errUnavailable("the journal file cannot be written; the service has stopped taking requests")
+		}
+		t.pos = pos
+	}
+	return res, err
+}
+
+// withState runs fn under the lock, then waits until everything fn saw or
+// changed is on stable storage. That covers reads as well: a read can
+// reveal the effect of a tick (a grant), and no answer may reveal state
+// that a power failure could take back.
+func (s *Service) withState(ctx context.Context, fn func(*txn) error) error {
+	s.mu.Lock()
+	switch {
+	case s.failed != nil:
+		s.mu.Unlock()
+		return errUnavailable("the service has failed: " + s.failed.Error())
+	case s.closed:
+		s.mu.Unlock()
+		return errUnavailable("the service is shutting down")
+	}
+	t := txn{s: s, c: s.core}
+	if s.wal != nil {
+		t.pos = s.wal.position()
+	}
+	err := fn(&t)
+	failed := s.failed
+	s.mu.Unlock()
+	if failed != nil {
+		return errUnavailable("the service has failed: " + failed.Error())
+	}
+	if s.wal != nil {
+		wctx, cancel := context.WithTimeout(ctx, s.opts.DurableWait)
+		defer cancel()
+		if werr := s.wal.waitDurable(wctx, t.pos); werr != nil {
+			if errors.Is(werr, errWALFailed) {
+				s.fail(werr)
+			}
+			return errUnavailable("the answer could not be made durable: " + werr.Error())
+		}
+	}
+	return err
+}
+
+// Tick advances the broker one second and returns once the tick is on
+// stable storage, so that the ticker never runs more than one tick ahead of
+// the disk.
+func (s *Service) Tick() error {
+	return s.withState(context.Background(), func(t *txn) error {
+		_, err := t.apply(&op{Op: opTick})
+		return err
+	})
+}
+
+// Now is the broker time.
+func (s *Service) Now() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.core.b.Now()
+}
+
+// Start starts the ticker (with Speed > 0). Serve calls it.
+func (s *Service) Start() {
+	s.startOnce.Do(func() {
+		if s.opts.Speed <= 0 {
+			return
+		}
+		period := time.Duration(float64(time.Second) / s.opts.Speed)
+		s.wg.Add(1)
+		go s.tickLoop(max(period, time.Microsecond))
+	})
+}
+
+// tickLoop ticks once per period. A time.Ticker drops ticks the loop was
+// too slow for, so a loaded service slows its clock down instead of
+// catching up in a burst that agents could not react to.
+func (s *Service) tickLoop(period time.Duration) {
+	defer s.wg.Done()
+	tk := time.NewTicker(period)
+	defer tk.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tk.C:
+			if err := s.Tick(); err != nil && s.Failed() != nil {
+				return
+			}
+		}
+	}
+}
+
+// Close stops the ticker, makes the journal file durable and closes it.
+// Requests after Close get 503.
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		if s.wal != nil {
+			s.closeErr = s.wal.close()
+		}
+	})
+	return s.closeErr
+}
+
+// Server timeouts: no client can hold a connection open by sending or
+// reading slowly, or by idling.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 60 * time.Second
+	shutdownTimeout   = 10 * time.Second
+)
+
+// Serve serves the API on ln until ctx ends or the service fails, then
+// shuts down gracefully: it stops accepting, lets requests in flight
+// finish (up to 10 s), stops the ticker and closes the journal file.
+func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	s.Start()
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(logWriter{s.log}, "", 0),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var runErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case <-s.failCh:
+		runErr = s.Failed()
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			runErr = err
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := s.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil {
+		s.log.Info("stopped", "t", s.Now())
+	}
+	return runErr
+}
+
+func hexHash(h [32]byte) string { return hex.EncodeToString(h[:]) }
