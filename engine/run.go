@@ -182,7 +182,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 		}
 		return base{name: env.Name, b: b, id: id}, nil
 	}
-	tasks := GenerateTasks(s.Seed, s.Tasks)
+	tasks := taskSetFor(s.Seed, s.Tasks)
 
 	vb, err := register(policy.Envelope{Name: "victim", Budget: 5000, Guaranteed: 32, Sustained: 32, BurstCeiling: 64, Bucket: 60000, Class: policy.Interactive})
 	if err != nil {

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Task is one unit of science work of a science campaign.
@@ -75,41 +75,117 @@ type workList struct {
 	meanTodo, meanWin float64
 }
 
+type densityKey struct {
+	density float64
+	index   int32
+}
+
+// taskSet is everything about one seed's task list that no run changes:
+// the tasks, the adaptive campaign's density order and the starting state
+// of its indexes. Runs share it read-only.
+type taskSet struct {
+	tasks     []Task
+	byDensity []int32 // the adaptive to-do order
+	rank      []int32 // a task's position in byDensity
+	hot       hotIndex
+	win       []int32 // the starved window before any work
+}
+
+func newTaskSet(seed int64, n int) *taskSet {
+	tasks := GenerateTasks(seed, n)
+	ts := &taskSet{tasks: tasks, byDensity: make([]int32, n), rank: make([]int32, n)}
+	// Sorted through (density, index) keys, ties broken by generation
+	// order: the result of a stable sort, at the cost of an unstable one on
+	// flat keys.
+	keys := make([]densityKey, n)
+	for i := range tasks {
+		keys[i] = densityKey{tasks[i].Density, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b densityKey) int {
+		switch {
+		case a.density > b.density:
+			return -1
+		case a.density < b.density:
+			return 1
+		}
+		return int(a.index - b.index)
+	})
+	for pos, k := range keys {
+		ts.byDensity[pos] = k.index
+		ts.rank[k.index] = int32(pos)
+	}
+	ts.hot.init(tasks, ts.byDensity)
+	w := &workList{tasks: tasks, rank: ts.rank, win: make([]int32, 0, starvedWindow)}
+	for _, ti := range ts.byDensity[:min(starvedWindow, n)] {
+		w.insertWin(ti)
+	}
+	ts.win = w.win
+	return ts
+}
+
+// taskCache keeps the task sets of the last few seeds: a sweep runs every
+// grid point on the same seeds, and building a set (drawing 3000 tasks and
+// sorting them) is a sixth of a run.
+var taskCache struct {
+	sync.Mutex
+	sets []*taskSet // most recent first
+	keys []taskKey
+}
+
+type taskKey struct {
+	seed int64
+	n    int
+}
+
+const taskCacheSize = 8
+
+func taskSetFor(seed int64, n int) *taskSet {
+	key := taskKey{seed, n}
+	taskCache.Lock()
+	for i, k := range taskCache.keys {
+		if k == key {
+			ts := taskCache.sets[i]
+			taskCache.Unlock()
+			return ts
+		}
+	}
+	taskCache.Unlock()
+	// Built outside the lock: two workers may build the same set at once,
+	// which costs time but never changes a result.
+	ts := newTaskSet(seed, n)
+	taskCache.Lock()
+	taskCache.keys = append([]taskKey{key}, taskCache.keys[:min(len(taskCache.keys), taskCacheSize-1)]...)
+	taskCache.sets = append([]*taskSet{ts}, taskCache.sets[:min(len(taskCache.sets), taskCacheSize-1)]...)
+	taskCache.Unlock()
+	return ts
+}
+
 // newWorkList makes a campaign's to-do list: in generation order, or for
 // the adaptive campaign in density order (highest first, stable).
-func newWorkList(tasks []Task, adaptive bool) *workList {
+func newWorkList(ts *taskSet, adaptive bool) *workList {
+	n := len(ts.tasks)
 	w := &workList{
-		tasks:     tasks,
-		remaining: make([]float64, len(tasks)),
-		done:      make([]bool, len(tasks)),
-		todo:      make([]int32, len(tasks)),
+		tasks:     ts.tasks,
+		remaining: make([]float64, n),
+		done:      make([]bool, n),
+		todo:      make([]int32, n),
 		adaptive:  adaptive,
 		meanTodo:  -1,
 		meanWin:   -1,
 	}
-	for i := range tasks {
-		w.remaining[i] = tasks[i].Size
-		w.todo[i] = int32(i)
+	for i := range ts.tasks {
+		w.remaining[i] = ts.tasks[i].Size
 	}
-	if adaptive {
-		// Ties broken by generation order: the result of a stable sort,
-		// at the cost of an unstable one.
-		slices.SortFunc(w.todo, func(a, b int32) int {
-			if c := cmp.Compare(tasks[b].Density, tasks[a].Density); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		})
-		w.rank = make([]int32, len(tasks))
-		for pos, ti := range w.todo {
-			w.rank[ti] = int32(pos)
+	if !adaptive {
+		for i := range w.todo {
+			w.todo[i] = int32(i)
 		}
-		w.hot.init(tasks, w.todo)
-		w.win = make([]int32, 0, starvedWindow)
-		for _, ti := range w.todo[:min(starvedWindow, len(w.todo))] {
-			w.insertWin(ti)
-		}
+		return w
 	}
+	copy(w.todo, ts.byDensity)
+	w.rank = ts.rank
+	w.hot = ts.hot.clone()
+	w.win = append(make([]int32, 0, starvedWindow), ts.win...)
 	return w
 }
 
@@ -251,6 +327,14 @@ func (h *hotIndex) init(tasks []Task, order []int32) {
 		total += tasks[ti].Size
 	}
 	h.slack = 4 * float64(n) * (1.0/hotScale + 2.3e-16*total)
+}
+
+// clone copies the mutable parts; densities are shared read-only.
+func (h *hotIndex) clone() hotIndex {
+	c := *h
+	c.tree = slices.Clone(h.tree)
+	c.fixed = slices.Clone(h.fixed)
+	return c
 }
 
 func (h *hotIndex) set(rank int, v float64) {

@@ -65,13 +65,17 @@ func (b *Broker) admit() {
 		r.tokens = b.camps[r.Campaign].tokens
 		keys = append(keys, pendingKey{deficit: r.deficit, tokens: r.tokens, pos: i, class: r.Class})
 	}
-	slices.SortFunc(keys, comparePendingKeys)
-	sorted := b.pendingSpare[:0]
-	for _, k := range keys {
-		sorted = append(sorted, b.pending[k.pos])
-	}
 	b.pendingKeys = keys
-	b.pendingSpare, b.pending = b.pending, sorted
+	// Most passes find the list in order already (a few requests, rarely
+	// reordered): then there is nothing to move.
+	if !slices.IsSortedFunc(keys, comparePendingKeys) {
+		slices.SortFunc(keys, comparePendingKeys)
+		sorted := b.pendingSpare[:0]
+		for _, k := range keys {
+			sorted = append(sorted, b.pending[k.pos])
+		}
+		b.pendingSpare, b.pending = b.pending, sorted
+	}
 
 	w := 0
 	for i := range b.pending {

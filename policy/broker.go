@@ -73,6 +73,11 @@ type Lease struct {
 	// PreemptAt is meaningful while UnderNotice.
 	PreemptAt   int
 	UnderNotice bool
+
+	// charge is the credits one tick of the lease costs at multiplier
+	// chargeM (0 before the first accounting): the multiplier changes
+	// rarely, so the division is done once per change, not per tick.
+	charge, chargeM float64
 }
 
 // Request is a pending ask for GPUs.
@@ -190,9 +195,10 @@ type Broker struct {
 	usageTotal    int // Σ over campaigns of their usage window sums
 	pendingDemand int // Σ gpus of pending requests not opportunistic
 
-	cong    congestionRing
-	utilSum float64
-	utilN   int
+	cong      congestionRing
+	congIndex float64 // of cong, as of the last tick
+	utilSum   float64
+	utilN     int
 
 	ioLeft, infLeft float64
 
@@ -520,7 +526,8 @@ func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowe
 	if err := b.check(c); err != nil {
 		return 0, 0, err
 	}
-	if math.IsNaN(io) || math.IsNaN(inference) || io < 0 || inference < 0 || math.IsInf(io, 0) || math.IsInf(inference, 0) {
+	// Written so that NaN fails it too.
+	if !(io >= 0 && io <= math.MaxFloat64 && inference >= 0 && inference <= math.MaxFloat64) {
 		return 0, 0, fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
 	}
 	cp := &b.camps[c]
@@ -547,8 +554,8 @@ func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired fl
 	if f.tokens > 0 {
 		limit = f.Ceiling
 	}
-	room := max(0, limit-f.usedNow)
-	grant := min(desired, room, *left)
+	room := pyMax(0, limit-f.usedNow)
+	grant := pyMin(pyMin(desired, room), *left)
 	*left -= grant
 	f.usedNow += grant
 	if grant < desired-flowSlack {
@@ -565,12 +572,7 @@ func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired fl
 
 // CongestionIndex is the unmet priced demand over the free GPUs of the last
 // CongestionWindow ticks, capped at 10 (0 with no history).
-func (b *Broker) CongestionIndex() float64 {
-	if b.cong.n == 0 {
-		return 0
-	}
-	return min(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
-}
+func (b *Broker) CongestionIndex() float64 { return b.congIndex }
 
 // MultiplierFor maps a congestion index to the price multiplier.
 func MultiplierFor(index float64) float64 {
@@ -691,7 +693,26 @@ func (l *Lease) deadline() int {
 	return l.Expires
 }
 
-func clamp(x, lo, hi float64) float64 { return min(hi, max(lo, x)) }
+// clamp is the prototype's min(hi, max(lo, x)).
+func clamp(x, lo, hi float64) float64 { return pyMin(hi, pyMax(lo, x)) }
+
+// pyMin and pyMax are Python's min and max of two numbers: the first one
+// unless the second is strictly smaller (larger). Unlike Go's builtins they
+// need no NaN or signed-zero handling, which keeps them branch-cheap on the
+// hot path, and they pick between equal values the way the prototype does.
+func pyMin(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+func pyMax(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
+}
 
 func (f *flowState) refill() {
 	f.tokens = clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket)
@@ -717,14 +738,17 @@ func (b *Broker) account() {
 		if l.Class == AgentBurst || l.Class == Interactive {
 			lm = m
 		}
-		cp := &b.camps[l.Campaign]
-		cp.credits -= float64(float64(l.GPUs)*basePrice[l.Class]*lm) / 3600
+		if l.chargeM != lm {
+			l.charge, l.chargeM = float64(float64(l.GPUs)*basePrice[l.Class]*lm)/3600, lm
+		}
+		b.camps[l.Campaign].credits -= l.charge
 	}
 }
 
 func (b *Broker) recordHistory() {
 	free := b.Free()
 	b.cong.push(b.pendingDemand, max(free, 0))
+	b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
 	for i := range b.camps {
 		cp := &b.camps[i]
 		b.usageTotal -= cp.usage.push(cp.heldAll)
