@@ -147,7 +147,9 @@ type campaign struct {
 	held    [numClasses]int
 	heldAll int
 	pending [numClasses]int
-	usage   usageRing
+	// usage lives apart so that the campaign list stays compact: the
+	// tick walks it several times.
+	usage *usageRing
 }
 
 // congestionRing holds the last CongestionWindow (unmet priced demand, free
@@ -304,6 +306,7 @@ func (b *Broker) Register(env Envelope) (CampaignID, error) {
 		credits: env.Budget,
 		io:      newFlowState(env.IO),
 		inf:     newFlowState(env.Inference),
+		usage:   new(usageRing),
 	})
 	b.guaranteed += env.Guaranteed
 	b.unmet += env.Guaranteed
