@@ -619,27 +619,27 @@ type Supply struct {
 }
 
 // Supply reports campaign c's view of the pool.
-func (b *Broker) Supply(c CampaignID) Supply {
+func (b *Broker) Supply(c CampaignID) (s Supply) {
 	cp := &b.camps[c]
-	reclaimable := b.reclaimable
-	free := b.Free()
-	path := Cold
-	if free > 0 {
-		path = Warm
-	} else if reclaimable > 0 {
-		path = Reclaim
+	s.Free, s.Reclaimable = b.Free(), b.reclaimable
+	switch {
+	case s.Free > 0:
+		s.ExpectedPath = Warm
+	case s.Reclaimable > 0:
+		s.ExpectedPath = Reclaim
+	default:
+		s.ExpectedPath = Cold
 	}
-	idx := b.CongestionIndex()
-	fs := func(f *flowState, left float64) FlowSupply {
-		return FlowSupply{Tokens: f.tokens, Bucket: f.Bucket, Rate: f.Rate, Ceiling: f.Ceiling, FacilityLeft: left}
-	}
-	return Supply{
-		Free: free, Reclaimable: reclaimable,
-		CongestionIndex: idx, Multiplier: MultiplierFor(idx),
-		Tokens: cp.tokens, Bucket: cp.env.Bucket, Sustained: cp.env.Sustained, Credits: cp.credits,
-		ExpectedPath: path,
-		IO:           fs(&cp.io, b.ioLeft), Inference: fs(&cp.inf, b.infLeft),
-	}
+	s.CongestionIndex = b.congIndex
+	s.Multiplier = MultiplierFor(s.CongestionIndex)
+	s.Tokens, s.Bucket, s.Sustained, s.Credits = cp.tokens, cp.env.Bucket, cp.env.Sustained, cp.credits
+	cp.io.supply(&s.IO, b.ioLeft)
+	cp.inf.supply(&s.Inference, b.infLeft)
+	return s
+}
+
+func (f *flowState) supply(s *FlowSupply, left float64) {
+	*s = FlowSupply{Tokens: f.tokens, Bucket: f.Bucket, Rate: f.Rate, Ceiling: f.Ceiling, FacilityLeft: left}
 }
 
 // Utilization is the mean over completed ticks of the leased fraction of the
