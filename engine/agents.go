@@ -77,25 +77,23 @@ type science struct {
 // list).
 func (s *science) doWork(starved bool) {
 	held := s.b.Held(s.id, policy.AnyClass)
-	if held == 0 || len(s.work.todo) == 0 {
+	if held == 0 || s.work.empty() {
 		return
 	}
-	order, meanIO := s.work.orderMeanIO(starved)
-	desired := float64(held) * meanIO
+	desired := float64(held) * s.work.meanIOOf(starved)
 	allowed, _, _ := s.b.Consume(s.id, desired, 0)
 	factor := 1.0
 	if desired > 0 {
 		factor = allowed / desired
 	}
-	k := s.work.spend(order, float64(held)*factor)
-	s.work.removeDone(k, starved)
+	s.work.work(starved, float64(held)*factor)
 }
 
 type naive struct{ science }
 
 func (n *naive) Step(int) {
 	n.doWork(false)
-	if len(n.work.todo) == 0 {
+	if n.work.empty() {
 		_ = n.b.ReleaseAll(n.id, policy.AnyClass)
 		return
 	}
@@ -123,7 +121,10 @@ func (a *adaptive) hotWant(price float64) int {
 		}
 	}
 	hot := 0.0
-	for _, ti := range a.work.todo {
+	for _, ti := range a.work.todo[a.work.head:] {
+		if a.work.done[ti] {
+			continue
+		}
 		if a.work.tasks[ti].Density < price || hot >= hotEnough {
 			break
 		}
@@ -140,11 +141,11 @@ func (a *adaptive) Step(int) {
 
 	starved := sup.IO.Tokens < lowTokenFraction*sup.IO.Bucket
 	var meanIO float64
-	if starved && len(a.work.todo) > 0 {
-		_, meanIO = a.work.orderMeanIO(true) // before the work: finished tasks count
+	if starved && !a.work.empty() {
+		meanIO = a.work.meanIOOf(true) // before the work: finished tasks count
 	}
 	a.doWork(starved)
-	if len(a.work.todo) == 0 {
+	if a.work.empty() {
 		_ = a.b.ReleaseAll(a.id, policy.AnyClass)
 		return
 	}
@@ -155,7 +156,7 @@ func (a *adaptive) Step(int) {
 	price := 3.0 * sup.Multiplier
 	// hot > 0 exactly when the densest task left is hot: every to-do task
 	// has work left.
-	if a.work.tasks[a.work.todo[0]].Density >= price {
+	if a.work.tasks[a.work.first()].Density >= price {
 		want := a.hotWant(price)
 		if sup.Tokens < lowTokenFraction*sup.Bucket {
 			want = min(want, int(sup.Sustained))

@@ -51,17 +51,27 @@ const starvedWindow = 200
 
 // workList is one science campaign's to-do list and progress. The task
 // definitions are shared between campaigns; remaining sizes are its own.
+//
+// The to-do list is todo[head:] without the finished tasks: a finished task
+// is only flagged, and head moves past the flagged ones at the front. Tasks
+// finish in processing order, which is the to-do list itself or the starved
+// window (a subset of its first starvedWindow tasks), so flagged tasks never
+// lie beyond winEnd and the list never needs compacting.
 type workList struct {
 	tasks     []Task
 	remaining []float64
 	done      []bool
 	todo      []int32
+	head      int // todo[head] is the first unfinished task (or head = len)
+	left      int // unfinished tasks
 
-	// win is todo[:starvedWindow] ordered by value per GB (highest first,
-	// ties in to-do order). It is kept up to date as tasks finish, so that
-	// a starved step does not sort 200 tasks again.
-	win  []int32
-	rank []int32 // a task's position in the initial to-do order
+	// win is the first starvedWindow unfinished to-do tasks ordered by
+	// value per GB (highest first, ties in to-do order), kept up to date as
+	// tasks finish so that a starved step does not sort 200 tasks again;
+	// todo[winEnd:] holds the tasks not yet in it.
+	win    []int32
+	winEnd int
+	rank   []int32 // a task's position in the initial to-do order
 	// adaptive: the list is in density order and keeps win and hot up to
 	// date (only the adaptive campaign needs them).
 	adaptive bool
@@ -69,6 +79,7 @@ type workList struct {
 
 	science   float64
 	completed int
+	finished  []int32 // scratch: the tasks one spend finished
 
 	// The mean io of the leading tasks of the to-do list and of the
 	// starved window, cached until a task finishes (-1: not computed).
@@ -169,6 +180,7 @@ func newWorkList(ts *taskSet, adaptive bool) *workList {
 		remaining: make([]float64, n),
 		done:      make([]bool, n),
 		todo:      make([]int32, n),
+		left:      n,
 		adaptive:  adaptive,
 		meanTodo:  -1,
 		meanWin:   -1,
@@ -186,8 +198,15 @@ func newWorkList(ts *taskSet, adaptive bool) *workList {
 	w.rank = ts.rank
 	w.hot = ts.hot.clone()
 	w.win = append(make([]int32, 0, starvedWindow), ts.win...)
+	w.winEnd = len(w.win)
 	return w
 }
+
+// empty reports whether every task is finished.
+func (w *workList) empty() bool { return w.left == 0 }
+
+// first is the first unfinished to-do task; the list must not be empty.
+func (w *workList) first() int32 { return w.todo[w.head] }
 
 // winBefore orders the starved window: value per GB descending, then to-do
 // order (a stable sort of the to-do prefix).
@@ -209,91 +228,122 @@ func (w *workList) insertWin(ti int32) {
 	w.win = slices.Insert(w.win, i, ti)
 }
 
-// orderMeanIO is the processing order (the starved window or the to-do
-// list) and the mean io of its leading tasks.
-func (w *workList) orderMeanIO(starved bool) ([]int32, float64) {
+// removeWin takes one task out of the window, found by its sort key.
+func (w *workList) removeWin(ti int32) {
+	i, _ := slices.BinarySearchFunc(w.win, ti, func(e, t int32) int {
+		if e == t {
+			return 0
+		}
+		if w.winBefore(e, t) {
+			return -1
+		}
+		return 1
+	})
+	w.win = slices.Delete(w.win, i, i+1)
+}
+
+// meanIOOf is the mean io of the leading tasks of the processing order: the
+// starved window, or the to-do list.
+func (w *workList) meanIOOf(starved bool) float64 {
 	if starved {
 		if w.meanWin < 0 {
-			w.meanWin = w.meanIO(w.win)
+			n := min(meanIOWindow, len(w.win))
+			sum := 0.0
+			for _, ti := range w.win[:n] {
+				sum += w.tasks[ti].IO
+			}
+			w.meanWin = sum / float64(n)
 		}
-		return w.win, w.meanWin
+		return w.meanWin
 	}
 	if w.meanTodo < 0 {
-		w.meanTodo = w.meanIO(w.todo)
+		n, sum := 0, 0.0
+		for _, ti := range w.todo[w.head:] {
+			if n == meanIOWindow {
+				break
+			}
+			if !w.done[ti] {
+				sum += w.tasks[ti].IO
+				n++
+			}
+		}
+		w.meanTodo = sum / float64(n)
 	}
-	return w.todo, w.meanTodo
+	return w.meanTodo
 }
 
-// meanIO is the mean io of the first tasks of a processing order, summed in
-// order.
-func (w *workList) meanIO(order []int32) float64 {
-	n := min(meanIOWindow, len(order))
-	sum := 0.0
-	for _, ti := range order[:n] {
-		sum += w.tasks[ti].IO
+// work spends budget GPU-seconds on the tasks in processing order, takes
+// the finished ones off the list, and returns how many finished.
+func (w *workList) work(starved bool, budget float64) int {
+	w.finished = w.finished[:0]
+	if starved {
+		for _, ti := range w.win {
+			if budget <= 0 {
+				break
+			}
+			budget = w.spend(ti, budget)
+		}
+	} else {
+		for _, ti := range w.todo[w.head:] {
+			if budget <= 0 {
+				break
+			}
+			if !w.done[ti] {
+				budget = w.spend(ti, budget)
+			}
+		}
 	}
-	return sum / float64(n)
-}
-
-// spend works budget GPU-seconds through the tasks in order and returns how
-// many it finished; those are always the first ones of order.
-func (w *workList) spend(order []int32, budget float64) int {
-	k := 0
-	for _, ti := range order {
-		if budget <= 0 {
-			break
-		}
-		take := min(budget, w.remaining[ti])
-		w.remaining[ti] -= take
-		budget -= take
-		if w.adaptive {
-			w.hot.set(int(w.rank[ti]), w.remaining[ti])
-		}
-		if w.remaining[ti] <= 0 {
-			w.science += w.tasks[ti].Value
-			w.completed++
-			w.done[ti] = true
-			k++
-		}
+	k := len(w.finished)
+	if k > 0 {
+		w.removeFinished(starved)
 	}
 	return k
 }
 
-// removeDone takes the k finished tasks, which lead the processing order,
-// off the to-do list (and the starved window). fromWin says the order was
-// the starved window rather than the to-do list itself.
-func (w *workList) removeDone(k int, fromWin bool) {
-	if k == 0 {
-		return
+// spend works on one task and returns the budget left.
+func (w *workList) spend(ti int32, budget float64) float64 {
+	take := budget
+	if w.remaining[ti] < take {
+		take = w.remaining[ti]
 	}
+	w.remaining[ti] -= take
+	budget -= take
+	if w.adaptive {
+		w.hot.set(int(w.rank[ti]), w.remaining[ti])
+	}
+	if w.remaining[ti] <= 0 {
+		w.science += w.tasks[ti].Value
+		w.completed++
+		w.done[ti] = true
+		w.finished = append(w.finished, ti)
+	}
+	return budget
+}
+
+// removeFinished takes the tasks the last spend finished off the to-do list
+// and the starved window, and refills the window.
+func (w *workList) removeFinished(starved bool) {
 	w.meanTodo, w.meanWin = -1, -1
-	if !fromWin {
-		// Finished tasks lead the to-do list.
-		w.todo = w.todo[k:]
-	} else {
-		// Finished tasks sit among the first starvedWindow of the to-do
-		// list: compact that prefix towards its end, keeping order.
-		region := w.todo[:min(starvedWindow, len(w.todo))]
-		dst := len(region)
-		for i := len(region) - 1; i >= 0; i-- {
-			if !w.done[region[i]] {
-				dst--
-				region[dst] = region[i]
-			}
-		}
-		w.todo = w.todo[dst:]
+	w.left -= len(w.finished)
+	for w.head < len(w.todo) && w.done[w.todo[w.head]] {
+		w.head++
 	}
 	if !w.adaptive {
 		return
 	}
-	if fromWin {
-		w.win = slices.Delete(w.win, 0, k)
+	if starved {
+		// They lead the window.
+		w.win = slices.Delete(w.win, 0, len(w.finished))
 	} else {
-		w.win = slices.DeleteFunc(w.win, func(ti int32) bool { return w.done[ti] })
+		for _, ti := range w.finished {
+			w.removeWin(ti)
+		}
 	}
-	end := min(starvedWindow, len(w.todo))
-	for _, ti := range w.todo[len(w.win):end] {
-		w.insertWin(ti)
+	for len(w.win) < starvedWindow && w.winEnd < len(w.todo) {
+		if ti := w.todo[w.winEnd]; !w.done[ti] {
+			w.insertWin(ti)
+		}
+		w.winEnd++
 	}
 }
 
