@@ -102,6 +102,7 @@ func (n *naive) Step(int) {
 
 type adaptive struct {
 	science
+	env policy.Envelope
 	// exactHot: always sum the hot work task by task (the reference path,
 	// for tests of the fast one).
 	exactHot bool
@@ -134,12 +135,15 @@ func (a *adaptive) hotWant(price float64) int {
 }
 
 func (a *adaptive) Step(int) {
-	sup := a.b.Supply(a.id)
+	// Step 1, read supply: only the parts this agent uses, straight from
+	// the broker (the envelope's parts were read once at registration).
+	free, multiplier := a.b.Free(), a.b.Multiplier()
+	tokens, ioTokens := a.b.Tokens(a.id), a.b.FlowTokens(a.id, policy.IO)
 	held := a.b.Held(a.id, policy.AnyClass)
 	desiredInf := inferenceBase + inferencePerGPU*float64(held)
 	_, allowedInf, _ := a.b.Consume(a.id, 0, desiredInf)
 
-	starved := sup.IO.Tokens < lowTokenFraction*sup.IO.Bucket
+	starved := ioTokens < lowTokenFraction*a.env.IO.Bucket
 	var meanIO float64
 	if starved && !a.work.empty() {
 		meanIO = a.work.meanIOOf(true) // before the work: finished tasks count
@@ -153,24 +157,24 @@ func (a *adaptive) Step(int) {
 		return // short of thinking: keep the old plan
 	}
 
-	price := 3.0 * sup.Multiplier
+	price := 3.0 * multiplier
 	// hot > 0 exactly when the densest task left is hot: every to-do task
 	// has work left.
 	if a.work.tasks[a.work.first()].Density >= price {
 		want := a.hotWant(price)
-		if sup.Tokens < lowTokenFraction*sup.Bucket {
-			want = min(want, int(sup.Sustained))
+		if tokens < lowTokenFraction*a.env.Bucket {
+			want = min(want, int(a.env.Sustained))
 		}
 		if starved {
-			want = min(want, max(adaptiveStarvedMin, int(sup.IO.Rate/meanIO)))
+			want = min(want, max(adaptiveStarvedMin, int(a.env.IO.Rate/meanIO)))
 		}
 		a.topUp(policy.AgentBurst, want, scienceLease, policy.AgentBurst)
 	} else {
 		_ = a.b.ReleaseAll(a.id, policy.AgentBurst)
 	}
 
-	if sup.Free > opportunisticMax {
-		want := min(opportunisticMax, sup.Free-opportunisticSpare)
+	if free > opportunisticMax {
+		want := min(opportunisticMax, free-opportunisticSpare)
 		a.topUp(policy.Opportunistic, want, opportunisticLease, policy.Opportunistic)
 	}
 }

@@ -193,7 +193,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.adaptive = &adaptive{science: science{ab, newWorkList(tasks, true)}}
+	w.adaptive = &adaptive{science: science{ab, newWorkList(tasks, true)}, env: b.Envelope(ab.id)}
 	nb, err := register(scienceEnvelope("naive-sci", &s))
 	if err != nil {
 		return nil, err

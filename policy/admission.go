@@ -10,10 +10,14 @@ import (
 // usage over the fair-share window: positive when it has used less than it
 // was promised.
 func (b *Broker) FairDeficit(c CampaignID) float64 {
-	g := max(b.guaranteed, 1)
-	u := max(b.usageTotal, 1)
 	cp := &b.camps[c]
-	return float64(cp.env.Guaranteed)/float64(g) - float64(cp.usage.sum)/float64(u)
+	if cp.deficitAt != b.now {
+		// Usage changes only at the end of a tick (which clears the
+		// cache) and shares only at registration (likewise).
+		cp.deficit = cp.share - float64(cp.usage.sum)/float64(max(b.usageTotal, 1))
+		cp.deficitAt = b.now
+	}
+	return cp.deficit
 }
 
 // pendingKey is one pending request's admission sort key, read once per

@@ -150,6 +150,12 @@ type campaign struct {
 	// usage lives apart so that the campaign list stays compact: the
 	// tick walks it several times.
 	usage *usageRing
+	// share is g / G, redone whenever G changes; deficit is the fair-share
+	// deficit as of tick deficitAt (-1: never), so that an admission pass
+	// computes it once per campaign, not once per request.
+	share     float64
+	deficit   float64
+	deficitAt int
 }
 
 // congestionRing holds the last CongestionWindow (unmet priced demand, free
@@ -309,6 +315,11 @@ func (b *Broker) Register(env Envelope) (CampaignID, error) {
 		usage:   new(usageRing),
 	})
 	b.guaranteed += env.Guaranteed
+	g := float64(max(b.guaranteed, 1))
+	for i := range b.camps {
+		b.camps[i].share = float64(b.camps[i].env.Guaranteed) / g
+		b.camps[i].deficitAt = -1
+	}
 	b.unmet += env.Guaranteed
 	if b.rec != nil {
 		b.record(Event{Kind: EventRegister, Campaign: env.Name, CampaignID: id,
@@ -755,6 +766,7 @@ func (b *Broker) recordHistory() {
 	for i := range b.camps {
 		cp := &b.camps[i]
 		b.usageTotal -= cp.usage.push(cp.heldAll)
+		cp.deficitAt = -1
 		b.usageTotal += cp.heldAll
 	}
 	b.utilSum += 1 - float64(free)/float64(b.cfg.Pool)

@@ -350,6 +350,14 @@ func (r *runner) check() {
 	if reclaimable != b.reclaimable {
 		t.Fatalf("reclaimable GPUs drifted: %d vs %d", reclaimable, b.reclaimable)
 	}
+	// The cached fair-share deficit is what the formula gives now.
+	for i := range b.camps {
+		cp := &b.camps[i]
+		fresh := float64(cp.env.Guaranteed)/float64(max(b.guaranteed, 1)) - float64(cp.usage.sum)/float64(max(b.usageTotal, 1))
+		if got := b.FairDeficit(CampaignID(i)); got != fresh {
+			t.Fatalf("%s: cached fair deficit %v, formula %v", cp.env.Name, got, fresh)
+		}
+	}
 	// While the cached preemption order is valid, what is left of it is
 	// exactly what a fresh scan and stable sort would give.
 	if b.candsValid {
