@@ -152,17 +152,6 @@ func Percentile(xs []int, p float64) float64 {
 	return float64(xs[min(len(xs)-1, int(p/100*float64(len(xs))))])
 }
 
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 func computeMetrics(w *world) Metrics {
 	s := &w.s
 	res := w.res
@@ -211,31 +200,14 @@ func computeMetrics(w *world) Metrics {
 	}
 	m.Utilization = w.b.Utilization()
 
-	sr := &res.Series
-	prod := 0.0
-	var stormSum, stormN int
-	excess := 0.0
-	stormR := s.StormRate * float64(s.Storms)
-	for i, t := range sr.T {
-		h := sr.Held[DisplayVictim][i] + sr.Held[DisplayAdaptive][i] + sr.Held[DisplayNaive][i] + sr.Held[DisplayStorm][i]
-		prod += float64(h) / float64(s.Pool)
-		if t >= lo && t < hi {
-			sh := sr.Held[DisplayStorm][i]
-			stormSum += sh
-			stormN++
-			m.StormPeakHeld = max(m.StormPeakHeld, sh)
-			excess += max(0, float64(sh)-stormR) * float64(s.SampleEvery)
-		}
-	}
-	m.ProductiveUtilization = math.NaN()
-	if n := sr.Len(); n > 0 {
-		m.ProductiveUtilization = prod / float64(n)
-	}
+	st := &w.stats
+	m.ProductiveUtilization = st.mean(st.productive)
+	m.StormPeakHeld = st.stormPeak
 	m.StormMeanHeld = math.NaN()
-	if stormN > 0 {
-		m.StormMeanHeld = float64(stormSum) / float64(stormN)
+	if st.stormN > 0 {
+		m.StormMeanHeld = float64(st.stormSum) / float64(st.stormN)
 	}
-	m.StormExcessGPUSeconds = excess
+	m.StormExcessGPUSeconds = st.stormExcess
 	m.NaiveScience, m.NaiveSpent = res.Naive.Science, res.Naive.Spent
 	m.AdaptiveScience, m.AdaptiveSpent = res.Adaptive.Science, res.Adaptive.Spent
 	return m

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -67,6 +68,9 @@ type CampaignReport struct {
 type Options struct {
 	// Journal keeps the JSON Lines journal (Result.Journal).
 	Journal bool
+	// Series keeps the sampled series (Result.Series); without it the
+	// series is empty but every metric is measured the same.
+	Series bool
 }
 
 // Result is everything one run produced.
@@ -147,6 +151,10 @@ type world struct {
 	probe    *probe
 	backfill *backfill
 	res      *Result
+
+	keepSeries bool
+	stats      sampleStats
+	buckets    []float64 // GPU bucket B per campaign
 }
 
 func scienceEnvelope(name string, s *Scenario) policy.Envelope {
@@ -240,16 +248,23 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	w.agents = append(w.agents, w.backfill)
 	rec.victim = w.victim.id
 
-	n := s.Ticks / s.SampleEvery
-	sr := &res.Series
-	sr.T = make([]int, 0, n)
-	sr.Multiplier = make([]float64, 0, n)
-	for d := range NumDisplay {
-		sr.Held[d] = make([]int, 0, n)
-		sr.Fill[d] = make([]float64, 0, n)
-		sr.Spent[d] = make([]float64, 0, n)
-		sr.IO[d] = make([]float64, 0, n)
-		sr.Inference[d] = make([]float64, 0, n)
+	w.buckets = make([]float64, b.NumCampaigns())
+	for i := range w.buckets {
+		w.buckets[i] = b.Envelope(policy.CampaignID(i)).Bucket
+	}
+	w.keepSeries = opt.Series
+	if opt.Series {
+		n := s.Ticks / s.SampleEvery
+		sr := &res.Series
+		sr.T = make([]int, 0, n)
+		sr.Multiplier = make([]float64, 0, n)
+		for d := range NumDisplay {
+			sr.Held[d] = make([]int, 0, n)
+			sr.Fill[d] = make([]float64, 0, n)
+			sr.Spent[d] = make([]float64, 0, n)
+			sr.IO[d] = make([]float64, 0, n)
+			sr.Inference[d] = make([]float64, 0, n)
+		}
 	}
 	return w, nil
 }
@@ -279,37 +294,81 @@ func (w *world) run() *Result {
 	return w.res
 }
 
+// sampleStats accumulates, sample by sample and in sample order, what the
+// metrics and the report need of the series, so that a run which keeps no
+// series (a sweep's) measures exactly the same.
+type sampleStats struct {
+	n                           int
+	productive                  float64 // Σ (victim + science + storm held) / pool
+	stormSum, stormN, stormPeak int
+	stormExcess                 float64
+	io, inference               [NumDisplay]float64 // Σ of last-tick use
+}
+
+// displayValues is one display campaign's state at a sample.
+type displayValues struct {
+	held                                 int
+	tokens, bucket, spent, io, inference float64
+}
+
 func (w *world) sample(t int) {
 	b := w.b
+	var v [NumDisplay]displayValues
+	read := func(d int, id policy.CampaignID) {
+		x := &v[d]
+		x.held += b.Held(id, policy.AnyClass)
+		x.tokens += b.Tokens(id)
+		x.bucket += w.buckets[id]
+		x.spent += b.Spent(id)
+		x.io += b.FlowUsedLastTick(id, policy.IO)
+		x.inference += b.FlowUsedLastTick(id, policy.Inference)
+	}
+	read(DisplayVictim, w.victim.id)
+	read(DisplayAdaptive, w.adaptive.id)
+	read(DisplayNaive, w.naive.id)
+	for _, st := range w.storms {
+		read(DisplayStorm, st.id)
+	}
+	read(DisplayBackfill, w.backfill.id)
+
+	s, st := &w.s, &w.stats
+	st.n++
+	h := v[DisplayVictim].held + v[DisplayAdaptive].held + v[DisplayNaive].held + v[DisplayStorm].held
+	st.productive += float64(h) / float64(s.Pool)
+	if t >= s.StormStart && t < s.StormEnd {
+		sh := v[DisplayStorm].held
+		st.stormSum += sh
+		st.stormN++
+		st.stormPeak = max(st.stormPeak, sh)
+		st.stormExcess += max(0, float64(sh)-s.StormRate*float64(s.Storms)) * float64(s.SampleEvery)
+	}
+	for d := range NumDisplay {
+		st.io[d] += v[d].io
+		st.inference[d] += v[d].inference
+	}
+
+	if !w.keepSeries {
+		return
+	}
 	sr := &w.res.Series
 	sr.T = append(sr.T, t)
 	sr.Multiplier = append(sr.Multiplier, b.Multiplier())
-	one := func(d int, id policy.CampaignID) {
-		env := b.Envelope(id)
-		sr.Held[d] = append(sr.Held[d], b.Held(id, policy.AnyClass))
-		sr.Fill[d] = append(sr.Fill[d], fillFraction(b.Tokens(id), env.Bucket))
-		sr.Spent[d] = append(sr.Spent[d], b.Spent(id))
-		sr.IO[d] = append(sr.IO[d], b.FlowUsedLastTick(id, policy.IO))
-		sr.Inference[d] = append(sr.Inference[d], b.FlowUsedLastTick(id, policy.Inference))
+	for d := range NumDisplay {
+		x := &v[d]
+		sr.Held[d] = append(sr.Held[d], x.held)
+		sr.Fill[d] = append(sr.Fill[d], fillFraction(x.tokens, x.bucket))
+		sr.Spent[d] = append(sr.Spent[d], x.spent)
+		sr.IO[d] = append(sr.IO[d], x.io)
+		sr.Inference[d] = append(sr.Inference[d], x.inference)
 	}
-	one(DisplayVictim, w.victim.id)
-	one(DisplayAdaptive, w.adaptive.id)
-	one(DisplayNaive, w.naive.id)
-	one(DisplayBackfill, w.backfill.id)
-	held, tokens, bucket, spent, io, inf := 0, 0.0, 0.0, 0.0, 0.0, 0.0
-	for _, st := range w.storms {
-		held += b.Held(st.id, policy.AnyClass)
-		tokens += b.Tokens(st.id)
-		bucket += b.Envelope(st.id).Bucket
-		spent += b.Spent(st.id)
-		io += b.FlowUsedLastTick(st.id, policy.IO)
-		inf += b.FlowUsedLastTick(st.id, policy.Inference)
+}
+
+// mean is a sum over samples divided by their number (NaN without one).
+func (st *sampleStats) mean(sum float64) float64 {
+	if st.n == 0 {
+		return math.NaN()
 	}
-	sr.Held[DisplayStorm] = append(sr.Held[DisplayStorm], held)
-	sr.Fill[DisplayStorm] = append(sr.Fill[DisplayStorm], fillFraction(tokens, bucket))
-	sr.Spent[DisplayStorm] = append(sr.Spent[DisplayStorm], spent)
-	sr.IO[DisplayStorm] = append(sr.IO[DisplayStorm], io)
-	sr.Inference[DisplayStorm] = append(sr.Inference[DisplayStorm], inf)
+	return sum / float64(st.n)
 }
 
 func fillFraction(tokens, bucket float64) float64 {
@@ -328,13 +387,13 @@ func (w *world) finish() {
 	sciReport := func(sc *science, d int) CampaignReport {
 		return CampaignReport{
 			Name: sc.name, Science: sc.work.science, Completed: sc.work.completed, Spent: b.Spent(sc.id),
-			MeanIO: mean(res.Series.IO[d]), MeanInference: mean(res.Series.Inference[d]),
+			MeanIO: w.stats.mean(w.stats.io[d]), MeanInference: w.stats.mean(w.stats.inference[d]),
 			IOThrottled: b.FlowThrottled(sc.id, policy.IO), InferenceThrottled: b.FlowThrottled(sc.id, policy.Inference),
 		}
 	}
 	res.Naive = sciReport(&w.naive.science, DisplayNaive)
 	res.Adaptive = sciReport(&w.adaptive.science, DisplayAdaptive)
-	res.Storm = CampaignReport{Name: "storm", MeanIO: mean(res.Series.IO[DisplayStorm]), MeanInference: mean(res.Series.Inference[DisplayStorm])}
+	res.Storm = CampaignReport{Name: "storm", MeanIO: w.stats.mean(w.stats.io[DisplayStorm]), MeanInference: w.stats.mean(w.stats.inference[DisplayStorm])}
 	for _, st := range w.storms {
 		res.Storm.Spent += b.Spent(st.id)
 		res.Storm.IOThrottled += b.FlowThrottled(st.id, policy.IO)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -84,20 +85,31 @@ func TestRunIsDeterministic(t *testing.T) {
 	s := DefaultScenario()
 	s.Probe = true
 	s.Seed = 11
-	a, err := Run(s, Options{Journal: true})
+	a, err := Run(s, Options{Journal: true, Series: true})
 	require.NoError(t, err)
-	b, err := Run(s, Options{Journal: true})
+	b, err := Run(s, Options{Journal: true, Series: true})
 	require.NoError(t, err)
 	require.Equal(t, string(a.Journal), string(b.Journal))
 	require.Equal(t, string(MetricsFile(a)), string(MetricsFile(b)))
 	require.Equal(t, SeriesCSV(&a.Series), SeriesCSV(&b.Series))
+	require.Equal(t, s.Ticks/s.SampleEvery, a.Series.Len())
+
+	// A sweep keeps no series, and measures exactly the same.
+	c, err := Run(s, Options{})
+	require.NoError(t, err)
+	require.Zero(t, c.Series.Len())
+	require.Equal(t, string(MetricsFile(a)), string(MetricsFile(c)))
+	var ra, rc bytes.Buffer
+	require.NoError(t, WriteReport(&ra, a))
+	require.NoError(t, WriteReport(&rc, c))
+	require.Equal(t, ra.String(), rc.String())
 }
 
 func TestSeriesCSVShape(t *testing.T) {
 	s := DefaultScenario()
 	s.Ticks = 100
 	s.SampleEvery = 10
-	r, err := Run(s, Options{})
+	r, err := Run(s, Options{Series: true})
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(SeriesCSV(&r.Series))), "\n")
 	require.Len(t, lines, 1+10, "a header and one row per sample")

@@ -365,7 +365,7 @@ func TestOtherRunsInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	var pages []string
 	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy} {
-		r, err := engine.Run(s, engine.Options{})
+		r, err := engine.Run(s, engine.Options{Series: true})
 		if err != nil {
 			t.Fatal(err)
 		}

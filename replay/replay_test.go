@@ -16,7 +16,7 @@ import (
 // defaultRun is the default scenario's result, shared by the tests: they
 // only read it (a test that changes something changes a copy).
 var defaultRun = sync.OnceValues(func() (*engine.Result, error) {
-	return engine.Run(engine.DefaultScenario(), engine.Options{})
+	return engine.Run(engine.DefaultScenario(), engine.Options{Series: true})
 })
 
 func mustDefault(t *testing.T) *engine.Result {

@@ -34,7 +34,7 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := engine.Run(s, engine.Options{Journal: true})
+			res, err := engine.Run(s, engine.Options{Journal: true, Series: true})
 			if err != nil {
 				return err
 			}
