@@ -348,14 +348,17 @@ func (w *workList) removeFinished(starved bool) {
 }
 
 // hotIndex answers "how much work is left in tasks at least this dense"
-// without walking the to-do list: a Fenwick tree over the initial density
-// ranks holds each task's remaining size in fixed point (finished tasks
-// hold 0). Integer sums are exact, so the only error is the rounding of
-// each size to 2^-24, far below hotSlack.
+// without walking the to-do list. The price the agent compares densities to
+// is 3 × the congestion multiplier, which takes only four values, so the
+// index keeps, per price seen, the number k of tasks (by density rank) at
+// least that dense and the sum of their remaining sizes; a task's change
+// updates the few sums whose prefix holds it. Sizes are kept in fixed point
+// (2^-24 GPU-s) so the sums are exact integers and the only error is each
+// size's rounding, far below slack.
 type hotIndex struct {
-	tree    []int64   // 1-based Fenwick tree
 	fixed   []int64   // remaining size per rank, fixed point
 	density []float64 // density per rank, descending
+	levels  []hotLevel
 	// slack bounds the difference between work() and the prototype's
 	// left-to-right float sum of the same sizes: each size is rounded by at
 	// most 2^-25, and a float sum of n terms is off by at most about n·ε
@@ -363,27 +366,36 @@ type hotIndex struct {
 	slack float64
 }
 
+type hotLevel struct {
+	price float64
+	k     int   // ranks [0, k) are at least price dense
+	sum   int64 // Σ fixed[0:k]
+}
+
 const hotScale = 1 << 24
 
 func (h *hotIndex) init(tasks []Task, order []int32) {
 	n := len(order)
-	h.tree = make([]int64, n+1)
 	h.fixed = make([]int64, n)
 	h.density = make([]float64, n)
 	total := 0.0
 	for r, ti := range order {
 		h.density[r] = tasks[ti].Density
-		h.set(r, tasks[ti].Size)
+		h.fixed[r] = int64(math.Round(tasks[ti].Size * hotScale))
 		total += tasks[ti].Size
 	}
 	h.slack = 4 * float64(n) * (1.0/hotScale + 2.3e-16*total)
+	// The four prices of the congestion table, ready before any work.
+	for _, m := range []float64{1.0, 1.5, 2.25, 3.0} {
+		h.level(3.0 * m)
+	}
 }
 
 // clone copies the mutable parts; densities are shared read-only.
 func (h *hotIndex) clone() hotIndex {
 	c := *h
-	c.tree = slices.Clone(h.tree)
 	c.fixed = slices.Clone(h.fixed)
+	c.levels = slices.Clone(h.levels)
 	return c
 }
 
@@ -391,18 +403,31 @@ func (h *hotIndex) set(rank int, v float64) {
 	nv := int64(math.Round(v * hotScale))
 	d := nv - h.fixed[rank]
 	h.fixed[rank] = nv
-	for i := rank + 1; i < len(h.tree); i += i & -i {
-		h.tree[i] += d
+	for i := range h.levels {
+		if rank < h.levels[i].k {
+			h.levels[i].sum += d
+		}
 	}
+}
+
+// level finds (or adds) the sums for price.
+func (h *hotIndex) level(price float64) *hotLevel {
+	for i := range h.levels {
+		if h.levels[i].price == price {
+			return &h.levels[i]
+		}
+	}
+	k := sort.Search(len(h.density), func(i int) bool { return h.density[i] < price })
+	var sum int64
+	for _, f := range h.fixed[:k] {
+		sum += f
+	}
+	h.levels = append(h.levels, hotLevel{price: price, k: k, sum: sum})
+	return &h.levels[len(h.levels)-1]
 }
 
 // work is the remaining work, in GPU-seconds, of the tasks whose density is
 // at least price, within slack of the prototype's float sum.
 func (h *hotIndex) work(price float64) float64 {
-	k := sort.Search(len(h.density), func(i int) bool { return h.density[i] < price })
-	var s int64
-	for i := k; i > 0; i -= i & -i {
-		s += h.tree[i]
-	}
-	return float64(s) / hotScale
+	return float64(h.level(price).sum) / hotScale
 }
