@@ -62,6 +62,30 @@ func (b *Broker) admit() {
 	if len(b.pending) == 0 {
 		return
 	}
+	if len(b.pending) == 1 {
+		// Nothing to order: the keys only feed the journal's grant record.
+		if b.rec != nil {
+			r := &b.pending[0]
+			r.deficit, r.tokens = b.FairDeficit(r.Campaign), b.camps[r.Campaign].tokens
+		}
+	} else {
+		b.sortPending()
+	}
+	w := 0
+	for i := range b.pending {
+		r := b.pending[i]
+		if b.admitOne(&r) {
+			b.pending[w] = r
+			w++
+		}
+	}
+	clear(b.pending[w:])
+	b.pending = b.pending[:w]
+}
+
+// sortPending puts the pending list in admission order, reading each
+// request's keys once.
+func (b *Broker) sortPending() {
 	keys := b.pendingKeys[:0]
 	for i := range b.pending {
 		r := &b.pending[i]
@@ -80,17 +104,6 @@ func (b *Broker) admit() {
 		}
 		b.pendingSpare, b.pending = b.pending, sorted
 	}
-
-	w := 0
-	for i := range b.pending {
-		r := b.pending[i]
-		if b.admitOne(&r) {
-			b.pending[w] = r
-			w++
-		}
-	}
-	clear(b.pending[w:])
-	b.pending = b.pending[:w]
 }
 
 // rateCap is the most GPUs campaign cp may hold for a request of the given
