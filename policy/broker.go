@@ -729,7 +729,11 @@ func pyMax(a, b float64) float64 {
 }
 
 func (f *flowState) refill() {
-	f.tokens = clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket)
+	// A full bucket that was not drawn on stays full: most dimensions of
+	// most campaigns, most ticks (and every unmetered one).
+	if f.usedNow != 0 || f.tokens != f.Bucket {
+		f.tokens = clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket)
+	}
 	f.usedLast = f.usedNow
 	f.usedNow = 0
 }
