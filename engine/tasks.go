@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -360,8 +359,8 @@ type hotIndex struct {
 	density []float64 // density per rank, descending
 	levels  []hotLevel
 	// slack bounds the difference between work() and the prototype's
-	// left-to-right float sum of the same sizes: each size is rounded by at
-	// most 2^-25, and a float sum of n terms is off by at most about n·ε
+	// left-to-right float sum of the same sizes: each size is truncated by less
+	// than 2^-24, and a float sum of n terms is off by at most about n·ε
 	// times their total. It is set with a wide margin over both.
 	slack float64
 }
@@ -374,6 +373,11 @@ type hotLevel struct {
 
 const hotScale = 1 << 24
 
+// toFixed truncates a size to the fixed-point grid (error < 2^-24, inside
+// the slack); truncation is cheaper than rounding and just as exact for
+// sums of integers.
+func toFixed(v float64) int64 { return int64(v * hotScale) }
+
 func (h *hotIndex) init(tasks []Task, order []int32) {
 	n := len(order)
 	h.fixed = make([]int64, n)
@@ -381,7 +385,7 @@ func (h *hotIndex) init(tasks []Task, order []int32) {
 	total := 0.0
 	for r, ti := range order {
 		h.density[r] = tasks[ti].Density
-		h.fixed[r] = int64(math.Round(tasks[ti].Size * hotScale))
+		h.fixed[r] = toFixed(tasks[ti].Size)
 		total += tasks[ti].Size
 	}
 	h.slack = 4 * float64(n) * (1.0/hotScale + 2.3e-16*total)
@@ -400,7 +404,7 @@ func (h *hotIndex) clone() hotIndex {
 }
 
 func (h *hotIndex) set(rank int, v float64) {
-	nv := int64(math.Round(v * hotScale))
+	nv := toFixed(v)
 	d := nv - h.fixed[rank]
 	h.fixed[rank] = nv
 	for i := range h.levels {
