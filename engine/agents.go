@@ -39,6 +39,13 @@ const (
 	inferencePerGPU    = 0.5
 )
 
+// ProbeCensor is the latency the probe records when it gives up: it stops
+// once more than probeGiveUp seconds have passed.
+const ProbeCensor = probeGiveUp + 1
+
+// VictimBurstCeiling is the victim's burst ceiling (model.md §6; not a knob).
+const VictimBurstCeiling = 64
+
 // hotEnough is a hot-work sum beyond which the adaptive agent's want is
 // already pinned at adaptiveMaxWant: the scan may stop there without
 // changing any result, since adding non-negative sizes never lowers it.

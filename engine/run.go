@@ -94,6 +94,37 @@ type Result struct {
 	FirstVictimGrant, FirstThrottle, FirstPreemptNotice policy.Event
 	// Naive, Adaptive and Storm summarise those campaigns.
 	Naive, Adaptive, Storm CampaignReport
+	// Envelopes are the registered campaigns' envelopes, in registration
+	// order; display maps each display campaign to its envelopes (every
+	// storm for DisplayStorm).
+	Envelopes []policy.Envelope
+	display   [NumDisplay][]int
+}
+
+// DisplayFlowRates are the display campaigns' sustained io (GB/s) and
+// inference (tokens/s) rates, summed over the storms, NaN where a campaign
+// has no envelope in that dimension.
+func (r *Result) DisplayFlowRates() (io, inference [NumDisplay]float64) {
+	for d := range NumDisplay {
+		io[d], inference[d] = math.NaN(), math.NaN()
+		for _, i := range r.display[d] {
+			env := &r.Envelopes[i]
+			if env.IO != nil {
+				io[d] = addRate(io[d], env.IO.Rate)
+			}
+			if env.Inference != nil {
+				inference[d] = addRate(inference[d], env.Inference.Rate)
+			}
+		}
+	}
+	return io, inference
+}
+
+func addRate(sum, rate float64) float64 {
+	if math.IsNaN(sum) {
+		return rate
+	}
+	return sum + rate
 }
 
 // recorder takes the broker's journal: it keeps the grant log and the sample
@@ -192,7 +223,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	}
 	tasks := taskSetFor(s.Seed, s.Tasks)
 
-	vb, err := register(policy.Envelope{Name: "victim", Budget: 5000, Guaranteed: 32, Sustained: 32, BurstCeiling: 64, Bucket: 60000, Class: policy.Interactive})
+	vb, err := register(policy.Envelope{Name: "victim", Budget: 5000, Guaranteed: 32, Sustained: 32, BurstCeiling: VictimBurstCeiling, Bucket: 60000, Class: policy.Interactive})
 	if err != nil {
 		return nil, err
 	}
@@ -400,4 +431,15 @@ func (w *world) finish() {
 		res.Storm.InferenceThrottled += b.FlowThrottled(st.id, policy.Inference)
 	}
 	res.Metrics = computeMetrics(w)
+	res.Envelopes = make([]policy.Envelope, b.NumCampaigns())
+	for i := range res.Envelopes {
+		res.Envelopes[i] = b.Envelope(policy.CampaignID(i))
+	}
+	res.display[DisplayVictim] = []int{int(w.victim.id)}
+	res.display[DisplayAdaptive] = []int{int(w.adaptive.id)}
+	res.display[DisplayNaive] = []int{int(w.naive.id)}
+	for _, st := range w.storms {
+		res.display[DisplayStorm] = append(res.display[DisplayStorm], int(st.id))
+	}
+	res.display[DisplayBackfill] = []int{int(w.backfill.id)}
 }

@@ -148,3 +148,22 @@ func TestEmptyMetricsAreNull(t *testing.T) {
 	require.Contains(t, j, `"storm_mean_held": null`)
 	require.Contains(t, j, `"probe_lats": []`)
 }
+
+// The flow rates the replay marks come from the registered envelopes: the
+// science campaigns' io and inference, every storm's inference summed, and
+// none for the victim and the backfill.
+func TestDisplayFlowRates(t *testing.T) {
+	s := DefaultScenario()
+	s.Storms, s.Ticks = 3, 10
+	r, err := Run(s, Options{})
+	require.NoError(t, err)
+	io, inf := r.DisplayFlowRates()
+	require.Equal(t, 6.0, io[DisplayAdaptive])
+	require.Equal(t, 6.0, io[DisplayNaive])
+	require.Equal(t, 500.0, inf[DisplayNaive])
+	require.Equal(t, 150.0, inf[DisplayStorm], "three storms of 50 tok/s")
+	require.True(t, math.IsNaN(io[DisplayStorm]))
+	require.True(t, math.IsNaN(io[DisplayVictim]) && math.IsNaN(inf[DisplayVictim]))
+	require.True(t, math.IsNaN(inf[DisplayBackfill]))
+	require.Len(t, r.Envelopes, 1+2+3+1)
+}

@@ -202,10 +202,11 @@ func narrative(r *engine.Result) []paragraph {
 	out = append(out, p)
 
 	// The flow envelopes.
+	ioRate, infRate := r.DisplayFlowRates()
 	p = paragraph{}
-	p.t("Filesystem: against a sustained rate of ").n("%s GB/s", num(scienceIORate, 0)).t(" each, adaptive-sci averaged ").n("%s GB/s", num(r.Adaptive.MeanIO, 1)).
+	p.t("Filesystem: against a sustained rate of ").n("%s GB/s", num(ioRate[engine.DisplayAdaptive], 0)).t(" each, adaptive-sci averaged ").n("%s GB/s", num(r.Adaptive.MeanIO, 1)).
 		t(" (io-throttled ").n("%d s", r.Adaptive.IOThrottled).t(") and naive-sci ").n("%s GB/s", num(r.Naive.MeanIO, 1)).t(" (").n("%d s", r.Naive.IOThrottled).t("). ")
-	p.t("Inference: adaptive-sci averaged ").n("%s tok/s", num(r.Adaptive.MeanInference, 0)).t(" of its ").n("%s", num(scienceInferenceRate, 0)).t(" tok/s rate")
+	p.t("Inference: adaptive-sci averaged ").n("%s tok/s", num(r.Adaptive.MeanInference, 0)).t(" of its ").n("%s", num(infRate[engine.DisplayAdaptive], 0)).t(" tok/s rate")
 	if s.Storms > 0 {
 		var sum float64
 		var n int
@@ -215,7 +216,7 @@ func narrative(r *engine.Result) []paragraph {
 				n++
 			}
 		}
-		p.t("; the storm used ").n("%s tok/s", num(sum/float64(n), 0)).t(" on average during its window against ").n("%s tok/s", num(stormInferenceRate*float64(s.Storms), 0)).
+		p.t("; the storm used ").n("%s tok/s", num(sum/float64(n), 0)).t(" on average during its window against ").n("%s tok/s", num(infRate[engine.DisplayStorm], 0)).
 			t(" sustained, and was inference-throttled for ").n("%d s", r.Storm.InferenceThrottled).t(".")
 	} else {
 		p.t(".")

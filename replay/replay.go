@@ -28,15 +28,6 @@ var (
 
 var tmpl = template.Must(template.New("report.html").Parse(pageTemplate))
 
-// Flow envelopes of the scenario (model.md §6). The engine registers them
-// inside engine.Run and exposes no accessor, so they are restated here from
-// the model; the storm's is per storm. Victim and backfill have none.
-const (
-	scienceIORate        = 6.0   // GB/s, each science campaign
-	scienceInferenceRate = 500.0 // tokens/s, each science campaign
-	stormInferenceRate   = 50.0  // tokens/s, per storm
-)
-
 // maxSamples bounds the series embedded in the page. A chart a thousand
 // pixels wide cannot show more, and the bound keeps the file small for long
 // runs; the default run (1440 samples) is embedded whole.
@@ -194,7 +185,7 @@ func build(r *engine.Result) *page {
 		CSS:      template.CSS(pageCSS),
 		JS:       template.JS(pageJS),
 	}
-	ioRate, infRate := flowRates(s)
+	ioRate, infRate := r.DisplayFlowRates()
 	for d, name := range engine.DisplayNames {
 		p.Campaigns = append(p.Campaigns, campaignView{
 			Index: d, Name: name, Color: Hex(CampaignColors[d]),
@@ -225,21 +216,6 @@ func enforcement(s *engine.Scenario) string {
 		return "grant-time-only enforcement"
 	}
 	return "prepaid leases"
-}
-
-// flowRates are the display campaigns' sustained io and inference rates,
-// NaN where a campaign has no envelope in that dimension. The storm column
-// sums every storm, as the series do.
-func flowRates(s *engine.Scenario) (io, inf [engine.NumDisplay]float64) {
-	for d := range io {
-		io[d], inf[d] = math.NaN(), math.NaN()
-	}
-	io[engine.DisplayAdaptive], io[engine.DisplayNaive] = scienceIORate, scienceIORate
-	inf[engine.DisplayAdaptive], inf[engine.DisplayNaive] = scienceInferenceRate, scienceInferenceRate
-	if s.Storms > 0 {
-		inf[engine.DisplayStorm] = stormInferenceRate * float64(s.Storms)
-	}
-	return io, inf
 }
 
 func flowWords(io, inf float64) string {

@@ -226,9 +226,8 @@ func reduceLatencyPrice(r *Results, headroom, grace []int, sum *Summary) *figure
 }
 
 // ProbeCensor is the probe's censored latency: it gives up once t − t0
-// exceeds 590 s (model.md §7), recording 591. The engine keeps the 590
-// unexported, hence the copy.
-const ProbeCensor = 591
+// exceeds 590 s (model.md §7), recording 591.
+const ProbeCensor = engine.ProbeCensor
 
 // VictimBound is the latency above which a victim grant is a violation
 // (model.md §8, victim_violations_in).

@@ -73,15 +73,11 @@ func probeLatsIn(ms []engine.Metrics) [][]int {
 	return out
 }
 
-// victimBurst is the victim's burst ceiling, fixed by the scenario
-// (model.md §6), not a knob.
-const victimBurst = 64
-
 // Phi is the sum of burst ceilings over the pool (experiments.md §2):
 // victim, both science campaigns, every storm and the backfill (whose
 // ceiling is the pool). The probe's ceiling is left out, as in the
 // published formula (64 + 2·384 + 384·storms + 512)/512.
 func Phi(s *engine.Scenario) float64 {
-	sum := victimBurst + 2*s.SciBurst + s.Storms*s.StormBurst + s.Pool
+	sum := engine.VictimBurstCeiling + 2*s.SciBurst + s.Storms*s.StormBurst + s.Pool
 	return float64(sum) / float64(s.Pool)
 }
