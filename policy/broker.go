@@ -116,27 +116,13 @@ func newFlowState(f *Flow) flowState {
 }
 
 // usageRing is a campaign's held GPUs over the fair-share window, with its
-// running sum so that a tick never re-sums the window.
+// running sum so that a tick never re-sums the window. Every campaign's
+// ring is written at the broker's shared position (usagePos): a campaign
+// registered late starts with zeros for the ticks before it, which add
+// nothing to its sum, exactly as a shorter history would.
 type usageRing struct {
 	buf [FairShareWindow]int32
-	pos int
-	n   int
 	sum int
-}
-
-func (u *usageRing) push(v int) (dropped int) {
-	if u.n == FairShareWindow {
-		dropped = int(u.buf[u.pos])
-	} else {
-		u.n++
-	}
-	u.buf[u.pos] = int32(v)
-	u.pos++
-	if u.pos == FairShareWindow {
-		u.pos = 0
-	}
-	u.sum += v - dropped
-	return dropped
 }
 
 type campaign struct {
@@ -201,6 +187,7 @@ type Broker struct {
 	unmet         int // Σ over campaigns of max(0, g − held)
 	guaranteed    int // Σ g
 	usageTotal    int // Σ over campaigns of their usage window sums
+	usagePos      int // where every usage ring writes next
 	pendingDemand int // Σ gpus of pending requests not opportunistic
 
 	cong      congestionRing
@@ -767,11 +754,18 @@ func (b *Broker) recordHistory() {
 	free := b.Free()
 	b.cong.push(b.pendingDemand, max(free, 0))
 	b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+	pos := b.usagePos
 	for i := range b.camps {
 		cp := &b.camps[i]
-		b.usageTotal -= cp.usage.push(cp.heldAll)
+		u := cp.usage
+		d := cp.heldAll - int(u.buf[pos])
+		u.buf[pos] = int32(cp.heldAll)
+		u.sum += d
+		b.usageTotal += d
 		cp.deficitAt = -1
-		b.usageTotal += cp.heldAll
+	}
+	if b.usagePos++; b.usagePos == FairShareWindow {
+		b.usagePos = 0
 	}
 	b.utilSum += 1 - float64(free)/float64(b.cfg.Pool)
 	b.utilN++
