@@ -71,11 +71,14 @@ func (b *Broker) admit() {
 	} else {
 		b.sortPending()
 	}
+	// admitOne only changes the request it is given, and grants only
+	// append leases, so the list can be walked and compacted in place.
 	w := 0
 	for i := range b.pending {
-		r := b.pending[i]
-		if b.admitOne(&r) {
-			b.pending[w] = r
+		if b.admitOne(&b.pending[i]) {
+			if w != i {
+				b.pending[w] = b.pending[i]
+			}
 			w++
 		}
 	}
@@ -96,7 +99,7 @@ func (b *Broker) sortPending() {
 	b.pendingKeys = keys
 	// Most passes find the list in order already (a few requests, rarely
 	// reordered): then there is nothing to move.
-	if !slices.IsSortedFunc(keys, comparePendingKeys) {
+	if !pendingKeysSorted(keys) {
 		slices.SortFunc(keys, comparePendingKeys)
 		sorted := b.pendingSpare[:0]
 		for _, k := range keys {
@@ -104,6 +107,17 @@ func (b *Broker) sortPending() {
 		}
 		b.pendingSpare, b.pending = b.pending, sorted
 	}
+}
+
+// pendingKeysSorted is slices.IsSortedFunc with the comparison inlined:
+// it runs every tick.
+func pendingKeysSorted(keys []pendingKey) bool {
+	for i := 1; i < len(keys); i++ {
+		if comparePendingKeys(keys[i], keys[i-1]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rateCap is the most GPUs campaign cp may hold for a request of the given
