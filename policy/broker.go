@@ -316,10 +316,10 @@ func (b *Broker) Register(env Envelope) (CampaignID, error) {
 }
 
 func (b *Broker) check(c CampaignID) error {
-	if c < 0 || int(c) >= len(b.camps) {
-		return fmt.Errorf("%w: id %d", ErrUnknownCampaign, c)
+	if uint(c) < uint(len(b.camps)) {
+		return nil // kept small enough to inline: every call checks
 	}
-	return nil
+	return fmt.Errorf("%w: id %d", ErrUnknownCampaign, c)
 }
 
 // Request asks for gpus GPUs for duration seconds in class cls (AnyClass:
@@ -532,8 +532,13 @@ func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowe
 		return 0, 0, fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
 	}
 	cp := &b.camps[c]
-	allowedIO = b.consumeFlow(c, cp, IO, io)
-	allowedInference = b.consumeFlow(c, cp, Inference, inference)
+	// Agents usually meter one dimension per call: skip the other's call.
+	if io > 0 {
+		allowedIO = b.consumeFlow(c, cp, IO, io)
+	}
+	if inference > 0 {
+		allowedInference = b.consumeFlow(c, cp, Inference, inference)
+	}
 	if allowedInference != 0 {
 		cp.credits -= allowedInference * InferencePrice / 1000
 	}
