@@ -319,8 +319,10 @@ func (b *Broker) check(c CampaignID) error {
 	if uint(c) < uint(len(b.camps)) {
 		return nil // kept small enough to inline: every call checks
 	}
-	return fmt.Errorf("%w: id %d", ErrUnknownCampaign, c)
+	return unknownCampaign(c)
 }
+
+func unknownCampaign(c CampaignID) error { return fmt.Errorf("%w: id %d", ErrUnknownCampaign, c) }
 
 // Request asks for gpus GPUs for duration seconds in class cls (AnyClass:
 // the envelope's). It returns the request id. The id counter advances even
