@@ -441,15 +441,7 @@ func TestPropertyPrepaidBoundUnderAttack(t *testing.T) {
 			Class:        AgentBurst,
 		}
 		e.Guaranteed = rapid.IntRange(0, int(R)).Draw(t, "g")
-		b, err := New(DefaultConfig(1000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := b.Register(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := newExcessTracker(b, c)
+		b, c, k := trackedCampaign(t, 1000, e)
 		for range 25 {
 			switch rapid.IntRange(0, 5).Draw(t, "action") {
 			case 0, 1, 2:
@@ -498,15 +490,7 @@ func TestPropertyPrepaidBoundOneDuration(t *testing.T) {
 			Class:        AgentBurst,
 		}
 		e.Guaranteed = rapid.IntRange(0, min(e.BurstCeiling, int(R))).Draw(t, "g")
-		b, err := New(DefaultConfig(1024))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := b.Register(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := newExcessTracker(b, c)
+		b, c, k := trackedCampaign(t, 1024, e)
 		period := rapid.SampledFrom([]int{20, 1, 7, 200}).Draw(t, "period")
 		target := rapid.SampledFrom([]int{384, 16, 100, 1024}).Draw(t, "target")
 		release := rapid.SampledFrom([]int{0, 50, 333}).Draw(t, "release-every")
@@ -537,4 +521,18 @@ func TestPropertyPrepaidBoundOneDuration(t *testing.T) {
 	})
 	t.Logf("%d runs, %d busy periods, %d of them took at least 90%% of their opening tokens", runs, periods, nearT)
 	require.Positive(t, nearT, "the generator never came near the bound")
+}
+
+// trackedCampaign is a broker with one campaign whose excess above R is
+// being tracked.
+func trackedCampaign(t *rapid.T, pool int, e Envelope) (*Broker, CampaignID, *excessTracker) {
+	b, err := New(DefaultConfig(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Register(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c, newExcessTracker(b, c)
 }
