@@ -43,13 +43,8 @@ func TestLeaseLifetimeAndGPUBucket(t *testing.T) {
 	require.Zero(t, b2.Held(c2, AnyClass))
 	require.Equal(t, 50.0, b2.Tokens(c2), "a lease of duration 0 is never debited")
 	mustRequest(t, b2, c2, 40, 1000, Deadline)
-	var low []float64
-	for range 4 {
-		b2.Tick()
-		low = append(low, b2.Tokens(c2))
-	}
 	// Cap for d = 1000 is trunc(10 + 50/1000) = 10 → grant 10 = R: flat.
-	require.Equal(t, []float64{50, 50, 50, 50}, low)
+	require.Equal(t, []float64{50, 50, 50, 50}, tokensOverTicks(b2, c2, 4))
 }
 
 func TestGPUBucketClampsAtZero(t *testing.T) {
@@ -57,12 +52,18 @@ func TestGPUBucketClampsAtZero(t *testing.T) {
 	// g = 40 lets it hold 40 with a bucket of 50 and R = 10: −30 a tick.
 	c := mustRegister(t, b, env("c", 40, 10, 40, 50, AgentBurst))
 	mustRequest(t, b, c, 40, 1000, AnyClass)
-	var tokens []float64
-	for range 4 {
+	require.Equal(t, []float64{50, 20, 0, 0}, tokensOverTicks(b, c, 4))
+}
+
+// tokensOverTicks ticks the broker n times and records c's GPU tokens after
+// each tick.
+func tokensOverTicks(b *Broker, c CampaignID, n int) []float64 {
+	tokens := make([]float64, 0, n)
+	for range n {
 		b.Tick()
 		tokens = append(tokens, b.Tokens(c))
 	}
-	require.Equal(t, []float64{50, 20, 0, 0}, tokens)
+	return tokens
 }
 
 // Expiry walks the lease list in order; a lease past its expiry is expired
