@@ -393,5 +393,8 @@ func TestCommittedPaperSummary(t *testing.T) {
 	committed, err := os.ReadFile(filepath.Join("..", "results", "paper", "summary.json"))
 	require.NoError(t, err)
 	require.Equal(t, string(committed), string(p.Summary.JSON()),
-		"results/paper/summary.json is stale: run `make figures` and commit it")
+		"results/paper/summary.json is stale. If the change of numbers is intended, regenerate it with "+
+			"`make figures` (= `go run ./cmd/bursar-sweep paper --out results/paper`: the embedded configs, "+
+			"seeds 7, 11, 13, no --quick) and commit summary.json and the figures; a run with other seeds, "+
+			"--quick or --config writes into results/paper-<variant>/ and must not replace these files")
 }

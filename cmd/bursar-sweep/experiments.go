@@ -93,7 +93,7 @@ func outDefault(def string) string {
 	if def == "" {
 		return "results/<experiment>"
 	}
-	return def
+	return def + "; " + def + "-<variant> with --quick, other seeds or --config"
 }
 
 func readSetup(c *cli.Context, figure bool) (*sweepSetup, error) {
@@ -305,6 +305,9 @@ func paperCommand() *cli.Command {
 // and draws their figures, the figures last so that a failing figure costs
 // nothing else.
 func runPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config) error {
+	if !c.IsSet("out") {
+		st.out = variantOut(c, st, label)
+	}
 	if st.out == "" {
 		return fmt.Errorf("--out must name a folder")
 	}
@@ -339,12 +342,20 @@ func runPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Conf
 	}
 	fmt.Fprintf(w, "%s: %d runs in %.1f s; wrote %s, %s and %s into %s\n", label, countRuns(plans), elapsed.Seconds(),
 		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
-	if err := paper.WriteFigures(st.out, st.format); err != nil {
-		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, err)
-	}
+	figErr := paper.WriteFigures(st.out, st.format)
+	files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}
 	var figs []string
 	for _, p := range plans {
 		figs = append(figs, sweep.FigureFile(p.Experiment, st.format))
+	}
+	if figErr == nil {
+		files = append(files, figs...)
+	}
+	if err := writeSweepManifest(c, st, cfgs, plans, start, files); err != nil {
+		return err
+	}
+	if figErr != nil {
+		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, figErr)
 	}
 	fmt.Fprintf(w, "%s: drew %s into %s\n", label, strings.Join(figs, ", "), st.out)
 	return nil
@@ -425,6 +436,9 @@ func gridCommand() *cli.Command {
 				return err
 			}
 			if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
+				return err
+			}
+			if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}); err != nil {
 				return err
 			}
 			fmt.Fprintf(sweepStdout(c), "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/urfave/cli/v2"
+)
+
+// programName is the program the manifests name.
+const programName = "bursar-sweep"
+
+// runOutputs are the files `run` writes, in the order the manifest lists
+// them.
+var runOutputs = []string{"metrics.json", "journal.jsonl", "series.csv", "report.html"}
+
+// withRunManifest wraps the run command so that its folder gets a
+// manifest.json once its outputs are written. The effective scenario is
+// read back from the metrics.json the run wrote (its "scenario" object is
+// exactly what was simulated), so the manifest follows whatever way the
+// scenario was given.
+func withRunManifest(cmd *cli.Command) *cli.Command {
+	action := cmd.Action
+	cmd.Action = func(c *cli.Context) error {
+		start := time.Now()
+		if err := action(c); err != nil {
+			return err
+		}
+		out := c.String("out")
+		metrics, err := os.ReadFile(filepath.Join(out, "metrics.json"))
+		if err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+		var doc struct {
+			Scenario json.RawMessage `json:"scenario"`
+		}
+		if err := json.Unmarshal(metrics, &doc); err != nil || len(doc.Scenario) == 0 {
+			return fmt.Errorf("manifest: %s holds no scenario object", filepath.Join(out, "metrics.json"))
+		}
+		name, embedded := "the default scenario with the knob flags", true
+		if c.IsSet("scenario") {
+			name, embedded = c.String("scenario"), false
+		}
+		m := manifest.New(programName, os.Args, "run", start)
+		m.Inputs = append(m.Inputs, manifest.NewInput("scenario", name, embedded, doc.Scenario))
+		var knobs struct {
+			Seed *int64 `json:"seed"`
+		}
+		if json.Unmarshal(doc.Scenario, &knobs) == nil && knobs.Seed != nil {
+			m.Seeds = append(m.Seeds, *knobs.Seed)
+		}
+		m.Workers = 1
+		return m.Write(out, start, runOutputs)
+	}
+	return cmd
+}
+
+// writeSweepManifest writes the manifest of an experiment folder: the
+// configs as used (the embedded YAML, or the file given with --config), the
+// seeds that ran, the worker count and the files written.
+func writeSweepManifest(c *cli.Context, st *sweepSetup, cfgs []*configs.Config, plans []*configs.Plan, start time.Time, files []string) error {
+	m := manifest.New(programName, os.Args, c.Command.Name, start)
+	given := configFlagPaths(c)
+	for _, cfg := range cfgs {
+		var src []byte
+		var err error
+		embedded := !slices.Contains(given, cfg.File)
+		if embedded {
+			src, err = configs.DefaultSource(cfg.Experiment)
+		} else {
+			src, err = os.ReadFile(cfg.File)
+		}
+		if err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+		m.Inputs = append(m.Inputs, manifest.NewInput("config", cfg.File, embedded, src))
+	}
+	for _, p := range plans {
+		for _, s := range p.Seeds {
+			if !slices.Contains(m.Seeds, s) {
+				m.Seeds = append(m.Seeds, s)
+			}
+		}
+	}
+	m.Quick = st.quick
+	m.Workers = st.workers
+	return m.Write(st.out, start, files)
+}
+
+// configFlagPaths are the paths given with --config (one for the
+// experiment commands and sweep, any number for paper).
+func configFlagPaths(c *cli.Context) []string {
+	for _, f := range c.Command.Flags {
+		switch f := f.(type) {
+		case *cli.StringSliceFlag:
+			if f.Name == "config" {
+				return c.StringSlice("config")
+			}
+		case *cli.StringFlag:
+			if f.Name == "config" && c.String("config") != "" {
+				return []string{c.String("config")}
+			}
+		}
+	}
+	return nil
+}

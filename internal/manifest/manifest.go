@@ -1,0 +1,141 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/bursar-hpc/bursar/internal/atomicfile"
+)
+
+// File is the manifest's name in every output folder.
+const File = "manifest.json"
+
+// Program identifies the binary that wrote a folder.
+type Program struct {
+	Name string `json:"name"`
+	// Module and Version are the main module's path and version as the
+	// build recorded them ("(devel)" for a build from a source tree).
+	Module  string `json:"module"`
+	Version string `json:"version"`
+	// VCSRevision, VCSTime and VCSModified are the vcs.* build settings:
+	// empty when the binary was built without VCS information (go run of
+	// a file list, -buildvcs=false, a test binary).
+	VCSRevision string `json:"vcs_revision"`
+	VCSTime     string `json:"vcs_time"`
+	VCSModified bool   `json:"vcs_modified"`
+	GoVersion   string `json:"go_version"`
+}
+
+// Input is one effective input of the command: a scenario or an
+// experiment config, exactly as it was used.
+type Input struct {
+	// Kind says what the input is: "scenario" or "config".
+	Kind string `json:"kind"`
+	// Name is where it came from: a path, or the embedded file's name.
+	Name string `json:"name"`
+	// Embedded is true when the input is the one built into the binary.
+	Embedded bool `json:"embedded"`
+	// SHA256 is the hex SHA-256 of Content.
+	SHA256 string `json:"sha256"`
+	// Content is the input's text (YAML or JSON).
+	Content string `json:"content"`
+}
+
+// NewInput makes an Input and its digest.
+func NewInput(kind, name string, embedded bool, content []byte) Input {
+	return Input{Kind: kind, Name: name, Embedded: embedded, SHA256: Digest(content), Content: string(content)}
+}
+
+// Output is one file the command wrote into the folder.
+type Output struct {
+	Name   string `json:"name"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Manifest is the content of manifest.json.
+type Manifest struct {
+	Program     Program  `json:"program"`
+	CommandLine []string `json:"command_line"`
+	// Command is the subcommand (run, paper, sweep, …).
+	Command string  `json:"command"`
+	Inputs  []Input `json:"inputs"`
+	// Quick is true for a --quick run of an experiment.
+	Quick   bool    `json:"quick"`
+	Seeds   []int64 `json:"seeds"`
+	Workers int     `json:"workers"`
+	// Start is the wall-clock start in UTC (RFC 3339, nanoseconds) and
+	// WallSeconds the elapsed time until the last output was written.
+	Start       string   `json:"start"`
+	WallSeconds float64  `json:"wall_seconds"`
+	Outputs     []Output `json:"outputs"`
+}
+
+// Digest is the hex SHA-256 of b.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ReadProgram reads the program's identity from the build information.
+func ReadProgram(name string) Program {
+	p := Program{Name: name, GoVersion: runtime.Version()}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return p
+	}
+	p.Module, p.Version = info.Main.Path, info.Main.Version
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			p.VCSRevision = s.Value
+		case "vcs.time":
+			p.VCSTime = s.Value
+		case "vcs.modified":
+			p.VCSModified = s.Value == "true"
+		}
+	}
+	return p
+}
+
+// New starts a manifest for program name run with args (os.Args) at start.
+func New(name string, args []string, command string, start time.Time) *Manifest {
+	return &Manifest{
+		Program:     ReadProgram(name),
+		CommandLine: slices.Clone(args),
+		Command:     command,
+		Start:       start.UTC().Format(time.RFC3339Nano),
+		Inputs:      []Input{},
+		Seeds:       []int64{},
+		Outputs:     []Output{},
+	}
+}
+
+// Write records the listed files of dir (their size and SHA-256, in the
+// order given), sets the wall time from start to now, and writes
+// dir/manifest.json atomically. A listed file that does not exist is an
+// error: the manifest vouches only for what is there.
+func (m *Manifest) Write(dir string, start time.Time, files []string) error {
+	m.Outputs = m.Outputs[:0]
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+		m.Outputs = append(m.Outputs, Output{Name: name, Bytes: int64(len(b)), SHA256: Digest(b)})
+	}
+	m.WallSeconds = time.Since(start).Seconds()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	return atomicfile.Write(filepath.Join(dir, File), append(b, '\n'))
+}
