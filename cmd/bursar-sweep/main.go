@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,7 +18,7 @@ func main() {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "bursar-sweep",
 		Usage: "simulate agent campaigns metered by the Bursar broker on a shared GPU pool",
 		Description: "Bursar meters how fast autonomous agent campaigns may consume a shared HPC machine:\n" +
@@ -27,4 +28,6 @@ func newApp() *cli.App {
 		EnableBashCompletion: true,
 		Commands:             commands(),
 	}
+	cliusage.Apply(app)
+	return app
 }

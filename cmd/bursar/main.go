@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/urfave/cli/v2"
 )
 
 func main() {
-	if err := newApp().Run(os.Args); err != nil {
+	app := newApp()
+	cliusage.Apply(app)
+	if err := app.Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "bursar:", err)
 		os.Exit(1)
 	}
