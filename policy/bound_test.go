@@ -9,18 +9,22 @@ import (
 
 // The prepaid-lease bound of docs/prepaid-bound.md, its tightness, and what
 // grant-time-only enforcement does instead. Notation as in the note: D_u is
-// what the bucket is debited at tick u, e_u = D_u − R, T the tokens at the
-// admission pass before a busy period.
+// what c holds at the refill of tick u (the GPUs the bucket sees), R⁺ =
+// max(R, g) the baseline, e_u = D_u − R⁺ what it holds above the baseline,
+// T the tokens at the admission pass before a busy period.
 
-// debited is D_u for the tick just run: the GPUs of c's leases that were
-// there at its refill. Admission only appends leases (granted now), so they
-// are the leases granted before now.
-func debited(b *Broker, c CampaignID) (gpus, maxDur int, youngest *Lease) {
+// countedAtRefill is D_u for the tick just run: the GPUs of c's leases that
+// were there at its refill. Admission only appends leases (granted now), so
+// they are the leases granted before now. It also returns the longest
+// duration among those granted at or after tick since, and the youngest.
+func countedAtRefill(b *Broker, c CampaignID, since int) (gpus, maxDur int, youngest *Lease) {
 	for i := range b.leases {
 		l := &b.leases[i]
 		if l.Campaign == c && l.Granted < b.now {
 			gpus += l.GPUs
-			maxDur = max(maxDur, l.Expires-l.Granted)
+			if l.Granted >= since {
+				maxDur = max(maxDur, l.Expires-l.Granted)
+			}
 			youngest = l
 		}
 	}
@@ -42,7 +46,9 @@ type busyPeriod struct {
 	start, end int
 	T          float64 // τ_{a−1}
 	excess     float64 // Σ e_u so far
-	maxDur     int     // longest lease counted in D_u so far
+	// maxDur is the longest duration of the leases counted in D_u so far
+	// that were granted at tick a − 1 or later: the D of the theorem.
+	maxDur int
 	dry        bool    // the bucket ran dry during the period
 	// clean: no lease was granted, from tick a−1 on, while a longer lease
 	// of the campaign was held (the theorem's no-shortening case).
@@ -76,7 +82,9 @@ func (k *excessTracker) afterTick(b *Broker) string {
 	prev := k.tokensAt[k.prevTick]
 	k.tokensAt[u] = tau
 	k.prevTick = u
-	R := k.env.Sustained
+	// The baseline R⁺ = max(R, g): a campaign may always hold its
+	// guarantee, bucket or not (docs/prepaid-bound.md, §1).
+	R := max(k.env.Sustained, float64(k.env.Guaranteed))
 	delta := float64(k.env.BurstCeiling) - R
 
 	// Grants of this tick: the campaign's leases before a new one in the
@@ -94,14 +102,19 @@ func (k *excessTracker) afterTick(b *Broker) string {
 		longest = max(longest, d)
 	}
 
-	du, maxDur, young := debited(b, k.c)
+	since := u - 1 // a − 1 if this tick opens a busy period
+	if k.cur != nil {
+		since = k.cur.start - 1
+	}
+	du, maxDur, young := countedAtRefill(b, k.c, since)
 	e := float64(du) - R
 	broken := ""
 	// The corollary: never having stacked a shorter lease on a longer one,
-	// the campaign is debited at most R·L + B over any L ticks.
+	// the campaign holds at most R⁺·L + B GPU-seconds at the refills of
+	// any L ticks.
 	k.prefix += e
 	if k.lastShorten < 0 && k.prefix-k.minPrefix > k.env.Bucket+1e-6*(1+k.env.Bucket) {
-		broken = "corollary: more than R·L + B over a window"
+		broken = "corollary: more than R⁺·L + B over a window"
 	}
 	k.minPrefix = min(k.minPrefix, k.prefix)
 	if du > 0 {
@@ -303,4 +316,124 @@ func TestOneSecondLeasesAreNeverDebited(t *testing.T) {
 	require.Equal(t, 120.0, b.Tokens(c))
 	require.Zero(t, b.Spent(c))
 	require.False(t, math.IsNaN(b.Tokens(c)))
+}
+
+// docs/prepaid-bound.md §1: without assumption g ≤ R the guarantee is an
+// allowance the bucket does not meter (the demo's envelope: g = 16, R = 8),
+// and the bound holds above R⁺ = max(R, g). The campaign holds 16 GPUs with
+// an empty bucket for ever, and above 16 it is bounded as any other.
+func TestGuaranteeAboveRIsUnmetered(t *testing.T) {
+	b, _ := newBroker(t, 200)
+	c := mustRegister(t, b, env("demo", 16, 8, 64, 100, AgentBurst))
+	k := newExcessTracker(b, c)
+	for tick := 1; tick <= 2000; tick++ {
+		// Top up to the burst ceiling every tick with 30-s leases.
+		if out := b.Outstanding(c, AnyClass); out < 64 {
+			mustRequest(t, b, c, 64-out, 30, AnyClass)
+		}
+		b.Tick()
+		require.Empty(t, k.afterTick(b), "tick %d", tick)
+	}
+	require.Zero(t, b.Tokens(c), "the bucket is empty")
+	require.GreaterOrEqual(t, b.Held(c, AnyClass), 16, "yet the guarantee is held")
+	total := 0.0
+	for _, p := range k.all() {
+		total += p.excess
+	}
+	// Above g the campaign got no more than its one bucket: it never
+	// stacked, so the corollary bounds it by B over the whole run.
+	require.LessOrEqual(t, total, 100.0)
+}
+
+// docs/prepaid-bound.md §4: with one lease duration d the bucket is charged
+// within R·L + B, yet the campaign holds R·d/(d − 1) GPUs at every agent
+// step for ever: each lease is counted at d − 1 refills but held for d
+// steps, and it is renewed in the tick that ends it.
+func TestOneDurationHoldsRdOverDMinusOne(t *testing.T) {
+	for _, tc := range []struct {
+		d, hold int
+	}{{2, 20}, {3, 15}, {6, 12}, {11, 11}} {
+		b, _ := newBroker(t, 200)
+		c := mustRegister(t, b, env("c", 0, 10, 100, 60, AgentBurst))
+		k := newExcessTracker(b, c)
+		for tick := 1; tick <= 3000; tick++ {
+			// Renew in the tick that ends the running lease: the request
+			// is filed while it is held, and admitted after its expiry.
+			if (tick-1)%tc.d == 0 {
+				mustRequest(t, b, c, tc.hold, tc.d, AnyClass)
+			}
+			b.Tick()
+			require.Empty(t, k.afterTick(b), "d=%d tick %d", tc.d, tick)
+			// What the agent holds at its next step.
+			require.Equal(t, tc.hold, b.Held(c, AnyClass), "d=%d tick %d", tc.d, tick)
+		}
+		require.Positive(t, b.Tokens(c), "d=%d: the bucket never runs dry", tc.d)
+		require.Equal(t, tc.hold*(tc.d-1), 10*tc.d, "R·d/(d−1)")
+	}
+}
+
+// docs/prepaid-bound.md §5: how far the bound T + Σ_{k=2}^{D} min(Δ, T/k)
+// is above the best attack Σ_{k=2}^{D} min(Δ, ⌊T/k⌋) (Δ ≥ T/2, so the
+// ceiling cuts nothing): T plus the fractional parts of T/k, 1.35 T in the
+// note's example and towards (2 − γ) T as T = D grows.
+func TestStaircaseGap(t *testing.T) {
+	gap := func(T, D int) float64 {
+		return (harmonicBound(float64(T), float64(T), D) - float64(staircase(T, T, D))) / float64(T)
+	}
+	require.Equal(t, 482, staircase(120, 120, 120))
+	require.InDelta(t, 162.26, harmonicBound(120, 120, 120)-482, 0.005)
+	require.InDelta(t, 1.352, gap(120, 120), 0.0005)
+	const eulerGamma = 0.5772156649015329
+	require.InDelta(t, 2-eulerGamma, gap(100000, 100000), 0.002)
+	for _, c := range [][2]int{{10, 10}, {100, 100}, {1000, 1000}, {120, 20}, {120, 600}} {
+		g := gap(c[0], c[1])
+		require.Greater(t, g, 1.0)
+		require.Less(t, g, 1.0+float64(c[1]-1)/float64(c[0]))
+		t.Logf("T=%d D=%d: bound − staircase = %.3f T", c[0], c[1], g)
+	}
+}
+
+// docs/prepaid-bound.md §5: repeating the staircase whenever the bucket is
+// full again. With the note's example (R = 10, B = 120, D = 120) the
+// campaign averages 12.7 GPUs at the refills, not R·(H_D − 1) ≈ 43.7; that
+// long-run rate needs B ≫ R·D (B = 100·R·D gives 43.35).
+func TestRepeatedStaircase(t *testing.T) {
+	// mean is the average of D_u over whole cycles (staircase, then refill).
+	mean := func(B float64, burst, cycles int) float64 {
+		b, _ := newBroker(t, 1000000)
+		c := mustRegister(t, b, env("c", 0, 10, burst, B, AgentBurst))
+		total, n, started := 0, 0, 0
+		for {
+			if b.Held(c, AnyClass) == 0 && b.Tokens(c) >= B {
+				if started == cycles {
+					break
+				}
+				started++
+				held := 0
+				for d := 120; d >= 2; d-- {
+					capD := min(burst, int(10+B/float64(d)))
+					if capD > held {
+						mustRequest(t, b, c, capD-held, d, AnyClass)
+						held = capD
+					}
+				}
+			}
+			b.Tick()
+			if started > 0 {
+				gpus, _, _ := countedAtRefill(b, c, 0)
+				total += gpus
+				n++
+			}
+		}
+		return float64(total) / float64(n)
+	}
+	hD := 0.0
+	for i := 1; i <= 120; i++ {
+		hD += 1 / float64(i)
+	}
+	small, large := mean(120, 130, 50), mean(120000, 100000, 3)
+	t.Logf("mean held: B = 120: %.3f; B = 120000: %.3f; R·(H_D − 1) = %.3f", small, large, 10*(hD-1))
+	require.InDelta(t, 12.67, small, 0.005)
+	require.InDelta(t, 43.35, large, 0.001)
+	require.Less(t, large, 10*(hD-1))
 }
