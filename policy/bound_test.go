@@ -49,7 +49,7 @@ type busyPeriod struct {
 	// maxDur is the longest duration of the leases counted in D_u so far
 	// that were granted at tick a − 1 or later: the D of the theorem.
 	maxDur int
-	dry        bool    // the bucket ran dry during the period
+	dry    bool // the bucket ran dry during the period
 	// clean: no lease was granted, from tick a−1 on, while a longer lease
 	// of the campaign was held (the theorem's no-shortening case).
 	clean bool
