@@ -294,7 +294,7 @@ func TestStormUnderBothEnforcements(t *testing.T) {
 	require.Less(t, pre, 1.05*25000)
 	leaky, _ := run(true)
 	require.Greater(t, leaky, 4*25000.0)
-	t.Logf("GPU-seconds above R debited in 1800 s: prepaid %.0f, grant-time-only %.0f (B = 25000)", pre, leaky)
+	t.Logf("GPU-seconds held above R at the refills of 1800 s: prepaid %.0f, grant-time-only %.0f (B = 25000)", pre, leaky)
 }
 
 // docs/prepaid-bound.md §7: a lease expires before the refill and the
@@ -385,6 +385,16 @@ func TestStaircaseGap(t *testing.T) {
 	require.InDelta(t, 1.352, gap(120, 120), 0.0005)
 	const eulerGamma = 0.5772156649015329
 	require.InDelta(t, 2-eulerGamma, gap(100000, 100000), 0.002)
+	// Fewer terms only shrink the gap, so D = T is the worst case of
+	// D ≤ T; over T ≤ 3000 it peaks at T = 179.
+	worst, worstT := 0.0, 0
+	for T := 2; T <= 3000; T++ {
+		if g := gap(T, T); g > worst {
+			worst, worstT = g, T
+		}
+	}
+	require.Equal(t, 179, worstT)
+	require.InDelta(t, 1.4434, worst, 0.0001)
 	for _, c := range [][2]int{{10, 10}, {100, 100}, {1000, 1000}, {120, 20}, {120, 600}} {
 		g := gap(c[0], c[1])
 		require.Greater(t, g, 1.0)
