@@ -15,6 +15,6 @@
 // registration, lease or admission order. The journal is handed, record by
 // record, to an optional Recorder; without one no record is built.
 //
-// The rules are those of shared/spec/model.md §1–5; docs/ records the few
+// The rules are those of docs/model.md §1–5; docs/ records the few
 // choices the model leaves open.
 package policy

@@ -1,5 +1,5 @@
 // Package sweep runs an experiment's plan (configs.Plan) and reduces it as
-// shared/spec/experiments.md says.
+// docs/model.md §11 (the paper's experiments) says.
 //
 // Execute runs every run of one or more plans on a bounded pool of workers
 // (errgroup with SetLimit). Each run's metrics are stored at its run index

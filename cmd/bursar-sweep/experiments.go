@@ -25,21 +25,21 @@ func experimentCommands() []*cli.Command {
 	return []*cli.Command{
 		paperExperimentCommand(sweep.LatencyPrice,
 			"sweep backfill headroom and preemption grace against the probe's time to 128 GPUs",
-			"What buys low latency (experiments.md §1). With the probe on, sweeps the backfill\n"+
+			"What buys low latency (docs/model.md §11). With the probe on, sweeps the backfill\n"+
 				"headroom over 16…256 GPUs and the preemption grace over 15…120 s, each at every seed,\n"+
 				"and reduces: mean pool utilization (with its band over seeds) and the pooled p50 and\n"+
 				"p95 of the probe's time to 128 GPUs outside the storm window. Draws\n"+
 				"fig_latency_price: latency is bought with the grace period, not with idle headroom."),
 		paperExperimentCommand(sweep.Overbooking,
 			"add storms until burst ceilings overbook the pool 7×; watch the guaranteed victim",
-			"Overbooking vs isolation (experiments.md §2). With the probe on, runs 1…6 storm\n"+
+			"Overbooking vs isolation (docs/model.md §11). With the probe on, runs 1…6 storm\n"+
 				"campaigns sharing the storm window, so the sum of burst ceilings over the pool,\n"+
 				"φ = (64 + 2·384 + 384·storms + 512)/512, grows to 7.1. Reduces the victim's in-window\n"+
 				"p95 and violations (> 60 s; means over seeds) and the probe's pooled in-window p50.\n"+
 				"Draws fig_overbooking."),
 		paperExperimentCommand(sweep.Bucket,
 			"sweep the storm bucket B with prepaid leases and with grant-time-only enforcement",
-			"Enforcement semantics (experiments.md §3). With the probe off, sweeps the storm bucket\n"+
+			"Enforcement semantics (docs/model.md §11). With the probe off, sweeps the storm bucket\n"+
 				"B over 25k…600k GPU-seconds in three series: contended (the full scenario, prepaid\n"+
 				"leases), idle-prepaid (no science tasks) and idle-leaky (no tasks, tokens checked at\n"+
 				"grant time only), and reduces the storm's excess GPU-seconds above R (mean over seeds).\n"+
