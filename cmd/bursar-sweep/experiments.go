@@ -424,7 +424,7 @@ func gridCommand() *cli.Command {
 			}
 			if st.out == "" {
 				// The folder is named after the config's experiment.
-				st.out = filepath.Join("results", cfg.Experiment)
+				st.out = sweepOut(cfg.Experiment)
 			}
 			plan, err := cfg.Plan(st.quick, st.seeds)
 			if err != nil {

@@ -142,3 +142,18 @@ func TestVariantRunLeavesTheDefaultFolderAlone(t *testing.T) {
 	require.Equal(t, []string{"bucket-quick"}, names)
 	require.True(t, slices.Contains(readManifest(t, filepath.Join("results", "bucket-quick")).Seeds, 7))
 }
+
+// A sweep whose experiment is called "paper" does not default into the
+// committed results/paper/ either.
+func TestSweepNeverDefaultsToResultsPaper(t *testing.T) {
+	require.Equal(t, filepath.Join("results", "sweep-paper"), sweepOut("paper"))
+	require.Equal(t, filepath.Join("results", "storm-rate"), sweepOut("storm-rate"))
+	t.Chdir(t.TempDir())
+	cfg := "experiment: paper\nseeds: {full: [7], quick: [7]}\nfixed: {ticks: 300}\ngrid:\n  grace: [30, 60]\n"
+	require.NoError(t, os.WriteFile("grid.yaml", []byte(cfg), 0o644))
+	console, err := runSweepApp(t, "sweep", "--config", "grid.yaml", "--quiet", "--workers", "1")
+	require.NoError(t, err, console)
+	_, err = os.Stat(filepath.Join("results", "paper"))
+	require.True(t, os.IsNotExist(err), "results/paper was written")
+	readManifest(t, filepath.Join("results", "sweep-paper"))
+}

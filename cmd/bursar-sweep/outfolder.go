@@ -57,3 +57,13 @@ func seedsDigest(seeds []int64) string {
 	}
 	return manifest.Digest(b)[:8]
 }
+
+// sweepOut is the default folder of `sweep`: results/<experiment>, but
+// never the committed results/paper/ (a config may call its experiment
+// "paper"): that one goes to results/sweep-paper.
+func sweepOut(experiment string) string {
+	if experiment == "paper" {
+		return filepath.Join("results", "sweep-paper")
+	}
+	return filepath.Join("results", experiment)
+}
