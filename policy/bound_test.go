@@ -86,6 +86,7 @@ func (k *excessTracker) afterTick(b *Broker) string {
 	// guarantee, bucket or not (docs/prepaid-bound.md, §1).
 	R := max(k.env.Sustained, float64(k.env.Guaranteed))
 	delta := float64(k.env.BurstCeiling) - R
+	integralR := k.env.Sustained == math.Trunc(k.env.Sustained)
 
 	// Grants of this tick: the campaign's leases before a new one in the
 	// list are exactly those it held when the new one was granted.
@@ -127,6 +128,10 @@ func (k *excessTracker) afterTick(b *Broker) string {
 			broken = "a lease counted after its expiry"
 		case e > lim+1e-9*(1+math.Abs(lim)):
 			broken = "lemma 1"
+		case e > 0 && integralR && float64(young.Expires-young.Granted) > k.tokensAt[s]*(1+1e-9)+1e-9:
+			// With integral R the cap exceeds R only for d ≤ τ_s, so D
+			// may be taken as min(D, ⌈T⌉) (docs/prepaid-bound.md §4).
+			broken = "integral R: the youngest lease at a busy tick is longer than its tokens"
 		}
 	}
 	if e <= 0 {
@@ -149,7 +154,7 @@ func (k *excessTracker) afterTick(b *Broker) string {
 	// checked at every tick.
 	switch {
 	case broken != "":
-	case p.excess > harmonicBound(p.T, delta, p.maxDur)+1e-6*(1+p.T):
+	case p.excess > harmonicBound(p.T, delta, periodD(p, integralR))+1e-6*(1+p.T):
 		broken = "theorem: harmonic bound"
 	case p.clean && p.dry:
 		broken = "theorem: ran dry without a shorter lease on top of a longer one"
@@ -157,6 +162,17 @@ func (k *excessTracker) afterTick(b *Broker) string {
 		broken = "theorem: beyond T without a shorter lease on top of a longer one"
 	}
 	return broken
+}
+
+// periodD is the D of the theorem for a period: the longest lease granted
+// in it, and with integral R at most ⌈T⌉ (a lease longer than the tokens
+// lifts the cap no higher than R; ⌈T⌉ rather than ⌊T⌋ leaves room for the
+// float rounding of assumption A3).
+func periodD(p *busyPeriod, integralR bool) int {
+	if integralR && p.T < float64(p.maxDur) {
+		return min(p.maxDur, int(math.Ceil(p.T)))
+	}
+	return p.maxDur
 }
 
 func (k *excessTracker) all() []busyPeriod {
