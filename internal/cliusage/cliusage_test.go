@@ -72,3 +72,29 @@ func TestEditDistance(t *testing.T) {
 		require.Equal(t, tc.d, editDistance(tc.b, tc.a), "%q %q", tc.b, tc.a)
 	}
 }
+
+// FuzzUsageError: whatever the flag parser says, the rewritten error names
+// the command and where the help is, and never panics.
+func FuzzUsageError(f *testing.F) {
+	for _, s := range []string{
+		"flag provided but not defined: -quik",
+		`invalid value "abc" for flag -workers: parse error`,
+		`invalid boolean value "x" for -quick: parse error`,
+		"flag needs an argument: -out",
+		"bad flag syntax: ---x",
+		"",
+	} {
+		f.Add(s)
+	}
+	flags := []cli.Flag{&cli.IntFlag{Name: "workers"}, &cli.BoolFlag{Name: "quick", Aliases: []string{"q"}}}
+	f.Fuzz(func(t *testing.T, msg string) {
+		err := usageError("paper", "prog paper", flags, errorString(msg))
+		require.Contains(t, err.Error(), "paper: ")
+		require.Contains(t, err.Error(), "(prog paper --help lists the flags)")
+		_ = nearest(msg, []string{"workers", "quick", "q", ""})
+	})
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
