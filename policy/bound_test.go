@@ -31,8 +31,9 @@ func countedAtRefill(b *Broker, c CampaignID, since int) (gpus, maxDur int, youn
 	return gpus, maxDur, youngest
 }
 
-// harmonicBound is T + Σ_{k=2}^{D} min(Δ, T/k), the theorem's bound for a
-// busy period opened with T tokens whose leases last at most D ticks.
+// harmonicBound is T + Σ_{k=2}^{D} min(Δ, T/k), the theorem's bound on
+// the GPU-seconds held above R⁺ in a busy period opened with T tokens, D
+// being the longest lease granted from the tick before the period on.
 func harmonicBound(T, delta float64, D int) float64 {
 	s := T
 	for k := 2; k <= D; k++ {
@@ -187,7 +188,7 @@ func (k *excessTracker) all() []busyPeriod {
 // ⌊10 + 120/d⌋. At age k the running leases hold ⌊10 + 120/(k+1)⌋, so the
 // period's excess is Σ_{j=2}^{120} ⌊120/j⌋ = 482 GPU-seconds (python3: sum(120
 // // j for j in range(2, 121))) from a bucket of 120, within the bound
-// 120 · H_120 ≈ 644.26.
+// 120 · H_120 ≈ 644.26 and 162.26 = 1.35 B below it.
 func TestPrepaidBoundStaircase(t *testing.T) {
 	b, _ := newBroker(t, 200)
 	c := mustRegister(t, b, env("c", 0, 10, 130, 120, AgentBurst))
