@@ -33,7 +33,19 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 			return err
 		}
 		out := c.String("out")
-		metrics, err := os.ReadFile(filepath.Join(out, "metrics.json"))
+		// A run that wrote no outputs (printing the scenario, say) gets no
+		// manifest: there is nothing in the folder for it to vouch for, and
+		// a metrics.json older than this run is another run's. File times
+		// come from the kernel's coarse clock, which may lag time.Now by a
+		// few milliseconds: hence the second of slack.
+		if c.Bool("print-scenario") {
+			return nil
+		}
+		metricsPath := filepath.Join(out, "metrics.json")
+		if fi, err := os.Stat(metricsPath); err != nil || fi.ModTime().Before(start.Add(-time.Second)) {
+			return nil
+		}
+		metrics, err := os.ReadFile(metricsPath)
 		if err != nil {
 			return fmt.Errorf("manifest: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/manifest"
@@ -156,4 +157,22 @@ func TestSweepNeverDefaultsToResultsPaper(t *testing.T) {
 	_, err = os.Stat(filepath.Join("results", "paper"))
 	require.True(t, os.IsNotExist(err), "results/paper was written")
 	readManifest(t, filepath.Join("results", "sweep-paper"))
+}
+
+// A run command that writes nothing (as a --print-scenario would) leaves
+// no manifest behind, even in a folder holding an older run's files.
+func TestNoManifestWithoutOutputs(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "metrics.json"), []byte(`{"scenario": {"seed": 7}}`), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "metrics.json"), old, old))
+	cmd := withRunManifest(&cli.Command{
+		Name:   "run",
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "out"}},
+		Action: func(*cli.Context) error { return nil },
+	})
+	app := &cli.App{Name: "bursar-sweep", Commands: []*cli.Command{cmd}}
+	require.NoError(t, app.Run([]string{"bursar-sweep", "run", "--out", dir}))
+	_, err := os.Stat(filepath.Join(dir, manifest.File))
+	require.True(t, os.IsNotExist(err))
 }
