@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -71,6 +72,9 @@ type Options struct {
 	// Series keeps the sampled series (Result.Series); without it the
 	// series is empty but every metric is measured the same.
 	Series bool
+	// skipOverbookProof leaves the overbooking proof out (tests check
+	// that it never changes a run).
+	skipOverbookProof bool
 }
 
 // Result is everything one run produced.
@@ -265,7 +269,14 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 
 	// The invariant the report opens with: one more campaign whose
 	// guarantee would overbook the pool is refused, and nothing changes.
-	_, res.OverbookRefusal = b.Register(policy.Envelope{Name: "overbooked", Budget: 1000, Guaranteed: 400, Sustained: 400, BurstCeiling: 400, Bucket: 1000, Class: policy.Interactive})
+	// Its guarantee is one GPU more than the pool has left unguaranteed, so
+	// that it overbooks whatever the pool (the prototype's fixed 400 GPUs
+	// were accepted, and held for the whole run, at pools ≥ 560 + 16 ×
+	// storms). A refused registration leaves the broker untouched and
+	// journals nothing.
+	if !opt.skipOverbookProof {
+		res.OverbookRefusal = overbookProof(b, s.Pool)
+	}
 
 	w.agents = append(w.agents, w.victim, w.adaptive, w.naive)
 	rec.isStorm = make([]bool, b.NumCampaigns())
@@ -298,6 +309,31 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 		}
 	}
 	return w, nil
+}
+
+// overbookProof tries to register a campaign whose guarantee overbooks the
+// pool by one GPU and returns the broker's answer: nil means the broker
+// accepted it, which violates the invariant (and has changed the run).
+func overbookProof(b *policy.Broker, pool int) error {
+	g := 0
+	for i := range b.NumCampaigns() {
+		g += b.Envelope(policy.CampaignID(i)).Guaranteed
+	}
+	over := pool - g + 1
+	_, err := b.Register(policy.Envelope{Name: "overbooked", Budget: 1000, Guaranteed: over, Sustained: float64(over), BurstCeiling: over, Bucket: 1000, Class: policy.Interactive})
+	return err
+}
+
+// ErrInvariantViolated is what Result.CheckInvariants wraps.
+var ErrInvariantViolated = errors.New("invariant violated")
+
+// CheckInvariants reports a violated run invariant: today, that the
+// broker accepted a registration that overbooks the guarantees.
+func (r *Result) CheckInvariants() error {
+	if !errors.Is(r.OverbookRefusal, policy.ErrOverbooked) {
+		return fmt.Errorf("%w: a campaign that overbooks the guarantees was not refused (%v)", ErrInvariantViolated, r.OverbookRefusal)
+	}
+	return nil
 }
 
 // Run simulates one scenario and measures it. It is deterministic: the same

@@ -46,7 +46,9 @@ func runCommand() *cli.Command {
 				return err
 			}
 			fmt.Printf("\nwrote journal.jsonl (%d records), metrics.json, series.csv and report.html into %s\n", res.JournalRecords, out)
-			return nil
+			// The outputs are written (they show what went wrong), but a
+			// run whose invariant broke must not look like a success.
+			return res.CheckInvariants()
 		},
 	}
 }

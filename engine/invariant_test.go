@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// drawScenario draws a valid scenario from the whole range of every knob
+// of `bursar-sweep run` (ticks kept short so that a draw runs quickly).
+func drawScenario(t *rapid.T) Scenario {
+	s := DefaultScenario()
+	s.Storms = rapid.IntRange(0, 6).Draw(t, "storms")
+	s.Pool = rapid.IntRange(guaranteedSum(&s), 2048).Draw(t, "pool")
+	s.IOCapacity = rapid.Float64Range(0, 64).Draw(t, "io_capacity")
+	s.InferenceCapacity = rapid.Float64Range(0, 20000).Draw(t, "inference_capacity")
+	s.Headroom = rapid.IntRange(0, s.Pool+64).Draw(t, "headroom")
+	s.Seed = rapid.Int64Range(0, 1<<40).Draw(t, "seed")
+	s.Tasks = rapid.IntRange(0, 400).Draw(t, "tasks")
+	s.Leaky = rapid.Bool().Draw(t, "leaky")
+	s.Grace = rapid.IntRange(0, 600).Draw(t, "grace")
+	s.SciRate = rapid.Float64Range(0, 1024).Draw(t, "sci_rate")
+	s.SciBucket = rapid.Float64Range(0, 1e6).Draw(t, "sci_bucket")
+	s.SciBurst = rapid.IntRange(64, 2*s.Pool).Draw(t, "sci_burst")
+	s.StormRate = rapid.Float64Range(0, 1024).Draw(t, "storm_rate")
+	s.StormBucket = rapid.Float64Range(0, 1e6).Draw(t, "storm_bucket")
+	s.StormBurst = rapid.IntRange(16, 2*s.Pool).Draw(t, "storm_burst")
+	s.Ticks = rapid.IntRange(1, 1500).Draw(t, "ticks")
+	s.StormStart = rapid.IntRange(0, s.Ticks+10).Draw(t, "storm_start")
+	s.StormEnd = rapid.IntRange(s.StormStart+1, s.Ticks+20).Draw(t, "storm_end")
+	s.Probe = rapid.Bool().Draw(t, "probe")
+	s.SampleEvery = rapid.IntRange(1, 60).Draw(t, "sample_every")
+	return s
+}
+
+// TestPropertyOverbookProofNeverChangesTheRun: at any pool, the report's
+// overbooking proof is refused, registers nothing, journals nothing, and
+// the run (metrics, journal, series) is the run without it.
+func TestPropertyOverbookProofNeverChangesTheRun(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := drawScenario(t)
+		require.NoError(t, s.Validate())
+		with, err := Run(s, Options{Journal: true, Series: true})
+		require.NoError(t, err)
+		require.NoError(t, with.CheckInvariants())
+		require.True(t, errors.Is(with.OverbookRefusal, policy.ErrOverbooked), "refused: %v", with.OverbookRefusal)
+		want := 4 + s.Storms // victim, two science, storms, backfill
+		if s.Probe {
+			want++
+		}
+		require.Len(t, with.Envelopes, want, "the proof registered no campaign")
+		for _, env := range with.Envelopes {
+			require.NotEqual(t, "overbooked", env.Name)
+		}
+
+		without, err := Run(s, Options{Journal: true, Series: true, skipOverbookProof: true})
+		require.NoError(t, err)
+		// Compared as written (NaN ≠ NaN in a struct comparison).
+		require.Equal(t, string(MetricsFile(without)), string(MetricsFile(with)))
+		require.True(t, bytes.Equal(without.Journal, with.Journal), "same journal")
+		require.Equal(t, string(SeriesCSV(&without.Series)), string(SeriesCSV(&with.Series)))
+
+		// The pool is never overdrawn at a sample.
+		for i := range with.Series.T {
+			held := 0
+			for d := range NumDisplay {
+				held += with.Series.Held[d][i]
+			}
+			require.LessOrEqual(t, held, s.Pool, "sample %d", i)
+		}
+	})
+}
+
+// The issue's example: at pool 768 the prototype's fixed 400-GPU proof was
+// accepted and halved utilization; it is refused now.
+func TestOverbookProofAtPool768(t *testing.T) {
+	s := DefaultScenario()
+	s.Pool = 768
+	res, err := Run(s, Options{})
+	require.NoError(t, err)
+	require.NoError(t, res.CheckInvariants())
+	require.Greater(t, res.Metrics.Utilization, 0.6)
+}
+
+func TestCheckInvariantsReportsAnAcceptedProof(t *testing.T) {
+	r := &Result{}
+	require.ErrorIs(t, r.CheckInvariants(), ErrInvariantViolated)
+}
