@@ -307,7 +307,7 @@ func TestReportInBrowser(t *testing.T) {
 	if c6.I != mid || c6.T != r.Series.T[mid] || c6.Clock != clock(r.Series.T[mid]) || c6.X <= c0.X {
 		t.Fatalf("the slider moved the cursor to %+v, want sample %d at t = %d s", c6, mid, r.Series.T[mid])
 	}
-	if want := itoa(r.Series.Held[engine.DisplayStorm][mid]); c6.Held != want {
+	if want := itoa(r.Series.Held[r.GroupOf(engine.AgentStorm)][mid]); c6.Held != want {
 		t.Errorf("readout shows the storm holding %s GPUs at the cursor, the run says %s", c6.Held, want)
 	}
 	after := eval[[]canvasStat](t, b, canvasJS)

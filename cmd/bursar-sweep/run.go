@@ -61,7 +61,7 @@ func writeRunOutputs(out string, res *engine.Result) error {
 	if err := atomicfile.Write(filepath.Join(out, "journal.jsonl"), res.Journal); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(out, "series.csv"), engine.SeriesCSV(&res.Series)); err != nil {
+	if err := atomicfile.Write(filepath.Join(out, "series.csv"), engine.SeriesCSV(res)); err != nil {
 		return err
 	}
 	return atomicfile.WriteFunc(filepath.Join(out, "report.html"), func(w io.Writer) error { return replay.Write(w, res) })
