@@ -111,7 +111,7 @@ type adaptive struct {
 	env policy.Envelope
 	// The agent's numbers (model.md §7; Campaign documents them).
 	maxWant, minWant, starvedMin, hotHorizon, lease int
-	oppMax, oppKeep, oppLease                        int
+	oppMax, oppKeep, oppLease                       int
 	// hotEnough is a hot-work sum beyond which the want is pinned at
 	// maxWant: the scan may stop there without changing any result, since
 	// adding non-negative sizes never lowers it.
@@ -233,8 +233,8 @@ type probe struct {
 	base
 	gpus, period, lease, giveUp int
 	measuring                   bool
-	t0        int
-	obs       []ProbeObservation
+	t0                          int
+	obs                         []ProbeObservation
 }
 
 func (p *probe) Step(t int) {

@@ -116,13 +116,23 @@ func (c *Campaign) Envelope(pool int) policy.Envelope {
 
 func isScience(agent string) bool { return agent == AgentAdaptive || agent == AgentNaive }
 
-func scienceCampaign(name, agent string, s *Scenario) Campaign {
+// The paper's flow envelopes (model.md §6).
+var (
+	scienceIO              = policy.Flow{Rate: 6, Bucket: 3600, Ceiling: 16}
+	scienceInference       = policy.Flow{Rate: 500, Bucket: 100000, Ceiling: 2000}
+	stormInferenceEnvelope = policy.Flow{Rate: 50, Bucket: 5000, Ceiling: 500}
+)
+
+// scienceCampaign is a paper science campaign; flows holds its io and
+// inference envelopes (the caller allocates them, several at once).
+func scienceCampaign(name, agent string, s *Scenario, flows *[2]policy.Flow) Campaign {
+	flows[0], flows[1] = scienceIO, scienceInference
 	c := Campaign{
 		Name: name, Agent: agent, Budget: 20000, Guaranteed: 64,
 		Sustained: s.SciRate, BurstCeiling: s.SciBurst, Bucket: s.SciBucket,
 		Class:     policy.AgentBurst,
-		IO:        &policy.Flow{Rate: 6, Bucket: 3600, Ceiling: 16},
-		Inference: &policy.Flow{Rate: 500, Bucket: 100000, Ceiling: 2000},
+		IO:        &flows[0],
+		Inference: &flows[1],
 		Lease:     scienceLease, Tasks: s.Tasks,
 	}
 	if agent == AgentAdaptive {
@@ -134,12 +144,13 @@ func scienceCampaign(name, agent string, s *Scenario) Campaign {
 	return c
 }
 
-func stormCampaign(i int, s *Scenario) Campaign {
+func stormCampaign(i int, s *Scenario, inference *policy.Flow) Campaign {
+	*inference = stormInferenceEnvelope
 	return Campaign{
 		Name: stormName(i), Group: "storm", Agent: AgentStorm, Budget: 8000, Guaranteed: 16,
 		Sustained: s.StormRate, BurstCeiling: s.StormBurst, Bucket: s.StormBucket,
 		Class:     policy.AgentBurst,
-		Inference: &policy.Flow{Rate: 50, Bucket: 5000, Ceiling: 500},
+		Inference: inference,
 		GPUs:      stormTarget, Period: stormPeriod, Lease: stormLease,
 		Window: Window{s.StormStart, s.StormEnd}, InferenceDemand: stormInference,
 	}
@@ -157,14 +168,18 @@ func probeCampaign() Campaign {
 // the probe when on, and the backfill.
 func PaperCast(s *Scenario) []Campaign {
 	cast := make([]Campaign, 0, 5+s.Storms)
+	// Every flow envelope of the cast in one allocation (a sweep builds a
+	// cast per run).
+	flows := make([]policy.Flow, 4+s.Storms)
 	cast = append(cast, Campaign{
 		Name: "victim", Agent: AgentVictim, Budget: 5000, Guaranteed: 32, Sustained: 32,
 		BurstCeiling: VictimBurstCeiling, Bucket: 60000, Class: policy.Interactive,
 		GPUs: victimGPUs, Period: victimPeriod, Lease: victimLease,
 	})
-	cast = append(cast, scienceCampaign("adaptive-sci", AgentAdaptive, s), scienceCampaign("naive-sci", AgentNaive, s))
+	cast = append(cast, scienceCampaign("adaptive-sci", AgentAdaptive, s, (*[2]policy.Flow)(flows[0:2])),
+		scienceCampaign("naive-sci", AgentNaive, s, (*[2]policy.Flow)(flows[2:4])))
 	for i := range s.Storms {
-		cast = append(cast, stormCampaign(i, s))
+		cast = append(cast, stormCampaign(i, s, &flows[4+i]))
 	}
 	if s.Probe {
 		cast = append(cast, probeCampaign())
@@ -246,7 +261,7 @@ func setStorms(s *Scenario, n int) {
 		storms = storms[:len(storms)-1]
 	}
 	for k := len(storms); k < n; k++ {
-		c := stormCampaign(k, s)
+		c := stormCampaign(k, s, new(policy.Flow))
 		at := 0
 		if len(storms) > 0 {
 			c = s.Cast[storms[len(storms)-1]]

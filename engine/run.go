@@ -251,7 +251,8 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	}
 	cast := s.cast()
 	res := &Result{Scenario: s, Cast: cast}
-	w := &world{s: s, b: b, res: res, camps: make([]campState, len(cast))}
+	w := &world{s: s, b: b, res: res, camps: make([]campState, len(cast)), agents: make([]Agent, 0, len(cast))}
+	res.Groups = make([]DisplayGroup, 0, len(cast))
 	rec := &recorder{res: res, keep: opt.Journal, w: w}
 	b.SetRecorder(rec)
 
@@ -275,6 +276,15 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 		res.Groups[g].Members = members[from:len(members):len(members)]
 	}
 	w.values = make([]displayValues, len(res.Groups))
+	flowSums := make([]float64, 2*len(res.Groups))
+	w.stats.io, w.stats.inference = flowSums[:len(res.Groups)], flowSums[len(res.Groups):]
+	nScience := 0
+	for i := range cast {
+		if isScience(cast[i].Agent) {
+			nScience++
+		}
+	}
+	w.sciences = make([]*science, 0, nScience)
 
 	var tasks *taskSet
 	var tasksSeed int64
@@ -499,9 +509,6 @@ func (w *world) sample(t int) {
 			sr.PeakHeld = max(sr.PeakHeld, h)
 		}
 	}
-	if st.io == nil {
-		st.io, st.inference = make([]float64, len(v)), make([]float64, len(v))
-	}
 	for d := range v {
 		st.io[d] += v[d].io
 		st.inference[d] += v[d].inference
@@ -534,9 +541,6 @@ func (st *sampleStats) mean(sum float64) float64 {
 // groupMean is a display group's mean of a per-sample sum (NaN without a
 // sample).
 func (st *sampleStats) groupMean(sums []float64, g int) float64 {
-	if sums == nil {
-		return math.NaN()
-	}
 	return st.mean(sums[g])
 }
 

@@ -87,19 +87,19 @@ type metricView struct{ Key, Value string }
 // data is the run as the script needs it: columnar arrays, rounded to what
 // a chart can show, so the default run stays a few hundred kilobytes.
 type data struct {
-	Names       []string `json:"names"`
-	Colors      []string `json:"colors"`
-	PathNames   []string `json:"pathNames"`
-	PathColors  []string `json:"pathColors"`
-	Shade       string   `json:"shade"`
-	Pool        int      `json:"pool"`
-	Ticks       int      `json:"ticks"`
-	Storms      int      `json:"storms"`
+	Names      []string `json:"names"`
+	Colors     []string `json:"colors"`
+	PathNames  []string `json:"pathNames"`
+	PathColors []string `json:"pathColors"`
+	Shade      string   `json:"shade"`
+	Pool       int      `json:"pool"`
+	Ticks      int      `json:"ticks"`
+	Storms     int      `json:"storms"`
 	// Victim and Storm are the display groups the page singles out (the
 	// first victim's and the first storm's; -1 when there is none).
-	Victim int `json:"victim"`
-	Storm  int `json:"storm"`
-	StormWindow [2]int   `json:"stormWindow"`
+	Victim      int    `json:"victim"`
+	Storm       int    `json:"storm"`
+	StormWindow [2]int `json:"stormWindow"`
 	// Step is the ticks between two embedded samples.
 	Step  int      `json:"step"`
 	T     []int    `json:"t"`
