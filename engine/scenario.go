@@ -349,3 +349,12 @@ func (s *Scenario) validateExplicit() error {
 	}
 	return s.validateCast()
 }
+
+// KnobOfKind is a knob that writes nowhere: it checks a value's kind
+// (a whole number for "int", 0 or 1 for "bool", finite for every kind)
+// for parsers of fields that are not knobs.
+func KnobOfKind(name, kind string) *Knob {
+	return &Knob{Name: name, Kind: kind,
+		get: func(*Scenario) float64 { return 0 },
+		set: func(*Scenario, float64) {}}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/replay"
@@ -15,12 +16,15 @@ import (
 func runCommand() *cli.Command {
 	flags := append(knobFlags("scenario knobs:"),
 		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl, series.csv and report.html", Value: filepath.Join("results", "run")},
+		&cli.StringFlag{Name: "scenario", Usage: "run this scenario file (YAML, docs/scenarios.md; - reads standard input); knob flags given edit it"},
+		&cli.BoolFlag{Name: "print-scenario", Usage: "print the effective scenario (the file or the paper's, with the knob flags applied) as YAML and exit"},
 	)
 	return &cli.Command{
 		Name:  "run",
 		Usage: "simulate one scenario and print its report",
 		Description: "Simulates the five-campaign scenario (victim, adaptive-sci, naive-sci, storm, backfill;\n" +
-			"plus the probe with --probe) on the broker and prints the report: grant paths,\n" +
+			"plus the probe with --probe), or the scenario file given with --scenario, on the broker\n" +
+			"and prints the report: grant paths,\n" +
 			"the victim's isolation, the storm's back pressure, science per credit, the flow\n" +
 			"envelopes and utilization. With the defaults (seed 7) it prints the published numbers.\n" +
 			"Writes metrics.json, journal.jsonl, series.csv and report.html (an interactive replay\n" +
@@ -30,8 +34,12 @@ func runCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return fmt.Errorf("run takes no arguments, got %q (knobs are flags, e.g. --seed 11)", c.Args().Slice())
 			}
-			s, err := scenarioFromFlags(c)
+			s, err := effectiveScenario(c)
 			if err != nil {
+				return err
+			}
+			if c.Bool("print-scenario") {
+				_, err := os.Stdout.Write(configs.FormatScenario(s))
 				return err
 			}
 			res, err := engine.Run(s, engine.Options{Journal: true, Series: true})
