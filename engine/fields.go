@@ -56,7 +56,9 @@ func (f *Field) SetPool(c *Campaign, on bool) {
 }
 
 // AppliesTo says whether a campaign of the agent kind has the field.
-func (f *Field) AppliesTo(agent string) bool { return f.Agents == nil || slices.Contains(f.Agents, agent) }
+func (f *Field) AppliesTo(agent string) bool {
+	return f.Agents == nil || slices.Contains(f.Agents, agent)
+}
 
 func intField(name, usage string, agents []string, p func(*Campaign) *int) Field {
 	return Field{Name: name, Kind: "int", Agents: agents, Usage: usage,

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -39,21 +38,21 @@ func runCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("print-scenario") {
-				_, err := os.Stdout.Write(configs.FormatScenario(s))
+				_, err := c.App.Writer.Write(configs.FormatScenario(s))
 				return err
 			}
 			res, err := engine.Run(s, engine.Options{Journal: true, Series: true})
 			if err != nil {
 				return err
 			}
-			if err := engine.WriteReport(os.Stdout, res); err != nil {
+			if err := engine.WriteReport(c.App.Writer, res); err != nil {
 				return err
 			}
 			out := c.String("out")
 			if err := writeRunOutputs(out, res); err != nil {
 				return err
 			}
-			fmt.Printf("\nwrote journal.jsonl (%d records), metrics.json, series.csv and report.html into %s\n", res.JournalRecords, out)
+			fmt.Fprintf(c.App.Writer, "\nwrote journal.jsonl (%d records), metrics.json, series.csv and report.html into %s\n", res.JournalRecords, out)
 			// The outputs are written (they show what went wrong), but a
 			// run whose invariant broke must not look like a success.
 			return res.CheckInvariants()
