@@ -220,3 +220,60 @@ func FuzzParseScenario(f *testing.F) {
 		require.Equal(t, string(printed), string(FormatScenario(back)))
 	})
 }
+
+// A config may name a scenario file and sweep any field of it by path (a
+// second storm's window, a campaign's bucket) beside the knobs.
+func TestConfigSweepsAScenarioFileByPath(t *testing.T) {
+	dir := t.TempDir()
+	example, err := filepath.Abs(filepath.Join("scenarios", "three-science-two-storms.yaml"))
+	require.NoError(t, err)
+	cfg := "experiment: facility\nscenario: " + example + "\nseeds: [7, 11]\nfixed:\n  ticks: 2400\n  window.end: 2400\n" +
+		"grid:\n  campaigns.storm-pm.window.start: [1200, 1500]\n  campaigns.storm-am.bucket: {full: [30000, 60000], quick: [30000]}\n  headroom: [64, 160]\n"
+	file := filepath.Join(dir, "facility.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(cfg), 0o644))
+	c, err := Load(file)
+	require.NoError(t, err)
+	plan, err := c.Plan(false, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2*2*2*2, plan.NumRuns())
+	pt, s := plan.Run(plan.NumRuns() - 1)
+	require.Equal(t, int64(11), s.Seed)
+	require.Len(t, pt.Swept, 3)
+	find := func(name string) *engine.Campaign {
+		for i := range s.Cast {
+			if s.Cast[i].Name == name {
+				return &s.Cast[i]
+			}
+		}
+		t.Fatalf("no campaign %s", name)
+		return nil
+	}
+	require.Equal(t, 1500, find("storm-pm").Window.Start)
+	require.Equal(t, 6000, find("storm-pm").Window.End, "only the start is swept")
+	require.Equal(t, 1800, find("storm-am").Window.Start)
+	require.Equal(t, 60000.0, find("storm-am").Bucket)
+	require.Equal(t, 160, find("backfill").Headroom)
+	require.Equal(t, 2400, s.StormEnd)
+	// Grid points never share an edited cast.
+	_, first := plan.Run(0)
+	require.Equal(t, 30000.0, first.Cast[4].Bucket)
+	require.Equal(t, 1200, first.Cast[5].Window.Start)
+	require.Equal(t, 768, first.Pool, "the file's pool")
+	_, err = engine.Run(first, engine.Options{})
+	require.NoError(t, err)
+
+	for _, bad := range []struct{ grid, want string }{
+		{"campaigns.storm-pn.bucket: [1]", `no campaign of that name`},
+		{"campaigns.storm-pm.headroom: [1]", `a storm campaign has no field "headroom"`},
+		{"campaigns.storm-pm.window.start: [6500]", `empty or inverted`},
+		{"windw.start: [1]", `no scenario field "windw.start"`},
+	} {
+		cfg := "experiment: facility\nscenario: " + example + "\nseeds: [7]\ngrid:\n  " + bad.grid + "\n"
+		_, err := Parse(file, []byte(cfg))
+		require.ErrorContains(t, err, bad.want)
+		require.ErrorContains(t, err, "facility.yaml:5")
+	}
+	// Without a scenario file, a campaign path is an error that says why.
+	_, err = Parse(file, []byte("experiment: x\nseeds: [7]\ngrid:\n  campaigns.storm.bucket: [1]\n"))
+	require.ErrorContains(t, err, "needs a scenario file")
+}

@@ -206,7 +206,7 @@ func PathKnob(s *Scenario, path string) (*Knob, error) {
 		return nil, fmt.Errorf("no scenario field %q (scenario fields: %s; a campaign's: campaigns.NAME.FIELD)", path, strings.Join(scenarioPaths, ", "))
 	}
 	if s.Cast == nil {
-		return nil, fmt.Errorf("%s: a campaign path needs a scenario file (the knobs' scenario has no named cast)", path)
+		return nil, fmt.Errorf("%s: a campaign path needs a scenario file (print the paper's with `bursar-sweep run --print-scenario [knob flags] > paper.yaml` and name it with scenario: paper.yaml)", path)
 	}
 	// The campaign name may itself hold dots: try the longest known name.
 	var name, field string
