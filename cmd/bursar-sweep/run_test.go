@@ -62,3 +62,25 @@ func TestRunRefusesABadScenarioFile(t *testing.T) {
 	_, err := runSweepApp(t, "run", "--scenario", file)
 	require.ErrorContains(t, err, "bad.yaml:5: campaigns[0].gpuz: unknown key; did you mean \"gpus\"?")
 }
+
+// `sweep` runs a config that names a scenario file and sweeps a second
+// storm's window by path; runs.csv has a column for the path.
+func TestSweepAScenarioFileByPath(t *testing.T) {
+	dir := t.TempDir()
+	example, err := filepath.Abs(filepath.Join("..", "..", "configs", "scenarios", "three-science-two-storms.yaml"))
+	require.NoError(t, err)
+	cfg := filepath.Join(dir, "facility.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("experiment: facility\nscenario: "+example+
+		"\nseeds: [7]\nfixed: {ticks: 1800, window.start: 0, window.end: 1800}\ngrid:\n  campaigns.storm-pm.window.start: [600, 900]\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	console, err := runSweepApp(t, "sweep", "--config", cfg, "--quiet", "--out", out)
+	require.NoError(t, err, console)
+	runs, err := os.ReadFile(filepath.Join(out, "runs.csv"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(runs)), "\n")
+	require.Len(t, lines, 3)
+	require.Contains(t, lines[0], ",campaigns.storm-pm.window.start,seed,")
+	require.Contains(t, lines[1], ",600,7,")
+	require.Contains(t, lines[2], ",900,7,")
+	require.NotEqual(t, lines[1][strings.Index(lines[1], ",600,7,")+7:], lines[2][strings.Index(lines[2], ",900,7,")+7:], "moving the storm changes the run")
+}
