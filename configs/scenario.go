@@ -18,7 +18,7 @@ import (
 
 // The keys of a scenario file (docs/scenarios.md).
 var (
-	scenarioTopKeys = []string{"pool", "io_capacity", "inference_capacity", "grace", "leaky", "seed", "ticks", "sample_every", "window", "policy", "campaigns"}
+	scenarioTopKeys = []string{"pool", "io_capacity", "inference_capacity", "grace", "leaky", "seed", "ticks", "sample_every", "window", "policy", "allow_burst_above_pool", "campaigns"}
 	windowKeys      = []string{"start", "end"}
 	flowKeys        = []string{"rate", "bucket", "ceiling"}
 )
@@ -93,6 +93,10 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 				}
 				return err
 			})
+		case "allow_burst_above_pool":
+			x, err := p.value(engine.KnobOfKind(key, "bool"), v, key)
+			s.AllowBurstAbovePool = x != 0
+			return err
 		case "policy":
 			name, err := p.str(v, key)
 			if err != nil {
@@ -306,6 +310,9 @@ func FormatScenario(s engine.Scenario) []byte {
 	fmt.Fprintf(&b, "window: {start: %d, end: %d}\n", s.StormStart, s.StormEnd)
 	if s.Policy != "" {
 		fmt.Fprintf(&b, "policy: %s\n", s.Policy)
+	}
+	if s.AllowBurstAbovePool {
+		b.WriteString("allow_burst_above_pool: true\n")
 	}
 	b.WriteString("campaigns:\n")
 	for i := range s.Cast {

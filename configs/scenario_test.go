@@ -49,10 +49,10 @@ func drawKnobs(t *rapid.T) engine.Scenario {
 	s.Grace = rapid.IntRange(0, 300).Draw(t, "grace")
 	s.SciRate = rapid.Float64Range(0, 600).Draw(t, "sci_rate")
 	s.SciBucket = rapid.Float64Range(0, 1e6).Draw(t, "sci_bucket")
-	s.SciBurst = rapid.IntRange(64, s.Pool).Draw(t, "sci_burst")
+	s.SciBurst = rapid.IntRange(64, 2*s.Pool).Draw(t, "sci_burst")
 	s.StormRate = rapid.Float64Range(0, 600).Draw(t, "storm_rate")
 	s.StormBucket = rapid.Float64Range(0, 1e6).Draw(t, "storm_bucket")
-	s.StormBurst = rapid.IntRange(16, s.Pool).Draw(t, "storm_burst")
+	s.StormBurst = rapid.IntRange(16, 2*s.Pool).Draw(t, "storm_burst")
 	s.Ticks = rapid.IntRange(1, 1200).Draw(t, "ticks")
 	s.StormStart = rapid.IntRange(0, s.Ticks).Draw(t, "storm_start")
 	s.StormEnd = rapid.IntRange(s.StormStart+1, s.Ticks+10).Draw(t, "storm_end")
@@ -97,6 +97,9 @@ func TestPropertyKnobsEditTheCastAsTheKnobForm(t *testing.T) {
 			require.NoError(t, k.Set(&viaCast, k.Get(&target)))
 			require.NoError(t, k.Set(&viaKnobs, k.Get(&target)))
 		}
+		// A file must allow a burst ceiling above the pool; the knobs'
+		// form allows it when it needs it.
+		viaCast.AllowBurstAbovePool = viaKnobs.Explicit().AllowBurstAbovePool
 		require.Equal(t, string(FormatScenario(viaKnobs)), string(FormatScenario(viaCast)))
 	})
 }
@@ -117,7 +120,8 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"missing name", head + "  - agent: victim\n", 3, `campaigns[0].name: missing`},
 		{"duplicate names", head + victim + victim, 5, `duplicate campaign name "victim" (first at line 3)`},
 		{"overbooked guarantees", "pool: 100\ncampaigns:\n" + victim + "  - name: big\n    agent: naive\n    guaranteed: 80\n    burst_ceiling: 90\n", 5, `campaign big: guaranteed: the guarantees up to this campaign sum to 112 GPUs, more than the pool of 100`},
-		{"burst ceiling above the pool", head + "  - name: s\n    agent: storm\n    burst_ceiling: 600\n", 3, `campaign s: burst_ceiling: 600 GPUs is above the pool of 512`},
+		{"burst ceiling above the pool", head + "  - name: s\n    agent: storm\n    burst_ceiling: 600\n", 3, `campaign s: burst_ceiling: 600 GPUs is above the pool of 512 (write pool, or allow_burst_above_pool: true`},
+		{"the paper's burst on a small pool", "pool: 300\ncampaigns:\n  - name: a\n    agent: adaptive\n", 3, `campaign a: burst_ceiling: 384 GPUs is above the pool of 300`},
 		{"empty window", head + "  - name: s\n    agent: storm\n    window: {start: 50, end: 50}\n", 3, `campaign s: window: [start, end) = [50, 50) is empty`},
 		{"wrong type", head + "  - name: s\n    agent: storm\n    gpus: many\n", 5, `campaigns[0].gpus: campaigns[0].gpus takes a whole number, got "many"`},
 		{"pool word elsewhere", head + "  - name: s\n    agent: storm\n    bucket: pool\n", 5, `takes a number, got "pool"`},
@@ -138,6 +142,15 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 			require.True(t, strings.HasPrefix(err.Error(), "s.yaml:"), err.Error())
 		})
 	}
+}
+
+// A burst ceiling above the pool runs when the file allows it.
+func TestScenarioMayAllowABurstAboveThePool(t *testing.T) {
+	s, err := ParseScenario("s.yaml", []byte("pool: 300\nallow_burst_above_pool: true\nticks: 100\ncampaigns:\n  - name: a\n    agent: adaptive\n"))
+	require.NoError(t, err)
+	_, err = engine.Run(s, engine.Options{})
+	require.NoError(t, err)
+	require.Contains(t, string(FormatScenario(s)), "allow_burst_above_pool: true\n")
 }
 
 // A campaign names only what differs from the paper's campaign of its

@@ -196,6 +196,11 @@ func PaperCast(s *Scenario) []Campaign {
 func (s Scenario) Explicit() Scenario {
 	if s.Cast == nil {
 		s.Cast = PaperCast(&s)
+		for i := range s.Cast {
+			if s.Cast[i].Envelope(s.Pool).BurstCeiling > s.Pool {
+				s.AllowBurstAbovePool = true
+			}
+		}
 	}
 	return s
 }
@@ -348,8 +353,8 @@ func (s *Scenario) validateCast() error {
 			return bad(c, "sustained", "must be a finite number ≥ 0, got %v", env.Sustained)
 		case env.BurstCeiling < c.Guaranteed:
 			return bad(c, "burst_ceiling", "%d is below the guarantee of %d GPUs", env.BurstCeiling, c.Guaranteed)
-		case env.BurstCeiling > s.Pool:
-			return bad(c, "burst_ceiling", "%d GPUs is above the pool of %d", env.BurstCeiling, s.Pool)
+		case env.BurstCeiling > s.Pool && !s.AllowBurstAbovePool:
+			return bad(c, "burst_ceiling", "%d GPUs is above the pool of %d (write pool, or allow_burst_above_pool: true if you mean it)", env.BurstCeiling, s.Pool)
 		case !finite(c.Bucket) || c.Bucket < 0:
 			return bad(c, "bucket", "must be a finite number ≥ 0, got %v", c.Bucket)
 		case !finite(c.Budget) || c.Budget < 0:

@@ -44,6 +44,11 @@ type Scenario struct {
 	// package policy, the only one so far). It is the hook for the
 	// baseline allocators: a scenario file's `policy:` key sets it.
 	Policy string `json:"-"`
+	// AllowBurstAbovePool lets a campaign's burst ceiling exceed the pool
+	// (the broker then caps its grants at the pool). A scenario file must
+	// say so; the paper's knobs allow it (sci_burst 384 on a 256-GPU pool
+	// runs in the prototype), and Explicit sets it when they need it.
+	AllowBurstAbovePool bool `json:"-"`
 }
 
 // Policies lists the admission policies a scenario may name.
