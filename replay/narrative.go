@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/bursar-hpc/bursar/engine"
@@ -102,32 +103,23 @@ func narrative(r *engine.Result) []paragraph {
 		p.t(" and ").n("%s", num(m.StormMeanHeld, 0)).t(" on average, ").
 			n("%s GPU-s", num(m.StormExcessGPUSeconds, 0)).t(" above the sustained rate of ").n("%s GPUs", num(stormR, 0)).t("; admission throttled %s ", it).
 			n("%d", r.StormThrottles).t(" %s. ", plural(r.StormThrottles, "time", "times"))
-		drained, minFill, afterSum, afterN := -1, math.Inf(1), 0, 0
-		for i, t := range sr.T {
-			if t < lo || t >= hi {
-				continue
+		if len(r.Storms) == 1 {
+			bucketStory(&p, sr, r.GroupOf(engine.AgentStorm), lo, hi, stormR, its, held)
+		} else {
+			// Storm groups with windows of their own: one sentence each,
+			// over its own window, against its own rate.
+			for i := range r.Storms {
+				st := &r.Storms[i]
+				g := slices.IndexFunc(r.Groups, func(d engine.DisplayGroup) bool { return d.Name == st.Name })
+				w := r.Cast[r.Groups[g].Members[0]].Window
+				rate := 0.0
+				for _, m := range r.Groups[g].Members {
+					rate += r.Envelopes[m].Sustained
+				}
+				p.t("%s: ", st.Name)
+				bucketStory(&p, sr, g, w.Start, w.End, rate, "its token bucket", "it held")
+				p.t(" ")
 			}
-			f := sr.Fill[stormG][i]
-			minFill = min(minFill, f)
-			if drained < 0 && f <= 0.01 {
-				drained = t
-			}
-			if drained >= 0 {
-				afterSum += sr.Held[stormG][i]
-				afterN++
-			}
-		}
-		switch {
-		case drained >= 0:
-			after := float64(afterSum) / float64(afterN)
-			p.t("%s ran dry at t = ", its).n("%d s", drained).t(", ").n("%d s", drained-lo).t(" into the storm; from then on %s ", held).n("%s GPUs", num(after, 0)).t(" on average")
-			if after <= 1.25*stormR {
-				p.t(", back near its sustained rate.")
-			} else {
-				p.t(", still well above its sustained rate.")
-			}
-		case !math.IsInf(minFill, 1):
-			p.t("%s never ran dry (lowest fill ", its).n("%s%%", num(100*minFill, 0)).t(").")
 		}
 		out = append(out, p)
 	}
@@ -325,4 +317,36 @@ func campaignIndex(r *engine.Result, name string) int {
 		}
 	}
 	return 0
+}
+
+// bucketStory tells when a storm group's bucket ran dry in [lo, hi) and what
+// it held from then on, against its sustained rate.
+func bucketStory(p *paragraph, sr *engine.Series, g, lo, hi int, stormR float64, its, held string) {
+	drained, minFill, afterSum, afterN := -1, math.Inf(1), 0, 0
+	for i, t := range sr.T {
+		if t < lo || t >= hi {
+			continue
+		}
+		f := sr.Fill[g][i]
+		minFill = min(minFill, f)
+		if drained < 0 && f <= 0.01 {
+			drained = t
+		}
+		if drained >= 0 {
+			afterSum += sr.Held[g][i]
+			afterN++
+		}
+	}
+	switch {
+	case drained >= 0:
+		after := float64(afterSum) / float64(afterN)
+		p.t("%s ran dry at t = ", its).n("%d s", drained).t(", ").n("%d s", drained-lo).t(" into the storm; from then on %s ", held).n("%s GPUs", num(after, 0)).t(" on average")
+		if after <= 1.25*stormR {
+			p.t(", back near its sustained rate.")
+		} else {
+			p.t(", still well above its sustained rate.")
+		}
+	case !math.IsInf(minFill, 1):
+		p.t("%s never ran dry (lowest fill ", its).n("%s%%", num(100*minFill, 0)).t(").")
+	}
 }
