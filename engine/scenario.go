@@ -9,8 +9,12 @@ import (
 	"strings"
 )
 
-// Scenario is every knob of one simulated run (model.md §6). The zero value
-// is not useful; start from DefaultScenario.
+// Scenario is one simulated run: the scenario-wide fields and either the
+// twenty knobs of model.md §6, which describe the paper's cast (Cast nil),
+// or an explicit cast (Cast set, as a scenario file gives; see
+// docs/scenarios.md). The zero value is not useful; start from
+// DefaultScenario or configs.ParseScenario. Write one out with
+// configs.FormatScenario (its JSON form leaves the cast out).
 type Scenario struct {
 	Pool              int     `json:"pool"`
 	IOCapacity        float64 `json:"io_capacity"`

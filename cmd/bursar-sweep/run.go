@@ -21,13 +21,15 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "simulate one scenario and print its report",
-		Description: "Simulates the five-campaign scenario (victim, adaptive-sci, naive-sci, storm, backfill;\n" +
-			"plus the probe with --probe), or the scenario file given with --scenario, on the broker\n" +
-			"and prints the report: grant paths,\n" +
-			"the victim's isolation, the storm's back pressure, science per credit, the flow\n" +
-			"envelopes and utilization. With the defaults (seed 7) it prints the published numbers.\n" +
-			"Writes metrics.json, journal.jsonl, series.csv and report.html (an interactive replay\n" +
-			"of the run, one self-contained file) into --out.",
+		Description: "Simulates the paper's five-campaign scenario (victim, adaptive-sci, naive-sci, storm,\n" +
+			"backfill; plus the probe with --probe), or the scenario file given with --scenario, on the\n" +
+			"broker and prints the report: grant paths, the victim's isolation, the storms' back\n" +
+			"pressure, science per credit, the flow envelopes and utilization. With the defaults\n" +
+			"(seed 7) it prints the published numbers. Writes metrics.json, journal.jsonl, series.csv\n" +
+			"and report.html (an interactive replay of the run, one self-contained file) into --out.\n" +
+			"Exits non-zero if the run reports a violated invariant.\n\n" +
+			"  bursar-sweep run --print-scenario --storms 2 > my.yaml   # the effective scenario as YAML\n" +
+			"  bursar-sweep run --scenario my.yaml                      # the same run (docs/scenarios.md)",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
