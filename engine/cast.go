@@ -40,17 +40,16 @@ type Campaign struct {
 	Group string
 
 	// The envelope (model.md §1).
-	Guaranteed int
-	Sustained  float64
+	Guaranteed   int
+	Sustained    float64
+	BurstCeiling int
+	Bucket       float64
+	Budget       float64
+	Class        policy.Class
 	// SustainedIsPool and CeilingIsPool make the rate and the burst
 	// ceiling the pool's size, whatever it is (the backfill's envelope).
-	SustainedIsPool bool
-	BurstCeiling    int
-	CeilingIsPool   bool
-	Bucket          float64
-	Class           policy.Class
-	Budget          float64
-	IO, Inference   *policy.Flow
+	SustainedIsPool, CeilingIsPool bool
+	IO, Inference                  *policy.Flow
 
 	// The agent (model.md §7).
 	Agent string
