@@ -85,3 +85,21 @@ func TestSweepAScenarioFileByPath(t *testing.T) {
 	require.Contains(t, lines[2], ",900,7,")
 	require.NotEqual(t, lines[1][strings.Index(lines[1], ",600,7,")+7:], lines[2][strings.Index(lines[2], ",900,7,")+7:], "moving the storm changes the run")
 }
+
+// --scenario - reads the scenario from standard input.
+func TestScenarioFromStdin(t *testing.T) {
+	dir := t.TempDir()
+	printed, err := runSweepApp(t, "run", "--print-scenario", "--storms", "2", "--ticks", "900")
+	require.NoError(t, err)
+	in := filepath.Join(dir, "in.yaml")
+	require.NoError(t, os.WriteFile(in, []byte(printed), 0o644))
+	f, err := os.Open(in)
+	require.NoError(t, err)
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+	again, err := runSweepApp(t, "run", "--scenario", "-", "--print-scenario")
+	require.NoError(t, err)
+	require.Equal(t, printed, again)
+}
