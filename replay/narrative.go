@@ -157,7 +157,9 @@ func narrative(r *engine.Result) []paragraph {
 			p.n("%d", m.VictimViolationsIn).t(" waited longer than 60 s.")
 		}
 	}
-	out = append(out, p)
+	if r.GroupOf(engine.AgentVictim) >= 0 {
+		out = append(out, p) // a cast without a victim has nothing to say here
+	}
 
 	// Grant paths and congestion.
 	total := m.Warm + m.Reclaim + m.Cold
