@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
 )
@@ -364,7 +365,15 @@ func TestOtherRunsInBrowser(t *testing.T) {
 	busy.Probe, busy.Storms, busy.SampleEvery = true, 3, 1
 	dir := t.TempDir()
 	var pages []string
-	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy} {
+	// Casts beyond the paper's: the example file (three science campaigns,
+	// two storms in their own windows, the probe) and one without a victim.
+	cast, err := configs.LoadScenario(filepath.Join("..", "configs", "scenarios", "three-science-two-storms.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noVictim := cast
+	noVictim.Cast = slices.DeleteFunc(slices.Clone(cast.Cast), func(c engine.Campaign) bool { return c.Agent == engine.AgentVictim })
+	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy, "cast.html": cast, "no-victim.html": noVictim} {
 		r, err := engine.Run(s, engine.Options{Series: true})
 		if err != nil {
 			t.Fatal(err)
