@@ -77,14 +77,16 @@ func TestPropertyOverbookProofNeverChangesTheRun(t *testing.T) {
 }
 
 // The example: at pool 768 the prototype's fixed 400-GPU proof was
-// accepted and halved utilization; it is refused now.
+// accepted and held 400 GPUs (utilization 43 %, the probe's p50 303 s); it
+// is refused now, and the run reads 82 % and 4 s.
 func TestOverbookProofAtPool768(t *testing.T) {
 	s := DefaultScenario()
-	s.Pool = 768
+	s.Pool, s.Probe = 768, true
 	res, err := Run(s, Options{})
 	require.NoError(t, err)
 	require.NoError(t, res.CheckInvariants())
-	require.Greater(t, res.Metrics.Utilization, 0.6)
+	require.Equal(t, "82.4", pyFloat(100*res.Metrics.Utilization, 0, 1))
+	require.Equal(t, 4.0, Percentile(res.Metrics.ProbeLats, 50))
 }
 
 func TestCheckInvariantsReportsAnAcceptedProof(t *testing.T) {
