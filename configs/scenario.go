@@ -328,7 +328,7 @@ func FormatScenario(s engine.Scenario) []byte {
 			if !f.AppliesTo(c.Agent) {
 				continue
 			}
-			top, sub, nested := strings.Cut(f.Name, ".")
+			top, _, nested := strings.Cut(f.Name, ".")
 			if nested {
 				if done[top] {
 					continue
@@ -348,7 +348,6 @@ func FormatScenario(s engine.Scenario) []byte {
 				case "window":
 					fmt.Fprintf(&b, "    window: {start: %d, end: %d}\n", c.Window.Start, c.Window.End)
 				}
-				_ = sub
 				continue
 			}
 			v := f.Get(c)
