@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -94,6 +95,20 @@ type Config struct {
 	Fixed  []Setting
 	Grid   []Axis
 	Series []Series
+	// Scenario is the scenario file the config names (scenario: FILE,
+	// relative to the config's folder), nil for the paper's scenario;
+	// ScenarioFile is its path.
+	Scenario     *engine.Scenario
+	ScenarioFile string
+}
+
+// Base is the scenario every run of the config starts from: the scenario
+// file's, or the paper's defaults.
+func (c *Config) Base() engine.Scenario {
+	if c.Scenario != nil {
+		return *c.Scenario
+	}
+	return engine.DefaultScenario()
 }
 
 // MaxRuns bounds a plan, so that a typo in a grid fails fast instead of
@@ -165,7 +180,14 @@ func yamlError(file string, err error) *Error {
 	return e
 }
 
-type parser struct{ file string }
+type parser struct {
+	file string
+	// base is the scenario the config's knobs and paths edit (the
+	// scenario file, or nil for the paper's); paths caches one knob per
+	// path so that a path names the same knob wherever it appears.
+	base  *engine.Scenario
+	paths map[string]*engine.Knob
+}
 
 func (p *parser) errAt(n *yaml.Node, key, format string, a ...any) *Error {
 	return p.errLine(n.Line, key, format, a...)
@@ -303,15 +325,41 @@ func (p *parser) name(n *yaml.Node, key string) (string, error) {
 	return s, nil
 }
 
-var topKeys = []string{"experiment", "description", "seeds", "fixed", "grid", "series"}
+var topKeys = []string{"experiment", "description", "scenario", "seeds", "fixed", "grid", "series"}
 var seriesKeys = []string{"name", "description", "fixed", "grid"}
 
 func (p *parser) config(root *yaml.Node) (*Config, error) {
 	c := &Config{File: p.file}
+	// The scenario file comes first, wherever it is written: the knobs
+	// and paths of fixed and grid are checked against it.
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value != "scenario" {
+				continue
+			}
+			v := root.Content[i+1]
+			file, err := p.str(v, "scenario")
+			if err != nil {
+				return nil, err
+			}
+			path := file
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(filepath.Dir(p.file), file)
+			}
+			s, err := LoadScenario(path)
+			if err != nil {
+				return nil, p.errAt(v, "scenario", "%v", err)
+			}
+			c.Scenario, c.ScenarioFile = &s, path
+			p.base = &s
+		}
+	}
 	var haveSeeds, haveSeries bool
 	err := p.mapping(root, "", topKeys, func(key string, k, v *yaml.Node) error {
 		var err error
 		switch key {
+		case "scenario":
+			// Read above.
 		case "experiment":
 			c.Experiment, err = p.name(v, key)
 		case "description":
@@ -382,6 +430,24 @@ func (p *parser) knob(k *yaml.Node, key string) (*engine.Knob, error) {
 	name := k.Value
 	if name == "seed" {
 		return nil, p.errAt(k, key, "the seed is set by the top-level seeds list, not as a knob")
+	}
+	if strings.Contains(name, ".") {
+		if kn, ok := p.paths[name]; ok {
+			return kn, nil
+		}
+		base := engine.DefaultScenario()
+		if p.base != nil {
+			base = *p.base
+		}
+		kn, err := engine.PathKnob(&base, name)
+		if err != nil {
+			return nil, p.errAt(k, key, "%v", err)
+		}
+		if p.paths == nil {
+			p.paths = map[string]*engine.Knob{}
+		}
+		p.paths[name] = kn
+		return kn, nil
 	}
 	kn, ok := engine.KnobByName(name)
 	if !ok {

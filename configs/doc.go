@@ -7,6 +7,7 @@
 //
 //	experiment: bucket            # required: the output folder and the runs.csv column
 //	description: free text        # optional
+//	scenario: facility.yaml       # optional: the base scenario (default: the paper's)
 //	seeds: [7, 11, 13]            # required: one run per seed at every grid point
 //	fixed:                        # optional: knob: value, for every run
 //	  probe: false
@@ -17,6 +18,14 @@
 //	  - name: idle-leaky
 //	    fixed: {tasks: 0, leaky: true}
 //	    grid: {grace: [30, 60]}
+//
+// A config may also name a scenario file (scenario: FILE, relative to the
+// config's folder; docs/scenarios.md): its scenario replaces the published
+// defaults as the base, and keys of fixed and grid may then also be paths
+// to any field of it (window.start, campaigns.storm-pm.window.start,
+// campaigns.genomics.bucket, …). ParseScenario, LoadScenario and
+// FormatScenario read and write scenario files themselves, as strictly as
+// configs.
 //
 // Keys of fixed and grid are scenario knobs (engine.Knobs: pool, headroom,
 // grace, storms, storm_bucket, leaky, probe, …) except seed, which only

@@ -119,7 +119,7 @@ func (c *Config) Plan(quick bool, seeds []int64) (*Plan, error) {
 	}
 	plan.Points = make([]Point, 0, total)
 
-	def := engine.DefaultScenario()
+	def := c.Base()
 	for si := range c.Series {
 		sr := &c.Series[si]
 		base := def
@@ -186,11 +186,11 @@ func (c *Config) axes(si int) []*Axis {
 }
 
 // blame locates an invalid scenario: the most specific value the config
-// sets whose reverting to the published default makes the scenario valid
+// sets whose reverting to the base scenario's value makes the scenario valid
 // is the one reported. When no single value is (a combination is wrong),
 // the error names the series and the grid point.
 func (c *Config) blame(sr *Series, pt *Point, s engine.Scenario, sources []Setting, verr error) error {
-	def := engine.DefaultScenario()
+	def := c.Base()
 	where := fmt.Sprintf("at the grid point %s, seed %d", pt.Label(), s.Seed)
 	for i := len(sources) - 1; i >= 0; i-- {
 		src := sources[i]

@@ -9,8 +9,9 @@ type Agent interface {
 	Step(t int)
 }
 
-// Agent constants of the model (model.md §7); these are the agents' own
-// numbers, not the burst-ceiling knobs.
+// The agents' numbers in the paper's scenario (model.md §7): the defaults
+// of PaperCast, which a scenario file may change per campaign; they are the
+// agents' own numbers, not the burst-ceiling knobs.
 const (
 	naiveTarget        = 256 // GPUs naive-sci keeps asked for
 	adaptiveMaxWant    = 384
@@ -45,11 +46,6 @@ const ProbeCensor = probeGiveUp + 1
 
 // VictimBurstCeiling is the victim's burst ceiling (model.md §6; not a knob).
 const VictimBurstCeiling = 64
-
-// hotEnough is a hot-work sum beyond which the adaptive agent's want is
-// already pinned at adaptiveMaxWant: the scan may stop there without
-// changing any result, since adding non-negative sizes never lowers it.
-const hotEnough = (adaptiveMaxWant + 1) * hotHorizon
 
 type base struct {
 	name string
@@ -96,7 +92,10 @@ func (s *science) doWork(starved bool) {
 	s.work.work(starved, float64(held)*factor)
 }
 
-type naive struct{ science }
+type naive struct {
+	science
+	target, lease int
+}
 
 func (n *naive) Step(int) {
 	n.doWork(false)
@@ -104,12 +103,19 @@ func (n *naive) Step(int) {
 		_ = n.b.ReleaseAll(n.id, policy.AnyClass)
 		return
 	}
-	n.topUp(policy.AgentBurst, naiveTarget, scienceLease, policy.AgentBurst)
+	n.topUp(policy.AgentBurst, n.target, n.lease, policy.AgentBurst)
 }
 
 type adaptive struct {
 	science
 	env policy.Envelope
+	// The agent's numbers (model.md §7; Campaign documents them).
+	maxWant, minWant, starvedMin, hotHorizon, lease int
+	oppMax, oppKeep, oppLease                       int
+	// hotEnough is a hot-work sum beyond which the want is pinned at
+	// maxWant: the scan may stop there without changing any result, since
+	// adding non-negative sizes never lowers it.
+	hotEnough float64
 	// exactHot: always sum the hot work task by task (the reference path,
 	// for tests of the fast one).
 	exactHot bool
@@ -121,7 +127,7 @@ type adaptive struct {
 // hot index's near-exact sum decides it unless the sum is within slack of
 // such a boundary; only then are the tasks summed one by one.
 func (a *adaptive) hotWant(price float64) int {
-	want := func(hot float64) int { return max(adaptiveMinWant, min(int(hot/hotHorizon), adaptiveMaxWant)) }
+	want := func(hot float64) int { return max(a.minWant, min(int(hot/float64(a.hotHorizon)), a.maxWant)) }
 	if !a.exactHot {
 		approx := a.work.hot.work(price)
 		if lo, hi := want(approx-a.work.hot.slack), want(approx+a.work.hot.slack); lo == hi {
@@ -133,7 +139,7 @@ func (a *adaptive) hotWant(price float64) int {
 		if a.work.done[ti] {
 			continue
 		}
-		if a.work.tasks[ti].Density < price || hot >= hotEnough {
+		if a.work.tasks[ti].Density < price || hot >= a.hotEnough {
 			break
 		}
 		hot += a.work.remaining[ti]
@@ -173,29 +179,31 @@ func (a *adaptive) Step(int) {
 			want = min(want, int(a.env.Sustained))
 		}
 		if starved {
-			want = min(want, max(adaptiveStarvedMin, int(a.env.IO.Rate/meanIO)))
+			want = min(want, max(a.starvedMin, int(a.env.IO.Rate/meanIO)))
 		}
-		a.topUp(policy.AgentBurst, want, scienceLease, policy.AgentBurst)
+		a.topUp(policy.AgentBurst, want, a.lease, policy.AgentBurst)
 	} else {
 		_ = a.b.ReleaseAll(a.id, policy.AgentBurst)
 	}
 
-	if free > opportunisticMax {
-		want := min(opportunisticMax, free-opportunisticSpare)
-		a.topUp(policy.Opportunistic, want, opportunisticLease, policy.Opportunistic)
+	if free > a.oppMax {
+		want := min(a.oppMax, free-a.oppKeep)
+		a.topUp(policy.Opportunistic, want, a.oppLease, policy.Opportunistic)
 	}
 }
 
 type storm struct {
 	base
-	lo, hi int
+	lo, hi                int
+	target, period, lease int
+	inference             float64
 }
 
 func (s *storm) Step(t int) {
 	if t >= s.lo && t < s.hi {
-		_, _, _ = s.b.Consume(s.id, 0, stormInference)
-		if t%stormPeriod == 0 {
-			s.topUp(policy.AnyClass, stormTarget, stormLease, policy.AgentBurst)
+		_, _, _ = s.b.Consume(s.id, 0, s.inference)
+		if t%s.period == 0 {
+			s.topUp(policy.AnyClass, s.target, s.lease, policy.AgentBurst)
 		}
 	}
 	if t == s.hi {
@@ -203,11 +211,14 @@ func (s *storm) Step(t int) {
 	}
 }
 
-type victim struct{ base }
+type victim struct {
+	base
+	gpus, period, lease int
+}
 
 func (v *victim) Step(t int) {
-	if t%victimPeriod == 0 && v.b.Outstanding(v.id, policy.AnyClass) == 0 {
-		v.request(victimGPUs, victimLease, policy.Interactive)
+	if t%v.period == 0 && v.b.Outstanding(v.id, policy.AnyClass) == 0 {
+		v.request(v.gpus, v.lease, policy.Interactive)
 	}
 }
 
@@ -220,38 +231,39 @@ type ProbeObservation struct {
 
 type probe struct {
 	base
-	measuring bool
-	t0        int
-	obs       []ProbeObservation
+	gpus, period, lease, giveUp int
+	measuring                   bool
+	t0                          int
+	obs                         []ProbeObservation
 }
 
 func (p *probe) Step(t int) {
 	if p.measuring {
-		if p.b.Held(p.id, policy.AnyClass) >= probeGPUs || t-p.t0 > probeGiveUp {
+		if p.b.Held(p.id, policy.AnyClass) >= p.gpus || t-p.t0 > p.giveUp {
 			p.obs = append(p.obs, ProbeObservation{Latency: t - p.t0, T: t})
 			_ = p.b.ReleaseAll(p.id, policy.AnyClass)
 			p.measuring = false
 			return
 		}
-		p.topUp(policy.AnyClass, probeGPUs, probeLease, policy.AgentBurst)
+		p.topUp(policy.AnyClass, p.gpus, p.lease, policy.AgentBurst)
 		return
 	}
-	if t%probePeriod == 0 {
+	if t%p.period == 0 {
 		p.t0 = t
 		p.measuring = true
-		p.request(probeGPUs, probeLease, policy.AgentBurst)
+		p.request(p.gpus, p.lease, policy.AgentBurst)
 	}
 }
 
 type backfill struct {
 	base
-	headroom int
+	headroom, minRequest, lease int
 }
 
 func (f *backfill) Step(int) {
 	extra := f.b.Free() - f.headroom
 	pending := f.b.Outstanding(f.id, policy.AnyClass) - f.b.Held(f.id, policy.AnyClass)
-	if extra > backfillMinRequest && pending == 0 {
-		f.request(extra, backfillLease, policy.Opportunistic)
+	if extra > f.minRequest && pending == 0 {
+		f.request(extra, f.lease, policy.Opportunistic)
 	}
 }

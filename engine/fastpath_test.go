@@ -25,7 +25,11 @@ func TestHotIndexMatchesExactSum(t *testing.T) {
 			require.NoError(t, err)
 			w, err := newWorld(s, Options{Journal: true})
 			require.NoError(t, err)
-			w.adaptive.exactHot = true
+			for _, a := range w.agents {
+				if ad, ok := a.(*adaptive); ok {
+					ad.exactHot = true
+				}
+			}
 			exact := w.run()
 			require.Equal(t, string(exact.Journal), string(fast.Journal), "%s seed %d: journals differ", name, seed)
 			require.Equal(t, MetricsFile(exact), MetricsFile(fast), "%s seed %d", name, seed)

@@ -169,8 +169,8 @@ func computeMetrics(w *world) Metrics {
 		default:
 			m.Cold++
 		}
-		switch {
-		case g.Campaign == w.victim.id:
+		switch kind := w.camps[g.Campaign].kind; {
+		case kind == kindVictim:
 			if inWindow(g.T) {
 				vIn = append(vIn, g.Latency)
 				if g.Latency > 60 {
@@ -179,7 +179,7 @@ func computeMetrics(w *world) Metrics {
 			} else {
 				vOut = append(vOut, g.Latency)
 			}
-		case (g.Campaign == w.adaptive.id || g.Campaign == w.naive.id) && g.Class == policy.AgentBurst:
+		case (kind == kindAdaptive || kind == kindNaive) && g.Class == policy.AgentBurst:
 			sci = append(sci, g.Latency)
 			if inWindow(g.T) {
 				sciIn = append(sciIn, g.Latency)
@@ -208,7 +208,17 @@ func computeMetrics(w *world) Metrics {
 		m.StormMeanHeld = float64(st.stormSum) / float64(st.stormN)
 	}
 	m.StormExcessGPUSeconds = st.stormExcess
-	m.NaiveScience, m.NaiveSpent = res.Naive.Science, res.Naive.Spent
-	m.AdaptiveScience, m.AdaptiveSpent = res.Adaptive.Science, res.Adaptive.Spent
+	// Summed over every naive and every adaptive campaign (the paper has
+	// one of each).
+	for i, sc := range w.sciences {
+		c := &res.Science[i]
+		if w.camps[sc.id].kind == kindNaive {
+			m.NaiveScience += c.Science
+			m.NaiveSpent += c.Spent
+		} else {
+			m.AdaptiveScience += c.Science
+			m.AdaptiveSpent += c.Spent
+		}
+	}
 	return m
 }

@@ -31,13 +31,15 @@ func ColumnName(campaign, quantity string) string {
 }
 
 // SeriesCSV is the content of series.csv: one row per sample, the tick, the
-// congestion multiplier, and per display campaign its held GPUs, bucket
-// fill fraction, credits spent and the io (GB/s) and inference (tokens/s)
-// it used in the last tick.
-func SeriesCSV(s *Series) []byte {
+// congestion multiplier, and per display group (r.Groups, in order) its
+// held GPUs, bucket fill fraction, credits spent and the io (GB/s) and
+// inference (tokens/s) it used in the last tick.
+func SeriesCSV(r *Result) []byte {
+	s := &r.Series
 	var b []byte
 	b = append(b, "t,multiplier"...)
-	for _, name := range DisplayNames {
+	for _, g := range r.Groups {
+		name := g.Name
 		for _, q := range []string{"held", "fill", "spent", "io", "inference"} {
 			b = append(b, ',')
 			b = append(b, ColumnName(name, q)...)
@@ -48,7 +50,7 @@ func SeriesCSV(s *Series) []byte {
 		b = strconv.AppendInt(b, int64(t), 10)
 		b = append(b, ',')
 		b = FormatNumber(b, s.Multiplier[i])
-		for d := range NumDisplay {
+		for d := range r.Groups {
 			b = append(b, ',')
 			b = strconv.AppendInt(b, int64(s.Held[d][i]), 10)
 			for _, col := range [][]float64{s.Fill[d], s.Spent[d], s.IO[d], s.Inference[d]} {

@@ -52,7 +52,7 @@ func WriteReport(w io.Writer, r *Result) error {
 	lo, hi := s.StormStart, s.StormEnd
 	var vIn, vOut []int
 	for _, g := range r.Grants {
-		if g.Name != "victim" {
+		if r.Cast[g.Campaign].Agent != AgentVictim {
 			continue
 		}
 		if g.T >= lo && g.T < hi+60 {
@@ -65,11 +65,23 @@ func WriteReport(w io.Writer, r *Result) error {
 	p.f("[isolation] victim grant latency during  storm: p50=%ss p95=%ss (n=%d)\n\n", pyFloat(Percentile(vIn, 50), 0, 0), pyFloat(Percentile(vIn, 95), 0, 0), len(vIn))
 
 	m := &r.Metrics
-	p.f("[back pressure] storm throttle events: %d; storm held during window: peak=%d GPUs, mean=%s GPUs (ceiling %d, sustained R=%s — bucket forces reversion)\n\n",
-		r.StormThrottles, m.StormPeakHeld, pyFloat(m.StormMeanHeld, 0, 0), s.StormBurst, shortFloat(s.StormRate))
+	if len(r.Storms) == 0 {
+		// The prototype registers a storm even with storms 0; this port
+		// registers none (docs/scenarios.md).
+		p.f("[back pressure] no storm campaign in this scenario\n\n")
+	}
+	for i := range r.Storms {
+		st := &r.Storms[i]
+		p.f("[back pressure] %s throttle events: %d; %s held during window: peak=%d GPUs, mean=%s GPUs (ceiling %d, sustained R=%s — bucket forces reversion)\n",
+			st.Name, st.Throttles, st.Name, st.PeakHeld, pyFloat(st.MeanHeld, 0, 0), st.BurstCeiling, shortFloat(st.Sustained))
+		if i == len(r.Storms)-1 {
+			p.f("\n")
+		}
+	}
 
 	p.f("[adaptivity]  %-14s%9s%7s%10s%17s\n", "campaign", "science", "tasks", "credits", "credits/science")
-	for _, c := range []*CampaignReport{&r.Naive, &r.Adaptive} {
+	for i := range r.Science {
+		c := &r.Science[i]
 		per := math.NaN()
 		if c.Science != 0 {
 			per = c.Spent / c.Science
@@ -79,7 +91,14 @@ func WriteReport(w io.Writer, r *Result) error {
 	p.f("\n")
 
 	p.f("[envelope dims] %-14s%10s%14s%12s%15s\n", "campaign", "mean GB/s", "io-throttled", "mean tok/s", "inf-throttled")
-	for _, c := range []*CampaignReport{&r.Naive, &r.Adaptive, &r.Storm} {
+	rows := make([]*CampaignReport, 0, len(r.Science)+len(r.Storms))
+	for i := range r.Science {
+		rows = append(rows, &r.Science[i])
+	}
+	for i := range r.Storms {
+		rows = append(rows, &r.Storms[i].CampaignReport)
+	}
+	for _, c := range rows {
 		p.f("                %-14s%10s%13ds%12s%14ds\n", c.Name, pyFloat(c.MeanIO, 0, 1), c.IOThrottled, pyFloat(c.MeanInference, 0, 0), c.InferenceThrottled)
 	}
 	p.f("\n")

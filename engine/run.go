@@ -1,41 +1,40 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"strconv"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
 
-// Display campaigns: the series and the report show these five (all storms
-// summed as one).
-const (
-	DisplayVictim = iota
-	DisplayAdaptive
-	DisplayNaive
-	DisplayStorm
-	DisplayBackfill
-	NumDisplay
-)
-
-// DisplayNames are the display campaigns' names, in display order.
-var DisplayNames = [NumDisplay]string{"victim", "adaptive-sci", "naive-sci", "storm", "backfill"}
+// DisplayGroup is one campaign, or several summed (the paper's storms),
+// as the series, the report and the replay show it. Groups are in order of
+// their first campaign in the cast.
+type DisplayGroup struct {
+	Name string
+	// Agent is the agent kind of the group's first campaign.
+	Agent string
+	// Members are the group's campaigns: indexes into Result.Envelopes
+	// and Result.Cast.
+	Members []int
+}
 
 // Series is the sampled state of a run, one entry per sample (every
-// SampleEvery ticks, after the broker's tick). The storm columns aggregate
-// every storm: GPUs, credits and flows summed, fill as total tokens over
-// total bucket.
+// SampleEvery ticks, after the broker's tick), and per display group
+// (Result.Groups) GPUs, credits and flows summed and fill as total tokens
+// over total bucket.
 type Series struct {
 	T          []int
 	Multiplier []float64
-	Held       [NumDisplay][]int
+	Held       [][]int
 	// Fill is the GPU bucket's fill fraction (tokens / B).
-	Fill  [NumDisplay][]float64
-	Spent [NumDisplay][]float64
+	Fill  [][]float64
+	Spent [][]float64
 	// IO (GB/s) and Inference (tokens/s) used in the last tick.
-	IO        [NumDisplay][]float64
-	Inference [NumDisplay][]float64
+	IO        [][]float64
+	Inference [][]float64
 }
 
 // Len is the number of samples.
@@ -52,7 +51,8 @@ type Grant struct {
 	Path     policy.Path       `json:"-"`
 }
 
-// CampaignReport is one campaign's end-of-run figures for the report.
+// CampaignReport is one campaign's (or display group's) end-of-run figures
+// for the report.
 type CampaignReport struct {
 	Name      string
 	Science   float64
@@ -64,6 +64,22 @@ type CampaignReport struct {
 	IOThrottled, InferenceThrottled int
 }
 
+// StormReport is one storm display group's back pressure: its throttle
+// records and what it held at the samples in its (first campaign's)
+// window, against the first campaign's ceiling and rate.
+type StormReport struct {
+	CampaignReport
+	Throttles int
+	PeakHeld  int
+	// MeanHeld is NaN without a sample in the window.
+	MeanHeld     float64
+	BurstCeiling int
+	Sustained    float64
+	group        int
+	window       Window
+	sum, n       int
+}
+
 // Options says what a run keeps beyond its metrics.
 type Options struct {
 	// Journal keeps the JSON Lines journal (Result.Journal).
@@ -71,17 +87,24 @@ type Options struct {
 	// Series keeps the sampled series (Result.Series); without it the
 	// series is empty but every metric is measured the same.
 	Series bool
+	// skipOverbookProof leaves the overbooking proof out (tests check
+	// that it never changes a run).
+	skipOverbookProof bool
 }
 
 // Result is everything one run produced.
 type Result struct {
 	Scenario Scenario
-	Metrics  Metrics
-	Series   Series
-	Grants   []Grant
-	Probe    []ProbeObservation
-	// OverbookRefusal is the broker's refusal of an extra campaign with a
-	// 400-GPU guarantee, the proof that guarantees are never overbooked.
+	// Cast is the campaigns the run registered, in order.
+	Cast    []Campaign
+	Groups  []DisplayGroup
+	Metrics Metrics
+	Series  Series
+	Grants  []Grant
+	Probe   []ProbeObservation
+	// OverbookRefusal is the broker's refusal of an extra campaign whose
+	// guarantee overbooks the pool, the proof that guarantees are never
+	// overbooked (nil if it was accepted: CheckInvariants reports it).
 	OverbookRefusal error
 	// Journal is the JSON Lines journal (only with Options.Journal);
 	// JournalRecords counts records whether kept or not.
@@ -92,22 +115,37 @@ type Result struct {
 	// FirstVictimGrant, FirstThrottle and FirstPreemptNotice are sample
 	// journal records (Kind 0 when there was none).
 	FirstVictimGrant, FirstThrottle, FirstPreemptNotice policy.Event
-	// Naive, Adaptive and Storm summarise those campaigns.
+	// Science are the science campaigns, naive ones first (the report's
+	// order); Storms the storm display groups.
+	Science []CampaignReport
+	Storms  []StormReport
+	// Naive and Adaptive are the first naive and adaptive campaigns and
+	// Storm the first storm group (zero when the cast has none).
 	Naive, Adaptive, Storm CampaignReport
 	// Envelopes are the registered campaigns' envelopes, in registration
-	// order; display maps each display campaign to its envelopes (every
-	// storm for DisplayStorm).
+	// order.
 	Envelopes []policy.Envelope
-	display   [NumDisplay][]int
 }
 
-// DisplayFlowRates are the display campaigns' sustained io (GB/s) and
-// inference (tokens/s) rates, summed over the storms, NaN where a campaign
-// has no envelope in that dimension.
-func (r *Result) DisplayFlowRates() (io, inference [NumDisplay]float64) {
-	for d := range NumDisplay {
+// GroupOf returns the index of the first display group whose first
+// campaign has the agent kind, or -1.
+func (r *Result) GroupOf(agent string) int {
+	for i := range r.Groups {
+		if r.Groups[i].Agent == agent {
+			return i
+		}
+	}
+	return -1
+}
+
+// DisplayFlowRates are the display groups' sustained io (GB/s) and
+// inference (tokens/s) rates, summed over their campaigns, NaN where a
+// group has no envelope in that dimension.
+func (r *Result) DisplayFlowRates() (io, inference []float64) {
+	io, inference = make([]float64, len(r.Groups)), make([]float64, len(r.Groups))
+	for d := range r.Groups {
 		io[d], inference[d] = math.NaN(), math.NaN()
-		for _, i := range r.display[d] {
+		for _, i := range r.Groups[d].Members {
 			env := &r.Envelopes[i]
 			if env.IO != nil {
 				io[d] = addRate(io[d], env.IO.Rate)
@@ -130,10 +168,9 @@ func addRate(sum, rate float64) float64 {
 // recorder takes the broker's journal: it keeps the grant log and the sample
 // records the report needs, and the JSON Lines text when asked.
 type recorder struct {
-	res     *Result
-	keep    bool
-	victim  policy.CampaignID
-	isStorm []bool
+	res  *Result
+	keep bool
+	w    *world
 }
 
 func (r *recorder) Record(e policy.Event) {
@@ -146,15 +183,16 @@ func (r *recorder) Record(e policy.Event) {
 	switch e.Kind {
 	case policy.EventGrant:
 		res.Grants = append(res.Grants, Grant{T: e.T, Campaign: e.CampaignID, Name: e.Campaign, Class: e.Class, GPUs: e.GPUs, Latency: e.Latency, Path: e.Path})
-		if e.CampaignID == r.victim && res.FirstVictimGrant.Kind == 0 {
+		if res.FirstVictimGrant.Kind == 0 && r.w.camps[e.CampaignID].kind == kindVictim {
 			res.FirstVictimGrant = e
 		}
 	case policy.EventThrottle:
 		if res.FirstThrottle.Kind == 0 {
 			res.FirstThrottle = e
 		}
-		if r.isStorm[e.CampaignID] {
+		if sg := r.w.camps[e.CampaignID].stormGroup; sg >= 0 {
 			res.StormThrottles++
+			res.Storms[sg].Throttles++
 		}
 	case policy.EventPreemptNotice:
 		if res.FirstPreemptNotice.Kind == 0 {
@@ -163,11 +201,23 @@ func (r *recorder) Record(e policy.Event) {
 	}
 }
 
-func stormName(i int) string {
-	if i == 0 {
-		return "storm"
-	}
-	return "storm" + strconv.Itoa(i+1)
+// Agent kinds as small numbers, for the per-sample and per-grant checks.
+const (
+	kindVictim uint8 = iota
+	kindAdaptive
+	kindNaive
+	kindStorm
+	kindProbe
+	kindBackfill
+)
+
+// campState is what the recorder, the sampling and the metrics need of
+// one campaign, indexed by campaign id (= cast index).
+type campState struct {
+	kind       uint8
+	group      int     // display group
+	stormGroup int     // index into Result.Storms, -1 for a non-storm
+	bucket     float64 // GPU bucket B
 }
 
 // world is one run in progress.
@@ -175,27 +225,17 @@ type world struct {
 	s        Scenario
 	b        *policy.Broker
 	agents   []Agent
-	victim   *victim
-	adaptive *adaptive
-	naive    *naive
-	storms   []*storm
-	probe    *probe
-	backfill *backfill
+	camps    []campState
+	sciences []*science // naive ones first, as the report lists them
+	probes   []*probe
 	res      *Result
 
 	keepSeries bool
 	stats      sampleStats
-	buckets    []float64 // GPU bucket B per campaign
-}
-
-func scienceEnvelope(name string, s *Scenario) policy.Envelope {
-	return policy.Envelope{
-		Name: name, Budget: 20000, Guaranteed: 64,
-		Sustained: s.SciRate, BurstCeiling: s.SciBurst, Bucket: s.SciBucket,
-		Class:     policy.AgentBurst,
-		IO:        &policy.Flow{Rate: 6, Bucket: 3600, Ceiling: 16},
-		Inference: &policy.Flow{Rate: 500, Bucket: 100000, Ceiling: 2000},
-	}
+	values     []displayValues // one per display group, reused per sample
+	// stormRate is the storms' summed sustained rate, the excess baseline
+	// (R × storms when all storms share R, as model.md §8 writes it).
+	stormRate float64
 }
 
 func newWorld(s Scenario, opt Options) (*world, error) {
@@ -209,87 +249,146 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidScenario, err)
 	}
-	res := &Result{Scenario: s}
-	w := &world{s: s, b: b, res: res}
-	rec := &recorder{res: res, keep: opt.Journal}
+	cast := s.cast()
+	res := &Result{Scenario: s, Cast: cast}
+	w := &world{s: s, b: b, res: res, camps: make([]campState, len(cast)), agents: make([]Agent, 0, len(cast))}
+	res.Groups = make([]DisplayGroup, 0, len(cast))
+	rec := &recorder{res: res, keep: opt.Journal, w: w}
 	b.SetRecorder(rec)
 
-	register := func(env policy.Envelope) (base, error) {
+	// Display groups, in order of first appearance; their members share
+	// one backing array.
+	members := make([]int, 0, len(cast))
+	for i := range cast {
+		name := cast[i].GroupName()
+		if !slices.ContainsFunc(res.Groups, func(d DisplayGroup) bool { return d.Name == name }) {
+			res.Groups = append(res.Groups, DisplayGroup{Name: name, Agent: cast[i].Agent})
+		}
+	}
+	for g := range res.Groups {
+		from := len(members)
+		for i := range cast {
+			if cast[i].GroupName() == res.Groups[g].Name {
+				members = append(members, i)
+				w.camps[i].group = g
+			}
+		}
+		res.Groups[g].Members = members[from:len(members):len(members)]
+	}
+	w.values = make([]displayValues, len(res.Groups))
+	flowSums := make([]float64, 2*len(res.Groups))
+	w.stats.io, w.stats.inference = flowSums[:len(res.Groups)], flowSums[len(res.Groups):]
+	nScience := 0
+	for i := range cast {
+		if isScience(cast[i].Agent) {
+			nScience++
+		}
+	}
+	w.sciences = make([]*science, 0, nScience)
+
+	var tasks *taskSet
+	var tasksSeed int64
+	sameRate, firstRate, nStorms := true, 0.0, 0
+	for i := range cast {
+		c := &cast[i]
+		env := c.Envelope(s.Pool)
 		id, err := b.Register(env)
 		if err != nil {
-			return base{}, fmt.Errorf("%w: %v", ErrInvalidScenario, err)
+			return nil, fmt.Errorf("%w: %v", ErrInvalidScenario, err)
 		}
-		return base{name: env.Name, b: b, id: id}, nil
-	}
-	tasks := taskSetFor(s.Seed, s.Tasks)
-
-	vb, err := register(policy.Envelope{Name: "victim", Budget: 5000, Guaranteed: 32, Sustained: 32, BurstCeiling: VictimBurstCeiling, Bucket: 60000, Class: policy.Interactive})
-	if err != nil {
-		return nil, err
-	}
-	w.victim = &victim{vb}
-	ab, err := register(scienceEnvelope("adaptive-sci", &s))
-	if err != nil {
-		return nil, err
-	}
-	w.adaptive = &adaptive{science: science{ab, newWorkList(tasks, true)}, env: b.Envelope(ab.id)}
-	nb, err := register(scienceEnvelope("naive-sci", &s))
-	if err != nil {
-		return nil, err
-	}
-	w.naive = &naive{science{nb, newWorkList(tasks, false)}}
-	for i := range s.Storms {
-		sb, err := register(policy.Envelope{
-			Name: stormName(i), Budget: 8000, Guaranteed: 16,
-			Sustained: s.StormRate, BurstCeiling: s.StormBurst, Bucket: s.StormBucket,
-			Class:     policy.AgentBurst,
-			Inference: &policy.Flow{Rate: 50, Bucket: 5000, Ceiling: 500},
-		})
-		if err != nil {
-			return nil, err
+		bs := base{name: c.Name, b: b, id: id}
+		cs := &w.camps[i]
+		cs.bucket, cs.stormGroup = env.Bucket, -1
+		switch c.Agent {
+		case AgentVictim:
+			cs.kind = kindVictim
+			w.agents = append(w.agents, &victim{base: bs, gpus: c.GPUs, period: c.Period, lease: c.Lease})
+		case AgentAdaptive, AgentNaive:
+			// The paper's two campaigns share one task list.
+			seed := s.Seed + int64(c.Stream)
+			if tasks == nil || len(tasks.tasks) != c.Tasks || tasksSeed != seed {
+				tasks, tasksSeed = taskSetFor(seed, c.Tasks), seed
+			}
+			if c.Agent == AgentNaive {
+				cs.kind = kindNaive
+				a := &naive{science: science{bs, newWorkList(tasks, false)}, target: c.GPUs, lease: c.Lease}
+				w.agents = append(w.agents, a)
+				nNaive := 0
+				for _, sc := range w.sciences {
+					if w.camps[sc.id].kind == kindNaive {
+						nNaive++
+					}
+				}
+				w.sciences = slices.Insert(w.sciences, nNaive, &a.science)
+			} else {
+				cs.kind = kindAdaptive
+				a := &adaptive{science: science{bs, newWorkList(tasks, true)}, env: env,
+					maxWant: c.GPUs, minWant: c.MinGPUs, starvedMin: c.StarvedGPUs, hotHorizon: c.HotHorizon, lease: c.Lease,
+					oppMax: c.OpportunisticMax, oppKeep: c.OpportunisticKeep, oppLease: c.OpportunisticLease,
+					hotEnough: float64((c.GPUs + 1) * c.HotHorizon)}
+				w.agents = append(w.agents, a)
+				w.sciences = append(w.sciences, &a.science)
+			}
+		case AgentStorm:
+			cs.kind = kindStorm
+			w.agents = append(w.agents, &storm{base: bs, lo: c.Window.Start, hi: c.Window.End,
+				target: c.GPUs, period: c.Period, lease: c.Lease, inference: c.InferenceDemand})
+			if nStorms == 0 {
+				firstRate = env.Sustained
+			}
+			sameRate = sameRate && env.Sustained == firstRate
+			nStorms++
+			g := cs.group
+			sg := slices.IndexFunc(res.Storms, func(r StormReport) bool { return r.group == g })
+			if sg < 0 {
+				sg = len(res.Storms)
+				res.Storms = append(res.Storms, StormReport{
+					CampaignReport: CampaignReport{Name: res.Groups[g].Name},
+					group:          g, window: c.Window, BurstCeiling: env.BurstCeiling, Sustained: env.Sustained,
+				})
+			}
+			cs.stormGroup = sg
+		case AgentProbe:
+			cs.kind = kindProbe
+			p := &probe{base: bs, gpus: c.GPUs, period: c.Period, lease: c.Lease, giveUp: c.GiveUp}
+			w.agents = append(w.agents, p)
+			w.probes = append(w.probes, p)
+		case AgentBackfill:
+			cs.kind = kindBackfill
+			w.agents = append(w.agents, &backfill{base: bs, headroom: c.Headroom, minRequest: c.MinRequest, lease: c.Lease})
 		}
-		w.storms = append(w.storms, &storm{base: sb, lo: s.StormStart, hi: s.StormEnd})
 	}
-	if s.Probe {
-		pb, err := register(policy.Envelope{Name: "probe", Budget: 1e9, Sustained: probeGPUs, BurstCeiling: probeGPUs, Bucket: 1e9, Class: policy.AgentBurst})
-		if err != nil {
-			return nil, err
+	if sameRate {
+		w.stormRate = firstRate * float64(nStorms)
+	} else {
+		for i := range cast {
+			if cast[i].Agent == AgentStorm {
+				w.stormRate += b.Envelope(policy.CampaignID(i)).Sustained
+			}
 		}
-		w.probe = &probe{base: pb}
 	}
-	bb, err := register(policy.Envelope{Name: "backfill", Budget: 1e9, Sustained: float64(s.Pool), BurstCeiling: s.Pool, Bucket: 1e9, Class: policy.Opportunistic})
-	if err != nil {
-		return nil, err
-	}
-	w.backfill = &backfill{base: bb, headroom: s.Headroom}
 
 	// The invariant the report opens with: one more campaign whose
 	// guarantee would overbook the pool is refused, and nothing changes.
-	_, res.OverbookRefusal = b.Register(policy.Envelope{Name: "overbooked", Budget: 1000, Guaranteed: 400, Sustained: 400, BurstCeiling: 400, Bucket: 1000, Class: policy.Interactive})
+	// Its guarantee is one GPU more than the pool has left unguaranteed, so
+	// that it overbooks whatever the pool (the prototype's fixed 400 GPUs
+	// were accepted, and held for the whole run, at pools ≥ 560 + 16 ×
+	// storms). A refused registration leaves the broker untouched and
+	// journals nothing.
+	if !opt.skipOverbookProof {
+		res.OverbookRefusal = overbookProof(b, s.Pool)
+	}
 
-	w.agents = append(w.agents, w.victim, w.adaptive, w.naive)
-	rec.isStorm = make([]bool, b.NumCampaigns())
-	for _, st := range w.storms {
-		w.agents = append(w.agents, st)
-		rec.isStorm[st.id] = true
-	}
-	if w.probe != nil {
-		w.agents = append(w.agents, w.probe)
-	}
-	w.agents = append(w.agents, w.backfill)
-	rec.victim = w.victim.id
-
-	w.buckets = make([]float64, b.NumCampaigns())
-	for i := range w.buckets {
-		w.buckets[i] = b.Envelope(policy.CampaignID(i)).Bucket
-	}
 	w.keepSeries = opt.Series
 	if opt.Series {
-		n := s.Ticks / s.SampleEvery
+		n, ng := s.Ticks/s.SampleEvery, len(res.Groups)
 		sr := &res.Series
 		sr.T = make([]int, 0, n)
 		sr.Multiplier = make([]float64, 0, n)
-		for d := range NumDisplay {
+		sr.Held = make([][]int, ng)
+		sr.Fill, sr.Spent = make([][]float64, ng), make([][]float64, ng)
+		sr.IO, sr.Inference = make([][]float64, ng), make([][]float64, ng)
+		for d := range ng {
 			sr.Held[d] = make([]int, 0, n)
 			sr.Fill[d] = make([]float64, 0, n)
 			sr.Spent[d] = make([]float64, 0, n)
@@ -298,6 +397,31 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 		}
 	}
 	return w, nil
+}
+
+// overbookProof tries to register a campaign whose guarantee overbooks the
+// pool by one GPU and returns the broker's answer: nil means the broker
+// accepted it, which violates the invariant (and has changed the run).
+func overbookProof(b *policy.Broker, pool int) error {
+	g := 0
+	for i := range b.NumCampaigns() {
+		g += b.Envelope(policy.CampaignID(i)).Guaranteed
+	}
+	over := pool - g + 1
+	_, err := b.Register(policy.Envelope{Name: "overbooked", Budget: 1000, Guaranteed: over, Sustained: float64(over), BurstCeiling: over, Bucket: 1000, Class: policy.Interactive})
+	return err
+}
+
+// ErrInvariantViolated is what Result.CheckInvariants wraps.
+var ErrInvariantViolated = errors.New("invariant violated")
+
+// CheckInvariants reports a violated run invariant: today, that the
+// broker accepted a registration that overbooks the guarantees.
+func (r *Result) CheckInvariants() error {
+	if !errors.Is(r.OverbookRefusal, policy.ErrOverbooked) {
+		return fmt.Errorf("%w: a campaign that overbooks the guarantees was not refused (%v)", ErrInvariantViolated, r.OverbookRefusal)
+	}
+	return nil
 }
 
 // Run simulates one scenario and measures it. It is deterministic: the same
@@ -333,10 +457,10 @@ type sampleStats struct {
 	productive                  float64 // Σ (victim + science + storm held) / pool
 	stormSum, stormN, stormPeak int
 	stormExcess                 float64
-	io, inference               [NumDisplay]float64 // Σ of last-tick use
+	io, inference               []float64 // per display group, Σ of last-tick use
 }
 
-// displayValues is one display campaign's state at a sample.
+// displayValues is one display group's state at a sample.
 type displayValues struct {
 	held                                 int
 	tokens, bucket, spent, io, inference float64
@@ -344,36 +468,48 @@ type displayValues struct {
 
 func (w *world) sample(t int) {
 	b := w.b
-	var v [NumDisplay]displayValues
-	read := func(d int, id policy.CampaignID) {
-		x := &v[d]
-		x.held += b.Held(id, policy.AnyClass)
+	v := w.values
+	clear(v)
+	productive, stormHeld := 0, 0
+	for i := range w.camps {
+		cs := &w.camps[i]
+		id := policy.CampaignID(i)
+		x := &v[cs.group]
+		held := b.Held(id, policy.AnyClass)
+		x.held += held
 		x.tokens += b.Tokens(id)
-		x.bucket += w.buckets[id]
+		x.bucket += cs.bucket
 		x.spent += b.Spent(id)
 		x.io += b.FlowUsedLastTick(id, policy.IO)
 		x.inference += b.FlowUsedLastTick(id, policy.Inference)
+		switch cs.kind {
+		case kindStorm:
+			stormHeld += held
+			productive += held
+		case kindVictim, kindAdaptive, kindNaive:
+			productive += held
+		}
 	}
-	read(DisplayVictim, w.victim.id)
-	read(DisplayAdaptive, w.adaptive.id)
-	read(DisplayNaive, w.naive.id)
-	for _, st := range w.storms {
-		read(DisplayStorm, st.id)
-	}
-	read(DisplayBackfill, w.backfill.id)
 
 	s, st := &w.s, &w.stats
 	st.n++
-	h := v[DisplayVictim].held + v[DisplayAdaptive].held + v[DisplayNaive].held + v[DisplayStorm].held
-	st.productive += float64(h) / float64(s.Pool)
+	st.productive += float64(productive) / float64(s.Pool)
 	if t >= s.StormStart && t < s.StormEnd {
-		sh := v[DisplayStorm].held
-		st.stormSum += sh
+		st.stormSum += stormHeld
 		st.stormN++
-		st.stormPeak = max(st.stormPeak, sh)
-		st.stormExcess += max(0, float64(sh)-s.StormRate*float64(s.Storms)) * float64(s.SampleEvery)
+		st.stormPeak = max(st.stormPeak, stormHeld)
+		st.stormExcess += max(0, float64(stormHeld)-w.stormRate) * float64(s.SampleEvery)
 	}
-	for d := range NumDisplay {
+	for k := range w.res.Storms {
+		sr := &w.res.Storms[k]
+		if t >= sr.window.Start && t < sr.window.End {
+			h := v[sr.group].held
+			sr.sum += h
+			sr.n++
+			sr.PeakHeld = max(sr.PeakHeld, h)
+		}
+	}
+	for d := range v {
 		st.io[d] += v[d].io
 		st.inference[d] += v[d].inference
 	}
@@ -384,7 +520,7 @@ func (w *world) sample(t int) {
 	sr := &w.res.Series
 	sr.T = append(sr.T, t)
 	sr.Multiplier = append(sr.Multiplier, b.Multiplier())
-	for d := range NumDisplay {
+	for d := range v {
 		x := &v[d]
 		sr.Held[d] = append(sr.Held[d], x.held)
 		sr.Fill[d] = append(sr.Fill[d], fillFraction(x.tokens, x.bucket))
@@ -402,6 +538,12 @@ func (st *sampleStats) mean(sum float64) float64 {
 	return sum / float64(st.n)
 }
 
+// groupMean is a display group's mean of a per-sample sum (NaN without a
+// sample).
+func (st *sampleStats) groupMean(sums []float64, g int) float64 {
+	return st.mean(sums[g])
+}
+
 func fillFraction(tokens, bucket float64) float64 {
 	if bucket <= 0 {
 		return 0
@@ -412,34 +554,49 @@ func fillFraction(tokens, bucket float64) float64 {
 func (w *world) finish() {
 	res := w.res
 	b := w.b
-	if w.probe != nil {
-		res.Probe = w.probe.obs
+	for _, p := range w.probes {
+		res.Probe = append(res.Probe, p.obs...)
 	}
-	sciReport := func(sc *science, d int) CampaignReport {
-		return CampaignReport{
+	st := &w.stats
+	for _, sc := range w.sciences {
+		g := w.camps[sc.id].group
+		cr := CampaignReport{
 			Name: sc.name, Science: sc.work.science, Completed: sc.work.completed, Spent: b.Spent(sc.id),
-			MeanIO: w.stats.mean(w.stats.io[d]), MeanInference: w.stats.mean(w.stats.inference[d]),
+			MeanIO: st.groupMean(st.io, g), MeanInference: st.groupMean(st.inference, g),
 			IOThrottled: b.FlowThrottled(sc.id, policy.IO), InferenceThrottled: b.FlowThrottled(sc.id, policy.Inference),
 		}
+		res.Science = append(res.Science, cr)
+		switch w.camps[sc.id].kind {
+		case kindNaive:
+			if res.Naive.Name == "" {
+				res.Naive = cr
+			}
+		case kindAdaptive:
+			if res.Adaptive.Name == "" {
+				res.Adaptive = cr
+			}
+		}
 	}
-	res.Naive = sciReport(&w.naive.science, DisplayNaive)
-	res.Adaptive = sciReport(&w.adaptive.science, DisplayAdaptive)
-	res.Storm = CampaignReport{Name: "storm", MeanIO: w.stats.mean(w.stats.io[DisplayStorm]), MeanInference: w.stats.mean(w.stats.inference[DisplayStorm])}
-	for _, st := range w.storms {
-		res.Storm.Spent += b.Spent(st.id)
-		res.Storm.IOThrottled += b.FlowThrottled(st.id, policy.IO)
-		res.Storm.InferenceThrottled += b.FlowThrottled(st.id, policy.Inference)
+	for k := range res.Storms {
+		sr := &res.Storms[k]
+		sr.MeanIO, sr.MeanInference = st.groupMean(st.io, sr.group), st.groupMean(st.inference, sr.group)
+		sr.MeanHeld = math.NaN()
+		if sr.n > 0 {
+			sr.MeanHeld = float64(sr.sum) / float64(sr.n)
+		}
+		for _, i := range res.Groups[sr.group].Members {
+			id := policy.CampaignID(i)
+			sr.Spent += b.Spent(id)
+			sr.IOThrottled += b.FlowThrottled(id, policy.IO)
+			sr.InferenceThrottled += b.FlowThrottled(id, policy.Inference)
+		}
+	}
+	if len(res.Storms) > 0 {
+		res.Storm = res.Storms[0].CampaignReport
 	}
 	res.Metrics = computeMetrics(w)
-	res.Envelopes = make([]policy.Envelope, b.NumCampaigns())
+	res.Envelopes = make([]policy.Envelope, len(w.camps))
 	for i := range res.Envelopes {
 		res.Envelopes[i] = b.Envelope(policy.CampaignID(i))
 	}
-	res.display[DisplayVictim] = []int{int(w.victim.id)}
-	res.display[DisplayAdaptive] = []int{int(w.adaptive.id)}
-	res.display[DisplayNaive] = []int{int(w.naive.id)}
-	for _, st := range w.storms {
-		res.display[DisplayStorm] = append(res.display[DisplayStorm], int(st.id))
-	}
-	res.display[DisplayBackfill] = []int{int(w.backfill.id)}
 }

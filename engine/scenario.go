@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Scenario is every knob of one simulated run (model.md §6). The zero value
-// is not useful; start from DefaultScenario.
+// Scenario is one simulated run: the scenario-wide fields and either the
+// twenty knobs of model.md §6, which describe the paper's cast (Cast nil),
+// or an explicit cast (Cast set, as a scenario file gives; see
+// docs/scenarios.md). The zero value is not useful; start from
+// DefaultScenario or configs.ParseScenario. Write one out with
+// configs.FormatScenario (its JSON form leaves the cast out).
 type Scenario struct {
 	Pool              int     `json:"pool"`
 	IOCapacity        float64 `json:"io_capacity"`
@@ -32,7 +37,26 @@ type Scenario struct {
 	Probe       bool    `json:"probe"`
 	Ticks       int     `json:"ticks"`
 	SampleEvery int     `json:"sample_every"`
+
+	// Cast, when set, is the list of campaigns the run registers, in
+	// order, replacing the paper's cast that the campaign knobs describe
+	// (PaperCast); the knobs then edit it (see Knobs). A scenario file
+	// always has one. StormStart and StormEnd remain the window the
+	// in-window metrics measure.
+	Cast []Campaign `json:"-"`
+	// Policy names the admission policy ("" or "bursar": the broker of
+	// package policy, the only one so far). It is the hook for the
+	// baseline allocators: a scenario file's `policy:` key sets it.
+	Policy string `json:"-"`
+	// AllowBurstAbovePool lets a campaign's burst ceiling exceed the pool
+	// (the broker then caps its grants at the pool). A scenario file must
+	// say so; the paper's knobs allow it (sci_burst 384 on a 256-GPU pool
+	// runs in the prototype), and Explicit sets it when they need it.
+	AllowBurstAbovePool bool `json:"-"`
 }
+
+// Policies lists the admission policies a scenario may name.
+var Policies = []string{"bursar"}
 
 // DefaultScenario is the published scenario with seed 7.
 func DefaultScenario() Scenario {
@@ -63,6 +87,9 @@ func (k *Knob) Get(s *Scenario) float64 { return k.get(s) }
 // Format writes the knob's value as it appears in CSV and summaries.
 func (k *Knob) Format(s *Scenario) string {
 	v := k.get(s)
+	if math.IsNaN(v) {
+		return "null" // the knob does not apply to this cast
+	}
 	switch k.Kind {
 	case "bool":
 		return strconv.FormatBool(v != 0)
@@ -115,30 +142,111 @@ func boolKnob(name, usage string, p func(*Scenario) *bool) Knob {
 		set: func(s *Scenario, v float64) { *p(s) = v != 0 }}
 }
 
-// Knobs lists every scenario knob in a fixed order.
+// castKnob is a knob that, once the cast is explicit, reads the first
+// campaign of the given agent kinds and writes every one of them; on the
+// knob form (Cast nil) it reads and writes field.
+func castKnob(name, usage, kind string, field func(*Scenario) *float64Ref, get func(*Campaign) float64, set func(*Campaign, float64), agents ...string) Knob {
+	return Knob{Name: name, Usage: usage, Kind: kind,
+		get: func(s *Scenario) float64 {
+			return castGet(s, func(s *Scenario) float64 { return field(s).get() }, get, agents...)
+		},
+		set: func(s *Scenario, v float64) {
+			field(s).set(v)
+			castSet(s, func(c *Campaign) { set(c, v) }, agents...)
+		}}
+}
+
+// float64Ref reads and writes one knob field of either type.
+type float64Ref struct {
+	i *int
+	f *float64
+}
+
+func (r float64Ref) get() float64 {
+	if r.i != nil {
+		return float64(*r.i)
+	}
+	return *r.f
+}
+
+func (r float64Ref) set(v float64) {
+	if r.i != nil {
+		*r.i = int(v)
+		return
+	}
+	*r.f = v
+}
+
+func intRef(p *int) *float64Ref       { return &float64Ref{i: p} }
+func floatRef(p *float64) *float64Ref { return &float64Ref{f: p} }
+
+// Knobs lists every scenario knob in a fixed order. On an explicit cast
+// (Scenario.Cast set) the campaign knobs edit the cast: sci_* every
+// science campaign, storm_* every storm, storms and probe add or remove
+// campaigns, storm_start and storm_end move the window and every storm's;
+// a knob with no campaign to read (storm_rate without a storm) reads NaN.
 var Knobs = []Knob{
 	intKnob("pool", "GPUs in the pool", func(s *Scenario) *int { return &s.Pool }),
 	floatKnob("io_capacity", "facility filesystem bandwidth, GB/s", func(s *Scenario) *float64 { return &s.IOCapacity }),
 	floatKnob("inference_capacity", "facility inference capacity, tokens/s", func(s *Scenario) *float64 { return &s.InferenceCapacity }),
-	intKnob("headroom", "free GPUs the backfill leaves idle", func(s *Scenario) *int { return &s.Headroom }),
+	castKnob("headroom", "free GPUs the backfill leaves idle", "int", func(s *Scenario) *float64Ref { return intRef(&s.Headroom) },
+		func(c *Campaign) float64 { return float64(c.Headroom) }, func(c *Campaign, v float64) { c.Headroom = int(v) }, AgentBackfill),
 	{Name: "seed", Usage: "random seed of the task lists", Kind: "int",
 		get: func(s *Scenario) float64 { return float64(s.Seed) },
 		set: func(s *Scenario, v float64) { s.Seed = int64(v) }},
-	intKnob("tasks", "tasks per science campaign", func(s *Scenario) *int { return &s.Tasks }),
+	castKnob("tasks", "tasks per science campaign", "int", func(s *Scenario) *float64Ref { return intRef(&s.Tasks) },
+		func(c *Campaign) float64 { return float64(c.Tasks) }, func(c *Campaign, v float64) { c.Tasks = int(v) }, AgentAdaptive, AgentNaive),
 	boolKnob("leaky", "grant-time-only enforcement instead of prepaid leases", func(s *Scenario) *bool { return &s.Leaky }),
 	intKnob("grace", "preemption grace period, s", func(s *Scenario) *int { return &s.Grace }),
-	floatKnob("sci_rate", "science sustained rate R, GPUs", func(s *Scenario) *float64 { return &s.SciRate }),
-	floatKnob("sci_bucket", "science bucket B, GPU-s", func(s *Scenario) *float64 { return &s.SciBucket }),
-	intKnob("sci_burst", "science burst ceiling, GPUs", func(s *Scenario) *int { return &s.SciBurst }),
-	intKnob("storms", "number of storm campaigns", func(s *Scenario) *int { return &s.Storms }),
-	floatKnob("storm_rate", "storm sustained rate R, GPUs", func(s *Scenario) *float64 { return &s.StormRate }),
-	floatKnob("storm_bucket", "storm bucket B, GPU-s", func(s *Scenario) *float64 { return &s.StormBucket }),
-	intKnob("storm_burst", "storm burst ceiling, GPUs", func(s *Scenario) *int { return &s.StormBurst }),
-	intKnob("storm_start", "first tick of the storm window", func(s *Scenario) *int { return &s.StormStart }),
-	intKnob("storm_end", "first tick after the storm window", func(s *Scenario) *int { return &s.StormEnd }),
-	boolKnob("probe", "add the 128-GPU latency probe campaign", func(s *Scenario) *bool { return &s.Probe }),
+	castKnob("sci_rate", "science sustained rate R, GPUs", "float", func(s *Scenario) *float64Ref { return floatRef(&s.SciRate) },
+		func(c *Campaign) float64 { return c.Sustained }, func(c *Campaign, v float64) { c.Sustained = v }, AgentAdaptive, AgentNaive),
+	castKnob("sci_bucket", "science bucket B, GPU-s", "float", func(s *Scenario) *float64Ref { return floatRef(&s.SciBucket) },
+		func(c *Campaign) float64 { return c.Bucket }, func(c *Campaign, v float64) { c.Bucket = v }, AgentAdaptive, AgentNaive),
+	castKnob("sci_burst", "science burst ceiling, GPUs", "int", func(s *Scenario) *float64Ref { return intRef(&s.SciBurst) },
+		func(c *Campaign) float64 { return float64(c.BurstCeiling) }, func(c *Campaign, v float64) { c.BurstCeiling = int(v) }, AgentAdaptive, AgentNaive),
+	{Name: "storms", Usage: "number of storm campaigns", Kind: "int",
+		get: func(s *Scenario) float64 {
+			if s.Cast == nil {
+				return float64(s.Storms)
+			}
+			return countAgents(s, AgentStorm)
+		},
+		set: func(s *Scenario, v float64) { s.Storms = int(v); setStorms(s, int(v)) }},
+	castKnob("storm_rate", "storm sustained rate R, GPUs", "float", func(s *Scenario) *float64Ref { return floatRef(&s.StormRate) },
+		func(c *Campaign) float64 { return c.Sustained }, func(c *Campaign, v float64) { c.Sustained = v }, AgentStorm),
+	castKnob("storm_bucket", "storm bucket B, GPU-s", "float", func(s *Scenario) *float64Ref { return floatRef(&s.StormBucket) },
+		func(c *Campaign) float64 { return c.Bucket }, func(c *Campaign, v float64) { c.Bucket = v }, AgentStorm),
+	castKnob("storm_burst", "storm burst ceiling, GPUs", "int", func(s *Scenario) *float64Ref { return intRef(&s.StormBurst) },
+		func(c *Campaign) float64 { return float64(c.BurstCeiling) }, func(c *Campaign, v float64) { c.BurstCeiling = int(v) }, AgentStorm),
+	{Name: "storm_start", Usage: "first tick of the storm window", Kind: "int",
+		get: func(s *Scenario) float64 { return float64(s.StormStart) },
+		set: func(s *Scenario, v float64) {
+			s.StormStart = int(v)
+			castSet(s, func(c *Campaign) { c.Window.Start = int(v) }, AgentStorm)
+		}},
+	{Name: "storm_end", Usage: "first tick after the storm window", Kind: "int",
+		get: func(s *Scenario) float64 { return float64(s.StormEnd) },
+		set: func(s *Scenario, v float64) {
+			s.StormEnd = int(v)
+			castSet(s, func(c *Campaign) { c.Window.End = int(v) }, AgentStorm)
+		}},
+	{Name: "probe", Usage: "add the 128-GPU latency probe campaign", Kind: "bool",
+		get: func(s *Scenario) float64 {
+			if s.Cast == nil {
+				return b2f(s.Probe)
+			}
+			return b2f(countAgents(s, AgentProbe) > 0)
+		},
+		set: func(s *Scenario, v float64) { s.Probe = v != 0; setProbe(s, v != 0) }},
 	intKnob("ticks", "simulated seconds", func(s *Scenario) *int { return &s.Ticks }),
 	intKnob("sample_every", "ticks between samples", func(s *Scenario) *int { return &s.SampleEvery }),
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // KnobByName finds a knob.
@@ -169,6 +277,12 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if s.Policy != "" && !slices.Contains(Policies, s.Policy) {
+		return bad("policy: unknown admission policy %q (want one of %v)", s.Policy, Policies)
+	}
+	if s.Cast != nil {
+		return s.validateExplicit()
+	}
 	switch {
 	case s.Pool < 1:
 		return bad("pool must be at least 1 GPU, got %d", s.Pool)
@@ -214,3 +328,42 @@ func (s *Scenario) Validate() error {
 }
 
 func guaranteedSum(s *Scenario) int { return 32 + 2*64 + 16*s.Storms }
+
+// validateExplicit checks a scenario whose cast is written out: the
+// scenario-wide fields, then every campaign.
+func (s *Scenario) validateExplicit() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case s.Pool < 1:
+		return bad("pool must be at least 1 GPU, got %d", s.Pool)
+	case !finite(s.IOCapacity) || s.IOCapacity < 0:
+		return bad("io_capacity must be a finite number ≥ 0, got %v", s.IOCapacity)
+	case !finite(s.InferenceCapacity) || s.InferenceCapacity < 0:
+		return bad("inference_capacity must be a finite number ≥ 0, got %v", s.InferenceCapacity)
+	case s.Seed < 0:
+		return bad("seed must not be negative, got %d", s.Seed)
+	case s.Grace < 0:
+		return bad("grace must not be negative, got %d", s.Grace)
+	case s.StormStart < 0:
+		return bad("window.start must not be negative, got %d", s.StormStart)
+	case s.StormEnd <= s.StormStart:
+		return bad("the storm window [start, end) = [%d, %d) is empty or inverted", s.StormStart, s.StormEnd)
+	case s.Ticks < 1:
+		return bad("ticks must be at least 1, got %d", s.Ticks)
+	case s.SampleEvery < 1:
+		return bad("sample_every must be at least 1, got %d", s.SampleEvery)
+	}
+	return s.validateCast()
+}
+
+// KnobOfKind is a knob that writes nowhere: it checks a value's kind
+// (a whole number for "int", 0 or 1 for "bool", finite for every kind)
+// for parsers of fields that are not knobs.
+func KnobOfKind(name, kind string) *Knob {
+	return &Knob{Name: name, Kind: kind,
+		get: func(*Scenario) float64 { return 0 },
+		set: func(*Scenario, float64) {}}
+}

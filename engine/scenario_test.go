@@ -91,7 +91,7 @@ func TestRunIsDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(a.Journal), string(b.Journal))
 	require.Equal(t, string(MetricsFile(a)), string(MetricsFile(b)))
-	require.Equal(t, SeriesCSV(&a.Series), SeriesCSV(&b.Series))
+	require.Equal(t, SeriesCSV(a), SeriesCSV(b))
 	require.Equal(t, s.Ticks/s.SampleEvery, a.Series.Len())
 
 	// A sweep keeps no series, and measures exactly the same.
@@ -111,10 +111,10 @@ func TestSeriesCSVShape(t *testing.T) {
 	s.SampleEvery = 10
 	r, err := Run(s, Options{Series: true})
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(SeriesCSV(&r.Series))), "\n")
+	lines := strings.Split(strings.TrimSpace(string(SeriesCSV(r))), "\n")
 	require.Len(t, lines, 1+10, "a header and one row per sample")
 	header := strings.Split(lines[0], ",")
-	require.Equal(t, 2+5*NumDisplay, len(header))
+	require.Equal(t, 2+5*5, len(header), "five display groups: victim, adaptive-sci, naive-sci, storm, backfill")
 	require.Contains(t, header, "adaptive_sci_held")
 	require.Contains(t, header, "storm_inference")
 	for _, l := range lines[1:] {
@@ -158,6 +158,9 @@ func TestDisplayFlowRates(t *testing.T) {
 	r, err := Run(s, Options{})
 	require.NoError(t, err)
 	io, inf := r.DisplayFlowRates()
+	DisplayVictim, DisplayAdaptive, DisplayNaive := r.GroupOf(AgentVictim), r.GroupOf(AgentAdaptive), r.GroupOf(AgentNaive)
+	DisplayStorm, DisplayBackfill := r.GroupOf(AgentStorm), r.GroupOf(AgentBackfill)
+	require.Equal(t, []int{0, 1, 2, 3, 4}, []int{DisplayVictim, DisplayAdaptive, DisplayNaive, DisplayStorm, DisplayBackfill}, "the paper's display order")
 	require.Equal(t, 6.0, io[DisplayAdaptive])
 	require.Equal(t, 6.0, io[DisplayNaive])
 	require.Equal(t, 500.0, inf[DisplayNaive])

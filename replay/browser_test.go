@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
 )
@@ -307,7 +308,7 @@ func TestReportInBrowser(t *testing.T) {
 	if c6.I != mid || c6.T != r.Series.T[mid] || c6.Clock != clock(r.Series.T[mid]) || c6.X <= c0.X {
 		t.Fatalf("the slider moved the cursor to %+v, want sample %d at t = %d s", c6, mid, r.Series.T[mid])
 	}
-	if want := itoa(r.Series.Held[engine.DisplayStorm][mid]); c6.Held != want {
+	if want := itoa(r.Series.Held[r.GroupOf(engine.AgentStorm)][mid]); c6.Held != want {
 		t.Errorf("readout shows the storm holding %s GPUs at the cursor, the run says %s", c6.Held, want)
 	}
 	after := eval[[]canvasStat](t, b, canvasJS)
@@ -364,7 +365,15 @@ func TestOtherRunsInBrowser(t *testing.T) {
 	busy.Probe, busy.Storms, busy.SampleEvery = true, 3, 1
 	dir := t.TempDir()
 	var pages []string
-	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy} {
+	// Casts beyond the paper's: the example file (three science campaigns,
+	// two storms in their own windows, the probe) and one without a victim.
+	cast, err := configs.LoadScenario(filepath.Join("..", "configs", "scenarios", "three-science-two-storms.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noVictim := cast
+	noVictim.Cast = slices.DeleteFunc(slices.Clone(cast.Cast), func(c engine.Campaign) bool { return c.Agent == engine.AgentVictim })
+	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy, "cast.html": cast, "no-victim.html": noVictim} {
 		r, err := engine.Run(s, engine.Options{Series: true})
 		if err != nil {
 			t.Fatal(err)

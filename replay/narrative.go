@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/bursar-hpc/bursar/engine"
@@ -52,63 +53,73 @@ func narrative(r *engine.Result) []paragraph {
 	m := &r.Metrics
 	sr := &r.Series
 	var out []paragraph
+	storms := stormCount(r)
+	stormG, adaptiveG := r.GroupOf(engine.AgentStorm), r.GroupOf(engine.AgentAdaptive)
 
 	// The setting, in one line: the charts and the knobs say the rest.
 	var p paragraph
-	p.n("%d", s.Pool).t(" GPUs for ").n("%s", clock(s.Ticks)).t(": a latency-sensitive victim, two science campaigns on the same tasks, ")
-	if s.Storms > 0 {
-		p.n("%d", s.Storms).t(" %s from ", plural(s.Storms, "storm", "storms")).n("%d s", s.StormStart).t(" to ").n("%d s", s.StormEnd).t(", ")
+	if paperCast(r) {
+		p.n("%d", s.Pool).t(" GPUs for ").n("%s", clock(s.Ticks)).t(": a latency-sensitive victim, two science campaigns on the same tasks, ")
+		if storms > 0 {
+			p.n("%d", storms).t(" %s from ", plural(storms, "storm", "storms")).n("%d s", s.StormStart).t(" to ").n("%d s", s.StormEnd).t(", ")
+		} else {
+			p.t("no storm, ")
+		}
+		p.t("and a backfill that leaves ").n("%d", r.Cast[len(r.Cast)-1].Headroom).t(" GPUs idle as warm headroom.")
 	} else {
-		p.t("no storm, ")
+		p.n("%d", s.Pool).t(" GPUs for ").n("%s", clock(s.Ticks)).t(": ").n("%d", len(r.Cast)).t(" campaigns (")
+		for i := range r.Cast {
+			if i > 0 {
+				p.t(", ")
+			}
+			p.t("%s, %s", r.Cast[i].Name, r.Cast[i].Agent)
+		}
+		p.t("); the storm window is ").n("%d s", s.StormStart).t(" to ").n("%d s", s.StormEnd).t(".")
 	}
-	p.t("and a backfill that leaves ").n("%d", s.Headroom).t(" GPUs idle as warm headroom.")
 	out = append(out, p)
 
 	// The storm and the bucket that stopped it.
-	if s.Storms > 0 {
+	if storms > 0 {
+		st := &r.Storms[0]
 		lo, hi := s.StormStart, s.StormEnd
-		stormR := s.StormRate * float64(s.Storms)
+		stormR := 0.0
+		for i := range r.Cast {
+			if r.Cast[i].Agent == engine.AgentStorm {
+				stormR += r.Envelopes[i].Sustained
+			}
+		}
 		p = paragraph{}
 		// Several storms are one display campaign: say so, and speak of
 		// them as one from then on.
 		it, its, held := "it", "Its token bucket", "it held"
-		if s.Storms > 1 {
+		if storms > 1 {
 			it, its, held = "them", "Their token buckets", "they held"
 		}
-		if s.Storms == 1 {
-			p.t("During its window the storm held up to ").n("%d GPUs", m.StormPeakHeld).t(" (burst ceiling ").n("%d", s.StormBurst).t(")")
+		if storms == 1 {
+			p.t("During its window the storm held up to ").n("%d GPUs", m.StormPeakHeld).t(" (burst ceiling ").n("%d", st.BurstCeiling).t(")")
 		} else {
-			p.t("During their window the ").n("%d", s.Storms).t(" storms together held up to ").n("%d GPUs", m.StormPeakHeld).t(" (burst ceiling ").n("%d", s.StormBurst).t(" each)")
+			p.t("During their window the ").n("%d", storms).t(" storms together held up to ").n("%d GPUs", m.StormPeakHeld).t(" (burst ceiling ").n("%d", st.BurstCeiling).t(" each)")
 		}
 		p.t(" and ").n("%s", num(m.StormMeanHeld, 0)).t(" on average, ").
 			n("%s GPU-s", num(m.StormExcessGPUSeconds, 0)).t(" above the sustained rate of ").n("%s GPUs", num(stormR, 0)).t("; admission throttled %s ", it).
 			n("%d", r.StormThrottles).t(" %s. ", plural(r.StormThrottles, "time", "times"))
-		drained, minFill, afterSum, afterN := -1, math.Inf(1), 0, 0
-		for i, t := range sr.T {
-			if t < lo || t >= hi {
-				continue
+		if len(r.Storms) == 1 {
+			bucketStory(&p, sr, r.GroupOf(engine.AgentStorm), lo, hi, stormR, its, held)
+		} else {
+			// Storm groups with windows of their own: one sentence each,
+			// over its own window, against its own rate.
+			for i := range r.Storms {
+				st := &r.Storms[i]
+				g := slices.IndexFunc(r.Groups, func(d engine.DisplayGroup) bool { return d.Name == st.Name })
+				w := r.Cast[r.Groups[g].Members[0]].Window
+				rate := 0.0
+				for _, m := range r.Groups[g].Members {
+					rate += r.Envelopes[m].Sustained
+				}
+				p.t("%s: ", st.Name)
+				bucketStory(&p, sr, g, w.Start, w.End, rate, "its token bucket", "it held")
+				p.t(" ")
 			}
-			f := sr.Fill[engine.DisplayStorm][i]
-			minFill = min(minFill, f)
-			if drained < 0 && f <= 0.01 {
-				drained = t
-			}
-			if drained >= 0 {
-				afterSum += sr.Held[engine.DisplayStorm][i]
-				afterN++
-			}
-		}
-		switch {
-		case drained >= 0:
-			after := float64(afterSum) / float64(afterN)
-			p.t("%s ran dry at t = ", its).n("%d s", drained).t(", ").n("%d s", drained-lo).t(" into the storm; from then on %s ", held).n("%s GPUs", num(after, 0)).t(" on average")
-			if after <= 1.25*stormR {
-				p.t(", back near its sustained rate.")
-			} else {
-				p.t(", still well above its sustained rate.")
-			}
-		case !math.IsInf(minFill, 1):
-			p.t("%s never ran dry (lowest fill ", its).n("%s%%", num(100*minFill, 0)).t(").")
 		}
 		out = append(out, p)
 	}
@@ -116,7 +127,7 @@ func narrative(r *engine.Result) []paragraph {
 	// The victim.
 	var nIn, nOut int
 	for _, g := range r.Grants {
-		if g.Name != engine.DisplayNames[engine.DisplayVictim] {
+		if r.Cast[g.Campaign].Agent != engine.AgentVictim {
 			continue
 		}
 		if g.T >= s.StormStart && g.T < s.StormEnd+60 {
@@ -146,7 +157,9 @@ func narrative(r *engine.Result) []paragraph {
 			p.n("%d", m.VictimViolationsIn).t(" waited longer than 60 s.")
 		}
 	}
-	out = append(out, p)
+	if r.GroupOf(engine.AgentVictim) >= 0 {
+		out = append(out, p) // a cast without a victim has nothing to say here
+	}
 
 	// Grant paths and congestion.
 	total := m.Warm + m.Reclaim + m.Cold
@@ -174,7 +187,7 @@ func narrative(r *engine.Result) []paragraph {
 		p.t("The congestion multiplier never rose above ×1.")
 	} else {
 		p.t("The congestion multiplier was above ×1 for ").n("%s%%", num(100*float64(above)/float64(sr.Len()), 0)).t(" of the run")
-		if inN > 0 && s.Storms > 0 {
+		if inN > 0 && storms > 0 {
 			p.t(" (").n("%s%%", num(100*float64(aboveIn)/float64(inN), 0)).t(" of the storm window)")
 		}
 		p.t(" and first reached its peak of ").n("×%s", strconv.FormatFloat(maxMult, 'f', -1, 64)).t(" at t = ").n("%d s", maxAt).t(".")
@@ -187,12 +200,36 @@ func narrative(r *engine.Result) []paragraph {
 		p.t("%s finished ", name).n("%d", completed).t(" tasks worth ").n("%s", num(science, 1)).t(" science for ").n("%s", num(spent, 1)).t(" credits (")
 		p.n("%s", num(perScience(spent, science), 2)).t(" credits per unit)")
 	}
-	sci(r.Adaptive.Name, m.AdaptiveScience, m.AdaptiveSpent, r.Adaptive.Completed)
-	p.t("; ")
-	sci(r.Naive.Name, m.NaiveScience, m.NaiveSpent, r.Naive.Completed)
+	// Adaptive campaigns first, then naive ones (r.Science lists the
+	// naive ones first, as the text report does).
+	var order []*engine.CampaignReport
+	for _, naive := range []bool{false, true} {
+		for i := range r.Science {
+			c := &r.Science[i]
+			if (r.Cast[campaignIndex(r, c.Name)].Agent == engine.AgentNaive) == naive {
+				order = append(order, c)
+			}
+		}
+	}
+	if paperCast(r) {
+		// The measured metrics (one campaign of each kind).
+		sci(r.Adaptive.Name, m.AdaptiveScience, m.AdaptiveSpent, r.Adaptive.Completed)
+		p.t("; ")
+		sci(r.Naive.Name, m.NaiveScience, m.NaiveSpent, r.Naive.Completed)
+		order = nil
+	}
+	for i, c := range order {
+		if i > 0 {
+			p.t("; ")
+		}
+		sci(c.Name, c.Science, c.Spent, c.Completed)
+	}
+	if len(order) == 0 && !paperCast(r) {
+		p.t("No science campaign ran")
+	}
 	p.t(".")
 	a, b := perScience(m.AdaptiveSpent, m.AdaptiveScience), perScience(m.NaiveSpent, m.NaiveScience)
-	if !math.IsNaN(a) && !math.IsNaN(b) && a > 0 {
+	if paperCast(r) && !math.IsNaN(a) && !math.IsNaN(b) && a > 0 {
 		if a <= b {
 			p.t(" Per credit, adaptive-sci did ").n("%s×", num(b/a, 1)).t(" the science of naive-sci.")
 		} else {
@@ -204,19 +241,30 @@ func narrative(r *engine.Result) []paragraph {
 	// The flow envelopes.
 	ioRate, infRate := r.DisplayFlowRates()
 	p = paragraph{}
-	p.t("Filesystem: against a sustained rate of ").n("%s GB/s", num(ioRate[engine.DisplayAdaptive], 0)).t(" each, adaptive-sci averaged ").n("%s GB/s", num(r.Adaptive.MeanIO, 1)).
-		t(" (io-throttled ").n("%d s", r.Adaptive.IOThrottled).t(") and naive-sci ").n("%s GB/s", num(r.Naive.MeanIO, 1)).t(" (").n("%d s", r.Naive.IOThrottled).t("). ")
-	p.t("Inference: adaptive-sci averaged ").n("%s tok/s", num(r.Adaptive.MeanInference, 0)).t(" of its ").n("%s", num(infRate[engine.DisplayAdaptive], 0)).t(" tok/s rate")
-	if s.Storms > 0 {
+	if paperCast(r) {
+		p.t("Filesystem: against a sustained rate of ").n("%s GB/s", num(ioRate[adaptiveG], 0)).t(" each, adaptive-sci averaged ").n("%s GB/s", num(r.Adaptive.MeanIO, 1)).
+			t(" (io-throttled ").n("%d s", r.Adaptive.IOThrottled).t(") and naive-sci ").n("%s GB/s", num(r.Naive.MeanIO, 1)).t(" (").n("%d s", r.Naive.IOThrottled).t("). ")
+		p.t("Inference: adaptive-sci averaged ").n("%s tok/s", num(r.Adaptive.MeanInference, 0)).t(" of its ").n("%s", num(infRate[adaptiveG], 0)).t(" tok/s rate")
+	} else {
+		for i := range r.Science {
+			c := &r.Science[i]
+			if i > 0 {
+				p.t("; ")
+			}
+			p.t("%s averaged ", c.Name).n("%s GB/s", num(c.MeanIO, 1)).t(" (io-throttled ").n("%d s", c.IOThrottled).t(") and ").
+				n("%s tok/s", num(c.MeanInference, 0)).t(" (inference-throttled ").n("%d s", c.InferenceThrottled).t(")")
+		}
+	}
+	if storms > 0 {
 		var sum float64
 		var n int
 		for i, t := range sr.T {
 			if t >= s.StormStart && t < s.StormEnd {
-				sum += sr.Inference[engine.DisplayStorm][i]
+				sum += sr.Inference[stormG][i]
 				n++
 			}
 		}
-		p.t("; the storm used ").n("%s tok/s", num(sum/float64(n), 0)).t(" on average during its window against ").n("%s tok/s", num(infRate[engine.DisplayStorm], 0)).
+		p.t("; the storm used ").n("%s tok/s", num(sum/float64(n), 0)).t(" on average during its window against ").n("%s tok/s", num(infRate[stormG], 0)).
 			t(" sustained, and was inference-throttled for ").n("%d s", r.Storm.InferenceThrottled).t(".")
 	} else {
 		p.t(".")
@@ -236,4 +284,71 @@ func perScience(spent, science float64) float64 {
 		return math.NaN()
 	}
 	return spent / science
+}
+
+// paperCast says whether the run's cast has the paper's shape (victim,
+// adaptive-sci, naive-sci, storms, optional probe, backfill, by agent and
+// name), for which the narrative keeps its paper wording.
+func paperCast(r *engine.Result) bool {
+	want := []string{"victim", "adaptive-sci", "naive-sci"}
+	if len(r.Cast) < 4 {
+		return false
+	}
+	for i, name := range want {
+		if r.Cast[i].Name != name {
+			return false
+		}
+	}
+	c := r.Cast
+	if c[0].Agent != engine.AgentVictim || c[1].Agent != engine.AgentAdaptive || c[2].Agent != engine.AgentNaive || c[len(c)-1].Agent != engine.AgentBackfill {
+		return false
+	}
+	for _, x := range c[3 : len(c)-1] {
+		if x.Agent != engine.AgentStorm && x.Agent != engine.AgentProbe {
+			return false
+		}
+	}
+	return true
+}
+
+// campaignIndex is the cast index of the named campaign (0 if none).
+func campaignIndex(r *engine.Result, name string) int {
+	for i := range r.Cast {
+		if r.Cast[i].Name == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// bucketStory tells when a storm group's bucket ran dry in [lo, hi) and what
+// it held from then on, against its sustained rate.
+func bucketStory(p *paragraph, sr *engine.Series, g, lo, hi int, stormR float64, its, held string) {
+	drained, minFill, afterSum, afterN := -1, math.Inf(1), 0, 0
+	for i, t := range sr.T {
+		if t < lo || t >= hi {
+			continue
+		}
+		f := sr.Fill[g][i]
+		minFill = min(minFill, f)
+		if drained < 0 && f <= 0.01 {
+			drained = t
+		}
+		if drained >= 0 {
+			afterSum += sr.Held[g][i]
+			afterN++
+		}
+	}
+	switch {
+	case drained >= 0:
+		after := float64(afterSum) / float64(afterN)
+		p.t("%s ran dry at t = ", its).n("%d s", drained).t(", ").n("%d s", drained-lo).t(" into the storm; from then on %s ", held).n("%s GPUs", num(after, 0)).t(" on average")
+		if after <= 1.25*stormR {
+			p.t(", back near its sustained rate.")
+		} else {
+			p.t(", still well above its sustained rate.")
+		}
+	case !math.IsInf(minFill, 1):
+		p.t("%s never ran dry (lowest fill ", its).n("%s%%", num(100*minFill, 0)).t(").")
+	}
 }

@@ -21,19 +21,51 @@ var (
 	okabeBlue          = color.RGBA{0x00, 0x72, 0xB2, 0xff}
 	okabeVermillion    = color.RGBA{0xD5, 0x5E, 0x00, 0xff}
 	okabeReddishPurple = color.RGBA{0xCC, 0x79, 0xA7, 0xff}
+	okabeYellow        = color.RGBA{0xF0, 0xE4, 0x42, 0xff}
 	okabeGrey          = color.RGBA{0x99, 0x99, 0x99, 0xff}
 )
 
-// CampaignColors are the display campaigns' colours, indexed like
-// engine.DisplayNames: victim blue, adaptive-sci bluish green, naive-sci
-// orange, storm vermillion (the aggressor gets the alarm colour) and backfill
-// grey (it only soaks up what nobody else wants).
-var CampaignColors = [engine.NumDisplay]color.RGBA{
-	engine.DisplayVictim:   okabeBlue,
-	engine.DisplayAdaptive: okabeBluishGreen,
-	engine.DisplayNaive:    okabeOrange,
-	engine.DisplayStorm:    okabeVermillion,
-	engine.DisplayBackfill: okabeGrey,
+// AgentColors are the campaigns' colours by agent kind: victim blue,
+// adaptive bluish green, naive orange, storm vermillion (the aggressor gets
+// the alarm colour), probe yellow and backfill grey (it only soaks up what
+// nobody else wants).
+var AgentColors = map[string]color.RGBA{
+	engine.AgentVictim:   okabeBlue,
+	engine.AgentAdaptive: okabeBluishGreen,
+	engine.AgentNaive:    okabeOrange,
+	engine.AgentStorm:    okabeVermillion,
+	engine.AgentProbe:    okabeYellow,
+	engine.AgentBackfill: okabeGrey,
+}
+
+// GroupColors are the display groups' colours: the agent kind's colour,
+// and for the second, third, … group of one kind the same hue darker and
+// lighter in turn, so that a larger cast stays readable without
+// inventing hues outside the palette.
+func GroupColors(groups []engine.DisplayGroup) []color.RGBA {
+	out := make([]color.RGBA, len(groups))
+	seen := map[string]int{}
+	for i, g := range groups {
+		c, ok := AgentColors[g.Agent]
+		if !ok {
+			c = okabeGrey
+		}
+		k := seen[g.Agent]
+		seen[g.Agent]++
+		if k > 0 {
+			// 1 → 35 % darker, 2 → 35 % lighter, 3 → 60 % darker, …
+			f := 0.35 + 0.25*float64((k-1)/2)
+			f = min(f, 0.8)
+			towards := uint8(0)
+			if k%2 == 0 {
+				towards = 0xff
+			}
+			mix := func(x uint8) uint8 { return uint8(float64(x) + (float64(towards)-float64(x))*f + 0.5) }
+			c = color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // PathColors are the grant paths' colours, indexed by policy.Path: warm sky

@@ -87,15 +87,19 @@ type metricView struct{ Key, Value string }
 // data is the run as the script needs it: columnar arrays, rounded to what
 // a chart can show, so the default run stays a few hundred kilobytes.
 type data struct {
-	Names       []string `json:"names"`
-	Colors      []string `json:"colors"`
-	PathNames   []string `json:"pathNames"`
-	PathColors  []string `json:"pathColors"`
-	Shade       string   `json:"shade"`
-	Pool        int      `json:"pool"`
-	Ticks       int      `json:"ticks"`
-	Storms      int      `json:"storms"`
-	StormWindow [2]int   `json:"stormWindow"`
+	Names      []string `json:"names"`
+	Colors     []string `json:"colors"`
+	PathNames  []string `json:"pathNames"`
+	PathColors []string `json:"pathColors"`
+	Shade      string   `json:"shade"`
+	Pool       int      `json:"pool"`
+	Ticks      int      `json:"ticks"`
+	Storms     int      `json:"storms"`
+	// Victim and Storm are the display groups the page singles out (the
+	// first victim's and the first storm's; -1 when there is none).
+	Victim      int    `json:"victim"`
+	Storm       int    `json:"storm"`
+	StormWindow [2]int `json:"stormWindow"`
 	// Step is the ticks between two embedded samples.
 	Step  int      `json:"step"`
 	T     []int    `json:"t"`
@@ -162,18 +166,16 @@ func appendNumber(b []byte, x float64, prec int) []byte {
 	return b
 }
 
-// displayIndex maps a campaign name to its display campaign: every storm
-// ("storm", "storm2", …) shows as the storm; -1 for any other name.
-func displayIndex(name string) int {
-	for d, n := range engine.DisplayNames {
-		if n == name {
-			return d
+// groupIndex maps each campaign name of the run's cast to its display
+// group; a grant of any other campaign shows as -1 ("other").
+func groupIndex(r *engine.Result) map[string]int {
+	m := make(map[string]int, len(r.Cast))
+	for g := range r.Groups {
+		for _, i := range r.Groups[g].Members {
+			m[r.Cast[i].Name] = g
 		}
 	}
-	if rest, ok := strings.CutPrefix(name, "storm"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-		return engine.DisplayStorm
-	}
-	return -1
+	return m
 }
 
 func build(r *engine.Result) *page {
@@ -186,9 +188,10 @@ func build(r *engine.Result) *page {
 		JS:       template.JS(pageJS),
 	}
 	ioRate, infRate := r.DisplayFlowRates()
-	for d, name := range engine.DisplayNames {
+	colors := GroupColors(r.Groups)
+	for d, g := range r.Groups {
 		p.Campaigns = append(p.Campaigns, campaignView{
-			Index: d, Name: name, Color: Hex(CampaignColors[d]),
+			Index: d, Name: g.Name, Color: Hex(colors[d]),
 			Flows: flowWords(ioRate[d], infRate[d]),
 		})
 	}
@@ -232,18 +235,21 @@ func flowWords(io, inf float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func series(r *engine.Result, ioRate, infRate [engine.NumDisplay]float64) (data, string) {
+func series(r *engine.Result, ioRate, infRate []float64) (data, string) {
 	s := &r.Scenario
 	sr := &r.Series
 	n := sr.Len()
 	stride := max(1, (n+maxSamples-1)/maxSamples)
 	d := data{
-		Pool: s.Pool, Ticks: s.Ticks, Storms: s.Storms,
+		Pool: s.Pool, Ticks: s.Ticks, Storms: stormCount(r),
 		StormWindow: [2]int{s.StormStart, s.StormEnd},
 		Step:        s.SampleEvery * stride,
-		IORate:      column{ioRate[:], 2},
-		InfRate:     column{infRate[:], 1},
+		IORate:      column{ioRate, 2},
+		InfRate:     column{infRate, 1},
+		Victim:      r.GroupOf(engine.AgentVictim),
+		Storm:       r.GroupOf(engine.AgentStorm),
 	}
+	ng := len(r.Groups)
 	var idx []int
 	for i := stride - 1; i < n; i += stride {
 		idx = append(idx, i)
@@ -260,12 +266,12 @@ func series(r *engine.Result, ioRate, infRate [engine.NumDisplay]float64) (data,
 		d.T[j] = sr.T[i]
 	}
 	d.Mult = pick(sr.Multiplier, 1, 2)
-	d.Held = make([][]int, engine.NumDisplay)
-	d.Fill = make([]column, engine.NumDisplay)
-	d.Spent = make([]column, engine.NumDisplay)
-	d.IO = make([]column, engine.NumDisplay)
-	d.Inf = make([]column, engine.NumDisplay)
-	for c := range engine.NumDisplay {
+	d.Held = make([][]int, ng)
+	d.Fill = make([]column, ng)
+	d.Spent = make([]column, ng)
+	d.IO = make([]column, ng)
+	d.Inf = make([]column, ng)
+	for c := range ng {
 		d.Held[c] = make([]int, len(idx))
 		for j, i := range idx {
 			d.Held[c][j] = sr.Held[c][i]
@@ -276,9 +282,14 @@ func series(r *engine.Result, ioRate, infRate [engine.NumDisplay]float64) (data,
 		d.Inf[c] = pick(sr.Inference[c], 1, 1)
 	}
 	g := &d.Grants
+	groups := groupIndex(r)
 	for _, gr := range r.Grants {
+		gi, ok := groups[gr.Name]
+		if !ok {
+			gi = -1
+		}
 		g.T = append(g.T, gr.T)
-		g.C = append(g.C, displayIndex(gr.Name))
+		g.C = append(g.C, gi)
 		g.GPUs = append(g.GPUs, gr.GPUs)
 		g.Lat = append(g.Lat, gr.Latency)
 		g.P = append(g.P, int(gr.Path))
@@ -321,7 +332,7 @@ func metrics(r *engine.Result) []metricView {
 		}
 		out = append(out, metricView{Key: sc.Key, Value: v})
 	}
-	if r.Scenario.Probe {
+	if r.GroupOf(engine.AgentProbe) >= 0 {
 		out = append(out,
 			metricView{Key: "probe_lats", Value: ints(r.Metrics.ProbeLats)},
 			metricView{Key: "probe_lats_in", Value: ints(r.Metrics.ProbeLatsIn)})
@@ -343,4 +354,15 @@ func ints(xs []int) string {
 // clock writes seconds as h:mm:ss, as the page's clock does.
 func clock(sec int) string {
 	return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+}
+
+// stormCount is the number of storm campaigns in the run's cast.
+func stormCount(r *engine.Result) int {
+	n := 0
+	for i := range r.Cast {
+		if r.Cast[i].Agent == engine.AgentStorm {
+			n++
+		}
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -119,7 +120,7 @@ func TestEmbeddedDataIsTheRun(t *testing.T) {
 		if ts[i] != r.Series.T[i] {
 			t.Fatalf("t[%d] = %d, want %d", i, ts[i], r.Series.T[i])
 		}
-		for c := range engine.NumDisplay {
+		for c := range r.Groups {
 			if held[c][i] != r.Series.Held[c][i] {
 				t.Fatalf("held[%d][%d] = %d, want %d", c, i, held[c][i], r.Series.Held[c][i])
 			}
@@ -135,7 +136,7 @@ func TestEmbeddedDataIsTheRun(t *testing.T) {
 		if grants.T[i] != g.T || grants.Lat[i] != g.Latency || grants.GPUs[i] != g.GPUs || grants.P[i] != int(g.Path) {
 			t.Fatalf("grant %d embedded as t=%d lat=%d gpus=%d path=%d, want %+v", i, grants.T[i], grants.Lat[i], grants.GPUs[i], grants.P[i], g)
 		}
-		if want := displayIndex(g.Name); grants.C[i] != want || want < 0 {
+		if gi := grants.C[i]; gi < 0 || gi >= len(r.Groups) || !slices.ContainsFunc(r.Groups[gi].Members, func(m int) bool { return r.Cast[m].Name == g.Name }) {
 			t.Fatalf("grant %d of %s embedded as campaign %d", i, g.Name, grants.C[i])
 		}
 	}
@@ -143,7 +144,7 @@ func TestEmbeddedDataIsTheRun(t *testing.T) {
 	// 50 tok/s per storm; victim and backfill have no envelope (null).
 	wantIO := []float64{math.NaN(), 6, 6, math.NaN(), math.NaN()}
 	wantInf := []float64{math.NaN(), 500, 500, 50, math.NaN()}
-	for c := range engine.NumDisplay {
+	for c := range r.Groups {
 		for _, x := range []struct {
 			name string
 			got  *float64
@@ -151,9 +152,9 @@ func TestEmbeddedDataIsTheRun(t *testing.T) {
 		}{{"ioRate", ioRate[c], wantIO[c]}, {"infRate", infRate[c], wantInf[c]}} {
 			switch {
 			case math.IsNaN(x.want) && x.got != nil:
-				t.Errorf("%s[%s] = %v, want null", x.name, engine.DisplayNames[c], *x.got)
+				t.Errorf("%s[%s] = %v, want null", x.name, r.Groups[c].Name, *x.got)
 			case !math.IsNaN(x.want) && (x.got == nil || *x.got != x.want):
-				t.Errorf("%s[%s] = %v, want %v", x.name, engine.DisplayNames[c], x.got, x.want)
+				t.Errorf("%s[%s] = %v, want %v", x.name, r.Groups[c].Name, x.got, x.want)
 			}
 		}
 	}
@@ -242,13 +243,22 @@ func TestCampaignNamesAreEscaped(t *testing.T) {
 // written as null instead of breaking the page.
 func TestLongRunsAreThinned(t *testing.T) {
 	const n = 7000
-	r := &engine.Result{Scenario: engine.DefaultScenario()}
+	short := engine.DefaultScenario()
+	short.Storms, short.Ticks = 2, 10
+	r, err := engine.Run(short, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Grants = nil
 	r.Scenario.Ticks = n * r.Scenario.SampleEvery
 	sr := &r.Series
+	ng := len(r.Groups)
+	sr.Held, sr.Fill, sr.Spent = make([][]int, ng), make([][]float64, ng), make([][]float64, ng)
+	sr.IO, sr.Inference = make([][]float64, ng), make([][]float64, ng)
 	for i := range n {
 		sr.T = append(sr.T, (i+1)*r.Scenario.SampleEvery)
 		sr.Multiplier = append(sr.Multiplier, 1)
-		for c := range engine.NumDisplay {
+		for c := range ng {
 			sr.Held[c] = append(sr.Held[c], i%100)
 			sr.Fill[c] = append(sr.Fill[c], 0.5)
 			sr.Spent[c] = append(sr.Spent[c], float64(i))
@@ -286,7 +296,7 @@ func TestLongRunsAreThinned(t *testing.T) {
 	if fill[0][0] != nil {
 		t.Errorf("NaN fill embedded as %v, want null", *fill[0][0])
 	}
-	if len(gc) != 5000 || gc[0] != engine.DisplayStorm {
+	if len(gc) != 5000 || gc[0] != r.GroupOf(engine.AgentStorm) || gc[0] < 0 {
 		t.Errorf("%d grants embedded (first as campaign %v), want 5000 storm grants", len(gc), gc[:1])
 	}
 	if !strings.Contains(html, "one sample in 3 ") {
@@ -294,26 +304,53 @@ func TestLongRunsAreThinned(t *testing.T) {
 	}
 }
 
-func TestDisplayIndex(t *testing.T) {
+// Every campaign of the cast maps to its display group: the paper's
+// storms to the one storm group, any other name to none.
+func TestGroupIndex(t *testing.T) {
+	s := engine.DefaultScenario()
+	s.Storms, s.Probe, s.Ticks = 3, true, 10
+	r, err := engine.Run(s, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gi := groupIndex(r)
 	for name, want := range map[string]int{
-		"victim": engine.DisplayVictim, "adaptive-sci": engine.DisplayAdaptive, "naive-sci": engine.DisplayNaive,
-		"storm": engine.DisplayStorm, "storm2": engine.DisplayStorm, "storm17": engine.DisplayStorm,
-		"backfill": engine.DisplayBackfill, "probe": -1, "stormy": -1, "storm-2": -1, "": -1,
+		"victim": 0, "adaptive-sci": 1, "naive-sci": 2, "storm": 3, "storm2": 3, "storm3": 3, "probe": 4, "backfill": 5,
 	} {
-		if got := displayIndex(name); got != want {
-			t.Errorf("displayIndex(%q) = %d, want %d", name, got, want)
+		if got, ok := gi[name]; !ok || got != want {
+			t.Errorf("group of %q = %d (%v), want %d", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"stormy", "storm-2", "", "overbooked"} {
+		if _, ok := gi[name]; ok {
+			t.Errorf("%q has a display group", name)
 		}
 	}
 }
 
 func TestPalette(t *testing.T) {
-	want := []string{"#0072b2", "#009e73", "#e69f00", "#d55e00", "#999999"}
+	// The paper's cast keeps its colours; the probe is yellow; a second
+	// group of one kind gets a shade of the kind's hue.
+	want := []string{"#0072b2", "#009e73", "#e69f00", "#d55e00", "#f0e442", "#999999"}
+	s := engine.DefaultScenario()
+	s.Probe, s.Ticks = true, 10
+	r, err := engine.Run(s, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
-	for d, c := range CampaignColors {
+	for d, c := range GroupColors(r.Groups) {
 		if got := Hex(c); got != want[d] {
-			t.Errorf("%s is %s, want %s", engine.DisplayNames[d], got, want[d])
+			t.Errorf("%s is %s, want %s", r.Groups[d].Name, got, want[d])
 		}
 		seen[Hex(c)] = true
+	}
+	two := GroupColors([]engine.DisplayGroup{{Agent: engine.AgentStorm}, {Agent: engine.AgentStorm}, {Agent: engine.AgentStorm}})
+	if two[0] == two[1] || two[1] == two[2] || two[0] == two[2] {
+		t.Errorf("three storm groups share colours: %v", two)
+	}
+	if Hex(two[0]) != "#d55e00" {
+		t.Errorf("the first storm group is %s", Hex(two[0]))
 	}
 	for p, c := range PathColors {
 		if seen[Hex(c)] {

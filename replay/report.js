@@ -6,8 +6,8 @@
   var D = BURSAR;
   var N = D.t.length;
   var NC = D.names.length;
-  var STORM = 3; // display index of the storm, as in engine.DisplayStorm
-  var VICTIM = 0;
+  var STORM = D.storm; // display group of the (first) storm, -1 without one
+  var VICTIM = D.victim; // display group of the (first) victim, -1 without one
   // Every chart uses the same plot margins so that the time axis, the storm
   // window and the cursor line up from one chart to the next.
   var M = { l: 48, r: 64, t: 6, b: 17 };

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
@@ -43,7 +45,8 @@ func knobCell(k *engine.Knob, s *engine.Scenario) string {
 // the order given and each one's runs in plan order. Columns: experiment,
 // run (the run's index within its experiment, the key into
 // latencies.json), series, every knob but the seed (engine.Knobs order),
-// seed, every scalar metric (engine.ScalarKeys order).
+// every field swept by path, seed, every scalar metric (engine.ScalarKeys
+// order).
 func RunsCSV(results []*Results) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -55,6 +58,20 @@ func RunsCSV(results []*Results) []byte {
 			header = append(header, engine.Knobs[i].Name)
 		}
 	}
+	// Fields swept by path (campaigns.NAME.FIELD, …) get a column each,
+	// after the knobs, in order of first appearance; a config of knobs
+	// only has none.
+	var paths []*engine.Knob
+	for _, r := range results {
+		for pi := range r.Plan.Points {
+			for _, sw := range r.Plan.Points[pi].Swept {
+				if strings.Contains(sw.Knob.Name, ".") && !slices.ContainsFunc(paths, func(k *engine.Knob) bool { return k.Name == sw.Knob.Name }) {
+					paths = append(paths, sw.Knob)
+					header = append(header, sw.Knob.Name)
+				}
+			}
+		}
+	}
 	header = append(header, "seed")
 	header = append(header, engine.ScalarKeys...)
 	_ = w.Write(header)
@@ -64,6 +81,9 @@ func RunsCSV(results []*Results) []byte {
 			pt, s := r.Plan.Run(i)
 			row = append(row[:0], r.Plan.Experiment, strconv.Itoa(i), pt.Series)
 			for _, k := range knobs {
+				row = append(row, knobCell(k, &s))
+			}
+			for _, k := range paths {
 				row = append(row, knobCell(k, &s))
 			}
 			row = append(row, strconv.FormatInt(s.Seed, 10))

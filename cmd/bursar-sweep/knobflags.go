@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/urfave/cli/v2"
 )
@@ -32,13 +33,39 @@ func knobFlags(category string) []cli.Flag {
 	return flags
 }
 
-// scenarioFromFlags reads the knob flags over the defaults and validates
-// the result.
-func scenarioFromFlags(c *cli.Context) (engine.Scenario, error) {
+// effectiveScenario is what `run` runs: the --scenario file (or the
+// paper's scenario) with the knob flags given applied, its cast written
+// out, validated.
+func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 	s := engine.DefaultScenario()
+	onlySet := false
+	if file := c.String("scenario"); file != "" {
+		var err error
+		if s, err = configs.LoadScenario(file); err != nil {
+			return s, err
+		}
+		onlySet = true // the file's values stand unless a flag is given
+	}
+	s, err := applyKnobFlags(c, s, onlySet)
+	if err != nil {
+		return s, err
+	}
+	s = s.Explicit()
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// applyKnobFlags sets the knobs from their flags (only the flags given on
+// the command line when onlySet).
+func applyKnobFlags(c *cli.Context, s engine.Scenario, onlySet bool) (engine.Scenario, error) {
 	for i := range engine.Knobs {
 		k := &engine.Knobs[i]
 		name := flagName(k)
+		if onlySet && !c.IsSet(name) {
+			continue
+		}
 		var v float64
 		switch k.Kind {
 		case "bool":
@@ -53,9 +80,6 @@ func scenarioFromFlags(c *cli.Context) (engine.Scenario, error) {
 		if err := k.Set(&s, v); err != nil {
 			return s, fmt.Errorf("--%s: %w", name, err)
 		}
-	}
-	if err := s.Validate(); err != nil {
-		return s, err
 	}
 	return s, nil
 }
