@@ -94,6 +94,9 @@ type Config struct {
 	Fixed  []Setting
 	Grid   []Axis
 	Series []Series
+	// Bootstrap is the resampling of the pooled percentiles' intervals
+	// (DefaultBootstrap when the file has no bootstrap key).
+	Bootstrap Bootstrap
 }
 
 // MaxRuns bounds a plan, so that a typo in a grid fails fast instead of
@@ -303,11 +306,11 @@ func (p *parser) name(n *yaml.Node, key string) (string, error) {
 	return s, nil
 }
 
-var topKeys = []string{"experiment", "description", "seeds", "fixed", "grid", "series"}
+var topKeys = []string{"experiment", "description", "seeds", "fixed", "grid", "series", "bootstrap"}
 var seriesKeys = []string{"name", "description", "fixed", "grid"}
 
 func (p *parser) config(root *yaml.Node) (*Config, error) {
-	c := &Config{File: p.file}
+	c := &Config{File: p.file, Bootstrap: DefaultBootstrap}
 	var haveSeeds, haveSeries bool
 	err := p.mapping(root, "", topKeys, func(key string, k, v *yaml.Node) error {
 		var err error
@@ -327,6 +330,8 @@ func (p *parser) config(root *yaml.Node) (*Config, error) {
 		case "series":
 			haveSeries = true
 			c.Series, err = p.seriesList(v, key)
+		case "bootstrap":
+			c.Bootstrap, err = p.bootstrap(v, key)
 		}
 		return err
 	})

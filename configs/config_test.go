@@ -273,3 +273,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestBootstrapKey(t *testing.T) {
+	c, err := Parse("b.yaml", []byte("experiment: e\nseeds: [7]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBootstrap, c.Bootstrap)
+	p, err := c.Plan(false, nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBootstrap, p.Bootstrap)
+
+	c, err = Parse("b.yaml", []byte("experiment: e\nseeds: [7]\nbootstrap: {seed: 42}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Bootstrap{Seed: 42, Resamples: DefaultBootstrap.Resamples}, c.Bootstrap)
+
+	for _, tc := range []struct{ src, want string }{
+		{"bootstrap: {seed: -1}", "b.yaml:3: bootstrap.seed: the bootstrap seed must not be negative"},
+		{"bootstrap: {resamples: 0}", "b.yaml:3: bootstrap.resamples: want between 1"},
+		{"bootstrap: {resamples: 2.5}", "b.yaml:3: bootstrap.resamples: want a whole number"},
+		{"bootstrap: {sed: 3}", "b.yaml:3: bootstrap.sed: unknown key"},
+	} {
+		_, err := Parse("b.yaml", []byte("experiment: e\nseeds: [7]\n"+tc.src+"\n"))
+		assert.ErrorContains(t, err, tc.want, tc.src)
+	}
+}
