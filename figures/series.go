@@ -132,12 +132,14 @@ func addFunction(p *plot.Plot, f func(float64) float64, sty draw.LineStyle) icon
 	return icon{line: &sty}
 }
 
-// addGrid draws light major grid lines behind everything else.
-func addGrid(p *plot.Plot) {
+// addGrid draws light major grid lines behind everything else, and
+// returns them so that a panel can turn one direction off.
+func addGrid(p *plot.Plot) *plotter.Grid {
 	g := plotter.NewGrid()
 	g.Vertical = draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
 	g.Horizontal = g.Vertical
 	p.Add(g)
+	return g
 }
 
 // icon is a legend thumbnail. It is composed here rather than taken from
