@@ -493,3 +493,46 @@ func nonMinor(ts []plot.Tick) []plot.Tick {
 	}
 	return out
 }
+
+func sampleSweep() SweepData {
+	ci := func(ys ...float64) []Interval {
+		out := make([]Interval, len(ys))
+		for i, y := range ys {
+			out[i] = Interval{Lo: y * 0.9, Hi: min(y*1.1, 591)}
+		}
+		return out
+	}
+	return SweepData{
+		Title: "tiny", XLabel: "grace", Series: []string{"prepaid", "leaky"},
+		Panels: []SweepPanel{
+			{Metric: "probe_p50", Censor: 591, Lines: []SweepLine{
+				{Xs: []float64{90, 30, 60}, Ys: []float64{92, 32, 62}, CI: ci(92, 32, 62)},
+				{Xs: []float64{30, 60, 90}, Ys: []float64{302, 591, math.NaN()}, CI: ci(302, 591, 1)},
+			}},
+			{Metric: "utilization", Lines: []SweepLine{
+				{Xs: []float64{30, 60, 90}, Ys: []float64{0.8, 0.82, 0.85}, CI: ci(0.8, 0.82, 0.85)},
+				{Xs: []float64{30, 60, 90}, Ys: []float64{0.9, 0.9, 0.9}, CI: make([]Interval, 3)},
+			}},
+		},
+	}
+}
+
+func TestWriteSweep(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteSweep(filepath.Join(dir, "fig_sweep.png"), PNG, sampleSweep()))
+	assert.FileExists(t, filepath.Join(dir, "fig_sweep.png"))
+	if out := os.Getenv("FIGURES_OUT"); out != "" {
+		require.NoError(t, WriteSweep(filepath.Join(out, "fig_sweep.png"), PNG, sampleSweep()))
+	}
+
+	err := WriteSweep(filepath.Join(dir, "empty.png"), PNG, SweepData{})
+	assert.EqualError(t, err, "figures: sweep: no metric to draw")
+	bad := sampleSweep()
+	bad.Panels[1].Lines = bad.Panels[1].Lines[:1]
+	assert.ErrorContains(t, WriteSweep(filepath.Join(dir, "bad.png"), PNG, bad), "panel utilization has 1 lines for 2 series")
+	bad = sampleSweep()
+	bad.Panels[0].Lines[0].CI = nil
+	assert.ErrorContains(t, WriteSweep(filepath.Join(dir, "bad.png"), PNG, bad), "series prepaid: 3 x values, 3 y values, 0 intervals")
+	assert.NoFileExists(t, filepath.Join(dir, "empty.png"))
+	assert.NoFileExists(t, filepath.Join(dir, "bad.png"))
+}

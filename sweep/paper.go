@@ -393,31 +393,49 @@ func (p *Paper) WriteTables(w io.Writer) error {
 	section := func(title, header string) {
 		fmt.Fprintf(tw, "%s\n%s\n", title, header)
 	}
+	// An interval as "[lo, hi]", "–" when undefined (one seed).
+	ci := func(lo, hi Number, digits int) string {
+		if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+			return "–"
+		}
+		return "[" + num(lo, digits) + ", " + num(hi, digits) + "]"
+	}
+	// A censored percentile is a lower bound.
+	cens := func(v Number, censored bool) string {
+		if censored {
+			return "≥" + num(v, 0)
+		}
+		return num(v, 0)
+	}
 	if s.Headroom != nil {
-		section("latency-price: backfill headroom (utilization = mean over seeds, probe p50 = pooled, s)", "headroom\tutilization %\tprobe p50\t")
+		section("latency-price: backfill headroom (utilization = mean over seeds, probe p50 = pooled, s; 95 % intervals)", "headroom\tutilization %\t95 % CI\tprobe p50\t95 % CI\tn\t")
 		for _, r := range s.Headroom {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", num(r.Headroom, 0), num(r.Utilization*100, 1), num(r.ProbeP50, 0))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t\n", num(r.Headroom, 0), num(r.Utilization*100, 1), ci(r.UtilizationLo*100, r.UtilizationHi*100, 1),
+				cens(r.ProbeP50, r.ProbeP50Censored), ci(r.ProbeP50Lo, r.ProbeP50Hi, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
 	if s.Grace != nil {
-		section("latency-price: preemption grace (probe p50 = pooled, s)", "grace\tprobe p50\tp50 − grace\t")
+		section("latency-price: preemption grace (probe p50 = pooled, s; 95 % interval)", "grace\tprobe p50\t95 % CI\tp50 − grace\tn\t")
 		for _, r := range s.Grace {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", num(r.Grace, 0), num(r.ProbeP50, 0), num(r.ProbeP50-r.Grace, 0))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\n", num(r.Grace, 0), cens(r.ProbeP50, r.ProbeP50Censored), ci(r.ProbeP50Lo, r.ProbeP50Hi, 0), num(r.ProbeP50-r.Grace, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
 	if s.Overbooking != nil {
-		section("overbooking: storms sharing the window (victim = mean over seeds, probe in-window p50 = pooled, s)", "storms\tφ\tvictim p95 in\tviolations\tprobe p50 in\t")
+		section("overbooking: storms sharing the window (victim = mean over seeds, probe in-window p50 = pooled, s; 95 % intervals)", "storms\tφ\tvictim p95 in\t95 % CI\tviolations\tprobe p50 in\t95 % CI\tn\t")
 		for _, r := range s.Overbooking {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", r.NStorms, num(r.Phi, 2), num(r.VictimP95In, 1), num(r.VictimViolations, 2), num(r.ProbeP50In, 0))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.NStorms, num(r.Phi, 2), num(r.VictimP95In, 1), ci(r.VictimP95InLo, r.VictimP95InHi, 1),
+				num(r.VictimViolations, 2), cens(r.ProbeP50In, r.ProbeP50InCensored), ci(r.ProbeP50InLo, r.ProbeP50InHi, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
 	if s.Bucket != nil {
-		section("bucket: storm excess GPU-s above R × storms (mean over seeds)", "storm B\tcontended\tidle prepaid\tidle leaky\t")
+		section("bucket: storm excess GPU-s above R × storms (mean over seeds; 95 % t intervals)", "storm B\tcontended\t95 % CI\tidle prepaid\t95 % CI\tidle leaky\t95 % CI\tn\t")
 		for _, r := range s.Bucket {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", num(r.StormB, 0), num(r.ExcessContended, 0), num(r.ExcessIdlePrepaid, 0), num(r.ExcessIdleLeaky, 0))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", num(r.StormB, 0), num(r.ExcessContended, 0), ci(r.ExcessContendedLo, r.ExcessContendedHi, 0),
+				num(r.ExcessIdlePrepaid, 0), ci(r.ExcessIdlePrepaidLo, r.ExcessIdlePrepaidHi, 0),
+				num(r.ExcessIdleLeaky, 0), ci(r.ExcessIdleLeakyLo, r.ExcessIdleLeakyHi, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
