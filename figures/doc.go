@@ -50,6 +50,12 @@
 // axes labelled at the swept B values, with y = x and the refill-assisted
 // bound y = x + R·W/1000, explained in words in the legend.
 //
+// WriteSweep draws the small multiples of any other sweep (`bursar-sweep
+// sweep --config`, fig_sweep): a panel per metric, four to a row, 12 in
+// wide and 2.3 in per row, every panel with the same x (a swept knob) and
+// the same lines (SweepData.Series), error bars for the intervals and one
+// legend below.
+//
 // Censoring and floors: a probe percentile at or above the censor
 // (LatencyPriceData.Censor, OverbookingData.Censor) is a lower bound and
 // is drawn as an open marker with an upward arrow, with no line into it
