@@ -1,6 +1,8 @@
 package configs
 
 import (
+	"math"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -39,8 +41,11 @@ func (p *parser) bootstrap(n *yaml.Node, path string) (Bootstrap, error) {
 	err := p.mapping(n, path, bootstrapKeys, func(name string, _, v *yaml.Node) error {
 		key := join(path, name)
 		var x int64
-		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&x) != nil {
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
 			return p.errAt(v, key, "want a whole number, got %s", describe(v))
+		}
+		if v.Decode(&x) != nil {
+			return p.errAt(v, key, "%s is out of range (at most %d)", v.Value, int64(math.MaxInt64))
 		}
 		switch name {
 		case "seed":

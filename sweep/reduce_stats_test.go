@@ -183,3 +183,19 @@ grid: {grace: [30, 60]}
 		assert.GreaterOrEqual(t, u.CI.Hi, u.Mean)
 	}
 }
+
+// BenchmarkPooledCI: one interval over 30 seeds of 40 latencies each, the
+// size of a `--nseeds 30` grid point, with the default 2000 resamples.
+func BenchmarkPooledCI(b *testing.B) {
+	lists := make([][]int, 30)
+	for s := range lists {
+		for i := range 40 {
+			lists[s] = append(lists[s], (s*37+i*53)%600)
+		}
+	}
+	st := Stream{Experiment: "bench", Point: 1, Quantity: "probe_p50"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = PooledCI(lists, 50, configs.DefaultBootstrap, st)
+	}
+}
