@@ -100,6 +100,9 @@ type Config struct {
 	// ScenarioFile is its path.
 	Scenario     *engine.Scenario
 	ScenarioFile string
+	// Bootstrap is the resampling of the pooled percentiles' intervals
+	// (DefaultBootstrap when the file has no bootstrap key).
+	Bootstrap Bootstrap
 }
 
 // Base is the scenario every run of the config starts from: the scenario
@@ -325,11 +328,11 @@ func (p *parser) name(n *yaml.Node, key string) (string, error) {
 	return s, nil
 }
 
-var topKeys = []string{"experiment", "description", "scenario", "seeds", "fixed", "grid", "series"}
+var topKeys = []string{"experiment", "description", "scenario", "seeds", "fixed", "grid", "series", "bootstrap"}
 var seriesKeys = []string{"name", "description", "fixed", "grid"}
 
 func (p *parser) config(root *yaml.Node) (*Config, error) {
-	c := &Config{File: p.file}
+	c := &Config{File: p.file, Bootstrap: DefaultBootstrap}
 	// The scenario file comes first, wherever it is written: the knobs
 	// and paths of fixed and grid are checked against it.
 	if root.Kind == yaml.MappingNode {
@@ -375,6 +378,8 @@ func (p *parser) config(root *yaml.Node) (*Config, error) {
 		case "series":
 			haveSeries = true
 			c.Series, err = p.seriesList(v, key)
+		case "bootstrap":
+			c.Bootstrap, err = p.bootstrap(v, key)
 		}
 		return err
 	})

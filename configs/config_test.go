@@ -248,6 +248,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{experiment: x, seeds: [7], fixed: {sci_bucket: .inf}}"))
 	f.Add([]byte("experiment: x\nseeds: [7]\n---\n"))
 	f.Add([]byte("\t- : : ["))
+	f.Add([]byte("experiment: x\nseeds: [7]\nbootstrap: {seed: 18446744073709551615, resamples: 1e3}\n"))
+	f.Add([]byte("experiment: x\nseeds: [7]\nbootstrap: {seed: 3, resamples: 2000}\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		c, err := Parse("fuzz.yaml", src)
 		if err != nil {
@@ -264,6 +266,9 @@ func FuzzParse(f *testing.F) {
 			if p.NumRuns() < 1 || p.NumRuns() > MaxRuns {
 				t.Fatalf("plan has %d runs", p.NumRuns())
 			}
+			if p.Bootstrap.Resamples < 1 || p.Bootstrap.Resamples > maxResamples {
+				t.Fatalf("plan has %d bootstrap resamples", p.Bootstrap.Resamples)
+			}
 			for i := range p.Points {
 				s := p.Points[i].Scenario
 				if err := s.Validate(); err != nil {
@@ -272,4 +277,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestBootstrapKey(t *testing.T) {
+	c, err := Parse("b.yaml", []byte("experiment: e\nseeds: [7]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBootstrap, c.Bootstrap)
+	p, err := c.Plan(false, nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBootstrap, p.Bootstrap)
+
+	c, err = Parse("b.yaml", []byte("experiment: e\nseeds: [7]\nbootstrap: {seed: 42}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Bootstrap{Seed: 42, Resamples: DefaultBootstrap.Resamples}, c.Bootstrap)
+
+	for _, tc := range []struct{ src, want string }{
+		{"bootstrap: {seed: -1}", "b.yaml:3: bootstrap.seed: the bootstrap seed must not be negative"},
+		{"bootstrap: {resamples: 0}", "b.yaml:3: bootstrap.resamples: want between 1"},
+		{"bootstrap: {resamples: 2.5}", "b.yaml:3: bootstrap.resamples: want a whole number"},
+		{"bootstrap: {sed: 3}", "b.yaml:3: bootstrap.sed: unknown key"},
+		{"bootstrap: {seed: 18446744073709551615}", "b.yaml:3: bootstrap.seed: 18446744073709551615 is out of range"},
+	} {
+		_, err := Parse("b.yaml", []byte("experiment: e\nseeds: [7]\n"+tc.src+"\n"))
+		assert.ErrorContains(t, err, tc.want, tc.src)
+	}
 }

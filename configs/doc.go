@@ -18,6 +18,7 @@
 //	  - name: idle-leaky
 //	    fixed: {tasks: 0, leaky: true}
 //	    grid: {grace: [30, 60]}
+//	bootstrap: {seed: 1, resamples: 2000}  # optional: the intervals' resampling
 //
 // A config may also name a scenario file (scenario: FILE, relative to the
 // config's folder; docs/scenarios.md): its scenario replaces the published
@@ -35,6 +36,11 @@
 // Any list (seeds or a grid axis) may instead be written
 // {full: [...], quick: [...]}: the quick list is the --quick variant. A plain
 // list serves both.
+//
+// bootstrap sets the seeded resampling behind the 95 % intervals of pooled
+// percentiles (see sweep's doc): the stream's seed and the number of
+// resamples, by default 1 and 2000 (DefaultBootstrap). It is part of the
+// config so that the intervals are reproducible bit for bit.
 //
 // Precedence, from weakest: the published defaults, the top-level fixed,
 // the series' fixed, the grid. A knob may appear only once among the fixed

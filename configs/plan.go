@@ -44,6 +44,9 @@ type Plan struct {
 	Quick      bool
 	Seeds      []int64
 	Points     []Point
+	// Bootstrap is the config's resampling for the intervals of pooled
+	// percentiles.
+	Bootstrap Bootstrap
 }
 
 // NumRuns is the number of runs of the plan.
@@ -100,7 +103,7 @@ func (c *Config) Plan(quick bool, seeds []int64) (*Plan, error) {
 	if err := CheckSeeds(seeds); err != nil {
 		return nil, fmt.Errorf("%s: seeds: %w", c.File, err)
 	}
-	plan := &Plan{Experiment: c.Experiment, File: c.File, Quick: quick, Seeds: slices.Clone(seeds)}
+	plan := &Plan{Experiment: c.Experiment, File: c.File, Quick: quick, Seeds: slices.Clone(seeds), Bootstrap: c.Bootstrap}
 
 	// Count before expanding, so that a runaway grid costs nothing.
 	total := 0

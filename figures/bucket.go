@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -37,10 +38,15 @@ func bucketPanel(d BucketData) *panel {
 	const k = 1000.0
 	n := len(pts)
 	xs := make([]float64, n)
-	type band struct{ mean, lo, hi []float64 }
-	newBand := func() band { return band{make([]float64, n), make([]float64, n), make([]float64, n)} }
+	type band struct {
+		mean []float64
+		iv   []Interval
+	}
+	newBand := func() band { return band{make([]float64, n), make([]Interval, n)} }
 	con, pre, leak := newBand(), newBand(), newBand()
-	set := func(b band, i int, v Band) { b.mean[i], b.lo[i], b.hi[i] = v.Mean/k, v.Min/k, v.Max/k }
+	set := func(b band, i int, v Band) {
+		b.mean[i], b.iv[i] = v.Mean/k, Interval{Lo: v.CI.Lo / k, Hi: v.CI.Hi / k}
+	}
 	for i, pt := range pts {
 		xs[i] = pt.StormBucket / k
 		set(con, i, pt.Contended)
@@ -58,12 +64,35 @@ func bucketPanel(d BucketData) *panel {
 	p.X.Scale, p.Y.Scale = log1pScale{}, log1pScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = log1pTicks{}, log1pTicks{}
 
+	// The ranges first: the error bars are clipped to the bottom of the
+	// y axis (a t interval over three seeds can reach below zero).
+	xlo, xhi, ok := finiteRange(xs)
+	if !ok {
+		xlo, xhi = 1, 10
+	}
+	ylo, yhi, ok := finiteRange(con.mean, pre.mean, leak.mean)
+	if !ok {
+		ylo, yhi = xlo, xhi
+	}
+	for _, b := range []band{con, pre, leak} {
+		for i, iv := range b.iv {
+			if iv.holds(b.mean[i]) {
+				ylo, yhi = min(ylo, max(iv.Lo, 0)), max(yhi, iv.Hi)
+			}
+		}
+	}
+	// The reference lines stay in view over the sweep's x range too.
+	ylo, yhi = min(ylo, xlo), max(yhi, xhi+refill)
+
 	addGrid(p)
 	capIcon := addFunction(p, func(x float64) float64 { return x }, refLine(solid))
 	var boundIcon icon
 	if refill > 0 {
 		boundIcon = addFunction(p, func(x float64) float64 { return x + refill }, refLine(dotted))
 	}
+	p.X.Min, p.X.Max = padLog1p(xlo, xhi, 0.06)
+	p.Y.Min, p.Y.Max = padLog1p(ylo, yhi, 0.06)
+	floor := max(p.Y.Min, 0)
 	series := []struct {
 		b     band
 		l     look
@@ -83,34 +112,37 @@ func bucketPanel(d BucketData) *panel {
 	legend := make([]legendItem, len(series))
 	for i := len(series) - 1; i >= 0; i-- {
 		s := series[i]
-		addErrorBars(p, xs, s.b.mean, s.b.lo, s.b.hi, s.l.bar())
+		addIntervals(p, estimates{xs: xs, ys: s.b.mean, iv: s.b.iv, floor: floor}, s.l.bar())
 		ic := addMarkers(p, xs, s.b.mean, s.l).withBar(s.l.bar())
-		legend[i] = legendItem{s.label + ": mean, min–max", ic}
+		legend[i] = legendItem{s.label + ": mean, 95 % t interval over seeds", ic}
 	}
-	legend = append(legend, legendItem{"y = x (bucket capacity)", capIcon})
+	legend = append(legend, legendItem{"y = x: the bucket B itself", capIcon})
 	if refill > 0 {
+		// In words, for a reader who does not know R and W: an idle
+		// storm can take its bucket plus everything that refills while
+		// the window lasts. The axes are in thousands, hence the /1000.
 		legend = append(legend, legendItem{
-			// The axes are in thousands, hence the /1000.
-			"y = x + R·W/1000 (refill-assisted; R = " + strconv.FormatFloat(d.StormRate, 'f', -1, 64) +
-				", W = " + fmtSeconds(d.Window) + ")",
+			"y = x + R·W: B plus what refills during the storm window (R = " +
+				strconv.FormatFloat(d.StormRate, 'f', -1, 64) + " GPUs × W = " + fmtSeconds(d.Window) +
+				" = " + strconv.FormatFloat(refill, 'f', -1, 64) + "k)",
 			boundIcon,
 		})
 	}
 
-	xlo, xhi, ok := finiteRange(xs)
-	if !ok {
-		xlo, xhi = 1, 10
-	}
-	p.X.Min, p.X.Max = padLog1p(xlo, xhi, 0.06)
-	ylo, yhi, ok := finiteRange(con.lo, con.hi, pre.lo, pre.hi, leak.lo, leak.hi, con.mean, pre.mean, leak.mean)
-	if !ok {
-		ylo, yhi = xlo, xhi
-	}
-	// The reference lines stay in view over the sweep's x range too.
-	ylo, yhi = min(ylo, xlo), max(yhi, xhi+refill)
-	p.Y.Min, p.Y.Max = padLog1p(ylo, yhi, 0.06)
 	if ts := sweepTicks(xs, p.X.Norm, 0.06); ts != nil {
 		p.X.Tick.Marker = ts
+		// The same labels on y, where they fall in range: y = x then runs
+		// through the grid's corners, and the smallest bucket (25k), where
+		// the prepaid series sit, gets a labelled tick of its own.
+		var ys plot.ConstantTicks
+		for _, t := range ts {
+			if t.Value >= p.Y.Min && t.Value <= p.Y.Max {
+				ys = append(ys, t)
+			}
+		}
+		if len(ys) >= 2 {
+			p.Y.Tick.Marker = ys
+		}
 	}
 	pn.legend = legend
 	return pn

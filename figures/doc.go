@@ -21,26 +21,52 @@
 //
 // # What is drawn
 //
+// Every estimate carries its 95 % interval (Band.CI, Interval): a t
+// interval of a mean over seeds, a bootstrap interval over seeds of a
+// pooled percentile (computed by the sweep package). Intervals are drawn
+// as error bars, the utilization's as a band; an interval that does not
+// hold its estimate (the zero Interval, NaN bounds from a single seed) is
+// not drawn. Min and Max of a Band are not drawn.
+//
 // fig_latency_price has two panels. Left: mean pool utilization (%) with
-// its min–max band over seeds on the left axis, fixed at 0–100, and the
-// probe's pooled p50 and p95 time to 128 GPUs on a second axis on the
-// right, whose ticks line up with the left axis's grid. Right: the probe's
-// pooled p50 against the preemption grace, with y = x, on equal axes.
+// its interval band on the left axis, fixed at 0–100, and the probe's
+// pooled p50 and p95 time to 128 GPUs on a second axis on the right, whose
+// ticks sit at the left axis's 0, 20, …, 100; the panel has vertical grid
+// lines only, since a horizontal line would belong to one of the two
+// axes. Right: the probe's pooled p50 against the preemption grace, with
+// y = x, on equal axes.
 //
-// fig_overbooking plots, against φ, the probe's pooled in-window p50 and
-// p95 and the victim's in-window p95 with min–max error bars, on a log
-// latency axis, with the victim bound (OverbookingData.VictimBound, 60 s
-// by default) and, when OverbookingData.Censor is set, the probe's censor
-// as reference lines. A note in the top-left corner gives the total number
-// of victim violations; the y range leaves that corner free of data.
+// fig_overbooking plots, against φ (labelled at each swept φ with its
+// storm count beneath), the probe's pooled in-window p50 and p95 and the
+// victim's in-window p95, each with its interval, on a log latency axis
+// that starts at 0.5 s, with the victim bound (OverbookingData.VictimBound,
+// 60 s by default) and, when OverbookingData.Censor is set, the probe's
+// censor as reference lines. A note in the top-left corner gives the total
+// number of victim violations; the y range leaves that corner free of
+// data.
 //
-// fig_bucket plots each series' mean storm excess with min–max error bars
+// fig_bucket plots each series' mean storm excess with its interval
 // against the storm bucket B, both in thousands of GPU-seconds on log
-// axes, with y = x and the refill-assisted bound y = x + R·W/1000.
+// axes labelled at the swept B values, with y = x and the refill-assisted
+// bound y = x + R·W/1000, explained in words in the legend.
+//
+// WriteSweep draws the small multiples of any other sweep (`bursar-sweep
+// sweep --config`, fig_sweep): a panel per metric, four to a row, 12 in
+// wide and 2.3 in per row, every panel with the same x (a swept knob) and
+// the same lines (SweepData.Series), error bars for the intervals and one
+// legend below.
+//
+// Censoring and floors: a probe percentile at or above the censor
+// (LatencyPriceData.Censor, OverbookingData.Censor) is a lower bound and
+// is drawn as an open marker with an upward arrow, with no line into it
+// and no upper error bar; a value below a log axis's floor is drawn on the
+// floor as an open marker with a downward arrow. Each appears in the
+// legend only when some point needs it.
 //
 // The "log" axes map v to log(1 + v) rather than log v: above a few units
-// they read as ordinary log axes, and a value of zero, which a p95 latency
-// or an excess may be, is still drawn (at the bottom of the axis).
+// they read as ordinary log axes, and a value of zero is still placed.
+// They never carry a 0 tick: a log axis reads as running on below its
+// lowest label, so the floor is shown as described above instead.
 //
 // # Conventions
 //
@@ -56,7 +82,7 @@
 //	d := figures.BucketData{
 //		Points: []figures.BucketPoint{{
 //			StormBucket: 25e3,
-//			Contended:   figures.Band{Mean: 26e3, Min: 25.5e3, Max: 26.4e3},
+//			Contended:   figures.Band{Mean: 26e3, Min: 25.5e3, Max: 26.4e3, CI: figures.Interval{Lo: 25.2e3, Hi: 26.8e3}},
 //			IdlePrepaid: figures.Band{Mean: 26e3, Min: 26e3, Max: 26e3},
 //			IdleLeaky:   figures.Band{Mean: 167e3, Min: 161e3, Max: 171e3},
 //		}},

@@ -22,10 +22,24 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown figure format %q (want png, svg or pdf)", s)
 }
 
+// Interval is a confidence interval, as absolute bounds (not distances).
+// The figures draw it only when it holds its estimate: the zero Interval,
+// or one of NaN bounds (fewer than two seeds), draws nothing.
+type Interval struct {
+	Lo, Hi float64
+}
+
+// holds reports whether the interval is drawable around v.
+func (iv Interval) holds(v float64) bool {
+	return finite(iv.Lo) && finite(iv.Hi) && finite(v) && iv.Lo <= v && v <= iv.Hi && iv.Lo < iv.Hi
+}
+
 // Band is a mean over seeds with its spread: Min and Max are the smallest
-// and largest per-seed values (absolute values, not distances).
+// and largest per-seed values (absolute values, not distances), CI the
+// 95 % interval of the mean that the figures draw.
 type Band struct {
 	Mean, Min, Max float64
+	CI             Interval
 }
 
 // HeadroomPoint is one point of the headroom sweep (latency-price, left
@@ -35,20 +49,27 @@ type HeadroomPoint struct {
 	// Utilization is the mean pool utilization as a fraction (0–1).
 	Utilization Band
 	// ProbeP50 and ProbeP95 are pooled percentiles of the probe's time to
-	// 128 GPUs outside the storm window, in seconds (NaN when no sample).
-	ProbeP50, ProbeP95 float64
+	// 128 GPUs outside the storm window, in seconds (NaN when no sample),
+	// with their 95 % intervals.
+	ProbeP50, ProbeP95     float64
+	ProbeP50CI, ProbeP95CI Interval
 }
 
 // GracePoint is one point of the grace sweep (latency-price, right panel).
 type GracePoint struct {
-	Grace    float64
-	ProbeP50 float64
+	Grace      float64
+	ProbeP50   float64
+	ProbeP50CI Interval
 }
 
 // LatencyPriceData is everything fig_latency_price draws.
 type LatencyPriceData struct {
 	Headroom []HeadroomPoint
 	Grace    []GracePoint
+	// Censor is the latency at which the probe's observations are
+	// censored (591 s); a percentile at or above it is drawn as a lower
+	// bound. 0 means none.
+	Censor float64
 }
 
 // OverbookingPoint is one point of the overbooking sweep.
@@ -57,8 +78,9 @@ type OverbookingPoint struct {
 	// Phi is the sum of burst ceilings over the pool.
 	Phi float64
 	// ProbeP50In and ProbeP95In are pooled percentiles of the probe's
-	// in-window latencies (censored at 591 s).
-	ProbeP50In, ProbeP95In float64
+	// in-window latencies (censored at 591 s), with their 95 % intervals.
+	ProbeP50In, ProbeP95In     float64
+	ProbeP50InCI, ProbeP95InCI Interval
 	// VictimP95In is the victim's in-window p95 latency over seeds.
 	VictimP95In Band
 }
@@ -74,7 +96,8 @@ type OverbookingData struct {
 	VictimBound float64
 	// Censor is the latency in seconds at which the probe's observations
 	// are censored (591 s in the published scenario), drawn as a reference
-	// line; 0 draws none.
+	// line; a percentile at or above it is drawn as a lower bound (an open
+	// marker with an upward arrow). 0 draws none.
 	Censor float64
 }
 

@@ -18,10 +18,14 @@ import (
 // figures the tests draw are the ones a reader of the paper would see.
 
 func sampleLatency() LatencyPriceData {
-	band := func(m float64) Band { return Band{Mean: m, Min: m - 0.006, Max: m + 0.005} }
+	band := func(m float64) Band {
+		return Band{Mean: m, Min: m - 0.006, Max: m + 0.005, CI: Interval{Lo: m - 0.02, Hi: m + 0.02}}
+	}
 	return LatencyPriceData{
+		Censor: 591,
 		Headroom: []HeadroomPoint{
-			{Headroom: 16, Utilization: band(0.931), ProbeP50: 62, ProbeP95: 298},
+			{Headroom: 16, Utilization: band(0.931), ProbeP50: 62, ProbeP95: 298,
+				ProbeP50CI: Interval{Lo: 61, Hi: 104}, ProbeP95CI: Interval{Lo: 240, Hi: 591}},
 			{Headroom: 32, Utilization: band(0.922), ProbeP50: 62, ProbeP95: 301},
 			{Headroom: 64, Utilization: band(0.904), ProbeP50: 61, ProbeP95: 296},
 			{Headroom: 128, Utilization: band(0.873), ProbeP50: 62, ProbeP95: 305},
@@ -29,7 +33,7 @@ func sampleLatency() LatencyPriceData {
 			{Headroom: 256, Utilization: band(0.801), ProbeP50: 61, ProbeP95: 288},
 		},
 		Grace: []GracePoint{
-			{Grace: 15, ProbeP50: 17}, {Grace: 30, ProbeP50: 32}, {Grace: 60, ProbeP50: 62},
+			{Grace: 15, ProbeP50: 17, ProbeP50CI: Interval{Lo: 8, Hi: 18}}, {Grace: 30, ProbeP50: 32}, {Grace: 60, ProbeP50: 62},
 			{Grace: 90, ProbeP50: 92}, {Grace: 120, ProbeP50: 122},
 		},
 	}
@@ -45,14 +49,20 @@ func sampleOverbooking() OverbookingData {
 			Phi:         (64 + 2*384 + 384*float64(s) + 512) / 512,
 			ProbeP50In:  p50[s-1],
 			ProbeP95In:  p95[s-1],
-			VictimP95In: Band{Mean: 1, Min: 1, Max: 1},
+			VictimP95In: Band{Mean: 1, Min: 1, Max: 1, CI: Interval{Lo: 1, Hi: 1}},
+			// Intervals of varying shape; the censored ones reach the
+			// censor.
+			ProbeP50InCI: Interval{Lo: p50[s-1] * 0.5, Hi: min(p50[s-1]*1.6, 591)},
+			ProbeP95InCI: Interval{Lo: p95[s-1] * 0.7, Hi: 591},
 		})
 	}
 	return OverbookingData{Points: pts, Violations: 0, Censor: 591}
 }
 
 func sampleBucket() BucketData {
-	band := func(m, spread float64) Band { return Band{Mean: m, Min: m - spread, Max: m + 0.6*spread} }
+	band := func(m, spread float64) Band {
+		return Band{Mean: m, Min: m - spread, Max: m + 0.6*spread, CI: Interval{Lo: m - 2*spread, Hi: m + 2*spread}}
+	}
 	bs := []float64{25e3, 50e3, 100e3, 150e3, 300e3, 600e3}
 	leaky := []float64{167e3, 191e3, 240e3, 289e3, 437e3, 735e3}
 	var pts []BucketPoint
@@ -356,6 +366,45 @@ func TestWriteSamples(t *testing.T) {
 	}
 }
 
+// A value at the censor is a lower bound, a value under a log axis's
+// floor an upper bound on the floor; neither is an ordinary point, and
+// no line runs into either.
+func TestCensoredAndFlooredValuesAreBounds(t *testing.T) {
+	e := estimates{
+		xs:     []float64{1, 2, 3, 4},
+		ys:     []float64{40, 591, 0, 600},
+		iv:     []Interval{{20, 60}, {300, 591}, {0, 0}, {}},
+		censor: 591, floor: 0.5,
+	}
+	assert.False(t, e.censored(0))
+	assert.True(t, e.censored(1))
+	assert.True(t, e.censored(3), "above the censor is censored too")
+	assert.True(t, e.belowFloor(2))
+	_, censored, floored := addEstimateMarkers(plot.New(), e, lookP50)
+	assert.True(t, censored)
+	assert.True(t, floored)
+	_, censored, floored = addEstimateMarkers(plot.New(), estimates{xs: []float64{1}, ys: []float64{40}, iv: []Interval{{}}}, lookP50)
+	assert.False(t, censored || floored)
+}
+
+// An interval is drawn only around an estimate it holds: the zero value
+// (no interval given) or NaN bounds (a single seed) draw nothing.
+func TestIntervalHolds(t *testing.T) {
+	assert.True(t, Interval{1, 3}.holds(2))
+	assert.True(t, Interval{1, 3}.holds(3))
+	assert.False(t, Interval{}.holds(26e3))
+	assert.False(t, Interval{math.NaN(), math.NaN()}.holds(1))
+	assert.False(t, Interval{2, 2}.holds(2), "no width, nothing to draw")
+	assert.False(t, Interval{1, 3}.holds(4))
+}
+
+func TestPhiTicksCarryStormCounts(t *testing.T) {
+	ts := phiTicks(sampleOverbooking().Points)
+	require.Len(t, ts, 6)
+	assert.Equal(t, "3.375\n1 storm", ts[0].Label)
+	assert.Equal(t, "7.125\n6 storms", ts[5].Label)
+}
+
 func TestNiceStep(t *testing.T) {
 	for raw, want := range map[float64]float64{64.8: 100, 20: 20, 21: 25, 0.3: 0.5, 7: 10, 1: 1} {
 		assert.InDelta(t, want, niceStep(raw), 1e-12, "niceStep(%g)", raw)
@@ -381,7 +430,8 @@ func TestLog1pTicks(t *testing.T) {
 			major = append(major, tk.Label)
 		}
 	}
-	assert.Equal(t, []string{"0", "1", "10", "100", "1000"}, major)
+	// No zero tick on a log axis, even when the range starts at zero.
+	assert.Equal(t, []string{"1", "10", "100", "1000"}, major)
 	// Narrow range: the 1–2–5 values are labelled.
 	assert.Equal(t, []string{"20", "50", "100", "200", "500"}, labels(nonMinor((log1pTicks{}).Ticks(19, 800))))
 	// Within one decade: falls back to round linear ticks.
@@ -442,4 +492,47 @@ func nonMinor(ts []plot.Tick) []plot.Tick {
 		}
 	}
 	return out
+}
+
+func sampleSweep() SweepData {
+	ci := func(ys ...float64) []Interval {
+		out := make([]Interval, len(ys))
+		for i, y := range ys {
+			out[i] = Interval{Lo: y * 0.9, Hi: min(y*1.1, 591)}
+		}
+		return out
+	}
+	return SweepData{
+		Title: "tiny", XLabel: "grace", Series: []string{"prepaid", "leaky"},
+		Panels: []SweepPanel{
+			{Metric: "probe_p50", Censor: 591, Lines: []SweepLine{
+				{Xs: []float64{90, 30, 60}, Ys: []float64{92, 32, 62}, CI: ci(92, 32, 62)},
+				{Xs: []float64{30, 60, 90}, Ys: []float64{302, 591, math.NaN()}, CI: ci(302, 591, 1)},
+			}},
+			{Metric: "utilization", Lines: []SweepLine{
+				{Xs: []float64{30, 60, 90}, Ys: []float64{0.8, 0.82, 0.85}, CI: ci(0.8, 0.82, 0.85)},
+				{Xs: []float64{30, 60, 90}, Ys: []float64{0.9, 0.9, 0.9}, CI: make([]Interval, 3)},
+			}},
+		},
+	}
+}
+
+func TestWriteSweep(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteSweep(filepath.Join(dir, "fig_sweep.png"), PNG, sampleSweep()))
+	assert.FileExists(t, filepath.Join(dir, "fig_sweep.png"))
+	if out := os.Getenv("FIGURES_OUT"); out != "" {
+		require.NoError(t, WriteSweep(filepath.Join(out, "fig_sweep.png"), PNG, sampleSweep()))
+	}
+
+	err := WriteSweep(filepath.Join(dir, "empty.png"), PNG, SweepData{})
+	assert.EqualError(t, err, "figures: sweep: no metric to draw")
+	bad := sampleSweep()
+	bad.Panels[1].Lines = bad.Panels[1].Lines[:1]
+	assert.ErrorContains(t, WriteSweep(filepath.Join(dir, "bad.png"), PNG, bad), "panel utilization has 1 lines for 2 series")
+	bad = sampleSweep()
+	bad.Panels[0].Lines[0].CI = nil
+	assert.ErrorContains(t, WriteSweep(filepath.Join(dir, "bad.png"), PNG, bad), "series prepaid: 3 x values, 3 y values, 0 intervals")
+	assert.NoFileExists(t, filepath.Join(dir, "empty.png"))
+	assert.NoFileExists(t, filepath.Join(dir, "bad.png"))
 }

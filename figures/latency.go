@@ -22,7 +22,7 @@ func drawLatencyPrice(d LatencyPriceData) (painter, error) {
 	if len(d.Grace) == 0 {
 		return nil, errors.New("no grace points (right panel)")
 	}
-	left, right := headroomPanel(d.Headroom), gracePanel(d.Grace)
+	left, right := headroomPanel(d.Headroom, d.Censor), gracePanel(d.Grace, d.Censor)
 	return func(c draw.Canvas, tr func(string) string) {
 		drawPanels(c, tr, latencyPriceTitle, left, right)
 	}, nil
@@ -30,26 +30,43 @@ func drawLatencyPrice(d LatencyPriceData) (painter, error) {
 
 // headroomPanel is the left panel: utilization on the left axis (0–100 %)
 // and the probe's time to 128 GPUs on a second axis on the right.
-func headroomPanel(pts []HeadroomPoint) *panel {
+func headroomPanel(pts []HeadroomPoint, censor float64) *panel {
 	pts = slices.Clone(pts)
 	slices.SortStableFunc(pts, func(a, b HeadroomPoint) int { return cmpFloat(a.Headroom, b.Headroom) })
 	n := len(pts)
 	xs := make([]float64, n)
 	um, ulo, uhi := make([]float64, n), make([]float64, n), make([]float64, n)
 	p50, p95 := make([]float64, n), make([]float64, n)
+	p50iv, p95iv := make([]Interval, n), make([]Interval, n)
 	for i, pt := range pts {
 		xs[i] = pt.Headroom
-		um[i], ulo[i], uhi[i] = 100*pt.Utilization.Mean, 100*pt.Utilization.Min, 100*pt.Utilization.Max
+		um[i] = 100 * pt.Utilization.Mean
+		// The band is the mean's 95 % interval, clipped to the axis's
+		// 0–100 %; a point without one (a single seed) has no band.
+		ulo[i], uhi[i] = math.NaN(), math.NaN()
+		if pt.Utilization.CI.holds(pt.Utilization.Mean) {
+			ulo[i], uhi[i] = max(100*pt.Utilization.CI.Lo, 0), min(100*pt.Utilization.CI.Hi, 100)
+		}
 		p50[i], p95[i] = pt.ProbeP50, pt.ProbeP95
+		p50iv[i], p95iv[i] = pt.ProbeP50CI, pt.ProbeP95CI
 	}
 
 	pn := newPanel("(a) Backfill headroom", "backfill headroom (GPUs)", "mean pool utilization (%)")
 	p := pn.plot
 	// The right axis runs from 0 to five round steps, so its ticks land on
-	// the left axis's 0, 20, …, 100 and one set of grid lines serves both.
-	// The 10 % margin keeps the highest percentile clear of the frame.
+	// the left axis's 0, 20, …, 100. The 10 % margin keeps the highest
+	// percentile, or its interval, clear of the frame.
 	top := 100.0
-	if _, hi, ok := finiteRange(p50, p95); ok && hi > 0 {
+	hiVals := slices.Clone(p95)
+	for i := range n {
+		if p95iv[i].holds(p95[i]) {
+			hiVals = append(hiVals, p95iv[i].Hi)
+		}
+		if p50iv[i].holds(p50[i]) {
+			hiVals = append(hiVals, p50iv[i].Hi)
+		}
+	}
+	if _, hi, ok := finiteRange(p50, hiVals); ok && hi > 0 {
 		top = 5 * niceStep(hi*1.1/5)
 	}
 	step := top / 5
@@ -59,19 +76,32 @@ func headroomPanel(pts []HeadroomPoint) *panel {
 		v := float64(k) * step
 		ra.ticks = append(ra.ticks, plot.Tick{Value: v, Label: formatTick(v, decimals(step))})
 	}
-	mapped := func(vs []float64) []float64 {
-		out := make([]float64, len(vs))
-		for i, v := range vs {
-			out[i] = toLeft(v)
+	mapped := func(e estimates) estimates {
+		out := estimates{xs: e.xs, ys: make([]float64, n), iv: make([]Interval, n), censor: e.censor}
+		for i := range n {
+			out.ys[i] = toLeft(e.ys[i])
+			out.iv[i] = Interval{Lo: toLeft(e.iv[i].Lo), Hi: toLeft(e.iv[i].Hi)}
+		}
+		if e.censor > 0 {
+			out.censor = toLeft(e.censor)
 		}
 		return out
 	}
+	e50 := mapped(estimates{xs: xs, ys: p50, iv: p50iv, censor: censor})
+	e95 := mapped(estimates{xs: xs, ys: p95, iv: p95iv, censor: censor})
 
-	addGrid(p)
+	// Vertical grid lines only: the two y axes have different units, and
+	// horizontal lines would belong to one of them while seeming to serve
+	// both.
+	addGrid(p).Horizontal.Color = nil
 	addBand(p, xs, ulo, uhi, bandGrey)
 	util := addSeries(p, xs, um, lookMain)
-	i50 := addSeries(p, xs, mapped(p50), lookP50)
-	i95 := addSeries(p, xs, mapped(p95), lookP95)
+	addEstimateLines(p, e50, lookP50)
+	addEstimateLines(p, e95, lookP95)
+	addIntervals(p, e50, lookP50.bar())
+	addIntervals(p, e95, lookP95.bar())
+	i50, c50, _ := addEstimateMarkers(p, e50, lookP50)
+	i95, c95, _ := addEstimateMarkers(p, e95, lookP95)
 
 	// Ranges are set after the plotters: plot.Add widens them to the data.
 	setXRange(p, xs)
@@ -81,9 +111,12 @@ func headroomPanel(pts []HeadroomPoint) *panel {
 	p.Y.Tick.Marker = linearTicks{n: 5}
 	pn.right = ra
 	pn.legend = []legendItem{
-		{"utilization: mean, min–max over seeds (left)", util.withFill(bandGrey)},
-		{"probe p50, pooled (right)", i50},
-		{"probe p95, pooled (right)", i95},
+		{"utilization: mean, 95 % t interval over seeds (left)", util.withFill(bandGrey)},
+		{"probe p50, pooled, 95 % bootstrap interval (right)", i50.withBar(lookP50.bar())},
+		{"probe p95, pooled, 95 % bootstrap interval (right)", i95.withBar(lookP95.bar())},
+	}
+	if c50 || c95 {
+		pn.legend = append(pn.legend, legendItem{"at the " + fmtSeconds(censor) + " censor: a lower bound", boundMarkIcon(true)})
 	}
 	return pn
 }
@@ -91,13 +124,15 @@ func headroomPanel(pts []HeadroomPoint) *panel {
 // gracePanel is the right panel: the probe's p50 against the grace period,
 // with y = x: a point on that line means the probe waited exactly as long
 // as the preempted tier was allowed to take to yield.
-func gracePanel(pts []GracePoint) *panel {
+func gracePanel(pts []GracePoint, censor float64) *panel {
 	pts = slices.Clone(pts)
 	slices.SortStableFunc(pts, func(a, b GracePoint) int { return cmpFloat(a.Grace, b.Grace) })
 	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	ivs := make([]Interval, len(pts))
 	for i, pt := range pts {
-		xs[i], ys[i] = pt.Grace, pt.ProbeP50
+		xs[i], ys[i], ivs[i] = pt.Grace, pt.ProbeP50, pt.ProbeP50CI
 	}
+	e := estimates{xs: xs, ys: ys, iv: ivs, censor: censor}
 	pn := newPanel("(b) Preemption grace", "preemption grace (s)", "probe time to 128 GPUs, p50 (s)")
 	p := pn.plot
 	// Both axes start at zero and share their top, so y = x is the
@@ -106,11 +141,18 @@ func gracePanel(pts []GracePoint) *panel {
 	if _, h, ok := finiteRange(xs, ys); ok && h > 0 {
 		hi = h
 	}
+	for i, iv := range ivs {
+		if iv.holds(ys[i]) {
+			hi = max(hi, iv.Hi)
+		}
+	}
 	top := hi * 1.08
 
 	addGrid(p)
 	ref := addFunction(p, func(x float64) float64 { return x }, refLine(solid))
-	i50 := addSeries(p, xs, ys, lookP50)
+	addEstimateLines(p, e, lookP50)
+	addIntervals(p, e, lookP50.bar())
+	i50, censored, _ := addEstimateMarkers(p, e, lookP50)
 
 	p.X.Min, p.X.Max = 0, top
 	p.Y.Min, p.Y.Max = 0, top
@@ -123,8 +165,11 @@ func gracePanel(pts []GracePoint) *panel {
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = ticks, ticks
 	pn.legend = []legendItem{
-		{"probe p50, pooled over seeds", i50},
+		{"probe p50, pooled over seeds, 95 % bootstrap interval", i50.withBar(lookP50.bar())},
 		{"y = x (the grace period)", ref},
+	}
+	if censored {
+		pn.legend = append(pn.legend, legendItem{"at the " + fmtSeconds(censor) + " censor: a lower bound", boundMarkIcon(true)})
 	}
 	return pn
 }

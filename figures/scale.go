@@ -114,17 +114,17 @@ func (log1pScale) Normalize(min, max, x float64) float64 {
 	return (math.Log1p(x) - lo) / (hi - lo)
 }
 
-// log1pTicks labels a log1p axis: zero when in range, then the 1–2–5
-// values of each decade when the range spans few decades, or only the
-// powers of ten (with unlabelled minor ticks in between) when labelling
-// every 1–2–5 value would crowd the axis.
+// log1pTicks labels a log1p axis: the 1–2–5 values of each decade when
+// the range spans few decades, or only the powers of ten (with unlabelled
+// minor ticks in between) when labelling every 1–2–5 value would crowd the
+// axis. Never zero, even when the range reaches it: a reader takes a log
+// axis to run on below its lowest label, and a "0" tick a decade below "1"
+// would contradict that. A figure whose values can be zero shows its
+// floor another way (see overbookingFloor).
 type log1pTicks struct{}
 
 func (log1pTicks) Ticks(min, max float64) []plot.Tick {
 	var ts []plot.Tick
-	if min <= 0 && max >= 0 {
-		ts = append(ts, plot.Tick{Value: 0, Label: "0"})
-	}
 	// Below one, log(1 + v) is nearly linear and crushed against zero, so
 	// decades under one would only pile labels onto the zero tick.
 	lo := math.Max(min, 1)

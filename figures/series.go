@@ -2,7 +2,6 @@ package figures
 
 import (
 	"image/color"
-	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -99,29 +98,6 @@ func addBand(p *plot.Plot, xs, lo, hi []float64, fill color.Color) {
 	}
 }
 
-// addErrorBars draws asymmetric error bars from lo to hi around mean.
-// Bands arrive as absolute Min/Max; gonum wants distances from the mean.
-func addErrorBars(p *plot.Plot, xs, mean, lo, hi []float64, sty draw.LineStyle) {
-	var (
-		pts  plotter.XYs
-		errs plotter.YErrors
-	)
-	for i := range xs {
-		if !finite(xs[i]) || !finite(mean[i]) || !finite(lo[i]) || !finite(hi[i]) {
-			continue
-		}
-		pts = append(pts, plotter.XY{X: xs[i], Y: mean[i]})
-		errs = append(errs, struct{ Low, High float64 }{
-			Low:  math.Max(mean[i]-lo[i], 0),
-			High: math.Max(hi[i]-mean[i], 0),
-		})
-	}
-	if len(pts) == 0 {
-		return
-	}
-	p.Add(&plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: sty, CapWidth: vg.Points(capWidth)})
-}
-
 // addFunction draws a reference curve y = f(x) across the whole x range.
 // Enough samples are taken that a curve on a log axis looks smooth.
 func addFunction(p *plot.Plot, f func(float64) float64, sty draw.LineStyle) icon {
@@ -132,12 +108,14 @@ func addFunction(p *plot.Plot, f func(float64) float64, sty draw.LineStyle) icon
 	return icon{line: &sty}
 }
 
-// addGrid draws light major grid lines behind everything else.
-func addGrid(p *plot.Plot) {
+// addGrid draws light major grid lines behind everything else, and
+// returns them so that a panel can turn one direction off.
+func addGrid(p *plot.Plot) *plotter.Grid {
 	g := plotter.NewGrid()
 	g.Vertical = draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
 	g.Horizontal = g.Vertical
 	p.Add(g)
+	return g
 }
 
 // icon is a legend thumbnail. It is composed here rather than taken from

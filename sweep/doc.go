@@ -16,13 +16,27 @@
 //     than it claims.
 //   - pooled(key, p) (Pooled): per grid point, the seeds' latency lists
 //     concatenated in seed order, then engine.Percentile (model.md §8).
+//     That rule (the element at rank ⌊p·N⌋ of the sorted pool) is kept
+//     rather than gonum's stat.Quantile for parity with the prototype's
+//     published numbers.
+//   - Intervals (reduce_stats.go), 95 %, with n (the seeds) on every
+//     point: TInterval, the Student t interval of a mean over seeds
+//     (gonum's stat.StdDev and distuv.StudentsT), and PooledCI, a seeded
+//     percentile bootstrap over seeds of a pooled percentile (gonum's
+//     stat.Quantile with the Empirical rule for the bounds). The bootstrap
+//     is the config's (configs.Bootstrap: seed and resamples); each
+//     interval draws from a PCG stream named by experiment, grid point and
+//     quantity (Stream), so intervals are bit-identical whatever the
+//     worker count or the order of reduction. A percentile at the probe's
+//     591 s censor is flagged _censored: a lower bound.
 //
 // ReducePaper turns the paper's experiments (latency-price, overbooking,
 // bucket) into summary.json, with exactly the keys of experiments.md
 // (headroom, grace, overbooking, bucket; NaN as null), and into the data
 // of the figures package. GenericSummary is the summary of any other grid
 // (`bursar-sweep sweep`): per point, band of every scalar metric and the
-// pooled probe percentiles.
+// pooled probe percentiles, with their intervals; WriteGenericTable prints
+// it and SweepFigure gives its small multiples (figures.WriteSweep).
 //
 // The data files (WriteData), all written atomically:
 //

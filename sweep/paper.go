@@ -35,29 +35,63 @@ type Number float64
 // MarshalJSON writes the number, or null for NaN.
 func (n Number) MarshalJSON() ([]byte, error) { return engine.FormatNumber(nil, float64(n)), nil }
 
-// The summary.json rows, with exactly the keys of experiments.md.
+// The summary.json rows: the keys of experiments.md, each estimate
+// followed by its 95 % interval (_lo, _hi: a t interval for a mean over
+// seeds, a seeded bootstrap over seeds for a pooled percentile), and per
+// row n, the number of seeds. A pooled probe percentile also carries
+// _censored (true when it sits at the probe's 591 s censor and is only a
+// lower bound, as is then its upper bound) and probe_n / probe_n_in, the
+// number of pooled observations.
 type (
 	HeadroomRow struct {
-		Headroom    Number `json:"headroom"`
-		Utilization Number `json:"utilization"`
-		ProbeP50    Number `json:"probe_p50"`
+		Headroom         Number `json:"headroom"`
+		Utilization      Number `json:"utilization"`
+		UtilizationLo    Number `json:"utilization_lo"`
+		UtilizationHi    Number `json:"utilization_hi"`
+		ProbeP50         Number `json:"probe_p50"`
+		ProbeP50Lo       Number `json:"probe_p50_lo"`
+		ProbeP50Hi       Number `json:"probe_p50_hi"`
+		ProbeP50Censored bool   `json:"probe_p50_censored"`
+		ProbeN           int    `json:"probe_n"`
+		N                int    `json:"n"`
 	}
 	GraceRow struct {
-		Grace    Number `json:"grace"`
-		ProbeP50 Number `json:"probe_p50"`
+		Grace            Number `json:"grace"`
+		ProbeP50         Number `json:"probe_p50"`
+		ProbeP50Lo       Number `json:"probe_p50_lo"`
+		ProbeP50Hi       Number `json:"probe_p50_hi"`
+		ProbeP50Censored bool   `json:"probe_p50_censored"`
+		ProbeN           int    `json:"probe_n"`
+		N                int    `json:"n"`
 	}
 	OverbookingRow struct {
-		NStorms          int    `json:"n_storms"`
-		Phi              Number `json:"phi"`
-		VictimP95In      Number `json:"victim_p95_in"`
-		VictimViolations Number `json:"victim_violations"`
-		ProbeP50In       Number `json:"probe_p50_in"`
+		NStorms            int    `json:"n_storms"`
+		Phi                Number `json:"phi"`
+		VictimP95In        Number `json:"victim_p95_in"`
+		VictimP95InLo      Number `json:"victim_p95_in_lo"`
+		VictimP95InHi      Number `json:"victim_p95_in_hi"`
+		VictimViolations   Number `json:"victim_violations"`
+		VictimViolationsLo Number `json:"victim_violations_lo"`
+		VictimViolationsHi Number `json:"victim_violations_hi"`
+		ProbeP50In         Number `json:"probe_p50_in"`
+		ProbeP50InLo       Number `json:"probe_p50_in_lo"`
+		ProbeP50InHi       Number `json:"probe_p50_in_hi"`
+		ProbeP50InCensored bool   `json:"probe_p50_in_censored"`
+		ProbeNIn           int    `json:"probe_n_in"`
+		N                  int    `json:"n"`
 	}
 	BucketRow struct {
-		StormB            Number `json:"storm_B"`
-		ExcessContended   Number `json:"excess_contended"`
-		ExcessIdlePrepaid Number `json:"excess_idle_prepaid"`
-		ExcessIdleLeaky   Number `json:"excess_idle_leaky"`
+		StormB              Number `json:"storm_B"`
+		ExcessContended     Number `json:"excess_contended"`
+		ExcessContendedLo   Number `json:"excess_contended_lo"`
+		ExcessContendedHi   Number `json:"excess_contended_hi"`
+		ExcessIdlePrepaid   Number `json:"excess_idle_prepaid"`
+		ExcessIdlePrepaidLo Number `json:"excess_idle_prepaid_lo"`
+		ExcessIdlePrepaidHi Number `json:"excess_idle_prepaid_hi"`
+		ExcessIdleLeaky     Number `json:"excess_idle_leaky"`
+		ExcessIdleLeakyLo   Number `json:"excess_idle_leaky_lo"`
+		ExcessIdleLeakyHi   Number `json:"excess_idle_leaky_hi"`
+		N                   int    `json:"n"`
 	}
 )
 
@@ -203,24 +237,42 @@ func ReducePaper(results []*Results) (*Paper, error) {
 	return out, nil
 }
 
+// pooledCI is PooledCI over the point's lists with the plan's bootstrap.
+func (r *Results) pooledCI(lists [][]int, p float64, point int, quantity string) figures.Interval {
+	return PooledCI(lists, p, r.Plan.Bootstrap, Stream{Experiment: r.Plan.Experiment, Point: point, Quantity: quantity})
+}
+
 func reduceLatencyPrice(r *Results, headroom, grace []int, sum *Summary) *figures.LatencyPriceData {
-	d := &figures.LatencyPriceData{}
+	d := &figures.LatencyPriceData{Censor: ProbeCensor}
 	for _, i := range headroom {
 		ms := r.seedsOf(i)
 		lats := probeLats(ms)
 		hp := figures.HeadroomPoint{
 			Headroom:    r.Plan.Points[i].Swept[0].Value,
-			Utilization: band(ms, "utilization"),
+			Utilization: bandCI(scalars(ms, "utilization")),
 			ProbeP50:    Pooled(lats, 50),
 			ProbeP95:    Pooled(lats, 95),
+			ProbeP50CI:  r.pooledCI(lats, 50, i, "probe_p50"),
+			ProbeP95CI:  r.pooledCI(lats, 95, i, "probe_p95"),
 		}
 		d.Headroom = append(d.Headroom, hp)
-		sum.Headroom = append(sum.Headroom, HeadroomRow{Number(hp.Headroom), Number(hp.Utilization.Mean), Number(hp.ProbeP50)})
+		sum.Headroom = append(sum.Headroom, HeadroomRow{
+			Headroom:    Number(hp.Headroom),
+			Utilization: Number(hp.Utilization.Mean), UtilizationLo: Number(hp.Utilization.CI.Lo), UtilizationHi: Number(hp.Utilization.CI.Hi),
+			ProbeP50: Number(hp.ProbeP50), ProbeP50Lo: Number(hp.ProbeP50CI.Lo), ProbeP50Hi: Number(hp.ProbeP50CI.Hi),
+			ProbeP50Censored: Censored(hp.ProbeP50), ProbeN: pooledCount(lats), N: len(ms),
+		})
 	}
 	for _, i := range grace {
-		gp := figures.GracePoint{Grace: r.Plan.Points[i].Swept[0].Value, ProbeP50: Pooled(probeLats(r.seedsOf(i)), 50)}
+		ms := r.seedsOf(i)
+		lats := probeLats(ms)
+		gp := figures.GracePoint{Grace: r.Plan.Points[i].Swept[0].Value, ProbeP50: Pooled(lats, 50), ProbeP50CI: r.pooledCI(lats, 50, i, "probe_p50")}
 		d.Grace = append(d.Grace, gp)
-		sum.Grace = append(sum.Grace, GraceRow{Number(gp.Grace), Number(gp.ProbeP50)})
+		sum.Grace = append(sum.Grace, GraceRow{
+			Grace:    Number(gp.Grace),
+			ProbeP50: Number(gp.ProbeP50), ProbeP50Lo: Number(gp.ProbeP50CI.Lo), ProbeP50Hi: Number(gp.ProbeP50CI.Hi),
+			ProbeP50Censored: Censored(gp.ProbeP50), ProbeN: pooledCount(lats), N: len(ms),
+		})
 	}
 	return d
 }
@@ -240,19 +292,25 @@ func reduceOverbooking(r *Results, points []int, sum *Summary) *figures.Overbook
 		sc := &r.Plan.Points[i].Scenario
 		lats := probeLatsIn(ms)
 		op := figures.OverbookingPoint{
-			Storms:      sc.Storms,
-			Phi:         Phi(sc),
-			ProbeP50In:  Pooled(lats, 50),
-			ProbeP95In:  Pooled(lats, 95),
-			VictimP95In: band(ms, "victim_p95_in"),
+			Storms:       sc.Storms,
+			Phi:          Phi(sc),
+			ProbeP50In:   Pooled(lats, 50),
+			ProbeP95In:   Pooled(lats, 95),
+			ProbeP50InCI: r.pooledCI(lats, 50, i, "probe_p50_in"),
+			ProbeP95InCI: r.pooledCI(lats, 95, i, "probe_p95_in"),
+			VictimP95In:  bandCI(scalars(ms, "victim_p95_in")),
 		}
 		for j := range ms {
 			d.Violations += ms[j].VictimViolationsIn
 		}
+		viol := bandCI(scalars(ms, "victim_violations_in"))
 		d.Points = append(d.Points, op)
 		sum.Overbooking = append(sum.Overbooking, OverbookingRow{
-			NStorms: op.Storms, Phi: Number(op.Phi), VictimP95In: Number(op.VictimP95In.Mean),
-			VictimViolations: Number(band(ms, "victim_violations_in").Mean), ProbeP50In: Number(op.ProbeP50In),
+			NStorms: op.Storms, Phi: Number(op.Phi),
+			VictimP95In: Number(op.VictimP95In.Mean), VictimP95InLo: Number(op.VictimP95In.CI.Lo), VictimP95InHi: Number(op.VictimP95In.CI.Hi),
+			VictimViolations: Number(viol.Mean), VictimViolationsLo: Number(viol.CI.Lo), VictimViolationsHi: Number(viol.CI.Hi),
+			ProbeP50In: Number(op.ProbeP50In), ProbeP50InLo: Number(op.ProbeP50InCI.Lo), ProbeP50InHi: Number(op.ProbeP50InCI.Hi),
+			ProbeP50InCensored: Censored(op.ProbeP50In), ProbeNIn: pooledCount(lats), N: len(ms),
 		})
 	}
 	return d
@@ -262,10 +320,16 @@ func reduceBucket(r *Results, series [][]int, sum *Summary) *figures.BucketData 
 	first := &r.Plan.Points[series[0][0]].Scenario
 	d := &figures.BucketData{StormRate: first.StormRate, Window: float64(first.StormEnd - first.StormStart)}
 	for k, i := range series[0] {
-		ex := func(s int) figures.Band { return band(r.seedsOf(series[s][k]), "storm_excess_gpu_s") }
+		ex := func(s int) figures.Band { return bandCI(scalars(r.seedsOf(series[s][k]), "storm_excess_gpu_s")) }
 		bp := figures.BucketPoint{StormBucket: r.Plan.Points[i].Swept[0].Value, Contended: ex(0), IdlePrepaid: ex(1), IdleLeaky: ex(2)}
 		d.Points = append(d.Points, bp)
-		sum.Bucket = append(sum.Bucket, BucketRow{Number(bp.StormBucket), Number(bp.Contended.Mean), Number(bp.IdlePrepaid.Mean), Number(bp.IdleLeaky.Mean)})
+		sum.Bucket = append(sum.Bucket, BucketRow{
+			StormB:          Number(bp.StormBucket),
+			ExcessContended: Number(bp.Contended.Mean), ExcessContendedLo: Number(bp.Contended.CI.Lo), ExcessContendedHi: Number(bp.Contended.CI.Hi),
+			ExcessIdlePrepaid: Number(bp.IdlePrepaid.Mean), ExcessIdlePrepaidLo: Number(bp.IdlePrepaid.CI.Lo), ExcessIdlePrepaidHi: Number(bp.IdlePrepaid.CI.Hi),
+			ExcessIdleLeaky: Number(bp.IdleLeaky.Mean), ExcessIdleLeakyLo: Number(bp.IdleLeaky.CI.Lo), ExcessIdleLeakyHi: Number(bp.IdleLeaky.CI.Hi),
+			N: len(r.seedsOf(i)),
+		})
 	}
 	return d
 }
@@ -329,31 +393,49 @@ func (p *Paper) WriteTables(w io.Writer) error {
 	section := func(title, header string) {
 		fmt.Fprintf(tw, "%s\n%s\n", title, header)
 	}
+	// An interval as "[lo, hi]", "–" when undefined (one seed).
+	ci := func(lo, hi Number, digits int) string {
+		if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+			return "–"
+		}
+		return "[" + num(lo, digits) + ", " + num(hi, digits) + "]"
+	}
+	// A censored percentile is a lower bound.
+	cens := func(v Number, censored bool) string {
+		if censored {
+			return "≥" + num(v, 0)
+		}
+		return num(v, 0)
+	}
 	if s.Headroom != nil {
-		section("latency-price: backfill headroom (utilization = mean over seeds, probe p50 = pooled, s)", "headroom\tutilization %\tprobe p50\t")
+		section("latency-price: backfill headroom (utilization = mean over seeds, probe p50 = pooled, s; 95 % intervals)", "headroom\tutilization %\t95 % CI\tprobe p50\t95 % CI\tn\t")
 		for _, r := range s.Headroom {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", num(r.Headroom, 0), num(r.Utilization*100, 1), num(r.ProbeP50, 0))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t\n", num(r.Headroom, 0), num(r.Utilization*100, 1), ci(r.UtilizationLo*100, r.UtilizationHi*100, 1),
+				cens(r.ProbeP50, r.ProbeP50Censored), ci(r.ProbeP50Lo, r.ProbeP50Hi, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
 	if s.Grace != nil {
-		section("latency-price: preemption grace (probe p50 = pooled, s)", "grace\tprobe p50\tp50 − grace\t")
+		section("latency-price: preemption grace (probe p50 = pooled, s; 95 % interval)", "grace\tprobe p50\t95 % CI\tp50 − grace\tn\t")
 		for _, r := range s.Grace {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", num(r.Grace, 0), num(r.ProbeP50, 0), num(r.ProbeP50-r.Grace, 0))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\n", num(r.Grace, 0), cens(r.ProbeP50, r.ProbeP50Censored), ci(r.ProbeP50Lo, r.ProbeP50Hi, 0), num(r.ProbeP50-r.Grace, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
 	if s.Overbooking != nil {
-		section("overbooking: storms sharing the window (victim = mean over seeds, probe in-window p50 = pooled, s)", "storms\tφ\tvictim p95 in\tviolations\tprobe p50 in\t")
+		section("overbooking: storms sharing the window (victim = mean over seeds, probe in-window p50 = pooled, s; 95 % intervals)", "storms\tφ\tvictim p95 in\t95 % CI\tviolations\tprobe p50 in\t95 % CI\tn\t")
 		for _, r := range s.Overbooking {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", r.NStorms, num(r.Phi, 2), num(r.VictimP95In, 1), num(r.VictimViolations, 2), num(r.ProbeP50In, 0))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.NStorms, num(r.Phi, 2), num(r.VictimP95In, 1), ci(r.VictimP95InLo, r.VictimP95InHi, 1),
+				num(r.VictimViolations, 2), cens(r.ProbeP50In, r.ProbeP50InCensored), ci(r.ProbeP50InLo, r.ProbeP50InHi, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}
 	if s.Bucket != nil {
-		section("bucket: storm excess GPU-s above R × storms (mean over seeds)", "storm B\tcontended\tidle prepaid\tidle leaky\t")
+		section("bucket: storm excess GPU-s above R × storms (mean over seeds; 95 % t intervals)", "storm B\tcontended\t95 % CI\tidle prepaid\t95 % CI\tidle leaky\t95 % CI\tn\t")
 		for _, r := range s.Bucket {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", num(r.StormB, 0), num(r.ExcessContended, 0), num(r.ExcessIdlePrepaid, 0), num(r.ExcessIdleLeaky, 0))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", num(r.StormB, 0), num(r.ExcessContended, 0), ci(r.ExcessContendedLo, r.ExcessContendedHi, 0),
+				num(r.ExcessIdlePrepaid, 0), ci(r.ExcessIdlePrepaidLo, r.ExcessIdlePrepaidHi, 0),
+				num(r.ExcessIdleLeaky, 0), ci(r.ExcessIdleLeakyLo, r.ExcessIdleLeakyHi, 0), r.N)
 		}
 		fmt.Fprintln(tw)
 	}

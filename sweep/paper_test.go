@@ -150,11 +150,19 @@ func TestSummaryHasExactlyTheDocumentedKeys(t *testing.T) {
 	_, p := fullPaper(t)
 	var doc map[string][]map[string]any
 	require.NoError(t, json.Unmarshal(p.Summary.JSON(), &doc))
+	// The keys of experiments.md, then each estimate's 95 % interval
+	// (_lo, _hi), the censor flag and pooled count of a probe percentile,
+	// and n, the seeds behind the row.
 	want := map[string][]string{
-		"headroom":    {"headroom", "utilization", "probe_p50"},
-		"grace":       {"grace", "probe_p50"},
-		"overbooking": {"n_storms", "phi", "victim_p95_in", "victim_violations", "probe_p50_in"},
-		"bucket":      {"storm_B", "excess_contended", "excess_idle_prepaid", "excess_idle_leaky"},
+		"headroom": {"headroom", "utilization", "utilization_lo", "utilization_hi",
+			"probe_p50", "probe_p50_lo", "probe_p50_hi", "probe_p50_censored", "probe_n", "n"},
+		"grace": {"grace", "probe_p50", "probe_p50_lo", "probe_p50_hi", "probe_p50_censored", "probe_n", "n"},
+		"overbooking": {"n_storms", "phi", "victim_p95_in", "victim_p95_in_lo", "victim_p95_in_hi",
+			"victim_violations", "victim_violations_lo", "victim_violations_hi",
+			"probe_p50_in", "probe_p50_in_lo", "probe_p50_in_hi", "probe_p50_in_censored", "probe_n_in", "n"},
+		"bucket": {"storm_B", "excess_contended", "excess_contended_lo", "excess_contended_hi",
+			"excess_idle_prepaid", "excess_idle_prepaid_lo", "excess_idle_prepaid_hi",
+			"excess_idle_leaky", "excess_idle_leaky_lo", "excess_idle_leaky_hi", "n"},
 	}
 	assert.Len(t, doc, len(want))
 	for key, fields := range want {
@@ -177,8 +185,10 @@ func TestSummaryHasExactlyTheDocumentedKeys(t *testing.T) {
 }
 
 func TestNaNIsNullInSummary(t *testing.T) {
-	s := Summary{Grace: []GraceRow{{Grace: 15, ProbeP50: Number(math.NaN())}}}
-	assert.JSONEq(t, `{"grace": [{"grace": 15, "probe_p50": null}]}`, string(s.JSON()))
+	nan := Number(math.NaN())
+	s := Summary{Grace: []GraceRow{{Grace: 15, ProbeP50: nan, ProbeP50Lo: nan, ProbeP50Hi: nan}}}
+	assert.JSONEq(t, `{"grace": [{"grace": 15, "probe_p50": null, "probe_p50_lo": null, "probe_p50_hi": null,
+		"probe_p50_censored": false, "probe_n": 0, "n": 0}]}`, string(s.JSON()))
 }
 
 func TestRunsCSVIsTidy(t *testing.T) {

@@ -43,8 +43,9 @@ func Pooled(lists [][]int, p float64) float64 {
 	return engine.Percentile(all, p)
 }
 
-// band reduces scalar metric key over the seeds of one grid point.
-func band(ms []engine.Metrics, key string) figures.Band {
+// scalars gathers scalar metric key over the seeds of one grid point, in
+// seed order.
+func scalars(ms []engine.Metrics, key string) []float64 {
 	xs := make([]float64, len(ms))
 	for i := range ms {
 		v, ok := ms[i].Scalar(key)
@@ -53,7 +54,7 @@ func band(ms []engine.Metrics, key string) figures.Band {
 		}
 		xs[i] = v
 	}
-	return BandOf(xs)
+	return xs
 }
 
 // probeLats and probeLatsIn gather one point's probe lists in seed order.

@@ -1,7 +1,9 @@
 package sweep
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -102,13 +104,36 @@ series:
 			{"headroom": 256, "utilization": 0.775, "probe_p50": null}
 		],
 		"grace": [{"grace": 15, "probe_p50": 17}]
-	}`, string(p.Summary.JSON()))
+	}`, publishedOnly(t, p.Summary.JSON()))
 	require.NotNil(t, p.LatencyPrice)
 	h := p.LatencyPrice.Headroom[0]
 	assert.Equal(t, 0.625, h.Utilization.Min)
 	assert.Equal(t, 0.875, h.Utilization.Max)
 	assert.Equal(t, 64.0, h.ProbeP95)
 	assert.Nil(t, p.Overbooking)
+
+	// The intervals. Utilization at headroom 16: s = 0.125·√2, se = 0.125,
+	// t(0.975, 1) = 12.706205, so 0.75 ± 1.588276. The probe's p50 over
+	// seeds {60, 64} and {62}: a resample of seed 7 twice pools
+	// [60 60 64 64] → 64, seed 11 twice [62 62] → 62, one of each
+	// [60 62 64] → 62; 64 comes up in a quarter of the resamples, so the
+	// 2.5 % and 97.5 % quantiles are 62 and 64. Headroom 256 saw nothing.
+	// Grace 15, {16 17 17} and {18}: 17, 18 and 17, so [17, 18].
+	rows := p.Summary.Headroom
+	assert.InDelta(t, 0.75-1.588276, float64(rows[0].UtilizationLo), 1e-6)
+	assert.InDelta(t, 0.75+1.588276, float64(rows[0].UtilizationHi), 1e-6)
+	assert.Equal(t, Number(62), rows[0].ProbeP50Lo)
+	assert.Equal(t, Number(64), rows[0].ProbeP50Hi)
+	assert.Equal(t, 3, rows[0].ProbeN)
+	assert.Equal(t, 2, rows[0].N)
+	assert.True(t, math.IsNaN(float64(rows[1].ProbeP50Lo)) && math.IsNaN(float64(rows[1].ProbeP50Hi)))
+	assert.Equal(t, 0, rows[1].ProbeN)
+	assert.False(t, rows[1].ProbeP50Censored)
+	g := p.Summary.Grace[0]
+	assert.Equal(t, Number(17), g.ProbeP50Lo)
+	assert.Equal(t, Number(18), g.ProbeP50Hi)
+	assert.Equal(t, 4, g.ProbeN)
+	assert.Equal(t, float64(ProbeCensor), p.LatencyPrice.Censor)
 	assert.Nil(t, p.Bucket)
 }
 
@@ -128,10 +153,28 @@ grid: {storms: [1, 6]}
 	assert.JSONEq(t, `{"overbooking": [
 		{"n_storms": 1, "phi": 3.375, "victim_p95_in": 2, "victim_violations": 0, "probe_p50_in": 42},
 		{"n_storms": 6, "phi": 7.125, "victim_p95_in": 2, "victim_violations": 1, "probe_p50_in": 591}
-	]}`, string(p.Summary.JSON()))
+	]}`, publishedOnly(t, p.Summary.JSON()))
 	d := p.Overbooking
 	assert.Equal(t, 3, d.Violations, "total over every point and seed")
-	assert.Equal(t, figures.Band{Mean: 2, Min: 1, Max: 4}, d.Points[0].VictimP95In)
+	// Victim p95 {1, 1, 4}: s = √3, se = 1, t(0.975, 2) = 4.302653.
+	// Violations {1, 0, 2}: s = 1, se = 1/√3, half-width 2.484138.
+	assert.Equal(t, 2.0, d.Points[0].VictimP95In.Mean)
+	assert.Equal(t, 1.0, d.Points[0].VictimP95In.Min)
+	assert.Equal(t, 4.0, d.Points[0].VictimP95In.Max)
+	assert.InDelta(t, 2-4.302653, d.Points[0].VictimP95In.CI.Lo, 1e-6)
+	assert.InDelta(t, 2+4.302653, d.Points[0].VictimP95In.CI.Hi, 1e-6)
+	rows := p.Summary.Overbooking
+	assert.Equal(t, Number(0), rows[0].VictimViolationsLo)
+	assert.Equal(t, Number(0), rows[0].VictimViolationsHi)
+	assert.InDelta(t, 1-2.484138, float64(rows[1].VictimViolationsLo), 1e-6)
+	assert.InDelta(t, 1+2.484138, float64(rows[1].VictimViolationsHi), 1e-6)
+	// storms 6 pools [591 591 591 300]: p50 is 591, the censor, a lower
+	// bound; storms 1 pools [41 40 42 50] → 42, not censored.
+	assert.True(t, rows[1].ProbeP50InCensored)
+	assert.False(t, rows[0].ProbeP50InCensored)
+	assert.Equal(t, 4, rows[1].ProbeNIn)
+	assert.Equal(t, 3, rows[1].N)
+	assert.Equal(t, Number(591), rows[1].ProbeP50InHi)
 	assert.Equal(t, 50.0, d.Points[0].ProbeP95In)
 	assert.Equal(t, float64(ProbeCensor), d.Censor)
 	assert.Equal(t, float64(VictimBound), d.VictimBound)
@@ -156,10 +199,40 @@ series:
 	assert.JSONEq(t, `{"bucket": [
 		{"storm_B": 25000, "excess_contended": 26050, "excess_idle_prepaid": 25025, "excess_idle_leaky": 166500},
 		{"storm_B": 50000, "excess_contended": 51100, "excess_idle_prepaid": 50250, "excess_idle_leaky": 179500}
-	]}`, string(p.Summary.JSON()))
+	]}`, publishedOnly(t, p.Summary.JSON()))
 	assert.Equal(t, 64.0, p.Bucket.StormRate)
 	assert.Equal(t, 1800.0, p.Bucket.Window)
-	assert.Equal(t, figures.Band{Mean: 166500, Min: 166000, Max: 167000}, p.Bucket.Points[0].IdleLeaky)
+	// {166000, 167000}: s = 707.107, se = 500, t(0.975, 1) = 12.706205.
+	leaky := p.Bucket.Points[0].IdleLeaky
+	assert.Equal(t, 166500.0, leaky.Mean)
+	assert.Equal(t, 166000.0, leaky.Min)
+	assert.Equal(t, 167000.0, leaky.Max)
+	assert.InDelta(t, 166500-6353.1025, leaky.CI.Lo, 1e-3)
+	assert.InDelta(t, 166500+6353.1025, leaky.CI.Hi, 1e-3)
+	assert.Equal(t, Number(leaky.CI.Lo), p.Summary.Bucket[0].ExcessIdleLeakyLo)
+	assert.Equal(t, 2, p.Summary.Bucket[1].N)
+}
+
+// publishedOnly is a summary with only the keys of experiments.md: the
+// hand-worked tests check those exactly and the added intervals, counts
+// and flags one by one.
+func publishedOnly(t *testing.T, js []byte) string {
+	t.Helper()
+	var doc map[string][]map[string]any
+	require.NoError(t, json.Unmarshal(js, &doc))
+	for _, rows := range doc {
+		for _, row := range rows {
+			for k := range row {
+				if k == "n" || k == "probe_n" || k == "probe_n_in" || strings.HasSuffix(k, "_lo") ||
+					strings.HasSuffix(k, "_hi") || strings.HasSuffix(k, "_censored") {
+					delete(row, k)
+				}
+			}
+		}
+	}
+	out, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return string(out)
 }
 
 func TestPaperShapeErrors(t *testing.T) {

@@ -393,24 +393,27 @@ func indentLines(text, prefix string) string {
 func gridCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sweep",
-		Usage: "run any grid of scenario knobs from a YAML config (data and summary, no figure)",
+		Usage: "run any grid of scenario knobs from a YAML config (data, summary, table and figure)",
 		Description: "Runs the grid of a config file: every combination of its grid values, for every\n" +
 			"series, at every seed. Any scenario knob (see `bursar-sweep run --help`; in the file\n" +
 			"they are spelt with underscores, e.g. storm_bucket) can be fixed or swept. The file is\n" +
 			"checked strictly before anything runs: an unknown key or knob, a value of the wrong\n" +
 			"type or out of range is an error naming the file, the line and the key.\n\n" +
 			"Writes into --out (default results/<experiment>): runs.csv (one row per run),\n" +
-			"latencies.json (the probe's raw latencies) and summary.json (per grid point: band\n" +
-			"{mean, min, max} over seeds of every scalar metric, and the pooled probe percentiles).\n" +
+			"latencies.json (the probe's raw latencies), summary.json (per grid point: n and band\n" +
+			"{mean, min, max, lo, hi} over seeds of every scalar metric, lo–hi its 95 % t interval,\n" +
+			"and the pooled probe percentiles with 95 % bootstrap intervals) and fig_sweep.png\n" +
+			"(or --format svg|pdf): every metric against the first swept knob, one line per series\n" +
+			"and combination of the other swept knobs, with the intervals. Prints the same as tables.\n" +
 			"The config format is documented in configs/doc.go; configs/*.yaml are examples:\n\n" +
 			indentLines(sweepExample, "   ") + "\n" +
 			seedsHelp + "\n\n" +
 			"Examples:\n" +
 			"   bursar-sweep sweep --config storm-rate.yaml\n" +
 			"   bursar-sweep sweep --config storm-rate.yaml --quick --workers 2 --out /tmp/sr",
-		Flags: sweepFlags("", false, false),
+		Flags: append(sweepFlags("", false, false), &cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)}),
 		Action: func(c *cli.Context) error {
-			st, err := readSetup(c, false)
+			st, err := readSetup(c, true)
 			if err != nil {
 				return err
 			}
@@ -441,9 +444,19 @@ func gridCommand() *cli.Command {
 			if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}); err != nil {
 				return err
 			}
-			fmt.Fprintf(sweepStdout(c), "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
+			w := sweepStdout(c)
+			if err := sweep.WriteGenericTable(w, results[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
 				cfg.Experiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), time.Since(start).Seconds(),
 				sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
+			// The figure last, as for the paper: a failing figure costs
+			// nothing else.
+			if err := sweep.WriteSweepFigure(st.out, st.format, results[0]); err != nil {
+				return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, err)
+			}
+			fmt.Fprintf(w, "%s: drew %s into %s\n", cfg.Experiment, sweep.SweepFigureFile(st.format), st.out)
 			return nil
 		},
 	}

@@ -139,8 +139,18 @@ series:
 	assert.Len(t, summary.Points, 4)
 	assert.FileExists(t, filepath.Join(out, "runs.csv"))
 	assert.FileExists(t, filepath.Join(out, "latencies.json"))
+	// The small multiples and the table (issue 12: sweep gets what the
+	// paper commands have).
 	matches, _ := filepath.Glob(filepath.Join(out, "fig_*"))
-	assert.Empty(t, matches, "sweep draws no figure")
+	assert.Equal(t, []string{filepath.Join(out, "fig_sweep.png")}, matches)
+	assert.Contains(t, console, "utilization (mean over seeds, 95 % t interval)")
+	assert.Contains(t, console, "probe_p50 (pooled over seeds, 95 % bootstrap interval)")
+	assert.Contains(t, console, "drew fig_sweep.png")
+
+	svgOut := filepath.Join(dir, "svg")
+	console, err = runSweepApp(t, "sweep", "--config", cfg, "--quiet", "--quick", "--format", "svg", "--out", svgOut)
+	require.NoError(t, err, console)
+	assert.FileExists(t, filepath.Join(svgOut, "fig_sweep.svg"))
 }
 
 func TestBadInputIsOneClearError(t *testing.T) {
