@@ -15,6 +15,7 @@
 # may not resolve (everything is addressed as 127.0.0.1), and dead daemons
 # may linger as zombies (counted as stopped).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"   # the daemons are in sbin
 
 cmd=${1:-}
 dir=${2:-/tmp/bursar-slurm}
