@@ -251,3 +251,21 @@ func FuzzDecodeShardFile(f *testing.F) {
 		assert.Equal(t, sf.Encode(), again.Encode())
 	})
 }
+
+// FuzzParseShard: --shard either fails or gives 0 ≤ i < n ≤ MaxShards,
+// which prints back as a value that parses to the same shard.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/3", "2/3", "3/3", "-1/2", " 1/ 2", "1/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := ParseShard(s)
+		if err != nil {
+			return
+		}
+		require.True(t, 0 <= sh.Index && sh.Index < sh.Of && sh.Of <= MaxShards, "%q gave %v", s, sh)
+		again, err := ParseShard(sh.String())
+		require.NoError(t, err)
+		assert.Equal(t, sh, again)
+	})
+}
