@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -70,10 +69,6 @@ func recordedArgs(c *cli.Context) ([]string, error) {
 			continue
 		}
 		switch f.(type) {
-		case *cli.BoolFlag:
-			args = append(args, "--"+name+"="+strconv.FormatBool(c.Bool(name)))
-		case *cli.IntFlag:
-			args = append(args, "--"+name+"="+strconv.Itoa(c.Int(name)))
 		case *cli.StringFlag:
 			v := c.String(name)
 			if name == "config" {
@@ -86,12 +81,19 @@ func recordedArgs(c *cli.Context) ([]string, error) {
 			args = append(args, "--"+name+"="+v)
 		case *cli.StringSliceFlag:
 			for _, v := range c.StringSlice(name) {
-				abs, err := filepath.Abs(v)
-				if err != nil {
-					return nil, fmt.Errorf("--%s %s: %w", name, v, err)
+				if name == "config" {
+					abs, err := filepath.Abs(v)
+					if err != nil {
+						return nil, fmt.Errorf("--%s %s: %w", name, v, err)
+					}
+					v = abs
 				}
-				args = append(args, "--"+name+"="+abs)
+				args = append(args, "--"+name+"="+v)
 			}
+		case *cli.BoolFlag, *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag, *cli.DurationFlag:
+			// fmt prints each of these as its flag parser reads it
+			// (floats in the shortest form that parses back exactly).
+			args = append(args, fmt.Sprintf("--%s=%v", name, c.Value(name)))
 		default:
 			return nil, fmt.Errorf("internal: flag --%s of type %T cannot be recorded for a shard", name, f)
 		}
