@@ -21,7 +21,7 @@ import (
 // int64, booleans, doubles), the same rows, and null exactly where the
 // CSV cell is empty (NaN).
 func TestRunsParquetMatchesRunsCSV(t *testing.T) {
-	results, _ := fullPaper(t)
+	_, results := quickPaper(t, []int64{7, 11}, Options{Workers: 2})
 	data, err := RunsParquet(results)
 	require.NoError(t, err)
 	rows, err := csv.NewReader(bytes.NewReader(RunsCSV(results))).ReadAll()

@@ -152,8 +152,9 @@ func shardFiles(t *testing.T, plans []*configs.Plan, n int) ([]string, []*ShardF
 }
 
 // TestShardsMergeToTheUnshardedResults: 3 shards, each computed on its
-// own and written as a file, merge to exactly the metrics of one Execute,
-// so every output reduced from them is the same.
+// own and written as a file, merge to exactly the metrics of one Execute:
+// runs.csv and latencies.json, which carry every metric, are the same
+// (cmd/bursar-sweep's tests compare the reduced summary.json too).
 func TestShardsMergeToTheUnshardedResults(t *testing.T) {
 	plans, whole := quickPaper(t, []int64{7, 11}, Options{Workers: 2})
 	names, files := shardFiles(t, plans, 3)
@@ -166,11 +167,6 @@ func TestShardsMergeToTheUnshardedResults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, RunsCSV(whole), RunsCSV(merged))
 	assert.Equal(t, LatenciesJSON(whole), LatenciesJSON(merged))
-	a, err := ReducePaper(whole)
-	require.NoError(t, err)
-	b, err := ReducePaper(merged)
-	require.NoError(t, err)
-	assert.Equal(t, a.Summary.JSON(), b.Summary.JSON())
 }
 
 func TestCollectShardsNamesWhatIsWrong(t *testing.T) {
