@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,4 +117,50 @@ func TestSweepConfigShardsAndCache(t *testing.T) {
 	_, err = runSweepApp(t, "merge", "--out", merged, shards)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a config file changed since the shards ran")
+}
+
+// TestInterruptedPaperResumesFromTheCache is Ctrl-C then rerun through
+// the command: the context is cancelled once some runs are in the cache;
+// the command writes nothing and says so; the rerun reuses those runs
+// (its printed hits), computes the rest and writes the files of an
+// uninterrupted run.
+func TestInterruptedPaperResumesFromTheCache(t *testing.T) {
+	dir := t.TempDir()
+	flags := []string{"paper", "--quick", "--nseeds", "10", "--quiet", "--workers", "2"}
+	whole := filepath.Join(dir, "whole")
+	out, err := runSweepApp(t, append(flags, "--out", whole)...)
+	require.NoError(t, err, out)
+
+	cache, resumed := filepath.Join(dir, "cache"), filepath.Join(dir, "resumed")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer cancel()
+		for {
+			entries, _ := filepath.Glob(filepath.Join(cache, "*", "*.json"))
+			if len(entries) >= 20 {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var console bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &console, &console
+	err = app.RunContext(ctx, append([]string{"bursar-sweep"}, append(flags, "--cache", cache, "--out", resumed)...))
+	require.Error(t, err, "the sweep finished before the cancel; make it longer")
+	assert.Contains(t, err.Error(), "nothing reduced or written")
+	assert.Regexp(t, `paper: cache .*: 0 hits, \d+ misses`, console.String())
+	_, err = os.Stat(filepath.Join(resumed, "summary.json"))
+	assert.True(t, os.IsNotExist(err))
+
+	out, err = runSweepApp(t, append(flags, "--cache", cache, "--out", resumed)...)
+	require.NoError(t, err, out)
+	m := regexp.MustCompile(`paper: cache .*: (\d+) hits, (\d+) misses`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	hits, _ := strconv.Atoi(m[1])
+	misses, _ := strconv.Atoi(m[2])
+	assert.GreaterOrEqual(t, hits, 20)
+	assert.Equal(t, 180, hits+misses)
+	assert.Positive(t, misses)
+	assertSameFiles(t, whole, resumed, mergedFiles...)
 }
