@@ -135,7 +135,10 @@ func PlanDigest(plans []*configs.Plan) string {
 // when the build was from a clean checkout; otherwise (a modified tree, a
 // test binary, go run) the SHA-256 of the executable itself, so that
 // changed code never reuses another build's results. Either is followed
-// by the Go version, since the runtime's math could in principle change.
+// by the Go version and the architecture: the compiler may fuse a
+// multiply-add into one FMA instruction on some architectures (arm64,
+// ppc64, s390x) and not on others (amd64), which can change a float's
+// last bit.
 var ProgramVersion = sync.OnceValue(programVersion)
 
 func programVersion() string {
@@ -151,7 +154,7 @@ func programVersion() string {
 			}
 		}
 		if rev != "" && !modified {
-			return fmt.Sprintf("%s@%s+%s %s", bi.Main.Path, bi.Main.Version, rev, runtime.Version())
+			return fmt.Sprintf("%s@%s+%s %s %s", bi.Main.Path, bi.Main.Version, rev, runtime.Version(), runtime.GOARCH)
 		}
 	}
 	if exe, err := os.Executable(); err == nil {
@@ -159,7 +162,7 @@ func programVersion() string {
 			defer f.Close()
 			h := sha256.New()
 			if _, err := io.Copy(h, f); err == nil {
-				return fmt.Sprintf("exe-sha256:%s %s", hex.EncodeToString(h.Sum(nil)), runtime.Version())
+				return fmt.Sprintf("exe-sha256:%s %s %s", hex.EncodeToString(h.Sum(nil)), runtime.Version(), runtime.GOARCH)
 			}
 		}
 	}
