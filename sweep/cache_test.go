@@ -195,3 +195,21 @@ func FuzzDecodeCacheEntry(f *testing.F) {
 		require.NotNil(t, m)
 	})
 }
+
+// BenchmarkCacheHit is one warm lookup: read, checksum and decode an
+// entry.
+func BenchmarkCacheHit(b *testing.B) {
+	cache, err := OpenCache(b.TempDir())
+	require.NoError(b, err)
+	s := engine.DefaultScenario()
+	res, err := engine.Run(s, engine.Options{})
+	require.NoError(b, err)
+	key := RunKey(&s)
+	require.NoError(b, cache.store(key, &s, &res.Metrics))
+	b.ReportAllocs()
+	for b.Loop() {
+		if m, err := cache.lookup(key); err != nil || m == nil {
+			b.Fatal("no hit", err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
@@ -81,4 +83,25 @@ func TestRunsParquetMatchesRunsCSV(t *testing.T) {
 		}
 	}
 	assert.Positive(t, nulls, "the paper has NaN percentiles (bucket runs have no probe)")
+}
+
+// BenchmarkRunsParquet writes runs.parquet for the quick paper grid on 3
+// seeds (54 rows).
+func BenchmarkRunsParquet(b *testing.B) {
+	var plans []*configs.Plan
+	for _, name := range configs.Experiments {
+		c, err := configs.Default(name)
+		require.NoError(b, err)
+		p, err := c.Plan(true, []int64{7, 11, 13})
+		require.NoError(b, err)
+		plans = append(plans, p)
+	}
+	results, err := Execute(context.Background(), plans, Options{Workers: 2})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := RunsParquet(results); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
