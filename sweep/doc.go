@@ -47,5 +47,17 @@
 //   - latencies.json: per run (same experiment and run keys), its swept
 //     knobs, seed, and the probe's raw latency lists probe_lats (out of the
 //     storm window) and probe_lats_in (in it).
+//   - runs.parquet (parquet.go): runs.csv's rows and columns, typed, NaN
+//     as null.
 //   - summary.json.
+//
+// Beyond one process (docs/cluster.md): AssignShards splits a sweep into
+// shards of about equal expected cost (RunCost, the LPT greedy rule);
+// Options.Runs runs one shard; a ShardFile holds its runs' metrics exactly
+// (shard_metrics.go) with the plan's digest; CollectShards and
+// ShardSet.Results check a set of shards and rebuild the results, which
+// the caller reduces exactly as an unsharded sweep. Options.Cache (Cache)
+// keeps each run under a content address (RunKey: the scenario and
+// ProgramVersion), stored as soon as the run finishes, so that a cancelled
+// sweep resumes where it stopped.
 package sweep

@@ -31,6 +31,13 @@ type Options struct {
 	// Progress, when set, hears after every finished run how many of the
 	// total are done. Calls never overlap and done only grows.
 	Progress func(done, total int)
+	// Runs, when not nil, are the only runs to compute (one shard's, see
+	// AssignShards); the other runs' metrics stay zero.
+	Runs []RunID
+	// Cache, when set, is asked for each run first; computed runs are
+	// stored in it as soon as they finish, so that an interrupted sweep
+	// keeps them.
+	Cache *Cache
 }
 
 // Execute runs every plan's runs on one bounded pool of workers, so that
@@ -48,43 +55,48 @@ func Execute(ctx context.Context, plans []*configs.Plan, opt Options) ([]*Result
 		workers = runtime.NumCPU()
 	}
 	out := make([]*Results, len(plans))
-	total := 0
+	var ids []RunID
 	for i, p := range plans {
 		out[i] = &Results{Plan: p, Metrics: make([]engine.Metrics, p.NumRuns())}
-		total += p.NumRuns()
+		if opt.Runs == nil {
+			for ri := range p.NumRuns() {
+				ids = append(ids, RunID{i, ri})
+			}
+		}
 	}
+	if opt.Runs != nil {
+		ids = opt.Runs
+	}
+	total := len(ids)
 
 	var mu sync.Mutex
 	done := 0
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-launch:
-	for pi, p := range plans {
-		for ri := range p.NumRuns() {
-			// Go blocks while the pool is full; look at the context
-			// before each launch so that a cancel stops the queue at once.
-			if gctx.Err() != nil {
-				break launch
-			}
-			g.Go(func() error {
-				if gctx.Err() != nil {
-					return gctx.Err()
-				}
-				pt, s := p.Run(ri)
-				res, err := engine.Run(s, engine.Options{})
-				if err != nil {
-					return fmt.Errorf("%s: run %d (%s, seed %d): %w", p.Experiment, ri, pt.Label(), s.Seed, err)
-				}
-				out[pi].Metrics[ri] = res.Metrics
-				mu.Lock()
-				defer mu.Unlock()
-				done++
-				if opt.Progress != nil {
-					opt.Progress(done, total)
-				}
-				return nil
-			})
+	for _, id := range ids {
+		// Go blocks while the pool is full; look at the context before
+		// each launch so that a cancel stops the queue at once.
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			p, ri := plans[id.Plan], id.Run
+			m, err := runOne(p, ri, opt.Cache)
+			if err != nil {
+				return err
+			}
+			out[id.Plan].Metrics[ri] = *m
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if opt.Progress != nil {
+				opt.Progress(done, total)
+			}
+			return nil
+		})
 	}
 	err := g.Wait()
 	if cerr := ctx.Err(); cerr != nil && (err != nil || done < total) {
@@ -94,4 +106,28 @@ launch:
 		return nil, err
 	}
 	return out, nil
+}
+
+// runOne computes run ri of p, or takes it from cache (when not nil) and
+// stores it there once computed.
+func runOne(p *configs.Plan, ri int, cache *Cache) (*engine.Metrics, error) {
+	pt, s := p.Run(ri)
+	var key string
+	if cache != nil {
+		key = RunKey(&s)
+		m, err := cache.lookup(key)
+		if err != nil || m != nil {
+			return m, err
+		}
+	}
+	res, err := engine.Run(s, engine.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: run %d (%s, seed %d): %w", p.Experiment, ri, pt.Label(), s.Seed, err)
+	}
+	if cache != nil {
+		if err := cache.store(key, &s, &res.Metrics); err != nil {
+			return nil, err
+		}
+	}
+	return &res.Metrics, nil
 }

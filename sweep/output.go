@@ -178,16 +178,21 @@ func appendInts(b []byte, xs []int) []byte {
 	return append(b, ']')
 }
 
-// WriteData writes runs.csv, latencies.json and summary.json into dir, each
+// WriteData writes runs.csv, latencies.json, runs.parquet and summary.json into dir, each
 // atomically. The summary goes last: a folder with a summary holds the data
 // it was reduced from.
 func WriteData(dir string, results []*Results, summary []byte) error {
+	runsParquet, err := RunsParquet(results)
+	if err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name string
 		data []byte
 	}{
 		{RunsFile, RunsCSV(results)},
 		{LatenciesFile, LatenciesJSON(results)},
+		{ParquetFile, runsParquet},
 		{SummaryFile, summary},
 	} {
 		if err := atomicfile.Write(filepath.Join(dir, f.name), f.data); err != nil {

@@ -4,5 +4,6 @@ import "github.com/urfave/cli/v2"
 
 // commands lists the subcommands in the order --help shows them.
 func commands() []*cli.Command {
-	return append([]*cli.Command{withRunManifest(runCommand())}, experimentCommands()...)
+	cmds := append([]*cli.Command{withRunManifest(runCommand())}, experimentCommands()...)
+	return append(cmds, mergeCommand(), slurmScriptCommand())
 }

@@ -57,6 +57,7 @@ type sweepSetup struct {
 	out     string
 	format  figures.Format
 	quiet   bool
+	dist    distSetup // --shard, --cache
 }
 
 const seedsHelp = "Seeds: --seeds 7,11,13 runs exactly those; --nseeds N runs the first N of the sequence\n" +
@@ -73,6 +74,7 @@ func sweepFlags(defaultOut string, figure, multiConfig bool) []cli.Flag {
 		&cli.StringFlag{Name: "out", Usage: "output `FOLDER`", Value: defaultOut, DefaultText: outDefault(defaultOut)},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
 	}
+	flags = append(flags, distFlags()...)
 	if figure {
 		flags = append(flags, &cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)})
 	}
@@ -126,6 +128,9 @@ func readSetup(c *cli.Context, figure bool) (*sweepSetup, error) {
 			return nil, fmt.Errorf("--format: %w", err)
 		}
 		st.format = f
+	}
+	if err := readDist(c, st); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -187,17 +192,30 @@ func sweepStderr(c *cli.Context) io.Writer {
 }
 
 // executePlans runs the plans; Ctrl-C (or SIGTERM) cancels them, and then
-// nothing is written.
+// nothing is written. Under merge the results come from the shard files;
+// with --shard it writes the shard's file and returns no results (and no
+// error): the caller then has nothing to reduce.
 func executePlans(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan) ([]*sweep.Results, error) {
+	if set := mergedShards(c); set != nil {
+		return set.Results(plans)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt := sweep.Options{Workers: st.workers}
+	if err := st.dist.prepare(plans, &opt); err != nil {
+		return nil, err
+	}
 	if st.quiet {
-		return sweep.Execute(ctx, plans, opt)
+		results, err := sweep.Execute(ctx, plans, opt)
+		return st.dist.finish(c, st, label, &opt, results, err)
 	}
 	w := sweepStderr(c)
 	f, isFile := w.(*os.File)
-	pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, countRuns(plans))
+	total := countRuns(plans)
+	if opt.Runs != nil {
+		total = len(opt.Runs)
+	}
+	pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, total)
 	opt.Progress = pr.Update
 	results, err := sweep.Execute(ctx, plans, opt)
 	if err != nil {
@@ -205,7 +223,7 @@ func executePlans(c *cli.Context, st *sweepSetup, label string, plans []*configs
 	} else {
 		pr.Finish()
 	}
-	return results, err
+	return st.dist.finish(c, st, label, &opt, results, err)
 }
 
 // loadConfig reads --config or the embedded config of experiment.
@@ -325,7 +343,7 @@ func runPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Conf
 	}
 	start := time.Now()
 	results, err := executePlans(c, st, label, plans)
-	if err != nil {
+	if err != nil || results == nil { // nil results: a shard, written
 		return err
 	}
 	elapsed := time.Since(start)
@@ -435,7 +453,7 @@ func gridCommand() *cli.Command {
 			}
 			start := time.Now()
 			results, err := executePlans(c, st, cfg.Experiment, []*configs.Plan{plan})
-			if err != nil {
+			if err != nil || results == nil { // nil results: a shard, written
 				return err
 			}
 			if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {

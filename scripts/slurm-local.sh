@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# A one-node Slurm cluster on localhost, for trying `bursar-sweep
+# slurm-script` on a laptop or a CI machine (Debian 12: apt-get install
+# --no-install-recommends slurmctld slurmd slurm-client munge).
+#
+#   scripts/slurm-local.sh start [STATE_DIR]   # prints the SLURM_CONF to export
+#   scripts/slurm-local.sh stop  [STATE_DIR]
+#
+# Everything (munge key and socket, slurm.conf, spool, logs, PID files)
+# lives in STATE_DIR (default /tmp/bursar-slurm); nothing under /etc is
+# touched. Run as root (slurmd must be). Ports: SLURMCTLD_PORT (6817) and
+# SLURMD_PORT (6818). What the settings avoid is in docs/cluster.md: slurmd's
+# cgroup auto-detection is fatal without systemd (cgroup.conf pins v1, which
+# nothing then uses), munged wants its socket folder mode 755, the hostname
+# may not resolve (everything is addressed as 127.0.0.1), and dead daemons
+# may linger as zombies (counted as stopped).
+set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"   # the daemons are in sbin
+
+cmd=${1:-}
+dir=${2:-/tmp/bursar-slurm}
+ctld_port=${SLURMCTLD_PORT:-6817}
+slurmd_port=${SLURMD_PORT:-6818}
+
+die() { echo "slurm-local: $*" >&2; exit 1; }
+
+# alive PID PATTERN: the process runs (not a zombie) and its command line
+# holds PATTERN (the state folder), so that a recycled PID is never hit.
+alive() {
+  local pid=$1 pattern=$2 state
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+  state=$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)
+  [ "$state" != Z ] || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$pattern"
+}
+
+stop_one() {
+  local name=$1 pidfile=$2 pid i
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  if alive "$pid" "$dir"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 100); do alive "$pid" "$dir" || break; sleep 0.1; done
+    if alive "$pid" "$dir"; then
+      echo "slurm-local: $name ($pid) ignored SIGTERM for 10 s; SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$pidfile"
+}
+
+stop() {
+  stop_one slurmd "$dir/slurmd.pid"
+  stop_one slurmctld "$dir/slurmctld.pid"
+  stop_one munged "$dir/munged.pid"
+  echo "slurm-local: stopped (state kept in $dir)"
+}
+
+start() {
+  [ "$(id -u)" = 0 ] || die "run as root (slurmd needs it)"
+  for b in munged mungekey slurmctld slurmd sinfo; do
+    command -v "$b" >/dev/null || die "$b not found: apt-get install --no-install-recommends slurmctld slurmd slurm-client munge"
+  done
+  if [ -f "$dir/slurmctld.pid" ] && alive "$(cat "$dir/slurmctld.pid")" "$dir"; then
+    die "already running in $dir (stop it first)"
+  fi
+  mkdir -p "$dir"/{munge-key,munge-run,munge-lib,ctld,spool}
+  chmod 700 "$dir/munge-key" "$dir/munge-lib"
+  chmod 755 "$dir" "$dir/munge-run"   # munged refuses a socket folder of another mode
+  [ -f "$dir/munge-key/munge.key" ] || mungekey --create --keyfile="$dir/munge-key/munge.key"
+  chmod 600 "$dir/munge-key/munge.key"
+  munged --socket="$dir/munge-run/munge.socket" --key-file="$dir/munge-key/munge.key" \
+    --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge-lib/munged.seed" \
+    --origin=127.0.0.1
+
+  # The node as slurmd sees it (CPUs, sockets, memory), addressed by IP.
+  local node
+  node=$(slurmd -C | head -n1)
+  [[ $node == NodeName=* ]] || die "slurmd -C printed no node line: $node"
+  cat > "$dir/slurm.conf" <<CONF
+# Written by scripts/slurm-local.sh: a one-node cluster on localhost.
+ClusterName=bursar
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge-run/munge.socket
+CredType=cred/munge
+StateSaveLocation=$dir/ctld
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/slurmctld.log
+SlurmdLogFile=$dir/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+MpiDefault=none
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+$node NodeAddr=127.0.0.1 State=UNKNOWN
+PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+  # slurmd always loads a cgroup plugin and its auto-detection is fatal
+  # without systemd; v1 is loaded but unused with the plugins above.
+  echo "CgroupPlugin=cgroup/v1" > "$dir/cgroup.conf"
+  export SLURM_CONF="$dir/slurm.conf"
+  slurmctld -c -f "$SLURM_CONF"
+  slurmd -f "$SLURM_CONF"
+  local i state=""
+  for i in $(seq 150); do
+    state=$(sinfo -h -o %T 2>/dev/null || true)
+    case "$state" in idle*|mix*|alloc*) break ;; esac
+    sleep 0.2
+  done
+  case "$state" in
+    idle*|mix*|alloc*) ;;
+    *) tail -n 20 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true; stop; die "the node did not come up (state: '${state:-none}')" ;;
+  esac
+  echo "slurm-local: up; export SLURM_CONF=$SLURM_CONF"
+}
+
+case "$cmd" in
+  start) start ;;
+  stop) stop ;;
+  *) die "usage: $0 start|stop [STATE_DIR]" ;;
+esac

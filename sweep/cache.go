@@ -1,0 +1,143 @@
+package sweep
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/internal/atomicfile"
+)
+
+// CacheFormat tags run-cache keys and entries; a change of the entry
+// layout changes it, and with it every key.
+const CacheFormat = "bursar-run/1"
+
+// Cache stores each run's metrics under a content address, the SHA-256 of
+// the run's effective scenario (every knob, the enforcement policy and the
+// seed) and ProgramVersion, so that a rerun or a resumed sweep computes
+// only what is missing and a changed program never reuses old numbers.
+//
+// An entry is the file DIR/ab/abcd….json (the key's first two hex digits
+// name its folder, keeping folders small), written atomically: a line
+// "sha256:HEX" (the checksum of the rest) and then the JSON of the key,
+// the program, the scenario and the metrics. An entry whose checksum,
+// key or JSON does not hold is counted corrupt and recomputed. Lookups
+// and stores are safe from many goroutines and from many processes
+// sharing DIR (the array tasks of one Slurm job).
+type Cache struct {
+	dir                   string
+	hits, misses, corrupt atomic.Int64
+}
+
+// OpenCache opens (creating) the cache folder dir.
+func OpenCache(dir string) (*Cache, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("--cache: the folder name is empty")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--cache: %w", err)
+	}
+	return &Cache{dir: dir}, nil
+}
+
+// CacheStats are a cache's counts since it was opened: hits, misses
+// (computed and stored) and, among the misses, corrupt entries replaced.
+type CacheStats struct {
+	Hits, Misses, Corrupt int64
+}
+
+// Stats returns the counts so far.
+func (c *Cache) Stats() CacheStats {
+	return CacheStats{c.hits.Load(), c.misses.Load(), c.corrupt.Load()}
+}
+
+func (st CacheStats) String() string {
+	return fmt.Sprintf("%d hits, %d misses (%d corrupt entries recomputed)", st.Hits, st.Misses, st.Corrupt)
+}
+
+// RunKey is the content address of a run of scenario s by this program.
+func RunKey(s *engine.Scenario) string {
+	h := sha256.New()
+	h.Write([]byte(CacheFormat + "\n" + ProgramVersion() + "\n"))
+	h.Write(marshalWire(s))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (c *Cache) path(key string) string {
+	return filepath.Join(c.dir, key[:2], key+".json")
+}
+
+type cacheEntry struct {
+	Key      string          `json:"key"`
+	Program  string          `json:"program"`
+	Scenario engine.Scenario `json:"scenario"`
+	Metrics  wireMetrics     `json:"metrics"`
+}
+
+// errCorrupt marks an entry that exists but cannot be trusted.
+var errCorrupt = errors.New("corrupt cache entry")
+
+// decodeCacheEntry checks and parses an entry's bytes for key.
+func decodeCacheEntry(key string, data []byte) (*engine.Metrics, error) {
+	line, body, ok := bytes.Cut(data, []byte("\n"))
+	sum := sha256.Sum256(body)
+	if !ok || string(line) != "sha256:"+hex.EncodeToString(sum[:]) {
+		return nil, fmt.Errorf("%w: checksum does not match", errCorrupt)
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(body, &e); err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if e.Key != key {
+		return nil, fmt.Errorf("%w: holds key %s", errCorrupt, e.Key)
+	}
+	m := e.Metrics.metrics()
+	return &m, nil
+}
+
+func encodeCacheEntry(key string, s *engine.Scenario, m *engine.Metrics) []byte {
+	body := marshalWire(&cacheEntry{Key: key, Program: ProgramVersion(), Scenario: *s, Metrics: toWire(m)})
+	body = append(body, '\n')
+	sum := sha256.Sum256(body)
+	return append([]byte("sha256:"+hex.EncodeToString(sum[:])+"\n"), body...)
+}
+
+// lookup returns the stored metrics of scenario s, or nil (counting a
+// miss, and a corrupt entry) when there are none to trust. An unreadable
+// entry other than a missing one is an error: a cache that cannot be read
+// should stop the sweep rather than silently recompute everything.
+func (c *Cache) lookup(key string) (*engine.Metrics, error) {
+	data, err := os.ReadFile(c.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		c.misses.Add(1)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--cache: %w", err)
+	}
+	m, err := decodeCacheEntry(key, data)
+	if err != nil {
+		c.misses.Add(1)
+		c.corrupt.Add(1)
+		return nil, nil
+	}
+	c.hits.Add(1)
+	return m, nil
+}
+
+// store writes the entry of a computed run atomically, replacing a
+// corrupt one.
+func (c *Cache) store(key string, s *engine.Scenario, m *engine.Metrics) error {
+	if err := atomicfile.Write(c.path(key), encodeCacheEntry(key, s, m)); err != nil {
+		return fmt.Errorf("--cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,355 @@
+package sweep
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/engine"
+)
+
+// RunID names one run of a sweep: the plan (its index among the plans
+// executed together) and the run's index in that plan.
+type RunID struct {
+	Plan int `json:"plan"`
+	Run  int `json:"run"`
+}
+
+// Shard is one part of a sweep split n ways: Index in [0, Of).
+type Shard struct {
+	Index, Of int
+}
+
+// ParseShard reads --shard "i/n": 0 ≤ i < n. The index counts from 0 so
+// that Slurm's $SLURM_ARRAY_TASK_ID (with --array=0-(n-1)) and
+// Kubernetes' $JOB_COMPLETION_INDEX pass through unchanged.
+func ParseShard(s string) (Shard, error) {
+	is, ns, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(is))
+	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("--shard %q: want i/n, e.g. 0/3 (i counts from 0)", s)
+	}
+	if n < 1 || n > MaxShards || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("--shard %q: want 0 ≤ i < n ≤ %d (i counts from 0)", s, MaxShards)
+	}
+	return Shard{i, n}, nil
+}
+
+// MaxShards bounds n in --shard i/n.
+const MaxShards = 10000
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Of) }
+
+// RunCost is a run's expected cost in arbitrary units: the simulated
+// ticks times the work done per tick, which grows with the campaigns
+// (victim, two science campaigns, backfill, the storms, the probe) and
+// with the science tasks. The weights were fitted by eye to per-run times
+// measured on the paper's grid (a run with 3000 tasks costs about three
+// times one with none; each storm adds about a tenth); only the ordering
+// and rough ratios matter to the balance.
+func RunCost(s *engine.Scenario) float64 {
+	campaigns := 4 + s.Storms
+	if s.Probe {
+		campaigns++
+	}
+	return float64(s.Ticks) * (float64(campaigns) + float64(s.Tasks)/500)
+}
+
+// AssignShards splits the runs of plans into n shards of about equal
+// expected cost (RunCost), by the longest-processing-time-first greedy
+// rule: the runs by decreasing cost (ties: plan order, then run order) each
+// go to the shard with the least cost so far (ties: the lowest index).
+// The split depends only on the plans and n; each shard's runs are
+// returned in plan-then-run order.
+func AssignShards(plans []*configs.Plan, n int) [][]RunID {
+	type job struct {
+		id   RunID
+		cost float64
+	}
+	var jobs []job
+	for pi, p := range plans {
+		for ri := range p.NumRuns() {
+			_, s := p.Run(ri)
+			jobs = append(jobs, job{RunID{pi, ri}, RunCost(&s)})
+		}
+	}
+	// A stable sort keeps plan-then-run order among equal costs.
+	slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(b.cost, a.cost) })
+	load := make([]float64, n)
+	out := make([][]RunID, n)
+	for _, j := range jobs {
+		best := 0
+		for k := 1; k < n; k++ {
+			if load[k] < load[best] {
+				best = k
+			}
+		}
+		load[best] += j.cost
+		out[best] = append(out[best], j.id)
+	}
+	for _, ids := range out {
+		slices.SortFunc(ids, func(a, b RunID) int {
+			return cmp.Or(cmp.Compare(a.Plan, b.Plan), cmp.Compare(a.Run, b.Run))
+		})
+	}
+	return out
+}
+
+// PlanDigest identifies what a sweep computes: a SHA-256 over every plan's
+// experiment, mode and seeds and, for every run, its series, swept knobs
+// and full scenario. Two invocations with the same digest run the same
+// scenarios in the same order, so their shards can be merged.
+func PlanDigest(plans []*configs.Plan) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "bursar-plan/1 %d\n", len(plans))
+	for _, p := range plans {
+		fmt.Fprintf(h, "plan %q quick=%t seeds=%v runs=%d\n", p.Experiment, p.Quick, p.Seeds, p.NumRuns())
+		for ri := range p.NumRuns() {
+			pt, s := p.Run(ri)
+			fmt.Fprintf(h, "%d %q", ri, pt.Series)
+			for _, sw := range pt.Swept {
+				fmt.Fprintf(h, " %s=%s", sw.Knob.Name, sw.Knob.Format(&s))
+			}
+			h.Write([]byte(" "))
+			h.Write(marshalWire(s))
+			h.Write([]byte("\n"))
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// ProgramVersion names the code that computes a run, for shard files and
+// cache keys: the module version and VCS revision stamped into the binary
+// when the build was from a clean checkout; otherwise (a modified tree, a
+// test binary, go run) the SHA-256 of the executable itself, so that
+// changed code never reuses another build's results. Either is followed
+// by the Go version and the architecture: the compiler may fuse a
+// multiply-add into one FMA instruction on some architectures (arm64,
+// ppc64, s390x) and not on others (amd64), which can change a float's
+// last bit.
+var ProgramVersion = sync.OnceValue(programVersion)
+
+func programVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev string
+		modified := true
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev != "" && !modified {
+			return fmt.Sprintf("%s@%s+%s %s %s", bi.Main.Path, bi.Main.Version, rev, runtime.Version(), runtime.GOARCH)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		if f, err := os.Open(exe); err == nil {
+			defer f.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err == nil {
+				return fmt.Sprintf("exe-sha256:%s %s %s", hex.EncodeToString(h.Sum(nil)), runtime.Version(), runtime.GOARCH)
+			}
+		}
+	}
+	// Nothing identifies the build: a version no other build shares makes
+	// every cache lookup miss rather than risk a stale hit.
+	return fmt.Sprintf("unknown-build pid %d", os.Getpid())
+}
+
+// ShardFormat is the format tag of a shard file.
+const ShardFormat = "bursar-shard/1"
+
+// ShardFile is one shard's output: self-describing (which program, which
+// command and flags, which plan, which runs) and holding every run's
+// metrics exactly (see exactFloat).
+type ShardFile struct {
+	Format  string `json:"format"`
+	Program string `json:"program"`
+	// Command and Args are the sweep command and the flags that shape
+	// its result (not --shard, --out, --workers, --quiet, --cache), so
+	// that merge can replay the command's reduce-and-write path.
+	Command    string        `json:"command"`
+	Args       []string      `json:"args"`
+	PlanDigest string        `json:"plan_digest"`
+	Plans      []ShardPlan   `json:"plans"`
+	Shard      int           `json:"shard"`
+	Shards     int           `json:"shards"`
+	Runs       []ShardRunOut `json:"runs"`
+}
+
+// ShardPlan names one plan of the sweep and its size.
+type ShardPlan struct {
+	Experiment string `json:"experiment"`
+	Runs       int    `json:"runs"`
+}
+
+// ShardRunOut is one run of a shard: which run, its seed and series (for
+// a reader), and its metrics.
+type ShardRunOut struct {
+	RunID
+	Series  string      `json:"series"`
+	Seed    int64       `json:"seed"`
+	Metrics wireMetrics `json:"metrics"`
+}
+
+// ShardFileName is the name of shard sh's file.
+func ShardFileName(sh Shard) string {
+	return fmt.Sprintf("shard-%d-of-%d.json", sh.Index, sh.Of)
+}
+
+// NewShardFile describes shard sh of a sweep whose results hold (at least)
+// the runs ids.
+func NewShardFile(command string, args []string, results []*Results, sh Shard, ids []RunID) *ShardFile {
+	plans := make([]*configs.Plan, len(results))
+	f := &ShardFile{Format: ShardFormat, Program: ProgramVersion(), Command: command, Args: args,
+		Shard: sh.Index, Shards: sh.Of, Runs: []ShardRunOut{}}
+	for i, r := range results {
+		plans[i] = r.Plan
+		f.Plans = append(f.Plans, ShardPlan{r.Plan.Experiment, r.Plan.NumRuns()})
+	}
+	f.PlanDigest = PlanDigest(plans)
+	for _, id := range ids {
+		pt, s := plans[id.Plan].Run(id.Run)
+		f.Runs = append(f.Runs, ShardRunOut{RunID: id, Series: pt.Series, Seed: s.Seed, Metrics: toWire(&results[id.Plan].Metrics[id.Run])})
+	}
+	return f
+}
+
+// Encode is the file's bytes: indented JSON, one run per line.
+func (f *ShardFile) Encode() []byte {
+	head := *f
+	head.Runs = nil
+	b, err := json.MarshalIndent(head, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	// Replace the "runs": null that MarshalIndent wrote with one line per run.
+	b = b[:len(b)-len("null\n}")]
+	b = append(b, '[')
+	for i := range f.Runs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		b = append(b, marshalWire(&f.Runs[i])...)
+	}
+	return append(b, "\n  ]\n}\n"...)
+}
+
+// DecodeShardFile parses a shard file; name is for messages.
+func DecodeShardFile(name string, data []byte) (*ShardFile, error) {
+	var f ShardFile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: not a shard file: %w", name, err)
+	}
+	if f.Format != ShardFormat {
+		return nil, fmt.Errorf("%s: format %q, want %q", name, f.Format, ShardFormat)
+	}
+	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
+		return nil, fmt.Errorf("%s: shard %d of %d is out of range", name, f.Shard, f.Shards)
+	}
+	for i, r := range f.Runs {
+		if r.Plan < 0 || r.Plan >= len(f.Plans) || r.Run < 0 || r.Run >= f.Plans[r.Plan].Runs {
+			return nil, fmt.Errorf("%s: runs[%d]: run %d of plan %d does not exist", name, i, r.Run, r.Plan)
+		}
+	}
+	return &f, nil
+}
+
+// ShardSet is the complete set of a sweep's shards, checked to be of one
+// program, command and plan, ready to merge.
+type ShardSet struct {
+	Command    string
+	Args       []string
+	Program    string
+	PlanDigest string
+	Shards     []*ShardFile // by index
+	Files      []string     // by index
+}
+
+// CollectShards checks that files (shard files, already decoded) are the
+// complete shards of one sweep: one format, program, command, flags and
+// plan digest, one shard count, every index exactly once. Every problem
+// names the files concerned; missing shards are listed by index and file
+// name.
+func CollectShards(names []string, files []*ShardFile) (*ShardSet, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no shard files (shard-I-of-N.json) found")
+	}
+	first, fname := files[0], names[0]
+	set := &ShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest,
+		Shards: make([]*ShardFile, first.Shards), Files: make([]string, first.Shards)}
+	for k, f := range files {
+		name := names[k]
+		switch {
+		case f.Command != first.Command || !slices.Equal(f.Args, first.Args):
+			return nil, fmt.Errorf("%s is of `%s %s` but %s of `%s %s`: not one sweep", name, f.Command, strings.Join(f.Args, " "), fname, first.Command, strings.Join(first.Args, " "))
+		case f.PlanDigest != first.PlanDigest:
+			return nil, fmt.Errorf("%s and %s are of different plans (digests %s, %s): a config or flag changed between them", name, fname, f.PlanDigest, first.PlanDigest)
+		case f.Shards != first.Shards:
+			return nil, fmt.Errorf("%s is one of %d shards but %s one of %d", name, f.Shards, fname, first.Shards)
+		case f.Program != first.Program:
+			return nil, fmt.Errorf("%s was computed by %q but %s by %q: rerun the shards with one build", name, f.Program, fname, first.Program)
+		}
+		if prev := set.Files[f.Shard]; prev != "" {
+			return nil, fmt.Errorf("shard %d/%d is given twice: %s and %s", f.Shard, f.Shards, prev, name)
+		}
+		set.Shards[f.Shard], set.Files[f.Shard] = f, name
+	}
+	var missing []string
+	for i, f := range set.Shards {
+		if f == nil {
+			missing = append(missing, fmt.Sprintf("%d (%s)", i, ShardFileName(Shard{i, first.Shards})))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("incomplete: %d of %d shards missing: %s", len(missing), first.Shards, strings.Join(missing, ", "))
+	}
+	return set, nil
+}
+
+// Results rebuilds the sweep's results from the shards for plans (the
+// command's plans, rebuilt from its recorded flags). It checks that plans
+// are the ones the shards ran and that every shard holds exactly the runs
+// AssignShards gives it, so that every run is present once.
+func (set *ShardSet) Results(plans []*configs.Plan) ([]*Results, error) {
+	if d := PlanDigest(plans); d != set.PlanDigest {
+		return nil, fmt.Errorf("the shards ran plan %s but `%s %s` now expands to plan %s: a config file changed since the shards ran", set.PlanDigest, set.Command, strings.Join(set.Args, " "), d)
+	}
+	out := make([]*Results, len(plans))
+	for i, p := range plans {
+		out[i] = &Results{Plan: p, Metrics: make([]engine.Metrics, p.NumRuns())}
+	}
+	want := AssignShards(plans, len(set.Shards))
+	for i, f := range set.Shards {
+		got := make([]RunID, len(f.Runs))
+		for k := range f.Runs {
+			got[k] = f.Runs[k].RunID
+		}
+		if !slices.Equal(got, want[i]) {
+			return nil, fmt.Errorf("%s: holds %d runs, not the %d that shard %d/%d is assigned", set.Files[i], len(got), len(want[i]), i, len(set.Shards))
+		}
+		for k := range f.Runs {
+			r := &f.Runs[k]
+			out[r.Plan].Metrics[r.Run] = r.Metrics.metrics()
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,123 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/bursar-hpc/bursar/engine"
+)
+
+// exactFloat is a float64 that survives a trip through JSON bit for bit:
+// a finite value as the shortest decimal that parses back to the same
+// float64 (strconv's 'g', -1), NaN (a percentile of nothing) as null and
+// an infinity as the string "+Inf" or "-Inf". Shard files and cache
+// entries store metrics this way, so that a merged or cached sweep reduces
+// exactly the numbers a single process would have.
+type exactFloat float64
+
+func (f exactFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte("null"), nil
+	case math.IsInf(v, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+func (f *exactFloat) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null":
+		*f = exactFloat(math.NaN())
+		return nil
+	case `"+Inf"`:
+		*f = exactFloat(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*f = exactFloat(math.Inf(-1))
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("%s is not a number, null, \"+Inf\" or \"-Inf\"", b)
+	}
+	*f = exactFloat(v)
+	return nil
+}
+
+// wireMetrics is engine.Metrics as stored in shard files and cache
+// entries, keyed as in runs.csv (engine.ScalarKeys) so that a file reads
+// without this program.
+type wireMetrics struct {
+	VictimP50In           exactFloat `json:"victim_p50_in"`
+	VictimP95In           exactFloat `json:"victim_p95_in"`
+	VictimP50Out          exactFloat `json:"victim_p50_out"`
+	VictimP95Out          exactFloat `json:"victim_p95_out"`
+	VictimViolationsIn    int        `json:"victim_violations_in"`
+	SciBurstP50           exactFloat `json:"sci_burst_p50"`
+	SciBurstP95           exactFloat `json:"sci_burst_p95"`
+	SciBurstP95In         exactFloat `json:"sci_burst_p95_in"`
+	Warm                  int        `json:"warm"`
+	Reclaim               int        `json:"reclaim"`
+	Cold                  int        `json:"cold"`
+	Utilization           exactFloat `json:"utilization"`
+	ProductiveUtilization exactFloat `json:"productive_utilization"`
+	StormMeanHeld         exactFloat `json:"storm_mean_held"`
+	StormPeakHeld         int        `json:"storm_peak_held"`
+	StormExcessGPUSeconds exactFloat `json:"storm_excess_gpu_s"`
+	NaiveScience          exactFloat `json:"naive_science"`
+	NaiveSpent            exactFloat `json:"naive_spent"`
+	AdaptiveScience       exactFloat `json:"adaptive_science"`
+	AdaptiveSpent         exactFloat `json:"adaptive_spent"`
+	// The lists keep nil (null) apart from empty ([]), so that a decoded
+	// run is the run that was encoded.
+	ProbeLats   []int `json:"probe_lats"`
+	ProbeLatsIn []int `json:"probe_lats_in"`
+}
+
+func toWire(m *engine.Metrics) wireMetrics {
+	return wireMetrics{
+		VictimP50In: exactFloat(m.VictimP50In), VictimP95In: exactFloat(m.VictimP95In),
+		VictimP50Out: exactFloat(m.VictimP50Out), VictimP95Out: exactFloat(m.VictimP95Out),
+		VictimViolationsIn: m.VictimViolationsIn,
+		SciBurstP50:        exactFloat(m.SciBurstP50), SciBurstP95: exactFloat(m.SciBurstP95), SciBurstP95In: exactFloat(m.SciBurstP95In),
+		Warm: m.Warm, Reclaim: m.Reclaim, Cold: m.Cold,
+		Utilization: exactFloat(m.Utilization), ProductiveUtilization: exactFloat(m.ProductiveUtilization),
+		StormMeanHeld: exactFloat(m.StormMeanHeld), StormPeakHeld: m.StormPeakHeld,
+		StormExcessGPUSeconds: exactFloat(m.StormExcessGPUSeconds),
+		NaiveScience:          exactFloat(m.NaiveScience), NaiveSpent: exactFloat(m.NaiveSpent),
+		AdaptiveScience: exactFloat(m.AdaptiveScience), AdaptiveSpent: exactFloat(m.AdaptiveSpent),
+		ProbeLats: m.ProbeLats, ProbeLatsIn: m.ProbeLatsIn,
+	}
+}
+
+func (w *wireMetrics) metrics() engine.Metrics {
+	return engine.Metrics{
+		VictimP50In: float64(w.VictimP50In), VictimP95In: float64(w.VictimP95In),
+		VictimP50Out: float64(w.VictimP50Out), VictimP95Out: float64(w.VictimP95Out),
+		VictimViolationsIn: w.VictimViolationsIn,
+		SciBurstP50:        float64(w.SciBurstP50), SciBurstP95: float64(w.SciBurstP95), SciBurstP95In: float64(w.SciBurstP95In),
+		ProbeLats: w.ProbeLats, ProbeLatsIn: w.ProbeLatsIn,
+		Warm: w.Warm, Reclaim: w.Reclaim, Cold: w.Cold,
+		Utilization: float64(w.Utilization), ProductiveUtilization: float64(w.ProductiveUtilization),
+		StormMeanHeld: float64(w.StormMeanHeld), StormPeakHeld: w.StormPeakHeld,
+		StormExcessGPUSeconds: float64(w.StormExcessGPUSeconds),
+		NaiveScience:          float64(w.NaiveScience), NaiveSpent: float64(w.NaiveSpent),
+		AdaptiveScience: float64(w.AdaptiveScience), AdaptiveSpent: float64(w.AdaptiveSpent),
+	}
+}
+
+// marshalWire is json.Marshal for the wire types, whose values always
+// encode.
+func marshalWire(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
