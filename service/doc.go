@@ -6,7 +6,7 @@
 // service puts one mutex around it and a ticker that advances it one broker
 // second every 1/Speed wall-clock seconds. Handlers are huma operations on
 // a Go 1.22 ServeMux (the OpenAPI 3.1 document at /openapi.json is generated
-// from the client package's wire types, which are also what every request
+// from the api package's wire types, which are also what every request
 // is validated against).
 //
 // Security: campaign tokens are 128 random bits, shown once at
