@@ -257,7 +257,7 @@ type Journal struct {
 // Health is the liveness answer.
 type Health struct {
 	Status  string `json:"status" enum:"ok"`
-	T       int    `json:"t"`
+	T       int    `json:"t" doc:"The latest broker time whose tick is on stable storage (with a journal file): it never goes back across a crash."`
 	Durable bool   `json:"durable" doc:"State is written to a journal file and survives a restart."`
 }
 

@@ -184,7 +184,7 @@ func (s *Service) health(ctx context.Context, _ *emptyInput) (*healthOutput, err
 	if s.failed != nil {
 		return nil, errUnavailable("the service has failed: " + s.failed.Error())
 	}
-	return &healthOutput{api.Health{Status: "ok", T: s.core.b.Now(), Durable: s.wal != nil}}, nil
+	return &healthOutput{api.Health{Status: "ok", T: int(s.durableT.Load()), Durable: s.wal != nil}}, nil
 }
 
 func (s *Service) register(ctx context.Context, in *registerInput) (*registerOutput, error) {

@@ -77,16 +77,11 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// boundToLoopback reports whether a bound address accepts loopback
+// connections only.
+func boundToLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 func brokerFlags() []cli.Flag {
@@ -128,7 +123,10 @@ func serveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: service.DefaultListen, EnvVars: []string{"BURSAR_LISTEN"},
 				Usage: "address to serve on (port 0: any free port; the address is printed)"},
-			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "broker seconds per wall-clock second (up to " + fmt.Sprint(service.MaxSpeed) + ")"},
+			&cli.Float64Flag{Name: "speed", Value: 1, Usage: fmt.Sprintf("broker seconds per wall-clock second, from %g to %d; when ticks take longer than their period the clock falls behind, which is logged and counted in /metrics", service.MinSpeed, service.MaxSpeed)},
+			&cli.IntFlag{Name: "max-conns", Value: service.DefaultMaxConns, Category: "connections",
+				Usage: "most open client connections; lowered to fit ulimit -n. At the cap the connection idle longest is closed to make room"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: service.DefaultIdleTimeout, Category: "connections", Usage: "close a kept-alive connection idle this long"},
 			&cli.PathFlag{Name: "data-dir", EnvVars: []string{"BURSAR_DATA_DIR"},
 				Usage: "keep the journal file here and replay it on start (default: memory only)"},
 			adminTokenFlag(),
@@ -152,20 +150,33 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	listen := c.String("listen")
-	if sp := c.Float64("speed"); !(sp > 0) {
-		return fmt.Errorf("--speed must be greater than 0, got %v", sp)
+	if err := service.ValidSpeed(c.Float64("speed")); err != nil {
+		return fmt.Errorf("--speed: %w", err)
+	}
+	if c.Int("max-conns") < 1 {
+		return fmt.Errorf("--max-conns must be at least 1, got %d", c.Int("max-conns"))
+	}
+	if c.Duration("idle-timeout") <= 0 {
+		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
 	}
 	tok, ok, err := adminToken(c, log)
 	if err != nil {
 		return err
 	}
+	if !ok && !c.Bool("insecure-dev") {
+		return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
+			" (or --insecure-dev to try things out on loopback)")
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
 	if !ok {
-		if !c.Bool("insecure-dev") {
-			return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
-				" (or --insecure-dev to try things out on loopback)")
-		}
-		if !isLoopback(listen) {
-			return fmt.Errorf("--insecure-dev serves loopback addresses only, not %s", listen)
+		// The address actually bound decides, not the string: "localhost"
+		// can resolve to anything /etc/hosts says.
+		if !boundToLoopback(ln.Addr()) {
+			ln.Close()
+			return fmt.Errorf("--insecure-dev serves loopback addresses only; %s bound %s", listen, ln.Addr())
 		}
 		tok = randomHex(16)
 		fmt.Fprintf(os.Stderr, "bursar: --insecure-dev: no administrator token was given, so this process made one up.\n"+
@@ -175,14 +186,10 @@ func runServe(c *cli.Context) error {
 	svc, err := service.New(service.Options{
 		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
-		MaxPending: c.Int("max-pending"), Logger: log,
+		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
 	})
 	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		svc.Close()
+		ln.Close()
 		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
