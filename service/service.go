@@ -29,6 +29,8 @@ const (
 	DefaultMaxPending          = 1024
 	DefaultDurableWait         = 10 * time.Second
 	DefaultIdleTimeout         = 15 * time.Second
+	// DefaultSnapshotEvery is about a day of an idle service at speed 1.
+	DefaultSnapshotEvery = 100000
 	// MaxSpeed bounds --speed: beyond it a tick period is shorter than the
 	// time a tick takes under load, and the clock would only fall behind.
 	// With a data directory each tick waits for its fsync, so the clock
@@ -64,6 +66,12 @@ type Options struct {
 	// DurableWait bounds how long an answer waits for its fsync (0: the
 	// default).
 	DurableWait time.Duration
+	// RecoverTail cuts a damaged complete record at the journal's tail
+	// instead of refusing to start (the operation it held is lost).
+	RecoverTail bool
+	// SnapshotEvery is how many journal records are appended between
+	// snapshots (0: DefaultSnapshotEvery; negative: never).
+	SnapshotEvery int
 	// MaxConns caps open connections (0: DefaultMaxConns); Serve lowers
 	// it to fit the process's descriptor limit. At the cap the connection
 	// idle longest is closed to make room.
@@ -98,6 +106,9 @@ func (o *Options) fill() error {
 	}
 	if o.IdleTimeout < 0 || o.MaxConns < 0 {
 		return fmt.Errorf("service: the idle timeout and the connection limit must not be negative")
+	}
+	if o.SnapshotEvery == 0 {
+		o.SnapshotEvery = DefaultSnapshotEvery
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
@@ -153,6 +164,9 @@ type Service struct {
 	spec    []byte
 	report  ReplayReport
 
+	snapWG    sync.WaitGroup
+	snapshots atomic.Int64
+
 	startOnce sync.Once
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -204,7 +218,7 @@ func openState(opts Options) (*core, *wal, ReplayReport, error) {
 	if opts.DataDir == "" {
 		return c, nil, ReplayReport{}, nil
 	}
-	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne)
+	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne, opts.RecoverTail)
 	if err != nil {
 		return nil, nil, rep, err
 	}
@@ -286,8 +300,36 @@ func (t *txn) apply(o *op) (result, error) {
 			return res, errUnavailable("the journal file cannot be written; the service has stopped taking requests")
 		}
 		t.pos = pos
+		t.s.maybeSnapshotLocked()
 	}
 	return res, err
+}
+
+// maybeSnapshotLocked rotates the journal and starts a snapshot when
+// enough records were appended since the last one (s.mu held).
+func (s *Service) maybeSnapshotLocked() {
+	w := s.wal
+	if s.opts.SnapshotEvery < 0 || w.sinceRotate < s.opts.SnapshotEvery || w.sealed.Load() {
+		return
+	}
+	if err := w.rotate(); err != nil {
+		s.failLocked(err)
+		return
+	}
+	s.snapWG.Add(1)
+	go func() {
+		defer s.snapWG.Done()
+		start := time.Now()
+		if err := compact(s.opts.DataDir, s.opts.Broker); err != nil {
+			// bursar.wal.old stays; the next start replays it. No
+			// further rotation may overwrite it.
+			s.log.Error("snapshot failed; the journal keeps growing until a restart", "err", err)
+			return
+		}
+		w.sealed.Store(false)
+		s.snapshots.Add(1)
+		s.log.Info("snapshot written; journal truncated behind it", "took", time.Since(start).Round(time.Millisecond))
+	}()
 }
 
 // withState runs fn under the lock, then waits until everything fn saw or
@@ -406,6 +448,7 @@ func (s *Service) Close() error {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
+		s.snapWG.Wait()
 		if s.wal != nil {
 			s.closeErr = s.wal.close()
 		}
