@@ -18,6 +18,7 @@ func (s *Service) metrics(w http.ResponseWriter, _ *http.Request) {
 	m("bursar_clock_speed", "gauge", "Broker seconds per wall-clock second asked for (--speed).", s.opts.Speed)
 	m("bursar_clock_achieved_speed", "gauge", "Broker seconds per wall-clock second achieved over the last window.", s.clock.rate())
 	m("bursar_clock_behind_windows_total", "counter", "Windows in which the clock achieved less than 90% of --speed.", s.clock.behindWindows.Load())
+	m("bursar_snapshots_total", "counter", "Snapshots written since start.", s.snapshots.Load())
 	m("bursar_connections_open", "gauge", "Open client connections.", s.conns.open.Load())
 	m("bursar_connections_limit", "gauge", "Connection cap (--max-conns, lowered to fit ulimit -n).", s.conns.limit.Load())
 	m("bursar_connections_shed_idle_total", "counter", "Idle connections closed to make room at the cap.", s.conns.shedIdle.Load())

@@ -248,4 +248,3 @@ func compact(dir string, cfg policy.Config) error {
 	}
 	return syncDir(dir)
 }
-

@@ -264,6 +264,7 @@ func replaySegment(f *os.File, cfg policy.Config, ops int64, apply func(*op) err
 	good, err = replayFile(f, check, counted, rep, recoverTail, dir)
 	return base, n, good, err
 }
+
 // replayFile applies every intact record and returns the offset after the
 // last one. header checks the first record.
 //

@@ -112,8 +112,10 @@ func serveCommand() *cli.Command {
 			"prints it (loopback only, for trying things out). Registering a campaign returns the\n" +
 			"campaign's own token, once; a campaign token reaches that campaign only.\n\n" +
 			"Durability: with --data-dir every state change is appended to <dir>/bursar.wal and\n" +
-			"fsynced before it is answered, and a restart replays the file: campaigns, tokens,\n" +
-			"credits, buckets and leases come back as they were, even after kill -9. Without\n" +
+			"fsynced before it is answered, and a restart loads <dir>/bursar.snap and replays the\n" +
+			"journal after it: campaigns, tokens, credits, buckets and leases come back as they\n" +
+			"were, even after kill -9. A damaged complete record at the journal's tail stops the\n" +
+			"start with the 'bursar journal repair' command that cuts it (or --recover-tail). Without\n" +
 			"--data-dir everything lives in memory and dies with the process. The broker flags must\n" +
 			"stay the same across restarts of one data directory.\n\n" +
 			"Examples:\n" +
@@ -129,6 +131,10 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: service.DefaultIdleTimeout, Category: "connections", Usage: "close a kept-alive connection idle this long"},
 			&cli.PathFlag{Name: "data-dir", EnvVars: []string{"BURSAR_DATA_DIR"},
 				Usage: "keep the journal file here and replay it on start (default: memory only)"},
+			&cli.IntFlag{Name: "snapshot-every", Value: service.DefaultSnapshotEvery, Category: "journal",
+				Usage: "journal records between snapshots (a snapshot folds the history so far, and the journal is truncated behind it); -1: never"},
+			&cli.BoolFlag{Name: "recover-tail", Category: "journal",
+				Usage: "cut a damaged complete record at the journal's tail instead of refusing to start (the operation it held is lost; see 'bursar journal repair')"},
 			adminTokenFlag(),
 			&cli.BoolFlag{Name: "insecure-dev", Usage: "allow starting without an administrator token: a random one is made up and printed (loopback addresses only)"},
 			&cli.IntFlag{Name: "journal-keep", Value: service.DefaultJournalKeep, Category: "retention", Usage: "journal records (all campaigns) the API can page through"},
@@ -155,6 +161,9 @@ func runServe(c *cli.Context) error {
 	}
 	if c.Int("max-conns") < 1 {
 		return fmt.Errorf("--max-conns must be at least 1, got %d", c.Int("max-conns"))
+	}
+	if n := c.Int("snapshot-every"); n == 0 || n < -1 {
+		return fmt.Errorf("--snapshot-every must be a positive number of records or -1 (never), got %d", n)
 	}
 	if c.Duration("idle-timeout") <= 0 {
 		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
@@ -187,6 +196,7 @@ func runServe(c *cli.Context) error {
 		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
+		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),
 	})
 	if err != nil {
 		ln.Close()
