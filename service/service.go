@@ -205,6 +205,11 @@ func New(opts Options) (*Service, error) {
 		s.Close()
 		return nil, err
 	}
+	if w != nil && w.sealed.Load() {
+		// A crash interrupted a snapshot: finish it now, before any
+		// rotation could need bursar.wal.old's name.
+		s.startCompaction()
+	}
 	return s, nil
 }
 
@@ -316,6 +321,14 @@ func (s *Service) maybeSnapshotLocked() {
 		s.failLocked(err)
 		return
 	}
+	s.startCompaction()
+}
+
+// startCompaction folds bursar.wal.old into the snapshot in the
+// background; w.sealed stays set (no rotation may overwrite the sealed
+// segment) until it has succeeded.
+func (s *Service) startCompaction() {
+	w := s.wal
 	s.snapWG.Add(1)
 	go func() {
 		defer s.snapWG.Done()

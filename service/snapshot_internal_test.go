@@ -147,7 +147,20 @@ func TestSnapshotCrashPoints(t *testing.T) {
 	s3, err := New(Options{Broker: testCfg(), DataDir: d1, AdminToken: testAdmin, SnapshotEvery: -1})
 	require.NoError(t, err)
 	assert.Equal(t, want, fingerprint(s3))
+	// The interrupted snapshot is finished at start, so that no later
+	// rotation can overwrite the sealed segment.
+	s3.snapWG.Wait()
+	assert.False(t, s3.wal.sealed.Load())
 	require.NoError(t, s3.Close())
+	_, err = os.Stat(filepath.Join(d1, walOldName))
+	assert.True(t, os.IsNotExist(err), "the sealed segment is folded into a snapshot and removed")
+	_, err = os.Stat(filepath.Join(d1, snapName))
+	require.NoError(t, err)
+	s4, err := New(Options{Broker: testCfg(), DataDir: d1, AdminToken: testAdmin})
+	require.NoError(t, err)
+	assert.Equal(t, want, fingerprint(s4))
+	assert.Positive(t, s4.Report().Snapshot)
+	require.NoError(t, s4.Close())
 
 	// A damaged snapshot stops the start.
 	snap := filepath.Join(dir, snapName)

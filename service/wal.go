@@ -147,21 +147,22 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		return fail(err)
 	}
 	rep.Snapshot = ops
-	// 2. A segment sealed for a snapshot that did not finish.
+	// 2. A segment sealed for a snapshot that did not finish; the
+	// service finishes that snapshot (sealedLeft).
+	sealedLeft := false
 	oldPath := filepath.Join(dir, walOldName)
 	if of, err := os.Open(oldPath); err == nil {
 		base, n, _, err := replaySegment(of, cfg, ops, apply, &rep, false, dir)
 		of.Close()
 		switch {
-		case err != nil && errors.Is(err, errCovered):
+		case errors.Is(err, errCovered):
 			// The snapshot was written; only the removal was missed.
+			_ = os.Remove(oldPath)
 		case err != nil:
 			return fail(fmt.Errorf("journal file %s: %w", oldPath, err))
 		default:
 			ops = base + n
-		}
-		if errors.Is(err, errCovered) {
-			_ = os.Remove(oldPath)
+			sealedLeft = true
 		}
 	} else if !os.IsNotExist(err) {
 		return fail(fmt.Errorf("journal file: %w", err))
@@ -194,6 +195,7 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 	w := &wal{f: f, lock: lock, dir: dir, path: path, cfg: cfg, ops: ops, written: good, synced: good,
 		notify: make(chan struct{}), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), stopped: make(chan struct{})}
+	w.sealed.Store(sealedLeft)
 	if good == 0 {
 		rep.Created = ops == 0
 		if err := w.writeHeader(); err != nil {
