@@ -164,6 +164,25 @@ while :; do sleep 0.05; done`
 	t.Logf("bursar lease said:\n%s", s)
 }
 
+// TestLeaseNoGrant: with the pool taken, --wait gives up with 75 and the
+// command never runs.
+func TestLeaseNoGrant(t *testing.T) {
+	ctx := context.Background()
+	p, vip, oppToken := leaseEnv(t)
+	acc, err := vip.Request(ctx, "vip", client.LeaseRequest{GPUs: 16, Duration: 100000})
+	require.NoError(t, err)
+	_, err = vip.WaitGrant(ctx, "vip", acc.RequestID, 20*time.Millisecond)
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "out")
+	lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+		"--server", p.url, "--campaign", "opp", "--gpus", "8", "--wait", "700ms", "--poll", "50ms",
+		"--", "sh", "-c", `echo ran > "$OUT"`)
+	assert.Equal(t, 75, lp.wait(t, 20*time.Second), "%s", lp.stderr)
+	assert.Contains(t, lp.stderr.String(), "no grant within --wait")
+	_, err = os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "the command did not run")
+}
+
 func TestLeaseUsageErrors(t *testing.T) {
 	_, stderr, code := run(t, cleanEnv("BURSAR_TOKEN=x"), "lease", "--campaign", "c", "--gpus", "1")
 	assert.Equal(t, 1, code)
