@@ -26,8 +26,8 @@ const (
 // of core.apply and the record of the journal file: the broker is a
 // deterministic state machine, so replaying the same operations in the same
 // order onto a fresh broker rebuilds campaigns, credits, buckets, leases and
-// the id counter exactly, with no snapshot format to keep in step with the
-// policy package.
+// the id counter exactly, with no dump of the broker's internals to keep in
+// step with the policy package (snapshots fold operations: snapshot.go).
 type op struct {
 	Op string `json:"op"`
 	// T is the broker time the operation ran at (for a tick: the time it
