@@ -197,7 +197,7 @@ func New(opts Options) (*Service, error) {
 		for _, n := range rep.Records {
 			total += n
 		}
-		s.log.Info("journal file replayed", "file", rep.Path, "new", rep.Created, "records", total,
+		s.log.Info("journal file replayed", "file", rep.Path, "new", rep.Created, "snapshot_operations", rep.Snapshot, "records", total,
 			"campaigns", c.b.NumCampaigns(), "leases", len(c.b.Leases()), "pending", len(c.b.Pending()),
 			"t", rep.Time, "took", time.Since(start).Round(time.Millisecond))
 	}
