@@ -16,7 +16,8 @@
 // statuses an agent reacts to match sentinels with errors.Is
 // (ErrBudgetExhausted, ErrForbidden, ...).
 //
-// The wire types in types.go are the service's own: the server generates its
-// OpenAPI document and its input validation from these structs, so the
-// client cannot drift from the API it talks to.
+// The wire types are those of package api, the contract the service imports
+// too (types.go aliases them): the server generates its OpenAPI document
+// and its input validation from the same structs, so the client cannot
+// drift from the API it talks to.
 package client

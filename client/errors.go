@@ -7,25 +7,6 @@ import (
 	"strings"
 )
 
-// Problem is an RFC 9457 problem document, as the service writes it for
-// every 4xx and 5xx answer.
-type Problem struct {
-	Type     string          `json:"type,omitempty"`
-	Title    string          `json:"title,omitempty"`
-	Status   int             `json:"status,omitempty"`
-	Detail   string          `json:"detail,omitempty"`
-	Instance string          `json:"instance,omitempty"`
-	Errors   []ProblemDetail `json:"errors,omitempty"`
-}
-
-// ProblemDetail names one offending field: Location is e.g. "body.gpus" or
-// "query.class".
-type ProblemDetail struct {
-	Message  string `json:"message,omitempty"`
-	Location string `json:"location,omitempty"`
-	Value    any    `json:"value,omitempty"`
-}
-
 // Error is a non-2xx answer from the service.
 type Error struct {
 	// Method and Path are the request that failed.

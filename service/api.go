@@ -52,11 +52,36 @@ func (s *Service) buildAPI() error {
 		w.Header().Set("Content-Type", "application/openapi+json")
 		_, _ = w.Write(s.spec)
 	})
+	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no operation %s %s (the API is described at /openapi.json)", r.Method, r.URL.Path))
+		// The catch-all route hides the mux's own 405: find the methods
+		// the path does have.
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeProblem(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: %s",
+				r.Method, capMessage(r.URL.Path), strings.Join(allow, ", ")))
+			return
+		}
+		writeProblem(w, http.StatusNotFound, fmt.Sprintf("no operation %s %s (the API is described at /openapi.json)", capName(r.Method), capMessage(r.URL.Path)))
 	})
 	s.handler = s.outer(mux)
 	return nil
+}
+
+// allowedMethods lists the methods that have a route for r's path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // Huma reports a missing property at the object that lacks it ("body")
@@ -77,6 +102,9 @@ func problemTransformer(_ huma.Context, _ string, v any) (any, error) {
 		return v, nil
 	}
 	for _, d := range em.Errors {
+		// Unknown property errors carry the name in both; it is the
+		// caller's, so it is capped (a 500 KB key, a 500 KB answer).
+		d.Location, d.Message = capLocation(d.Location), capMessage(d.Message)
 		if m := missingProperty.FindStringSubmatch(d.Message); m != nil {
 			d.Location += "." + m[1]
 			d.Value = nil
@@ -86,6 +114,27 @@ func problemTransformer(_ huma.Context, _ string, v any) (any, error) {
 		d.Value = shortValue(d.Value)
 	}
 	return v, nil
+}
+
+// capLocation caps each dotted part of a location.
+func capLocation(loc string) string {
+	if len(loc) <= 4*maxEchoedName {
+		return loc
+	}
+	parts := strings.Split(loc, ".")
+	for i, p := range parts {
+		parts[i] = capName(p)
+	}
+	return capMessage(strings.Join(parts, "."))
+}
+
+// capMessage cuts a message that echoes a caller's input.
+func capMessage(m string) string {
+	const most = 256
+	if len(m) <= most {
+		return m
+	}
+	return strings.ToValidUTF8(m[:most], "") + "…"
 }
 
 // shortValue keeps an echoed value when it is short and replaces it with

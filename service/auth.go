@@ -173,5 +173,9 @@ func (s *Service) authMiddleware(ctx huma.Context, next func(huma.Context)) {
 			return
 		}
 	}
+	ctx, ok = s.strictBody(ctx)
+	if !ok {
+		return
+	}
 	next(huma.WithValue(ctx, principalKey{}, p))
 }

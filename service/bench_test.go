@@ -32,6 +32,22 @@ func BenchmarkRequests(b *testing.B) {
 	}
 }
 
+// BenchmarkCampaigns is BenchmarkRequests with 50 and 200 concurrent
+// campaigns (issue 13's load figures).
+//
+//	go test -run '^$' -bench Campaigns -benchtime 20000x ./service/
+func BenchmarkCampaigns(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		for _, agents := range []int{50, 200} {
+			name := fmt.Sprintf("memory/campaigns=%d", agents)
+			if durable {
+				name = fmt.Sprintf("durable/campaigns=%d", agents)
+			}
+			b.Run(name, func(b *testing.B) { benchRequests(b, durable, agents) })
+		}
+	}
+}
+
 func benchRequests(b *testing.B, durable bool, agents int) {
 	opts := service.Options{Speed: 1000, MaxPending: 1 << 20}
 	if durable {
@@ -40,7 +56,7 @@ func benchRequests(b *testing.B, durable bool, agents int) {
 	e, _ := serveEnv(b, opts)
 	camps := make([]*client.Client, agents)
 	for i := range camps {
-		camps[i] = e.register(b, client.CampaignSpec{Name: fmt.Sprintf("b%02d", i), Budget: 1e9, Guaranteed: 8,
+		camps[i] = e.register(b, client.CampaignSpec{Name: fmt.Sprintf("b%03d", i), Budget: 1e9, Guaranteed: min(8, 512/agents),
 			Sustained: 512, BurstCeiling: 512, Bucket: 1e9, Class: client.ClassAgentBurst})
 	}
 	var (
@@ -54,7 +70,7 @@ func benchRequests(b *testing.B, durable bool, agents int) {
 	var done atomic.Int64
 	agent := func() {
 		i := int(next.Add(1) - 1)
-		c, name := camps[i], fmt.Sprintf("b%02d", i)
+		c, name := camps[i], fmt.Sprintf("b%03d", i)
 		mine := make([]time.Duration, 0, b.N/agents+1)
 		for done.Add(1) <= int64(b.N) {
 			t0 := time.Now()

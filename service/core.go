@@ -18,14 +18,16 @@ const (
 	opReleaseLease = "release-lease"
 	opConsume      = "consume"
 	opTick         = "tick"
+	// opTicks is a run of N ticks: snapshots write idle time this way.
+	opTicks = "ticks"
 )
 
 // op is one state-changing operation on the broker. It is both the argument
 // of core.apply and the record of the journal file: the broker is a
 // deterministic state machine, so replaying the same operations in the same
 // order onto a fresh broker rebuilds campaigns, credits, buckets, leases and
-// the id counter exactly, with no snapshot format to keep in step with the
-// policy package.
+// the id counter exactly, with no dump of the broker's internals to keep in
+// step with the policy package (snapshots fold operations: snapshot.go).
 type op struct {
 	Op string `json:"op"`
 	// T is the broker time the operation ran at (for a tick: the time it
@@ -36,6 +38,13 @@ type op struct {
 	// open (the file header)
 	Version int            `json:"version,omitempty"`
 	Config  *policy.Config `json:"config,omitempty"`
+	// Base is, in a journal segment's header, the number of operations
+	// before its first record (in the snapshot and earlier segments); in
+	// a snapshot's header, the number of operations it covers.
+	Base int64 `json:"base,omitempty"`
+
+	// ticks: how many (T is the time after the last).
+	N int `json:"n,omitempty"`
 
 	// register
 	Env       *policy.Envelope `json:"env,omitempty"`
@@ -138,14 +147,20 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 // changed together with policy.ErrBudgetExhausted.
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	switch o.Op {
-	case opTick, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume:
+	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
 	now := c.b.Now()
 	want := now
-	if o.Op == opTick {
+	switch o.Op {
+	case opTick:
 		want = now + 1
+	case opTicks:
+		if o.N < 1 {
+			return res, false, fmt.Errorf("%w: a run of %d ticks", errReplay, o.N)
+		}
+		want = now + o.N
 	}
 	if o.T != want {
 		return res, false, fmt.Errorf("%w: %s stamped t=%d at broker time %d", errReplay, o.Op, o.T, now)
@@ -153,6 +168,11 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 	switch o.Op {
 	case opTick:
 		c.b.Tick()
+		return res, true, nil
+	case opTicks:
+		for range o.N {
+			c.b.Tick()
+		}
 		return res, true, nil
 
 	case opRegister:

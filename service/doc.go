@@ -6,7 +6,7 @@
 // service puts one mutex around it and a ticker that advances it one broker
 // second every 1/Speed wall-clock seconds. Handlers are huma operations on
 // a Go 1.22 ServeMux (the OpenAPI 3.1 document at /openapi.json is generated
-// from the client package's wire types, which are also what every request
+// from the api package's wire types, which are also what every request
 // is validated against).
 //
 // Security: campaign tokens are 128 random bits, shown once at
@@ -20,8 +20,17 @@
 // with the token hash, request, release, release-lease, consume, tick)
 // before its answer is sent, and group-committed with fsync; no answer,
 // read or write, is sent before the journal covering the state it shows is
-// on stable storage. On start the file is replayed onto a fresh broker,
-// which rebuilds campaigns, tokens, credits, buckets, leases and the id
-// counter exactly; a torn or corrupt tail is cut and reported. See
-// docs/service.md for the exact guarantee.
+// on stable storage. Periodic snapshots (snapshot.go) fold the history so
+// far, runs of ticks into one record, and the journal is truncated behind
+// them. On start the snapshot and the journal after it are replayed onto a
+// fresh broker, which rebuilds campaigns, tokens, credits, buckets, leases
+// and the id counter exactly; a torn last record is cut and reported, a
+// damaged complete one stops the start with the repair command
+// (RepairJournal) unless RecoverTail.
+//
+// Exposure on a shared login node (issue 13): connections are capped to fit
+// the descriptor limit, the longest-idle shed first (connlimit.go); every
+// error is an RFC 9457 problem, bodies are strict JSON (strict.go); the
+// clock's speed is bounded and its lag logged and exported at /metrics
+// (clock.go, metrics.go). See docs/service.md for the exact guarantees.
 package service

@@ -10,7 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/api"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -26,11 +26,11 @@ type (
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
 	}
 	registerInput struct {
-		Body client.CampaignSpec
+		Body api.CampaignSpec
 	}
 	requestInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Body     client.LeaseRequest
+		Body     api.LeaseRequest
 	}
 	requestStatusInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
@@ -46,7 +46,7 @@ type (
 	}
 	consumeInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Body     client.ConsumeRequest
+		Body     api.ConsumeRequest
 	}
 	grantsInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
@@ -63,24 +63,24 @@ type (
 // Outputs.
 
 type (
-	healthOutput   struct{ Body client.Health }
+	healthOutput   struct{ Body api.Health }
 	registerOutput struct {
 		Location string `header:"Location"`
-		Body     client.Registration
+		Body     api.Registration
 	}
-	listOutput     struct{ Body client.CampaignList }
-	campaignOutput struct{ Body client.CampaignOut }
-	supplyOutput   struct{ Body client.Supply }
+	listOutput     struct{ Body api.CampaignList }
+	campaignOutput struct{ Body api.CampaignOut }
+	supplyOutput   struct{ Body api.Supply }
 	requestOutput  struct {
 		Location string `header:"Location"`
-		Body     client.RequestAccepted
+		Body     api.RequestAccepted
 	}
-	requestStatusOutput struct{ Body client.RequestStatus }
-	leasesOutput        struct{ Body client.Leases }
-	releaseOutput       struct{ Body client.ReleaseResult }
-	consumeOutput       struct{ Body client.ConsumeResult }
-	grantsOutput        struct{ Body client.Grants }
-	journalOutput       struct{ Body client.Journal }
+	requestStatusOutput struct{ Body api.RequestStatus }
+	leasesOutput        struct{ Body api.Leases }
+	releaseOutput       struct{ Body api.ReleaseResult }
+	consumeOutput       struct{ Body api.ConsumeResult }
+	grantsOutput        struct{ Body api.Grants }
+	journalOutput       struct{ Body api.Journal }
 )
 
 func (s *Service) registerOperations() {
@@ -150,20 +150,20 @@ func (t *txn) campaign(name string) (policy.CampaignID, *campState, error) {
 	return id, t.c.camps[id], nil
 }
 
-func specOf(env policy.Envelope) client.CampaignSpec {
-	flow := func(f *policy.Flow) *client.FlowSpec {
+func specOf(env policy.Envelope) api.CampaignSpec {
+	flow := func(f *policy.Flow) *api.FlowSpec {
 		if f == nil {
 			return nil
 		}
-		return &client.FlowSpec{Rate: f.Rate, Bucket: f.Bucket, Ceiling: f.Ceiling}
+		return &api.FlowSpec{Rate: f.Rate, Bucket: f.Bucket, Ceiling: f.Ceiling}
 	}
-	return client.CampaignSpec{Name: env.Name, Budget: env.Budget, Guaranteed: env.Guaranteed, Sustained: env.Sustained,
+	return api.CampaignSpec{Name: env.Name, Budget: env.Budget, Guaranteed: env.Guaranteed, Sustained: env.Sustained,
 		BurstCeiling: env.BurstCeiling, Bucket: env.Bucket, Class: env.Class.String(), IO: flow(env.IO), Inference: flow(env.Inference)}
 }
 
-func (c *core) campaignView(id policy.CampaignID) client.Campaign {
+func (c *core) campaignView(id policy.CampaignID) api.Campaign {
 	cs := c.camps[id]
-	return client.Campaign{
+	return api.Campaign{
 		ID: int(id), Name: cs.name, Envelope: specOf(c.b.Envelope(id)),
 		Held: c.b.Held(id, policy.AnyClass), Outstanding: c.b.Outstanding(id, policy.AnyClass), PendingRequests: cs.pending,
 		Credits: c.b.Credits(id), Spent: c.b.Spent(id),
@@ -171,11 +171,11 @@ func (c *core) campaignView(id policy.CampaignID) client.Campaign {
 	}
 }
 
-func grantOf(e *entry) client.Grant {
+func grantOf(e *entry) api.Grant {
 	ev := &e.ev
-	return client.Grant{Seq: e.seq, T: ev.T, Lease: ev.Lease, GPUs: ev.GPUs, Class: ev.Class.String(),
+	return api.Grant{Seq: e.seq, T: ev.T, Lease: ev.Lease, GPUs: ev.GPUs, Class: ev.Class.String(),
 		Latency: ev.Latency, Path: ev.Path.String(),
-		Rule: client.GrantRule{ClassRank: ev.Class.Rank(), FairDeficit: ev.FairDeficit, Tokens: ev.RuleTokens}}
+		Rule: api.GrantRule{ClassRank: ev.Class.Rank(), FairDeficit: ev.FairDeficit, Tokens: ev.RuleTokens}}
 }
 
 func (s *Service) health(ctx context.Context, _ *emptyInput) (*healthOutput, error) {
@@ -184,7 +184,7 @@ func (s *Service) health(ctx context.Context, _ *emptyInput) (*healthOutput, err
 	if s.failed != nil {
 		return nil, errUnavailable("the service has failed: " + s.failed.Error())
 	}
-	return &healthOutput{client.Health{Status: "ok", T: s.core.b.Now(), Durable: s.wal != nil}}, nil
+	return &healthOutput{api.Health{Status: "ok", T: int(s.durableT.Load()), Durable: s.wal != nil}}, nil
 }
 
 func (s *Service) register(ctx context.Context, in *registerInput) (*registerOutput, error) {
@@ -196,7 +196,7 @@ func (s *Service) register(ctx context.Context, in *registerInput) (*registerOut
 	if err != nil {
 		return nil, fieldError("body.class", err.Error(), spec.Class)
 	}
-	flow := func(f *client.FlowSpec) *policy.Flow {
+	flow := func(f *api.FlowSpec) *policy.Flow {
 		if f == nil {
 			return nil
 		}
@@ -226,7 +226,7 @@ func (s *Service) register(ctx context.Context, in *registerInput) (*registerOut
 			return fmt.Errorf("registered as campaign %d, expected %d", res.id, id)
 		}
 		out = registerOutput{Location: "/v1/campaigns/" + env.Name,
-			Body: client.Registration{ID: res.id, Name: env.Name, Token: tok, T: t.c.b.Now(), Envelope: specOf(env)}}
+			Body: api.Registration{ID: res.id, Name: env.Name, Token: tok, T: t.c.b.Now(), Envelope: specOf(env)}}
 		return nil
 	})
 	if err != nil {
@@ -240,7 +240,7 @@ func (s *Service) list(ctx context.Context, _ *emptyInput) (*listOutput, error) 
 	var out listOutput
 	err := s.withState(ctx, func(t *txn) error {
 		b := t.c.b
-		out.Body = client.CampaignList{T: b.Now(), Pool: b.Config().Pool, Free: b.Free(), Campaigns: make([]client.Campaign, 0, b.NumCampaigns())}
+		out.Body = api.CampaignList{T: b.Now(), Pool: b.Config().Pool, Free: b.Free(), Campaigns: make([]api.Campaign, 0, b.NumCampaigns())}
 		for i := range b.NumCampaigns() {
 			out.Body.Campaigns = append(out.Body.Campaigns, t.c.campaignView(policy.CampaignID(i)))
 		}
@@ -256,7 +256,7 @@ func (s *Service) campaign(ctx context.Context, in *campaignInput) (*campaignOut
 		if err != nil {
 			return err
 		}
-		out.Body = client.CampaignOut{T: t.c.b.Now(), Campaign: t.c.campaignView(id)}
+		out.Body = api.CampaignOut{T: t.c.b.Now(), Campaign: t.c.campaignView(id)}
 		return nil
 	})
 	return &out, err
@@ -271,10 +271,10 @@ func (s *Service) supply(ctx context.Context, in *campaignInput) (*supplyOutput,
 		}
 		b := t.c.b
 		sp := b.Supply(id)
-		fs := func(f policy.FlowSupply) client.FlowSupply {
-			return client.FlowSupply{Tokens: f.Tokens, Bucket: f.Bucket, Rate: f.Rate, Ceiling: f.Ceiling, FacilityLeft: f.FacilityLeft}
+		fs := func(f policy.FlowSupply) api.FlowSupply {
+			return api.FlowSupply{Tokens: f.Tokens, Bucket: f.Bucket, Rate: f.Rate, Ceiling: f.Ceiling, FacilityLeft: f.FacilityLeft}
 		}
-		out.Body = client.Supply{T: b.Now(), Free: sp.Free, Reclaimable: sp.Reclaimable,
+		out.Body = api.Supply{T: b.Now(), Free: sp.Free, Reclaimable: sp.Reclaimable,
 			CongestionIndex: sp.CongestionIndex, Multiplier: sp.Multiplier,
 			Tokens: sp.Tokens, Bucket: sp.Bucket, Sustained: sp.Sustained, Credits: sp.Credits,
 			ExpectedPath: sp.ExpectedPath.String(),
@@ -313,7 +313,7 @@ func (s *Service) request(ctx context.Context, in *requestInput) (*requestOutput
 			cls = b.Envelope(id).Class.String()
 		}
 		out = requestOutput{Location: "/v1/campaigns/" + cs.name + "/requests/" + strconv.Itoa(res.id),
-			Body: client.RequestAccepted{RequestID: res.id, State: client.StatePending, T: b.Now(), GPUs: r.GPUs, Duration: r.Duration, Class: cls}}
+			Body: api.RequestAccepted{RequestID: res.id, State: api.StatePending, T: b.Now(), GPUs: r.GPUs, Duration: r.Duration, Class: cls}}
 		return nil
 	})
 	if err != nil {
@@ -329,11 +329,11 @@ func (s *Service) requestStatus(ctx context.Context, in *requestStatusInput) (*r
 		if err != nil {
 			return err
 		}
-		out.Body = client.RequestStatus{T: t.c.b.Now(), RequestID: in.Request}
+		out.Body = api.RequestStatus{T: t.c.b.Now(), RequestID: in.Request}
 		for _, r := range t.c.b.Pending() {
 			if r.ID == in.Request && r.Campaign == id {
-				out.Body.State = client.StatePending
-				out.Body.Pending = &client.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration, Class: r.Class.String(), Submitted: r.Submitted}
+				out.Body.State = api.StatePending
+				out.Body.Pending = &api.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration, Class: r.Class.String(), Submitted: r.Submitted}
 				return nil
 			}
 		}
@@ -341,7 +341,7 @@ func (s *Service) requestStatus(ctx context.Context, in *requestStatusInput) (*r
 		for i := len(cs.grants.buf) - 1; i >= 0; i-- {
 			if e := cs.grants.at(i); e.ev.Lease == in.Request {
 				g := grantOf(e)
-				out.Body.State, out.Body.Grant = client.StateGranted, &g
+				out.Body.State, out.Body.Grant = api.StateGranted, &g
 				return nil
 			}
 		}
@@ -358,11 +358,11 @@ func (s *Service) leases(ctx context.Context, in *campaignInput) (*leasesOutput,
 			return err
 		}
 		b := t.c.b
-		out.Body = client.Leases{T: b.Now(), Held: b.Held(id, policy.AnyClass), Outstanding: b.Outstanding(id, policy.AnyClass),
-			Leases: []client.Lease{}, Pending: []client.PendingRequest{}}
+		out.Body = api.Leases{T: b.Now(), Held: b.Held(id, policy.AnyClass), Outstanding: b.Outstanding(id, policy.AnyClass),
+			Leases: []api.Lease{}, Pending: []api.PendingRequest{}}
 		for _, l := range b.Leases() {
 			if l.Campaign == id {
-				cl := client.Lease{ID: l.ID, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
+				cl := api.Lease{ID: l.ID, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
 					Granted: l.Granted, Expires: l.Expires, UnderNotice: l.UnderNotice}
 				if l.UnderNotice {
 					cl.PreemptAt = l.PreemptAt
@@ -372,7 +372,7 @@ func (s *Service) leases(ctx context.Context, in *campaignInput) (*leasesOutput,
 		}
 		for _, r := range b.Pending() {
 			if r.Campaign == id {
-				out.Body.Pending = append(out.Body.Pending, client.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration,
+				out.Body.Pending = append(out.Body.Pending, api.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration,
 					Class: r.Class.String(), Submitted: r.Submitted})
 			}
 		}
@@ -392,7 +392,7 @@ func (s *Service) releaseAll(ctx context.Context, in *releaseAllInput) (*release
 		if err != nil {
 			return err
 		}
-		out.Body = client.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs,
+		out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs,
 			DroppedRequests: res.droppedRequests, DroppedGPUs: res.droppedGPUs}
 		return nil
 	})
@@ -420,7 +420,7 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if err != nil {
 			return err
 		}
-		out.Body = client.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs}
+		out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs}
 		return nil
 	})
 	return &out, err
@@ -442,10 +442,10 @@ func (s *Service) consume(ctx context.Context, in *consumeInput) (*consumeOutput
 			return huma.Error422UnprocessableEntity(err.Error())
 		}
 		b := t.c.b
-		fg := func(desired, allowed float64, d policy.Dimension) client.FlowGrant {
-			return client.FlowGrant{Desired: desired, Allowed: allowed, Throttled: allowed < desired-flowSlack, Tokens: b.FlowTokens(id, d)}
+		fg := func(desired, allowed float64, d policy.Dimension) api.FlowGrant {
+			return api.FlowGrant{Desired: desired, Allowed: allowed, Throttled: allowed < desired-flowSlack, Tokens: b.FlowTokens(id, d)}
 		}
-		out.Body = client.ConsumeResult{T: b.Now(),
+		out.Body = api.ConsumeResult{T: b.Now(),
 			IO:        fg(in.Body.IO, res.allowedIO, policy.IO),
 			Inference: fg(in.Body.Inference, res.allowedInference, policy.Inference),
 			Credits:   b.Credits(id)}
@@ -462,8 +462,8 @@ func (s *Service) grants(ctx context.Context, in *grantsInput) (*grantsOutput, e
 			return err
 		}
 		page, next, _ := cs.grants.page(in.After, in.Limit)
-		out.Body = client.Grants{T: t.c.b.Now(), TotalGrants: cs.grants.last, TotalGPUs: cs.grantedGPUs,
-			Oldest: cs.grants.oldest(), Next: next, Grants: make([]client.Grant, 0, len(page))}
+		out.Body = api.Grants{T: t.c.b.Now(), TotalGrants: cs.grants.last, TotalGPUs: cs.grantedGPUs,
+			Oldest: cs.grants.oldest(), Next: next, Grants: make([]api.Grant, 0, len(page))}
 		for _, e := range page {
 			out.Body.Grants = append(out.Body.Grants, grantOf(e))
 		}
@@ -492,12 +492,12 @@ func (s *Service) journal(ctx context.Context, in *journalInput) (*journalOutput
 			r, scope = &cs.journal, name
 		}
 		page, next, truncated := r.page(in.After, in.Limit)
-		out.Body = client.Journal{T: t.c.b.Now(), Scope: scope, Oldest: r.oldest(), Next: next, Truncated: truncated,
-			Records: make([]client.JournalRecord, 0, len(page))}
+		out.Body = api.Journal{T: t.c.b.Now(), Scope: scope, Oldest: r.oldest(), Next: next, Truncated: truncated,
+			Records: make([]api.JournalRecord, 0, len(page))}
 		var buf []byte
 		for _, e := range page {
 			buf = e.ev.AppendJSON(buf[:0])
-			out.Body.Records = append(out.Body.Records, client.JournalRecord{Seq: e.seq, Record: json.RawMessage(append([]byte(nil), buf...))})
+			out.Body.Records = append(out.Body.Records, api.JournalRecord{Seq: e.seq, Record: json.RawMessage(append([]byte(nil), buf...))})
 		}
 		return nil
 	})

@@ -164,3 +164,29 @@ func readWAL(t testing.TB, dir string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func serviceOptionsWithDir(t testing.TB) service.Options {
+	return service.Options{DataDir: t.TempDir()}
+}
+
+func newRawRequest(url, method, path, token string) (*http.Request, error) {
+	req, err := http.NewRequest(method, url+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return req, nil
+}
+
+// do sends req and returns the answer with its body read.
+func do(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"time"
 )
@@ -74,6 +75,12 @@ func (s *Service) outer(next http.Handler) http.Handler {
 			// Huma enforces the same limit per operation and answers
 			// 413; this covers every other route.
 			r.Body = http.MaxBytesReader(sw, r.Body, MaxBodyBytes)
+		}
+		// ServeMux would answer a path with // or .. with a 307 and an
+		// HTML body; the API has exactly one spelling per resource.
+		if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p {
+			writeProblem(sw, http.StatusNotFound, fmt.Sprintf("path %q is not canonical (no //, . or .. segments, no trailing /)", capMessage(p)))
+			return
 		}
 		defer func() {
 			if v := recover(); v != nil {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -27,9 +28,19 @@ const (
 	DefaultGrantKeep           = 1000
 	DefaultMaxPending          = 1024
 	DefaultDurableWait         = 10 * time.Second
+	DefaultIdleTimeout         = 15 * time.Second
+	// DefaultSnapshotEvery is about a day of an idle service at speed 1.
+	DefaultSnapshotEvery = 100000
 	// MaxSpeed bounds --speed: beyond it a tick period is shorter than the
 	// time a tick takes under load, and the clock would only fall behind.
+	// With a data directory each tick waits for its fsync, so the clock
+	// falls behind far sooner (a few thousand ticks per second on an SSD);
+	// the service then warns and counts it (see clockWatch).
 	MaxSpeed = 100000
+	// MinSpeed bounds --speed from below: one broker second per 1000
+	// wall-clock seconds. Slower clocks are not useful, and a period of
+	// 1/speed seconds overflows time.Duration below about 1.1e-10.
+	MinSpeed = 0.001
 )
 
 // Options configure a Service.
@@ -55,6 +66,19 @@ type Options struct {
 	// DurableWait bounds how long an answer waits for its fsync (0: the
 	// default).
 	DurableWait time.Duration
+	// RecoverTail cuts a damaged complete record at the journal's tail
+	// instead of refusing to start (the operation it held is lost).
+	RecoverTail bool
+	// SnapshotEvery is how many journal records are appended between
+	// snapshots (0: DefaultSnapshotEvery; negative: never).
+	SnapshotEvery int
+	// MaxConns caps open connections (0: DefaultMaxConns); Serve lowers
+	// it to fit the process's descriptor limit. At the cap the connection
+	// idle longest is closed to make room.
+	MaxConns int
+	// IdleTimeout closes a kept-alive connection idle this long (0:
+	// DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// Logger receives the service log (nil: discard).
 	Logger *slog.Logger
 }
@@ -80,16 +104,33 @@ func (o *Options) fill() error {
 	if o.MaxPending == 0 {
 		o.MaxPending = DefaultMaxPending
 	}
+	if o.IdleTimeout < 0 || o.MaxConns < 0 {
+		return fmt.Errorf("service: the idle timeout and the connection limit must not be negative")
+	}
+	if o.SnapshotEvery == 0 {
+		o.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	if o.DurableWait <= 0 {
 		o.DurableWait = DefaultDurableWait
 	}
-	if math.IsNaN(o.Speed) || o.Speed < 0 || o.Speed > MaxSpeed {
-		return fmt.Errorf("service: speed must be between 0 and %d ticks per second, got %v", MaxSpeed, o.Speed)
+	if err := ValidSpeed(o.Speed); o.Speed != 0 && err != nil {
+		return fmt.Errorf("service: %w", err)
 	}
 	if len(o.AdminToken) < MinAdminTokenBytes {
 		return fmt.Errorf("service: the administrator token must be at least %d bytes long", MinAdminTokenBytes)
 	}
 	return o.Broker.Validate()
+}
+
+// ValidSpeed checks a tick rate against [MinSpeed, MaxSpeed].
+func ValidSpeed(speed float64) error {
+	if math.IsNaN(speed) || speed < MinSpeed || speed > MaxSpeed {
+		return fmt.Errorf("speed must be between %g and %d broker seconds per wall-clock second, got %v", MinSpeed, MaxSpeed, speed)
+	}
+	return nil
 }
 
 // Service is the broker served over HTTP in real time. One lock guards the
@@ -109,10 +150,22 @@ type Service struct {
 	failOnce sync.Once
 	failCh   chan struct{}
 
+	// durableT is the latest broker time whose tick is on stable storage:
+	// what /healthz shows, so that it never names a time a crash could
+	// take back.
+	durableT atomic.Int64
+
+	clock    clockStats
+	conns    connStats
+	tickHook func() // tests: runs before each ticker tick
+
 	api     huma.API
 	handler http.Handler
 	spec    []byte
 	report  ReplayReport
+
+	snapWG    sync.WaitGroup
+	snapshots atomic.Int64
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -135,6 +188,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, log: opts.Logger, adminHash: hashToken(opts.AdminToken), core: c, wal: w, report: rep,
 		failCh: make(chan struct{}), stop: make(chan struct{})}
+	s.durableT.Store(int64(c.b.Now()))
 	if w != nil {
 		if rep.CutBytes > 0 {
 			s.log.Warn("journal file: damaged tail cut", "file", rep.Path, "reason", rep.CutReason, "bytes", rep.CutBytes)
@@ -143,13 +197,18 @@ func New(opts Options) (*Service, error) {
 		for _, n := range rep.Records {
 			total += n
 		}
-		s.log.Info("journal file replayed", "file", rep.Path, "new", rep.Created, "records", total,
+		s.log.Info("journal file replayed", "file", rep.Path, "new", rep.Created, "snapshot_operations", rep.Snapshot, "records", total,
 			"campaigns", c.b.NumCampaigns(), "leases", len(c.b.Leases()), "pending", len(c.b.Pending()),
 			"t", rep.Time, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if err := s.buildAPI(); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if w != nil && w.sealed.Load() {
+		// A crash interrupted a snapshot: finish it now, before any
+		// rotation could need bursar.wal.old's name.
+		s.startCompaction()
 	}
 	return s, nil
 }
@@ -164,7 +223,7 @@ func openState(opts Options) (*core, *wal, ReplayReport, error) {
 	if opts.DataDir == "" {
 		return c, nil, ReplayReport{}, nil
 	}
-	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne)
+	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne, opts.RecoverTail)
 	if err != nil {
 		return nil, nil, rep, err
 	}
@@ -246,8 +305,44 @@ func (t *txn) apply(o *op) (result, error) {
 			return res, errUnavailable("the journal file cannot be written; the service has stopped taking requests")
 		}
 		t.pos = pos
+		t.s.maybeSnapshotLocked()
 	}
 	return res, err
+}
+
+// maybeSnapshotLocked rotates the journal and starts a snapshot when
+// enough records were appended since the last one (s.mu held).
+func (s *Service) maybeSnapshotLocked() {
+	w := s.wal
+	if s.opts.SnapshotEvery < 0 || w.sinceRotate < s.opts.SnapshotEvery || w.sealed.Load() {
+		return
+	}
+	if err := w.rotate(); err != nil {
+		s.failLocked(err)
+		return
+	}
+	s.startCompaction()
+}
+
+// startCompaction folds bursar.wal.old into the snapshot in the
+// background; w.sealed stays set (no rotation may overwrite the sealed
+// segment) until it has succeeded.
+func (s *Service) startCompaction() {
+	w := s.wal
+	s.snapWG.Add(1)
+	go func() {
+		defer s.snapWG.Done()
+		start := time.Now()
+		if err := compact(s.opts.DataDir, s.opts.Broker); err != nil {
+			// bursar.wal.old stays; the next start replays it. No
+			// further rotation may overwrite it.
+			s.log.Error("snapshot failed; the journal keeps growing until a restart", "err", err)
+			return
+		}
+		w.sealed.Store(false)
+		s.snapshots.Add(1)
+		s.log.Info("snapshot written; journal truncated behind it", "took", time.Since(start).Round(time.Millisecond))
+	}()
 }
 
 // withState runs fn under the lock, then waits until everything fn saw or
@@ -291,10 +386,19 @@ func (s *Service) withState(ctx context.Context, fn func(*txn) error) error {
 // stable storage, so that the ticker never runs more than one tick ahead of
 // the disk.
 func (s *Service) Tick() error {
-	return s.withState(context.Background(), func(t *txn) error {
+	now := 0
+	err := s.withState(context.Background(), func(t *txn) error {
 		_, err := t.apply(&op{Op: opTick})
+		now = t.c.b.Now()
 		return err
 	})
+	for err == nil {
+		old := s.durableT.Load()
+		if int64(now) <= old || s.durableT.CompareAndSwap(old, int64(now)) {
+			break
+		}
+	}
+	return err
 }
 
 // Now is the broker time.
@@ -318,18 +422,31 @@ func (s *Service) Start() {
 
 // tickLoop ticks once per period. A time.Ticker drops ticks the loop was
 // too slow for, so a loaded service slows its clock down instead of
-// catching up in a burst that agents could not react to.
+// catching up in a burst that agents could not react to; clockWatch says
+// so in the log and the metrics.
 func (s *Service) tickLoop(period time.Duration) {
 	defer s.wg.Done()
 	tk := time.NewTicker(period)
 	defer tk.Stop()
+	watch := newClockWatch(s.opts.Speed, time.Now())
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-tk.C:
+			if s.tickHook != nil {
+				s.tickHook()
+			}
 			if err := s.Tick(); err != nil && s.Failed() != nil {
 				return
+			}
+			if rate, behind := watch.tick(time.Now()); rate >= 0 {
+				s.clock.observe(rate, behind)
+				if behind && watch.shouldWarn() {
+					s.log.Warn("the broker clock is falling behind --speed: ticks take longer than their period "+
+						"(each waits for its fsync with --data-dir); agents see a slower clock",
+						"speed", s.opts.Speed, "achieved", math.Round(rate*10)/10)
+				}
 			}
 		}
 	}
@@ -344,6 +461,7 @@ func (s *Service) Close() error {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
+		s.snapWG.Wait()
 		if s.wal != nil {
 			s.closeErr = s.wal.close()
 		}
@@ -352,12 +470,12 @@ func (s *Service) Close() error {
 }
 
 // Server timeouts: no client can hold a connection open by sending or
-// reading slowly, or by idling.
+// reading slowly; idling is bounded by Options.IdleTimeout and the
+// connection limit.
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 15 * time.Second
 	writeTimeout      = 30 * time.Second
-	idleTimeout       = 60 * time.Second
 	shutdownTimeout   = 10 * time.Second
 )
 
@@ -365,18 +483,29 @@ const (
 // shuts down gracefully: it stops accepting, lets requests in flight
 // finish (up to 10 s), stops the ticker and closes the journal file.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	fdLimit := openFileLimit()
+	maxConns, err := EffectiveMaxConns(s.opts.MaxConns, fdLimit)
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("service: %w", err)
+	}
+	if s.opts.MaxConns > maxConns {
+		s.log.Warn("connection limit lowered to fit the descriptor limit", "asked", s.opts.MaxConns, "limit", maxConns, "ulimit_n", fdLimit)
+	}
+	lim := newConnLimiter(ln, maxConns, &s.conns)
 	s.Start()
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		ConnState:         lim.ConnState,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(logWriter{s.log}, "", 0),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(lim) }()
 	var runErr error
 	select {
 	case <-ctx.Done():

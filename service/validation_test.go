@@ -36,7 +36,7 @@ func TestFieldErrors(t *testing.T) {
 		{"POST", "/v1/campaigns", `{"name":"n",` + goodSpec + `,"io":{"rate":1,"bucket":1}}`, 422, "body.io.ceiling"},
 		{"POST", "/v1/campaigns", `{"name":"n",` + goodSpec + `,"extra":1}`, 422, "body.extra"},
 		{"POST", "/v1/campaigns", `{"name":"n","budget":1,"guaranteed":9,"sustained":1,"burst_ceiling":8,"bucket":1,"class":"opportunistic"}`, 422, "body.burst_ceiling"},
-		{"POST", "/v1/campaigns", `{"name":"n","budget":1e999,"guaranteed":0,"sustained":1,"burst_ceiling":1,"bucket":1,"class":"opportunistic"}`, 400, "body"},
+		{"POST", "/v1/campaigns", `{"name":"n","budget":1e999,"guaranteed":0,"sustained":1,"burst_ceiling":1,"bucket":1,"class":"opportunistic"}`, 400, "body.budget"},
 		{"POST", "/v1/campaigns", `{"name":`, 400, "body"},
 		{"POST", "/v1/campaigns", `[]`, 422, "body"},
 		{"POST", "/v1/campaigns", ``, 400, ""},

@@ -2,6 +2,7 @@ package service
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -47,7 +50,21 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // it.
 type wal struct {
 	f    *os.File
+	lock *os.File // holds the data directory's lock
+	dir  string
 	path string
+	cfg  policy.Config
+	// ops is the number of operations in the whole history (snapshot and
+	// segments); a new segment's header records it as its base. It is
+	// used under the Service lock.
+	ops int64
+	// fileMu keeps the syncer off the file while a rotation swaps it.
+	fileMu sync.Mutex
+	// sinceRotate counts records appended since the segment began
+	// (under the Service lock); sealed is set while bursar.wal.old
+	// exists, which forbids another rotation.
+	sinceRotate int
+	sealed      atomic.Bool
 
 	mu      sync.Mutex
 	written int64         // offset after the last appended record
@@ -68,7 +85,12 @@ type ReplayReport struct {
 	Path string
 	// Created: the file was new (or empty) and got a fresh header.
 	Created bool
-	// Records is the number of operations replayed, by operation name.
+	// Snapshot is the operations the snapshot loaded at start covered (0:
+	// there was none), and SnapshotTime the broker time it ended at.
+	Snapshot     int64
+	SnapshotTime int
+	// Records is the number of journal records replayed after the
+	// snapshot, by operation name.
 	Records map[string]int
 	// Time is the broker time after replay.
 	Time int
@@ -82,33 +104,80 @@ type ReplayReport struct {
 // errWALFailed wraps every write or fsync failure.
 var errWALFailed = errors.New("journal file failed")
 
-// openWAL opens (or creates) the journal file in dir, replays every
-// record through apply, cuts a damaged tail and returns the log ready for
-// appending. A record that is intact but cannot be applied, or damage
-// followed by intact records, is an error: cutting there would throw away
-// operations that were acknowledged.
-func openWAL(dir string, cfg policy.Config, apply func(*op) error) (*wal, ReplayReport, error) {
+// Journal file names in the data directory: the live segment, the one
+// sealed while a snapshot is being made from it, the snapshot, and the
+// lock that keeps a second process out (a lock on the journal file itself
+// would not survive its rotation).
+const (
+	walOldName = "bursar.wal.old"
+	lockName   = "bursar.lock"
+)
+
+// openWAL opens (or creates) the journal in dir: it loads the snapshot,
+// replays a sealed segment left by an interrupted snapshot and then the
+// live journal file through apply, applies the tail policy (see
+// replayFile) and returns the log ready for appending.
+func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail bool) (*wal, ReplayReport, error) {
 	rep := ReplayReport{Records: map[string]int{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, rep, fmt.Errorf("data dir: %w", err)
 	}
 	path := filepath.Join(dir, walName)
 	rep.Path = path
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, rep, fmt.Errorf("journal file: %w", err)
+		return nil, rep, fmt.Errorf("data dir: %w", err)
 	}
+	if err := lockFile(lock); err != nil {
+		lock.Close()
+		return nil, rep, fmt.Errorf("journal file %s is in use by another process: %w", path, err)
+	}
+	var f *os.File
 	fail := func(err error) (*wal, ReplayReport, error) {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
+		lock.Close()
 		return nil, rep, err
 	}
-	if err := lockFile(f); err != nil {
-		return fail(fmt.Errorf("journal file %s is in use by another process: %w", path, err))
-	}
 
-	good, err := replayFile(f, cfg, apply, &rep)
+	// 1. The snapshot: every operation before ops.
+	ops, err := loadSnapshot(dir, cfg, apply)
+	if err != nil {
+		return fail(err)
+	}
+	rep.Snapshot = ops
+	// 2. A segment sealed for a snapshot that did not finish; the
+	// service finishes that snapshot (sealedLeft).
+	sealedLeft := false
+	oldPath := filepath.Join(dir, walOldName)
+	if of, err := os.Open(oldPath); err == nil {
+		base, n, _, err := replaySegment(of, cfg, ops, apply, &rep, false, dir)
+		of.Close()
+		switch {
+		case errors.Is(err, errCovered):
+			// The snapshot was written; only the removal was missed.
+			_ = os.Remove(oldPath)
+		case err != nil:
+			return fail(fmt.Errorf("journal file %s: %w", oldPath, err))
+		default:
+			ops = base + n
+			sealedLeft = true
+		}
+	} else if !os.IsNotExist(err) {
+		return fail(fmt.Errorf("journal file: %w", err))
+	}
+	// 3. The live segment.
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fail(fmt.Errorf("journal file: %w", err))
+	}
+	base, n, good, err := replaySegment(f, cfg, ops, apply, &rep, recoverTail, dir)
 	if err != nil {
 		return fail(fmt.Errorf("journal file %s: %w", path, err))
+	}
+	if good > 0 {
+		ops = base + n
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -123,46 +192,110 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error) (*wal, Replay
 			return fail(fmt.Errorf("journal file: %w", err))
 		}
 	}
-	w := &wal{f: f, path: path, written: good, synced: good,
+	w := &wal{f: f, lock: lock, dir: dir, path: path, cfg: cfg, ops: ops, written: good, synced: good,
 		notify: make(chan struct{}), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), stopped: make(chan struct{})}
+	w.sealed.Store(sealedLeft)
 	if good == 0 {
-		rep.Created = true
-		if _, err := w.append(&op{Op: opOpen, Version: walVersion, Config: &cfg}); err != nil {
+		rep.Created = ops == 0
+		if err := w.writeHeader(); err != nil {
 			return fail(err)
-		}
-		if err := f.Sync(); err != nil {
-			return fail(fmt.Errorf("journal file: %w", err))
-		}
-		w.synced = w.written
-		// The file is new: its directory entry must be durable too.
-		if d, err := os.Open(dir); err == nil {
-			_ = d.Sync()
-			d.Close()
 		}
 	}
 	go w.syncer()
 	return w, rep, nil
 }
 
+// writeHeader starts an empty segment with its "open" record, makes it
+// durable, directory entry included, and counts it as synced.
+func (w *wal) writeHeader() error {
+	cfg := w.cfg
+	if _, err := w.append(&op{Op: opOpen, Version: walVersion, Config: &cfg, Base: w.ops}); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("journal file: %w", err)
+	}
+	w.mu.Lock()
+	w.synced = w.written
+	w.mu.Unlock()
+	return syncDir(w.dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	return nil
+}
+
+// errCovered: a sealed segment the snapshot already covers.
+var errCovered = errors.New("segment covered by the snapshot")
+
+// replaySegment replays one journal segment whose operations must start
+// at operation number ops (the ones before came from the snapshot or the
+// previous segment). It returns the segment's base, the operations
+// replayed and the offset after the last good record.
+func replaySegment(f *os.File, cfg policy.Config, ops int64, apply func(*op) error, rep *ReplayReport, recoverTail bool, dir string) (base, n int64, good int64, err error) {
+	base = -1
+	check := func(hdr *op) error {
+		if err := checkHeader(hdr, cfg); err != nil {
+			return err
+		}
+		base = hdr.Base
+		switch {
+		case base < ops:
+			return errCovered
+		case base > ops:
+			return fmt.Errorf("the journal starts at operation %d but the snapshot and journal before it end at %d: operations are missing", base, ops)
+		}
+		return nil
+	}
+	counted := func(o *op) error {
+		if err := apply(o); err != nil {
+			return err
+		}
+		n++
+		return nil
+	}
+	good, err = replayFile(f, check, counted, rep, recoverTail, dir)
+	return base, n, good, err
+}
+
 // replayFile applies every intact record and returns the offset after the
-// last one. Damage is tolerated only at the tail.
-func replayFile(f *os.File, cfg policy.Config, apply func(*op) error, rep *ReplayReport) (int64, error) {
+// last one. header checks the first record.
+//
+// The tail policy: a last line without its newline is a write the crash
+// cut short: it was never acknowledged (an answer waits for the fsync of
+// the whole line), so it is cut with a warning. A damaged *complete*
+// record may have been acknowledged; the service refuses to start and
+// names the command that cuts it knowingly, unless recoverTail says to cut
+// it. Damage followed by intact records is always refused: cutting there
+// would throw away operations that were acknowledged.
+func replayFile(f *os.File, header func(*op) error, apply func(*op) error, rep *ReplayReport, recoverTail bool, dir string) (int64, error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	var off int64
-	first := true
+	line0 := 0 // records read so far, header included
 	for {
 		line, rerr := readLine(r)
 		if len(line) == 0 && rerr == io.EOF {
 			return off, nil
 		}
 		var o *op
-		reason := ""
+		reason, torn := "", false
 		switch {
 		case errors.Is(rerr, errLineTooLong):
 			reason = "record longer than 1 MiB"
 		case rerr == io.EOF:
-			reason = "torn record (no end of line)"
+			reason, torn = "torn record (no end of line)", looksTorn(line)
+			if !torn {
+				reason = "damaged record without end of line (not the prefix of a record: overwritten, not torn)"
+			}
 		case rerr != nil:
 			return off, rerr
 		default:
@@ -171,37 +304,80 @@ func replayFile(f *os.File, cfg policy.Config, apply func(*op) error, rep *Repla
 			if reason == "" {
 				o = new(op)
 				if err := json.Unmarshal(payload, o); err != nil {
-					return off, fmt.Errorf("record at offset %d has a valid checksum but does not decode (%v); refusing to cut acknowledged records", off, err)
+					return off, fmt.Errorf("record %d at offset %d has a valid checksum but does not decode (%v); refusing to cut acknowledged records", line0+1, off, err)
 				}
 			}
 		}
 		if o == nil {
 			rep.CutReason = fmt.Sprintf("%s at offset %d", reason, off)
+			repair := fmt.Sprintf("bursar journal repair --data-dir %s --cut-after %d", shellQuote(dir), line0)
 			if n := countIntact(r); n > 0 {
-				return off, fmt.Errorf("damaged record at offset %d (%s) is followed by %d intact records; "+
-					"refusing to cut acknowledged records (to accept the loss: truncate -s %d %s)", off, reason, n, off, walName)
+				return off, fmt.Errorf("damaged record %d at offset %d (%s) is followed by %d intact records; "+
+					"refusing to cut acknowledged records (to accept the loss: %s)", line0+1, off, reason, n, repair)
 			}
-			return off, nil
+			if torn || recoverTail {
+				return off, nil
+			}
+			return off, fmt.Errorf("damaged record %d at offset %d (%s): the record is complete, so its operation may have been "+
+				"acknowledged; refusing to start. To cut it (and lose that operation) knowingly: %s — or start once with --recover-tail",
+				line0+1, off, reason, repair)
 		}
-		if first {
-			if o.Op != opOpen {
-				return off, fmt.Errorf("not a bursar journal: first record is %q, want %q", o.Op, opOpen)
-			}
-			if o.Version != walVersion {
-				return off, fmt.Errorf("journal format version %d, this build reads %d", o.Version, walVersion)
-			}
-			if err := sameConfig(o, cfg); err != nil {
+		if line0 == 0 {
+			if err := header(o); err != nil {
 				return off, err
 			}
-			first = false
 		} else {
 			if err := apply(o); err != nil {
-				return off, fmt.Errorf("record at offset %d (%s at t=%d) does not replay: %w", off, o.Op, o.T, err)
+				return off, fmt.Errorf("record %d at offset %d (%s at t=%d) does not replay: %w", line0+1, off, o.Op, o.T, err)
 			}
 			rep.Records[o.Op]++
 		}
+		line0++
 		off += int64(len(line))
 	}
+}
+
+// looksTorn reports whether a last line without newline can be the start
+// of a record cut short: hex checksum digits, a space, then JSON text with
+// no NUL byte. A block of zeros or other overwritten data is not torn.
+func looksTorn(line []byte) bool {
+	if len(line) > maxRecord || bytes.IndexByte(line, 0) >= 0 {
+		return false
+	}
+	for i, c := range line {
+		switch {
+		case i < 8:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		case i == 8:
+			if c != ' ' {
+				return false
+			}
+		case i == 9:
+			return c == '{'
+		}
+	}
+	return true
+}
+
+// shellQuote quotes a path for a command line when it needs it.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
+// checkHeader checks a segment's or snapshot's "open" record.
+func checkHeader(o *op, cfg policy.Config) error {
+	if o.Op != opOpen {
+		return fmt.Errorf("not a bursar journal: first record is %q, want %q", o.Op, opOpen)
+	}
+	if o.Version != walVersion {
+		return fmt.Errorf("journal format version %d, this build reads %d", o.Version, walVersion)
+	}
+	return sameConfig(o, cfg)
 }
 
 // sameConfig checks the header's broker parameters against the ones the
@@ -312,6 +488,10 @@ func (w *wal) append(o *op) (int64, error) {
 		return 0, w.err
 	}
 	w.written += int64(n)
+	if o.Op != opOpen {
+		w.ops++
+		w.sinceRotate++
+	}
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -350,6 +530,8 @@ func (w *wal) syncer() {
 }
 
 func (w *wal) syncOnce() {
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
 	w.mu.Lock()
 	target, done := w.written, w.synced >= w.written || w.err != nil
 	w.mu.Unlock()
@@ -411,6 +593,53 @@ func (w *wal) close() error {
 		if cerr := w.f.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
+		w.lock.Close()
 	})
 	return err
+}
+
+// rotate seals the live segment as bursar.wal.old and starts a new one;
+// it is called under the Service lock, so no append runs meanwhile. Every
+// position handed out so far is covered by the fsync of the old segment
+// here, and positions go on counting across the switch. A failure is
+// sticky, as for a write: the service stops taking requests.
+func (w *wal) rotate() error {
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
+	fail := func(err error) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.setErr(fmt.Errorf("%w: rotate: %v", errWALFailed, err))
+		return w.err
+	}
+	if err := w.f.Sync(); err != nil {
+		return fail(err)
+	}
+	w.mu.Lock()
+	if w.err != nil {
+		defer w.mu.Unlock()
+		return w.err
+	}
+	if w.written > w.synced {
+		w.synced = w.written
+		close(w.notify)
+		w.notify = make(chan struct{})
+	}
+	w.mu.Unlock()
+	if err := os.Rename(w.path, filepath.Join(w.dir, walOldName)); err != nil {
+		return fail(err)
+	}
+	w.sealed.Store(true)
+	nf, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	old := w.f
+	w.f = nf
+	old.Close()
+	w.sinceRotate = 0
+	if err := w.writeHeader(); err != nil {
+		return fail(err)
+	}
+	return nil
 }

@@ -193,30 +193,93 @@ func goodWAL(t *testing.T) (dir string, lines []string) {
 	return dir, strings.SplitAfter(string(data), "\n")
 }
 
-func TestDamagedTailIsCut(t *testing.T) {
+// TestTailPolicy: a damaged complete record at the tail (it may have been
+// acknowledged) stops the start with the command that cuts it, unless
+// RecoverTail; a torn last record (no newline: never acknowledged) is cut
+// with a report; overwritten data without a newline (zeroed blocks) is not
+// taken for a torn write.
+func TestTailPolicy(t *testing.T) {
 	_, lines := goodWAL(t)
 	n := len(lines) - 1 // the last element is the empty rest
 	intact := strings.Join(lines[:n-1], "")
 	last := lines[n-1]
-	for name, tail := range map[string]string{
+	complete := map[string]string{
 		"checksum": "00000000" + last[8:],
 		"payload":  last[:20] + "X" + last[21:],
 		"garbage":  "\x00\x00\x00\x00\x00\x00\n",
 		"too long": strings.Repeat("z", maxRecord+10) + "\n",
-		"header":   last[:5],
-	} {
-		t.Run(name, func(t *testing.T) {
+		"zeroed":   strings.Repeat("\x00", 64<<10),
+		"junk":     "hello, world",
+	}
+	torn := map[string]string{
+		"header":  last[:5],
+		"payload": last[:len(last)/2],
+		"almost":  last[:len(last)-1],
+	}
+	cut := func(t *testing.T, dir, tail string, s *Service) {
+		rep := s.Report()
+		assert.Equal(t, int64(len(tail)), rep.CutBytes)
+		assert.Equal(t, int64(len(intact)), rep.CutOffset)
+		st, err := os.Stat(filepath.Join(dir, walName))
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(intact)), st.Size(), "the tail is cut from the file")
+	}
+	for name, tail := range complete {
+		t.Run("complete/"+name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeWAL(t, dir, intact+tail)
+			_, err := New(Options{Broker: testCfg(), DataDir: dir, AdminToken: testAdmin})
+			require.Error(t, err)
+			cmd := fmt.Sprintf("bursar journal repair --data-dir %s --cut-after %d", dir, n-1)
+			assert.Contains(t, err.Error(), cmd)
+			assert.Contains(t, err.Error(), "--recover-tail")
+			st, err := os.Stat(filepath.Join(dir, walName))
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(intact+tail)), st.Size(), "nothing is cut without a decision")
+
+			s, err := New(Options{Broker: testCfg(), DataDir: dir, AdminToken: testAdmin, RecoverTail: true})
+			require.NoError(t, err)
+			cut(t, dir, tail, s)
+			require.NoError(t, s.Close())
+		})
+	}
+	for name, tail := range torn {
+		t.Run("torn/"+name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeWAL(t, dir, intact+tail)
 			s := openDir(t, dir)
-			rep := s.Report()
-			assert.Equal(t, int64(len(tail)), rep.CutBytes)
-			assert.Equal(t, int64(len(intact)), rep.CutOffset)
-			st, err := os.Stat(filepath.Join(dir, walName))
-			require.NoError(t, err)
-			assert.Equal(t, int64(len(intact)), st.Size(), "the tail is cut from the file")
+			cut(t, dir, tail, s)
+			assert.Contains(t, s.Report().CutReason, "torn record")
 		})
 	}
+}
+
+// TestRepairJournal: the command the refusal names cuts exactly there, and
+// the service then starts with the records before the damage.
+func TestRepairJournal(t *testing.T) {
+	_, lines := goodWAL(t)
+	n := len(lines) - 1
+	dir := t.TempDir()
+	intact := strings.Join(lines[:n-2], "")
+	writeWAL(t, dir, intact+"00000000"+lines[n-2][8:]+lines[n-1][:7]) // damaged complete record, then a torn one
+	_, err := New(Options{Broker: testCfg(), DataDir: dir, AdminToken: testAdmin})
+	require.ErrorContains(t, err, fmt.Sprintf("--cut-after %d", n-2))
+
+	_, err = RepairJournal(dir, n-1)
+	require.ErrorContains(t, err, fmt.Sprintf("record %d", n-1), "a damaged record cannot be kept")
+	_, err = RepairJournal(dir, 0)
+	require.Error(t, err)
+	rep, err := RepairJournal(dir, n-2)
+	require.NoError(t, err)
+	assert.Equal(t, n-2, rep.Kept)
+	assert.Equal(t, int64(len(intact)), rep.Offset)
+	assert.Equal(t, 0, rep.CutIntact)
+	s := openDir(t, dir)
+	assert.Zero(t, s.Report().CutBytes)
+
+	// Not under a live service.
+	_, err = RepairJournal(dir, 1)
+	require.ErrorContains(t, err, "in use by a running service")
 }
 
 func TestDamageBeforeIntactRecordsIsFatal(t *testing.T) {
@@ -224,10 +287,12 @@ func TestDamageBeforeIntactRecordsIsFatal(t *testing.T) {
 	lines[5] = "00000000" + lines[5][8:]
 	dir := t.TempDir()
 	writeWAL(t, dir, strings.Join(lines, ""))
-	_, err := New(Options{Broker: testCfg(), DataDir: dir, AdminToken: testAdmin})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "refusing to cut acknowledged records")
-	assert.Contains(t, err.Error(), "truncate -s")
+	for _, recover := range []bool{false, true} {
+		_, err := New(Options{Broker: testCfg(), DataDir: dir, AdminToken: testAdmin, RecoverTail: recover})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "refusing to cut acknowledged records")
+		assert.Contains(t, err.Error(), "bursar journal repair --data-dir "+dir+" --cut-after 5")
+	}
 }
 
 func TestIntactButWrongRecordsAreFatal(t *testing.T) {

@@ -43,7 +43,11 @@ func TestCrashAndReplay(t *testing.T) {
 	ctx := context.Background()
 	dir, tok := t.TempDir(), tokenFile(t)
 	args := []string{"--data-dir", dir, "--admin-token-file", tok,
-		"--journal-keep", "1000000", "--campaign-journal-keep", "100000", "--grant-keep", "100000"}
+		"--journal-keep", "1000000", "--campaign-journal-keep", "100000", "--grant-keep", "100000",
+		// Snapshots (with the journal truncated behind them) every few
+		// hundred records, so that several happen under the load and the
+		// kill may land in the middle of one.
+		"--snapshot-every", "200"}
 	p := startServe(t, cleanEnv(), append(args, "--speed", "100")...)
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	admin, err := client.New(p.url, testToken, client.WithHTTPClient(hc))
@@ -172,6 +176,7 @@ func TestCrashAndReplay(t *testing.T) {
 	require.Greater(t, accepted, 100, "the load ran")
 	require.Greater(t, grants, 10)
 	require.Greater(t, released, 2)
+	require.Contains(t, p.stderr.String(), "snapshot written", "snapshots happened during the load")
 
 	// A torn record at the tail, as a write cut short by the crash leaves.
 	wal := filepath.Join(dir, "bursar.wal")

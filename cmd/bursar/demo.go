@@ -96,13 +96,15 @@ func runDemo(c *cli.Context) error {
 // has a predictable outcome under the broker's rules, at any --speed: 16
 // GPUs are guaranteed, so the first request is granted from free GPUs (and
 // its 10-hour lease cannot expire during the demo); the budget outlasts
-// tens of thousands of broker seconds of that lease; the bucket
-// (600 GPU-seconds at R = 8) cannot prepay a 3600 s lease above R, so the
-// second request meets a rate cap of max(trunc(8 + tokens/3600), 16) = 16
-// GPUs, exactly what the campaign already holds; the flow ceilings are far
-// below what step 4 asks for.
+// tens of thousands of broker seconds of that lease; the guarantee does not
+// exceed the sustained rate (g ≤ R, as every envelope should: a guarantee
+// above R could not be held for long without draining the bucket); the
+// bucket (600 GPU-seconds at R = 16) cannot prepay a 3600 s lease above R,
+// so the second request meets a rate cap of max(trunc(16 + tokens/3600),
+// 16) = 16 GPUs, exactly what the campaign already holds; the flow ceilings
+// are far below what step 4 asks for.
 var demoEnvelope = client.CampaignSpec{
-	Budget: 1000, Guaranteed: 16, Sustained: 8, BurstCeiling: 32, Bucket: 600, Class: client.ClassAgentBurst,
+	Budget: 1000, Guaranteed: 16, Sustained: 16, BurstCeiling: 32, Bucket: 600, Class: client.ClassAgentBurst,
 	IO:        &client.FlowSpec{Rate: 2, Bucket: 20, Ceiling: 4},
 	Inference: &client.FlowSpec{Rate: 500, Bucket: 5000, Ceiling: 1000},
 }

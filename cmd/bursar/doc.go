@@ -3,9 +3,14 @@
 //	bursar serve            serve the broker over HTTP in real time
 //	bursar demo             an agent that negotiates the full loop with a server
 //	bursar demo --selftest  the same against an in-process server, checked
+//	bursar lease -- CMD     run a command on a lease (grant, notice, release)
+//	bursar journal repair   cut a damaged journal knowingly, as serve asks
 //
 // The broker itself is package policy; the HTTP service is package service,
-// its typed client package client. `bursar --help` and `bursar serve
-// --help` explain every flag; docs/service.md explains the API, the security
-// model and the durability guarantee.
+// its wire contract package api and its typed client package client.
+// `bursar --help` and `bursar <command> --help` explain every flag;
+// docs/service.md explains the API, the security model and the durability
+// guarantee, docs/workflows.md how Parsl, Snakemake and Slurm use `bursar
+// lease`. The issue these commands answer is issue 13 (hardening for a
+// shared login node, and the lease wrapper).
 package main

@@ -29,6 +29,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if execLimited() {
+		return
+	}
 	dir, err := os.MkdirTemp("", "bursar-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -113,6 +116,12 @@ func startServe(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env
+	return startCmd(t, cmd)
+}
+
+// startCmd starts a prepared `bursar serve` command (see startServe).
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()

@@ -77,16 +77,11 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// boundToLoopback reports whether a bound address accepts loopback
+// connections only.
+func boundToLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 func brokerFlags() []cli.Flag {
@@ -117,8 +112,10 @@ func serveCommand() *cli.Command {
 			"prints it (loopback only, for trying things out). Registering a campaign returns the\n" +
 			"campaign's own token, once; a campaign token reaches that campaign only.\n\n" +
 			"Durability: with --data-dir every state change is appended to <dir>/bursar.wal and\n" +
-			"fsynced before it is answered, and a restart replays the file: campaigns, tokens,\n" +
-			"credits, buckets and leases come back as they were, even after kill -9. Without\n" +
+			"fsynced before it is answered, and a restart loads <dir>/bursar.snap and replays the\n" +
+			"journal after it: campaigns, tokens, credits, buckets and leases come back as they\n" +
+			"were, even after kill -9. A damaged complete record at the journal's tail stops the\n" +
+			"start with the 'bursar journal repair' command that cuts it (or --recover-tail). Without\n" +
 			"--data-dir everything lives in memory and dies with the process. The broker flags must\n" +
 			"stay the same across restarts of one data directory.\n\n" +
 			"Examples:\n" +
@@ -128,9 +125,16 @@ func serveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: service.DefaultListen, EnvVars: []string{"BURSAR_LISTEN"},
 				Usage: "address to serve on (port 0: any free port; the address is printed)"},
-			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "broker seconds per wall-clock second (up to " + fmt.Sprint(service.MaxSpeed) + ")"},
+			&cli.Float64Flag{Name: "speed", Value: 1, Usage: fmt.Sprintf("broker seconds per wall-clock second, from %g to %d; when ticks take longer than their period the clock falls behind, which is logged and counted in /metrics", service.MinSpeed, service.MaxSpeed)},
+			&cli.IntFlag{Name: "max-conns", Value: service.DefaultMaxConns, Category: "connections",
+				Usage: "most open client connections; lowered to fit ulimit -n. At the cap the connection idle longest is closed to make room"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: service.DefaultIdleTimeout, Category: "connections", Usage: "close a kept-alive connection idle this long"},
 			&cli.PathFlag{Name: "data-dir", EnvVars: []string{"BURSAR_DATA_DIR"},
 				Usage: "keep the journal file here and replay it on start (default: memory only)"},
+			&cli.IntFlag{Name: "snapshot-every", Value: service.DefaultSnapshotEvery, Category: "journal",
+				Usage: "journal records between snapshots (a snapshot folds the history so far, and the journal is truncated behind it); -1: never"},
+			&cli.BoolFlag{Name: "recover-tail", Category: "journal",
+				Usage: "cut a damaged complete record at the journal's tail instead of refusing to start (the operation it held is lost; see 'bursar journal repair')"},
 			adminTokenFlag(),
 			&cli.BoolFlag{Name: "insecure-dev", Usage: "allow starting without an administrator token: a random one is made up and printed (loopback addresses only)"},
 			&cli.IntFlag{Name: "journal-keep", Value: service.DefaultJournalKeep, Category: "retention", Usage: "journal records (all campaigns) the API can page through"},
@@ -152,20 +156,36 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	listen := c.String("listen")
-	if sp := c.Float64("speed"); !(sp > 0) {
-		return fmt.Errorf("--speed must be greater than 0, got %v", sp)
+	if err := service.ValidSpeed(c.Float64("speed")); err != nil {
+		return fmt.Errorf("--speed: %w", err)
+	}
+	if c.Int("max-conns") < 1 {
+		return fmt.Errorf("--max-conns must be at least 1, got %d", c.Int("max-conns"))
+	}
+	if n := c.Int("snapshot-every"); n == 0 || n < -1 {
+		return fmt.Errorf("--snapshot-every must be a positive number of records or -1 (never), got %d", n)
+	}
+	if c.Duration("idle-timeout") <= 0 {
+		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
 	}
 	tok, ok, err := adminToken(c, log)
 	if err != nil {
 		return err
 	}
+	if !ok && !c.Bool("insecure-dev") {
+		return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
+			" (or --insecure-dev to try things out on loopback)")
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
 	if !ok {
-		if !c.Bool("insecure-dev") {
-			return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
-				" (or --insecure-dev to try things out on loopback)")
-		}
-		if !isLoopback(listen) {
-			return fmt.Errorf("--insecure-dev serves loopback addresses only, not %s", listen)
+		// The address actually bound decides, not the string: "localhost"
+		// can resolve to anything /etc/hosts says.
+		if !boundToLoopback(ln.Addr()) {
+			ln.Close()
+			return fmt.Errorf("--insecure-dev serves loopback addresses only; %s bound %s", listen, ln.Addr())
 		}
 		tok = randomHex(16)
 		fmt.Fprintf(os.Stderr, "bursar: --insecure-dev: no administrator token was given, so this process made one up.\n"+
@@ -175,14 +195,11 @@ func runServe(c *cli.Context) error {
 	svc, err := service.New(service.Options{
 		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
-		MaxPending: c.Int("max-pending"), Logger: log,
+		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
+		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),
 	})
 	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		svc.Close()
+		ln.Close()
 		return err
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)

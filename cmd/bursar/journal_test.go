@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bursar-hpc/bursar/client"
+)
+
+// TestTailDamageAndRepair: a damaged complete record at the journal's tail
+// stops `bursar serve` with the exact repair command; running that command
+// lets it start, without the damaged record and with everything before it.
+// --recover-tail does the same in one step.
+func TestTailDamageAndRepair(t *testing.T) {
+	ctx := context.Background()
+	dir, tok := t.TempDir(), tokenFile(t)
+	args := []string{"--data-dir", dir, "--admin-token-file", tok, "--speed", "0.001"}
+	p := startServe(t, cleanEnv(), args...)
+	admin, err := client.New(p.url, testToken)
+	require.NoError(t, err)
+	for _, name := range []string{"keep", "lose"} {
+		_, err = admin.Register(ctx, client.CampaignSpec{Name: name, Budget: 100, Guaranteed: 0, Sustained: 8, BurstCeiling: 16, Bucket: 1000, Class: client.ClassAgentBurst})
+		require.NoError(t, err)
+	}
+	p.signal(t, syscall.SIGTERM)
+	require.NoError(t, p.err)
+
+	// Flip one byte inside the last record (the registration of "lose").
+	wal := filepath.Join(dir, "bursar.wal")
+	data, err := os.ReadFile(wal)
+	require.NoError(t, err)
+	i := strings.LastIndex(string(data), `"lose"`)
+	require.Positive(t, i)
+	data[i+2] = 'X'
+	require.NoError(t, os.WriteFile(wal, data, 0o600))
+	damaged := append([]byte(nil), data...)
+
+	_, stderr, code := run(t, cleanEnv(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	require.Equal(t, 1, code, stderr)
+	m := regexp.MustCompile(`bursar journal repair --data-dir (\S+) --cut-after (\d+)`).FindStringSubmatch(stderr)
+	require.NotNil(t, m, "the refusal names the repair command: %s", stderr)
+	assert.Equal(t, dir, m[1])
+	assert.Equal(t, "2", m[2], "the header and the first registration are kept")
+
+	stdout, stderr, code := run(t, cleanEnv(), "journal", "repair", "--data-dir", m[1], "--cut-after", m[2])
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "cut after record 2")
+
+	p2 := startServe(t, cleanEnv(), args...)
+	admin2, err := client.New(p2.url, testToken)
+	require.NoError(t, err)
+	list, err := admin2.Campaigns(ctx)
+	require.NoError(t, err)
+	require.Len(t, list.Campaigns, 1)
+	assert.Equal(t, "keep", list.Campaigns[0].Name)
+	p2.signal(t, syscall.SIGTERM)
+
+	// The same damage, accepted with --recover-tail.
+	require.NoError(t, os.WriteFile(wal, damaged, 0o600))
+	p3 := startServe(t, cleanEnv(), append(args, "--recover-tail")...)
+	assert.Contains(t, p3.stderr.String(), "damaged tail cut")
+}

@@ -1,0 +1,15 @@
+//go:build !unix
+
+package main
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+)
+
+// leaseCommand needs process groups and POSIX signals.
+func leaseCommand() *cli.Command {
+	return &cli.Command{Name: "lease", Usage: "run a command on a lease (unix only)",
+		Action: func(*cli.Context) error { return errors.New("bursar lease needs a unix system") }}
+}

@@ -1,0 +1,82 @@
+package service
+
+import (
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEffectiveMaxConns(t *testing.T) {
+	for _, c := range []struct{ want, fd, got int }{
+		{0, 0, DefaultMaxConns},
+		{0, 2048, 2048 - 64},
+		{100, 2048, 100},
+		{5000, 1024, 960},
+		{0, 1 << 20, DefaultMaxConns},
+	} {
+		got, err := EffectiveMaxConns(c.want, c.fd)
+		require.NoError(t, err)
+		assert.Equal(t, c.got, got, "want %d under %d", c.want, c.fd)
+	}
+	_, err := EffectiveMaxConns(0, 70)
+	assert.ErrorContains(t, err, "ulimit -n 70")
+	_, err = EffectiveMaxConns(-1, 0)
+	assert.Error(t, err)
+}
+
+// TestConnLimiterShedsLongestIdle: at the cap the connection idle longest
+// goes, a busy one never does, and with every connection busy the new one
+// is closed.
+func TestConnLimiterShedsLongestIdle(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var st connStats
+	l := newConnLimiter(ln, 3, &st)
+	defer l.Close()
+	accept := func() (server, peer net.Conn) {
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		server, err = l.Accept()
+		require.NoError(t, err)
+		return server, peer
+	}
+	closed := func(peer net.Conn) bool {
+		require.NoError(t, peer.SetReadDeadline(time.Now().Add(2*time.Second)))
+		_, err := peer.Read(make([]byte, 1))
+		return err != nil && !isTimeout(err)
+	}
+	a, pa := accept()
+	b, pb := accept()
+	c, pc := accept()
+	l.ConnState(a, http.StateActive)
+	l.ConnState(b, http.StateActive)
+	l.ConnState(b, http.StateIdle) // b idle after c was accepted: c is idle longer
+	_, pd := accept()
+	assert.True(t, closed(pc), "c, silent since its accept, was idle longest")
+	assert.Equal(t, int64(1), st.shedIdle.Load())
+	_, pe := accept()
+	assert.True(t, closed(pb))
+	assert.Equal(t, int64(3), st.open.Load())
+	// Now a (busy), d and e (new). Make them all busy.
+	for s := range l.conns {
+		l.ConnState(s, http.StateActive)
+	}
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	go func() { _, _ = l.Accept() }()
+	assert.True(t, closed(peer), "every connection busy: the new one is closed")
+	require.Eventually(t, func() bool { return st.shedNew.Load() == 1 }, 2*time.Second, 10*time.Millisecond)
+	for _, p := range []net.Conn{pa, pd, pe} {
+		p.Close()
+	}
+	_ = c
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
