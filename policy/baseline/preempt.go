@@ -7,6 +7,12 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 )
 
+// Protector is an optional Rule hook: a lease it protects is never a
+// victim, the filler's included (budget's minimum runtime).
+type Protector interface {
+	Protected(k *Core, l *Lease) bool
+}
+
 // VictimOrder is the default order in which preemption takes victims
 // (studies.md §6.6): lowest class first (highest rank), then newest lease
 // first, then the larger lease id (the later grant of the same tick).
@@ -52,9 +58,13 @@ func (k *Core) Preempt(i, need int, order func(a, b *Lease) int, eligible func(l
 	}
 	slices.SortFunc(cands, func(a, b int) int { return order(&k.leases[a], &k.leases[b]) })
 	k.cands = cands
+	protect, _ := k.rule.(Protector)
 	victims, got := k.victim[:0], 0
 	for _, j := range cands {
 		l := &k.leases[j]
+		if protect != nil && protect.Protected(k, l) {
+			continue
+		}
 		if !k.camps[l.Campaign].Filler && (eligible == nil || !eligible(l)) {
 			continue
 		}

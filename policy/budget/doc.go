@@ -1,0 +1,30 @@
+// Package budget is the AI lab's replacement for strict priorities
+// (studies.md §2, §6.11): GPU-time budgets as shares, fair share over a
+// sliding window, and a minimum-runtime contract.
+//
+// Rule. A campaign's priority is its share less its usage fraction: share
+// (R normalised over the campaigns other than the filler, studies.md §1)
+// − its GPU-seconds in the last W seconds ÷ all GPU-seconds in that window,
+// the filler's usage excluded so that the fractions sum to 1 like the
+// shares (§6.11). With no usage in the window every fraction is 0.
+// Admission is EASY backfilling in priority order (policy/easy, through
+// policy/baseline's AdmitEASY), ties by submit time, then request id.
+//
+// Minimum runtime: a request declares a minimum runtime m by its class
+// (defaults: deadline 0, interactive 0, agent-burst 300 s, opportunistic
+// 0). A lease younger than m is never preempted — not even the filler's.
+// An older one is preemptible, with the grace notice, when its campaign
+// is above its share (priority < 0) and the blocked head of the queue
+// belongs to a campaign below its share (priority > 0); victims are taken
+// lowest class first, newest first, as a minimal set, only if the head
+// then fits (§6.6). A preempted agent lease is not requeued: the agent
+// asks again (§6.7); its lost GPU-seconds are its GPUs × its age, which
+// the journal's grant and release records give.
+//
+// The hierarchy of §6.11 (group, then member) needs a group per campaign,
+// which the allocator contract's Envelope does not carry yet: this
+// implementation is flat (one level), which is exact for the agent
+// scenario, whose campaigns form no groups.
+//
+// Knobs: Window W (default 7 days) and MinRuntime per class.
+package budget
