@@ -2,6 +2,7 @@ package quota
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -37,6 +38,9 @@ type Rule struct {
 
 // New returns a cohort-quota allocator.
 func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
+	if knobs.BorrowingLimit < Unlimited {
+		return nil, fmt.Errorf("quota: borrowing_limit must be ≥ 0 GPUs, or -1 for unlimited, got %d", knobs.BorrowingLimit)
+	}
 	return baseline.New(cfg, &Rule{knobs: knobs})
 }
 
