@@ -57,6 +57,10 @@ type Rule struct {
 	wins  []window
 	queue baseline.Queue
 	easy  baseline.EASY
+	// eligible is made once (it reads core), so that a pass allocates
+	// nothing.
+	core     *baseline.Core
+	eligible func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 // New returns a budget allocator.
@@ -113,9 +117,14 @@ func (r *Rule) Admit(k *baseline.Core) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	k.AdmitEASY(&r.easy, ids, func(head *baseline.Request, l *baseline.Lease) bool {
-		return head.Key > 0 && r.Priority(k, l.Campaign) < 0
-	})
+	if r.eligible == nil {
+		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
+			// A head below its share, a victim above its own.
+			return head.Key > 0 && r.Priority(r.core, l.Campaign) < 0
+		}
+	}
+	r.core = k
+	k.AdmitEASY(&r.easy, ids, r.eligible)
 }
 
 // Protected: a lease younger than its class's minimum runtime.
