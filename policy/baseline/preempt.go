@@ -42,6 +42,16 @@ func VictimOrder(a, b *Lease) int {
 // The victims' GPUs are reserved for the request. It reports whether need
 // is covered.
 func (k *Core) Preempt(i, need int, order func(a, b *Lease) int, eligible func(l *Lease) bool) bool {
+	return k.preempt(i, need, order, eligible, true)
+}
+
+// PreemptCohort is Preempt without the filler's leases: for a rule whose
+// binding limit the filler's GPUs do not count against (quota's cohort).
+func (k *Core) PreemptCohort(i, need int, order func(a, b *Lease) int, eligible func(l *Lease) bool) bool {
+	return k.preempt(i, need, order, eligible, false)
+}
+
+func (k *Core) preempt(i, need int, order func(a, b *Lease) int, eligible func(l *Lease) bool, filler bool) bool {
 	if need <= 0 {
 		return true
 	}
@@ -65,7 +75,11 @@ func (k *Core) Preempt(i, need int, order func(a, b *Lease) int, eligible func(l
 		if protect != nil && protect.Protected(k, l) {
 			continue
 		}
-		if !k.camps[l.Campaign].Filler && (eligible == nil || !eligible(l)) {
+		if k.camps[l.Campaign].Filler {
+			if !filler {
+				continue
+			}
+		} else if eligible == nil || !eligible(l) {
 			continue
 		}
 		victims = append(victims, j)

@@ -9,8 +9,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/quota"
 )
 
 // One property suite for every policy, the broker included: random casts
@@ -168,6 +170,24 @@ func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
 	}
 	if a.Free() < 0 || a.Free() > l.pool-sum {
 		l.t.Fatalf("%s: Free %d with %d of %d leased", l.name, a.Free(), sum, l.pool)
+	}
+	// A baseline's campaign never holds more than its limit (partition,
+	// quota plus borrowing), and a quota cohort never more than its quotas.
+	if k, ok := a.(*baseline.Core); ok {
+		cohort, nominal := 0, 0
+		for c := range k.NumCampaigns() {
+			id := policy.CampaignID(c)
+			if h, lim := k.Held(id, policy.AnyClass), k.Rule().Limit(k, id); h > lim {
+				l.t.Fatalf("%s: %s holds %d, its limit is %d", l.name, k.Envelope(id).Name, h, lim)
+			}
+			if !k.Campaign(id).Filler {
+				cohort += k.Held(id, policy.AnyClass)
+				nominal += k.Floored(id)
+			}
+		}
+		if l.name == quota.Name && cohort > nominal {
+			l.t.Fatalf("quota: the cohort holds %d of its %d", cohort, nominal)
+		}
 	}
 }
 

@@ -122,13 +122,12 @@ func (r *Rule) Admit(k *baseline.Core) {
 		for _, id := range heads {
 			i := k.Index(id)
 			c := k.Pend(i).Campaign
-			room := r.Room(k, c)
-			if k.TryStart(i, room) {
+			if k.TryStart(i, r.roomBeyondReservation(k, i)) {
 				admitted = true
 				continue
 			}
 			r.blocked[c] = true
-			r.reclaim(k, i, room)
+			r.reclaim(k, i)
 		}
 		if !admitted {
 			return
@@ -163,17 +162,44 @@ func headLess(x, y *baseline.Request) bool {
 	return x.ID < y.ID
 }
 
-// reclaim preempts borrowers for head i when it would then fit within its
-// own nominal quota; otherwise only the filler may be preempted for it.
-func (r *Rule) reclaim(k *baseline.Core, i, room int) {
+// roomBeyondReservation is what TryStart may add to head i's reservation:
+// the GPUs its reservation and the free ones give it, within the cohort's
+// unused quota and its own limit. A reservation made of the filler's
+// GPUs is free pool, not cohort quota, so it must not carry a campaign
+// past the cohort.
+func (r *Rule) roomBeyondReservation(k *baseline.Core, i int) int {
 	req := k.Pend(i)
 	c := req.Campaign
-	need := k.Missing(i, room)
-	if need <= 0 {
+	total, used := cohort(k)
+	limit := min(max(0, k.FreeGeneral())+req.Reserved, total-used, r.Limit(k, c)-k.Held(c, policy.AnyClass))
+	return limit - req.Reserved
+}
+
+// reclaim preempts for head i. The free pool and the cohort's quota both
+// bind: the filler's GPUs relieve only the first, a cohort member's both.
+// While the pool alone binds, the filler (and, for a head within its
+// nominal quota, the borrowers) may go; once the cohort binds, only
+// borrowers, and only for a head within its nominal quota.
+func (r *Rule) reclaim(k *baseline.Core, i int) {
+	req := k.Pend(i)
+	c := req.Campaign
+	want := k.Want(i)
+	if want == 0 {
 		return
 	}
-	if k.Held(c, policy.AnyClass)+k.Want(i) > k.Floored(c) {
-		k.Preempt(i, need, nil, func(*baseline.Lease) bool { return false })
+	inFlight := k.InFlight(req.ID)
+	total, used := cohort(k)
+	needPool := want - max(0, k.FreeGeneral()) - req.Reserved - inFlight
+	needCohort := want - (total - used) - r.cohortInFlight(k, req.ID)
+	withinNominal := k.Held(c, policy.AnyClass)+want <= k.Floored(c)
+	if needPool <= 0 && needCohort <= 0 {
+		return // what is under notice for it will do
+	}
+	if needCohort > 0 && !withinNominal {
+		return // a borrower waits: nothing it may take would make room
+	}
+	if !withinNominal {
+		k.Preempt(i, needPool, nil, func(*baseline.Lease) bool { return false })
 		return
 	}
 	n := k.NumCampaigns()
@@ -187,13 +213,30 @@ func (r *Rule) reclaim(k *baseline.Core, i, room int) {
 			r.over[j] = k.Config().Pool + 1 // the filler goes first
 		}
 	}
-	k.Preempt(i, need, r.victimOrder, func(l *baseline.Lease) bool {
+	borrower := func(l *baseline.Lease) bool {
 		if r.proj[l.Campaign] <= k.Floored(l.Campaign) {
 			return false // no longer borrowing
 		}
 		r.proj[l.Campaign] -= l.GPUs
 		return true
-	})
+	}
+	if needCohort > 0 {
+		k.PreemptCohort(i, max(needPool, needCohort), r.victimOrder, borrower)
+		return
+	}
+	k.Preempt(i, needPool, r.victimOrder, borrower)
+}
+
+// cohortInFlight is the GPUs of cohort members under notice for request
+// id: they will return to the cohort's quota.
+func (r *Rule) cohortInFlight(k *baseline.Core, id int) int {
+	n := 0
+	for _, l := range k.Leases() {
+		if l.UnderNotice && l.ReservedFor == id && !k.Campaign(l.Campaign).Filler {
+			n += l.GPUs
+		}
+	}
+	return n
 }
 
 // victimOrder: most over-quota campaign first, then lowest class, then
