@@ -42,10 +42,15 @@ type Registrar interface {
 // under notice: the GPUs it frees are reserved for that request
 // (studies.md §6.6).
 type Lease struct {
-	ID          int
-	Campaign    policy.CampaignID
-	GPUs        int
+	ID       int
+	Campaign policy.CampaignID
+	GPUs     int
+	// Class is the class it is served and priced in; Asked the class the
+	// agent asked for, which its Held, Outstanding and ReleaseAll filters
+	// use (they differ only under priority's inflation: the agent's own
+	// bookkeeping is by its own label).
 	Class       policy.Class
+	Asked       policy.Class
 	Submitted   int
 	Granted     int
 	Expires     int
@@ -73,6 +78,7 @@ type Request struct {
 	GPUs      int
 	Duration  int
 	Class     policy.Class
+	Asked     policy.Class
 	Submitted int
 	Reserved  int
 	Key       float64
@@ -96,7 +102,8 @@ type Campaign struct {
 	Filler bool
 	// Share is R normalised over the campaigns that are not the filler
 	// (studies.md §1); 0 for the filler.
-	Share   float64
+	Share float64
+	// Held is by the class asked for (see Lease.Asked).
 	Held    [4]int
 	HeldAll int
 	pending [4]int
@@ -299,6 +306,7 @@ func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class
 	if !cls.Valid() {
 		return -1, fmt.Errorf("request: unknown service class %d", uint8(cls))
 	}
+	asked := cls
 	cls = k.rule.ClassFor(k, c, cls)
 	id := k.nextID
 	k.nextID++
@@ -316,8 +324,8 @@ func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class
 		}
 		return id, err
 	}
-	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: k.now})
-	cp.pending[cls] += gpus
+	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
+	cp.pending[asked] += gpus
 	return id, nil
 }
 
@@ -332,7 +340,7 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 	w := 0
 	for i := range k.leases {
 		l := k.leases[i]
-		if l.Campaign == c && classMatches(cls, l.Class) {
+		if l.Campaign == c && classMatches(cls, l.Asked) {
 			k.end(&l, policy.ReasonReleasedByAgent)
 			continue
 		}
@@ -343,7 +351,7 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 	w = 0
 	for i := range k.pending {
 		r := k.pending[i]
-		if r.Campaign == c && classMatches(cls, r.Class) {
+		if r.Campaign == c && classMatches(cls, r.Asked) {
 			k.drop(&r)
 			continue
 		}
@@ -374,7 +382,7 @@ func (k *Core) ReleaseLease(c policy.CampaignID, lease int) error {
 // when a preemption reserved them, hands them to the waiting request.
 func (k *Core) end(l *Lease, reason string) {
 	cp := &k.camps[l.Campaign]
-	cp.Held[l.Class] -= l.GPUs
+	cp.Held[l.Asked] -= l.GPUs
 	cp.HeldAll -= l.GPUs
 	k.leased -= l.GPUs
 	if l.UnderNotice {
@@ -400,7 +408,7 @@ func (k *Core) pendingIndex(id int) int {
 // drop forgets a request's pending GPUs and frees its reservation; the
 // caller removes it from the list.
 func (k *Core) drop(r *Request) {
-	k.camps[r.Campaign].pending[r.Class] -= r.GPUs
+	k.camps[r.Campaign].pending[r.Asked] -= r.GPUs
 	k.reserved -= r.Reserved
 	r.Reserved = 0
 }
@@ -699,9 +707,9 @@ func (k *Core) Grant(i, n int) {
 	cp := &k.camps[r.Campaign]
 	latency := k.now - r.Submitted
 	path := policy.PathFor(latency, k.cfg.Grace)
-	k.leases = append(k.leases, Lease{ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class,
+	k.leases = append(k.leases, Lease{ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class, Asked: r.Asked,
 		Submitted: r.Submitted, Granted: k.now, Expires: k.now + r.Duration, ReservedFor: -1})
-	cp.Held[r.Class] += n
+	cp.Held[r.Asked] += n
 	cp.HeldAll += n
 	k.leased += n
 	if k.rec != nil {

@@ -120,3 +120,20 @@ func TestMinimalVictimSetNewestFirst(t *testing.T) {
 	bt.Ticks(a, 5)
 	require.Len(t, j.Of(policy.EventPreemptNotice), 2)
 }
+
+// An inflating agent keeps its own books by its own label: a request it
+// files as agent-burst is served as interactive, yet its Outstanding and
+// Held for agent-burst count it, and ReleaseAll(agent-burst) releases it.
+// (An agent that tops up "agent-burst outstanding" would otherwise ask
+// again every second.)
+func TestInflatedAgentKeepsItsOwnBooks(t *testing.T) {
+	a, j, _, storm := setup(t, priority.Knobs{Inflate: []string{"storm"}})
+	_, _ = a.Request(storm, 16, 100, policy.AgentBurst)
+	require.Equal(t, 16, a.Outstanding(storm, policy.AgentBurst))
+	require.Equal(t, 0, a.Outstanding(storm, policy.Interactive))
+	a.Tick()
+	require.Equal(t, 16, a.Held(storm, policy.AgentBurst))
+	require.Equal(t, policy.Interactive, j.Of(policy.EventGrant)[0].Class)
+	require.NoError(t, a.ReleaseAll(storm, policy.AgentBurst))
+	require.Equal(t, 0, a.Held(storm, policy.AnyClass))
+}
