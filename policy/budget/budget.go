@@ -3,6 +3,7 @@ package budget
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -18,6 +19,16 @@ type Knobs struct {
 	// MinRuntime is the minimum runtime m per class (indexed by
 	// policy.Class), in seconds.
 	MinRuntime [4]int `json:"min_runtime" yaml:"min_runtime"`
+	// Groups form the hierarchy (§6.11): campaigns named in a group share
+	// its priority at the top level. A campaign in no group is a group of
+	// its own; with no groups the policy is flat.
+	Groups []Group `json:"groups" yaml:"groups"`
+}
+
+// Group is one level-one node of the budget hierarchy.
+type Group struct {
+	Name    string   `json:"name" yaml:"name"`
+	Members []string `json:"members" yaml:"members"`
 }
 
 // DefaultKnobs: W = 7 days; m = 0 except agent-burst, 300 s.
@@ -33,6 +44,18 @@ func (k Knobs) Validate() error {
 	for c, m := range k.MinRuntime {
 		if m < 0 {
 			return fmt.Errorf("budget: min_runtime of %s must not be negative, got %d", policy.Class(c), m)
+		}
+	}
+	var seen []string
+	for i, g := range k.Groups {
+		if g.Name == "" {
+			return fmt.Errorf("budget: groups[%d]: name must not be empty", i)
+		}
+		for _, m := range g.Members {
+			if slices.Contains(seen, m) {
+				return fmt.Errorf("budget: groups[%d] (%s): campaign %q is in two groups", i, g.Name, m)
+			}
+			seen = append(seen, m)
 		}
 	}
 	return nil
@@ -55,12 +78,18 @@ type Rule struct {
 	baseline.Base
 	knobs Knobs
 	wins  []window
+	// group is each campaign's group: an index into knobs.Groups, or, for
+	// a campaign in none, a group of its own (len(knobs.Groups) + its id).
+	group []int
 	queue baseline.Queue
 	easy  baseline.EASY
-	// eligible is made once (it reads core), so that a pass allocates
-	// nothing.
-	core     *baseline.Core
-	eligible func(head *baseline.Request, l *baseline.Lease) bool
+	// Per pass: each campaign's group-level and member-level priority,
+	// and the per-group sums they are made of.
+	groupP, memberP []float64
+	gShare          []float64
+	gUsage          []int
+	core            *baseline.Core
+	eligible        func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 // New returns a budget allocator.
@@ -77,39 +106,100 @@ func NewRule(knobs Knobs) *Rule { return &Rule{knobs: knobs} }
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// Registered starts a campaign with an empty window.
-func (r *Rule) Registered(_ *baseline.Core, _ policy.CampaignID) { r.wins = append(r.wins, window{}) }
+// Registered starts a campaign with an empty window, in its group.
+func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
+	r.wins = append(r.wins, window{})
+	g := len(r.knobs.Groups) + int(c)
+	name := k.Envelope(c).Name
+	for i, grp := range r.knobs.Groups {
+		if slices.Contains(grp.Members, name) {
+			g = i
+		}
+	}
+	r.group = append(r.group, g)
+}
 
 // WindowUsage is campaign c's GPU-seconds in the last W ticks.
 func (r *Rule) WindowUsage(c policy.CampaignID) int { return r.wins[c].sum }
 
-// Priority is c's share less its usage fraction over the window.
+// Priority is c's share less its usage fraction over the window, at the
+// top level: its group's with groups (Σ of the members' shares less Σ of
+// their usage fractions), its own without.
 func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID) float64 {
-	cp := k.Campaign(c)
-	if cp.Filler {
-		return 0
-	}
-	total := 0
-	for j := range r.wins {
-		if !k.Campaign(policy.CampaignID(j)).Filler {
-			total += r.wins[j].sum
-		}
-	}
-	frac := 0.0
-	if total > 0 {
-		frac = float64(r.wins[c].sum) / float64(total)
-	}
-	return cp.Share - frac
+	r.priorities(k)
+	return r.groupP[c]
 }
 
-// Admit orders the queue by priority and runs one EASY pass.
+// MemberPriority is c's priority inside its group: its share of the
+// group's shares less its share of the group's window usage.
+func (r *Rule) MemberPriority(k *baseline.Core, c policy.CampaignID) float64 {
+	r.priorities(k)
+	return r.memberP[c]
+}
+
+// priorities computes both levels for every campaign; the filler has 0 at
+// both and counts in no total (§6.11).
+func (r *Rule) priorities(k *baseline.Core) {
+	n := k.NumCampaigns()
+	ng := len(r.knobs.Groups) + n
+	r.gShare = r.gShare[:0]
+	r.gUsage = baseline.Ints(r.gUsage, ng)
+	for range ng {
+		r.gShare = append(r.gShare, 0)
+	}
+	total := 0
+	for c := range n {
+		cp := k.Campaign(policy.CampaignID(c))
+		if cp.Filler {
+			continue
+		}
+		total += r.wins[c].sum
+		r.gShare[r.group[c]] += cp.Share
+		r.gUsage[r.group[c]] += r.wins[c].sum
+	}
+	r.groupP, r.memberP = r.groupP[:0], r.memberP[:0]
+	for c := range n {
+		cp := k.Campaign(policy.CampaignID(c))
+		if cp.Filler {
+			r.groupP, r.memberP = append(r.groupP, 0), append(r.memberP, 0)
+			continue
+		}
+		g := r.group[c]
+		r.groupP = append(r.groupP, r.gShare[g]-ratio(r.gUsage[g], total))
+		if g >= len(r.knobs.Groups) {
+			// A group of its own: the member level has nothing to order.
+			r.memberP = append(r.memberP, 0)
+			continue
+		}
+		share := 0.0
+		if r.gShare[g] > 0 {
+			share = cp.Share / r.gShare[g]
+		}
+		r.memberP = append(r.memberP, share-ratio(r.wins[c].sum, r.gUsage[g]))
+	}
+}
+
+func ratio(part, whole int) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+// Admit orders the queue level by level — group priority, then member
+// priority inside the group (Slurm's Fair Tree walks the tree the same
+// way) — then submit time and id, and runs one EASY pass.
 func (r *Rule) Admit(k *baseline.Core) {
+	r.priorities(k)
 	for _, id := range r.queue.Build(k, nil) {
 		req := k.Pend(k.Index(id))
-		req.Key = r.Priority(k, req.Campaign)
+		req.Key = r.groupP[req.Campaign]
 	}
 	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
-		if c := cmp.Compare(b.Key, a.Key); c != 0 {
+		if c := cmp.Compare(r.groupP[b.Campaign], r.groupP[a.Campaign]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.memberP[b.Campaign], r.memberP[a.Campaign]); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
@@ -119,8 +209,13 @@ func (r *Rule) Admit(k *baseline.Core) {
 	})
 	if r.eligible == nil {
 		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
-			// A head below its share, a victim above its own.
-			return head.Key > 0 && r.Priority(r.core, l.Campaign) < 0
+			// "Above its share" is judged where the two paths split: the
+			// groups' priorities if they differ, the members' inside one.
+			p, v := r.groupP, r.groupP
+			if r.group[head.Campaign] == r.group[l.Campaign] {
+				p, v = r.memberP, r.memberP
+			}
+			return p[head.Campaign] > 0 && v[l.Campaign] < 0
 		}
 	}
 	r.core = k

@@ -85,3 +85,55 @@ func TestNoPreemptionOfCampaignAtOrBelowShare(t *testing.T) {
 	bt.Ticks(a, 100)
 	require.Empty(t, j.Of(policy.EventPreemptNotice))
 }
+
+// The hierarchy (§6.11), worked by hand. Shares: a 1/4, b 1/4 (group
+// G1), c 1/2 (a group of its own). After tick 1, a holds 4 (an
+// opportunistic lease) and c 16 (agent-burst): window usage 4, 0, 16 of
+// 20. Flat, a is below its share (1/4 − 1/5 > 0) and c above (1/2 − 4/5),
+// so b's blocked request preempts c. With groups, G1 is below its share
+// (1/2 − 1/5) and c's group above (1/2 − 4/5), and inside G1 a is above
+// its share (1/2 − 4/4) and b below (1/2 − 0): "above its share" is
+// judged where the paths split, so a's lease — the lowest class, first in
+// line — may go, and one victim covers the need.
+func TestHierarchyJudgesWherePathsSplit(t *testing.T) {
+	for _, tc := range []struct {
+		groups []budget.Group
+		victim string
+	}{
+		{nil, "c"},
+		{[]budget.Group{{Name: "G1", Members: []string{"a", "b"}}}, "a"},
+	} {
+		knobs := budget.Knobs{Window: 1000, Groups: tc.groups}
+		rule := budget.NewRule(knobs)
+		a, err := baseline.New(bt.Config(20, 5), rule)
+		require.NoError(t, err)
+		j := &bt.Journal{}
+		a.SetRecorder(j)
+		ca, _ := a.Register(bt.Env("a", 1, policy.AgentBurst))
+		cb, _ := a.Register(bt.Env("b", 1, policy.AgentBurst))
+		cc, _ := a.Register(bt.Env("c", 2, policy.AgentBurst))
+		_, _ = a.Request(ca, 4, 1000, policy.Opportunistic)
+		_, _ = a.Request(cc, 16, 1000, policy.AgentBurst)
+		a.Tick()
+		if tc.groups != nil {
+			require.InDelta(t, 0.5-0.2, rule.Priority(a, ca), 1e-12)
+			require.InDelta(t, 0.5-0.8, rule.Priority(a, cc), 1e-12)
+			require.InDelta(t, 0.5-1, rule.MemberPriority(a, ca), 1e-12)
+			require.InDelta(t, 0.5, rule.MemberPriority(a, cb), 1e-12)
+		} else {
+			require.InDelta(t, 0.25-0.2, rule.Priority(a, ca), 1e-12)
+		}
+		_, _ = a.Request(cb, 4, 100, policy.AnyClass)
+		a.Tick()
+		n := j.Of(policy.EventPreemptNotice)
+		require.Len(t, n, 1, "groups %v", tc.groups)
+		require.Equal(t, tc.victim, n[0].Campaign, "groups %v", tc.groups)
+	}
+}
+
+func TestGroupKnobsAreChecked(t *testing.T) {
+	_, err := budget.New(bt.Config(20, 5), budget.Knobs{Window: 10, Groups: []budget.Group{{Name: "x", Members: []string{"a"}}, {Name: "y", Members: []string{"a"}}}})
+	require.ErrorContains(t, err, `campaign "a" is in two groups`)
+	_, err = budget.New(bt.Config(20, 5), budget.Knobs{Window: 0})
+	require.ErrorContains(t, err, "window")
+}

@@ -21,10 +21,15 @@
 // asks again (§6.7); its lost GPU-seconds are its GPUs × its age, which
 // the journal's grant and release records give.
 //
-// The hierarchy of §6.11 (group, then member) needs a group per campaign,
-// which the allocator contract's Envelope does not carry yet: this
-// implementation is flat (one level), which is exact for the agent
-// scenario, whose campaigns form no groups.
+// Hierarchy (§6.11): with Groups, the queue is ordered level by level —
+// the group's priority (Σ of its members' shares less Σ of their usage
+// fractions), then the member's inside the group (its share of the
+// group's shares less its share of the group's window usage) — as Slurm's
+// Fair Tree walks the tree (https://slurm.schedmd.com/fair_tree.html);
+// "above its share" is judged at the level where the preempting and the
+// preempted campaigns' paths split. A campaign in no group is a group of
+// its own; with no groups the policy is flat, as for the agent scenario.
 //
-// Knobs: Window W (default 7 days) and MinRuntime per class.
+// Knobs: Window W (default 7 days), MinRuntime per class, Groups (default
+// none).
 package budget

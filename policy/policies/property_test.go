@@ -10,6 +10,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/quota"
@@ -97,6 +98,9 @@ func drawScenario(t *rapid.T) scenario {
 			o.n = rapid.SampledFrom([]int{5, 30, 120, 950}).Draw(t, "ticks")
 		}
 		sc.ops = append(sc.ops, o)
+	}
+	if n >= 2 && rapid.Bool().Draw(t, "budget-group") {
+		sc.knobs.Budget.Groups = []budget.Group{{Name: "g", Members: []string{sc.envs[0].Name, sc.envs[1].Name}}}
 	}
 	if rapid.Bool().Draw(t, "inflate") {
 		sc.knobs.Priority.Inflate = []string{sc.envs[0].Name}
