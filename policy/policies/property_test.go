@@ -10,8 +10,8 @@ import (
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
-	"github.com/bursar-hpc/bursar/policy/budget"
 	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/quota"
 )
