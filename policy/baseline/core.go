@@ -1,0 +1,731 @@
+package baseline
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// Rule is what one baseline decides; the Core does everything else (the
+// lease table, the pending list, expiry, accounting, flows, the filler, the
+// journal). A Rule reads and changes the Core only through its exported
+// methods, during the calls below.
+type Rule interface {
+	// Name is the policy's name as configs and reports write it.
+	Name() string
+	// Limit is the most GPUs campaign c may ever hold: its partition, its
+	// quota plus borrowing limit, or the pool (studies.md §6.1).
+	Limit(k *Core, c policy.CampaignID) int
+	// Room is how many more GPUs campaign c could be granted now without
+	// preempting anyone; it never exceeds k.FreeGeneral(). It is what
+	// Supply(c).Free reports (studies.md §6.5).
+	Room(k *Core, c policy.CampaignID) int
+	// ClassFor is the class a request of campaign c is filed and priced
+	// in, given the class it asked for (priority's inflation).
+	ClassFor(k *Core, c policy.CampaignID, asked policy.Class) policy.Class
+	// Admit is one admission pass over the pending requests of the
+	// campaigns that are not the filler, after expiry (model.md §4 step 5).
+	Admit(k *Core)
+	// EndTick runs once per tick after admission, with the tick's holdings
+	// final: usage accounting for fair share and budgets.
+	EndTick(k *Core)
+}
+
+// Registrar is an optional Rule hook called after every registration, so
+// that a rule can size its per-campaign state.
+type Registrar interface {
+	Registered(k *Core, c policy.CampaignID)
+}
+
+// Lease is one grant. ReservedFor is the request whose admission put it
+// under notice: the GPUs it frees are reserved for that request
+// (studies.md §6.6).
+type Lease struct {
+	ID       int
+	Campaign policy.CampaignID
+	GPUs     int
+	// Class is the class it is served and priced in; Asked the class the
+	// agent asked for, which its Held, Outstanding and ReleaseAll filters
+	// use (they differ only under priority's inflation: the agent's own
+	// bookkeeping is by its own label).
+	Class       policy.Class
+	Asked       policy.Class
+	Submitted   int
+	Granted     int
+	Expires     int
+	PreemptAt   int
+	UnderNotice bool
+	ReservedFor int
+}
+
+// End is when the lease ends if nothing else happens: its expiry, or
+// earlier under notice. It is also the lease's estimated end for EASY: an
+// agent lease runs until it expires unless released.
+func (l *Lease) End() int {
+	if l.UnderNotice {
+		return min(l.Expires, l.PreemptAt)
+	}
+	return l.Expires
+}
+
+// Request is one pending ask. Reserved is the GPUs freed by its victims
+// and held for it; Key is the rule's ordering score, written into the
+// grant record's rule.fair_deficit.
+type Request struct {
+	ID        int
+	Campaign  policy.CampaignID
+	GPUs      int
+	Duration  int
+	Class     policy.Class
+	Asked     policy.Class
+	Submitted int
+	Reserved  int
+	Key       float64
+
+	throttleJournaled bool
+}
+
+type flowState struct {
+	env       policy.Flow
+	usedNow   float64
+	usedLast  float64
+	throttled int
+	lastJ     int
+}
+
+// Campaign is one registered campaign as the rules see it.
+type Campaign struct {
+	Env policy.Envelope
+	// Filler marks the facility's opportunistic filler (an envelope whose
+	// default class is opportunistic: the scenario's backfill).
+	Filler bool
+	// Share is R normalised over the campaigns that are not the filler
+	// (studies.md §1); 0 for the filler.
+	Share float64
+	// Held is by the class asked for (see Lease.Asked).
+	Held    [4]int
+	HeldAll int
+	pending [4]int
+	credits float64
+	io, inf flowState
+}
+
+// Core is the plumbing every baseline shares. It is a pure, caller-ticked
+// state machine and implements policy.Allocator through its Rule.
+type Core struct {
+	cfg  policy.Config
+	rule Rule
+	now  int
+
+	camps   []Campaign
+	leases  []Lease
+	pending []Request
+	nextID  int
+
+	leased   int // Σ gpus of all leases
+	reserved int // Σ Reserved of pending requests
+
+	// Facility flows (studies.md §6.8): capacity left this tick, and the
+	// total desired this tick and the last.
+	left, desiredNow, desiredLast [2]float64
+
+	utilSum float64
+	utilN   int
+
+	rec policy.Recorder
+
+	// scratch for Preempt, kept so that a pass allocates nothing.
+	cands  []int
+	victim []int
+}
+
+var _ policy.Allocator = (*Core)(nil)
+
+// New returns a baseline at time 0 with no campaigns, deciding by rule.
+func New(cfg policy.Config, rule Rule) (*Core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	k := &Core{cfg: cfg, rule: rule, nextID: 1}
+	k.left = [2]float64{cfg.IOCapacity, cfg.InferenceCapacity}
+	return k, nil
+}
+
+// Rule is the policy's rule.
+func (k *Core) Rule() Rule { return k.rule }
+
+// SetRecorder routes the journal to r (nil: no journal, and no cost).
+func (k *Core) SetRecorder(r policy.Recorder) { k.rec = r }
+
+// Config returns the parameters.
+func (k *Core) Config() policy.Config { return k.cfg }
+
+// Now is the clock, in ticks.
+func (k *Core) Now() int { return k.now }
+
+// NumCampaigns is the number of registered campaigns.
+func (k *Core) NumCampaigns() int { return len(k.camps) }
+
+// Campaign is campaign c's state, for the rules. Read only.
+func (k *Core) Campaign(c policy.CampaignID) *Campaign { return &k.camps[c] }
+
+// Envelope returns the envelope campaign c registered with.
+func (k *Core) Envelope(c policy.CampaignID) policy.Envelope { return k.camps[c].Env }
+
+// Lookup finds a campaign by name.
+func (k *Core) Lookup(name string) (policy.CampaignID, bool) {
+	for i := range k.camps {
+		if k.camps[i].Env.Name == name {
+			return policy.CampaignID(i), true
+		}
+	}
+	return -1, false
+}
+
+// Leases is the lease table in grant order. Read only.
+func (k *Core) Leases() []Lease { return k.leases }
+
+// Pending is the pending list in submit order. A rule may change the
+// Key of a request; nothing else.
+func (k *Core) Pending() []Request { return k.pending }
+
+func (k *Core) record(e policy.Event) {
+	e.T = k.now
+	k.rec.Record(e)
+}
+
+// Register admits a campaign. It refuses what the broker refuses (an
+// invalid envelope, a duplicate name, guarantees above the pool), so that
+// the report's overbooking proof reads the same under every policy.
+func (k *Core) Register(env policy.Envelope) (policy.CampaignID, error) {
+	if err := env.Validate(); err != nil {
+		return -1, err
+	}
+	if _, dup := k.Lookup(env.Name); dup {
+		return -1, fmt.Errorf("campaign %s: %w: a campaign of that name is registered already", env.Name, policy.ErrInvalidEnvelope)
+	}
+	sum := env.Guaranteed
+	for i := range k.camps {
+		sum += k.camps[i].Env.Guaranteed
+	}
+	if sum > k.cfg.Pool {
+		return -1, fmt.Errorf("campaign %s: %w: guarantees would sum to %d GPUs on a pool of %d", env.Name, policy.ErrOverbooked, sum, k.cfg.Pool)
+	}
+	id := policy.CampaignID(len(k.camps))
+	k.camps = append(k.camps, Campaign{
+		Env:     env,
+		Filler:  env.Class == policy.Opportunistic,
+		credits: env.Budget,
+		io:      newFlow(env.IO),
+		inf:     newFlow(env.Inference),
+	})
+	k.reshare()
+	if k.rec != nil {
+		k.record(policy.Event{Kind: policy.EventRegister, Campaign: env.Name, CampaignID: id,
+			Guaranteed: env.Guaranteed, Sustained: env.Sustained, Bucket: env.Bucket, Burst: env.BurstCeiling})
+	}
+	if r, ok := k.rule.(Registrar); ok {
+		r.Registered(k, id)
+	}
+	return id, nil
+}
+
+func newFlow(f *policy.Flow) flowState {
+	fl := policy.UnmeteredFlow
+	if f != nil {
+		fl = *f
+	}
+	return flowState{env: fl, lastJ: -1}
+}
+
+// reshare normalises R over the campaigns that are not the filler; with no
+// R at all, the shares are equal.
+func (k *Core) reshare() {
+	total, n := 0.0, 0
+	for i := range k.camps {
+		if !k.camps[i].Filler {
+			total += k.camps[i].Env.Sustained
+			n++
+		}
+	}
+	for i := range k.camps {
+		cp := &k.camps[i]
+		switch {
+		case cp.Filler:
+			cp.Share = 0
+		case total > 0:
+			cp.Share = cp.Env.Sustained / total
+		default:
+			cp.Share = 1 / float64(n)
+		}
+	}
+}
+
+// Floored is share × pool rounded down: a static partition or a nominal
+// quota (studies.md §2, §6.10). The filler gets the remainder.
+func (k *Core) Floored(c policy.CampaignID) int {
+	cp := &k.camps[c]
+	if !cp.Filler {
+		return int(math.Floor(cp.Share * float64(k.cfg.Pool)))
+	}
+	rest := k.cfg.Pool
+	for i := range k.camps {
+		if !k.camps[i].Filler {
+			rest -= int(math.Floor(k.camps[i].Share * float64(k.cfg.Pool)))
+		}
+	}
+	return rest
+}
+
+func (k *Core) check(c policy.CampaignID) error {
+	if uint(c) < uint(len(k.camps)) {
+		return nil
+	}
+	return fmt.Errorf("%w: id %d", policy.ErrUnknownCampaign, c)
+}
+
+// Request files a request. Like the broker it denies a campaign with no
+// credits left outside the opportunistic class; it also denies a request
+// larger than the campaign can ever hold (studies.md §6.1). Both take an
+// id and journal deny.
+func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
+	if err := k.check(c); err != nil {
+		return -1, err
+	}
+	if gpus < 1 {
+		return -1, fmt.Errorf("request must ask for at least 1 GPU, got %d", gpus)
+	}
+	if duration < 0 {
+		return -1, fmt.Errorf("request duration must not be negative, got %d", duration)
+	}
+	cp := &k.camps[c]
+	if cls == policy.AnyClass {
+		cls = cp.Env.Class
+	}
+	if !cls.Valid() {
+		return -1, fmt.Errorf("request: unknown service class %d", uint8(cls))
+	}
+	asked := cls
+	cls = k.rule.ClassFor(k, c, cls)
+	id := k.nextID
+	k.nextID++
+	var reason string
+	var err error
+	switch {
+	case cp.credits <= 0 && cls != policy.Opportunistic:
+		reason, err = policy.ReasonBudgetExhausted, policy.ErrBudgetExhausted
+	case gpus > k.rule.Limit(k, c):
+		reason, err = policy.ReasonExceedsLimit, policy.ErrExceedsLimit
+	}
+	if err != nil {
+		if k.rec != nil {
+			k.record(policy.Event{Kind: policy.EventDeny, Campaign: cp.Env.Name, CampaignID: c, GPUs: gpus, Class: cls, Reason: reason})
+		}
+		return id, err
+	}
+	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
+	cp.pending[asked] += gpus
+	return id, nil
+}
+
+func classMatches(filter, cls policy.Class) bool { return filter == policy.AnyClass || filter == cls }
+
+// ReleaseAll releases c's leases of class cls (AnyClass: all) in lease
+// order and drops its pending requests of that class without a record.
+func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
+	if err := k.check(c); err != nil {
+		return err
+	}
+	w := 0
+	for i := range k.leases {
+		l := k.leases[i]
+		if l.Campaign == c && classMatches(cls, l.Asked) {
+			k.end(&l, policy.ReasonReleasedByAgent)
+			continue
+		}
+		k.leases[w] = l
+		w++
+	}
+	k.leases = k.leases[:w]
+	w = 0
+	for i := range k.pending {
+		r := k.pending[i]
+		if r.Campaign == c && classMatches(cls, r.Asked) {
+			k.drop(&r)
+			continue
+		}
+		k.pending[w] = r
+		w++
+	}
+	k.pending = k.pending[:w]
+	return nil
+}
+
+// ReleaseLease releases one lease of campaign c.
+func (k *Core) ReleaseLease(c policy.CampaignID, lease int) error {
+	if err := k.check(c); err != nil {
+		return err
+	}
+	for i := range k.leases {
+		if k.leases[i].ID == lease && k.leases[i].Campaign == c {
+			l := k.leases[i]
+			k.leases = append(k.leases[:i], k.leases[i+1:]...)
+			k.end(&l, policy.ReasonReleasedByAgent)
+			return nil
+		}
+	}
+	return fmt.Errorf("campaign %s holds no lease %d", k.camps[c].Env.Name, lease)
+}
+
+// end returns a lease's GPUs (the caller removes it from the table) and,
+// when a preemption reserved them, hands them to the waiting request.
+func (k *Core) end(l *Lease, reason string) {
+	cp := &k.camps[l.Campaign]
+	cp.Held[l.Asked] -= l.GPUs
+	cp.HeldAll -= l.GPUs
+	k.leased -= l.GPUs
+	if l.UnderNotice {
+		if i := k.pendingIndex(l.ReservedFor); i >= 0 {
+			k.pending[i].Reserved += l.GPUs
+			k.reserved += l.GPUs
+		}
+	}
+	if k.rec != nil {
+		k.record(policy.Event{Kind: policy.EventRelease, Lease: l.ID, Campaign: cp.Env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Reason: reason})
+	}
+}
+
+func (k *Core) pendingIndex(id int) int {
+	for i := range k.pending {
+		if k.pending[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// drop forgets a request's pending GPUs and frees its reservation; the
+// caller removes it from the list.
+func (k *Core) drop(r *Request) {
+	k.camps[r.Campaign].pending[r.Asked] -= r.GPUs
+	k.reserved -= r.Reserved
+	r.Reserved = 0
+}
+
+// Held is what c holds in class cls (AnyClass: all).
+func (k *Core) Held(c policy.CampaignID, cls policy.Class) int {
+	cp := &k.camps[c]
+	if cls == policy.AnyClass {
+		return cp.HeldAll
+	}
+	return cp.Held[cls]
+}
+
+// Outstanding is Held plus c's pending GPUs (same filter).
+func (k *Core) Outstanding(c policy.CampaignID, cls policy.Class) int {
+	cp := &k.camps[c]
+	if cls == policy.AnyClass {
+		n := cp.HeldAll
+		for _, p := range cp.pending {
+			n += p
+		}
+		return n
+	}
+	return cp.Held[cls] + cp.pending[cls]
+}
+
+// Leased is Σ gpus of all leases.
+func (k *Core) Leased() int { return k.leased }
+
+// FreeGeneral is the GPUs nobody holds and no preemption has reserved:
+// what any request without a reservation may take.
+func (k *Core) FreeGeneral() int { return k.cfg.Pool - k.leased - k.reserved }
+
+// Free is FreeGeneral: the GPUs a newcomer could be granted now.
+func (k *Core) Free() int { return k.FreeGeneral() }
+
+// Tokens is what a campaign reads as its GPU tokens under a baseline: its
+// bucket B, always full (studies.md §6.5).
+func (k *Core) Tokens(c policy.CampaignID) float64 { return k.camps[c].Env.Bucket }
+
+// FlowTokens is the flow bucket, always full: a baseline meters no flow
+// per campaign (studies.md §6.5).
+func (k *Core) FlowTokens(c policy.CampaignID, d policy.Dimension) float64 {
+	return k.camps[c].flow(d).env.Bucket
+}
+
+func (cp *Campaign) flow(d policy.Dimension) *flowState {
+	if d == policy.IO {
+		return &cp.io
+	}
+	return &cp.inf
+}
+
+// FlowUsedLastTick is what c used of d in the last completed tick.
+func (k *Core) FlowUsedLastTick(c policy.CampaignID, d policy.Dimension) float64 {
+	return k.camps[c].flow(d).usedLast
+}
+
+// FlowThrottled counts c's consume calls that got less of d than desired.
+func (k *Core) FlowThrottled(c policy.CampaignID, d policy.Dimension) int {
+	return k.camps[c].flow(d).throttled
+}
+
+// Credits is what c has left; Spent what it has used.
+func (k *Core) Credits(c policy.CampaignID) float64 { return k.camps[c].credits }
+
+// Spent is the budget campaign c has used.
+func (k *Core) Spent(c policy.CampaignID) float64 {
+	return k.camps[c].Env.Budget - k.camps[c].credits
+}
+
+// Multiplier is 1: only Bursar prices congestion (studies.md §1).
+func (k *Core) Multiplier() float64 { return 1 }
+
+// Consume splits the facility's flow capacity in proportion to desire
+// (studies.md §6.8): allowed = min(desired, capacity left this tick,
+// desired · min(1, C / D_prev)). Allowed inference is charged at the
+// broker's inference price, so that credits compare across policies.
+func (k *Core) Consume(c policy.CampaignID, io, inference float64) (allowedIO, allowedInference float64, err error) {
+	if err := k.check(c); err != nil {
+		return 0, 0, err
+	}
+	if !(io >= 0 && io <= math.MaxFloat64 && inference >= 0 && inference <= math.MaxFloat64) {
+		return 0, 0, fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
+	}
+	cp := &k.camps[c]
+	if io > 0 {
+		allowedIO = k.consumeFlow(c, cp, policy.IO, io)
+	}
+	if inference > 0 {
+		allowedInference = k.consumeFlow(c, cp, policy.Inference, inference)
+	}
+	if allowedInference != 0 {
+		cp.credits -= allowedInference * policy.InferencePrice / 1000
+	}
+	return allowedIO, allowedInference, nil
+}
+
+func (k *Core) capacity(d policy.Dimension) float64 {
+	if d == policy.IO {
+		return k.cfg.IOCapacity
+	}
+	return k.cfg.InferenceCapacity
+}
+
+func (k *Core) consumeFlow(c policy.CampaignID, cp *Campaign, d policy.Dimension, desired float64) float64 {
+	f := cp.flow(d)
+	k.desiredNow[d] += desired
+	scale := 1.0
+	if dp := k.desiredLast[d]; dp > 0 {
+		scale = min(1, k.capacity(d)/dp)
+	}
+	grant := min(desired, k.left[d], desired*scale)
+	grant = max(grant, 0)
+	k.left[d] -= grant
+	f.usedNow += grant
+	if grant < desired-1e-9 {
+		f.throttled++
+		if f.lastJ < 0 || k.now-f.lastJ >= 60 {
+			f.lastJ = k.now
+			if k.rec != nil {
+				kind := policy.EventThrottleIO
+				if d == policy.Inference {
+					kind = policy.EventThrottleInference
+				}
+				k.record(policy.Event{Kind: kind, Campaign: cp.Env.Name, CampaignID: c, Desired: desired, Allowed: grant, Tokens: f.env.Bucket})
+			}
+		}
+	}
+	return grant
+}
+
+// Supply is what campaign c reads under a baseline (studies.md §6.5):
+// multiplier 1, GPU tokens = B, flow tokens = the flow bucket, and free =
+// what c could be granted now without preempting anyone.
+func (k *Core) Supply(c policy.CampaignID) (s policy.Supply) {
+	cp := &k.camps[c]
+	s.Free = k.rule.Room(k, c)
+	for i := range k.leases {
+		if l := &k.leases[i]; l.Class == policy.Opportunistic && !l.UnderNotice {
+			s.Reclaimable += l.GPUs
+		}
+	}
+	switch {
+	case s.Free > 0:
+		s.ExpectedPath = policy.Warm
+	case s.Reclaimable > 0:
+		s.ExpectedPath = policy.Reclaim
+	default:
+		s.ExpectedPath = policy.Cold
+	}
+	s.Multiplier = 1
+	s.Tokens, s.Bucket, s.Sustained, s.Credits = cp.Env.Bucket, cp.Env.Bucket, cp.Env.Sustained, cp.credits
+	for d, fs := range [2]*policy.FlowSupply{&s.IO, &s.Inference} {
+		f := cp.flow(policy.Dimension(d))
+		*fs = policy.FlowSupply{Tokens: f.env.Bucket, Bucket: f.env.Bucket, Rate: f.env.Rate, Ceiling: f.env.Ceiling, FacilityLeft: k.left[d]}
+	}
+	return s
+}
+
+// Utilization is the mean leased fraction over completed ticks.
+func (k *Core) Utilization() float64 {
+	if k.utilN == 0 {
+		return math.NaN()
+	}
+	return k.utilSum / float64(k.utilN)
+}
+
+// Tick advances one second in the broker's order (model.md §4): expire
+// leases, reset the flows, charge credits, admit, record.
+func (k *Core) Tick() {
+	k.now++
+	k.expire()
+	for i := range k.camps {
+		cp := &k.camps[i]
+		cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
+		cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
+	}
+	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
+	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
+	k.account()
+	k.expireRequests()
+	k.rule.Admit(k)
+	k.admitFiller()
+	k.rule.EndTick(k)
+	k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
+	k.utilN++
+}
+
+func (k *Core) expire() {
+	w := 0
+	for i := range k.leases {
+		l := k.leases[i]
+		switch {
+		case l.Expires <= k.now:
+			k.end(&l, policy.ReasonExpired)
+			continue
+		case l.UnderNotice && l.PreemptAt <= k.now:
+			k.end(&l, policy.ReasonPreempted)
+			continue
+		}
+		k.leases[w] = l
+		w++
+	}
+	k.leases = k.leases[:w]
+}
+
+// account debits every held GPU-second at its class's base price, with no
+// congestion multiplier (studies.md §1).
+func (k *Core) account() {
+	for i := range k.leases {
+		l := &k.leases[i]
+		k.camps[l.Campaign].credits -= float64(l.GPUs) * l.Class.BasePrice() / 3600
+	}
+}
+
+// expireRequests drops the requests older than the broker's TTL
+// (studies.md §6.3), journaling request-expired.
+func (k *Core) expireRequests() {
+	w := 0
+	for i := range k.pending {
+		r := k.pending[i]
+		if k.now-r.Submitted > policy.RequestTTL {
+			k.drop(&r)
+			if k.rec != nil {
+				cp := &k.camps[r.Campaign]
+				k.record(policy.Event{Kind: policy.EventRequestExpired, Campaign: cp.Env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class})
+			}
+			continue
+		}
+		k.pending[w] = r
+		w++
+	}
+	k.pending = k.pending[:w]
+}
+
+// admitFiller grants the filler's requests, in submit order, from what
+// admission left (studies.md §6.2). The filler never preempts.
+func (k *Core) admitFiller() {
+	for i := 0; i < len(k.pending); i++ {
+		r := &k.pending[i]
+		if !k.camps[r.Campaign].Filler {
+			continue
+		}
+		if k.TryStart(i, k.rule.Room(k, r.Campaign)) {
+			i--
+		}
+	}
+}
+
+// Want is what request i may be granted at most: its size, capped by what
+// its campaign may still hold. It journals a throttle record (once per
+// request) and returns 0 when the campaign is at its limit.
+func (k *Core) Want(i int) int {
+	r := &k.pending[i]
+	cp := &k.camps[r.Campaign]
+	limit := k.rule.Limit(k, r.Campaign)
+	headroom := limit - cp.HeldAll
+	if headroom <= 0 {
+		if !r.throttleJournaled {
+			r.throttleJournaled = true
+			if k.rec != nil {
+				k.record(policy.Event{Kind: policy.EventThrottle, Campaign: cp.Env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.Env.Bucket, Cap: limit})
+			}
+		}
+		return 0
+	}
+	return min(r.GPUs, headroom)
+}
+
+// TryStart applies the broker's grant rule (model.md §5 step 5,
+// studies.md §6.1) to pending request i, given room GPUs its campaign may
+// take now without preemption (its reservation comes on top): grant want
+// if it fits, else a partial grant of at least min(want, 16). It reports
+// whether the request was granted and so left the list (indices behind i
+// shift down by one).
+func (k *Core) TryStart(i, room int) bool {
+	want := k.Want(i)
+	if want == 0 {
+		return false
+	}
+	x := min(want, room+k.pending[i].Reserved)
+	if x >= want || x >= min(want, policy.PartialGrantMin) {
+		k.Grant(i, x)
+		return true
+	}
+	return false
+}
+
+// Grant grants n GPUs to pending request i and removes it from the list;
+// a partial grant finishes the request (the agent asks again).
+func (k *Core) Grant(i, n int) {
+	r := k.pending[i]
+	k.pending = append(k.pending[:i], k.pending[i+1:]...)
+	k.drop(&r)
+	cp := &k.camps[r.Campaign]
+	latency := k.now - r.Submitted
+	path := policy.PathFor(latency, k.cfg.Grace)
+	k.leases = append(k.leases, Lease{ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class, Asked: r.Asked,
+		Submitted: r.Submitted, Granted: k.now, Expires: k.now + r.Duration, ReservedFor: -1})
+	cp.Held[r.Asked] += n
+	cp.HeldAll += n
+	k.leased += n
+	if k.rec != nil {
+		k.record(policy.Event{Kind: policy.EventGrant, Lease: r.ID, Campaign: cp.Env.Name, CampaignID: r.Campaign,
+			GPUs: n, Class: r.Class, Latency: latency, Path: path, FairDeficit: r.Key, RuleTokens: cp.Env.Bucket})
+	}
+}
+
+// InFlight is the GPUs under notice whose release is reserved for request
+// id: they count towards its need (studies.md §6.6).
+func (k *Core) InFlight(id int) int {
+	n := 0
+	for i := range k.leases {
+		if l := &k.leases[i]; l.UnderNotice && l.ReservedFor == id {
+			n += l.GPUs
+		}
+	}
+	return n
+}

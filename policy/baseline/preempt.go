@@ -1,0 +1,123 @@
+package baseline
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// Protector is an optional Rule hook: a lease it protects is never a
+// victim, the filler's included (budget's minimum runtime).
+type Protector interface {
+	Protected(k *Core, l *Lease) bool
+}
+
+// VictimOrder is the default order in which preemption takes victims
+// (studies.md §6.6): lowest class first (highest rank), then newest lease
+// first, then the larger lease id (the later grant of the same tick).
+func VictimOrder(a, b *Lease) int {
+	if c := cmp.Compare(b.Class, a.Class); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Granted, a.Granted); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.ID, a.ID)
+}
+
+// Preempt puts leases under notice so that pending request i can start
+// once they end (studies.md §6.6). need is the GPUs it still lacks after
+// what it may take now, its reservation and the GPUs already under notice
+// for it (InFlight). Candidates are the leases not under notice of other
+// campaigns that eligible accepts, plus every lease of the filler (§6.2),
+// in order (nil: VictimOrder). eligible is called once per candidate in
+// that order while the set grows, so a rule may keep running state in it.
+//
+// The set is minimal: taken greedily in order until it covers need, then
+// every victim but the last is dropped again, from the back, when the rest
+// still covers need — Kueue's minimal-preemption search
+// (pkg/scheduler/preemption). If all candidates together fall short,
+// nothing is noticed: a preemption happens only if the request then fits.
+// The victims' GPUs are reserved for the request. It reports whether need
+// is covered.
+func (k *Core) Preempt(i, need int, order func(a, b *Lease) int, eligible func(l *Lease) bool) bool {
+	return k.preempt(i, need, order, eligible, true)
+}
+
+// PreemptCohort is Preempt without the filler's leases: for a rule whose
+// binding limit the filler's GPUs do not count against (quota's cohort).
+func (k *Core) PreemptCohort(i, need int, order func(a, b *Lease) int, eligible func(l *Lease) bool) bool {
+	return k.preempt(i, need, order, eligible, false)
+}
+
+func (k *Core) preempt(i, need int, order func(a, b *Lease) int, eligible func(l *Lease) bool, filler bool) bool {
+	if need <= 0 {
+		return true
+	}
+	r := &k.pending[i]
+	if order == nil {
+		order = VictimOrder
+	}
+	cands := k.cands[:0]
+	for j := range k.leases {
+		l := &k.leases[j]
+		if !l.UnderNotice && l.Campaign != r.Campaign {
+			cands = append(cands, j)
+		}
+	}
+	slices.SortFunc(cands, func(a, b int) int { return order(&k.leases[a], &k.leases[b]) })
+	k.cands = cands
+	protect, _ := k.rule.(Protector)
+	victims, got := k.victim[:0], 0
+	for _, j := range cands {
+		l := &k.leases[j]
+		if protect != nil && protect.Protected(k, l) {
+			continue
+		}
+		if k.camps[l.Campaign].Filler {
+			if !filler {
+				continue
+			}
+		} else if eligible == nil || !eligible(l) {
+			continue
+		}
+		victims = append(victims, j)
+		got += l.GPUs
+		if got >= need {
+			break
+		}
+	}
+	k.victim = victims
+	if got < need {
+		return false
+	}
+	for v := len(victims) - 2; v >= 0; v-- {
+		if g := k.leases[victims[v]].GPUs; got-g >= need {
+			got -= g
+			victims = append(victims[:v], victims[v+1:]...)
+		}
+	}
+	for _, j := range victims {
+		l := &k.leases[j]
+		l.UnderNotice = true
+		l.PreemptAt = k.now + k.cfg.Grace
+		l.ReservedFor = r.ID
+		if k.rec != nil {
+			k.record(policy.Event{Kind: policy.EventPreemptNotice, Lease: l.ID, Campaign: k.camps[l.Campaign].Env.Name,
+				CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: k.cfg.Grace})
+		}
+	}
+	return true
+}
+
+// Missing is what pending request i lacks to start whole given room: its
+// want less room, its reservation and the GPUs under notice for it.
+func (k *Core) Missing(i, room int) int {
+	r := &k.pending[i]
+	want := k.Want(i)
+	if want == 0 {
+		return 0
+	}
+	return want - room - r.Reserved - k.InFlight(r.ID)
+}

@@ -1,0 +1,56 @@
+package policies
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/fairshare"
+	"github.com/bursar-hpc/bursar/policy/fifo"
+	"github.com/bursar-hpc/bursar/policy/priority"
+	"github.com/bursar-hpc/bursar/policy/quota"
+	"github.com/bursar-hpc/bursar/policy/static"
+)
+
+// Bursar is the broker's name among the policies.
+const Bursar = "bursar"
+
+// Names lists the policies in the order reports use.
+var Names = []string{Bursar, fifo.Name, priority.Name, static.Name, fairshare.Name, quota.Name, budget.Name}
+
+// Knobs holds every baseline's settings; each policy reads its own.
+type Knobs struct {
+	Priority  priority.Knobs  `json:"priority" yaml:"priority"`
+	Quota     quota.Knobs     `json:"quota" yaml:"quota"`
+	Fairshare fairshare.Knobs `json:"fairshare" yaml:"fairshare"`
+	Budget    budget.Knobs    `json:"budget" yaml:"budget"`
+}
+
+// DefaultKnobs are each policy's documented defaults.
+func DefaultKnobs() Knobs {
+	return Knobs{Quota: quota.DefaultKnobs(), Fairshare: fairshare.DefaultKnobs(), Budget: budget.DefaultKnobs()}
+}
+
+// New builds the policy called name on cfg. Bursar reads cfg whole
+// (GrantTimeOnly included); the baselines read its pool, grace and flow
+// capacities.
+func New(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error) {
+	switch name {
+	case Bursar:
+		return policy.New(cfg)
+	case fifo.Name:
+		return fifo.New(cfg)
+	case priority.Name:
+		return priority.New(cfg, knobs.Priority)
+	case static.Name:
+		return static.New(cfg)
+	case fairshare.Name:
+		return fairshare.New(cfg, knobs.Fairshare)
+	case quota.Name:
+		return quota.New(cfg, knobs.Quota)
+	case budget.Name:
+		return budget.New(cfg, knobs.Budget)
+	}
+	return nil, fmt.Errorf("unknown policy %q (want one of %s)", name, strings.Join(Names, ", "))
+}

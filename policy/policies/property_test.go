@@ -1,0 +1,268 @@
+package policies_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
+	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/quota"
+)
+
+// One property suite for every policy, the broker included: random casts
+// of campaigns and random operation sequences, checked after every
+// operation against the journal.
+
+type opKind uint8
+
+const (
+	opRequest opKind = iota
+	opReleaseAll
+	opReleaseLease
+	opConsume
+	opTick
+	opTicks
+)
+
+type op struct {
+	kind     opKind
+	c        int
+	gpus     int
+	duration int
+	class    policy.Class
+	io, inf  float64
+	n        int
+}
+
+type scenario struct {
+	cfg   policy.Config
+	knobs policies.Knobs
+	envs  []policy.Envelope
+	ops   []op
+}
+
+var classes = []policy.Class{policy.AnyClass, policy.Deadline, policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+
+func drawScenario(t *rapid.T) scenario {
+	pool := rapid.SampledFrom([]int{16, 64, 100, 512}).Draw(t, "pool")
+	sc := scenario{cfg: policy.Config{
+		Pool:              pool,
+		Grace:             rapid.IntRange(0, 90).Draw(t, "grace"),
+		IOCapacity:        rapid.SampledFrom([]float64{policy.Unmetered, 0, 10}).Draw(t, "io-capacity"),
+		InferenceCapacity: rapid.SampledFrom([]float64{policy.Unmetered, 25, 5000}).Draw(t, "inference-capacity"),
+	}, knobs: policies.DefaultKnobs()}
+	sc.knobs.Fairshare.HalfLife = rapid.SampledFrom([]float64{5, 600, 604800}).Draw(t, "half-life")
+	sc.knobs.Budget.Window = rapid.SampledFrom([]int{10, 600, 604800}).Draw(t, "window")
+	sc.knobs.Budget.MinRuntime[policy.AgentBurst] = rapid.SampledFrom([]int{0, 30, 300}).Draw(t, "min-runtime")
+	sc.knobs.Quota.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
+	n := rapid.IntRange(1, 5).Draw(t, "campaigns")
+	left := pool
+	for i := range n {
+		name := fmt.Sprintf("c%d", i)
+		g := rapid.IntRange(0, min(left, 32)).Draw(t, name+"-g")
+		left -= g
+		cls := rapid.SampledFrom([]policy.Class{policy.Interactive, policy.AgentBurst, policy.AgentBurst, policy.Opportunistic}).Draw(t, name+"-class")
+		sc.envs = append(sc.envs, policy.Envelope{
+			Name: name, Budget: rapid.SampledFrom([]float64{1e9, 0.5}).Draw(t, name+"-budget"),
+			Guaranteed: g, Sustained: float64(rapid.IntRange(0, 64).Draw(t, name+"-R")),
+			BurstCeiling: g + rapid.IntRange(0, 200).Draw(t, name+"-burst"),
+			Bucket:       rapid.SampledFrom([]float64{0, 500, 1e6}).Draw(t, name+"-B"), Class: cls,
+		})
+		if rapid.Bool().Draw(t, name+"-inference") {
+			sc.envs[i].Inference = &policy.Flow{Rate: 5, Bucket: 50, Ceiling: 20}
+		}
+	}
+	kinds := []opKind{opRequest, opRequest, opRequest, opReleaseAll, opReleaseLease, opConsume, opTick, opTick, opTick, opTicks}
+	for range rapid.IntRange(1, 120).Draw(t, "ops") {
+		o := op{kind: rapid.SampledFrom(kinds).Draw(t, "op"), c: rapid.IntRange(0, n-1).Draw(t, "c")}
+		switch o.kind {
+		case opRequest:
+			o.gpus = rapid.IntRange(1, pool+8).Draw(t, "gpus")
+			o.duration = rapid.IntRange(0, 400).Draw(t, "duration")
+			o.class = rapid.SampledFrom(classes).Draw(t, "class")
+		case opReleaseAll:
+			o.class = rapid.SampledFrom(classes).Draw(t, "class")
+		case opReleaseLease:
+			o.n = rapid.IntRange(0, 200).Draw(t, "lease")
+		case opConsume:
+			o.io = rapid.Float64Range(0, 20).Draw(t, "io")
+			o.inf = rapid.Float64Range(0, 40).Draw(t, "inf")
+		case opTicks:
+			o.n = rapid.SampledFrom([]int{5, 30, 120, 950}).Draw(t, "ticks")
+		}
+		sc.ops = append(sc.ops, o)
+	}
+	if n >= 2 && rapid.Bool().Draw(t, "budget-group") {
+		sc.knobs.Budget.Groups = []budget.Group{{Name: "g", Members: []string{sc.envs[0].Name, sc.envs[1].Name}}}
+	}
+	if rapid.Bool().Draw(t, "inflate") {
+		sc.knobs.Priority.Inflate = []string{sc.envs[0].Name}
+	}
+	return sc
+}
+
+// ledger follows the journal: the leases alive, what was granted and
+// noticed, so that every property is judged from the records alone.
+type ledger struct {
+	t       *rapid.T
+	name    string
+	pool    int
+	grace   int
+	seen    int
+	alive   map[int]int // lease → GPUs
+	granted map[int]bool
+	notice  map[int]int // lease → tick of its notice
+}
+
+func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
+	for _, e := range j.Events[l.seen:] {
+		switch e.Kind {
+		case policy.EventGrant:
+			if l.granted[e.Lease] {
+				l.t.Fatalf("%s: lease %d granted twice (t=%d)", l.name, e.Lease, e.T)
+			}
+			if e.GPUs < 1 {
+				l.t.Fatalf("%s: grant of %d GPUs", l.name, e.GPUs)
+			}
+			l.granted[e.Lease] = true
+			l.alive[e.Lease] = e.GPUs
+		case policy.EventPreemptNotice:
+			if _, ok := l.alive[e.Lease]; !ok {
+				l.t.Fatalf("%s: notice for lease %d that is not alive (t=%d)", l.name, e.Lease, e.T)
+			}
+			if _, again := l.notice[e.Lease]; again {
+				l.t.Fatalf("%s: lease %d noticed twice", l.name, e.Lease)
+			}
+			l.notice[e.Lease] = e.T
+		case policy.EventRelease:
+			if _, ok := l.alive[e.Lease]; !ok {
+				l.t.Fatalf("%s: release of lease %d that is not alive (t=%d)", l.name, e.Lease, e.T)
+			}
+			delete(l.alive, e.Lease)
+			if e.Reason == policy.ReasonPreempted {
+				at, ok := l.notice[e.Lease]
+				if !ok {
+					l.t.Fatalf("%s: lease %d preempted without a notice (t=%d)", l.name, e.Lease, e.T)
+				}
+				if e.T-at != max(l.grace, 1) {
+					l.t.Fatalf("%s: lease %d noticed at %d, preempted at %d, grace %d", l.name, e.Lease, at, e.T, l.grace)
+				}
+			}
+		}
+	}
+	l.seen = len(j.Events)
+	sum := 0
+	for _, g := range l.alive {
+		sum += g
+	}
+	if sum > l.pool {
+		l.t.Fatalf("%s: %d GPUs leased on a pool of %d (t=%d)", l.name, sum, l.pool, a.Now())
+	}
+	held := 0
+	for c := range a.NumCampaigns() {
+		held += a.Held(policy.CampaignID(c), policy.AnyClass)
+	}
+	if held != sum {
+		l.t.Fatalf("%s: Held sums to %d, the journal's leases to %d", l.name, held, sum)
+	}
+	if a.Free() < 0 || a.Free() > l.pool-sum {
+		l.t.Fatalf("%s: Free %d with %d of %d leased", l.name, a.Free(), sum, l.pool)
+	}
+	// A baseline's campaign never holds more than its limit (partition,
+	// quota plus borrowing), and a quota cohort never more than its quotas.
+	if k, ok := a.(*baseline.Core); ok {
+		cohort, nominal := 0, 0
+		for c := range k.NumCampaigns() {
+			id := policy.CampaignID(c)
+			if h, lim := k.Held(id, policy.AnyClass), k.Rule().Limit(k, id); h > lim {
+				l.t.Fatalf("%s: %s holds %d, its limit is %d", l.name, k.Envelope(id).Name, h, lim)
+			}
+			if !k.Campaign(id).Filler {
+				cohort += k.Held(id, policy.AnyClass)
+				nominal += k.Floored(id)
+			}
+		}
+		if l.name == quota.Name && cohort > nominal {
+			l.t.Fatalf("quota: the cohort holds %d of its %d", cohort, nominal)
+		}
+	}
+}
+
+// run plays a scenario on a fresh policy and returns its journal.
+func run(t *rapid.T, name string, sc scenario, check bool) []byte {
+	a, err := policies.New(name, sc.cfg, sc.knobs)
+	require.NoError(t, err)
+	j := &bt.Journal{}
+	a.SetRecorder(j)
+	var ids []policy.CampaignID
+	for _, e := range sc.envs {
+		id, err := a.Register(e)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace,
+		alive: map[int]int{}, granted: map[int]bool{}, notice: map[int]int{}}
+	var leases []int
+	for _, o := range sc.ops {
+		c := ids[o.c]
+		switch o.kind {
+		case opRequest:
+			if id, err := a.Request(c, o.gpus, o.duration, o.class); err == nil {
+				leases = append(leases, id)
+			}
+		case opReleaseAll:
+			require.NoError(t, a.ReleaseAll(c, o.class))
+		case opReleaseLease:
+			if len(leases) > 0 {
+				_ = a.ReleaseLease(c, leases[o.n%len(leases)])
+			}
+		case opConsume:
+			aio, ainf, err := a.Consume(c, o.io, o.inf)
+			require.NoError(t, err)
+			if aio > o.io+1e-9 || ainf > o.inf+1e-9 || aio < 0 || ainf < 0 {
+				t.Fatalf("%s: consume allowed %v, %v of %v, %v", name, aio, ainf, o.io, o.inf)
+			}
+		case opTick:
+			a.Tick()
+		case opTicks:
+			for range o.n {
+				a.Tick()
+				if check {
+					l.check(a, j)
+				}
+			}
+		}
+		if check {
+			l.check(a, j)
+		}
+	}
+	return j.Bytes
+}
+
+func TestPropertiesEveryPolicy(t *testing.T) {
+	for _, name := range policies.Names {
+		t.Run(name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				sc := drawScenario(t)
+				first := run(t, name, sc, true)
+				// Journal replay: the same operations give the same bytes.
+				if again := run(t, name, sc, false); !bytes.Equal(first, again) {
+					t.Fatalf("%s: the same operations gave a different journal", name)
+				}
+			})
+		})
+	}
+}
+
+func TestUnknownPolicy(t *testing.T) {
+	_, err := policies.New("lottery", policy.DefaultConfig(8), policies.DefaultKnobs())
+	require.ErrorContains(t, err, `unknown policy "lottery"`)
+	require.ErrorContains(t, err, "fairshare")
+}
