@@ -1,0 +1,125 @@
+package easy
+
+import (
+	"math"
+	"slices"
+)
+
+// Running is one lease in progress as the EASY pass sees it.
+type Running struct {
+	GPUs   int
+	EstEnd int64 // start + estimate (studies.md §2.1)
+}
+
+// Job is one waiting request, in queue order (the caller orders the queue:
+// FCFS, or priority order).
+type Job struct {
+	GPUs     int
+	Estimate int64 // estimated run time, seconds
+}
+
+// NoReservation is the shadow time of a head that cannot start even when
+// every running lease has ended (it asks for more GPUs than free plus
+// running hold). Nothing can delay such a head, so every later job that
+// fits now may start; callers that skip jobs larger than the pool never
+// see it.
+const NoReservation = math.MaxInt64
+
+// Scheduler keeps scratch space so that a pass allocates nothing in steady
+// state. The zero value is ready.
+type Scheduler struct {
+	started []int     // the result of the last pass
+	ends    []Running // running leases plus heads started in this pass, sorted by EstEnd
+}
+
+// Pass performs steps (3) and (4) of studies.md §2.1 at time now: start the
+// queue's head while it fits in free, then one EASY backfill pass (shadow
+// time s and extra GPUs x computed once, from the running leases' estimated
+// ends including the heads just started; a later job starts if it fits now
+// and either ends by s or fits in x, x decreasing by its size in that case).
+// running may be in any order and is not modified. It returns the indices
+// into queue of the jobs to start, in start order; the slice is valid until
+// the next call.
+//
+// Jobs ask for at least one GPU; once free reaches zero the scan stops.
+func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []int {
+	out := s.started[:0]
+	// Step (3): the head starts while it fits.
+	h := 0
+	for h < len(queue) && queue[h].GPUs <= free {
+		free -= queue[h].GPUs
+		out = append(out, h)
+		h++
+	}
+	if h >= len(queue)-1 || free <= 0 {
+		// No head left waiting, or nothing behind it, or nothing can fit:
+		// the reservation would constrain nobody.
+		s.started = out
+		return out
+	}
+	// Step (4). The reservation is computed lazily, at the first later job
+	// that fits now: most passes on a busy machine find none, and the sort
+	// is the pass's only cost that grows with the running set.
+	var shadow int64
+	var extra int
+	reserved := false
+	for j := h + 1; j < len(queue) && free > 0; j++ {
+		job := queue[j]
+		if job.GPUs > free {
+			continue
+		}
+		if !reserved {
+			shadow, extra = s.reservation(now, free, running, queue, out, h)
+			reserved = true
+		}
+		switch {
+		case now+job.Estimate <= shadow:
+			// Ends by the shadow time: the head's GPUs are back by then.
+		case job.GPUs <= extra:
+			extra -= job.GPUs
+		default:
+			continue
+		}
+		free -= job.GPUs
+		out = append(out, j)
+	}
+	s.started = out
+	return out
+}
+
+// reservation returns the head's shadow time and extra GPUs: walking the
+// estimated ends in ascending order (the running leases and the heads
+// started in this pass), the first end at which the GPUs free by then reach
+// the head's size, every lease ending at that same second included; the
+// extra GPUs are those free at the shadow time beyond the head's size.
+func (s *Scheduler) reservation(now int64, free int, running []Running, queue []Job, started []int, head int) (int64, int) {
+	ends := append(s.ends[:0], running...)
+	for _, i := range started {
+		ends = append(ends, Running{GPUs: queue[i].GPUs, EstEnd: now + queue[i].Estimate})
+	}
+	slices.SortFunc(ends, byEstEnd)
+	s.ends = ends
+	need := queue[head].GPUs
+	avail := free
+	for k := 0; k < len(ends); {
+		t := ends[k].EstEnd
+		for k < len(ends) && ends[k].EstEnd == t {
+			avail += ends[k].GPUs
+			k++
+		}
+		if avail >= need {
+			return t, avail - need
+		}
+	}
+	return NoReservation, 0
+}
+
+func byEstEnd(a, b Running) int {
+	switch {
+	case a.EstEnd < b.EstEnd:
+		return -1
+	case a.EstEnd > b.EstEnd:
+		return 1
+	}
+	return 0
+}
