@@ -1,0 +1,235 @@
+package trace
+
+import (
+	"math"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// BSLDTau is the bounded slowdown's threshold τ in seconds (§2.1).
+const BSLDTau = 10
+
+// Stats are the §4 job metrics over a set of jobs; NaN where it is empty.
+type Stats struct {
+	Jobs     int     `json:"jobs"`
+	MeanWait float64 `json:"mean_wait"`
+	P50Wait  float64 `json:"p50_wait"`
+	P95Wait  float64 `json:"p95_wait"`
+	MeanBSLD float64 `json:"mean_bsld"`
+	P95BSLD  float64 `json:"p95_bsld"`
+}
+
+// Classes are the service classes a trace job can have, in the order of
+// Metrics.ByClass.
+var Classes = [3]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+
+// Metrics are the §4 metrics of one trace replay.
+type Metrics struct {
+	All     Stats    `json:"all"`
+	ByClass [3]Stats `json:"by_class"` // Classes order
+	// Utilization is the GPU-seconds held ÷ (pool × (last end − first
+	// submit)).
+	Utilization float64 `json:"utilization"`
+	// Jain is Jain's index of x_c = T_c ÷ O_c over the campaigns that had
+	// demand (§6.4): T_c the GPU-seconds c held, O_c its fair allocation —
+	// at every instant, the share-weighted max–min split of the pool among
+	// the campaigns, each capped by its demand (GPUs held plus pending) —
+	// both summed over the whole replay.
+	Jain     float64 `json:"jain"`
+	Makespan int64   `json:"makespan"` // last end − first submit, seconds
+}
+
+// Wait is job i's wait given its start time.
+func Wait(j *Job, start int64) int64 { return start - j.Submit }
+
+// BSLD is the bounded slowdown max(1, (wait + run) ÷ max(run, τ)).
+func BSLD(j *Job, start int64) float64 {
+	return max(1, float64(start-j.Submit+j.Run)/float64(max(j.Run, BSLDTau)))
+}
+
+// Percentile is element min(n−1, trunc(p/100·n)) of the sorted values (the
+// convention of the engine's metrics), NaN when empty. It sorts xs.
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	return xs[min(len(xs)-1, int(p/100*float64(len(xs))))]
+}
+
+func stats(w *Workload, start []int64, keep func(*Job) bool) Stats {
+	var waits, bslds []float64
+	var sw, sb float64
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		if !keep(j) {
+			continue
+		}
+		wt := float64(Wait(j, start[i]))
+		b := BSLD(j, start[i])
+		waits = append(waits, wt)
+		bslds = append(bslds, b)
+		sw += wt
+		sb += b
+	}
+	s := Stats{Jobs: len(waits)}
+	if s.Jobs == 0 {
+		nan := math.NaN()
+		s.MeanWait, s.P50Wait, s.P95Wait, s.MeanBSLD, s.P95BSLD = nan, nan, nan, nan, nan
+		return s
+	}
+	n := float64(s.Jobs)
+	s.MeanWait, s.MeanBSLD = sw/n, sb/n
+	s.P50Wait = Percentile(waits, 50)
+	s.P95Wait = Percentile(waits, 95)
+	s.P95BSLD = Percentile(bslds, 95)
+	return s
+}
+
+// Summarize computes the metrics of a replay from each job's start time
+// (a job that ran more than once, §6.7, is given its final start).
+func Summarize(w *Workload, start []int64) Metrics {
+	var m Metrics
+	m.All = stats(w, start, func(*Job) bool { return true })
+	for k, c := range Classes {
+		m.ByClass[k] = stats(w, start, func(j *Job) bool { return j.Class == c })
+	}
+	first, last := w.Jobs[0].Submit, int64(0)
+	var held float64
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		last = max(last, start[i]+j.Run)
+		held += float64(j.GPUs) * float64(j.Run)
+	}
+	m.Makespan = last - first
+	if m.Makespan > 0 {
+		m.Utilization = held / (float64(w.Pool) * float64(m.Makespan))
+	}
+	m.Jain = jain(w, start)
+	return m
+}
+
+// jain sweeps the replay's submits, starts and ends in time order; between
+// two consecutive event times every campaign's demand is constant, so its
+// fair allocation there is the water-filling split of the pool times the
+// interval's length.
+func jain(w *Workload, start []int64) float64 {
+	type change struct {
+		t        int64
+		campaign int32
+		demand   int32 // GPUs added to (or removed from) the campaign's demand
+	}
+	n := len(w.Jobs)
+	ch := make([]change, 0, 2*n)
+	held := make([]float64, len(w.Campaigns))
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		c := int32(j.Campaign)
+		ch = append(ch, change{j.Submit, c, int32(j.GPUs)}, change{start[i] + j.Run, c, -int32(j.GPUs)})
+		held[j.Campaign] += float64(j.GPUs) * float64(j.Run)
+	}
+	slices.SortFunc(ch, func(a, b change) int { return cmpInt(a.t, b.t) })
+	var f fairSplit
+	f.init(w)
+	fair := make([]float64, len(w.Campaigns))
+	for k := 0; k < len(ch); {
+		t := ch[k].t
+		for k < len(ch) && ch[k].t == t {
+			f.demand[ch[k].campaign] += float64(ch[k].demand)
+			f.touch(int(ch[k].campaign))
+			k++
+		}
+		if k == len(ch) {
+			break
+		}
+		f.split(float64(w.Pool), float64(ch[k].t-t), fair)
+	}
+	var sum, sq float64
+	var count int
+	for c := range w.Campaigns {
+		if fair[c] <= 0 {
+			continue
+		}
+		x := held[c] / fair[c]
+		sum += x
+		sq += x * x
+		count++
+	}
+	if count == 0 {
+		return math.NaN()
+	}
+	return sum * sum / (float64(count) * sq)
+}
+
+// fairSplit is the share-weighted max–min (water-filling) split of the pool
+// capped by demand. order keeps the campaigns sorted by demand ÷ share;
+// since only a few campaigns change demand at an event, an insertion sort
+// restores it in near-linear time.
+type fairSplit struct {
+	demand []float64
+	share  []float64
+	order  []int32
+	dirty  bool
+}
+
+func (f *fairSplit) init(w *Workload) {
+	k := len(w.Campaigns)
+	f.demand = make([]float64, k)
+	f.share = make([]float64, k)
+	f.order = make([]int32, k)
+	for c := range w.Campaigns {
+		f.share[c] = w.Campaigns[c].Share
+		f.order[c] = int32(c)
+	}
+}
+
+func (f *fairSplit) touch(int) { f.dirty = true }
+
+func (f *fairSplit) ratio(c int32) float64 { return f.demand[c] / f.share[c] }
+
+// split adds each campaign's fair allocation times dt to acc.
+func (f *fairSplit) split(pool, dt float64, acc []float64) {
+	if f.dirty {
+		o := f.order
+		for i := 1; i < len(o); i++ {
+			x := o[i]
+			rx := f.ratio(x)
+			j := i
+			for j > 0 && (f.ratio(o[j-1]) > rx || (f.ratio(o[j-1]) == rx && o[j-1] > x)) {
+				o[j] = o[j-1]
+				j--
+			}
+			o[j] = x
+		}
+		f.dirty = false
+	}
+	left := pool
+	var weight float64
+	for _, s := range f.share {
+		weight += s
+	}
+	for i, c := range f.order {
+		d := f.demand[c]
+		if d <= 0 {
+			weight -= f.share[c]
+			continue
+		}
+		if d*weight <= left*f.share[c] {
+			// Capped by demand: below the water level.
+			acc[c] += d * dt
+			left -= d
+			weight -= f.share[c]
+			continue
+		}
+		// Every campaign from here on is above the level: it gets its
+		// share of what is left.
+		level := left / weight
+		for _, c := range f.order[i:] {
+			if f.demand[c] > 0 {
+				acc[c] += level * f.share[c] * dt
+			}
+		}
+		return
+	}
+}
