@@ -169,7 +169,9 @@ func jain(w *Workload, start []int64) float64 {
 type fairSplit struct {
 	demand []float64
 	share  []float64
+	ratio  []float64 // demand ÷ share, kept current by touch
 	order  []int32
+	total  float64 // Σ share
 	dirty  bool
 }
 
@@ -177,26 +179,31 @@ func (f *fairSplit) init(w *Workload) {
 	k := len(w.Campaigns)
 	f.demand = make([]float64, k)
 	f.share = make([]float64, k)
+	f.ratio = make([]float64, k)
 	f.order = make([]int32, k)
+	f.total = 0
 	for c := range w.Campaigns {
 		f.share[c] = w.Campaigns[c].Share
 		f.order[c] = int32(c)
+		f.total += f.share[c]
 	}
 }
 
-func (f *fairSplit) touch(int) { f.dirty = true }
-
-func (f *fairSplit) ratio(c int32) float64 { return f.demand[c] / f.share[c] }
+// touch records that campaign c's demand changed.
+func (f *fairSplit) touch(c int) {
+	f.ratio[c] = f.demand[c] / f.share[c]
+	f.dirty = true
+}
 
 // split adds each campaign's fair allocation times dt to acc.
 func (f *fairSplit) split(pool, dt float64, acc []float64) {
 	if f.dirty {
-		o := f.order
+		o, ratio := f.order, f.ratio
 		for i := 1; i < len(o); i++ {
 			x := o[i]
-			rx := f.ratio(x)
+			rx := ratio[x]
 			j := i
-			for j > 0 && (f.ratio(o[j-1]) > rx || (f.ratio(o[j-1]) == rx && o[j-1] > x)) {
+			for j > 0 && (ratio[o[j-1]] > rx || (ratio[o[j-1]] == rx && o[j-1] > x)) {
 				o[j] = o[j-1]
 				j--
 			}
@@ -204,11 +211,7 @@ func (f *fairSplit) split(pool, dt float64, acc []float64) {
 		}
 		f.dirty = false
 	}
-	left := pool
-	var weight float64
-	for _, s := range f.share {
-		weight += s
-	}
+	left, weight := pool, f.total
 	for i, c := range f.order {
 		d := f.demand[c]
 		if d <= 0 {

@@ -111,8 +111,10 @@ func TestFairSplitHandWorked(t *testing.T) {
 	} {
 		var f fairSplit
 		f.init(w)
-		copy(f.demand, c.demand)
-		f.dirty = true
+		for i, d := range c.demand {
+			f.demand[i] = d
+			f.touch(i)
+		}
 		got := make([]float64, 3)
 		f.split(10, 1, got)
 		for i := range got {
@@ -144,9 +146,9 @@ func TestFairSplitMatchesBisection(t *testing.T) {
 		var dsum float64
 		for i := range f.demand {
 			f.demand[i] = float64(rapid.IntRange(0, 20).Draw(t, "demand"))
+			f.touch(i)
 			dsum += f.demand[i]
 		}
-		f.dirty = true
 		pool := float64(rapid.IntRange(1, 40).Draw(t, "pool"))
 		got := make([]float64, k)
 		f.split(pool, 1, got)
