@@ -147,4 +147,8 @@ func TestExcerptGolden(t *testing.T) {
 		m.All.P50Wait != 2442 || m.All.P95Wait != 59272 || m.Makespan != 2526360 {
 		t.Fatalf("%+v", m)
 	}
+	// Jain's index sums floating-point allocations: pinned to 1e-12.
+	if math.Abs(m.Jain-0.1002805405364188) > 1e-12 || math.Abs(m.Utilization-0.8247056288494118) > 1e-12 {
+		t.Fatalf("Jain %v utilization %v", m.Jain, m.Utilization)
+	}
 }

@@ -163,16 +163,17 @@ func jain(w *Workload, start []int64) float64 {
 }
 
 // fairSplit is the share-weighted max–min (water-filling) split of the pool
-// capped by demand. order keeps the campaigns sorted by demand ÷ share;
-// since only a few campaigns change demand at an event, an insertion sort
-// restores it in near-linear time.
+// capped by demand. order keeps the campaigns sorted by demand ÷ share (ties
+// by index), so the campaigns without demand come first and the split walks
+// only those with demand; a change of one campaign's demand moves it to its
+// new place, and at an event only a few campaigns change.
 type fairSplit struct {
 	demand []float64
 	share  []float64
-	ratio  []float64 // demand ÷ share, kept current by touch
+	ratio  []float64 // demand ÷ share
 	order  []int32
-	total  float64 // Σ share
-	dirty  bool
+	pos    []int32 // campaign → index in order
+	idle   int     // campaigns with no demand: order[:idle]
 }
 
 func (f *fairSplit) init(w *Workload) {
@@ -181,43 +182,55 @@ func (f *fairSplit) init(w *Workload) {
 	f.share = make([]float64, k)
 	f.ratio = make([]float64, k)
 	f.order = make([]int32, k)
-	f.total = 0
+	f.pos = make([]int32, k)
+	f.idle = k
 	for c := range w.Campaigns {
 		f.share[c] = w.Campaigns[c].Share
 		f.order[c] = int32(c)
-		f.total += f.share[c]
+		f.pos[c] = int32(c)
 	}
 }
 
-// touch records that campaign c's demand changed.
+func (f *fairSplit) before(a, b int32) bool {
+	return f.ratio[a] < f.ratio[b] || (f.ratio[a] == f.ratio[b] && a < b)
+}
+
+// touch records that campaign c's demand changed and moves it to its place.
 func (f *fairSplit) touch(c int) {
+	wasIdle := f.ratio[c] == 0
 	f.ratio[c] = f.demand[c] / f.share[c]
-	f.dirty = true
+	isIdle := f.ratio[c] == 0
+	switch {
+	case wasIdle && !isIdle:
+		f.idle--
+	case !wasIdle && isIdle:
+		f.idle++
+	}
+	o, x := f.order, int32(c)
+	i := f.pos[c]
+	for i > 0 && f.before(x, o[i-1]) {
+		o[i] = o[i-1]
+		f.pos[o[i]] = i
+		i--
+	}
+	for int(i) < len(o)-1 && f.before(o[i+1], x) {
+		o[i] = o[i+1]
+		f.pos[o[i]] = i
+		i++
+	}
+	o[i] = x
+	f.pos[c] = i
 }
 
 // split adds each campaign's fair allocation times dt to acc.
 func (f *fairSplit) split(pool, dt float64, acc []float64) {
-	if f.dirty {
-		o, ratio := f.order, f.ratio
-		for i := 1; i < len(o); i++ {
-			x := o[i]
-			rx := ratio[x]
-			j := i
-			for j > 0 && (ratio[o[j-1]] > rx || (ratio[o[j-1]] == rx && o[j-1] > x)) {
-				o[j] = o[j-1]
-				j--
-			}
-			o[j] = x
-		}
-		f.dirty = false
+	active := f.order[f.idle:]
+	left, weight := pool, 0.0
+	for _, c := range active {
+		weight += f.share[c]
 	}
-	left, weight := pool, f.total
-	for i, c := range f.order {
+	for i, c := range active {
 		d := f.demand[c]
-		if d <= 0 {
-			weight -= f.share[c]
-			continue
-		}
 		if d*weight <= left*f.share[c] {
 			// Capped by demand: below the water level.
 			acc[c] += d * dt
@@ -228,10 +241,8 @@ func (f *fairSplit) split(pool, dt float64, acc []float64) {
 		// Every campaign from here on is above the level: it gets its
 		// share of what is left.
 		level := left / weight
-		for _, c := range f.order[i:] {
-			if f.demand[c] > 0 {
-				acc[c] += level * f.share[c] * dt
-			}
+		for _, c := range active[i:] {
+			acc[c] += level * f.share[c] * dt
 		}
 		return
 	}
