@@ -106,15 +106,16 @@ func Summarize(w *Workload, start []int64) Metrics {
 	if m.Makespan > 0 {
 		m.Utilization = held / (float64(w.Pool) * float64(m.Makespan))
 	}
-	m.Jain = jain(w, start)
+	m.Jain = Jain(jainX(w, start))
 	return m
 }
 
-// jain sweeps the replay's submits, starts and ends in time order; between
+// jainX returns x_c = T_c ÷ O_c for every campaign with demand, in
+// campaign order. It sweeps the replay's submits, starts and ends in time order; between
 // two consecutive event times every campaign's demand is constant, so its
 // fair allocation there is the water-filling split of the pool times the
 // interval's length.
-func jain(w *Workload, start []int64) float64 {
+func jainX(w *Workload, start []int64) []float64 {
 	type change struct {
 		t        int64
 		campaign int32
@@ -145,21 +146,27 @@ func jain(w *Workload, start []int64) float64 {
 		}
 		f.split(float64(w.Pool), float64(ch[k].t-t), fair)
 	}
-	var sum, sq float64
-	var count int
+	var xs []float64
 	for c := range w.Campaigns {
-		if fair[c] <= 0 {
-			continue
+		if fair[c] > 0 {
+			xs = append(xs, held[c]/fair[c])
 		}
-		x := held[c] / fair[c]
+	}
+	return xs
+}
+
+// Jain is Jain's fairness index (Σx)² ÷ (n Σx²), NaN when xs is empty
+// (Jain, Chiu & Hawe, DEC-TR-301, 1984).
+func Jain(xs []float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
 		sum += x
 		sq += x * x
-		count++
 	}
-	if count == 0 {
+	if len(xs) == 0 {
 		return math.NaN()
 	}
-	return sum * sum / (float64(count) * sq)
+	return sum * sum / (float64(len(xs)) * sq)
 }
 
 // fairSplit is the share-weighted max–min (water-filling) split of the pool
