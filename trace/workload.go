@@ -142,7 +142,14 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		return ClassOfQueue(name)
 	}
 	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh}
-	var owners []owner // per kept job: the SWF user and group
+	type row struct {
+		job Job
+		own owner
+	}
+	// MaxRecords is a capacity hint only, bounded so that a lying header
+	// cannot make us allocate much.
+	rows := make([]row, 0, min(max(h.MaxRecords, 0), 1<<20))
+	sorted := true
 	for {
 		j, err := r.Next()
 		if err == io.EOF {
@@ -159,30 +166,33 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			w.Skipped.Add(why)
 			continue
 		}
-		w.Jobs = append(w.Jobs, Job{
-			Number: j.Number, Submit: j.Submit, Run: j.Run, Estimate: j.Estimate(),
-			GPUs: j.Procs(), Class: queueClass(j.Queue), Queue: j.Queue,
-		})
-		owners = append(owners, owner{j.User, j.Group})
-	}
-	// Submit order, ties by job number (§2.1); owners follow their jobs.
-	order := make([]int, len(w.Jobs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		ja, jb := &w.Jobs[a], &w.Jobs[b]
-		if ja.Submit != jb.Submit {
-			return cmpInt(ja.Submit, jb.Submit)
+		if n := len(rows); n > 0 {
+			p := &rows[n-1].job
+			sorted = sorted && (p.Submit < j.Submit || (p.Submit == j.Submit && p.Number < j.Number))
 		}
-		return cmpInt(ja.Number, jb.Number)
-	})
-	jobs := make([]Job, len(order))
-	own := make([]owner, len(order))
-	for i, k := range order {
-		jobs[i], own[i] = w.Jobs[k], owners[k]
+		rows = append(rows, row{
+			job: Job{
+				Number: j.Number, Submit: j.Submit, Run: j.Run, Estimate: j.Estimate(),
+				GPUs: j.Procs(), Class: queueClass(j.Queue), Queue: j.Queue,
+			},
+			own: owner{j.User, j.Group},
+		})
 	}
-	w.Jobs = jobs
+	// Submit order, ties by job number (§2.1). PWA logs are in that order
+	// already; others are sorted, stably so that equal keys keep file order.
+	if !sorted {
+		slices.SortStableFunc(rows, func(a, b row) int {
+			if a.job.Submit != b.job.Submit {
+				return cmpInt(a.job.Submit, b.job.Submit)
+			}
+			return cmpInt(a.job.Number, b.job.Number)
+		})
+	}
+	w.Jobs = make([]Job, len(rows))
+	own := make([]owner, len(rows))
+	for i := range rows {
+		w.Jobs[i], own[i] = rows[i].job, rows[i].own
+	}
 	if err := w.buildCampaigns(own, opt); err != nil {
 		return nil, err
 	}
@@ -204,7 +214,8 @@ type owner struct{ user, group int }
 
 func (w *Workload) buildCampaigns(own []owner, opt Options) error {
 	// Campaign ids and group ids in ascending order.
-	var ids, gids []int
+	ids := make([]int, 0, len(own))
+	gids := make([]int, 0, len(own))
 	for _, o := range own {
 		id := o.user
 		if opt.ByGroup {
