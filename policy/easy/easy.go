@@ -1,9 +1,6 @@
 package easy
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Running is one lease in progress as the EASY pass sees it.
 type Running struct {
@@ -92,20 +89,29 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 // started in this pass), the first end at which the GPUs free by then reach
 // the head's size, every lease ending at that same second included; the
 // extra GPUs are those free at the shadow time beyond the head's size.
+//
+// The walk usually stops long before the last end, so the ends are put in a
+// binary min-heap (built in linear time) and popped only as far as needed,
+// rather than sorted whole.
 func (s *Scheduler) reservation(now int64, free int, running []Running, queue []Job, started []int, head int) (int64, int) {
 	ends := append(s.ends[:0], running...)
 	for _, i := range started {
 		ends = append(ends, Running{GPUs: queue[i].GPUs, EstEnd: now + queue[i].Estimate})
 	}
-	slices.SortFunc(ends, byEstEnd)
 	s.ends = ends
+	for i := len(ends)/2 - 1; i >= 0; i-- {
+		siftDown(ends, i)
+	}
 	need := queue[head].GPUs
 	avail := free
-	for k := 0; k < len(ends); {
-		t := ends[k].EstEnd
-		for k < len(ends) && ends[k].EstEnd == t {
-			avail += ends[k].GPUs
-			k++
+	for len(ends) > 0 {
+		t := ends[0].EstEnd
+		for len(ends) > 0 && ends[0].EstEnd == t {
+			avail += ends[0].GPUs
+			last := len(ends) - 1
+			ends[0] = ends[last]
+			ends = ends[:last]
+			siftDown(ends, 0)
 		}
 		if avail >= need {
 			return t, avail - need
@@ -114,12 +120,21 @@ func (s *Scheduler) reservation(now int64, free int, running []Running, queue []
 	return NoReservation, 0
 }
 
-func byEstEnd(a, b Running) int {
-	switch {
-	case a.EstEnd < b.EstEnd:
-		return -1
-	case a.EstEnd > b.EstEnd:
-		return 1
+// siftDown restores the min-heap order on EstEnd below position i.
+func siftDown(h []Running, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].EstEnd < h[l].EstEnd {
+			m = r
+		}
+		if h[m].EstEnd >= h[i].EstEnd {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
-	return 0
 }
