@@ -24,17 +24,29 @@ func loadFull(b *testing.B) *Workload {
 func BenchmarkLoadSDSC(b *testing.B) {
 	loadFull(b)
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		loadFull(b)
 	}
+	reportCPU(b, cpu)
 }
 
 func BenchmarkReplaySDSC(b *testing.B) {
 	w := loadFull(b)
 	b.ReportMetric(float64(len(w.Jobs)), "jobs")
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		ReplayEASY(w)
+	}
+	reportCPU(b, cpu)
+}
+
+// reportCPU adds the CPU time per operation (all threads, GC included)
+// since cpu0 as "cpu-ns/op".
+func reportCPU(b *testing.B, cpu0 int64) {
+	if c := cpuTime(); c > 0 && b.N > 0 {
+		b.ReportMetric(float64(c-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -42,9 +54,11 @@ func BenchmarkSummarizeSDSC(b *testing.B) {
 	w := loadFull(b)
 	start := ReplayEASY(w)
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		Summarize(w, start)
 	}
+	reportCPU(b, cpu)
 }
 
 func BenchmarkReplayExcerpt(b *testing.B) {
@@ -60,6 +74,7 @@ func BenchmarkReplayExcerpt(b *testing.B) {
 func BenchmarkFacilityScale(b *testing.B) {
 	b.ReportAllocs()
 	var peak uint64
+	cpu := cpuTime()
 	for b.Loop() {
 		w, err := FacilityScale.Generate()
 		if err != nil {
@@ -75,5 +90,6 @@ func BenchmarkFacilityScale(b *testing.B) {
 		b.ReportMetric(float64(len(w.Jobs)), "jobs")
 		b.ReportMetric(m.Utilization, "util")
 	}
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
 }
