@@ -93,3 +93,17 @@ func BenchmarkFacilityScale(b *testing.B) {
 	reportCPU(b, cpu)
 	b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
 }
+
+// BenchmarkReplayFacility is the replay alone on the facility-scale trace.
+func BenchmarkReplayFacility(b *testing.B) {
+	w, err := FacilityScale.Generate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		ReplayEASY(w)
+	}
+	reportCPU(b, cpu)
+}
