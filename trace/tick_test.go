@@ -127,6 +127,11 @@ func TestReplayMatchesTickByTickOnRandomTraces(t *testing.T) {
 			t.Fatalf("event-driven starts %v\ntick-by-tick starts %v", got, want)
 		}
 		checkFeasible(t, w, got)
+		m := Summarize(w, got)
+		wait, bsld := naiveMeans(w, want)
+		if m.All.MeanWait != wait || m.All.MeanBSLD != bsld {
+			t.Fatalf("means %v %v, tick-by-tick %v %v", m.All.MeanWait, m.All.MeanBSLD, wait, bsld)
+		}
 	})
 }
 
@@ -158,4 +163,25 @@ func checkFeasible(t interface{ Fatalf(string, ...any) }, w *Workload, start []i
 			t.Fatalf("%d GPUs in use at %d on a pool of %d", used, e.t, w.Pool)
 		}
 	}
+}
+
+// naiveMeans computes the mean wait and mean bounded slowdown (τ = 10 s)
+// straight from the definitions of §4, summing in job order as Summarize
+// does so that the floating-point results are comparable exactly.
+func naiveMeans(w *Workload, start []int64) (wait, bsld float64) {
+	for i, j := range w.Jobs {
+		wt := start[i] - j.Submit
+		wait += float64(wt)
+		den := j.Run
+		if den < 10 {
+			den = 10
+		}
+		b := float64(wt+j.Run) / float64(den)
+		if b < 1 {
+			b = 1
+		}
+		bsld += b
+	}
+	n := float64(len(w.Jobs))
+	return wait / n, bsld / n
 }
