@@ -133,6 +133,9 @@ func TestExcerptKnobs(t *testing.T) {
 			t.Fatalf("override ignored: queue %d class %v", j.Queue, j.Class)
 		}
 	}
+	if _, err := Load(excerpt, Options{Classes: map[string]policy.Class{"high": policy.Deadline}}); err == nil {
+		t.Fatal("a trace job cannot be of the deadline class")
+	}
 	if _, err := Load(excerpt, Options{From: 10, Until: 5}); err == nil {
 		t.Fatal("an empty window must be an error")
 	}
@@ -147,6 +150,13 @@ func TestExcerptGolden(t *testing.T) {
 	if m.All.Jobs != 2661 || m.All.MeanWait != 14470.197294250282 || m.All.MeanBSLD != 85.0636956088633 ||
 		m.All.P50Wait != 2442 || m.All.P95Wait != 59272 || m.Makespan != 2526360 {
 		t.Fatalf("%+v", m)
+	}
+	jobs := 0
+	for _, s := range m.ByCampaign {
+		jobs += s.Jobs
+	}
+	if jobs != 2661 || m.ByClass[0].Jobs+m.ByClass[1].Jobs+m.ByClass[2].Jobs != 2661 {
+		t.Fatalf("per-campaign jobs %d, per-class %+v", jobs, m.ByClass)
 	}
 	// Jain's index sums floating-point allocations: pinned to 1e-12.
 	if math.Abs(m.Jain-0.1002805405364188) > 1e-12 || math.Abs(m.Utilization-0.8247056288494118) > 1e-12 {

@@ -3,8 +3,6 @@ package trace
 import (
 	"math"
 	"slices"
-
-	"github.com/bursar-hpc/bursar/policy"
 )
 
 // BSLDTau is the bounded slowdown's threshold τ in seconds (§2.1).
@@ -22,12 +20,14 @@ type Stats struct {
 
 // Classes are the service classes a trace job can have, in the order of
 // Metrics.ByClass.
-var Classes = [3]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+var Classes = traceClasses
 
 // Metrics are the §4 metrics of one trace replay.
 type Metrics struct {
 	All     Stats    `json:"all"`
 	ByClass [3]Stats `json:"by_class"` // Classes order
+	// ByCampaign is indexed like Workload.Campaigns: the trace's own users.
+	ByCampaign []Stats `json:"by_campaign"`
 	// Utilization is the GPU-seconds held ÷ (pool × (last end − first
 	// submit)).
 	Utilization float64 `json:"utilization"`
@@ -58,14 +58,12 @@ func Percentile(xs []float64, p float64) float64 {
 	return xs[min(len(xs)-1, int(p/100*float64(len(xs))))]
 }
 
-func stats(w *Workload, start []int64, keep func(*Job) bool) Stats {
-	var waits, bslds []float64
+// stats summarizes the jobs whose indices are given, in that order.
+func stats(w *Workload, start []int64, jobs []int32, waits, bslds []float64) Stats {
+	waits, bslds = waits[:0], bslds[:0]
 	var sw, sb float64
-	for i := range w.Jobs {
+	for _, i := range jobs {
 		j := &w.Jobs[i]
-		if !keep(j) {
-			continue
-		}
 		wt := float64(Wait(j, start[i]))
 		b := BSLD(j, start[i])
 		waits = append(waits, wt)
@@ -87,13 +85,53 @@ func stats(w *Workload, start []int64, keep func(*Job) bool) Stats {
 	return s
 }
 
+// partition lists the job indices of each key in job order (a counting
+// sort), so that every group's statistics cost its own size.
+func partition(n, keys int, key func(i int) int) [][]int32 {
+	count := make([]int, keys)
+	for i := range n {
+		count[key(i)]++
+	}
+	flat := make([]int32, n)
+	out := make([][]int32, keys)
+	off := 0
+	for k := range out {
+		out[k] = flat[off : off : off+count[k]]
+		off += count[k]
+	}
+	for i := range n {
+		k := key(i)
+		out[k] = append(out[k], int32(i))
+	}
+	return out
+}
+
 // Summarize computes the metrics of a replay from each job's start time
 // (a job that ran more than once, §6.7, is given its final start).
 func Summarize(w *Workload, start []int64) Metrics {
 	var m Metrics
-	m.All = stats(w, start, func(*Job) bool { return true })
-	for k, c := range Classes {
-		m.ByClass[k] = stats(w, start, func(j *Job) bool { return j.Class == c })
+	n := len(w.Jobs)
+	waits, bslds := make([]float64, 0, n), make([]float64, 0, n)
+	all := make([]int32, n)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	m.All = stats(w, start, all, waits, bslds)
+	byClass := partition(n, len(Classes), func(i int) int {
+		for k, c := range Classes {
+			if w.Jobs[i].Class == c {
+				return k
+			}
+		}
+		return 1 // unreachable: Read admits no other class
+	})
+	for k := range Classes {
+		m.ByClass[k] = stats(w, start, byClass[k], waits, bslds)
+	}
+	byCampaign := partition(n, len(w.Campaigns), func(i int) int { return w.Jobs[i].Campaign })
+	m.ByCampaign = make([]Stats, len(w.Campaigns))
+	for c := range w.Campaigns {
+		m.ByCampaign[c] = stats(w, start, byCampaign[c], waits, bslds)
 	}
 	first, last := w.Jobs[0].Submit, int64(0)
 	var held float64

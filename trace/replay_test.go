@@ -95,6 +95,11 @@ func TestJainHandWorked(t *testing.T) {
 	if math.Abs(m.Jain-0.8) > 1e-12 {
 		t.Fatalf("Jain %v, want 0.8", m.Jain)
 	}
+	// Per campaign: A waited 0, B 10 (bounded slowdown 20/10 = 2).
+	a, b := m.ByCampaign[0], m.ByCampaign[1]
+	if a.Jobs != 1 || a.MeanWait != 0 || b.Jobs != 1 || b.MeanWait != 10 || b.MeanBSLD != 2 {
+		t.Fatalf("by campaign %+v %+v", a, b)
+	}
 }
 
 // The water-filling split, hand-worked: pool 10, shares 0.5/0.3/0.2.

@@ -81,6 +81,9 @@ type Workload struct {
 	Records     int // records read in the window, kept or skipped
 }
 
+// traceClasses are the classes a trace job may have (§3).
+var traceClasses = [3]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+
 // ClassOfQueue is the service class of a queue named name (§3):
 // interactive and express queues are interactive, standby is
 // opportunistic, every other queue (and an unnamed one) is burst.
@@ -126,6 +129,11 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	}
 	if !(bh > 0) || math.IsInf(bh, 0) {
 		return nil, fmt.Errorf("%s: bucket hours %v: must be a positive number", r.Name(), bh)
+	}
+	for q, c := range opt.Classes {
+		if !slices.Contains(traceClasses[:], c) {
+			return nil, fmt.Errorf("%s: queue %q: class %v: a trace job is interactive, agent-burst or opportunistic", r.Name(), q, c)
+		}
 	}
 	if opt.Until != 0 && opt.Until <= opt.From {
 		return nil, fmt.Errorf("%s: window [%d, %d): empty", r.Name(), opt.From, opt.Until)
