@@ -21,6 +21,9 @@ import (
 func ReplayEASY(w *Workload) []int64 {
 	n := len(w.Jobs)
 	start := make([]int64, n)
+	if n == 0 {
+		return start
+	}
 	var r replayer
 	r.init(w)
 	free := w.Pool

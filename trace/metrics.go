@@ -110,6 +110,11 @@ func partition(n, keys int, key func(i int) int) [][]int32 {
 // (a job that ran more than once, §6.7, is given its final start).
 func Summarize(w *Workload, start []int64) Metrics {
 	var m Metrics
+	if len(w.Jobs) == 0 {
+		nan := math.NaN()
+		m.Utilization, m.Jain = nan, nan
+		return m
+	}
 	n := len(w.Jobs)
 	waits, bslds := make([]float64, 0, n), make([]float64, 0, n)
 	all := make([]int32, n)

@@ -81,6 +81,10 @@ type Workload struct {
 	Records     int // records read in the window, kept or skipped
 }
 
+// maxTime bounds submit times and estimates (about 35,000 years), so that
+// no sum of times in a replay can overflow.
+const maxTime = 1 << 40
+
 // traceClasses are the classes a trace job may have (§3).
 var traceClasses = [3]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
 
@@ -173,6 +177,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		if why := swf.Check(&j, pool); why != swf.Keep {
 			w.Skipped.Add(why)
 			continue
+		}
+		if j.Submit > maxTime || j.Estimate() > maxTime {
+			return nil, fmt.Errorf("%s:%d: job %d: submit time %d or estimate %d beyond %d s: not a real log", r.Name(), r.Line(), j.Number, j.Submit, j.Estimate(), int64(maxTime))
 		}
 		if n := len(rows); n > 0 {
 			p := &rows[n-1].job
