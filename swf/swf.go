@@ -274,6 +274,18 @@ func (r *Reader) readHeader() error {
 	}
 }
 
+// isKey reports whether k looks like a header key: a letter, then letters,
+// digits or underscores.
+func isKey(k string) bool {
+	for i, c := range k {
+		letter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		if !letter && (i == 0 || (c != '_' && (c < '0' || c > '9'))) {
+			return false
+		}
+	}
+	return k != ""
+}
+
 // isText reports whether b holds no control bytes other than tab and CR.
 func isText(b []byte) bool {
 	for _, c := range b {
@@ -289,7 +301,9 @@ func isText(b []byte) bool {
 func (r *Reader) headerLine(s, lastKey string) (string, error) {
 	s = strings.TrimSpace(s)
 	colon := strings.IndexByte(s, ':')
-	if colon <= 0 || strings.ContainsAny(s[:colon], " \t") {
+	if colon <= 0 || !isKey(s[:colon]) || strings.HasPrefix(s[colon+1:], "//") {
+		// Not a `Key: value` line (a URL's "http:" is no key): it continues
+		// the previous key's value.
 		if lastKey == "Note" && s != "" && len(r.header.Notes) > 0 {
 			n := len(r.header.Notes) - 1
 			r.header.Notes[n] += " " + s

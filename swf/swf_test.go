@@ -58,6 +58,11 @@ func TestExcerptHeaderAndRecords(t *testing.T) {
 	if len(h.Notes) != 2 || !strings.Contains(h.Notes[1], "EXCERPT") || !strings.Contains(h.Notes[0], "user=374") {
 		t.Errorf("notes: %q", h.Notes)
 	}
+	for _, f := range h.Fields {
+		if f.Key == "http" {
+			t.Errorf("line %d: a URL taken for a key", f.Line)
+		}
+	}
 	if len(h.Lines) != 54 || h.Lines[0] != "; Version: 2.2" || !strings.Contains(h.Lines[14], "copyright notice is preserved") {
 		t.Errorf("header lines: %d, first %q", len(h.Lines), h.Lines[0])
 	}
