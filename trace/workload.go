@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -134,8 +135,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	if !(bh > 0) || math.IsInf(bh, 0) {
 		return nil, fmt.Errorf("%s: bucket hours %v: must be a positive number", r.Name(), bh)
 	}
-	for q, c := range opt.Classes {
-		if !slices.Contains(traceClasses[:], c) {
+	// In name order, so that the error names the same queue every time.
+	for _, q := range slices.Sorted(maps.Keys(opt.Classes)) {
+		if c := opt.Classes[q]; !slices.Contains(traceClasses[:], c) {
 			return nil, fmt.Errorf("%s: queue %q: class %v: a trace job is interactive, agent-burst or opportunistic", r.Name(), q, c)
 		}
 	}
