@@ -55,8 +55,8 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 		return out
 	}
 	// Step (4). The reservation is computed lazily, at the first later job
-	// that fits now: most passes on a busy machine find none, and the sort
-	// is the pass's only cost that grows with the running set.
+	// that fits now: most passes on a busy machine find none, and the
+	// shadow walk is the pass's only cost that grows with the running set.
 	var shadow int64
 	var extra int
 	reserved := false

@@ -1,0 +1,250 @@
+package swf
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+const excerpt = "../testdata/traces/SDSC-SP2-1998-4.2-cln.days252-280.swf"
+
+func readAll(t testing.TB, r *Reader) []Job {
+	t.Helper()
+	var jobs []Job
+	for {
+		j, err := r.Next()
+		if err == io.EOF {
+			return jobs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+}
+
+func TestExcerptHeaderAndRecords(t *testing.T) {
+	r, c, err := Open(excerpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := r.Header()
+	if h.Version != "2.2" || h.Computer != "IBM SP2" || h.Installation != "SDSC" {
+		t.Errorf("identity: %q %q %q", h.Version, h.Computer, h.Installation)
+	}
+	if h.MaxProcs != 128 || h.MaxNodes != 128 || h.MaxQueues != 7 || h.MaxJobs != 73496 || h.MaxRecords != 59715 {
+		t.Errorf("sizes: procs %d nodes %d queues %d jobs %d records %d", h.MaxProcs, h.MaxNodes, h.MaxQueues, h.MaxJobs, h.MaxRecords)
+	}
+	if h.UnixStartTime != 893466664 || !h.HasTimeZone || h.TimeZone != -28800 || h.TimeZoneString != "US/Pacific" {
+		t.Errorf("time: %d %v %d %q", h.UnixStartTime, h.HasTimeZone, h.TimeZone, h.TimeZoneString)
+	}
+	if h.MaxRuntime != -1 || h.MaxPartitions != -1 {
+		t.Errorf("absent keys must be -1: %d %d", h.MaxRuntime, h.MaxPartitions)
+	}
+	wantQ := []string{"interactive", "express", "high", "normal", "low", "standby", "No_Class"}
+	if len(h.Queues) != len(wantQ) {
+		t.Fatalf("queues %v", h.Queues)
+	}
+	for i, name := range wantQ {
+		if h.Queues[i].Number != i || h.Queues[i].Name != name || h.QueueName(i) != name {
+			t.Errorf("queue %d: %+v", i, h.Queues[i])
+		}
+	}
+	if len(h.Notes) != 2 || !strings.Contains(h.Notes[1], "EXCERPT") || !strings.Contains(h.Notes[0], "user=374") {
+		t.Errorf("notes: %q", h.Notes)
+	}
+	for _, f := range h.Fields {
+		if f.Key == "http" {
+			t.Errorf("line %d: a URL taken for a key", f.Line)
+		}
+	}
+	if len(h.Lines) != 54 || h.Lines[0] != "; Version: 2.2" || !strings.Contains(h.Lines[14], "copyright notice is preserved") {
+		t.Errorf("header lines: %d, first %q", len(h.Lines), h.Lines[0])
+	}
+	jobs := readAll(t, r)
+	if len(jobs) != 2837 {
+		t.Fatalf("%d records, want 2837", len(jobs))
+	}
+	// The first record, field by field:
+	// 37102 21773058 28 644 16 595.31 -1 16 36000 -1 1 13 12 3301 4 -1 -1 -1
+	want := Job{37102, 21773058, 28, 644, 16, 595.31, -1, 16, 36000, -1, 1, 13, 12, 3301, 4, -1, -1, -1}
+	if jobs[0] != want {
+		t.Errorf("first record %+v\nwant %+v", jobs[0], want)
+	}
+	var skips Skips
+	for i := range jobs {
+		skips.Add(Check(&jobs[i], h.MaxProcs))
+	}
+	if skips.Total() != skips.NoRunTime || skips.NoRunTime == 0 {
+		t.Errorf("skips %v", skips)
+	}
+	t.Logf("%v", skips)
+}
+
+func gz(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// The gzip form is detected by its magic bytes, whatever the name.
+func TestGzipSameAsPlain(t *testing.T) {
+	raw, err := os.ReadFile(excerpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewReader(bytes.NewReader(raw), "plain.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewReader(bytes.NewReader(gz(t, raw)), "no-suffix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, jb := readAll(t, a), readAll(t, b)
+	if len(ja) != len(jb) || len(ja) == 0 {
+		t.Fatalf("%d vs %d records", len(ja), len(jb))
+	}
+	for i := range ja {
+		if ja[i] != jb[i] {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+	if len(a.Header().Lines) != len(b.Header().Lines) {
+		t.Fatal("headers differ")
+	}
+}
+
+func TestBadLinesNameFileLineField(t *testing.T) {
+	good := "1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1"
+	cases := []struct {
+		name, text, want string
+	}{
+		{"letters", "; MaxProcs: 8\n" + good + "\n2 10 x 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n", `t.swf:3: field 3 (wait time) "x"`},
+		{"short", good + "\n\n3 10 5 100\n", "t.swf:3: field 5 (allocated processors): not valid SWF: missing"},
+		{"long", good + " 7\n", "t.swf:1: record: not valid SWF: more than 18 fields"},
+		{"float in int", "1 0 5 1.5 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n", `t.swf:1: field 4 (run time) "1.5"`},
+		{"float field", "1 0 5 1 4 abc -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n", `t.swf:1: field 6 (average CPU time) "abc"`},
+		{"overflow", "1 0 5 1 99999999999 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n", `field 5 (allocated processors) "99999999999": not valid SWF: out of range`},
+		{"header", "; Version: 2.2\n; MaxProcs: many\n", `t.swf:2: header MaxProcs "many"`},
+		{"negative submit", "1 -1 5 1 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n", "field 2 (submit time)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewReader(strings.NewReader(c.text), "t.swf")
+			for err == nil {
+				_, err = r.Next()
+			}
+			if err == io.EOF || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrSyntax) {
+				t.Fatalf("not a ParseError wrapping ErrSyntax: %T", err)
+			}
+		})
+	}
+}
+
+func TestMinusOneAndFallbacks(t *testing.T) {
+	text := "5 7 -1 30 12 -1 -1 -1 -1 -1 1 2 3 -1 -1 -1 -1 -1\n" +
+		"6 8 -1 30 -1 -1 -1 4 10 -1 1 2 3 -1 -1 -1 -1 -1\n" +
+		"7 9 -1 -1 -1 -1 -1 4 10 -1 5 2 3 -1 -1 -1 -1 -1\n" +
+		"8 9 -1 5 -1 -1 -1 -1 10 -1 0 2 3 -1 -1 -1 -1 -1\n" +
+		"9 9 -1 5 300 -1 -1 -1 10 -1 0 2 3 -1 -1 -1 -1 -1\n"
+	r, err := NewReader(strings.NewReader(text), "t.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := readAll(t, r)
+	// Requested processors unknown → allocated; requested time unknown → run time.
+	if p, e := jobs[0].Procs(), jobs[0].Estimate(); p != 12 || e != 30 {
+		t.Errorf("job 5: procs %d estimate %d", p, e)
+	}
+	// Requested time smaller than the run time is raised to it.
+	if p, e := jobs[1].Procs(), jobs[1].Estimate(); p != 4 || e != 30 {
+		t.Errorf("job 6: procs %d estimate %d", p, e)
+	}
+	got := []Skip{Check(&jobs[0], 128), Check(&jobs[1], 128), Check(&jobs[2], 128), Check(&jobs[3], 128), Check(&jobs[4], 128)}
+	want := []Skip{Keep, Keep, NoRunTime, NoProcs, TooWide}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	// The pool in use, not only MaxProcs (§6.13).
+	if Check(&jobs[0], 8) != TooWide {
+		t.Error("a 12-wide job on an 8-GPU pool must be skipped")
+	}
+}
+
+func TestEmptyAndHeaderOnly(t *testing.T) {
+	for _, text := range []string{"", ";\n; MaxProcs: 4\n", "\n\n"} {
+		r, err := NewReader(strings.NewReader(text), "t.swf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%q: %v", text, err)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	raw, err := os.ReadFile(excerpt)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw[:4000])
+	f.Add([]byte("; MaxProcs: 8\n1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1\n"))
+	f.Add(gz(f, raw[:3000]))
+	f.Add([]byte("; Queue: x\n"))
+	f.Add([]byte{0x1f, 0x8b, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := NewReader(bytes.NewReader(b), "fuzz.swf")
+		if err != nil {
+			return
+		}
+		for range 100000 {
+			j, err := r.Next()
+			if err != nil {
+				var pe *ParseError
+				if err != io.EOF && errors.As(err, &pe) && (pe.File != "fuzz.swf" || pe.Line <= 0) {
+					t.Fatalf("error without file and line: %v", err)
+				}
+				return
+			}
+			Check(&j, r.Header().MaxProcs)
+			_ = j.Estimate()
+		}
+	})
+}
+
+func BenchmarkReadExcerpt(b *testing.B) {
+	raw, err := os.ReadFile(excerpt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := NewReader(bytes.NewReader(raw), "x")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package trace
+
+func cpuTime() int64 { return 0 }

@@ -1,0 +1,25 @@
+// Package trace turns a real job log into a workload and replays it.
+//
+// It owns three things, all from ../shared/spec/studies.md:
+//
+//   - The workload of §3: the replayable jobs of an SWF log (read by package
+//     swf), or of a window of its submit times, as rigid requests; the
+//     campaigns (one per user, or one per group by a knob), the group
+//     hierarchy, the service class of each job (from its queue's name), the
+//     shares (each campaign's fraction of the GPU-seconds the trace consumed,
+//     or equal by a knob), the pool (MaxProcs unless set), and the Bursar
+//     envelope of a trace campaign (see Workload.Envelope).
+//   - ReplayEASY: the exact FCFS + EASY replay of §2.1, event-driven, using
+//     the shared backfill pass of package policy/easy.
+//   - Summarize: the metrics of §4 for a trace (wait and bounded slowdown per
+//     class and over all jobs, utilization, Jain's index of usage ÷ share as
+//     §6.4 fixes it).
+//
+// It is deterministic: jobs, campaigns and groups are kept in slices in a
+// fixed order (submit time then job number; campaign and group id), and no
+// map is iterated on a path that affects a result.
+//
+// The logs are those of the Parallel Workloads Archive (Feitelson, Tsafrir &
+// Krakov, J. Parallel Distrib. Comput. 74(10), 2014); docs/traces.md says
+// what is read, how it maps, and what is counted.
+package trace

@@ -1,0 +1,180 @@
+package trace
+
+import (
+	"math"
+
+	"github.com/bursar-hpc/bursar/policy/easy"
+)
+
+// ReplayEASY replays the workload under FCFS + EASY exactly as studies.md
+// §2.1 says, and returns each job's start time (indexed like w.Jobs).
+//
+// It advances from event to event: the next submit time and the next real
+// end. At each event time t, in order: (1) leases whose real end is at or
+// before t end; (2) jobs submitted at or before t join the queue in submit
+// order (ties by job number, the order of w.Jobs); (3)–(4) one call of the
+// shared pass easy.Scheduler.Pass starts the heads that fit and backfills.
+// Between two events no lease ends and no job arrives, so the free GPUs,
+// the queue and the reservation are unchanged and nothing could start: the
+// tick-by-tick loop of the tests visits those seconds and starts nothing.
+// It runs until every job has finished.
+func ReplayEASY(w *Workload) []int64 {
+	n := len(w.Jobs)
+	start := make([]int64, n)
+	if n == 0 {
+		return start
+	}
+	var r replayer
+	r.init(w)
+	free := w.Pool
+	next := 0 // next job to arrive
+	t := w.Jobs[0].Submit
+	for {
+		// (1) Ends: real ends at or before t.
+		for len(r.heap) > 0 && r.heap[0].end <= t {
+			j := r.pop()
+			free += w.Jobs[j].GPUs
+			r.removeRunning(j)
+		}
+		// (2) Arrivals.
+		for next < n && w.Jobs[next].Submit <= t {
+			jb := &w.Jobs[next]
+			r.queue = append(r.queue, int32(next))
+			r.qjobs = append(r.qjobs, easy.Job{GPUs: jb.GPUs, Estimate: jb.Estimate})
+			next++
+		}
+		// (3)–(4) Heads, then one EASY pass.
+		if len(r.queue) > 0 && free > 0 {
+			picked := r.sched.Pass(t, free, r.running, r.qjobs)
+			if len(picked) > 0 {
+				for _, qi := range picked {
+					j := r.queue[qi]
+					jb := &w.Jobs[j]
+					start[j] = t
+					free -= jb.GPUs
+					r.addRunning(j, t, jb)
+				}
+				r.dropStarted(picked)
+			}
+		}
+		// The next event.
+		tn := int64(math.MaxInt64)
+		if next < n {
+			tn = w.Jobs[next].Submit
+		}
+		if len(r.heap) > 0 {
+			tn = min(tn, r.heap[0].end)
+		}
+		if tn == math.MaxInt64 {
+			break
+		}
+		t = tn
+	}
+	return start
+}
+
+// replayer holds the replay's state: the queue (job indices and what the
+// EASY pass sees of them), the running leases (likewise, in any order) and a
+// min-heap of real ends.
+type replayer struct {
+	sched   easy.Scheduler
+	queue   []int32
+	qjobs   []easy.Job
+	running []easy.Running
+	runJob  []int32
+	slot    []int32 // job → index in running, while it runs
+	heap    []ending
+}
+
+type ending struct {
+	end int64
+	job int32
+}
+
+func (r *replayer) init(w *Workload) {
+	r.slot = make([]int32, len(w.Jobs))
+}
+
+func (r *replayer) addRunning(j int32, t int64, jb *Job) {
+	r.slot[j] = int32(len(r.running))
+	r.running = append(r.running, easy.Running{GPUs: jb.GPUs, EstEnd: t + jb.Estimate})
+	r.runJob = append(r.runJob, j)
+	r.push(ending{end: t + jb.Run, job: j})
+}
+
+// removeRunning swaps the last running lease into j's slot: the pass takes
+// the running leases in any order.
+func (r *replayer) removeRunning(j int32) {
+	k := r.slot[j]
+	last := int32(len(r.running) - 1)
+	if k != last {
+		r.running[k] = r.running[last]
+		r.runJob[k] = r.runJob[last]
+		r.slot[r.runJob[k]] = k
+	}
+	r.running = r.running[:last]
+	r.runJob = r.runJob[:last]
+}
+
+// dropStarted removes the picked queue positions (ascending) keeping order.
+func (r *replayer) dropStarted(picked []int) {
+	out, p := 0, 0
+	for i := range r.queue {
+		if p < len(picked) && picked[p] == i {
+			p++
+			continue
+		}
+		r.queue[out] = r.queue[i]
+		r.qjobs[out] = r.qjobs[i]
+		out++
+	}
+	r.queue = r.queue[:out]
+	r.qjobs = r.qjobs[:out]
+}
+
+// less orders the heap by end, then job index, so that pops are
+// deterministic (the order of equal ends does not change the free count,
+// but a fixed order keeps the running slice's layout reproducible).
+func less(a, b ending) bool {
+	return a.end < b.end || (a.end == b.end && a.job < b.job)
+}
+
+func (r *replayer) push(e ending) {
+	h := append(r.heap, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	r.heap = h
+}
+
+func (r *replayer) pop() int32 {
+	h := r.heap
+	top := h[0].job
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if rr := l + 1; rr < len(h) && less(h[rr], h[l]) {
+			m = rr
+		}
+		if !less(h[m], h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	r.heap = h
+	return top
+}
