@@ -49,7 +49,7 @@ const VictimBurstCeiling = 64
 
 type base struct {
 	name string
-	b    *policy.Broker
+	b    alloc
 	id   policy.CampaignID
 }
 
@@ -150,7 +150,7 @@ func (a *adaptive) hotWant(price float64) int {
 func (a *adaptive) Step(int) {
 	// Step 1, read supply: only the parts this agent uses, straight from
 	// the broker (the envelope's parts were read once at registration).
-	free, multiplier := a.b.Free(), a.b.Multiplier()
+	free, multiplier := a.b.Free(a.id), a.b.Multiplier()
 	tokens, ioTokens := a.b.Tokens(a.id), a.b.FlowTokens(a.id, policy.IO)
 	held := a.b.Held(a.id, policy.AnyClass)
 	desiredInf := inferenceBase + inferencePerGPU*float64(held)
@@ -261,7 +261,7 @@ type backfill struct {
 }
 
 func (f *backfill) Step(int) {
-	extra := f.b.Free() - f.headroom
+	extra := f.b.Free(f.id) - f.headroom
 	pending := f.b.Outstanding(f.id, policy.AnyClass) - f.b.Held(f.id, policy.AnyClass)
 	if extra > f.minRequest && pending == 0 {
 		f.request(extra, f.lease, policy.Opportunistic)

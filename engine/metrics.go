@@ -198,7 +198,7 @@ func computeMetrics(w *world) Metrics {
 			m.ProbeLats = append(m.ProbeLats, o.Latency)
 		}
 	}
-	m.Utilization = w.b.Utilization()
+	m.Utilization = w.b.a.Utilization()
 
 	st := &w.stats
 	m.ProductiveUtilization = st.mean(st.productive)
