@@ -98,14 +98,11 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 			s.AllowBurstAbovePool = x != 0
 			return err
 		case "policy":
-			name, err := p.str(v, key)
+			pc, err := p.policy(v, key)
 			if err != nil {
 				return err
 			}
-			if !slices.Contains(engine.Policies, name) {
-				return p.errAt(v, key, "unknown admission policy %q%s (policies: %s)", name, suggest(name, engine.Policies), strings.Join(engine.Policies, ", "))
-			}
-			s.Policy = name
+			pc.Apply(&s)
 		case "campaigns":
 			haveCampaigns = true
 			if v.Kind != yaml.SequenceNode {
@@ -309,7 +306,7 @@ func FormatScenario(s engine.Scenario) []byte {
 		s.Pool, num(s.IOCapacity), num(s.InferenceCapacity), s.Grace, s.Leaky, s.Seed, s.Ticks, s.SampleEvery)
 	fmt.Fprintf(&b, "window: {start: %d, end: %d}\n", s.StormStart, s.StormEnd)
 	if s.Policy != "" {
-		fmt.Fprintf(&b, "policy: %s\n", s.Policy)
+		fmt.Fprintf(&b, "policy: %s\n", FormatPolicy(&s))
 	}
 	if s.AllowBurstAbovePool {
 		b.WriteString("allow_burst_above_pool: true\n")

@@ -214,11 +214,16 @@ func (s *storm) Step(t int) {
 type victim struct {
 	base
 	gpus, period, lease int
+	// study, when measuring, notes when each request was filed so that an
+	// unserved one is counted at its censored latency.
+	study *study
 }
 
 func (v *victim) Step(t int) {
 	if t%v.period == 0 && v.b.Outstanding(v.id, policy.AnyClass) == 0 {
-		v.request(v.gpus, v.lease, policy.Interactive)
+		if _, err := v.b.Request(v.id, v.gpus, v.lease, policy.Interactive); err == nil && v.study != nil {
+			v.study.requested(v.id, v.b.a.Now())
+		}
 	}
 }
 

@@ -33,6 +33,10 @@ type Metrics struct {
 	NaiveSpent            float64
 	AdaptiveScience       float64
 	AdaptiveSpent         float64
+	// Study are the policy-study metrics, measured only when the
+	// scenario names its policy (nil otherwise: the paper's outputs stay
+	// as they were).
+	Study *StudyMetrics
 }
 
 // Scalar is one named scalar metric.
@@ -137,6 +141,12 @@ func (m *Metrics) AppendJSON(dst []byte, indent string) []byte {
 		field(sc[i].Key)
 		dst = FormatNumber(dst, s.Value)
 	}
+	if m.Study != nil {
+		for _, s := range m.Study.Scalars() {
+			field(s.Key)
+			dst = FormatNumber(dst, s.Value)
+		}
+	}
 	dst = append(dst, '\n')
 	dst = append(dst, indent...)
 	return append(dst, '}')
@@ -219,6 +229,10 @@ func computeMetrics(w *world) Metrics {
 			m.AdaptiveScience += c.Science
 			m.AdaptiveSpent += c.Spent
 		}
+	}
+	if w.study != nil {
+		sm := w.study.finish(w, &m, vIn)
+		m.Study = &sm
 	}
 	return m
 }

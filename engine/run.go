@@ -176,6 +176,9 @@ type recorder struct {
 func (r *recorder) Record(e policy.Event) {
 	res := r.res
 	res.JournalRecords++
+	if r.w.study != nil {
+		r.w.study.record(e, r.w)
+	}
 	if r.keep {
 		res.Journal = e.AppendJSON(res.Journal)
 		res.Journal = append(res.Journal, '\n')
@@ -229,6 +232,9 @@ type world struct {
 	sciences []*science // naive ones first, as the report lists them
 	probes   []*probe
 	res      *Result
+	// study measures the policy-study metrics (nil unless the scenario
+	// names its policy).
+	study *study
 
 	keepSeries bool
 	stats      sampleStats
@@ -356,6 +362,14 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 			w.agents = append(w.agents, &backfill{base: bs, headroom: c.Headroom, minRequest: c.MinRequest, lease: c.Lease})
 		}
 	}
+	if s.Policy != "" {
+		w.study = newStudy(w)
+		for _, a := range w.agents {
+			if v, ok := a.(*victim); ok {
+				v.study = w.study
+			}
+		}
+	}
 	if sameRate {
 		w.stormRate = firstRate * float64(nStorms)
 	} else {
@@ -439,6 +453,9 @@ func (w *world) run() *Result {
 			a.Step(t)
 		}
 		w.b.Tick()
+		if w.study != nil && t >= s.StormStart && t < s.StormEnd {
+			w.study.tick(w)
+		}
 		if t%s.SampleEvery == 0 {
 			w.sample(t)
 		}
