@@ -80,6 +80,17 @@ func (m *Metrics) Scalar(key string) (float64, bool) {
 			return s.Value, true
 		}
 	}
+	// A study metric of a run that did not measure them is NaN.
+	if slices.Contains(StudyKeys, key) {
+		if m.Study == nil {
+			return math.NaN(), true
+		}
+		for _, s := range m.Study.Scalars() {
+			if s.Key == key {
+				return s.Value, true
+			}
+		}
+	}
 	return 0, false
 }
 

@@ -68,6 +68,12 @@ func RunKey(s *engine.Scenario) string {
 	h := sha256.New()
 	h.Write([]byte(CacheFormat + "\n" + ProgramVersion() + "\n"))
 	h.Write(marshalWire(s))
+	// The policy and its knobs are not in the scenario's JSON; a run that
+	// names none keeps the key it always had.
+	if s.Policy != "" {
+		h.Write([]byte("\npolicy " + s.Policy + "\n"))
+		h.Write(marshalWire(s.PolicyKnobs))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

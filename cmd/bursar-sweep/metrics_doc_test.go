@@ -96,7 +96,7 @@ func TestMetricsDictionaryIsComplete(t *testing.T) {
 	for i := range engine.Knobs {
 		require.True(t, knobs[engine.Knobs[i].Name], "knob %s is not in docs/metrics.md", engine.Knobs[i].Name)
 	}
-	for _, key := range append([]string{"probe_lats", "probe_lats_in"}, engine.ScalarKeys...) {
+	for _, key := range append(append([]string{"probe_lats", "probe_lats_in"}, engine.ScalarKeys...), engine.StudyKeys...) {
 		require.True(t, metrics[key], "run metric %s is not in docs/metrics.md", key)
 	}
 	knobOrMetric := func(name string) bool { return knobs[name] || metrics[name] }
@@ -134,6 +134,11 @@ func TestMetricsDictionaryIsComplete(t *testing.T) {
 		}
 	}
 	check("metrics.json", "metrics.json", readJSONAny(t, filepath.Join(dir, "run", "metrics.json")),
+		map[string]bool{"scenario": true, "metrics": true}, knobOrMetric)
+	// A run under a named policy writes the policy-study metrics too.
+	_, err = runSweepApp(t, "run", "--policy", "quota", "--ticks", "300", "--out", filepath.Join(dir, "quota"))
+	require.NoError(t, err)
+	check("metrics.json of a policy run", "metrics.json", readJSONAny(t, filepath.Join(dir, "quota", "metrics.json")),
 		map[string]bool{"scenario": true, "metrics": true}, knobOrMetric)
 	check("summary.json of sweep", "summary.json of `bursar-sweep sweep`", readJSONAny(t, filepath.Join(dir, "sweep", "summary.json")),
 		map[string]bool{"knobs": true, "metrics": true}, knobOrMetric)
