@@ -124,7 +124,7 @@ func (w *wireMetrics) metrics() engine.Metrics {
 		}
 	}
 	return engine.Metrics{
-		Study: st,
+		Study:       st,
 		VictimP50In: float64(w.VictimP50In), VictimP95In: float64(w.VictimP95In),
 		VictimP50Out: float64(w.VictimP50Out), VictimP95Out: float64(w.VictimP95Out),
 		VictimViolationsIn: w.VictimViolationsIn,
