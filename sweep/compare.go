@@ -25,6 +25,8 @@ type CompareMetric struct {
 	Keys        []string
 	// Names label the keys in the panel's legend when there are several.
 	Names []string
+	// Log draws the panel on a log scale.
+	Log bool
 }
 
 // CompareMetrics are the comparison's headline metrics, in panel and
@@ -36,7 +38,7 @@ var CompareMetrics = []CompareMetric{
 	{Title: "victim violations in storm (> 60 s)", Unit: "requests", Keys: []string{"victim_violations_in_censored"}},
 	{Title: "storm GPU-s above R in its window", Unit: "GPU-s", Keys: []string{"storm_excess_gpu_s"}},
 	{Title: "utilization", Unit: "fraction of the pool", Keys: []string{"utilization"}},
-	{Title: "science per credit", Unit: "value / credit", Keys: []string{"adaptive_science_per_credit", "naive_science_per_credit"}, Names: []string{"adaptive", "naive"}},
+	{Title: "science per credit (log scale)", Unit: "value / credit", Keys: []string{"adaptive_science_per_credit", "naive_science_per_credit"}, Names: []string{"adaptive", "naive"}, Log: true},
 	{Title: "Jain's index of usage ÷ share, storm window", Unit: "index", Keys: []string{"jain_storm"}},
 	{Title: "preemptions", Unit: "leases", Keys: []string{"preemptions"}},
 	{Title: "preempted GPU-s (lost)", Unit: "GPU-s", Keys: []string{"preempted_gpu_s"}},
@@ -79,7 +81,7 @@ func PoliciesFigure(r *Results) figures.PoliciesData {
 		Policies: comparePolicies(r),
 	}
 	for _, cm := range CompareMetrics {
-		pn := figures.PoliciesPanel{Title: cm.Title, YLabel: cm.Unit}
+		pn := figures.PoliciesPanel{Title: cm.Title, YLabel: cm.Unit, Log: cm.Log}
 		for k, key := range cm.Keys {
 			s := figures.PoliciesSeries{Name: key}
 			if k < len(cm.Names) {
