@@ -221,6 +221,9 @@ func FuzzParseScenario(f *testing.F) {
 	}
 	f.Add([]byte("pool: 64\ncampaigns:\n  - {name: v, agent: victim}\n"))
 	f.Add([]byte("campaigns: [{name: s, agent: storm, window: {start: 1, end: 0}}]\n"))
+	f.Add([]byte("policy: {name: budget, window: 60, min_runtime: {agent-burst: 5}, groups: [{name: g, members: [v]}]}\ncampaigns: [{name: v, agent: victim}]\n"))
+	f.Add([]byte("policy: {name: priority, inflate: [v]}\ncampaigns: [{name: v, agent: victim}]\n"))
+	f.Add([]byte("policy: {name: fairshare, half_life: 1e-300, w_age: 0}\ncampaigns: [{name: v, agent: victim}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseScenario("fuzz.yaml", data)
 		if err != nil {

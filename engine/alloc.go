@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
 )
@@ -128,4 +130,43 @@ func newAllocator(s *Scenario) (policy.Allocator, error) {
 		knobs = *s.PolicyKnobs
 	}
 	return policies.New(s.Policy, cfg, knobs)
+}
+
+// validatePolicyKnobs checks the baseline's knobs as its constructor does
+// (ranges), and that the campaigns they name (priority's inflate, budget's
+// group members) are in the cast.
+func (s *Scenario) validatePolicyKnobs() error {
+	if s.Policy == "" || s.Policy == policies.Bursar || s.PolicyKnobs == nil {
+		return nil
+	}
+	if _, err := policies.New(s.Policy, policy.Config{Pool: max(s.Pool, 1), Grace: max(s.Grace, 0)}, *s.PolicyKnobs); err != nil {
+		return err
+	}
+	cast := s.cast()
+	known := func(name string) bool {
+		for i := range cast {
+			if cast[i].Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	k := s.PolicyKnobs
+	if s.Policy == "priority" {
+		for _, name := range k.Priority.Inflate {
+			if !known(name) {
+				return fmt.Errorf("inflate names %q, which is not a campaign of the scenario", name)
+			}
+		}
+	}
+	if s.Policy == "budget" {
+		for _, g := range k.Budget.Groups {
+			for _, name := range g.Members {
+				if !known(name) {
+					return fmt.Errorf("group %q names %q, which is not a campaign of the scenario", g.Name, name)
+				}
+			}
+		}
+	}
+	return nil
 }

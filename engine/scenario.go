@@ -279,6 +279,17 @@ var ErrInvalidScenario = errors.New("invalid scenario")
 
 // Validate checks every knob and says which one is wrong.
 func (s *Scenario) Validate() error {
+	if err := s.validateFields(); err != nil {
+		return err
+	}
+	// The policy's knobs last: they name campaigns of a valid cast.
+	if err := s.validatePolicyKnobs(); err != nil {
+		return fmt.Errorf("%w: policy: %v", ErrInvalidScenario, err)
+	}
+	return nil
+}
+
+func (s *Scenario) validateFields() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
 	}

@@ -203,42 +203,69 @@ func (st *study) tick(w *world) {
 		st.held[i] += float64(w.b.Held(id, policy.AnyClass))
 		st.demand[i] = float64(w.b.Outstanding(id, policy.AnyClass))
 	}
-	// Water-filling: give every unsatisfied campaign its weighted part of
-	// what is left; those whose demand that covers are capped and leave,
-	// and the rest is split again, until nobody is capped.
-	for remaining > 1e-9 {
-		wsum := 0.0
-		for i := range st.alloc {
-			if st.demand[i]-st.alloc[i] > 1e-9 {
-				wsum += st.weight[i]
-			}
-		}
-		if wsum == 0 {
-			break
-		}
-		capped, given := false, 0.0
-		for i := range st.alloc {
-			if need := st.demand[i] - st.alloc[i]; need > 1e-9 && st.weight[i] > 0 {
-				if part := remaining * st.weight[i] / wsum; part >= need {
-					st.alloc[i] += need
-					given += need
-					capped = true
-				}
-			}
-		}
-		if !capped {
-			for i := range st.alloc {
-				if st.demand[i]-st.alloc[i] > 1e-9 {
-					st.alloc[i] += remaining * st.weight[i] / wsum
-				}
-			}
-			break
-		}
-		remaining -= given
-	}
+	maxMinSplit(remaining, st.weight, st.demand, st.alloc)
 	for i := range st.alloc {
 		st.fair[i] += st.alloc[i]
 	}
+}
+
+// maxMinSplit writes into alloc the share-weighted max–min split of pool
+// among campaigns, each capped by its demand (studies.md §6.4): every
+// campaign with unmet demand and a positive weight gets its weighted part
+// of what is left; those whose demand that covers are capped and leave,
+// and the rest is split again, until nobody is capped. Campaigns of weight
+// 0 get nothing.
+func maxMinSplit(pool float64, weight, demand, alloc []float64) {
+	const eps = 1e-9
+	clear(alloc)
+	remaining := pool
+	for remaining > eps {
+		wsum := 0.0
+		for i := range alloc {
+			if demand[i]-alloc[i] > eps {
+				wsum += weight[i]
+			}
+		}
+		if wsum == 0 {
+			return
+		}
+		capped, given := false, 0.0
+		for i := range alloc {
+			if need := demand[i] - alloc[i]; need > eps && weight[i] > 0 && remaining*weight[i]/wsum >= need {
+				alloc[i] += need
+				given += need
+				capped = true
+			}
+		}
+		if !capped {
+			for i := range alloc {
+				if demand[i]-alloc[i] > eps {
+					alloc[i] += remaining * weight[i] / wsum
+				}
+			}
+			return
+		}
+		remaining -= given
+	}
+}
+
+// jain is Jain's fairness index (Σx)² / (n Σx²) of x_c = held_c / fair_c
+// over the campaigns with fair_c > 0 (Jain, Chiu & Hawe, DEC-TR-301,
+// 1984); NaN when there is none.
+func jain(held, fair []float64) float64 {
+	sum, sq, n := 0.0, 0.0, 0
+	for i := range fair {
+		if fair[i] > 0 {
+			x := held[i] / fair[i]
+			sum += x
+			sq += x * x
+			n++
+		}
+	}
+	if n == 0 || sq == 0 {
+		return math.NaN()
+	}
+	return sum * sum / (float64(n) * sq)
 }
 
 func (st *study) finish(w *world, m *Metrics, vIn []int) StudyMetrics {
@@ -273,19 +300,7 @@ func (st *study) finish(w *world, m *Metrics, vIn []int) StudyMetrics {
 	}
 	st.m.VictimP95InCensored = Percentile(lats, 95)
 
-	sum, sq, n := 0.0, 0.0, 0
-	for i := range st.fair {
-		if st.fair[i] > 0 {
-			x := st.held[i] / st.fair[i]
-			sum += x
-			sq += x * x
-			n++
-		}
-	}
-	st.m.JainStorm = math.NaN()
-	if n > 0 && sq > 0 {
-		st.m.JainStorm = sum * sum / (float64(n) * sq)
-	}
+	st.m.JainStorm = jain(st.held, st.fair)
 	st.m.AdaptiveSciencePerCredit = perCredit(m.AdaptiveScience, m.AdaptiveSpent)
 	st.m.NaiveSciencePerCredit = perCredit(m.NaiveScience, m.NaiveSpent)
 	return st.m
