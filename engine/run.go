@@ -452,7 +452,11 @@ func (w *world) run() *Result {
 		for _, a := range w.agents {
 			a.Step(t)
 		}
-		w.b.Tick()
+		if bk := w.b.bk; bk != nil {
+			bk.Tick()
+		} else {
+			w.b.a.Tick()
+		}
 		if w.study != nil && t >= s.StormStart && t < s.StormEnd {
 			w.study.tick(w)
 		}
@@ -490,13 +494,22 @@ func (w *world) sample(t int) {
 		cs := &w.camps[i]
 		id := policy.CampaignID(i)
 		x := &v[cs.group]
-		held := b.Held(id, policy.AnyClass)
+		var held int
+		if bk := b.bk; bk != nil {
+			held = bk.Held(id, policy.AnyClass)
+			x.tokens += bk.Tokens(id)
+			x.spent += bk.Spent(id)
+			x.io += bk.FlowUsedLastTick(id, policy.IO)
+			x.inference += bk.FlowUsedLastTick(id, policy.Inference)
+		} else {
+			held = b.a.Held(id, policy.AnyClass)
+			x.tokens += b.a.Tokens(id)
+			x.spent += b.a.Spent(id)
+			x.io += b.a.FlowUsedLastTick(id, policy.IO)
+			x.inference += b.a.FlowUsedLastTick(id, policy.Inference)
+		}
 		x.held += held
-		x.tokens += b.Tokens(id)
 		x.bucket += cs.bucket
-		x.spent += b.Spent(id)
-		x.io += b.FlowUsedLastTick(id, policy.IO)
-		x.inference += b.FlowUsedLastTick(id, policy.Inference)
 		switch cs.kind {
 		case kindStorm:
 			stormHeld += held
