@@ -173,4 +173,3 @@ func (s *Scenario) validatePolicyKnobs() error {
 	}
 	return nil
 }
-
