@@ -168,3 +168,19 @@ func TestCommittedCompareSummary(t *testing.T) {
 			"`go run ./cmd/bursar-sweep compare` (30 seeds, no --quick, writes results/compare), look at "+
 			"fig_policies.png, update README.md \"What Bursar buys\" and commit both files")
 }
+
+// BenchmarkCompare is `bursar-sweep compare` without its writes: the 210
+// runs (7 policies × 30 seeds) on two workers and their reduction.
+func BenchmarkCompare(b *testing.B) {
+	c, err := configs.Default("compare")
+	require.NoError(b, err)
+	p, err := c.Plan(false, nil)
+	require.NoError(b, err)
+	for b.Loop() {
+		rs, err := Execute(context.Background(), []*configs.Plan{p}, Options{Workers: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = GenericSummary(rs[0])
+	}
+}
