@@ -73,6 +73,7 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	root := doc.Content[0]
 	s.Cast = []engine.Campaign{}
 	haveCampaigns := false
+	policyLine := 0 // where the policy key is, for its validation errors
 	lines := map[string]int{} // campaign name → line, for validation errors
 	err := p.mapping(root, "", scenarioTopKeys, func(key string, k, v *yaml.Node) error {
 		switch key {
@@ -98,6 +99,7 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 			s.AllowBurstAbovePool = x != 0
 			return err
 		case "policy":
+			policyLine = v.Line
 			pc, err := p.policy(v, key)
 			if err != nil {
 				return err
@@ -132,6 +134,9 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 		// Point at the campaign the error names, if any.
 		line, key := root.Line, ""
 		msg := err.Error()
+		if policyLine > 0 && strings.Contains(msg, ": policy: ") {
+			line, key = policyLine, "policy"
+		}
 		for i := range s.Cast {
 			if strings.Contains(msg, "campaign "+s.Cast[i].Name+":") {
 				line, key = lines[s.Cast[i].Name], fmt.Sprintf("campaigns[%d]", i)

@@ -131,6 +131,7 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"misspelt policy knob", "policy: {name: quota, borowing_limit: 60}\n" + head + victim, 1, `policy.borowing_limit: unknown key; did you mean "borrowing_limit"?`},
 		{"policy mapping without name", "policy: {borrowing_limit: 60}\n" + head + victim, 1, `policy.name: missing`},
 		{"bad borrowing limit", "policy:\n  name: quota\n  borrowing_limit: -2\n" + head + victim, 3, `borrowing_limit must be ≥ 0 GPUs, or -1`},
+		{"inflating an unknown campaign", "pool: 512\npolicy: {name: priority, inflate: [victimm]}\ncampaigns:\n" + victim, 2, `policy: invalid scenario: policy: inflate names "victimm", which is not a campaign of the scenario`},
 		{"bad min runtime class", "policy: {name: budget, min_runtime: {vip: 5}}\n" + head + victim, 1, `policy.min_runtime.vip: unknown service class "vip"`},
 		{"no campaigns", "pool: 512\n", 1, `campaigns: missing`},
 		{"reserved name", head + "  - name: overbooked\n    agent: victim\n", 3, `reserved`},
