@@ -142,6 +142,17 @@ func TestMetricsDictionaryIsComplete(t *testing.T) {
 		map[string]bool{"scenario": true, "metrics": true}, knobOrMetric)
 	check("summary.json of sweep", "summary.json of `bursar-sweep sweep`", readJSONAny(t, filepath.Join(dir, "sweep", "summary.json")),
 		map[string]bool{"knobs": true, "metrics": true}, knobOrMetric)
+	_, err = runSweepApp(t, "compare", "--seeds", "7", "--quiet", "--workers", "1", "--out", filepath.Join(dir, "compare"))
+	require.NoError(t, err)
+	check("summary.json of compare", "summary.json of `bursar-sweep sweep`", readJSONAny(t, filepath.Join(dir, "compare", "summary.json")),
+		map[string]bool{"knobs": true, "metrics": true}, knobOrMetric)
+	compareRuns, err := os.ReadFile(filepath.Join(dir, "compare", "runs.csv"))
+	require.NoError(t, err)
+	header, err = csv.NewReader(strings.NewReader(string(compareRuns))).Read()
+	require.NoError(t, err)
+	for _, col := range header {
+		require.True(t, runs[col] || knobOrMetric(col), "runs.csv column %s is not in docs/metrics.md", col)
+	}
 	check("latencies.json", "latencies.json", readJSONAny(t, filepath.Join(dir, "sweep", "latencies.json")),
 		map[string]bool{"knobs": true}, knobOrMetric)
 	for _, sub := range []string{"run", "sweep"} {
