@@ -81,6 +81,8 @@ type Series struct {
 	Line        int
 	Fixed       []Setting
 	Grid        []Axis
+	// Policy is the series' admission policy (nil: the config's).
+	Policy *Policy
 }
 
 // Config is a parsed, checked experiment config.
@@ -100,6 +102,9 @@ type Config struct {
 	// ScenarioFile is its path.
 	Scenario     *engine.Scenario
 	ScenarioFile string
+	// Policy is the admission policy of every run (nil: the scenario
+	// file's, else Bursar); a series' policy overrides it.
+	Policy *Policy
 	// Bootstrap is the resampling of the pooled percentiles' intervals
 	// (DefaultBootstrap when the file has no bootstrap key).
 	Bootstrap Bootstrap
@@ -328,8 +333,8 @@ func (p *parser) name(n *yaml.Node, key string) (string, error) {
 	return s, nil
 }
 
-var topKeys = []string{"experiment", "description", "scenario", "seeds", "fixed", "grid", "series", "bootstrap"}
-var seriesKeys = []string{"name", "description", "fixed", "grid"}
+var topKeys = []string{"experiment", "description", "scenario", "policy", "seeds", "fixed", "grid", "series", "bootstrap"}
+var seriesKeys = []string{"name", "description", "policy", "fixed", "grid"}
 
 func (p *parser) config(root *yaml.Node) (*Config, error) {
 	c := &Config{File: p.file, Bootstrap: DefaultBootstrap}
@@ -380,6 +385,8 @@ func (p *parser) config(root *yaml.Node) (*Config, error) {
 			c.Series, err = p.seriesList(v, key)
 		case "bootstrap":
 			c.Bootstrap, err = p.bootstrap(v, key)
+		case "policy":
+			c.Policy, err = p.policy(v, key)
 		}
 		return err
 	})
@@ -624,6 +631,8 @@ func (p *parser) seriesList(n *yaml.Node, path string) ([]Series, error) {
 				s.Fixed, err = p.fixed(v, join(s.Key, key))
 			case "grid":
 				s.Grid, err = p.grid(v, join(s.Key, key))
+			case "policy":
+				s.Policy, err = p.policy(v, join(s.Key, key))
 			}
 			return err
 		})

@@ -240,6 +240,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(src)
 	}
 	f.Add([]byte("experiment: x\nseeds: [7]\n"))
+	f.Add([]byte("experiment: x\nseeds: [7]\npolicy: {name: quota, borrowing_limit: 3}\nseries: [{name: a, policy: fifo}, {name: b}]\n"))
 	f.Add([]byte("experiment: x\nseeds: {full: [7, 11], quick: [7]}\ngrid: {storms: [1, 2], leaky: [true, false]}\n"))
 	f.Add([]byte("experiment: x\nseeds: [7]\nfixed: {storm_start: 6000, storm_end: 7000}\n"))
 	f.Add([]byte("experiment: x\nseeds: [7]\ngrid:\n  headroom: [16, -5]\n"))

@@ -1,6 +1,6 @@
 // Package configs holds the paper's experiments as declarative YAML
 // (latency-price.yaml, overbooking.yaml, bucket.yaml, embedded in the
-// binary) and the strict parser that turns such a file into a Config and a
+// binary), the policy comparison (compare.yaml) and the strict parser that turns such a file into a Config and a
 // Config into a Plan: the list of scenarios a sweep runs.
 //
 // A config file:
@@ -19,6 +19,13 @@
 //	    fixed: {tasks: 0, leaky: true}
 //	    grid: {grace: [30, 60]}
 //	bootstrap: {seed: 1, resamples: 2000}  # optional: the intervals' resampling
+//	policy: {name: quota, borrowing_limit: 64}  # optional: the admission policy
+//
+// policy (top level, or in a series, which overrides it; policy.go) names
+// the admission policy of every run — bursar (the default) or one of the
+// six baselines of docs/policies.md — alone (policy: fifo) or with that
+// policy's knobs; it overrides a scenario file's. compare.yaml, embedded
+// like the paper's three, is `bursar-sweep compare`: one series per policy.
 //
 // A config may also name a scenario file (scenario: FILE, relative to the
 // config's folder; docs/scenarios.md): its scenario replaces the published

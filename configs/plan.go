@@ -126,6 +126,11 @@ func (c *Config) Plan(quick bool, seeds []int64) (*Plan, error) {
 	for si := range c.Series {
 		sr := &c.Series[si]
 		base := def
+		for _, pc := range []*Policy{c.Policy, sr.Policy} {
+			if pc != nil {
+				pc.Apply(&base)
+			}
+		}
 		var fixed []Setting
 		for _, list := range [][]Setting{c.Fixed, sr.Fixed} {
 			for _, f := range list {

@@ -73,6 +73,7 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	root := doc.Content[0]
 	s.Cast = []engine.Campaign{}
 	haveCampaigns := false
+	policyLine := 0           // where the policy key is, for its validation errors
 	lines := map[string]int{} // campaign name → line, for validation errors
 	err := p.mapping(root, "", scenarioTopKeys, func(key string, k, v *yaml.Node) error {
 		switch key {
@@ -98,14 +99,12 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 			s.AllowBurstAbovePool = x != 0
 			return err
 		case "policy":
-			name, err := p.str(v, key)
+			policyLine = v.Line
+			pc, err := p.policy(v, key)
 			if err != nil {
 				return err
 			}
-			if !slices.Contains(engine.Policies, name) {
-				return p.errAt(v, key, "unknown admission policy %q%s (policies: %s)", name, suggest(name, engine.Policies), strings.Join(engine.Policies, ", "))
-			}
-			s.Policy = name
+			pc.Apply(&s)
 		case "campaigns":
 			haveCampaigns = true
 			if v.Kind != yaml.SequenceNode {
@@ -135,6 +134,9 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 		// Point at the campaign the error names, if any.
 		line, key := root.Line, ""
 		msg := err.Error()
+		if policyLine > 0 && strings.Contains(msg, ": policy: ") {
+			line, key = policyLine, "policy"
+		}
 		for i := range s.Cast {
 			if strings.Contains(msg, "campaign "+s.Cast[i].Name+":") {
 				line, key = lines[s.Cast[i].Name], fmt.Sprintf("campaigns[%d]", i)
@@ -309,7 +311,7 @@ func FormatScenario(s engine.Scenario) []byte {
 		s.Pool, num(s.IOCapacity), num(s.InferenceCapacity), s.Grace, s.Leaky, s.Seed, s.Ticks, s.SampleEvery)
 	fmt.Fprintf(&b, "window: {start: %d, end: %d}\n", s.StormStart, s.StormEnd)
 	if s.Policy != "" {
-		fmt.Fprintf(&b, "policy: %s\n", s.Policy)
+		fmt.Fprintf(&b, "policy: %s\n", FormatPolicy(&s))
 	}
 	if s.AllowBurstAbovePool {
 		b.WriteString("allow_burst_above_pool: true\n")

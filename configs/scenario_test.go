@@ -126,7 +126,13 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"wrong type", head + "  - name: s\n    agent: storm\n    gpus: many\n", 5, `campaigns[0].gpus: campaigns[0].gpus takes a whole number, got "many"`},
 		{"pool word elsewhere", head + "  - name: s\n    agent: storm\n    bucket: pool\n", 5, `takes a number, got "pool"`},
 		{"unknown class", head + victim + "    class: vip\n", 5, `campaigns[0].class`},
-		{"unknown policy", "policy: fifo\n" + head + victim, 1, `unknown admission policy "fifo"`},
+		{"unknown policy", "policy: fifoo\n" + head + victim, 1, `policy: unknown admission policy "fifoo"; did you mean "fifo"?`},
+		{"knob of another policy", "policy: {name: quota, half_life: 60}\n" + head + victim, 1, `policy.half_life: half_life is a knob of policy fairshare, not of quota`},
+		{"misspelt policy knob", "policy: {name: quota, borowing_limit: 60}\n" + head + victim, 1, `policy.borowing_limit: unknown key; did you mean "borrowing_limit"?`},
+		{"policy mapping without name", "policy: {borrowing_limit: 60}\n" + head + victim, 1, `policy.name: missing`},
+		{"bad borrowing limit", "policy:\n  name: quota\n  borrowing_limit: -2\n" + head + victim, 3, `borrowing_limit must be ≥ 0 GPUs, or -1`},
+		{"inflating an unknown campaign", "pool: 512\npolicy: {name: priority, inflate: [victimm]}\ncampaigns:\n" + victim, 2, `policy: invalid scenario: policy: inflate names "victimm", which is not a campaign of the scenario`},
+		{"bad min runtime class", "policy: {name: budget, min_runtime: {vip: 5}}\n" + head + victim, 1, `policy.min_runtime.vip: unknown service class "vip"`},
 		{"no campaigns", "pool: 512\n", 1, `campaigns: missing`},
 		{"reserved name", head + "  - name: overbooked\n    agent: victim\n", 3, `reserved`},
 		{"flow without bucket", head + victim + "    io: {rate: 3}\n", 5, `needs rate and bucket`},
@@ -216,6 +222,9 @@ func FuzzParseScenario(f *testing.F) {
 	}
 	f.Add([]byte("pool: 64\ncampaigns:\n  - {name: v, agent: victim}\n"))
 	f.Add([]byte("campaigns: [{name: s, agent: storm, window: {start: 1, end: 0}}]\n"))
+	f.Add([]byte("policy: {name: budget, window: 60, min_runtime: {agent-burst: 5}, groups: [{name: g, members: [v]}]}\ncampaigns: [{name: v, agent: victim}]\n"))
+	f.Add([]byte("policy: {name: priority, inflate: [v]}\ncampaigns: [{name: v, agent: victim}]\n"))
+	f.Add([]byte("policy: {name: fairshare, half_life: 1e-300, w_age: 0}\ncampaigns: [{name: v, agent: victim}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseScenario("fuzz.yaml", data)
 		if err != nil {

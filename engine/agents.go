@@ -49,7 +49,7 @@ const VictimBurstCeiling = 64
 
 type base struct {
 	name string
-	b    *policy.Broker
+	b    alloc
 	id   policy.CampaignID
 }
 
@@ -64,7 +64,17 @@ func (a *base) request(gpus, duration int, cls policy.Class) {
 // topUp asks for the difference when outstanding GPUs of class cls (or all
 // classes) are below want.
 func (a *base) topUp(filter policy.Class, want, duration int, cls policy.Class) {
-	if out := a.b.Outstanding(a.id, filter); out < want {
+	// The branch on the broker is written out at the hot call sites (here,
+	// doWork, the adaptive and backfill steps, the sample): alloc's
+	// wrappers are too big to inline, and a call frame per read cost the
+	// Bursar path ~10 % (engine/alloc.go).
+	var out int
+	if bk := a.b.bk; bk != nil {
+		out = bk.Outstanding(a.id, filter)
+	} else {
+		out = a.b.a.Outstanding(a.id, filter)
+	}
+	if out < want {
 		a.request(want-out, duration, cls)
 	}
 }
@@ -79,12 +89,23 @@ type science struct {
 // allows, on the tasks in processing order (the starved window or the to-do
 // list).
 func (s *science) doWork(starved bool) {
-	held := s.b.Held(s.id, policy.AnyClass)
+	bk := s.b.bk
+	var held int
+	if bk != nil {
+		held = bk.Held(s.id, policy.AnyClass)
+	} else {
+		held = s.b.a.Held(s.id, policy.AnyClass)
+	}
 	if held == 0 || s.work.empty() {
 		return
 	}
 	desired := float64(held) * s.work.meanIOOf(starved)
-	allowed, _, _ := s.b.Consume(s.id, desired, 0)
+	var allowed float64
+	if bk != nil {
+		allowed, _, _ = bk.Consume(s.id, desired, 0)
+	} else {
+		allowed, _, _ = s.b.a.Consume(s.id, desired, 0)
+	}
 	factor := 1.0
 	if desired > 0 {
 		factor = allowed / desired
@@ -150,11 +171,25 @@ func (a *adaptive) hotWant(price float64) int {
 func (a *adaptive) Step(int) {
 	// Step 1, read supply: only the parts this agent uses, straight from
 	// the broker (the envelope's parts were read once at registration).
-	free, multiplier := a.b.Free(), a.b.Multiplier()
-	tokens, ioTokens := a.b.Tokens(a.id), a.b.FlowTokens(a.id, policy.IO)
-	held := a.b.Held(a.id, policy.AnyClass)
-	desiredInf := inferenceBase + inferencePerGPU*float64(held)
-	_, allowedInf, _ := a.b.Consume(a.id, 0, desiredInf)
+	// Under a baseline, free is what this campaign could be granted now
+	// without preemption (studies.md §6.5).
+	var free, held int
+	var multiplier, tokens, ioTokens, allowedInf float64
+	desiredInf := 0.0
+	if bk := a.b.bk; bk != nil {
+		free, multiplier = bk.Free(), bk.Multiplier()
+		tokens, ioTokens = bk.Tokens(a.id), bk.FlowTokens(a.id, policy.IO)
+		held = bk.Held(a.id, policy.AnyClass)
+		desiredInf = inferenceBase + inferencePerGPU*float64(held)
+		_, allowedInf, _ = bk.Consume(a.id, 0, desiredInf)
+	} else {
+		x := a.b.a
+		free, multiplier = x.Supply(a.id).Free, x.Multiplier()
+		tokens, ioTokens = x.Tokens(a.id), x.FlowTokens(a.id, policy.IO)
+		held = x.Held(a.id, policy.AnyClass)
+		desiredInf = inferenceBase + inferencePerGPU*float64(held)
+		_, allowedInf, _ = x.Consume(a.id, 0, desiredInf)
+	}
 
 	starved := ioTokens < lowTokenFraction*a.env.IO.Bucket
 	var meanIO float64
@@ -201,7 +236,11 @@ type storm struct {
 
 func (s *storm) Step(t int) {
 	if t >= s.lo && t < s.hi {
-		_, _, _ = s.b.Consume(s.id, 0, s.inference)
+		if bk := s.b.bk; bk != nil {
+			_, _, _ = bk.Consume(s.id, 0, s.inference)
+		} else {
+			_, _, _ = s.b.a.Consume(s.id, 0, s.inference)
+		}
 		if t%s.period == 0 {
 			s.topUp(policy.AnyClass, s.target, s.lease, policy.AgentBurst)
 		}
@@ -214,11 +253,16 @@ func (s *storm) Step(t int) {
 type victim struct {
 	base
 	gpus, period, lease int
+	// study, when measuring, notes when each request was filed so that an
+	// unserved one is counted at its censored latency.
+	study *study
 }
 
 func (v *victim) Step(t int) {
 	if t%v.period == 0 && v.b.Outstanding(v.id, policy.AnyClass) == 0 {
-		v.request(v.gpus, v.lease, policy.Interactive)
+		if _, err := v.b.Request(v.id, v.gpus, v.lease, policy.Interactive); err == nil && v.study != nil {
+			v.study.requested(v.id, v.b.a.Now())
+		}
 	}
 }
 
@@ -261,8 +305,14 @@ type backfill struct {
 }
 
 func (f *backfill) Step(int) {
-	extra := f.b.Free() - f.headroom
-	pending := f.b.Outstanding(f.id, policy.AnyClass) - f.b.Held(f.id, policy.AnyClass)
+	var free, held, out int
+	if bk := f.b.bk; bk != nil {
+		free, held, out = bk.Free(), bk.Held(f.id, policy.AnyClass), bk.Outstanding(f.id, policy.AnyClass)
+	} else {
+		free, held, out = f.b.a.Supply(f.id).Free, f.b.a.Held(f.id, policy.AnyClass), f.b.a.Outstanding(f.id, policy.AnyClass)
+	}
+	extra := free - f.headroom
+	pending := out - held
 	if extra > f.minRequest && pending == 0 {
 		f.request(extra, f.lease, policy.Opportunistic)
 	}

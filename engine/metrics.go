@@ -33,6 +33,10 @@ type Metrics struct {
 	NaiveSpent            float64
 	AdaptiveScience       float64
 	AdaptiveSpent         float64
+	// Study are the policy-study metrics, measured only when the
+	// scenario names its policy (nil otherwise: the paper's outputs stay
+	// as they were).
+	Study *StudyMetrics
 }
 
 // Scalar is one named scalar metric.
@@ -74,6 +78,17 @@ func (m *Metrics) Scalar(key string) (float64, bool) {
 	for _, s := range m.Scalars() {
 		if s.Key == key {
 			return s.Value, true
+		}
+	}
+	// A study metric of a run that did not measure them is NaN.
+	if slices.Contains(StudyKeys, key) {
+		if m.Study == nil {
+			return math.NaN(), true
+		}
+		for _, s := range m.Study.Scalars() {
+			if s.Key == key {
+				return s.Value, true
+			}
 		}
 	}
 	return 0, false
@@ -137,6 +152,12 @@ func (m *Metrics) AppendJSON(dst []byte, indent string) []byte {
 		field(sc[i].Key)
 		dst = FormatNumber(dst, s.Value)
 	}
+	if m.Study != nil {
+		for _, s := range m.Study.Scalars() {
+			field(s.Key)
+			dst = FormatNumber(dst, s.Value)
+		}
+	}
 	dst = append(dst, '\n')
 	dst = append(dst, indent...)
 	return append(dst, '}')
@@ -198,7 +219,7 @@ func computeMetrics(w *world) Metrics {
 			m.ProbeLats = append(m.ProbeLats, o.Latency)
 		}
 	}
-	m.Utilization = w.b.Utilization()
+	m.Utilization = w.b.a.Utilization()
 
 	st := &w.stats
 	m.ProductiveUtilization = st.mean(st.productive)
@@ -219,6 +240,10 @@ func computeMetrics(w *world) Metrics {
 			m.AdaptiveScience += c.Science
 			m.AdaptiveSpent += c.Spent
 		}
+	}
+	if w.study != nil {
+		sm := w.study.finish(w, &m, vIn)
+		m.Study = &sm
 	}
 	return m
 }

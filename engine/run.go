@@ -176,6 +176,9 @@ type recorder struct {
 func (r *recorder) Record(e policy.Event) {
 	res := r.res
 	res.JournalRecords++
+	if r.w.study != nil {
+		r.w.study.record(e, r.w)
+	}
 	if r.keep {
 		res.Journal = e.AppendJSON(res.Journal)
 		res.Journal = append(res.Journal, '\n')
@@ -223,12 +226,15 @@ type campState struct {
 // world is one run in progress.
 type world struct {
 	s        Scenario
-	b        *policy.Broker
+	b        alloc
 	agents   []Agent
 	camps    []campState
 	sciences []*science // naive ones first, as the report lists them
 	probes   []*probe
 	res      *Result
+	// study measures the policy-study metrics (nil unless the scenario
+	// names its policy).
+	study *study
 
 	keepSeries bool
 	stats      sampleStats
@@ -242,19 +248,17 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := policy.New(policy.Config{
-		Pool: s.Pool, Grace: s.Grace, GrantTimeOnly: s.Leaky,
-		IOCapacity: s.IOCapacity, InferenceCapacity: s.InferenceCapacity,
-	})
+	pa, err := newAllocator(&s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidScenario, err)
 	}
+	b := newAlloc(pa)
 	cast := s.cast()
 	res := &Result{Scenario: s, Cast: cast}
 	w := &world{s: s, b: b, res: res, camps: make([]campState, len(cast)), agents: make([]Agent, 0, len(cast))}
 	res.Groups = make([]DisplayGroup, 0, len(cast))
 	rec := &recorder{res: res, keep: opt.Journal, w: w}
-	b.SetRecorder(rec)
+	pa.SetRecorder(rec)
 
 	// Display groups, in order of first appearance; their members share
 	// one backing array.
@@ -292,7 +296,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	for i := range cast {
 		c := &cast[i]
 		env := c.Envelope(s.Pool)
-		id, err := b.Register(env)
+		id, err := pa.Register(env)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidScenario, err)
 		}
@@ -358,12 +362,20 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 			w.agents = append(w.agents, &backfill{base: bs, headroom: c.Headroom, minRequest: c.MinRequest, lease: c.Lease})
 		}
 	}
+	if s.Policy != "" {
+		w.study = newStudy(w)
+		for _, a := range w.agents {
+			if v, ok := a.(*victim); ok {
+				v.study = w.study
+			}
+		}
+	}
 	if sameRate {
 		w.stormRate = firstRate * float64(nStorms)
 	} else {
 		for i := range cast {
 			if cast[i].Agent == AgentStorm {
-				w.stormRate += b.Envelope(policy.CampaignID(i)).Sustained
+				w.stormRate += pa.Envelope(policy.CampaignID(i)).Sustained
 			}
 		}
 	}
@@ -376,7 +388,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	// storms). A refused registration leaves the broker untouched and
 	// journals nothing.
 	if !opt.skipOverbookProof {
-		res.OverbookRefusal = overbookProof(b, s.Pool)
+		res.OverbookRefusal = overbookProof(pa, s.Pool)
 	}
 
 	w.keepSeries = opt.Series
@@ -402,7 +414,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 // overbookProof tries to register a campaign whose guarantee overbooks the
 // pool by one GPU and returns the broker's answer: nil means the broker
 // accepted it, which violates the invariant (and has changed the run).
-func overbookProof(b *policy.Broker, pool int) error {
+func overbookProof(b policy.Allocator, pool int) error {
 	g := 0
 	for i := range b.NumCampaigns() {
 		g += b.Envelope(policy.CampaignID(i)).Guaranteed
@@ -440,7 +452,14 @@ func (w *world) run() *Result {
 		for _, a := range w.agents {
 			a.Step(t)
 		}
-		w.b.Tick()
+		if bk := w.b.bk; bk != nil {
+			bk.Tick()
+		} else {
+			w.b.a.Tick()
+		}
+		if w.study != nil && t >= s.StormStart && t < s.StormEnd {
+			w.study.tick(w)
+		}
 		if t%s.SampleEvery == 0 {
 			w.sample(t)
 		}
@@ -475,13 +494,22 @@ func (w *world) sample(t int) {
 		cs := &w.camps[i]
 		id := policy.CampaignID(i)
 		x := &v[cs.group]
-		held := b.Held(id, policy.AnyClass)
+		var held int
+		if bk := b.bk; bk != nil {
+			held = bk.Held(id, policy.AnyClass)
+			x.tokens += bk.Tokens(id)
+			x.spent += bk.Spent(id)
+			x.io += bk.FlowUsedLastTick(id, policy.IO)
+			x.inference += bk.FlowUsedLastTick(id, policy.Inference)
+		} else {
+			held = b.a.Held(id, policy.AnyClass)
+			x.tokens += b.a.Tokens(id)
+			x.spent += b.a.Spent(id)
+			x.io += b.a.FlowUsedLastTick(id, policy.IO)
+			x.inference += b.a.FlowUsedLastTick(id, policy.Inference)
+		}
 		x.held += held
-		x.tokens += b.Tokens(id)
 		x.bucket += cs.bucket
-		x.spent += b.Spent(id)
-		x.io += b.FlowUsedLastTick(id, policy.IO)
-		x.inference += b.FlowUsedLastTick(id, policy.Inference)
 		switch cs.kind {
 		case kindStorm:
 			stormHeld += held
@@ -563,7 +591,7 @@ func (w *world) finish() {
 		cr := CampaignReport{
 			Name: sc.name, Science: sc.work.science, Completed: sc.work.completed, Spent: b.Spent(sc.id),
 			MeanIO: st.groupMean(st.io, g), MeanInference: st.groupMean(st.inference, g),
-			IOThrottled: b.FlowThrottled(sc.id, policy.IO), InferenceThrottled: b.FlowThrottled(sc.id, policy.Inference),
+			IOThrottled: b.a.FlowThrottled(sc.id, policy.IO), InferenceThrottled: b.a.FlowThrottled(sc.id, policy.Inference),
 		}
 		res.Science = append(res.Science, cr)
 		switch w.camps[sc.id].kind {
@@ -587,8 +615,8 @@ func (w *world) finish() {
 		for _, i := range res.Groups[sr.group].Members {
 			id := policy.CampaignID(i)
 			sr.Spent += b.Spent(id)
-			sr.IOThrottled += b.FlowThrottled(id, policy.IO)
-			sr.InferenceThrottled += b.FlowThrottled(id, policy.Inference)
+			sr.IOThrottled += b.a.FlowThrottled(id, policy.IO)
+			sr.InferenceThrottled += b.a.FlowThrottled(id, policy.Inference)
 		}
 	}
 	if len(res.Storms) > 0 {
@@ -597,6 +625,6 @@ func (w *world) finish() {
 	res.Metrics = computeMetrics(w)
 	res.Envelopes = make([]policy.Envelope, len(w.camps))
 	for i := range res.Envelopes {
-		res.Envelopes[i] = b.Envelope(policy.CampaignID(i))
+		res.Envelopes[i] = b.a.Envelope(policy.CampaignID(i))
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"math"
 	"slices"
 	"strconv"
@@ -44,10 +45,15 @@ type Scenario struct {
 	// always has one. StormStart and StormEnd remain the window the
 	// in-window metrics measure.
 	Cast []Campaign `json:"-"`
-	// Policy names the admission policy ("" or "bursar": the broker of
-	// package policy, the only one so far). It is the hook for the
-	// baseline allocators: a scenario file's `policy:` key sets it.
+	// Policy names the admission policy: "" or "bursar" is the broker of
+	// package policy, any other name in Policies a baseline of
+	// policy/policies (studies.md §2). A scenario file's `policy:` key and
+	// `bursar-sweep run --policy` set it. A run whose scenario names a
+	// policy (even "bursar") also measures the policy-study metrics
+	// (StudyKeys).
 	Policy string `json:"-"`
+	// PolicyKnobs are the baselines' knobs (nil: policies.DefaultKnobs()).
+	PolicyKnobs *policies.Knobs `json:"-"`
 	// AllowBurstAbovePool lets a campaign's burst ceiling exceed the pool
 	// (the broker then caps its grants at the pool). A scenario file must
 	// say so; the paper's knobs allow it (sci_burst 384 on a 256-GPU pool
@@ -56,7 +62,7 @@ type Scenario struct {
 }
 
 // Policies lists the admission policies a scenario may name.
-var Policies = []string{"bursar"}
+var Policies = policies.Names
 
 // DefaultScenario is the published scenario with seed 7.
 func DefaultScenario() Scenario {
@@ -273,6 +279,17 @@ var ErrInvalidScenario = errors.New("invalid scenario")
 
 // Validate checks every knob and says which one is wrong.
 func (s *Scenario) Validate() error {
+	if err := s.validateFields(); err != nil {
+		return err
+	}
+	// The policy's knobs last: they name campaigns of a valid cast.
+	if err := s.validatePolicyKnobs(); err != nil {
+		return fmt.Errorf("%w: policy: %v", ErrInvalidScenario, err)
+	}
+	return nil
+}
+
+func (s *Scenario) validateFields() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
 	}

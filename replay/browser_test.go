@@ -373,7 +373,11 @@ func TestOtherRunsInBrowser(t *testing.T) {
 	}
 	noVictim := cast
 	noVictim.Cast = slices.DeleteFunc(slices.Clone(cast.Cast), func(c engine.Campaign) bool { return c.Agent == engine.AgentVictim })
-	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy, "cast.html": cast, "no-victim.html": noVictim} {
+	// And the paper's workload under baselines (docs/policies.md).
+	quota, priority := engine.DefaultScenario(), engine.DefaultScenario()
+	quota.Policy, priority.Policy = "quota", "priority"
+	for name, s := range map[string]engine.Scenario{"empty.html": empty, "probe-3-storms.html": busy, "cast.html": cast, "no-victim.html": noVictim,
+		"quota.html": quota, "priority.html": priority} {
 		r, err := engine.Run(s, engine.Options{Series: true})
 		if err != nil {
 			t.Fatal(err)

@@ -321,7 +321,12 @@ func knobs(s *engine.Scenario) []knobView {
 
 func metrics(r *engine.Result) []metricView {
 	var out []metricView
-	for _, sc := range r.Metrics.Scalars() {
+	scalars := r.Metrics.Scalars()
+	if r.Metrics.Study != nil {
+		// A run under a named policy shows the study metrics too.
+		scalars = append(scalars, r.Metrics.Study.Scalars()...)
+	}
+	for _, sc := range scalars {
 		v := "–"
 		if !math.IsNaN(sc.Value) && !math.IsInf(sc.Value, 0) {
 			v = strconv.FormatFloat(sc.Value, 'f', -1, 64)

@@ -68,6 +68,18 @@ func RunKey(s *engine.Scenario) string {
 	h := sha256.New()
 	h.Write([]byte(CacheFormat + "\n" + ProgramVersion() + "\n"))
 	h.Write(marshalWire(s))
+	// The cast, the policy and its knobs are not in the scenario's JSON;
+	// a run of the paper's knobs naming no policy keeps the key it always
+	// had. (Without the cast, two points of a config sweeping a campaign's
+	// field by path shared one key.)
+	if s.Cast != nil {
+		h.Write([]byte("\ncast\n"))
+		h.Write(marshalWire(s.Cast))
+	}
+	if s.Policy != "" {
+		h.Write([]byte("\npolicy " + s.Policy + "\n"))
+		h.Write(marshalWire(s.PolicyKnobs))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

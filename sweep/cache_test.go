@@ -12,6 +12,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -212,4 +213,24 @@ func BenchmarkCacheHit(b *testing.B) {
 			b.Fatal("no hit", err)
 		}
 	}
+}
+
+// The key tells apart what the scenario's JSON leaves out: a campaign's
+// field of an explicit cast, and the policy with its knobs.
+func TestRunKeySeesTheCastAndThePolicy(t *testing.T) {
+	a := engine.DefaultScenario().Explicit()
+	b := engine.DefaultScenario().Explicit()
+	b.Cast = append([]engine.Campaign(nil), b.Cast...)
+	b.Cast[1].Bucket++
+	require.NotEqual(t, RunKey(&a), RunKey(&b))
+	c := a
+	c.Policy = "quota"
+	require.NotEqual(t, RunKey(&a), RunKey(&c))
+	k := policies.DefaultKnobs()
+	k.Quota.BorrowingLimit = 8
+	d := c
+	d.PolicyKnobs = &k
+	require.NotEqual(t, RunKey(&c), RunKey(&d))
+	plain := engine.DefaultScenario()
+	require.Equal(t, RunKey(&plain), RunKey(&plain))
 }

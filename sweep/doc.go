@@ -57,7 +57,7 @@
 // (shard_metrics.go) with the plan's digest; CollectShards and
 // ShardSet.Results check a set of shards and rebuild the results, which
 // the caller reduces exactly as an unsharded sweep. Options.Cache (Cache)
-// keeps each run under a content address (RunKey: the scenario and
-// ProgramVersion), stored as soon as the run finishes, so that a cancelled
+// keeps each run under a content address (RunKey: the scenario, its cast
+// and policy, and ProgramVersion), stored as soon as the run finishes, so that a cancelled
 // sweep resumes where it stopped.
 package sweep

@@ -50,6 +50,9 @@ type GenericPoint struct {
 	// Metrics are the bands of every scalar metric, engine.ScalarKeys
 	// order.
 	Metrics []figures.Band
+	// Study are the bands of the policy-study metrics, engine.StudyKeys
+	// order, when the point's runs measured them (nil otherwise).
+	Study []figures.Band
 }
 
 // Estimate is a pooled percentile with its interval.
@@ -88,6 +91,11 @@ func ReduceGeneric(r *Results) []GenericPoint {
 		for _, key := range engine.ScalarKeys {
 			gp.Metrics = append(gp.Metrics, bandCI(scalars(ms, key)))
 		}
+		if len(ms) > 0 && ms[0].Study != nil {
+			for _, key := range engine.StudyKeys {
+				gp.Study = append(gp.Study, bandCI(scalars(ms, key)))
+			}
+		}
 		out[i] = gp
 	}
 	return out
@@ -105,11 +113,26 @@ func genericJSON(p *configs.Plan, pts []GenericPoint) []byte {
 				{"lo", Number(b.CI.Lo)}, {"hi", Number(b.CI.Hi)},
 			}})
 		}
+		for k, key := range engine.StudyKeys {
+			if gp.Study == nil {
+				break
+			}
+			b := gp.Study[k]
+			metrics = append(metrics, field{key, object{
+				{"mean", Number(b.Mean)}, {"min", Number(b.Min)}, {"max", Number(b.Max)},
+				{"lo", Number(b.CI.Lo)}, {"hi", Number(b.CI.Hi)},
+			}})
+		}
 		o := object{
 			{"series", pt.Series},
+		}
+		if pt.Scenario.Policy != "" {
+			o = append(o, field{"policy", pt.Scenario.Policy})
+		}
+		o = append(o, object{
 			{"knobs", sweptObject(pt.Swept, &pt.Scenario)},
 			{"n", gp.N},
-		}
+		}...)
 		for k, q := range ProbeQuantities {
 			e := gp.Probe[k]
 			o = append(o, field{q.Name, Number(e.Value)}, field{q.Name + "_lo", Number(e.CI.Lo)},

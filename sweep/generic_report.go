@@ -41,6 +41,14 @@ func genericQuantities() []quantity {
 			return gp.Metrics[k].Mean, gp.Metrics[k].CI
 		}})
 	}
+	for k, key := range engine.StudyKeys {
+		qs = append(qs, quantity{name: key, at: func(gp *GenericPoint) (float64, figures.Interval) {
+			if gp.Study == nil {
+				return math.NaN(), figures.Interval{Lo: math.NaN(), Hi: math.NaN()}
+			}
+			return gp.Study[k].Mean, gp.Study[k].CI
+		}})
+	}
 	return qs
 }
 

@@ -74,6 +74,13 @@ func RunsCSV(results []*Results) []byte {
 	}
 	header = append(header, "seed")
 	header = append(header, engine.ScalarKeys...)
+	// The policy column and the study metrics only when some run names
+	// its policy, so that the paper's runs.csv keeps its columns.
+	study := hasStudy(results)
+	if study {
+		header = append(header, "policy")
+		header = append(header, engine.StudyKeys...)
+	}
 	_ = w.Write(header)
 	row := make([]string, 0, len(header))
 	for _, r := range results {
@@ -89,6 +96,18 @@ func RunsCSV(results []*Results) []byte {
 			row = append(row, strconv.FormatInt(s.Seed, 10))
 			for _, sc := range r.Metrics[i].Scalars() {
 				row = append(row, csvNumber(sc.Value))
+			}
+			if study {
+				row = append(row, policyName(&s))
+				if st := r.Metrics[i].Study; st == nil {
+					for range engine.StudyKeys {
+						row = append(row, "")
+					}
+				} else {
+					for _, sc := range st.Scalars() {
+						row = append(row, csvNumber(sc.Value))
+					}
+				}
 			}
 			_ = w.Write(row)
 		}
@@ -200,4 +219,25 @@ func WriteData(dir string, results []*Results, summary []byte) error {
 		}
 	}
 	return nil
+}
+
+// hasStudy reports whether some run of results measured the policy-study
+// metrics (its scenario names its policy).
+func hasStudy(results []*Results) bool {
+	for _, r := range results {
+		for i := range r.Metrics {
+			if r.Metrics[i].Study != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// policyName is the run's admission policy as runs.csv writes it.
+func policyName(s *engine.Scenario) string {
+	if s.Policy == "" {
+		return "bursar"
+	}
+	return s.Policy
 }

@@ -35,8 +35,10 @@ var (
 
 // runsColumns are runs.csv's columns, in its order, with parquet types:
 // experiment and series strings; run, seed and int knobs int64; bool
-// knobs boolean; float knobs double; metrics as intScalars says.
-func runsColumns() []runsColumn {
+// knobs boolean; float knobs double; metrics as intScalars says; with
+// study, the policy (a string) and the policy-study metrics (optional
+// doubles: null for a run that did not measure them), as in runs.csv.
+func runsColumns(study bool) []runsColumn {
 	cols := []runsColumn{{"experiment", stringType}, {"run", int64Type}, {"series", stringType}}
 	for i := range engine.Knobs {
 		k := &engine.Knobs[i]
@@ -60,6 +62,12 @@ func runsColumns() []runsColumn {
 		}
 		cols = append(cols, runsColumn{key, t})
 	}
+	if study {
+		cols = append(cols, runsColumn{"policy", stringType})
+		for _, key := range engine.StudyKeys {
+			cols = append(cols, runsColumn{key, optFloatType})
+		}
+	}
 	return cols
 }
 
@@ -81,7 +89,8 @@ func runsRowType(cols []runsColumn) reflect.Type {
 // RunsParquet is runs.parquet: the rows of runs.csv (same order, same
 // columns) with typed columns, NaN as null.
 func RunsParquet(results []*Results) ([]byte, error) {
-	cols := runsColumns()
+	study := hasStudy(results)
+	cols := runsColumns(study)
 	typ := runsRowType(cols)
 	var buf bytes.Buffer
 	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()))
@@ -121,6 +130,20 @@ func RunsParquet(results []*Results) ([]byte, error) {
 					c++ // null, like runs.csv's empty cell
 				} else {
 					set(&sc.Value)
+				}
+			}
+			if study {
+				set(policyName(&s))
+				if st := r.Metrics[i].Study; st == nil {
+					c += len(engine.StudyKeys)
+				} else {
+					for _, sc := range st.Scalars() {
+						if math.IsNaN(sc.Value) || math.IsInf(sc.Value, 0) {
+							c++
+						} else {
+							set(&sc.Value)
+						}
+					}
 				}
 			}
 			if err := w.Write(row.Interface()); err != nil {

@@ -24,6 +24,12 @@ import (
 // CSV cell is empty (NaN).
 func TestRunsParquetMatchesRunsCSV(t *testing.T) {
 	_, results := quickPaper(t, []int64{7, 11}, Options{Workers: 2})
+	checkParquetMatchesCSV(t, results, false)
+	// The comparison's runs name their policy: policy and study columns.
+	checkParquetMatchesCSV(t, []*Results{quickCompare(t)}, true)
+}
+
+func checkParquetMatchesCSV(t *testing.T, results []*Results, study bool) {
 	data, err := RunsParquet(results)
 	require.NoError(t, err)
 	rows, err := csv.NewReader(bytes.NewReader(RunsCSV(results))).ReadAll()
@@ -38,7 +44,7 @@ func TestRunsParquetMatchesRunsCSV(t *testing.T) {
 		names = append(names, field.Name())
 		kinds[field.Name()] = field.Type().Kind().String()
 		// Only the float metrics can be NaN, so only they are optional.
-		floatMetric := slices.Contains(engine.ScalarKeys, field.Name()) && kinds[field.Name()] == "DOUBLE"
+		floatMetric := (slices.Contains(engine.ScalarKeys, field.Name()) || slices.Contains(engine.StudyKeys, field.Name())) && kinds[field.Name()] == "DOUBLE"
 		assert.Equal(t, floatMetric, field.Optional(), field.Name())
 	}
 	assert.Equal(t, header, names)
@@ -48,7 +54,7 @@ func TestRunsParquetMatchesRunsCSV(t *testing.T) {
 	}
 	assert.Equal(t, int64(len(rows)), f.NumRows())
 
-	typ := runsRowType(runsColumns())
+	typ := runsRowType(runsColumns(study))
 	r := parquet.NewReader(bytes.NewReader(data))
 	nulls := 0
 	for i := 0; ; i++ {
@@ -82,7 +88,7 @@ func TestRunsParquetMatchesRunsCSV(t *testing.T) {
 			assert.Equal(t, rows[i][c], cell, "row %d column %s", i, header[c])
 		}
 	}
-	assert.Positive(t, nulls, "the paper has NaN percentiles (bucket runs have no probe)")
+	assert.Positive(t, nulls, "the paper has NaN percentiles (bucket runs have no probe); static's naive campaign spends nothing")
 }
 
 // BenchmarkRunsParquet writes runs.parquet for the quick paper grid on 3

@@ -78,6 +78,9 @@ type wireMetrics struct {
 	// run is the run that was encoded.
 	ProbeLats   []int `json:"probe_lats"`
 	ProbeLatsIn []int `json:"probe_lats_in"`
+	// Study are the policy-study metrics (engine.StudyKeys), only for a
+	// run whose scenario names its policy.
+	Study map[string]exactFloat `json:"study,omitempty"`
 }
 
 func toWire(m *engine.Metrics) wireMetrics {
@@ -93,11 +96,35 @@ func toWire(m *engine.Metrics) wireMetrics {
 		NaiveScience:          exactFloat(m.NaiveScience), NaiveSpent: exactFloat(m.NaiveSpent),
 		AdaptiveScience: exactFloat(m.AdaptiveScience), AdaptiveSpent: exactFloat(m.AdaptiveSpent),
 		ProbeLats: m.ProbeLats, ProbeLatsIn: m.ProbeLatsIn,
+		Study: studyWire(m.Study),
 	}
 }
 
+func studyWire(st *engine.StudyMetrics) map[string]exactFloat {
+	if st == nil {
+		return nil
+	}
+	out := make(map[string]exactFloat, len(engine.StudyKeys))
+	for _, sc := range st.Scalars() {
+		out[sc.Key] = exactFloat(sc.Value)
+	}
+	return out
+}
+
 func (w *wireMetrics) metrics() engine.Metrics {
+	var st *engine.StudyMetrics
+	if w.Study != nil {
+		st = new(engine.StudyMetrics)
+		// Keys this program does not know (a newer writer's) are left
+		// out; the program version in every entry keeps them apart.
+		for _, key := range engine.StudyKeys {
+			if v, ok := w.Study[key]; ok {
+				st.SetScalar(key, float64(v))
+			}
+		}
+	}
 	return engine.Metrics{
+		Study:       st,
 		VictimP50In: float64(w.VictimP50In), VictimP95In: float64(w.VictimP95In),
 		VictimP50Out: float64(w.VictimP50Out), VictimP95Out: float64(w.VictimP95Out),
 		VictimViolationsIn: w.VictimViolationsIn,

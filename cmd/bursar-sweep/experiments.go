@@ -46,6 +46,7 @@ func experimentCommands() []*cli.Command {
 				"Draws fig_bucket."),
 		paperCommand(),
 		gridCommand(),
+		compareCommand(),
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -49,6 +50,18 @@ func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 	s, err := applyKnobFlags(c, s, onlySet)
 	if err != nil {
 		return s, err
+	}
+	if c.IsSet("policy") {
+		name := c.String("policy")
+		if !slices.Contains(engine.Policies, name) {
+			return s, fmt.Errorf("--policy: unknown admission policy %q (policies: %s)", name, strings.Join(engine.Policies, ", "))
+		}
+		if name != s.Policy {
+			// The file's knobs are for its own policy; another one runs
+			// with its defaults.
+			s.PolicyKnobs = nil
+		}
+		s.Policy = name
 	}
 	s = s.Explicit()
 	if err := s.Validate(); err != nil {

@@ -96,7 +96,7 @@ func TestMetricsDictionaryIsComplete(t *testing.T) {
 	for i := range engine.Knobs {
 		require.True(t, knobs[engine.Knobs[i].Name], "knob %s is not in docs/metrics.md", engine.Knobs[i].Name)
 	}
-	for _, key := range append([]string{"probe_lats", "probe_lats_in"}, engine.ScalarKeys...) {
+	for _, key := range append(append([]string{"probe_lats", "probe_lats_in"}, engine.ScalarKeys...), engine.StudyKeys...) {
 		require.True(t, metrics[key], "run metric %s is not in docs/metrics.md", key)
 	}
 	knobOrMetric := func(name string) bool { return knobs[name] || metrics[name] }
@@ -135,8 +135,24 @@ func TestMetricsDictionaryIsComplete(t *testing.T) {
 	}
 	check("metrics.json", "metrics.json", readJSONAny(t, filepath.Join(dir, "run", "metrics.json")),
 		map[string]bool{"scenario": true, "metrics": true}, knobOrMetric)
+	// A run under a named policy writes the policy-study metrics too.
+	_, err = runSweepApp(t, "run", "--policy", "quota", "--ticks", "300", "--out", filepath.Join(dir, "quota"))
+	require.NoError(t, err)
+	check("metrics.json of a policy run", "metrics.json", readJSONAny(t, filepath.Join(dir, "quota", "metrics.json")),
+		map[string]bool{"scenario": true, "metrics": true}, knobOrMetric)
 	check("summary.json of sweep", "summary.json of `bursar-sweep sweep`", readJSONAny(t, filepath.Join(dir, "sweep", "summary.json")),
 		map[string]bool{"knobs": true, "metrics": true}, knobOrMetric)
+	_, err = runSweepApp(t, "compare", "--seeds", "7", "--quiet", "--workers", "1", "--out", filepath.Join(dir, "compare"))
+	require.NoError(t, err)
+	check("summary.json of compare", "summary.json of `bursar-sweep sweep`", readJSONAny(t, filepath.Join(dir, "compare", "summary.json")),
+		map[string]bool{"knobs": true, "metrics": true}, knobOrMetric)
+	compareRuns, err := os.ReadFile(filepath.Join(dir, "compare", "runs.csv"))
+	require.NoError(t, err)
+	header, err = csv.NewReader(strings.NewReader(string(compareRuns))).Read()
+	require.NoError(t, err)
+	for _, col := range header {
+		require.True(t, runs[col] || knobOrMetric(col), "runs.csv column %s is not in docs/metrics.md", col)
+	}
 	check("latencies.json", "latencies.json", readJSONAny(t, filepath.Join(dir, "sweep", "latencies.json")),
 		map[string]bool{"knobs": true}, knobOrMetric)
 	for _, sub := range []string{"run", "sweep"} {

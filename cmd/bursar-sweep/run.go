@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
@@ -16,6 +17,7 @@ func runCommand() *cli.Command {
 	flags := append(knobFlags("scenario knobs:"),
 		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl, series.csv and report.html", Value: filepath.Join("results", "run")},
 		&cli.StringFlag{Name: "scenario", Usage: "run this scenario file (YAML, docs/scenarios.md; - reads standard input); knob flags given edit it"},
+		&cli.StringFlag{Name: "policy", Usage: "run under this admission policy: " + strings.Join(engine.Policies, ", ") + " (the file's knobs for it, else its defaults; docs/policies.md)"},
 		&cli.BoolFlag{Name: "print-scenario", Usage: "print the effective scenario (the file or the paper's, with the knob flags applied) as YAML and exit"},
 	)
 	return &cli.Command{
@@ -29,7 +31,8 @@ func runCommand() *cli.Command {
 			"and report.html (an interactive replay of the run, one self-contained file) into --out.\n" +
 			"Exits non-zero if the run reports a violated invariant.\n\n" +
 			"  bursar-sweep run --print-scenario --storms 2 > my.yaml   # the effective scenario as YAML\n" +
-			"  bursar-sweep run --scenario my.yaml                      # the same run (docs/scenarios.md)",
+			"  bursar-sweep run --scenario my.yaml                      # the same run (docs/scenarios.md)\n" +
+			"  bursar-sweep run --policy quota                          # the same workload under a baseline (docs/policies.md)",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -18,6 +18,8 @@ func TestPrintedScenarioReproducesTheFlagRun(t *testing.T) {
 		"off-default": {"--pool", "800", "--storms", "3", "--probe", "--leaky", "--storm-rate", "33.3", "--grace", "45", "--headroom", "100", "--seed", "11", "--ticks", "3000", "--sample-every", "7", "--storm-start", "600", "--storm-end", "2400", "--sci-bucket", "123456.7"},
 		"no storms":   {"--storms", "0", "--storm-bucket", "25000", "--probe"},
 		"small pool":  {"--pool", "256", "--storms", "2", "--storm-burst", "500"},
+		"quota":       {"--policy", "quota", "--ticks", "2000"},
+		"budget":      {"--policy", "budget", "--storms", "2", "--ticks", "2000"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -1,0 +1,55 @@
+package configs
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every policy, with and without knobs, prints and parses back to itself.
+func TestPolicyKeyRoundTrips(t *testing.T) {
+	cases := []struct{ in, printed string }{
+		{"bursar", "bursar"},
+		{"fifo", "fifo"},
+		{"{name: quota, borrowing_limit: 64}", "{name: quota, borrowing_limit: 64}"},
+		{"{name: quota, borrowing_limit: -1}", "quota"},
+		{"{name: priority, inflate: [storm]}", `{name: priority, inflate: ["storm"]}`},
+		{"{name: fairshare, half_life: 3600, w_age: 0}", "{name: fairshare, half_life: 3600, w_age: 0}"},
+		{"{name: budget, window: 3600, min_runtime: {agent-burst: 60}, groups: [{name: sci, members: [victim]}]}",
+			`{name: budget, window: 3600, min_runtime: {deadline: 0, interactive: 0, agent-burst: 60, opportunistic: 0}, groups: [{name: "sci", members: ["victim"]}]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			s, err := ParseScenario("s.yaml", []byte("pool: 512\nticks: 100\npolicy: "+c.in+"\ncampaigns:\n  - name: victim\n    agent: victim\n  - name: storm\n    agent: storm\n"))
+			require.NoError(t, err)
+			require.Equal(t, c.printed, FormatPolicy(&s))
+			back, err := ParseScenario("back.yaml", FormatScenario(s))
+			require.NoError(t, err)
+			require.Equal(t, s.Policy, back.Policy)
+			require.Equal(t, *s.PolicyKnobs, *back.PolicyKnobs)
+			require.Equal(t, string(FormatScenario(s)), string(FormatScenario(back)))
+		})
+	}
+}
+
+// A config's policy applies to every run; a series' overrides it.
+func TestConfigPolicyAndSeriesPolicy(t *testing.T) {
+	c, err := Parse("c.yaml", []byte(`experiment: p
+policy: {name: quota, borrowing_limit: 8}
+seeds: [1]
+fixed: {ticks: 100}
+series:
+  - name: a
+  - name: b
+    policy: fifo
+`))
+	require.NoError(t, err)
+	plan, err := c.Plan(false, nil)
+	require.NoError(t, err)
+	require.Len(t, plan.Points, 2)
+	require.Equal(t, "quota", plan.Points[0].Scenario.Policy)
+	require.Equal(t, 8, plan.Points[0].Scenario.PolicyKnobs.Quota.BorrowingLimit)
+	require.Equal(t, "fifo", plan.Points[1].Scenario.Policy)
+	_, err = Parse("c.yaml", []byte("experiment: p\nseeds: [1]\nseries:\n  - name: a\n    policy: {name: fifo, window: 3}\n"))
+	require.ErrorContains(t, err, "c.yaml:5: series[0].policy.window: window is a knob of policy budget, not of fifo")
+}
