@@ -494,19 +494,25 @@ func (w *world) sample(t int) {
 		cs := &w.camps[i]
 		id := policy.CampaignID(i)
 		x := &v[cs.group]
+		// Bucket fill and spending feed only the kept series: a sweep run
+		// (no series) reads just what its metrics need.
 		var held int
 		if bk := b.bk; bk != nil {
 			held = bk.Held(id, policy.AnyClass)
-			x.tokens += bk.Tokens(id)
-			x.spent += bk.Spent(id)
 			x.io += bk.FlowUsedLastTick(id, policy.IO)
 			x.inference += bk.FlowUsedLastTick(id, policy.Inference)
+			if w.keepSeries {
+				x.tokens += bk.Tokens(id)
+				x.spent += bk.Spent(id)
+			}
 		} else {
 			held = b.a.Held(id, policy.AnyClass)
-			x.tokens += b.a.Tokens(id)
-			x.spent += b.a.Spent(id)
 			x.io += b.a.FlowUsedLastTick(id, policy.IO)
 			x.inference += b.a.FlowUsedLastTick(id, policy.Inference)
+			if w.keepSeries {
+				x.tokens += b.a.Tokens(id)
+				x.spent += b.a.Spent(id)
+			}
 		}
 		x.held += held
 		x.bucket += cs.bucket
