@@ -239,6 +239,8 @@ type world struct {
 	keepSeries bool
 	stats      sampleStats
 	values     []displayValues // one per display group, reused per sample
+	// sampleCamps are the campaigns group by group (planSample).
+	sampleCamps []sampleCamp
 	// stormRate is the storms' summed sustained rate, the excess baseline
 	// (R × storms when all storms share R, as model.md §8 writes it).
 	stormRate float64
@@ -392,6 +394,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 	}
 
 	w.keepSeries = opt.Series
+	w.planSample()
 	if opt.Series {
 		n, ng := s.Ticks/s.SampleEvery, len(res.Groups)
 		sr := &res.Series
@@ -483,85 +486,6 @@ type sampleStats struct {
 type displayValues struct {
 	held                                 int
 	tokens, bucket, spent, io, inference float64
-}
-
-func (w *world) sample(t int) {
-	b := w.b
-	v := w.values
-	clear(v)
-	productive, stormHeld := 0, 0
-	for i := range w.camps {
-		cs := &w.camps[i]
-		id := policy.CampaignID(i)
-		x := &v[cs.group]
-		// Bucket fill and spending feed only the kept series: a sweep run
-		// (no series) reads just what its metrics need.
-		var held int
-		if bk := b.bk; bk != nil {
-			held = bk.Held(id, policy.AnyClass)
-			x.io += bk.FlowUsedLastTick(id, policy.IO)
-			x.inference += bk.FlowUsedLastTick(id, policy.Inference)
-			if w.keepSeries {
-				x.tokens += bk.Tokens(id)
-				x.spent += bk.Spent(id)
-			}
-		} else {
-			held = b.a.Held(id, policy.AnyClass)
-			x.io += b.a.FlowUsedLastTick(id, policy.IO)
-			x.inference += b.a.FlowUsedLastTick(id, policy.Inference)
-			if w.keepSeries {
-				x.tokens += b.a.Tokens(id)
-				x.spent += b.a.Spent(id)
-			}
-		}
-		x.held += held
-		x.bucket += cs.bucket
-		switch cs.kind {
-		case kindStorm:
-			stormHeld += held
-			productive += held
-		case kindVictim, kindAdaptive, kindNaive:
-			productive += held
-		}
-	}
-
-	s, st := &w.s, &w.stats
-	st.n++
-	st.productive += float64(productive) / float64(s.Pool)
-	if t >= s.StormStart && t < s.StormEnd {
-		st.stormSum += stormHeld
-		st.stormN++
-		st.stormPeak = max(st.stormPeak, stormHeld)
-		st.stormExcess += max(0, float64(stormHeld)-w.stormRate) * float64(s.SampleEvery)
-	}
-	for k := range w.res.Storms {
-		sr := &w.res.Storms[k]
-		if t >= sr.window.Start && t < sr.window.End {
-			h := v[sr.group].held
-			sr.sum += h
-			sr.n++
-			sr.PeakHeld = max(sr.PeakHeld, h)
-		}
-	}
-	for d := range v {
-		st.io[d] += v[d].io
-		st.inference[d] += v[d].inference
-	}
-
-	if !w.keepSeries {
-		return
-	}
-	sr := &w.res.Series
-	sr.T = append(sr.T, t)
-	sr.Multiplier = append(sr.Multiplier, b.Multiplier())
-	for d := range v {
-		x := &v[d]
-		sr.Held[d] = append(sr.Held[d], x.held)
-		sr.Fill[d] = append(sr.Fill[d], fillFraction(x.tokens, x.bucket))
-		sr.Spent[d] = append(sr.Spent[d], x.spent)
-		sr.IO[d] = append(sr.IO[d], x.io)
-		sr.Inference[d] = append(sr.Inference[d], x.inference)
-	}
 }
 
 // mean is a sum over samples divided by their number (NaN without one).
