@@ -58,24 +58,34 @@ func (a *base) Name() string { return a.name }
 func (a *base) request(gpus, duration int, cls policy.Class) {
 	// The only refusal an agent can meet is an exhausted budget, which the
 	// broker journals; the agent just goes on.
-	_, _ = a.b.Request(a.id, gpus, duration, cls)
+	if bk := a.b.bk; bk != nil {
+		_, _ = bk.Request(a.id, gpus, duration, cls)
+		return
+	}
+	_, _ = a.b.a.Request(a.id, gpus, duration, cls)
 }
 
 // topUp asks for the difference when outstanding GPUs of class cls (or all
 // classes) are below want.
 func (a *base) topUp(filter policy.Class, want, duration int, cls policy.Class) {
 	// The branch on the broker is written out at the hot call sites (here,
-	// doWork, the adaptive and backfill steps, the sample): alloc's
-	// wrappers are too big to inline, and a call frame per read cost the
-	// Bursar path ~10 % (engine/alloc.go).
-	var out int
+	// doWork, the agents' steps, the sample): alloc's wrappers are too big
+	// to inline, and a call frame per read cost the Bursar path ~10 %
+	// (engine/alloc.go). The broker's path ends in calls only, so that
+	// nothing is spilled for the interface path (topUpAny) on entry.
 	if bk := a.b.bk; bk != nil {
-		out = bk.Outstanding(a.id, filter)
-	} else {
-		out = a.b.a.Outstanding(a.id, filter)
+		if out := bk.Outstanding(a.id, filter); out < want {
+			_, _ = bk.Request(a.id, want-out, duration, cls)
+		}
+		return
 	}
-	if out < want {
-		a.request(want-out, duration, cls)
+	a.topUpAny(filter, want, duration, cls)
+}
+
+// topUpAny is topUp under a baseline policy, through the Allocator.
+func (a *base) topUpAny(filter policy.Class, want, duration int, cls policy.Class) {
+	if out := a.b.a.Outstanding(a.id, filter); out < want {
+		_, _ = a.b.a.Request(a.id, want-out, duration, cls)
 	}
 }
 
@@ -259,7 +269,16 @@ type victim struct {
 }
 
 func (v *victim) Step(t int) {
-	if t%v.period == 0 && v.b.Outstanding(v.id, policy.AnyClass) == 0 {
+	if t%v.period != 0 {
+		return
+	}
+	var out int
+	if bk := v.b.bk; bk != nil {
+		out = bk.Outstanding(v.id, policy.AnyClass)
+	} else {
+		out = v.b.a.Outstanding(v.id, policy.AnyClass)
+	}
+	if out == 0 {
 		if _, err := v.b.Request(v.id, v.gpus, v.lease, policy.Interactive); err == nil && v.study != nil {
 			v.study.requested(v.id, v.b.a.Now())
 		}
@@ -283,7 +302,13 @@ type probe struct {
 
 func (p *probe) Step(t int) {
 	if p.measuring {
-		if p.b.Held(p.id, policy.AnyClass) >= p.gpus || t-p.t0 > p.giveUp {
+		var held int
+		if bk := p.b.bk; bk != nil {
+			held = bk.Held(p.id, policy.AnyClass)
+		} else {
+			held = p.b.a.Held(p.id, policy.AnyClass)
+		}
+		if held >= p.gpus || t-p.t0 > p.giveUp {
 			p.obs = append(p.obs, ProbeObservation{Latency: t - p.t0, T: t})
 			_ = p.b.ReleaseAll(p.id, policy.AnyClass)
 			p.measuring = false
