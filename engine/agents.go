@@ -178,27 +178,34 @@ func (a *adaptive) hotWant(price float64) int {
 	return want(hot)
 }
 
+// readAny is the adaptive agent's step 1 under a baseline, through the
+// Allocator: out of line, so that Step's broker path keeps a small frame
+// (policy.Supply is big) and its values in registers.
+func (a *adaptive) readAny() (free int, multiplier, tokens, ioTokens, desiredInf, allowedInf float64) {
+	x := a.b.a
+	free, multiplier = x.Supply(a.id).Free, x.Multiplier()
+	tokens, ioTokens = x.Tokens(a.id), x.FlowTokens(a.id, policy.IO)
+	held := x.Held(a.id, policy.AnyClass)
+	desiredInf = inferenceBase + inferencePerGPU*float64(held)
+	_, allowedInf, _ = x.Consume(a.id, 0, desiredInf)
+	return free, multiplier, tokens, ioTokens, desiredInf, allowedInf
+}
+
 func (a *adaptive) Step(int) {
 	// Step 1, read supply: only the parts this agent uses, straight from
 	// the broker (the envelope's parts were read once at registration).
 	// Under a baseline, free is what this campaign could be granted now
 	// without preemption (studies.md §6.5).
-	var free, held int
-	var multiplier, tokens, ioTokens, allowedInf float64
-	desiredInf := 0.0
+	var free int
+	var multiplier, tokens, ioTokens, desiredInf, allowedInf float64
 	if bk := a.b.bk; bk != nil {
 		free, multiplier = bk.Free(), bk.Multiplier()
 		tokens, ioTokens = bk.Tokens(a.id), bk.FlowTokens(a.id, policy.IO)
-		held = bk.Held(a.id, policy.AnyClass)
+		held := bk.Held(a.id, policy.AnyClass)
 		desiredInf = inferenceBase + inferencePerGPU*float64(held)
 		_, allowedInf, _ = bk.Consume(a.id, 0, desiredInf)
 	} else {
-		x := a.b.a
-		free, multiplier = x.Supply(a.id).Free, x.Multiplier()
-		tokens, ioTokens = x.Tokens(a.id), x.FlowTokens(a.id, policy.IO)
-		held = x.Held(a.id, policy.AnyClass)
-		desiredInf = inferenceBase + inferencePerGPU*float64(held)
-		_, allowedInf, _ = x.Consume(a.id, 0, desiredInf)
+		free, multiplier, tokens, ioTokens, desiredInf, allowedInf = a.readAny()
 	}
 
 	starved := ioTokens < lowTokenFraction*a.env.IO.Bucket
