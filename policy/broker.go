@@ -531,7 +531,7 @@ func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowe
 	}
 	// Written so that NaN fails it too.
 	if !(io >= 0 && io <= math.MaxFloat64 && inference >= 0 && inference <= math.MaxFloat64) {
-		return 0, 0, fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
+		return 0, 0, badConsume(io, inference)
 	}
 	cp := &b.camps[c]
 	// Agents usually meter one dimension per call: skip the other's call.
@@ -545,6 +545,12 @@ func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowe
 		cp.credits -= allowedInference * InferencePrice / 1000
 	}
 	return allowedIO, allowedInference, nil
+}
+
+// badConsume is Consume's refusal of a negative, infinite or NaN amount,
+// out of line so that Consume's frame stays small.
+func badConsume(io, inference float64) error {
+	return fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
 }
 
 func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired float64) float64 {
@@ -733,8 +739,12 @@ func (f *flowState) refill() {
 }
 
 func (b *Broker) refill() {
-	for i := range b.camps {
-		cp := &b.camps[i]
+	// The slice is read once: stores through cp would otherwise make the
+	// compiler reload b.camps on every campaign (so in account and
+	// recordHistory).
+	camps := b.camps
+	for i := range camps {
+		cp := &camps[i]
 		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
 		cp.io.refill()
 		cp.inf.refill()
@@ -744,8 +754,9 @@ func (b *Broker) refill() {
 
 func (b *Broker) account() {
 	m := b.Multiplier()
-	for i := range b.leases {
-		l := &b.leases[i]
+	leases, camps := b.leases, b.camps
+	for i := range leases {
+		l := &leases[i]
 		lm := 1.0
 		if l.Class == AgentBurst || l.Class == Interactive {
 			lm = m
@@ -753,7 +764,7 @@ func (b *Broker) account() {
 		if l.chargeM != lm {
 			l.charge, l.chargeM = float64(float64(l.GPUs)*basePrice[l.Class]*lm)/3600, lm
 		}
-		b.camps[l.Campaign].credits -= l.charge
+		camps[l.Campaign].credits -= l.charge
 	}
 }
 
@@ -762,15 +773,17 @@ func (b *Broker) recordHistory() {
 	b.cong.push(b.pendingDemand, max(free, 0))
 	b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
 	pos := b.usagePos
-	for i := range b.camps {
-		cp := &b.camps[i]
+	camps, total := b.camps, b.usageTotal
+	for i := range camps {
+		cp := &camps[i]
 		u := cp.usage
 		d := cp.heldAll - int(u.buf[pos])
 		u.buf[pos] = int32(cp.heldAll)
 		u.sum += d
-		b.usageTotal += d
+		total += d
 		cp.deficitAt = -1
 	}
+	b.usageTotal = total
 	if b.usagePos++; b.usagePos == FairShareWindow {
 		b.usagePos = 0
 	}
