@@ -100,22 +100,32 @@ type science struct {
 // list).
 func (s *science) doWork(starved bool) {
 	bk := s.b.bk
-	var held int
-	if bk != nil {
-		held = bk.Held(s.id, policy.AnyClass)
-	} else {
-		held = s.b.a.Held(s.id, policy.AnyClass)
+	if bk == nil {
+		s.doWorkAny(starved)
+		return
 	}
+	held := bk.Held(s.id, policy.AnyClass)
 	if held == 0 || s.work.empty() {
 		return
 	}
 	desired := float64(held) * s.work.meanIOOf(starved)
-	var allowed float64
-	if bk != nil {
-		allowed, _, _ = bk.Consume(s.id, desired, 0)
-	} else {
-		allowed, _, _ = s.b.a.Consume(s.id, desired, 0)
+	allowed, _, _ := bk.Consume(s.id, desired, 0)
+	factor := 1.0
+	if desired > 0 {
+		factor = allowed / desired
 	}
+	s.work.work(starved, float64(held)*factor)
+}
+
+// doWorkAny is doWork under a baseline, through the Allocator: apart, so
+// that the broker's path keeps no interface call.
+func (s *science) doWorkAny(starved bool) {
+	held := s.b.a.Held(s.id, policy.AnyClass)
+	if held == 0 || s.work.empty() {
+		return
+	}
+	desired := float64(held) * s.work.meanIOOf(starved)
+	allowed, _, _ := s.b.a.Consume(s.id, desired, 0)
 	factor := 1.0
 	if desired > 0 {
 		factor = allowed / desired
