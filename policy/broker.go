@@ -526,12 +526,11 @@ func (b *Broker) FacilityLeft(d Dimension) float64 {
 // inference (tokens this tick) at the source, and returns what it may use.
 // Allowed inference is charged to its credits.
 func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowedInference float64, err error) {
-	if err := b.check(c); err != nil {
-		return 0, 0, err
-	}
-	// Written so that NaN fails it too.
-	if !(io >= 0 && io <= math.MaxFloat64 && inference >= 0 && inference <= math.MaxFloat64) {
-		return 0, 0, badConsume(io, inference)
+	// One test for both refusals (written so that NaN fails it too), with
+	// the error built out of line: no call on the accepted path, so the
+	// arguments are not spilled on entry.
+	if uint(c) >= uint(len(b.camps)) || !(io >= 0 && io <= math.MaxFloat64 && inference >= 0 && inference <= math.MaxFloat64) {
+		return 0, 0, b.consumeRefusal(c, io, inference)
 	}
 	cp := &b.camps[c]
 	// Agents usually meter one dimension per call: skip the other's call.
@@ -547,9 +546,12 @@ func (b *Broker) Consume(c CampaignID, io, inference float64) (allowedIO, allowe
 	return allowedIO, allowedInference, nil
 }
 
-// badConsume is Consume's refusal of a negative, infinite or NaN amount,
-// out of line so that Consume's frame stays small.
-func badConsume(io, inference float64) error {
+// consumeRefusal is Consume's error: an unknown campaign first, else a
+// negative, infinite or NaN amount.
+func (b *Broker) consumeRefusal(c CampaignID, io, inference float64) error {
+	if err := b.check(c); err != nil {
+		return err
+	}
 	return fmt.Errorf("consume: io and inference must be finite and ≥ 0, got %v and %v", io, inference)
 }
 
