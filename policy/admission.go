@@ -109,11 +109,28 @@ func (b *Broker) sortPending() {
 	}
 }
 
-// pendingKeysSorted is slices.IsSortedFunc with the comparison inlined:
-// it runs every tick.
+// pendingKeysSorted is slices.IsSortedFunc(keys, comparePendingKeys) with
+// the comparison written out (comparePendingKeys is too big to inline, and
+// this runs every tick): a pair is out of order exactly when
+// comparePendingKeys(keys[i], keys[i-1]) < 0, tested key by key in the
+// same order, so a NaN deficit or token count decides as it does there.
 func pendingKeysSorted(keys []pendingKey) bool {
 	for i := 1; i < len(keys); i++ {
-		if comparePendingKeys(keys[i], keys[i-1]) < 0 {
+		a, b := &keys[i], &keys[i-1]
+		switch {
+		case a.class != b.class:
+			if a.class < b.class {
+				return false
+			}
+		case a.deficit != b.deficit:
+			if a.deficit > b.deficit {
+				return false
+			}
+		case a.tokens != b.tokens:
+			if a.tokens > b.tokens {
+				return false
+			}
+		case a.pos < b.pos:
 			return false
 		}
 	}
