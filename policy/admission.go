@@ -90,13 +90,19 @@ func (b *Broker) admit() {
 // request's keys once.
 func (b *Broker) sortPending() {
 	keys := b.pendingKeys[:0]
-	for i := range b.pending {
-		r := &b.pending[i]
+	// The slices are read once (stores through r would otherwise reload
+	// them per request), and the scratch buffer is stored back only when
+	// append moved it.
+	pending, camps := b.pending, b.camps
+	for i := range pending {
+		r := &pending[i]
 		r.deficit = b.FairDeficit(r.Campaign)
-		r.tokens = b.camps[r.Campaign].tokens
+		r.tokens = camps[r.Campaign].tokens
 		keys = append(keys, pendingKey{deficit: r.deficit, tokens: r.tokens, pos: i, class: r.Class})
 	}
-	b.pendingKeys = keys
+	if cap(keys) != cap(b.pendingKeys) {
+		b.pendingKeys = keys
+	}
 	// Most passes find the list in order already (a few requests, rarely
 	// reordered): then there is nothing to move.
 	if !pendingKeysSorted(keys) {
