@@ -81,4 +81,3 @@ func (b *Broker) admitRigid(r *Request) (keep bool) {
 	}
 	return true
 }
-

@@ -143,6 +143,9 @@ type Core struct {
 
 	rec policy.Recorder
 
+	// posOf caches pending positions by request id (see pendingIndex).
+	posOf []int32
+
 	// changedAt is the last tick at which a lease started or ended or a
 	// notice was issued: NextChange ticks once more after one.
 	changedAt int
@@ -410,13 +413,33 @@ func (k *Core) end(l *Lease, reason string) {
 	}
 }
 
+// pendingIndex finds request id in the pending list. Rules look every
+// request up once per pass, so a linear search made a pass quadratic in the
+// queue (minutes on a trace's long queues); posOf remembers each id's last
+// known position and is checked before use, so a stale entry (the list
+// shifted) only costs one rebuild.
 func (k *Core) pendingIndex(id int) int {
-	for i := range k.pending {
-		if k.pending[i].ID == id {
-			return i
+	if id >= 0 && id < len(k.posOf) {
+		if p := int(k.posOf[id]); p < len(k.pending) && k.pending[p].ID == id {
+			return p
 		}
 	}
-	return -1
+	if id >= k.nextID || id < 0 {
+		return -1
+	}
+	if cap(k.posOf) < k.nextID {
+		k.posOf = make([]int32, k.nextID, 2*k.nextID)
+	}
+	k.posOf = k.posOf[:k.nextID]
+	found := -1
+	for i := range k.pending {
+		r := k.pending[i].ID
+		k.posOf[r] = int32(i)
+		if r == id {
+			found = i
+		}
+	}
+	return found
 }
 
 // drop forgets a request's pending GPUs and frees its reservation; the
@@ -657,7 +680,9 @@ func (k *Core) expireRequests() {
 			}
 			continue
 		}
-		k.pending[w] = r
+		if w != i {
+			k.pending[w] = r
+		}
 		w++
 	}
 	k.pending = k.pending[:w]
