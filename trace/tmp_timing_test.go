@@ -12,7 +12,7 @@ func TestTmpTiming(t *testing.T) {
 	w := loadExcerpt(t, Options{})
 	if os.Getenv("DAYS") != "" {
 		first := w.Jobs[0].Submit
-		w = loadExcerpt(t, Options{From: first, Until: first + 3*86400})
+		w = loadExcerpt(t, Options{From: first, Until: first + int64(atoi(os.Getenv("DAYS")))*86400})
 	}
 	names := policies.Names
 	if p := os.Getenv("POL"); p != "" {
@@ -26,3 +26,5 @@ func TestTmpTiming(t *testing.T) {
 		t.Logf("%-9s %6.2fs ticks %8d unserved %4d preempt %4d lost %9d wait %8.0f bsld %6.1f jain %.3f", name, time.Since(t0).Seconds(), r.Ticks, r.Unserved, r.Preemptions, r.LostGPUSeconds, m.All.MeanWait, m.All.MeanBSLD, m.Jain)
 	}
 }
+
+func atoi(s string) int { n := 0; for _, c := range s { n = n*10 + int(c-'0') }; return n }
