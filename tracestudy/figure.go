@@ -151,7 +151,7 @@ func WriteTraceFigure(path string, f figures.Format, traceName string, rs []Resu
 	// Bottom right, inside the axes: the CDFs leave that corner empty.
 	cdf.Legend.Top = false
 	cdf.Legend.Left = false
-	cdf.Legend.XOffs = -vg.Points(12)
+	cdf.Legend.XOffs = -vg.Points(80)
 	cdf.Legend.YOffs = vg.Points(44)
 	pw, err := bars("Mean wait", "hours", names, wait)
 	if err != nil {
