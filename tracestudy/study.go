@@ -28,8 +28,8 @@ type Result struct {
 	Policy         string           `json:"policy"`
 	WindowDays     int              `json:"window_days,omitempty"`
 	MinRuntime     int              `json:"min_runtime_s,omitempty"`
-	Jobs           int              `json:"jobs"`     // jobs that ran
-	Unserved       int              `json:"unserved"` // denied: larger than their campaign can ever hold
+	Jobs           int              `json:"jobs"`       // jobs that ran
+	Unserved       int              `json:"unserved"`   // denied: larger than their campaign can ever hold
 	Unfinished     int              `json:"unfinished"` // still queued or running at the replay's horizon
 	Preemptions    int              `json:"preemptions"`
 	LostGPUSeconds int64            `json:"lost_gpu_seconds"`
