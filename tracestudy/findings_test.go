@@ -92,3 +92,33 @@ func TestREADMETraceFindings(t *testing.T) {
 	t.Logf("first week: budget %d preemptions, %d GPU-h lost, %d unfinished; quota %d, %d GPU-h",
 		bw.Preemptions, bw.LostGPUSeconds/3600, bw.Unfinished, qw.Preemptions, qw.LostGPUSeconds/3600)
 }
+
+// The budget-knobs findings of the README, on the excerpt's first week.
+func TestREADMEBudgetKnobFindings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a week under the budget policy four times")
+	}
+	w, err := Load("", trace.Options{From: 21772800, Until: 22377600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wd := range []int{1, 7} {
+		var pre [2]int
+		for i, s := range BudgetKnobSpecs([]int{wd}, []int{0, 14400}) {
+			r, err := RunOne(w, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pre[i] = r.Preemptions
+			if r.Preemptions < 121 || r.LostGPUSeconds < 13000*3600 {
+				t.Errorf("W %d d, m %d s: %d preemptions, %d GPU-h lost", wd, s.MinRuntime, r.Preemptions, r.LostGPUSeconds/3600)
+			}
+			if r.Jain < 0.05 || r.Jain > 0.13 {
+				t.Errorf("W %d d, m %d s: Jain %v", wd, s.MinRuntime, r.Jain)
+			}
+		}
+		if pre[1] > 184 || pre[0] < 387 {
+			t.Errorf("W %d d: %d preemptions at m = 0, %d at m = 4 h", wd, pre[0], pre[1])
+		}
+	}
+}
