@@ -159,6 +159,9 @@ func truncGPUs(x float64) int {
 
 // admitOne tries one pending request and reports whether it stays pending.
 func (b *Broker) admitOne(r *Request) (keep bool) {
+	if r.rigid {
+		return b.admitRigid(r)
+	}
 	cp := &b.camps[r.Campaign]
 	if b.now-r.Submitted > RequestTTL {
 		b.dropPending(cp, r)

@@ -73,6 +73,9 @@ type Lease struct {
 	// PreemptAt is meaningful while UnderNotice.
 	PreemptAt   int
 	UnderNotice bool
+	// rigid: a trace job's lease (RequestRigid); its expiry is the job's
+	// own end, journaled released-by-agent.
+	rigid bool
 
 	// charge is the credits one tick of the lease costs at multiplier
 	// chargeM (0 before the first accounting): the multiplier changes
@@ -91,6 +94,10 @@ type Request struct {
 
 	// throttleJournaled: a throttle record was written for this request.
 	throttleJournaled bool
+	// rigid marks a trace job (RequestRigid): whole or nothing, never
+	// expired; run is its real run time (Duration is its estimate).
+	rigid bool
+	run   int
 	// Admission sort keys, read once per pass.
 	deficit float64
 	tokens  float64
@@ -677,7 +684,11 @@ func (b *Broker) expire() {
 		l := &b.leases[i]
 		switch {
 		case l.Expires <= b.now:
-			b.releaseLease(l, ReasonExpired)
+			reason := ReasonExpired
+			if l.rigid {
+				reason = ReasonReleasedByAgent // the job's own end
+			}
+			b.releaseLease(l, reason)
 			continue
 		case l.UnderNotice && l.PreemptAt <= b.now:
 			b.releaseLease(l, ReasonPreempted)

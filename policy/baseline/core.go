@@ -57,6 +57,10 @@ type Lease struct {
 	PreemptAt   int
 	UnderNotice bool
 	ReservedFor int
+	// Rigid marks a trace job's lease (RequestRigid): Expires is the job's
+	// real end and EstEnd its estimated end, which EASY reads.
+	Rigid  bool
+	EstEnd int
 }
 
 // End is when the lease ends if nothing else happens: its expiry, or
@@ -82,6 +86,10 @@ type Request struct {
 	Submitted int
 	Reserved  int
 	Key       float64
+	// Rigid marks a trace job (RequestRigid): granted whole or not at
+	// all, never expired; Duration is its estimate and Run its real run.
+	Rigid bool
+	Run   int
 
 	throttleJournaled bool
 }
@@ -134,6 +142,13 @@ type Core struct {
 	utilN   int
 
 	rec policy.Recorder
+
+	// posOf caches pending positions by request id (see pendingIndex).
+	posOf []int32
+
+	// changedAt is the last tick at which a lease started or ended or a
+	// notice was issued: NextChange ticks once more after one.
+	changedAt int
 
 	// scratch for Preempt, kept so that a pass allocates nothing.
 	cands  []int
@@ -326,6 +341,7 @@ func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class
 	}
 	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
 	cp.pending[asked] += gpus
+	k.changedAt = k.now
 	return id, nil
 }
 
@@ -381,6 +397,7 @@ func (k *Core) ReleaseLease(c policy.CampaignID, lease int) error {
 // end returns a lease's GPUs (the caller removes it from the table) and,
 // when a preemption reserved them, hands them to the waiting request.
 func (k *Core) end(l *Lease, reason string) {
+	k.changedAt = k.now
 	cp := &k.camps[l.Campaign]
 	cp.Held[l.Asked] -= l.GPUs
 	cp.HeldAll -= l.GPUs
@@ -396,13 +413,33 @@ func (k *Core) end(l *Lease, reason string) {
 	}
 }
 
+// pendingIndex finds request id in the pending list. Rules look every
+// request up once per pass, so a linear search made a pass quadratic in the
+// queue (minutes on a trace's long queues); posOf remembers each id's last
+// known position and is checked before use, so a stale entry (the list
+// shifted) only costs one rebuild.
 func (k *Core) pendingIndex(id int) int {
-	for i := range k.pending {
-		if k.pending[i].ID == id {
-			return i
+	if id >= 0 && id < len(k.posOf) {
+		if p := int(k.posOf[id]); p < len(k.pending) && k.pending[p].ID == id {
+			return p
 		}
 	}
-	return -1
+	if id >= k.nextID || id < 0 {
+		return -1
+	}
+	if cap(k.posOf) < k.nextID {
+		k.posOf = make([]int32, k.nextID, 2*k.nextID)
+	}
+	k.posOf = k.posOf[:k.nextID]
+	found := -1
+	for i := range k.pending {
+		r := k.pending[i].ID
+		k.posOf[r] = int32(i)
+		if r == id {
+			found = i
+		}
+	}
+	return found
 }
 
 // drop forgets a request's pending GPUs and frees its reservation; the
@@ -604,7 +641,11 @@ func (k *Core) expire() {
 		l := k.leases[i]
 		switch {
 		case l.Expires <= k.now:
-			k.end(&l, policy.ReasonExpired)
+			reason := policy.ReasonExpired
+			if l.Rigid {
+				reason = policy.ReasonReleasedByAgent // the job's own end
+			}
+			k.end(&l, reason)
 			continue
 		case l.UnderNotice && l.PreemptAt <= k.now:
 			k.end(&l, policy.ReasonPreempted)
@@ -631,7 +672,7 @@ func (k *Core) expireRequests() {
 	w := 0
 	for i := range k.pending {
 		r := k.pending[i]
-		if k.now-r.Submitted > policy.RequestTTL {
+		if k.now-r.Submitted > policy.RequestTTL && !r.Rigid {
 			k.drop(&r)
 			if k.rec != nil {
 				cp := &k.camps[r.Campaign]
@@ -639,7 +680,9 @@ func (k *Core) expireRequests() {
 			}
 			continue
 		}
-		k.pending[w] = r
+		if w != i {
+			k.pending[w] = r
+		}
 		w++
 	}
 	k.pending = k.pending[:w]
@@ -667,7 +710,7 @@ func (k *Core) Want(i int) int {
 	cp := &k.camps[r.Campaign]
 	limit := k.rule.Limit(k, r.Campaign)
 	headroom := limit - cp.HeldAll
-	if headroom <= 0 {
+	if headroom <= 0 && !(r.Rigid && limit >= k.cfg.Pool) {
 		if !r.throttleJournaled {
 			r.throttleJournaled = true
 			if k.rec != nil {
@@ -675,6 +718,16 @@ func (k *Core) Want(i int) int {
 			}
 		}
 		return 0
+	}
+	if r.Rigid && headroom < r.GPUs && limit < k.cfg.Pool {
+		// Whole or nothing: it cannot start until its campaign holds less
+		// of its partition or quota, so it does not hold the queue. Under
+		// the pool alone it waits at its place like any job that does not
+		// fit (held + free never exceed the pool).
+		return 0
+	}
+	if r.Rigid {
+		return r.GPUs
 	}
 	return min(r.GPUs, headroom)
 }
@@ -691,7 +744,7 @@ func (k *Core) TryStart(i, room int) bool {
 		return false
 	}
 	x := min(want, room+k.pending[i].Reserved)
-	if x >= want || x >= min(want, policy.PartialGrantMin) {
+	if x >= want || (!k.pending[i].Rigid && x >= min(want, policy.PartialGrantMin)) {
 		k.Grant(i, x)
 		return true
 	}
@@ -707,8 +760,13 @@ func (k *Core) Grant(i, n int) {
 	cp := &k.camps[r.Campaign]
 	latency := k.now - r.Submitted
 	path := policy.PathFor(latency, k.cfg.Grace)
-	k.leases = append(k.leases, Lease{ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class, Asked: r.Asked,
-		Submitted: r.Submitted, Granted: k.now, Expires: k.now + r.Duration, ReservedFor: -1})
+	l := Lease{ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class, Asked: r.Asked,
+		Submitted: r.Submitted, Granted: k.now, Expires: k.now + r.Duration, ReservedFor: -1}
+	if r.Rigid {
+		l.Rigid, l.Expires, l.EstEnd = true, k.now+r.Run, k.now+r.Duration
+	}
+	k.leases = append(k.leases, l)
+	k.changedAt = k.now
 	cp.Held[r.Asked] += n
 	cp.HeldAll += n
 	k.leased += n

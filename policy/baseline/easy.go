@@ -62,7 +62,7 @@ func (k *Core) AdmitEASY(e *EASY, ids []int, eligible func(head *Request, l *Lea
 	e.running = e.running[:0]
 	for j := range k.leases {
 		l := &k.leases[j]
-		e.running = append(e.running, easyRunning{GPUs: l.GPUs, EstEnd: int64(l.End())})
+		e.running = append(e.running, easyRunning{GPUs: l.GPUs, EstEnd: int64(l.Estimated())})
 	}
 	if head.Reserved > 0 {
 		e.running = append(e.running, easyRunning{GPUs: head.Reserved, EstEnd: int64(k.now)})

@@ -98,6 +98,9 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, eligible func(l
 			victims = append(victims[:v], victims[v+1:]...)
 		}
 	}
+	if len(victims) > 0 {
+		k.changedAt = k.now
+	}
 	for _, j := range victims {
 		l := &k.leases[j]
 		l.UnderNotice = true

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/trace"
+	"github.com/bursar-hpc/bursar/tracestudy"
+	"github.com/urfave/cli/v2"
+)
+
+// traceCommands are the trace experiments of studies.md §5.
+func traceCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:  "trace",
+			Usage: "replay a real job log under every policy: bounded slowdown, wait, utilization, fairness",
+			Description: "Each policy on a trace (../shared/spec/studies.md §5): every job a rigid request filed at\n" +
+				"its submit time, never expiring, run until every job has finished (trace.Replay). Prints a\n" +
+				"table and writes summary.json, runs.csv, fig_trace (the CDF of bounded slowdown, mean wait,\n" +
+				"utilization and Jain's index per policy) and manifest.json. The default trace is the\n" +
+				"embedded 28-day SDSC-SP2 excerpt; --trace FILE reads any SWF log, plain or gzip.",
+			Flags:  traceFlags("results/trace", true),
+			Action: func(c *cli.Context) error { return runTraceStudy(c, "trace") },
+		},
+		{
+			Name:  "budget-knobs",
+			Usage: "the budget policy's window W × minimum runtime m against fairness, wait and lost work",
+			Description: "The study a site runs before changing its lookback window (studies.md §5): the budget\n" +
+				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
+				"class), with the trace's groups as the hierarchy. Writes summary.json, runs.csv,\n" +
+				"fig_budget_knobs and manifest.json.",
+			Flags:  traceFlags("results/trace/budget-knobs", false),
+			Action: func(c *cli.Context) error { return runTraceStudy(c, "budget-knobs") },
+		},
+	}
+}
+
+func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "trace", Usage: "SWF log `FILE` (plain or .gz)", DefaultText: "the embedded SDSC-SP2 excerpt"},
+		&cli.StringFlag{Name: "window", Usage: "replay the jobs submitted in `START:END` (seconds after the log's start; END may be empty)"},
+		&cli.IntFlag{Name: "pool", Usage: "`GPUS` in the pool", DefaultText: "the log's MaxProcs"},
+		&cli.IntFlag{Name: "workers", Usage: "`N` runs at once", Value: runtime.NumCPU(), DefaultText: fmt.Sprintf("one per CPU, %d here", runtime.NumCPU())},
+		&cli.StringFlag{Name: "out", Usage: "output `FOLDER`", Value: defaultOut, DefaultText: defaultOut + " (results/<command>-custom with --trace, --window or --pool)"},
+		&cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
+	}
+	if withPolicies {
+		flags = append(flags,
+			&cli.StringFlag{Name: "policies", Usage: "comma-separated `LIST` of policies", DefaultText: strings.Join(policies.Names, ",")},
+			&cli.StringFlag{Name: "policy", Usage: "one policy `NAME` (the same as --policies NAME)"})
+	}
+	return flags
+}
+
+// parseWindow reads --window START:END.
+func parseWindow(s string) (from, until int64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("--window %q: want START:END in seconds, e.g. 0:2419200", s)
+	}
+	if from, err = strconv.ParseInt(strings.TrimSpace(a), 10, 64); err != nil || from < 0 {
+		return 0, 0, fmt.Errorf("--window %q: START must be a whole number of seconds ≥ 0", s)
+	}
+	if strings.TrimSpace(b) != "" {
+		if until, err = strconv.ParseInt(strings.TrimSpace(b), 10, 64); err != nil || until <= from {
+			return 0, 0, fmt.Errorf("--window %q: END must be a whole number of seconds after START", s)
+		}
+	}
+	return from, until, nil
+}
+
+// parsePolicies reads --policies / --policy.
+func parsePolicies(c *cli.Context) ([]string, error) {
+	if c.IsSet("policies") && c.IsSet("policy") {
+		return nil, fmt.Errorf("give --policies or --policy, not both")
+	}
+	list := c.String("policies")
+	if c.IsSet("policy") {
+		list = c.String("policy")
+	}
+	if list == "" {
+		return policies.Names, nil
+	}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(policies.Names, n) {
+			return nil, fmt.Errorf("--policies: unknown policy %q (want some of %s)", n, strings.Join(policies.Names, ", "))
+		}
+		if slices.Contains(names, n) {
+			return nil, fmt.Errorf("--policies: %q given twice", n)
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+func runTraceStudy(c *cli.Context, experiment string) error {
+	start := time.Now()
+	if c.NArg() > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q (options are flags, e.g. --trace FILE)", c.Command.Name, c.Args().Slice())
+	}
+	workers := c.Int("workers")
+	if workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, got %d", workers)
+	}
+	format, err := figures.ParseFormat(c.String("format"))
+	if err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
+	var opt trace.Options
+	if c.IsSet("window") {
+		if opt.From, opt.Until, err = parseWindow(c.String("window")); err != nil {
+			return err
+		}
+	}
+	if c.IsSet("pool") {
+		if opt.Pool = c.Int("pool"); opt.Pool < 1 {
+			return fmt.Errorf("--pool must be at least 1, got %d", opt.Pool)
+		}
+	}
+	var specs []tracestudy.Spec
+	if experiment == "budget-knobs" {
+		specs = tracestudy.BudgetKnobSpecs(tracestudy.BudgetWindows, tracestudy.BudgetMinRuntimes)
+	} else {
+		names, err := parsePolicies(c)
+		if err != nil {
+			return err
+		}
+		specs = tracestudy.TraceSpecs(names)
+	}
+	path := c.String("trace")
+	w, err := tracestudy.Load(path, opt)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
+	}
+	out := c.String("out")
+	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool")) {
+		out = "results/" + experiment + "-custom"
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stderr := sweepStderr(c)
+	var progress func(done, total int)
+	if !c.Bool("quiet") {
+		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d workers\n", experiment, len(specs), w.Name, len(w.Jobs), w.Pool, workers)
+		progress = func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }
+	}
+	rs, err := tracestudy.Execute(ctx, w, specs, workers, progress)
+	if err != nil {
+		return err
+	}
+	name := tracestudy.ExcerptName
+	if path != "" {
+		name = path
+	}
+	files, err := tracestudy.Write(out, experiment, format, tracestudy.Info(w, name, opt.From, opt.Until), rs)
+	if err != nil {
+		return err
+	}
+	if err := tracestudy.PrintTable(sweepStdout(c), experiment, rs); err != nil {
+		return err
+	}
+	m := manifest.New(programName, os.Args, c.Command.Name, start)
+	content, embedded := tracestudy.ExcerptGz(), path == ""
+	if !embedded {
+		if content, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+	}
+	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
+	m.Workers = workers
+	return m.Write(out, start, files)
+}

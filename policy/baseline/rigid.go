@@ -1,0 +1,116 @@
+package baseline
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// The trace extension of the Core (studies.md §3, §6.1, §6.3, §6.7): rigid
+// requests, and skipping the ticks between events.
+
+var (
+	_ policy.RigidRequester = (*Core)(nil)
+	_ policy.EventSkipper   = (*Core)(nil)
+)
+
+// Steady is an optional Rule marker: given the same Core state, the rule's
+// Admit and EndTick do the same at any time (no priority that ages or
+// decays, no per-tick usage), so that the Core may skip the ticks between
+// its events. fifo, priority, static and quota are steady; fairshare (age,
+// decay) and budget (sliding window) are not and tick every second.
+type Steady interface {
+	Steady()
+}
+
+// RequestRigid files a trace job (policy.RigidRequester): gpus GPUs whole
+// or nothing, estimate seconds as backfilling believes it, run seconds as
+// it really lasts, submitted at tick submitted (which may be the next
+// tick, so that a job admitted at once has latency 0, §6.13). It never
+// expires (§6.3). The pending list stays in submit order: a requeued job
+// (§6.7) goes back behind the requests submitted no later than it.
+func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int) (int, error) {
+	if run < 1 || estimate < run {
+		return -1, fmt.Errorf("rigid request: need 1 ≤ run ≤ estimate, got run %d, estimate %d", run, estimate)
+	}
+	if submitted > k.now+1 {
+		return -1, fmt.Errorf("rigid request: submitted at %d, after the next tick %d", submitted, k.now+1)
+	}
+	id, err := k.Request(c, gpus, estimate, cls)
+	if err != nil {
+		return id, err
+	}
+	last := len(k.pending) - 1
+	r := k.pending[last]
+	r.Rigid, r.Run, r.Submitted = true, run, submitted
+	at := last
+	for at > 0 && k.pending[at-1].Submitted > submitted {
+		at--
+	}
+	copy(k.pending[at+1:], k.pending[at:last])
+	k.pending[at] = r
+	return id, nil
+}
+
+// Estimated is the lease's end as EASY believes it: a rigid lease's
+// estimated end (or its preemption, under notice), any other lease's End.
+func (l *Lease) Estimated() int {
+	if !l.Rigid {
+		return l.End()
+	}
+	if l.UnderNotice {
+		return min(l.EstEnd, l.PreemptAt)
+	}
+	return l.EstEnd
+}
+
+// NextChange is the earliest tick at which a Tick may do more than the
+// per-tick bookkeeping, given no call in between (policy.EventSkipper):
+// the next tick after any change, and otherwise the first lease end,
+// preemption or request expiry. A rule that is not Steady changes every
+// tick.
+func (k *Core) NextChange() int {
+	if _, ok := k.rule.(Steady); !ok || k.changedAt >= k.now {
+		return k.now + 1
+	}
+	next := math.MaxInt
+	for i := range k.leases {
+		next = min(next, k.leases[i].End())
+	}
+	for i := range k.pending {
+		if r := &k.pending[i]; !r.Rigid {
+			next = min(next, r.Submitted+policy.RequestTTL+1)
+		}
+	}
+	return max(next, k.now+1)
+}
+
+// SkipTo advances the clock to tick t exactly as Ticks would when t is
+// before NextChange(): nothing starts, ends, expires or is noticed, so
+// only credits and the utilization sum move, tick by tick in the same
+// order as Tick, so that they match it bit for bit.
+func (k *Core) SkipTo(t int) {
+	if t <= k.now {
+		return
+	}
+	if t >= k.NextChange() {
+		panic(fmt.Sprintf("baseline: SkipTo(%d) at or beyond the next change %d", t, k.NextChange()))
+	}
+	// One tick resets the flows; with nobody consuming, further resets
+	// change nothing.
+	for i := range k.camps {
+		cp := &k.camps[i]
+		cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
+		cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
+	}
+	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
+	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
+	u := float64(k.leased) / float64(k.cfg.Pool)
+	for k.now < t {
+		k.now++
+		k.account()
+		k.utilSum += u
+		k.utilN++
+	}
+}

@@ -1,0 +1,83 @@
+package policy
+
+import "fmt"
+
+var _ RigidRequester = (*Broker)(nil)
+
+// RequestRigid files a trace job under Bursar (RigidRequester). The job's
+// campaign envelope meters it as any request: the prepaid rate cap for
+// its estimate (model.md §5), then the guarantee reserve. A job larger
+// than the cap can ever be, with a full bucket, is denied at once
+// (reason exceeds-limit, §6.1), since tokens never exceed the bucket and
+// it would wait for ever.
+func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, submitted int) (int, error) {
+	if err := b.check(c); err != nil {
+		return -1, err
+	}
+	if run < 1 || estimate < run {
+		return -1, fmt.Errorf("rigid request: need 1 ≤ run ≤ estimate, got run %d, estimate %d", run, estimate)
+	}
+	if submitted > b.now+1 {
+		return -1, fmt.Errorf("rigid request: submitted at %d, after the next tick %d", submitted, b.now+1)
+	}
+	cp := &b.camps[c]
+	if capFull := b.rateCapFull(cp, estimate); gpus > capFull {
+		if cls == AnyClass {
+			cls = cp.env.Class
+		}
+		id := b.nextID
+		b.nextID++
+		if b.rec != nil {
+			b.record(Event{Kind: EventDeny, Campaign: cp.env.Name, CampaignID: c, GPUs: gpus, Class: cls, Reason: ReasonExceedsLimit})
+		}
+		return id, ErrExceedsLimit
+	}
+	id, err := b.Request(c, gpus, estimate, cls)
+	if err != nil {
+		return id, err
+	}
+	r := &b.pending[len(b.pending)-1]
+	r.rigid, r.run, r.Submitted = true, run, submitted
+	return id, nil
+}
+
+// rateCapFull is rateCap with the bucket full: the most a request of that
+// duration can ever be granted.
+func (b *Broker) rateCapFull(cp *campaign, duration int) int {
+	saved := cp.tokens
+	cp.tokens = cp.env.Bucket
+	c := b.rateCap(cp, duration)
+	cp.tokens = saved
+	return min(c, b.cfg.Pool)
+}
+
+// admitRigid is admitOne for a trace job: no expiry, no partial grant.
+// The job starts whole when its cap and the guarantee reserve allow it;
+// otherwise a non-opportunistic job reclaims opportunistic leases as any
+// request does.
+func (b *Broker) admitRigid(r *Request) (keep bool) {
+	cp := &b.camps[r.Campaign]
+	limit := b.rateCap(cp, r.Duration)
+	if limit-cp.heldAll < r.GPUs {
+		if !r.throttleJournaled {
+			r.throttleJournaled = true
+			if b.rec != nil {
+				b.record(Event{Kind: EventThrottle, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.tokens, Cap: limit})
+			}
+		}
+		return true
+	}
+	x := b.grantable(cp, r.GPUs)
+	if x >= r.GPUs {
+		// The lease lasts the job's real run; the request's Duration (the
+		// estimate) has done its work in the rate cap.
+		r.Duration = r.run
+		b.grant(cp, r, r.GPUs)
+		b.leases[len(b.leases)-1].rigid = true
+		return false
+	}
+	if r.Class != Opportunistic {
+		b.preemptFor(r.GPUs - x)
+	}
+	return true
+}

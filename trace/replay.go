@@ -1,0 +1,220 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// ReplayOptions are the knobs of a replay under a policy.
+type ReplayOptions struct {
+	// Recorder receives the policy's journal (nil: none).
+	Recorder policy.Recorder
+	// TickByTick ticks every second even where the policy could skip
+	// (the oracle of the exactness tests).
+	TickByTick bool
+}
+
+// Run is the outcome of a replay under a policy.
+type Run struct {
+	// Start is each job's final start, in seconds of the log, indexed
+	// like Workload.Jobs; −1 for a job that never ran (Denied).
+	Start []int64
+	// Denied marks the jobs the policy refused at once: larger than their
+	// campaign can ever hold (§6.1). They count as unserved.
+	Denied []bool
+	// Unserved is the number of denied jobs.
+	Unserved int
+	// Preemptions counts the jobs' leases ended by preemption; each one
+	// restarted from zero (§6.7).
+	Preemptions int
+	// LostGPUSeconds is Σ GPUs × the aborted runs' lengths (§6.7).
+	LostGPUSeconds int64
+	// HeldGPUSeconds is every GPU-second held, lost work included.
+	HeldGPUSeconds int64
+	// Ticks is the number of Ticks executed; the rest were skipped.
+	Ticks int64
+	// End is the last job's end, in seconds of the log.
+	End int64
+}
+
+// Replay replays the workload under alloc, a fresh policy with no
+// campaigns registered, which must implement policy.RigidRequester. It
+// registers one campaign per trace campaign (Workload.Envelope: shares as
+// R, §1, §3), files each job at its submit time as a rigid request that
+// never expires (§6.1, §6.3) — job by job in submit order, ties by job
+// number, just before the tick that may admit it, so that a job that
+// starts at once has wait 0 (§6.13) — and lets the policy end each lease
+// at its real end. A preempted job is requeued with its original submit
+// time after the tick of its preemption and restarts from zero; its aborted
+// run counts as lost GPU-seconds (§6.7). It runs until every job has
+// finished or been denied.
+//
+// Time: the policy's tick t is second t + (first submit − 1) of the log,
+// so that a window late in a log does not tick through its first years.
+// Where alloc implements policy.EventSkipper (and TickByTick is off) the
+// quiet ticks between events are skipped; the exactness tests check that
+// this changes neither the journal nor the metrics.
+func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error) {
+	rr, ok := alloc.(policy.RigidRequester)
+	if !ok {
+		return nil, fmt.Errorf("trace replay: policy %T cannot file rigid requests", alloc)
+	}
+	if alloc.NumCampaigns() != 0 || alloc.Now() != 0 {
+		return nil, errors.New("trace replay: the policy must be fresh")
+	}
+	if alloc.Config().Pool != w.Pool {
+		return nil, fmt.Errorf("trace replay: policy pool %d, workload pool %d", alloc.Config().Pool, w.Pool)
+	}
+	n := len(w.Jobs)
+	run := &Run{Start: make([]int64, n), Denied: make([]bool, n)}
+	for i := range run.Start {
+		run.Start[i] = -1
+	}
+	if n == 0 {
+		return run, nil
+	}
+	base := w.Jobs[0].Submit - 1
+	ids := make([]policy.CampaignID, len(w.Campaigns))
+	for c := range w.Campaigns {
+		id, err := alloc.Register(w.Envelope(c))
+		if err != nil {
+			return nil, fmt.Errorf("trace replay: campaign %s: %w", w.Campaigns[c].Name, err)
+		}
+		ids[c] = id
+	}
+	cap := &capture{next: opt.Recorder}
+	alloc.SetRecorder(cap)
+	defer alloc.SetRecorder(opt.Recorder)
+	skip, _ := alloc.(policy.EventSkipper)
+	if opt.TickByTick {
+		skip = nil
+	}
+
+	var jobOf []int32           // request id → job
+	granted := make([]int64, n) // tick of the current lease's grant
+	file := func(j int, submitted int) error {
+		jb := &w.Jobs[j]
+		id, err := rr.RequestRigid(ids[jb.Campaign], jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, submitted)
+		if id >= 0 {
+			for len(jobOf) <= id {
+				jobOf = append(jobOf, -1)
+			}
+			jobOf[id] = int32(j)
+		}
+		if errors.Is(err, policy.ErrExceedsLimit) {
+			run.Denied[j] = true
+			run.Unserved++
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("trace replay: job %d: %w", jb.Number, err)
+		}
+		return nil
+	}
+	next, done := 0, 0
+	var requeue []int32
+	for {
+		now := alloc.Now()
+		for next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
+			if err := file(next, int(w.Jobs[next].Submit-base)); err != nil {
+				return nil, err
+			}
+			if run.Denied[next] {
+				done++
+			}
+			next++
+		}
+		if done == n {
+			break
+		}
+		alloc.Tick()
+		run.Ticks++
+		requeue = requeue[:0]
+		for i := range cap.ev {
+			e := &cap.ev[i]
+			if e.Lease < 0 || e.Lease >= len(jobOf) || jobOf[e.Lease] < 0 {
+				continue
+			}
+			j := jobOf[e.Lease]
+			jb := &w.Jobs[j]
+			switch {
+			case e.Kind == policy.EventGrant:
+				granted[j] = int64(e.T)
+				run.Start[j] = int64(e.T) + base
+			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
+				d := int64(e.T) - granted[j]
+				run.Preemptions++
+				run.LostGPUSeconds += int64(jb.GPUs) * d
+				run.HeldGPUSeconds += int64(jb.GPUs) * d
+				run.Start[j] = -1
+				requeue = append(requeue, j)
+			case e.Kind == policy.EventRelease:
+				d := int64(e.T) - granted[j]
+				if d != jb.Run {
+					return nil, fmt.Errorf("trace replay: job %d: lease ended after %d s (%s), run %d s", jb.Number, d, e.Reason, jb.Run)
+				}
+				run.HeldGPUSeconds += int64(jb.GPUs) * d
+				run.End = max(run.End, int64(e.T)+base)
+				done++
+			}
+		}
+		cap.ev = cap.ev[:0]
+		for _, j := range requeue {
+			if err := file(int(j), int(w.Jobs[j].Submit-base)); err != nil {
+				return nil, err
+			}
+			if run.Denied[j] {
+				done++
+			}
+		}
+		if done == n {
+			break
+		}
+		if skip != nil {
+			target := skip.NextChange() - 1
+			if next < n {
+				target = min(target, int(w.Jobs[next].Submit-base)-1)
+			}
+			if target > alloc.Now() {
+				skip.SkipTo(target)
+			}
+		}
+	}
+	return run, nil
+}
+
+// capture keeps the journal records the replay needs (grants and
+// releases) and passes every record on.
+type capture struct {
+	next policy.Recorder
+	ev   []policy.Event
+}
+
+func (c *capture) Record(e policy.Event) {
+	if e.Kind == policy.EventGrant || e.Kind == policy.EventRelease {
+		c.ev = append(c.ev, e)
+	}
+	if c.next != nil {
+		c.next.Record(e)
+	}
+}
+
+// Served is the workload of the jobs that ran, with their final starts:
+// what Summarize reads for a replay with unserved jobs.
+func (r *Run) Served(w *Workload) (*Workload, []int64) {
+	if r.Unserved == 0 {
+		return w, r.Start
+	}
+	s := *w
+	s.Jobs = make([]Job, 0, len(w.Jobs)-r.Unserved)
+	start := make([]int64, 0, len(w.Jobs)-r.Unserved)
+	for i := range w.Jobs {
+		if !r.Denied[i] {
+			s.Jobs = append(s.Jobs, w.Jobs[i])
+			start = append(start, r.Start[i])
+		}
+	}
+	return &s, start
+}

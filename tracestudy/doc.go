@@ -1,0 +1,19 @@
+// Package tracestudy owns the trace experiments of
+// ../shared/spec/studies.md §5: `trace` (every policy on one trace: the
+// distribution of bounded slowdown, mean wait, utilization, Jain's
+// fairness, preemptions and lost work) and `budget-knobs` (the budget
+// policy's sliding window W × minimum runtime m against fairness, wait and
+// lost work). A run is one trace.Replay of a workload under one policy; the
+// runs are independent and deterministic and go through a bounded worker
+// pool, so the outputs are byte-identical at any worker count. It writes
+// summary.json, runs.csv and the figure (gonum/plot), atomically.
+//
+// The sweep package's plans are grids of engine scenarios with seeds; a
+// trace run has neither a scenario nor a seed, so these experiments have
+// their own small plan (a list of Specs) and no shard or cache support.
+//
+// The default trace is the committed 28-day SDSC-SP2 excerpt, embedded
+// (gzipped) so that the binary works from a fresh clone; see
+// testdata/traces/README.md for its source and terms (Parallel Workloads
+// Archive; Feitelson, Tsafrir & Krakov 2014).
+package tracestudy
