@@ -17,13 +17,13 @@ import (
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// Defaults of agents-arrive: three days of the excerpt (days 252–255 of
-// the SDSC-SP2 log), agents on the machine for its first six hours, five
-// seeds, both modes: about half a minute on two cores.
+// Defaults of agents-arrive: two days of the excerpt (days 252–254 of
+// the SDSC-SP2 log), agents on the machine for its first six hours, three
+// seeds, both modes.
 const (
-	arriveDefaultWindow = "21772800:22032000"
+	arriveDefaultWindow = "21772800:21945600"
 	arriveDefaultStay   = 6 * 3600
-	arriveDefaultSeeds  = 5
+	arriveDefaultSeeds  = 3
 	arriveMaxK          = 8
 )
 
@@ -31,7 +31,7 @@ func arriveCommand() *cli.Command {
 	flags := traceFlags("results/agents-arrive", true)
 	for _, f := range flags {
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "window" {
-			sf.DefaultText = arriveDefaultWindow + " (days 252–255 of SDSC-SP2)"
+			sf.DefaultText = arriveDefaultWindow + " (days 252–254 of SDSC-SP2)"
 		}
 	}
 	flags = append(flags,
