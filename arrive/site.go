@@ -15,10 +15,11 @@ var ErrMetered = errors.New("refused by the Bursar meter before the site's polic
 // site is the site's policy with agents on it: trace.Replay drives it as
 // it drives any policy, and it steps the agent crew inside each Tick
 // before the policy's own tick (the engine's order: agents, then the
-// broker). The agents register when they arrive, at policy tick
-// arrive+1, so that a replay with no agents is exactly the plain replay;
-// they step at their own ticks 1 … stay, and the quiet ticks before they
-// arrive and after they leave are skipped like the replay's.
+// broker). The agents register right after the trace's campaigns (at the
+// replay's first filing or tick); they step at their own ticks 1 … stay
+// (policy ticks arrive+1 …), and the quiet ticks before they arrive and
+// after they leave are skipped like the replay's. With no agents the site
+// is the policy: the plain replay.
 type site struct {
 	policy.Allocator
 	rigid policy.RigidRequester
