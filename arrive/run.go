@@ -2,7 +2,9 @@ package arrive
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -63,7 +65,14 @@ type Result struct {
 	// because they are wider than the pool less the agents' guarantees.
 	Stranded int   `json:"stranded"`
 	Ticks    int64 `json:"ticks"`
+	// Stalled marks a replay stopped a month of the log after the last
+	// submit and the agents' stay with trace jobs still waiting (its job
+	// metrics are NaN).
+	Stalled bool `json:"stalled"`
 }
+
+// ErrStalled is the error of a replay that did not finish.
+var ErrStalled = errors.New("replay stalled")
 
 // SeedsMatter reports whether runs with k agents differ by seed: only the
 // science agents draw anything (their task lists), and the first one is
@@ -117,6 +126,14 @@ func RunOne(w *trace.Workload, sp Spec, st Stay) (Result, error) {
 		s.lastSubmit = int(w.Jobs[n-1].Submit - w.Jobs[0].Submit + 1)
 	}
 	run, err := replay(w, s)
+	if errors.Is(err, ErrStalled) {
+		// A stalled run is a result, not a failure of the study: the
+		// table and the figure show it as missing, runs.csv as stalled.
+		nan := math.NaN()
+		return Result{Policy: sp.Policy, Mode: sp.Mode, K: sp.K, Seed: sp.Seed, Stalled: true,
+			Users: trace.Stats{MeanWait: nan, P50Wait: nan, P95Wait: nan, MeanBSLD: nan, P95BSLD: nan}, Jain: nan,
+			AgentGPUSeconds: s.agentHeld, MeterRefusals: s.refused, Stranded: s.stranded}, nil
+	}
 	if err == nil {
 		err = s.err
 	}
@@ -182,7 +199,7 @@ func replay(w *trace.Workload, s *site) (run *trace.Run, err error) {
 			if !ok {
 				panic(p)
 			}
-			run, err = nil, fmt.Errorf("replay stalled: jobs still waiting at tick %d, a month after the last submit and the agents' stay", st.now)
+			run, err = nil, fmt.Errorf("%w: jobs still waiting at tick %d, a month after the last submit and the agents' stay", ErrStalled, st.now)
 		}
 	}()
 	return trace.Replay(w, s, trace.ReplayOptions{})

@@ -88,6 +88,24 @@ func (s *site) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 	return s.rigid.RequestRigid(c, gpus, estimate, run, cls, submitted)
 }
 
+// Register passes the trace's campaigns on with a budget they cannot
+// exhaust: a trace job's budget denial is an error of the replay, and
+// with agents on the machine a trace campaign's work can be preempted and
+// rerun (or priced higher under Bursar) past the budget trace.Workload
+// gives it (pool × the trace's hours × 4 credits), which it never reached
+// without agents. Credits order nothing for a trace job, so the change is
+// invisible until a budget would run out (k = 0 still equals the plain
+// replay, a test checks).
+func (s *site) Register(env policy.Envelope) (policy.CampaignID, error) {
+	if s.crew == nil {
+		env.Budget = traceBudget
+	}
+	return s.Allocator.Register(env)
+}
+
+// traceBudget is the trace campaigns' budget on the site: out of reach.
+const traceBudget = 1e15
+
 func (s *site) member(c policy.CampaignID) int {
 	if s.crew == nil || c < s.first || int(c-s.first) >= len(s.cast) {
 		return -1
