@@ -34,8 +34,9 @@
 //     for them (model.md §5, grantable), so a trace job wider than the
 //     pool less the agents' guarantees could never start; the site denies
 //     it as a request its campaign can never hold (§6.1) and counts it
-//     (Result.Stranded). A replay that still stalls is stopped a month of
-//     the log after the last submit and the stay, as an error.
+//     (Result.Stranded). A replay that still cannot finish stops at
+//     trace.Replay's horizon; its unfinished jobs are counted
+//     (Result.Unfinished) and left out of the users' metrics.
 //   - Specs, Execute (a bounded worker pool; results in spec order, the
 //     same at any worker count), Points (means over seeds with Student t
 //     95 % intervals, sweep.TInterval), summary.json, runs.csv, the table

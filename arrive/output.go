@@ -101,12 +101,12 @@ func runMap(r Result) map[string]any {
 		"users_mean_wait": num(r.Users.MeanWait), "users_p50_wait": num(r.Users.P50Wait), "users_p95_wait": num(r.Users.P95Wait),
 		"users_mean_bsld": num(r.Users.MeanBSLD), "users_p95_bsld": num(r.Users.P95BSLD), "jain": num(r.Jain),
 		"makespan": r.Makespan, "agent_gpu_seconds": r.AgentGPUSeconds, "science": num(r.Science), "completed": r.Completed,
-		"meter_refusals": r.MeterRefusals, "ticks": r.Ticks, "stalled": r.Stalled}
+		"meter_refusals": r.MeterRefusals, "ticks": r.Ticks, "unfinished": r.Unfinished}
 }
 
 var csvHeader = []string{"policy", "mode", "k", "seed", "jobs", "unserved", "stranded", "preemptions", "lost_gpu_seconds",
 	"users_mean_wait", "users_p50_wait", "users_p95_wait", "users_mean_bsld", "users_p95_bsld", "jain", "makespan",
-	"agent_gpu_seconds", "science", "completed", "meter_refusals", "ticks", "stalled"}
+	"agent_gpu_seconds", "science", "completed", "meter_refusals", "ticks", "unfinished"}
 
 func cell(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -142,7 +142,7 @@ func Write(out string, f figures.Format, info tracestudy.TraceInfo, st Stay, rs 
 				strconv.Itoa(r.Unserved), strconv.Itoa(r.Stranded), strconv.Itoa(r.Preemptions), strconv.FormatInt(r.LostGPUSeconds, 10),
 				cell(r.Users.MeanWait), cell(r.Users.P50Wait), cell(r.Users.P95Wait), cell(r.Users.MeanBSLD), cell(r.Users.P95BSLD),
 				cell(r.Jain), strconv.FormatInt(r.Makespan, 10), strconv.FormatInt(r.AgentGPUSeconds, 10), cell(r.Science),
-				strconv.Itoa(r.Completed), strconv.Itoa(r.MeterRefusals), strconv.FormatInt(r.Ticks, 10), strconv.FormatBool(r.Stalled)}
+				strconv.Itoa(r.Completed), strconv.Itoa(r.MeterRefusals), strconv.FormatInt(r.Ticks, 10), strconv.Itoa(r.Unfinished)}
 			if err := cw.Write(row); err != nil {
 				return err
 			}

@@ -2,9 +2,7 @@ package arrive
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -65,14 +63,12 @@ type Result struct {
 	// because they are wider than the pool less the agents' guarantees.
 	Stranded int   `json:"stranded"`
 	Ticks    int64 `json:"ticks"`
-	// Stalled marks a replay stopped a month of the log after the last
-	// submit and the agents' stay with trace jobs still waiting (its job
-	// metrics are NaN).
-	Stalled bool `json:"stalled"`
+	// Unfinished counts the trace jobs still queued or running at the
+	// replay's horizon (trace.ReplayOptions.Horizon: by default max(the
+	// window's submit span, 7 days) after the last submit); the users'
+	// metrics are over the jobs that finished.
+	Unfinished int `json:"unfinished"`
 }
-
-// ErrStalled is the error of a replay that did not finish.
-var ErrStalled = errors.New("replay stalled")
 
 // SeedsMatter reports whether runs with k agents differ by seed: only the
 // science agents draw anything (their task lists), and the first one is
@@ -122,18 +118,7 @@ func RunOne(w *trace.Workload, sp Spec, st Stay) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if n := len(w.Jobs); n > 0 {
-		s.lastSubmit = int(w.Jobs[n-1].Submit - w.Jobs[0].Submit + 1)
-	}
-	run, err := replay(w, s)
-	if errors.Is(err, ErrStalled) {
-		// A stalled run is a result, not a failure of the study: the
-		// table and the figure show it as missing, runs.csv as stalled.
-		nan := math.NaN()
-		return Result{Policy: sp.Policy, Mode: sp.Mode, K: sp.K, Seed: sp.Seed, Stalled: true,
-			Users: trace.Stats{MeanWait: nan, P50Wait: nan, P95Wait: nan, MeanBSLD: nan, P95BSLD: nan}, Jain: nan,
-			AgentGPUSeconds: s.agentHeld, MeterRefusals: s.refused, Stranded: s.stranded}, nil
-	}
+	run, err := trace.Replay(w, s, trace.ReplayOptions{})
 	if err == nil {
 		err = s.err
 	}
@@ -146,7 +131,7 @@ func RunOne(w *trace.Workload, sp Spec, st Stay) (Result, error) {
 		Policy: sp.Policy, Mode: sp.Mode, K: sp.K, Seed: sp.Seed,
 		Jobs: len(sw.Jobs), Unserved: run.Unserved, Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds,
 		Users: m.All, Jain: m.Jain, Makespan: m.Makespan, Ticks: run.Ticks,
-		AgentGPUSeconds: s.agentHeld, MeterRefusals: s.refused, Stranded: s.stranded,
+		AgentGPUSeconds: s.agentHeld, MeterRefusals: s.refused, Stranded: s.stranded, Unfinished: run.UnfinishedJobs,
 	}
 	if s.crew != nil {
 		for i := range cast {
@@ -189,18 +174,4 @@ func Execute(ctx context.Context, w *trace.Workload, specs []Spec, st Stay, work
 		return nil, err
 	}
 	return out, nil
-}
-
-// replay is trace.Replay with a stalled site turned into an error.
-func replay(w *trace.Workload, s *site) (run *trace.Run, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			st, ok := p.(errStalled)
-			if !ok {
-				panic(p)
-			}
-			run, err = nil, fmt.Errorf("%w: jobs still waiting at tick %d, a month after the last submit and the agents' stay", ErrStalled, st.now)
-		}
-	}()
-	return trace.Replay(w, s, trace.ReplayOptions{})
 }

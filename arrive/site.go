@@ -43,8 +43,6 @@ type site struct {
 	reserved int
 	bursar   bool
 	stranded int
-	// lastSubmit is the replay tick of the last trace job's submit.
-	lastSubmit int
 	// agentHeld is the GPU-seconds the agents held during their stay.
 	agentHeld int64
 }
@@ -165,19 +163,9 @@ func (s *site) register() {
 	}
 }
 
-// horizon is how far past the agents' stay a replay may run before the
-// site calls it stalled: a month of the log.
-const horizon = 30 * 86400
-
-// errStalled is what a stalled replay panics with (RunOne recovers it).
-type errStalled struct{ now int }
-
 func (s *site) Tick() {
 	s.register()
 	t := s.Allocator.Now() + 1
-	if t > s.arrive+s.stay+horizon+s.lastSubmit {
-		panic(errStalled{t})
-	}
 	at := t - s.arrive
 	active := s.crew != nil && at >= 1 && at <= s.stay
 	if active {

@@ -14,6 +14,12 @@ type ReplayOptions struct {
 	// TickByTick ticks every second even where the policy could skip
 	// (the oracle of the exactness tests).
 	TickByTick bool
+	// Horizon is how long after the last submit the replay may run, in
+	// seconds; 0 means max(the submit span, 7 days). Jobs not finished by
+	// then are unfinished: a policy that preempts and requeues can lose
+	// work faster than it finishes it (budget's churn) and would otherwise
+	// run for ever.
+	Horizon int64
 }
 
 // Run is the outcome of a replay under a policy.
@@ -26,6 +32,10 @@ type Run struct {
 	Denied []bool
 	// Unserved is the number of denied jobs.
 	Unserved int
+	// Unfinished marks the jobs still queued or running at the horizon
+	// (their Start is −1); Unfinished counts them.
+	Unfinished     []bool
+	UnfinishedJobs int
 	// Preemptions counts the jobs' leases ended by preemption; each one
 	// restarted from zero (§6.7).
 	Preemptions int
@@ -113,6 +123,12 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		}
 		return nil
 	}
+	horizon := opt.Horizon
+	if horizon <= 0 {
+		horizon = max(w.Jobs[n-1].Submit-w.Jobs[0].Submit, 7*86400)
+	}
+	stop := int(w.Jobs[n-1].Submit - base + horizon)
+	finished := make([]bool, n)
 	next, done := 0, 0
 	var requeue []int32
 	for {
@@ -157,6 +173,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				}
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
 				run.End = max(run.End, int64(e.T)+base)
+				finished[j] = true
 				done++
 			}
 		}
@@ -172,8 +189,19 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		if done == n {
 			break
 		}
+		if alloc.Now() >= stop {
+			run.Unfinished = make([]bool, n)
+			for j := range finished {
+				if !finished[j] && !run.Denied[j] {
+					run.Unfinished[j] = true
+					run.UnfinishedJobs++
+					run.Start[j] = -1
+				}
+			}
+			break
+		}
 		if skip != nil {
-			target := skip.NextChange() - 1
+			target := min(skip.NextChange()-1, stop)
 			if next < n {
 				target = min(target, int(w.Jobs[next].Submit-base)-1)
 			}
@@ -201,17 +229,18 @@ func (c *capture) Record(e policy.Event) {
 	}
 }
 
-// Served is the workload of the jobs that ran, with their final starts:
-// what Summarize reads for a replay with unserved jobs.
+// Served is the workload of the jobs that ran to their end, with their
+// final starts: what Summarize reads for a replay with unserved or
+// unfinished jobs.
 func (r *Run) Served(w *Workload) (*Workload, []int64) {
-	if r.Unserved == 0 {
+	if r.Unserved == 0 && r.UnfinishedJobs == 0 {
 		return w, r.Start
 	}
 	s := *w
-	s.Jobs = make([]Job, 0, len(w.Jobs)-r.Unserved)
-	start := make([]int64, 0, len(w.Jobs)-r.Unserved)
+	s.Jobs = make([]Job, 0, len(w.Jobs))
+	start := make([]int64, 0, len(w.Jobs))
 	for i := range w.Jobs {
-		if !r.Denied[i] {
+		if !r.Denied[i] && (r.Unfinished == nil || !r.Unfinished[i]) {
 			s.Jobs = append(s.Jobs, w.Jobs[i])
 			start = append(start, r.Start[i])
 		}

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -112,7 +113,7 @@ func bars(title, y string, names []string, vals []float64) (*plot.Plot, error) {
 // WriteTraceFigure draws fig_trace: the CDF of bounded slowdown per policy
 // (log x), and mean wait, utilization and Jain's index per policy.
 func WriteTraceFigure(path string, f figures.Format, traceName string, rs []Result) error {
-	cdf := newPanel("Bounded slowdown, CDF over jobs — "+traceName, "bounded slowdown (τ = 10 s, log scale)", "fraction of jobs ≤ x")
+	cdf := newPanel("Bounded slowdown CDF — "+shortName(traceName), "bounded slowdown (τ = 10 s, log scale)", "fraction of jobs ≤ x")
 	cdf.X.Scale = plot.LogScale{}
 	cdf.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	cdf.X.Min = 1
@@ -147,8 +148,11 @@ func WriteTraceFigure(path string, f figures.Format, traceName string, rs []Resu
 	}
 	cdf.X.Max = maxX * 1.2
 	cdf.Y.Min, cdf.Y.Max = 0, 1
+	// Bottom right, inside the axes: the CDFs leave that corner empty.
 	cdf.Legend.Top = false
 	cdf.Legend.Left = false
+	cdf.Legend.XOffs = -vg.Points(80)
+	cdf.Legend.YOffs = vg.Points(44)
 	pw, err := bars("Mean wait", "hours", names, wait)
 	if err != nil {
 		return err
@@ -168,7 +172,7 @@ func WriteTraceFigure(path string, f figures.Format, traceName string, rs []Resu
 // WriteBudgetKnobsFigure draws fig_budget_knobs: Jain's index, mean wait
 // and lost work against W, one line per minimum runtime m.
 func WriteBudgetKnobsFigure(path string, f figures.Format, traceName string, rs []Result) error {
-	pj := newPanel("Fairness — "+traceName, "budget window W (days)", "Jain's index")
+	pj := newPanel("Fairness — "+shortName(traceName), "budget window W (days)", "Jain's index")
 	pw := newPanel("Mean wait", "budget window W (days)", "hours")
 	pl := newPanel("Work lost to preemption", "budget window W (days)", "GPU-hours")
 	var mins []int
@@ -234,4 +238,9 @@ func fmtDur(s int) string {
 		return fmt.Sprintf("%d min", s/60)
 	}
 	return fmt.Sprintf("%d s", s)
+}
+
+// shortName is a trace's file name without its folders, for titles.
+func shortName(name string) string {
+	return filepath.Base(name)
 }

@@ -77,7 +77,7 @@ func statsMap(s trace.Stats) map[string]any {
 
 func resultMap(r Result) map[string]any {
 	m := map[string]any{
-		"policy": r.Policy, "jobs": r.Jobs, "unserved": r.Unserved, "preemptions": r.Preemptions,
+		"policy": r.Policy, "jobs": r.Jobs, "unserved": r.Unserved, "unfinished": r.Unfinished, "preemptions": r.Preemptions,
 		"lost_gpu_seconds": r.LostGPUSeconds, "all": statsMap(r.All), "utilization": num(r.Utilization),
 		"held_utilization": num(r.HeldUtil), "jain": num(r.Jain), "makespan": r.Makespan, "ticks": r.Ticks,
 	}
@@ -94,7 +94,7 @@ func resultMap(r Result) map[string]any {
 }
 
 // csvHeader is runs.csv's columns.
-var csvHeader = []string{"experiment", "policy", "window_days", "min_runtime_s", "jobs", "unserved", "preemptions", "lost_gpu_seconds",
+var csvHeader = []string{"experiment", "policy", "window_days", "min_runtime_s", "jobs", "unserved", "unfinished", "preemptions", "lost_gpu_seconds",
 	"mean_wait", "p50_wait", "p95_wait", "mean_bsld", "p95_bsld", "utilization", "held_utilization", "jain", "makespan", "ticks"}
 
 func cell(x float64) string {
@@ -115,7 +115,7 @@ func writeCSV(path, experiment string, rs []Result) error {
 			if r.WindowDays > 0 {
 				wd, mr = strconv.Itoa(r.WindowDays), strconv.Itoa(r.MinRuntime)
 			}
-			row := []string{experiment, r.Policy, wd, mr, strconv.Itoa(r.Jobs), strconv.Itoa(r.Unserved), strconv.Itoa(r.Preemptions),
+			row := []string{experiment, r.Policy, wd, mr, strconv.Itoa(r.Jobs), strconv.Itoa(r.Unserved), strconv.Itoa(r.Unfinished), strconv.Itoa(r.Preemptions),
 				strconv.FormatInt(r.LostGPUSeconds, 10), cell(r.All.MeanWait), cell(r.All.P50Wait), cell(r.All.P95Wait),
 				cell(r.All.MeanBSLD), cell(r.All.P95BSLD), cell(r.Utilization), cell(r.HeldUtil), cell(r.Jain),
 				strconv.FormatInt(r.Makespan, 10), strconv.FormatInt(r.Ticks, 10)}
@@ -158,17 +158,17 @@ func Write(out, experiment string, f figures.Format, info TraceInfo, rs []Result
 func PrintTable(w io.Writer, experiment string, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if experiment == "budget-knobs" {
-		fmt.Fprintln(tw, "W (d)\tm\tmean wait (s)\tp95 wait (s)\tmean bsld\tJain\tpreemptions\tlost (GPU-h)\t")
+		fmt.Fprintln(tw, "W (d)\tm\tunfinished\tmean wait (s)\tp95 wait (s)\tmean bsld\tJain\tpreemptions\tlost (GPU-h)\t")
 	} else {
-		fmt.Fprintln(tw, "policy\tjobs\tunserved\tmean wait (s)\tp95 wait (s)\tmean bsld\tp95 bsld\tutil\tJain\tpreemptions\tlost (GPU-h)\t")
+		fmt.Fprintln(tw, "policy\tjobs\tunserved\tunfinished\tmean wait (s)\tp95 wait (s)\tmean bsld\tp95 bsld\tutil\tJain\tpreemptions\tlost (GPU-h)\t")
 	}
 	for _, r := range rs {
 		lost := float64(r.LostGPUSeconds) / 3600
 		if experiment == "budget-knobs" {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%.0f\t\n", r.WindowDays, fmtDur(r.MinRuntime), r.All.MeanWait, r.All.P95Wait, r.All.MeanBSLD, r.Jain, r.Preemptions, lost)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%.0f\t\n", r.WindowDays, fmtDur(r.MinRuntime), r.Unfinished, r.All.MeanWait, r.All.P95Wait, r.All.MeanBSLD, r.Jain, r.Preemptions, lost)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%d\t%.0f\t\n", r.Policy, r.Jobs, r.Unserved, r.All.MeanWait, r.All.P95Wait, r.All.MeanBSLD, r.All.P95BSLD, r.Utilization, r.Jain, r.Preemptions, lost)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%d\t%.0f\t\n", r.Policy, r.Jobs, r.Unserved, r.Unfinished, r.All.MeanWait, r.All.P95Wait, r.All.MeanBSLD, r.All.P95BSLD, r.Utilization, r.Jain, r.Preemptions, lost)
 	}
 	return tw.Flush()
 }

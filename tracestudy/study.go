@@ -28,8 +28,9 @@ type Result struct {
 	Policy         string           `json:"policy"`
 	WindowDays     int              `json:"window_days,omitempty"`
 	MinRuntime     int              `json:"min_runtime_s,omitempty"`
-	Jobs           int              `json:"jobs"`     // jobs that ran
-	Unserved       int              `json:"unserved"` // denied: larger than their campaign can ever hold
+	Jobs           int              `json:"jobs"`       // jobs that ran
+	Unserved       int              `json:"unserved"`   // denied: larger than their campaign can ever hold
+	Unfinished     int              `json:"unfinished"` // still queued or running at the replay's horizon
 	Preemptions    int              `json:"preemptions"`
 	LostGPUSeconds int64            `json:"lost_gpu_seconds"`
 	All            trace.Stats      `json:"all"`
@@ -98,7 +99,7 @@ func RunOne(w *trace.Workload, s Spec) (Result, error) {
 	m := trace.Summarize(sw, start)
 	r := Result{
 		Policy: s.Policy, WindowDays: s.WindowDays, MinRuntime: s.MinRuntime,
-		Jobs: len(sw.Jobs), Unserved: run.Unserved, Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds,
+		Jobs: len(sw.Jobs), Unserved: run.Unserved, Unfinished: run.UnfinishedJobs, Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds,
 		All: m.All, ByClass: map[string]Stats{}, Utilization: m.Utilization, Jain: m.Jain, Makespan: m.Makespan, Ticks: run.Ticks,
 	}
 	for k, c := range trace.Classes {

@@ -1,0 +1,37 @@
+package trace
+
+import (
+	"testing"
+
+	"github.com/bursar-hpc/bursar/policy/policies"
+)
+
+// Every policy through trace.Replay (issue 11's speed targets: ≤ 5 s per
+// policy on the full SDSC-SP2 log, ≤ 60 s at facility scale). A
+// sub-benchmark per policy: run one with -bench 'ReplayPolicy.*/fifo'.
+// Each op is one whole replay, with the default horizon.
+func benchPolicies(b *testing.B, w *Workload) {
+	for _, name := range policies.Names {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var r *Run
+			for b.Loop() {
+				r = replayPolicy(b, w, name, policies.DefaultKnobs(), ReplayOptions{})
+			}
+			b.ReportMetric(float64(r.Ticks), "ticks")
+			b.ReportMetric(float64(r.UnfinishedJobs), "unfinished")
+		})
+	}
+}
+
+func BenchmarkReplayPolicyExcerpt(b *testing.B) { benchPolicies(b, loadExcerpt(b, Options{})) }
+
+func BenchmarkReplayPolicySDSC(b *testing.B) { benchPolicies(b, loadFull(b)) }
+
+func BenchmarkReplayPolicyFacilityScale(b *testing.B) {
+	w, err := FacilityScale.Generate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPolicies(b, w)
+}
