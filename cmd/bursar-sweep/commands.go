@@ -6,5 +6,6 @@ import "github.com/urfave/cli/v2"
 func commands() []*cli.Command {
 	cmds := append([]*cli.Command{withRunManifest(runCommand())}, experimentCommands()...)
 	cmds = append(cmds, traceCommands()...)
+	cmds = append(cmds, arriveCommand())
 	return append(cmds, mergeCommand(), slurmScriptCommand())
 }

@@ -1,0 +1,88 @@
+package arrive
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bursar-hpc/bursar/engine"
+)
+
+// PaperPool is the pool the paper's agents were sized for (model.md §6).
+const PaperPool = 512
+
+// Mix is the order in which agent campaigns arrive: the k-th agent
+// (k = 1, 2, …) is Mix[(k−1) mod 3], so that k = 3 is one of each and
+// every k ≥ 1 has a storm.
+var Mix = [3]string{engine.AgentStorm, engine.AgentNaive, engine.AgentAdaptive}
+
+// ScaleGPUs scales a GPU quantity of the paper's agents to a pool
+// (studies.md §6.14): q × pool / 512 rounded down, at least 1.
+func ScaleGPUs(q, pool int) int {
+	return max(1, q*pool/PaperPool)
+}
+
+// ScaleRate is ScaleGPUs for a rate (R, GPUs) or a bucket (B,
+// GPU-seconds): rounded down to a whole number, at least 1.
+func ScaleRate(x float64, pool int) float64 {
+	return max(1, math.Floor(x*float64(pool)/PaperPool))
+}
+
+// Cast is the k agent campaigns that arrive on a pool, active for active
+// seconds: the paper's storm, naive-sci and adaptive-sci (model.md §6,
+// §7; engine.PaperCast at the published knobs) taken in Mix order and
+// named storm-1, naive-sci-1, adaptive-sci-1, storm-2, …. Their GPU
+// quantities — requests and targets, guarantees, R, burst ceilings, B —
+// scale by pool/512 (§6.14). Two things are not GPU quantities and are
+// set for the longer stay instead: a storm storms for the whole stay
+// (its window is [1, active)), and budgets grow by active / 7200 (the
+// paper's run), so that an agent can keep its paper behaviour for the
+// whole stay. Each science campaign draws its own task list (Stream =
+// its index in the cast). Flow envelopes are the paper's.
+func Cast(k, pool, active int) ([]engine.Campaign, error) {
+	if k < 0 || pool < 1 || active < 2 {
+		return nil, fmt.Errorf("agents cast: k %d, pool %d, stay %d s: want k ≥ 0, pool ≥ 1, stay ≥ 2 s", k, pool, active)
+	}
+	s := engine.DefaultScenario()
+	paper := engine.PaperCast(&s)
+	template := func(kind string) engine.Campaign {
+		for i := range paper {
+			if paper[i].Agent == kind {
+				return paper[i]
+			}
+		}
+		panic("arrive: the paper cast has no " + kind)
+	}
+	budgetScale := float64(active) / float64(s.Ticks)
+	cast := make([]engine.Campaign, 0, k)
+	for i := range k {
+		kind := Mix[i%len(Mix)]
+		c := template(kind)
+		base := map[string]string{engine.AgentStorm: "storm", engine.AgentNaive: "naive-sci", engine.AgentAdaptive: "adaptive-sci"}[kind]
+		c.Name = fmt.Sprintf("%s-%d", base, i/len(Mix)+1)
+		c.Group = ""
+		c.Guaranteed = ScaleGPUs(c.Guaranteed, pool)
+		c.Sustained = ScaleRate(c.Sustained, pool)
+		c.BurstCeiling = ScaleGPUs(c.BurstCeiling, pool)
+		c.Bucket = ScaleRate(c.Bucket, pool)
+		c.GPUs = ScaleGPUs(c.GPUs, pool)
+		c.Budget *= budgetScale
+		switch kind {
+		case engine.AgentStorm:
+			c.Window = engine.Window{Start: 1, End: active}
+		case engine.AgentAdaptive:
+			c.MinGPUs = ScaleGPUs(c.MinGPUs, pool)
+			c.StarvedGPUs = ScaleGPUs(c.StarvedGPUs, pool)
+			c.OpportunisticMax = ScaleGPUs(c.OpportunisticMax, pool)
+			c.OpportunisticKeep = ScaleGPUs(c.OpportunisticKeep, pool)
+		}
+		if kind != engine.AgentStorm {
+			c.Stream = i
+		}
+		cast = append(cast, c)
+	}
+	return cast, nil
+}
+
+// DefaultFrom is the default window's start: day 252 of the SDSC-SP2 log,
+// the committed excerpt's first day (seconds after the log's start).
+const DefaultFrom = 252 * 86400

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bursar-hpc/bursar/arrive"
+	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/trace"
+	"github.com/bursar-hpc/bursar/tracestudy"
+)
+
+// Defaults of agents-arrive: two days of the excerpt (days 252–254 of
+// the SDSC-SP2 log), agents on the machine for its first six hours, three
+// seeds, both modes.
+const (
+	arriveDefaultWindow = "21772800:21945600"
+	arriveDefaultStay   = 6 * 3600
+	arriveDefaultSeeds  = 3
+	arriveMaxK          = 8
+)
+
+func arriveCommand() *cli.Command {
+	flags := traceFlags("results/agents-arrive", true)
+	for _, f := range flags {
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "window" {
+			sf.DefaultText = arriveDefaultWindow + " (days 252–254 of SDSC-SP2)"
+		}
+	}
+	flags = append(flags,
+		&cli.IntFlag{Name: "max-k", Usage: "largest number `K` of agent campaigns", Value: arriveMaxK},
+		&cli.IntFlag{Name: "stay", Usage: "`SECONDS` the agents act, from the window's start", Value: arriveDefaultStay},
+		&cli.IntFlag{Name: "seeds", Usage: "`N` task seeds (1 … N) where seeds matter (k ≥ 2)", Value: arriveDefaultSeeds},
+		&cli.StringFlag{Name: "modes", Usage: "comma-separated `LIST` of modes: site (agents submit to the site's policy as ordinary users), metered (Bursar's cap and token checks first)", Value: arrive.ModeSite + "," + arrive.ModeMetered},
+		&cli.BoolFlag{Name: "metered", Usage: "only the metered mode (the same as --modes metered)"},
+	)
+	return &cli.Command{
+		Name:  "agents-arrive",
+		Usage: "k = 0…8 agent campaigns arrive on a trace: the trace users' mean bounded slowdown and p95 wait against k",
+		Description: "studies.md §3.3, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order, cycling)\n" +
+			"arrive on a trace replay, their GPU quantities scaled by pool/512, and act for --stay seconds;\n" +
+			"per policy and mode, the trace users' mean bounded slowdown and p95 wait against k, with 95 %\n" +
+			"intervals over task seeds. Writes summary.json, runs.csv, fig_agents_arrive and manifest.json.",
+		Flags:  flags,
+		Action: runAgentsArrive,
+	}
+}
+
+func runAgentsArrive(c *cli.Context) error {
+	start := time.Now()
+	if c.NArg() > 0 {
+		return fmt.Errorf("agents-arrive takes no arguments, got %q (options are flags, e.g. --trace FILE)", c.Args().Slice())
+	}
+	workers := c.Int("workers")
+	if workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, got %d", workers)
+	}
+	format, err := figures.ParseFormat(c.String("format"))
+	if err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
+	window := arriveDefaultWindow
+	if c.IsSet("window") {
+		window = c.String("window")
+	} else if c.IsSet("trace") {
+		window = "0:"
+	}
+	var opt trace.Options
+	if opt.From, opt.Until, err = parseWindow(window); err != nil {
+		return err
+	}
+	if c.IsSet("pool") {
+		if opt.Pool = c.Int("pool"); opt.Pool < 1 {
+			return fmt.Errorf("--pool must be at least 1, got %d", opt.Pool)
+		}
+	}
+	names, err := parsePolicies(c)
+	if err != nil {
+		return err
+	}
+	maxK, stay, nSeeds := c.Int("max-k"), c.Int("stay"), c.Int("seeds")
+	switch {
+	case maxK < 0:
+		return fmt.Errorf("--max-k must not be negative, got %d", maxK)
+	case stay < 2:
+		return fmt.Errorf("--stay must be at least 2 seconds, got %d", stay)
+	case nSeeds < 1:
+		return fmt.Errorf("--seeds must be at least 1, got %d", nSeeds)
+	}
+	modes := []string{arrive.ModeMetered}
+	if !c.Bool("metered") {
+		modes = nil
+		for _, m := range strings.Split(c.String("modes"), ",") {
+			m = strings.TrimSpace(m)
+			if m != arrive.ModeSite && m != arrive.ModeMetered {
+				return fmt.Errorf("--modes: unknown mode %q (want %s or %s)", m, arrive.ModeSite, arrive.ModeMetered)
+			}
+			modes = append(modes, m)
+		}
+	}
+	seeds := make([]int64, nSeeds)
+	for i := range seeds {
+		seeds[i] = int64(i + 1)
+	}
+	path := c.String("trace")
+	w, err := tracestudy.Load(path, opt)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
+	}
+	out := c.String("out")
+	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool")) {
+		out = "results/agents-arrive-custom"
+	}
+	specs := arrive.Specs(names, modes, maxK, seeds)
+	st := arrive.Stay{Stay: stay}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stderr := sweepStderr(c)
+	var progress func(done, total int)
+	if !c.Bool("quiet") {
+		fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (%d jobs, pool %d), agents for %d s, %d workers\n", len(specs), w.Name, len(w.Jobs), w.Pool, stay, workers)
+		step := max(1, len(specs)/10)
+		progress = func(done, total int) {
+			if done%step == 0 || done == total {
+				fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total)
+			}
+		}
+	}
+	rs, err := arrive.Execute(ctx, w, specs, st, workers, progress)
+	if err != nil {
+		return err
+	}
+	name := tracestudy.ExcerptName
+	if path != "" {
+		name = path
+	}
+	files, err := arrive.Write(out, format, tracestudy.Info(w, name, opt.From, opt.Until), st, rs)
+	if err != nil {
+		return err
+	}
+	if err := arrive.PrintTable(sweepStdout(c), arrive.Points(rs)); err != nil {
+		return err
+	}
+	m := manifest.New(programName, os.Args, c.Command.Name, start)
+	content, embedded := tracestudy.ExcerptGz(), path == ""
+	if !embedded {
+		if content, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+	}
+	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
+	m.Workers = workers
+	return m.Write(out, start, files)
+}
