@@ -14,6 +14,9 @@ func TestREADMETraceFindings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the excerpt under six policies")
 	}
+	if raceDetector {
+		t.Skip("single-goroutine replays: run without -race (.ci/run does)")
+	}
 	w, err := Load("", trace.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +100,9 @@ func TestREADMETraceFindings(t *testing.T) {
 func TestREADMEBudgetKnobFindings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays a week under the budget policy four times")
+	}
+	if raceDetector {
+		t.Skip("single-goroutine replays: run without -race (.ci/run does)")
 	}
 	w, err := Load("", trace.Options{From: 21772800, Until: 22377600})
 	if err != nil {
