@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/xrash/smetrics"
 	"io"
 	"os"
 	"path/filepath"
@@ -295,25 +296,9 @@ func suggest(got string, known []string) string {
 	return fmt.Sprintf("; did you mean %q?", best)
 }
 
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// editDistance is the Levenshtein distance between a and b in bytes (names
+// are ASCII), from smetrics' Wagner–Fischer with unit costs.
+func editDistance(a, b string) int { return smetrics.WagnerFischer(a, b, 1, 1, 1) }
 
 func (p *parser) str(n *yaml.Node, key string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
