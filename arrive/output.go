@@ -1,7 +1,6 @@
 package arrive
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,9 +15,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
@@ -263,32 +259,8 @@ func WriteFigure(path string, f figures.Format, traceName string, ps []Point) er
 		return fmt.Errorf("%s: no points to draw", path)
 	}
 	width, height := 11*vg.Inch, vg.Length(len(grid))*3.6*vg.Inch
-	var cv vg.CanvasWriterTo
-	switch f {
-	case figures.SVG:
-		cv = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
-	case figures.PDF:
-		p := vgpdf.New(width, height)
-		p.EmbedFonts(true)
-		cv = p
-	default:
-		cv = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(150))}
-	}
-	dc := draw.New(cv)
-	tiles := draw.Tiles{Rows: len(grid), Cols: len(metrics), PadX: vg.Points(14), PadY: vg.Points(14),
-		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
-	canvases := plot.Align(grid, tiles, dc)
-	for r := range grid {
-		for c := range grid[r] {
-			grid[r][c].Draw(canvases[r][c])
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := cv.WriteTo(&buf); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	_ = traceName
-	return atomicfile.Write(path, buf.Bytes())
+	return figures.WriteGrid(path, f, width, height, grid)
 }
 
 func modeLabel(m string) string {

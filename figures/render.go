@@ -421,3 +421,32 @@ func drawPanels(c draw.Canvas, tr func(string) string, title string, panels ...*
 		pn.draw(pc, legendH, tr)
 	}
 }
+
+// WriteGrid draws a grid of gonum plots (rows of panels, nil cells left
+// blank) aligned on one w×h figure and writes it atomically to path in
+// format f: the layout the trace studies share, on the same canvases,
+// fonts and failure handling as the paper's figures.
+func WriteGrid(path string, f Format, w, h vg.Length, grid [][]*plot.Plot) error {
+	return render("grid", path, f, w, h, func(c draw.Canvas, _ func(string) string) {
+		rows := len(grid)
+		cols := 0
+		for _, row := range grid {
+			cols = max(cols, len(row))
+		}
+		full := make([][]*plot.Plot, rows)
+		for r, row := range grid {
+			full[r] = make([]*plot.Plot, cols)
+			copy(full[r], row)
+		}
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14),
+			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		canvases := plot.Align(full, tiles, c)
+		for r := range full {
+			for k, p := range full[r] {
+				if p != nil {
+					p.Draw(canvases[r][k])
+				}
+			}
+		}
+	})
+}

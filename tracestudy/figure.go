@@ -1,10 +1,8 @@
 package tracestudy
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 	"path/filepath"
 
@@ -12,12 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/bursar-hpc/bursar/figures"
-	"github.com/bursar-hpc/bursar/internal/atomicfile"
 )
 
 // palette: the Okabe–Ito colours (safe for colour-blind readers) and black,
@@ -39,20 +33,9 @@ func lineStyle(i int) draw.LineStyle {
 	return draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.4), Dashes: dashes[i%len(dashes)]}
 }
 
-// render draws the panels on a rows × cols grid and writes the figure.
+// render draws the panels on a rows × cols grid, row by row, and writes
+// the figure (figures.WriteGrid).
 func render(path string, f figures.Format, width, height vg.Length, rows, cols int, panels []*plot.Plot) error {
-	var cv vg.CanvasWriterTo
-	switch f {
-	case figures.SVG:
-		cv = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
-	case figures.PDF:
-		p := vgpdf.New(width, height)
-		p.EmbedFonts(true)
-		cv = p
-	default:
-		cv = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(150))}
-	}
-	dc := draw.New(cv)
 	grid := make([][]*plot.Plot, rows)
 	for r := range rows {
 		grid[r] = make([]*plot.Plot, cols)
@@ -62,21 +45,7 @@ func render(path string, f figures.Format, width, height vg.Length, rows, cols i
 			}
 		}
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14),
-		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
-	canvases := plot.Align(grid, tiles, dc)
-	for r := range rows {
-		for k := range cols {
-			if grid[r][k] != nil {
-				grid[r][k].Draw(canvases[r][k])
-			}
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := cv.WriteTo(&buf); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return atomicfile.WriteFunc(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+	return figures.WriteGrid(path, f, width, height, grid)
 }
 
 func newPanel(title, x, y string) *plot.Plot {
