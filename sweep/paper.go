@@ -95,14 +95,26 @@ type (
 	}
 )
 
+// BootstrapRow records the resampling behind one experiment's bootstrap
+// intervals (its config's configs.Bootstrap): with it, and the stream
+// naming of Stream, every _lo and _hi of a pooled percentile can be
+// recomputed bit for bit from runs.csv and latencies.json alone.
+type BootstrapRow struct {
+	Experiment string `json:"experiment"`
+	Seed       uint64 `json:"seed"`
+	Resamples  int    `json:"resamples"`
+}
+
 // Summary is summary.json: the keys of the experiments that ran (every
 // experiment has at least one grid point, so an absent key means the
-// experiment did not run).
+// experiment did not run), and the bootstrap of each, in the order they
+// ran.
 type Summary struct {
 	Headroom    []HeadroomRow    `json:"headroom,omitempty"`
 	Grace       []GraceRow       `json:"grace,omitempty"`
 	Overbooking []OverbookingRow `json:"overbooking,omitempty"`
 	Bucket      []BucketRow      `json:"bucket,omitempty"`
+	Bootstrap   []BootstrapRow   `json:"bootstrap,omitempty"`
 }
 
 // JSON is the content of summary.json.
@@ -225,6 +237,7 @@ func ReducePaper(results []*Results) (*Paper, error) {
 		if err != nil {
 			return nil, err
 		}
+		out.Summary.Bootstrap = append(out.Summary.Bootstrap, BootstrapRow{p.Experiment, p.Bootstrap.Seed, p.Bootstrap.Resamples})
 		switch p.Experiment {
 		case LatencyPrice:
 			out.LatencyPrice = reduceLatencyPrice(r, shape[0], shape[1], &out.Summary)

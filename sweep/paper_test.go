@@ -163,6 +163,7 @@ func TestSummaryHasExactlyTheDocumentedKeys(t *testing.T) {
 		"bucket": {"storm_B", "excess_contended", "excess_contended_lo", "excess_contended_hi",
 			"excess_idle_prepaid", "excess_idle_prepaid_lo", "excess_idle_prepaid_hi",
 			"excess_idle_leaky", "excess_idle_leaky_lo", "excess_idle_leaky_hi", "n"},
+		"bootstrap": {"experiment", "seed", "resamples"},
 	}
 	assert.Len(t, doc, len(want))
 	for key, fields := range want {

@@ -137,6 +137,38 @@ series:
 	assert.Nil(t, p.Bucket)
 }
 
+// TestPaperSummaryRecordsTheBootstrap: summary.json names each
+// experiment's resampling (seed, resamples), in the order the experiments
+// ran, so that its intervals can be recomputed from the file alone.
+func TestPaperSummaryRecordsTheBootstrap(t *testing.T) {
+	lp := handResults(t, `
+experiment: latency-price
+seeds: [7, 11]
+bootstrap: {seed: 42, resamples: 300}
+series:
+  - name: headroom
+    grid: {headroom: [16]}
+  - name: grace
+    grid: {grace: [15]}
+`, func(run int, m *engine.Metrics) { m.ProbeLats = [][]int{{60, 64}, {62}, {17}, {18}}[run] })
+	ob := handResults(t, "experiment: overbooking\nseeds: [7]\ngrid: {storms: [1]}\n", func(int, *engine.Metrics) {})
+	p, err := ReducePaper([]*Results{ob, lp})
+	require.NoError(t, err)
+	var doc struct {
+		Bootstrap []map[string]any `json:"bootstrap"`
+	}
+	require.NoError(t, json.Unmarshal(p.Summary.JSON(), &doc))
+	assert.Equal(t, []map[string]any{
+		{"experiment": "overbooking", "seed": 1.0, "resamples": 2000.0},
+		{"experiment": "latency-price", "seed": 42.0, "resamples": 300.0},
+	}, doc.Bootstrap)
+	// The recorded parameters redraw the published interval exactly.
+	want := PooledCI([][]int{{60, 64}, {62}}, 50, configs.Bootstrap{Seed: 42, Resamples: 300},
+		Stream{Experiment: "latency-price", Point: 0, Quantity: "probe_p50"})
+	assert.Equal(t, Number(want.Lo), p.Summary.Headroom[0].ProbeP50Lo)
+	assert.Equal(t, Number(want.Hi), p.Summary.Headroom[0].ProbeP50Hi)
+}
+
 func TestOverbookingSummaryByHand(t *testing.T) {
 	r := handResults(t, `
 experiment: overbooking
@@ -220,6 +252,7 @@ func publishedOnly(t *testing.T, js []byte) string {
 	t.Helper()
 	var doc map[string][]map[string]any
 	require.NoError(t, json.Unmarshal(js, &doc))
+	delete(doc, "bootstrap") // how the intervals were drawn, not a published key
 	for _, rows := range doc {
 		for _, row := range rows {
 			for k := range row {

@@ -41,8 +41,8 @@ func TestPaperQuickWritesDataTablesAndFigures(t *testing.T) {
 
 	var summary map[string][]map[string]any
 	readJSONFile(t, filepath.Join(dir, "summary.json"), &summary)
-	assert.Len(t, summary, 4)
-	for key, n := range map[string]int{"headroom": 3, "grace": 3, "overbooking": 3, "bucket": 3} {
+	assert.Len(t, summary, 5)
+	for key, n := range map[string]int{"headroom": 3, "grace": 3, "overbooking": 3, "bucket": 3, "bootstrap": 3} {
 		assert.Len(t, summary[key], n, key)
 	}
 
@@ -82,7 +82,8 @@ func TestSingleExperimentWritesOnlyItsKeysAndFigure(t *testing.T) {
 	require.NoError(t, err, console)
 	var summary map[string]any
 	readJSONFile(t, filepath.Join(dir, "summary.json"), &summary)
-	assert.Equal(t, []string{"bucket"}, mapKeys(summary))
+	assert.ElementsMatch(t, []string{"bucket", "bootstrap"}, mapKeys(summary))
+	assert.Equal(t, []any{map[string]any{"experiment": "bucket", "seed": 1.0, "resamples": 2000.0}}, summary["bootstrap"])
 	svg, err := os.ReadFile(filepath.Join(dir, "fig_bucket.svg"))
 	require.NoError(t, err)
 	assert.Contains(t, string(svg[:min(len(svg), 200)]), "<svg")

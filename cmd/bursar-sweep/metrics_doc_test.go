@@ -164,6 +164,7 @@ func TestMetricsDictionaryIsComplete(t *testing.T) {
 	require.NoError(t, json.Unmarshal((&sweep.Summary{
 		Headroom: []sweep.HeadroomRow{{}}, Grace: []sweep.GraceRow{{}},
 		Overbooking: []sweep.OverbookingRow{{}}, Bucket: []sweep.BucketRow{{}},
+		Bootstrap: []sweep.BootstrapRow{{}},
 	}).JSON(), &paper))
 	check("summary.json of paper", "summary.json of `paper`", paper, nil, nil)
 
