@@ -37,8 +37,11 @@
 //     (Result.Stranded). A replay that still cannot finish stops at
 //     trace.Replay's horizon; its unfinished jobs are counted
 //     (Result.Unfinished) and left out of the users' metrics.
-//   - Specs, Execute (a bounded worker pool; results in spec order, the
-//     same at any worker count), Points (means over seeds with Student t
+//   - Specs, NewPlan and ExecutePlan (sweep.ExecuteStudy: a bounded
+//     worker pool, results in spec order, the same at any worker count;
+//     --shard, merge and --cache as for the sweeps; Codec writes a Result
+//     exactly into shard files and cache entries), Execute (the same
+//     without shard or cache), Points (means over seeds with Student t
 //     95 % intervals, sweep.TInterval), summary.json, runs.csv, the table
 //     and fig_agents_arrive.
 //

@@ -3,13 +3,11 @@ package arrive
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
@@ -145,33 +143,11 @@ func RunOne(w *trace.Workload, sp Spec, st Stay) (Result, error) {
 
 // Execute runs the specs with at most workers at once; results are in
 // spec order whatever the worker count (each run is independent and
-// deterministic). progress may be nil.
+// deterministic). It is ExecutePlan with no shard and no cache. progress
+// may be nil.
 func Execute(ctx context.Context, w *trace.Workload, specs []Spec, st Stay, workers int, progress func(done, total int)) ([]Result, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("workers must be at least 1, got %d", workers)
 	}
-	out := make([]Result, len(specs))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	var done atomic.Int64
-	for i := range specs {
-		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r, err := RunOne(w, specs[i], st)
-			if err != nil {
-				return err
-			}
-			out[i] = r
-			if progress != nil {
-				progress(int(done.Add(1)), len(specs))
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return ExecutePlan(ctx, w, specs, st, NewPlan("", w, specs), sweep.StudyOptions{Workers: workers, Progress: progress})
 }

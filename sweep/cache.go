@@ -97,12 +97,27 @@ type cacheEntry struct {
 // errCorrupt marks an entry that exists but cannot be trusted.
 var errCorrupt = errors.New("corrupt cache entry")
 
-// decodeCacheEntry checks and parses an entry's bytes for key.
-func decodeCacheEntry(key string, data []byte) (*engine.Metrics, error) {
+// frameEntry prefixes an entry's body with the line "sha256:HEX", its
+// checksum; unframeEntry checks and strips it.
+func frameEntry(body []byte) []byte {
+	sum := sha256.Sum256(body)
+	return append([]byte("sha256:"+hex.EncodeToString(sum[:])+"\n"), body...)
+}
+
+func unframeEntry(data []byte) ([]byte, error) {
 	line, body, ok := bytes.Cut(data, []byte("\n"))
 	sum := sha256.Sum256(body)
 	if !ok || string(line) != "sha256:"+hex.EncodeToString(sum[:]) {
 		return nil, fmt.Errorf("%w: checksum does not match", errCorrupt)
+	}
+	return body, nil
+}
+
+// decodeCacheEntry checks and parses an entry's bytes for key.
+func decodeCacheEntry(key string, data []byte) (*engine.Metrics, error) {
+	body, err := unframeEntry(data)
+	if err != nil {
+		return nil, err
 	}
 	var e cacheEntry
 	if err := json.Unmarshal(body, &e); err != nil {
@@ -117,16 +132,14 @@ func decodeCacheEntry(key string, data []byte) (*engine.Metrics, error) {
 
 func encodeCacheEntry(key string, s *engine.Scenario, m *engine.Metrics) []byte {
 	body := marshalWire(&cacheEntry{Key: key, Program: ProgramVersion(), Scenario: *s, Metrics: toWire(m)})
-	body = append(body, '\n')
-	sum := sha256.Sum256(body)
-	return append([]byte("sha256:"+hex.EncodeToString(sum[:])+"\n"), body...)
+	return frameEntry(append(body, '\n'))
 }
 
-// lookup returns the stored metrics of scenario s, or nil (counting a
-// miss, and a corrupt entry) when there are none to trust. An unreadable
-// entry other than a missing one is an error: a cache that cannot be read
-// should stop the sweep rather than silently recompute everything.
-func (c *Cache) lookup(key string) (*engine.Metrics, error) {
+// read returns the bytes of key's entry, or nil (counting a miss) when
+// there is none. An unreadable entry other than a missing one is an
+// error: a cache that cannot be read should stop the sweep rather than
+// silently recompute everything.
+func (c *Cache) read(key string) ([]byte, error) {
 	data, err := os.ReadFile(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		c.misses.Add(1)
@@ -135,21 +148,44 @@ func (c *Cache) lookup(key string) (*engine.Metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--cache: %w", err)
 	}
-	m, err := decodeCacheEntry(key, data)
-	if err != nil {
+	return data, nil
+}
+
+// counted records the outcome of decoding an entry that read returned:
+// a hit, or a corrupt entry (a miss, recomputed and replaced).
+func (c *Cache) counted(decodeErr error) {
+	if decodeErr != nil {
 		c.misses.Add(1)
 		c.corrupt.Add(1)
-		return nil, nil
+		return
 	}
 	c.hits.Add(1)
+}
+
+// lookup returns the stored metrics of scenario s, or nil (counting a
+// miss, and a corrupt entry) when there are none to trust.
+func (c *Cache) lookup(key string) (*engine.Metrics, error) {
+	data, err := c.read(key)
+	if data == nil {
+		return nil, err
+	}
+	m, err := decodeCacheEntry(key, data)
+	c.counted(err)
+	if err != nil {
+		return nil, nil
+	}
 	return m, nil
 }
 
-// store writes the entry of a computed run atomically, replacing a
-// corrupt one.
-func (c *Cache) store(key string, s *engine.Scenario, m *engine.Metrics) error {
-	if err := atomicfile.Write(c.path(key), encodeCacheEntry(key, s, m)); err != nil {
+// write stores an entry atomically, replacing a corrupt one.
+func (c *Cache) write(key string, entry []byte) error {
+	if err := atomicfile.Write(c.path(key), entry); err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
 	return nil
+}
+
+// store writes the entry of a computed run.
+func (c *Cache) store(key string, s *engine.Scenario, m *engine.Metrics) error {
+	return c.write(key, encodeCacheEntry(key, s, m))
 }

@@ -60,4 +60,12 @@
 // keeps each run under a content address (RunKey: the scenario, its cast
 // and policy, and ProgramVersion), stored as soon as the run finishes, so that a cancelled
 // sweep resumes where it stopped.
+//
+// Studies (study.go) are lists of runs whose results are not
+// engine.Metrics: the trace studies of tracestudy and arrive. A StudyPlan
+// names each run's effective inputs as text and its expected cost;
+// ExecuteStudy, AssignStudyShards, StudyShardFile, CollectStudyShards and
+// MergeStudy give them the same worker pool, LPT split (assignLPT),
+// shard-set checks (collectHeaders) and cache entries (frameEntry) as a
+// sweep, with the study's own codec for its results.
 package sweep

@@ -74,35 +74,51 @@ func RunCost(s *engine.Scenario) float64 {
 // The split depends only on the plans and n; each shard's runs are
 // returned in plan-then-run order.
 func AssignShards(plans []*configs.Plan, n int) [][]RunID {
-	type job struct {
-		id   RunID
-		cost float64
-	}
-	var jobs []job
+	var ids []RunID
+	var costs []float64
 	for pi, p := range plans {
 		for ri := range p.NumRuns() {
 			_, s := p.Run(ri)
-			jobs = append(jobs, job{RunID{pi, ri}, RunCost(&s)})
+			ids = append(ids, RunID{pi, ri})
+			costs = append(costs, RunCost(&s))
 		}
 	}
-	// A stable sort keeps plan-then-run order among equal costs.
-	slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(b.cost, a.cost) })
-	load := make([]float64, n)
 	out := make([][]RunID, n)
-	for _, j := range jobs {
+	for k, shard := range assignLPT(costs, n) {
+		for _, j := range shard {
+			out[k] = append(out[k], ids[j])
+		}
+	}
+	return out
+}
+
+// assignLPT splits jobs 0 … len(costs)−1 into n shards by the
+// longest-processing-time-first greedy rule: by decreasing cost (ties:
+// the lower index) each job goes to the shard with the least cost so far
+// (ties: the lowest shard). Each shard's jobs are returned ascending; a
+// shard may get none (nil). Sweeps (AssignShards) and studies
+// (AssignStudyShards) share it, so both split alike.
+func assignLPT(costs []float64, n int) [][]int {
+	order := make([]int, len(costs))
+	for i := range order {
+		order[i] = i
+	}
+	// A stable sort keeps index order among equal costs.
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
+	load := make([]float64, n)
+	out := make([][]int, n)
+	for _, j := range order {
 		best := 0
 		for k := 1; k < n; k++ {
 			if load[k] < load[best] {
 				best = k
 			}
 		}
-		load[best] += j.cost
-		out[best] = append(out[best], j.id)
+		load[best] += costs[j]
+		out[best] = append(out[best], j)
 	}
-	for _, ids := range out {
-		slices.SortFunc(ids, func(a, b RunID) int {
-			return cmp.Or(cmp.Compare(a.Plan, b.Plan), cmp.Compare(a.Run, b.Run))
-		})
+	for _, js := range out {
+		slices.Sort(js)
 	}
 	return out
 }
@@ -176,7 +192,7 @@ const ShardFormat = "bursar-shard/1"
 
 // ShardFile is one shard's output: self-describing (which program, which
 // command and flags, which plan, which runs) and holding every run's
-// metrics exactly (see exactFloat).
+// metrics exactly (see ExactFloat).
 type ShardFile struct {
 	Format  string `json:"format"`
 	Program string `json:"program"`
@@ -290,13 +306,46 @@ type ShardSet struct {
 // names the files concerned; missing shards are listed by index and file
 // name.
 func CollectShards(names []string, files []*ShardFile) (*ShardSet, error) {
-	if len(files) == 0 {
+	hs := make([]shardHeader, len(files))
+	for i, f := range files {
+		hs[i] = shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
+	}
+	order, err := collectHeaders(names, hs)
+	if err != nil {
+		return nil, err
+	}
+	first := files[0]
+	set := &ShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest}
+	for _, k := range order {
+		set.Shards, set.Files = append(set.Shards, files[k]), append(set.Files, names[k])
+	}
+	return set, nil
+}
+
+// shardHeader is what sweep and study shard files share: which command,
+// flags, program and plan, and which shard of how many.
+type shardHeader struct {
+	Command       string
+	Args          []string
+	Program       string
+	PlanDigest    string
+	Shard, Shards int
+}
+
+// collectHeaders checks that the shard files named names (their headers
+// hs, in the same order) are the complete shards of one sweep or study:
+// one program, command, flags and plan digest, one shard count, every
+// index exactly once. It returns the positions in hs of shards 0 … N−1.
+// Every problem names the files concerned; missing shards are listed by
+// index and file name.
+func collectHeaders(names []string, hs []shardHeader) ([]int, error) {
+	if len(hs) == 0 {
 		return nil, fmt.Errorf("no shard files (shard-I-of-N.json) found")
 	}
-	first, fname := files[0], names[0]
-	set := &ShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest,
-		Shards: make([]*ShardFile, first.Shards), Files: make([]string, first.Shards)}
-	for k, f := range files {
+	first, fname := hs[0], names[0]
+	order := make([]int, first.Shards)
+	seen := make([]bool, first.Shards)
+	for k, f := range hs {
 		name := names[k]
 		switch {
 		case f.Command != first.Command || !slices.Equal(f.Args, first.Args):
@@ -308,21 +357,21 @@ func CollectShards(names []string, files []*ShardFile) (*ShardSet, error) {
 		case f.Program != first.Program:
 			return nil, fmt.Errorf("%s was computed by %q but %s by %q: rerun the shards with one build", name, f.Program, fname, first.Program)
 		}
-		if prev := set.Files[f.Shard]; prev != "" {
-			return nil, fmt.Errorf("shard %d/%d is given twice: %s and %s", f.Shard, f.Shards, prev, name)
+		if seen[f.Shard] {
+			return nil, fmt.Errorf("shard %d/%d is given twice: %s and %s", f.Shard, f.Shards, names[order[f.Shard]], name)
 		}
-		set.Shards[f.Shard], set.Files[f.Shard] = f, name
+		seen[f.Shard], order[f.Shard] = true, k
 	}
 	var missing []string
-	for i, f := range set.Shards {
-		if f == nil {
+	for i, ok := range seen {
+		if !ok {
 			missing = append(missing, fmt.Sprintf("%d (%s)", i, ShardFileName(Shard{i, first.Shards})))
 		}
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("incomplete: %d of %d shards missing: %s", len(missing), first.Shards, strings.Join(missing, ", "))
 	}
-	return set, nil
+	return order, nil
 }
 
 // Results rebuilds the sweep's results from the shards for plans (the

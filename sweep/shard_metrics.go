@@ -9,15 +9,15 @@ import (
 	"github.com/bursar-hpc/bursar/engine"
 )
 
-// exactFloat is a float64 that survives a trip through JSON bit for bit:
+// ExactFloat is a float64 that survives a trip through JSON bit for bit:
 // a finite value as the shortest decimal that parses back to the same
 // float64 (strconv's 'g', -1), NaN (a percentile of nothing) as null and
 // an infinity as the string "+Inf" or "-Inf". Shard files and cache
 // entries store metrics this way, so that a merged or cached sweep reduces
 // exactly the numbers a single process would have.
-type exactFloat float64
+type ExactFloat float64
 
-func (f exactFloat) MarshalJSON() ([]byte, error) {
+func (f ExactFloat) MarshalJSON() ([]byte, error) {
 	v := float64(f)
 	switch {
 	case math.IsNaN(v):
@@ -30,23 +30,23 @@ func (f exactFloat) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
 }
 
-func (f *exactFloat) UnmarshalJSON(b []byte) error {
+func (f *ExactFloat) UnmarshalJSON(b []byte) error {
 	switch string(b) {
 	case "null":
-		*f = exactFloat(math.NaN())
+		*f = ExactFloat(math.NaN())
 		return nil
 	case `"+Inf"`:
-		*f = exactFloat(math.Inf(1))
+		*f = ExactFloat(math.Inf(1))
 		return nil
 	case `"-Inf"`:
-		*f = exactFloat(math.Inf(-1))
+		*f = ExactFloat(math.Inf(-1))
 		return nil
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
 		return fmt.Errorf("%s is not a number, null, \"+Inf\" or \"-Inf\"", b)
 	}
-	*f = exactFloat(v)
+	*f = ExactFloat(v)
 	return nil
 }
 
@@ -54,59 +54,59 @@ func (f *exactFloat) UnmarshalJSON(b []byte) error {
 // entries, keyed as in runs.csv (engine.ScalarKeys) so that a file reads
 // without this program.
 type wireMetrics struct {
-	VictimP50In           exactFloat `json:"victim_p50_in"`
-	VictimP95In           exactFloat `json:"victim_p95_in"`
-	VictimP50Out          exactFloat `json:"victim_p50_out"`
-	VictimP95Out          exactFloat `json:"victim_p95_out"`
+	VictimP50In           ExactFloat `json:"victim_p50_in"`
+	VictimP95In           ExactFloat `json:"victim_p95_in"`
+	VictimP50Out          ExactFloat `json:"victim_p50_out"`
+	VictimP95Out          ExactFloat `json:"victim_p95_out"`
 	VictimViolationsIn    int        `json:"victim_violations_in"`
-	SciBurstP50           exactFloat `json:"sci_burst_p50"`
-	SciBurstP95           exactFloat `json:"sci_burst_p95"`
-	SciBurstP95In         exactFloat `json:"sci_burst_p95_in"`
+	SciBurstP50           ExactFloat `json:"sci_burst_p50"`
+	SciBurstP95           ExactFloat `json:"sci_burst_p95"`
+	SciBurstP95In         ExactFloat `json:"sci_burst_p95_in"`
 	Warm                  int        `json:"warm"`
 	Reclaim               int        `json:"reclaim"`
 	Cold                  int        `json:"cold"`
-	Utilization           exactFloat `json:"utilization"`
-	ProductiveUtilization exactFloat `json:"productive_utilization"`
-	StormMeanHeld         exactFloat `json:"storm_mean_held"`
+	Utilization           ExactFloat `json:"utilization"`
+	ProductiveUtilization ExactFloat `json:"productive_utilization"`
+	StormMeanHeld         ExactFloat `json:"storm_mean_held"`
 	StormPeakHeld         int        `json:"storm_peak_held"`
-	StormExcessGPUSeconds exactFloat `json:"storm_excess_gpu_s"`
-	NaiveScience          exactFloat `json:"naive_science"`
-	NaiveSpent            exactFloat `json:"naive_spent"`
-	AdaptiveScience       exactFloat `json:"adaptive_science"`
-	AdaptiveSpent         exactFloat `json:"adaptive_spent"`
+	StormExcessGPUSeconds ExactFloat `json:"storm_excess_gpu_s"`
+	NaiveScience          ExactFloat `json:"naive_science"`
+	NaiveSpent            ExactFloat `json:"naive_spent"`
+	AdaptiveScience       ExactFloat `json:"adaptive_science"`
+	AdaptiveSpent         ExactFloat `json:"adaptive_spent"`
 	// The lists keep nil (null) apart from empty ([]), so that a decoded
 	// run is the run that was encoded.
 	ProbeLats   []int `json:"probe_lats"`
 	ProbeLatsIn []int `json:"probe_lats_in"`
 	// Study are the policy-study metrics (engine.StudyKeys), only for a
 	// run whose scenario names its policy.
-	Study map[string]exactFloat `json:"study,omitempty"`
+	Study map[string]ExactFloat `json:"study,omitempty"`
 }
 
 func toWire(m *engine.Metrics) wireMetrics {
 	return wireMetrics{
-		VictimP50In: exactFloat(m.VictimP50In), VictimP95In: exactFloat(m.VictimP95In),
-		VictimP50Out: exactFloat(m.VictimP50Out), VictimP95Out: exactFloat(m.VictimP95Out),
+		VictimP50In: ExactFloat(m.VictimP50In), VictimP95In: ExactFloat(m.VictimP95In),
+		VictimP50Out: ExactFloat(m.VictimP50Out), VictimP95Out: ExactFloat(m.VictimP95Out),
 		VictimViolationsIn: m.VictimViolationsIn,
-		SciBurstP50:        exactFloat(m.SciBurstP50), SciBurstP95: exactFloat(m.SciBurstP95), SciBurstP95In: exactFloat(m.SciBurstP95In),
+		SciBurstP50:        ExactFloat(m.SciBurstP50), SciBurstP95: ExactFloat(m.SciBurstP95), SciBurstP95In: ExactFloat(m.SciBurstP95In),
 		Warm: m.Warm, Reclaim: m.Reclaim, Cold: m.Cold,
-		Utilization: exactFloat(m.Utilization), ProductiveUtilization: exactFloat(m.ProductiveUtilization),
-		StormMeanHeld: exactFloat(m.StormMeanHeld), StormPeakHeld: m.StormPeakHeld,
-		StormExcessGPUSeconds: exactFloat(m.StormExcessGPUSeconds),
-		NaiveScience:          exactFloat(m.NaiveScience), NaiveSpent: exactFloat(m.NaiveSpent),
-		AdaptiveScience: exactFloat(m.AdaptiveScience), AdaptiveSpent: exactFloat(m.AdaptiveSpent),
+		Utilization: ExactFloat(m.Utilization), ProductiveUtilization: ExactFloat(m.ProductiveUtilization),
+		StormMeanHeld: ExactFloat(m.StormMeanHeld), StormPeakHeld: m.StormPeakHeld,
+		StormExcessGPUSeconds: ExactFloat(m.StormExcessGPUSeconds),
+		NaiveScience:          ExactFloat(m.NaiveScience), NaiveSpent: ExactFloat(m.NaiveSpent),
+		AdaptiveScience: ExactFloat(m.AdaptiveScience), AdaptiveSpent: ExactFloat(m.AdaptiveSpent),
 		ProbeLats: m.ProbeLats, ProbeLatsIn: m.ProbeLatsIn,
 		Study: studyWire(m.Study),
 	}
 }
 
-func studyWire(st *engine.StudyMetrics) map[string]exactFloat {
+func studyWire(st *engine.StudyMetrics) map[string]ExactFloat {
 	if st == nil {
 		return nil
 	}
-	out := make(map[string]exactFloat, len(engine.StudyKeys))
+	out := make(map[string]ExactFloat, len(engine.StudyKeys))
 	for _, sc := range st.Scalars() {
-		out[sc.Key] = exactFloat(sc.Value)
+		out[sc.Key] = ExactFloat(sc.Value)
 	}
 	return out
 }

@@ -105,9 +105,9 @@ func TestExactFloatRoundTrips(t *testing.T) {
 		if rapid.Bool().Draw(rt, "special") {
 			v = rapid.SampledFrom([]float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), math.MaxFloat64, math.SmallestNonzeroFloat64}).Draw(rt, "v")
 		}
-		b, err := exactFloat(v).MarshalJSON()
+		b, err := ExactFloat(v).MarshalJSON()
 		require.NoError(rt, err)
-		var back exactFloat
+		var back ExactFloat
 		require.NoError(rt, back.UnmarshalJSON(b))
 		if math.IsNaN(v) {
 			assert.True(rt, math.IsNaN(float64(back)), string(b))

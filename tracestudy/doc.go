@@ -8,9 +8,13 @@
 // pool, so the outputs are byte-identical at any worker count. It writes
 // summary.json, runs.csv and the figure (gonum/plot), atomically.
 //
-// The sweep package's plans are grids of engine scenarios with seeds; a
-// trace run has neither a scenario nor a seed, so these experiments have
-// their own small plan (a list of Specs) and no shard or cache support.
+// A study is a list of Specs; NewPlan turns it into a sweep.StudyPlan (the
+// trace's content digest, the options it was read with and each run's
+// policy and knobs as canonical text, and a cost per run: the jobs times
+// PolicyFactor), and ExecutePlan runs it through sweep.ExecuteStudy, the
+// runner that gives the trace studies the sweeps' --shard, merge and
+// --cache. Codec writes a Result exactly (NaN included) into shard files
+// and cache entries. arrive uses the same runner.
 //
 // The default trace is the committed 28-day SDSC-SP2 excerpt, embedded
 // (gzipped) so that the binary works from a fresh clone; see

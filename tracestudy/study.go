@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -48,36 +46,14 @@ type Result struct {
 type Stats = trace.Stats
 
 // Execute runs the specs on w with at most workers at once and returns the
-// results in spec order. A cancelled ctx stops before the next run starts.
-// progress (may be nil) is called after every run with the runs done.
+// results in spec order (ExecutePlan with no shard and no cache). A
+// cancelled ctx stops before the next run starts. progress (may be nil)
+// is called after every run with the runs done.
 func Execute(ctx context.Context, w *trace.Workload, specs []Spec, workers int, progress func(done, total int)) ([]Result, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("workers must be at least 1, got %d", workers)
 	}
-	out := make([]Result, len(specs))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	var done atomic.Int64
-	for i := range specs {
-		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r, err := RunOne(w, specs[i])
-			if err != nil {
-				return err
-			}
-			out[i] = r
-			if progress != nil {
-				progress(int(done.Add(1)), len(specs))
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return ExecutePlan(ctx, w, specs, NewPlan("", "", w, specs), sweep.StudyOptions{Workers: workers, Progress: progress})
 }
 
 // RunOne replays w under one spec (the pool and grace of

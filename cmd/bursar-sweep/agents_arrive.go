@@ -1,11 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/bursar-hpc/bursar/arrive"
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
@@ -114,27 +114,42 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
+	content, embedded := tracestudy.ExcerptGz(), path == ""
+	if !embedded {
+		if content, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+	}
+	dist, err := readStudyDist(c)
+	if err != nil {
+		return err
+	}
 	out := c.String("out")
 	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool")) {
 		out = "results/agents-arrive-custom"
 	}
 	specs := arrive.Specs(names, modes, maxK, seeds)
 	st := arrive.Stay{Stay: stay}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	plan := arrive.NewPlan(arrive.SharedInputs(tracestudy.Digest(content), opt, w, st), w, specs)
+	sopt := sweep.StudyOptions{Workers: workers}
 	stderr := sweepStderr(c)
-	var progress func(done, total int)
-	if !c.Bool("quiet") {
-		fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (%d jobs, pool %d), agents for %d s, %d workers\n", len(specs), w.Name, len(w.Jobs), w.Pool, stay, workers)
-		step := max(1, len(specs)/10)
-		progress = func(done, total int) {
+	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
+		n := len(specs)
+		if dist.shard != nil {
+			n = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
+		}
+		fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (%d jobs, pool %d), agents for %d s, %d workers\n", n, w.Name, len(w.Jobs), w.Pool, stay, workers)
+		step := max(1, n/10)
+		sopt.Progress = func(done, total int) {
 			if done%step == 0 || done == total {
 				fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total)
 			}
 		}
 	}
-	rs, err := arrive.Execute(ctx, w, specs, st, workers, progress)
-	if err != nil {
+	rs, err := runStudy(c, dist, out, plan, arrive.Codec, sopt, func(ctx context.Context, o sweep.StudyOptions) ([]arrive.Result, error) {
+		return arrive.ExecutePlan(ctx, w, specs, st, plan, o)
+	})
+	if err != nil || rs == nil { // nil results: a shard, written
 		return err
 	}
 	name := tracestudy.ExcerptName
@@ -149,12 +164,6 @@ func runAgentsArrive(c *cli.Context) error {
 		return err
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
-	content, embedded := tracestudy.ExcerptGz(), path == ""
-	if !embedded {
-		if content, err = os.ReadFile(path); err != nil {
-			return fmt.Errorf("manifest: %w", err)
-		}
-	}
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
 	m.Workers = workers
 	return m.Write(out, start, files)

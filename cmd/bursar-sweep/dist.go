@@ -192,19 +192,56 @@ func mergeCommand() *cli.Command {
 				}
 				names = append(names, found...)
 			}
-			files := make([]*sweep.ShardFile, len(names))
+			// A sweep's shards (sweep.ShardFormat) or a trace study's
+			// (sweep.StudyShardFormat), told apart by the first file.
+			var (
+				sweepSet   *sweep.ShardSet
+				studySet   *sweep.StudyShardSet
+				sweepFiles []*sweep.ShardFile
+				studyFiles []*sweep.StudyShardFile
+				study      bool
+			)
 			for i, name := range names {
 				data, err := os.ReadFile(name)
 				if err != nil {
 					return err
 				}
-				if files[i], err = sweep.DecodeShardFile(name, data); err != nil {
+				isStudy := sweep.ShardFileFormat(data) == sweep.StudyShardFormat
+				if i == 0 {
+					study = isStudy
+				} else if isStudy != study {
+					return fmt.Errorf("%s and %s are shards of different kinds (a sweep's and a trace study's): not one sweep", names[0], name)
+				}
+				if study {
+					f, err := sweep.DecodeStudyShardFile(name, data)
+					if err != nil {
+						return err
+					}
+					studyFiles = append(studyFiles, f)
+					continue
+				}
+				f, err := sweep.DecodeShardFile(name, data)
+				if err != nil {
 					return err
 				}
+				sweepFiles = append(sweepFiles, f)
 			}
-			set, err := sweep.CollectShards(names, files)
-			if err != nil {
-				return err
+			var (
+				command string
+				args    []string
+				shards  int
+				err     error
+			)
+			if study {
+				if studySet, err = sweep.CollectStudyShards(names, studyFiles); err != nil {
+					return err
+				}
+				command, args, shards = studySet.Command, studySet.Args, len(studySet.Shards)
+			} else {
+				if sweepSet, err = sweep.CollectShards(names, sweepFiles); err != nil {
+					return err
+				}
+				command, args, shards = sweepSet.Command, sweepSet.Args, len(sweepSet.Shards)
 			}
 			out := c.String("out")
 			if out == "" {
@@ -215,15 +252,18 @@ func mergeCommand() *cli.Command {
 			}
 			// Replay the command that made the shards, on the same path
 			// from results to files as when it runs unsharded.
-			argv := append([]string{c.App.Name, set.Command}, set.Args...)
+			argv := append([]string{c.App.Name, command}, args...)
 			argv = append(argv, "--out="+out, "--quiet")
 			app := newApp()
 			app.Writer, app.ErrWriter = c.App.Writer, c.App.ErrWriter
-			ctx := context.WithValue(c.Context, mergeKey{}, set)
+			ctx := context.WithValue(c.Context, mergeKey{}, sweepSet)
+			if study {
+				ctx = context.WithValue(c.Context, studyMergeKey{}, studySet)
+			}
 			if err := app.RunContext(ctx, argv); err != nil {
 				return err
 			}
-			fmt.Fprintf(sweepStdout(c), "merge: %d shards of `%s %s` into %s\n", len(set.Shards), set.Command, strings.Join(set.Args, " "), out)
+			fmt.Fprintf(sweepStdout(c), "merge: %d shards of `%s %s` into %s\n", shards, command, strings.Join(args, " "), out)
 			return nil
 		},
 	}

@@ -21,13 +21,43 @@ type clusterJob struct {
 	name    string
 }
 
-// sweepCommandNames are the commands a cluster job can split.
+// sweepCommandNames are the commands a cluster job can split: the sweep
+// commands and the trace studies.
 func sweepCommandNames() []string {
 	var names []string
-	for _, cmd := range experimentCommands() {
+	for _, cmd := range splittableCommands() {
 		names = append(names, cmd.Name)
 	}
 	return names
+}
+
+func splittableCommands() []*cli.Command {
+	return append(append(experimentCommands(), traceCommands()...), arriveCommand())
+}
+
+// commandOut is the folder a command writes into without --out (as its
+// own default says): "" for sweep, results/<command>-custom for a trace
+// study given another trace, window or pool.
+func commandOut(command string, args []string) string {
+	for _, cmd := range splittableCommands() {
+		if cmd.Name != command {
+			continue
+		}
+		if cmd.Name == "trace" || cmd.Name == "budget-knobs" || cmd.Name == "agents-arrive" {
+			for _, a := range args {
+				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+				if strings.HasPrefix(a, "-") && (name == "trace" || name == "window" || name == "pool") {
+					return filepath.Join("results", command+"-custom")
+				}
+			}
+		}
+		for _, f := range cmd.Flags {
+			if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "out" {
+				return sf.Value
+			}
+		}
+	}
+	return ""
 }
 
 // parseClusterJob reads `<command> <flags>` as given after slurm-script's
@@ -70,10 +100,9 @@ func parseClusterJob(c *cli.Context) (*clusterJob, error) {
 		}
 	}
 	if job.out == "" {
-		if job.command == "sweep" {
+		if job.out = commandOut(job.command, job.args); job.out == "" {
 			return nil, fmt.Errorf("give the sweep an --out folder: the shards and the merge must agree on it")
 		}
-		job.out = filepath.Join("results", job.command)
 	}
 	job.name = c.String("job-name")
 	if job.name == "" {
@@ -155,7 +184,8 @@ func slurmScriptCommand() *cli.Command {
 		Usage:     "print a Slurm job-array script (or, with --k8s, a Kubernetes Indexed Job) that runs a sweep sharded",
 		ArgsUsage: "COMMAND [FLAGS…]",
 		Description: "Prints a batch script that runs a sweep command (paper, latency-price, overbooking,\n" +
-			"bucket or sweep, with its flags) as a job array of --shards tasks, task I running\n" +
+			"bucket, sweep or compare) or a trace study (trace, budget-knobs, agents-arrive), with its\n" +
+			"flags, as a job array of --shards tasks, task I running\n" +
 			"--shard I/N, and submits from task 0 a merge job that waits for the whole array\n" +
 			"(afterok) and writes the outputs into the command's --out. Every node must see the\n" +
 			"binary and --out (a shared filesystem). docs/cluster.md says how it was tested.\n\n" +

@@ -1,19 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 	"github.com/urfave/cli/v2"
@@ -56,6 +56,7 @@ func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
 		&cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
 	}
+	flags = append(flags, distFlags()...)
 	if withPolicies {
 		flags = append(flags,
 			&cli.StringFlag{Name: "policies", Usage: "comma-separated `LIST` of policies", DefaultText: strings.Join(policies.Names, ",")},
@@ -146,20 +147,35 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
+	content, embedded := tracestudy.ExcerptGz(), path == ""
+	if !embedded {
+		if content, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+	}
+	dist, err := readStudyDist(c)
+	if err != nil {
+		return err
+	}
 	out := c.String("out")
 	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool")) {
 		out = "results/" + experiment + "-custom"
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	plan := tracestudy.NewPlan(experiment, tracestudy.SharedInputs(tracestudy.Digest(content), opt, w), w, specs)
+	opt2 := sweep.StudyOptions{Workers: workers}
 	stderr := sweepStderr(c)
-	var progress func(done, total int)
-	if !c.Bool("quiet") {
-		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d workers\n", experiment, len(specs), w.Name, len(w.Jobs), w.Pool, workers)
-		progress = func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }
+	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
+		n := len(specs)
+		if dist.shard != nil {
+			n = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
+		}
+		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, workers)
+		opt2.Progress = func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }
 	}
-	rs, err := tracestudy.Execute(ctx, w, specs, workers, progress)
-	if err != nil {
+	rs, err := runStudy(c, dist, out, plan, tracestudy.Codec, opt2, func(ctx context.Context, o sweep.StudyOptions) ([]tracestudy.Result, error) {
+		return tracestudy.ExecutePlan(ctx, w, specs, plan, o)
+	})
+	if err != nil || rs == nil { // nil results: a shard, written
 		return err
 	}
 	name := tracestudy.ExcerptName
@@ -174,12 +190,6 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		return err
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
-	content, embedded := tracestudy.ExcerptGz(), path == ""
-	if !embedded {
-		if content, err = os.ReadFile(path); err != nil {
-			return fmt.Errorf("manifest: %w", err)
-		}
-	}
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
 	m.Workers = workers
 	return m.Write(out, start, files)

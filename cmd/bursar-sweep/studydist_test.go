@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Small but real invocations of the three trace studies on the embedded
+// excerpt: a few days, a few policies, so that each takes well under a
+// second.
+var studyCases = []struct {
+	command string
+	flags   []string
+	figure  string
+}{
+	{"trace", []string{"--window", "21772800:22000000", "--policies", "fifo,static,quota,bursar"}, "fig_trace.svg"},
+	{"budget-knobs", []string{"--window", "21772800:21859200"}, "fig_budget_knobs.svg"},
+	{"agents-arrive", []string{"--policies", "fifo,bursar", "--max-k", "2", "--seeds", "2", "--stay", "1200",
+		"--window", "21772800:21859200"}, "fig_agents_arrive.svg"},
+}
+
+// studyFiles are the outputs a merged study must write byte for byte as
+// the unsharded command does (with its figure).
+var studyFiles = []string{"summary.json", "runs.csv"}
+
+// TestTraceStudiesShardsMergeByteForByte: each trace study run as 3
+// shards and merged writes the summary.json, runs.csv, figure and table
+// of the unsharded command.
+func TestTraceStudiesShardsMergeByteForByte(t *testing.T) {
+	for _, tc := range studyCases {
+		t.Run(tc.command, func(t *testing.T) {
+			dir := t.TempDir()
+			flags := append([]string{"--quiet", "--format", "svg"}, tc.flags...)
+			whole := filepath.Join(dir, "whole")
+			wholeOut, err := runSweepApp(t, append([]string{tc.command, "--out", whole}, flags...)...)
+			require.NoError(t, err, wholeOut)
+			shards := filepath.Join(dir, "shards")
+			for i := range 3 {
+				sh := strconv.Itoa(i) + "/3"
+				out, err := runSweepApp(t, append([]string{tc.command, "--shard", sh, "--workers", "1", "--out", shards}, flags...)...)
+				require.NoError(t, err, out)
+				assert.Contains(t, out, "wrote "+filepath.Join(shards, "shard-"+strconv.Itoa(i)+"-of-3.json"))
+				assert.NoFileExists(t, filepath.Join(shards, "summary.json"), "a shard writes only its shard file")
+			}
+			merged := filepath.Join(dir, "merged")
+			mergeOut, err := runSweepApp(t, "merge", "--out", merged, shards)
+			require.NoError(t, err, mergeOut)
+			assertSameFiles(t, whole, merged, append(studyFiles, tc.figure)...)
+			assert.Equal(t, wholeOut, mergeOut[:strings.Index(mergeOut, "merge: 3 shards of `"+tc.command)])
+		})
+	}
+}
+
+// TestTraceStudyMergeNamesWhatIsWrong: a missing shard is named; shards
+// of a sweep and of a study, or of different flags, do not merge; a trace
+// whose content changed since the shards ran is refused by its digest.
+func TestTraceStudyMergeNamesWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	swf, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "SDSC-SP2-1998-4.2-cln.days252-280.swf"))
+	require.NoError(t, err)
+	traceFile := filepath.Join(dir, "log.swf")
+	require.NoError(t, os.WriteFile(traceFile, swf, 0o644))
+	flags := []string{"--quiet", "--trace", traceFile, "--window", "21772800:21900000", "--policies", "fifo,static,quota"}
+	shards := filepath.Join(dir, "shards")
+	for _, sh := range []string{"0/3", "2/3"} {
+		out, err := runSweepApp(t, append([]string{"trace", "--shard", sh, "--out", shards}, flags...)...)
+		require.NoError(t, err, out)
+	}
+	_, err = runSweepApp(t, "merge", shards)
+	require.ErrorContains(t, err, "1 of 3 shards missing: 1 (shard-1-of-3.json)")
+
+	other := filepath.Join(dir, "other")
+	out, err := runSweepApp(t, append([]string{"trace", "--shard", "1/3", "--out", other, "--policy", "fifo"}, flags[:5]...)...)
+	require.NoError(t, err, out)
+	_, err = runSweepApp(t, "merge", shards, other)
+	require.ErrorContains(t, err, "not one sweep")
+
+	bucket := filepath.Join(dir, "bucket")
+	out, err = runSweepApp(t, "bucket", "--quick", "--quiet", "--shard", "1/3", "--out", bucket)
+	require.NoError(t, err, out)
+	_, err = runSweepApp(t, "merge", shards, bucket)
+	require.ErrorContains(t, err, "shards of different kinds")
+
+	out, err = runSweepApp(t, append([]string{"trace", "--shard", "1/3", "--out", shards}, flags...)...)
+	require.NoError(t, err, out)
+	// The same path, other content: the replayed plan is not the shards'.
+	require.NoError(t, os.WriteFile(traceFile, bytes.Replace(swf, []byte("; Note:"), []byte("; NOTE:"), 1), 0o644))
+	_, err = runSweepApp(t, "merge", "--out", filepath.Join(dir, "merged"), shards)
+	require.ErrorContains(t, err, "changed since the shards ran")
+}
+
+// TestInterruptedTraceStudyResumesFromTheCache is Ctrl-C then rerun for a
+// trace study: the context is cancelled once some runs are cached; the
+// command writes nothing; the rerun reuses them (its printed hits),
+// computes the rest and writes the files of an uninterrupted run. A
+// corrupt entry is counted and recomputed.
+func TestInterruptedTraceStudyResumesFromTheCache(t *testing.T) {
+	dir := t.TempDir()
+	flags := []string{"agents-arrive", "--quiet", "--workers", "1", "--format", "svg", "--policies", "fifo,static,quota,priority",
+		"--max-k", "3", "--seeds", "3", "--stay", "1200", "--window", "21772800:21859200"}
+	const total = 4 * 2 * (2 + 2*3) // policies × modes × (k 0, 1 once; k 2, 3 per seed)
+	whole := filepath.Join(dir, "whole")
+	out, err := runSweepApp(t, append(flags, "--out", whole)...)
+	require.NoError(t, err, out)
+
+	cache, resumed := filepath.Join(dir, "cache"), filepath.Join(dir, "resumed")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer cancel()
+		for {
+			entries, _ := filepath.Glob(filepath.Join(cache, "*", "*.json"))
+			if len(entries) >= 10 {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var console bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &console, &console
+	err = app.RunContext(ctx, append([]string{"bursar-sweep"}, append(flags, "--cache", cache, "--out", resumed)...))
+	require.Error(t, err, "the study finished before the cancel; make it longer")
+	assert.Contains(t, err.Error(), "nothing reduced or written")
+	assert.Regexp(t, `agents-arrive: cache .*: 0 hits, \d+ misses`, console.String())
+	assert.NoFileExists(t, filepath.Join(resumed, "summary.json"))
+
+	// One stored entry damaged: detected, recomputed.
+	entries, err := filepath.Glob(filepath.Join(cache, "*", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	data, err := os.ReadFile(entries[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(entries[0], bytes.Replace(data, []byte(`"jobs":`), []byte(`"jobs":1`), 1), 0o644))
+
+	out, err = runSweepApp(t, append(flags, "--cache", cache, "--out", resumed)...)
+	require.NoError(t, err, out)
+	m := regexp.MustCompile(`agents-arrive: cache .*: (\d+) hits, (\d+) misses \((\d+) corrupt`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	hits, _ := strconv.Atoi(m[1])
+	misses, _ := strconv.Atoi(m[2])
+	assert.GreaterOrEqual(t, hits, 9)
+	assert.Equal(t, total, hits+misses)
+	assert.Equal(t, "1", m[3])
+	assertSameFiles(t, whole, resumed, append(studyFiles, "fig_agents_arrive.svg")...)
+
+	out, err = runSweepApp(t, append(flags, "--cache", cache, "--out", resumed)...)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, strconv.Itoa(total)+" hits, 0 misses (0 corrupt entries recomputed)")
+}
+
+// TestSlurmScriptSplitsTraceStudies: slurm-script and --k8s take the trace
+// studies, with their own default --out.
+func TestSlurmScriptSplitsTraceStudies(t *testing.T) {
+	for cmd, out := range map[string]string{
+		"trace":                      "OUT=results/trace\n",
+		"budget-knobs":               "OUT=results/trace/budget-knobs\n",
+		"agents-arrive":              "OUT=results/agents-arrive\n",
+		"trace --window 0:86400":     "OUT=results/trace-custom\n",
+		"agents-arrive --out /x/aa ": "OUT=/x/aa\n",
+	} {
+		script, err := runSweepApp(t, append([]string{"slurm-script", "--shards", "4", "--binary", "/b", "--workdir", "/w"}, strings.Fields(cmd)...)...)
+		require.NoError(t, err, cmd)
+		assert.Contains(t, script, out, cmd)
+		assert.Contains(t, script, `exec "$BURSAR" `+strings.Fields(cmd)[0]+" ", cmd)
+		assert.Contains(t, script, `--shard="${SLURM_ARRAY_TASK_ID}/4"`, cmd)
+	}
+	out, err := runSweepApp(t, "slurm-script", "--k8s", "--image", "registry.example/bursar:1", "--shards", "2", "trace", "--policies", "fifo")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "trace")
+	assert.Contains(t, out, "--policies")
+}

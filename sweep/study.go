@@ -1,0 +1,384 @@
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// A study is a list of independent, deterministic runs whose results are
+// not engine.Metrics: the trace studies (tracestudy: trace,
+// budget-knobs; arrive: agents-arrive). ExecuteStudy gives them what
+// Execute gives a sweep: a bounded worker pool with results by run index,
+// --shard (AssignStudyShards, StudyShardFile, CollectStudyShards,
+// MergeStudy) and --cache (the run's content address is StudyPlan.RunKey),
+// on the same LPT split, shard-set checks and cache entries as a sweep.
+
+// StudyShardFormat and StudyCacheFormat tag a study's shard files and
+// cache keys; they differ from a sweep's, so neither is ever read as the
+// other.
+const (
+	StudyShardFormat = "bursar-study-shard/1"
+	StudyCacheFormat = "bursar-study-run/1"
+)
+
+// StudyRun is one run of a study.
+type StudyRun struct {
+	// Label names the run in shard files and errors ("fifo", "budget
+	// W=7d m=300s", "bursar metered k=2 seed 1").
+	Label string
+	// Inputs are the run's own effective inputs as canonical text (the
+	// policy and its knobs, the seed, k, …): with the plan's shared inputs
+	// and the program, everything its result depends on.
+	Inputs string
+	// Cost is the run's expected cost in arbitrary units; only the
+	// ordering and rough ratios matter to the shards' balance.
+	Cost float64
+}
+
+// StudyPlan is what a study computes: the command, the inputs every run
+// shares (the trace's content digest, the window, the pool, …) and the
+// runs in output order.
+type StudyPlan struct {
+	Command string
+	Inputs  string
+	Runs    []StudyRun
+}
+
+// Digest identifies the plan: a SHA-256 over the command, the shared
+// inputs and every run's label and inputs, in order. Two invocations with
+// the same digest compute the same runs in the same order, so their
+// shards can be merged.
+func (p *StudyPlan) Digest() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "bursar-study-plan/1 %q runs=%d\n%s\n", p.Command, len(p.Runs), p.Inputs)
+	for i, r := range p.Runs {
+		fmt.Fprintf(h, "%d %q %q\n", i, r.Label, r.Inputs)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// RunKey is the content address of run i by this program: the SHA-256 of
+// StudyCacheFormat, ProgramVersion, the command, the shared inputs and the
+// run's inputs. The run's position is not in it, so a run keeps its entry
+// when the plan around it changes (another policy list, a longer k range).
+func (p *StudyPlan) RunKey(i int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%q\n%s\n--\n%s\n", StudyCacheFormat, ProgramVersion(), p.Command, p.Inputs, p.Runs[i].Inputs)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// StudyCodec turns a run's result into JSON that decodes to the same
+// result bit for bit (floats as ExactFloat, NaN included), for shard files
+// and cache entries.
+type StudyCodec[R any] struct {
+	Encode func(*R) ([]byte, error)
+	Decode func([]byte) (R, error)
+}
+
+// StudyOptions tune ExecuteStudy, as Options tune Execute.
+type StudyOptions struct {
+	// Workers is how many runs go at once; 0 or less means one per CPU.
+	Workers int
+	// Progress, when set, hears after every finished run how many of the
+	// total are done. Calls never overlap and done only grows.
+	Progress func(done, total int)
+	// Runs, when not nil, are the only runs to compute (one shard's, see
+	// AssignStudyShards); the others' results stay zero.
+	Runs []int
+	// Cache, when set, is asked for each run first; computed runs are
+	// stored in it as soon as they finish.
+	Cache *Cache
+}
+
+// AssignStudyShards splits the plan's runs into n shards of about equal
+// expected cost (StudyRun.Cost), by the LPT rule AssignShards uses. The
+// split depends only on the plan and n; each shard's runs are ascending.
+func AssignStudyShards(p *StudyPlan, n int) [][]int {
+	costs := make([]float64, len(p.Runs))
+	for i, r := range p.Runs {
+		costs[i] = r.Cost
+	}
+	return assignLPT(costs, n)
+}
+
+// ExecuteStudy computes the plan's runs (or opt.Runs) with run on a bounded
+// pool of workers and returns the results by run index, whatever the
+// worker count and the order in which runs finish. With a cache, a run
+// whose entry is there and sound is decoded instead of computed, and a
+// computed run is stored at once, so an interrupted study resumes where
+// it stopped. A cancelled ctx starts no new run, lets the runs in flight
+// finish, and returns an error, never partial results.
+func ExecuteStudy[R any](ctx context.Context, p *StudyPlan, run func(i int) (R, error), codec StudyCodec[R], opt StudyOptions) ([]R, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	ids := opt.Runs
+	if ids == nil {
+		ids = make([]int, len(p.Runs))
+		for i := range ids {
+			ids[i] = i
+		}
+	}
+	out := make([]R, len(p.Runs))
+	total := len(ids)
+	var mu sync.Mutex
+	done := 0
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for _, i := range ids {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			r, err := studyRunOne(p, i, run, codec, opt.Cache)
+			if err != nil {
+				return err
+			}
+			out[i] = r
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if opt.Progress != nil {
+				opt.Progress(done, total)
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	if cerr := ctx.Err(); cerr != nil && (err != nil || done < total) {
+		return nil, fmt.Errorf("interrupted after %d of %d runs, nothing reduced or written: %w", done, total, context.Cause(ctx))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// studyCacheEntry is a study run's cache entry (framed by frameEntry).
+type studyCacheEntry struct {
+	Key     string          `json:"key"`
+	Program string          `json:"program"`
+	Command string          `json:"command"`
+	Shared  string          `json:"shared_inputs"`
+	Inputs  string          `json:"inputs"`
+	Result  json.RawMessage `json:"result"`
+}
+
+func studyRunOne[R any](p *StudyPlan, i int, run func(int) (R, error), codec StudyCodec[R], cache *Cache) (R, error) {
+	var zero R
+	var key string
+	if cache != nil {
+		key = p.RunKey(i)
+		data, err := cache.read(key)
+		if err != nil {
+			return zero, err
+		}
+		if data != nil {
+			r, derr := decodeStudyEntry(key, data, codec)
+			cache.counted(derr)
+			if derr == nil {
+				return r, nil
+			}
+		}
+	}
+	r, err := run(i)
+	if err != nil {
+		return zero, err
+	}
+	if cache != nil {
+		res, err := codec.Encode(&r)
+		if err != nil {
+			return zero, fmt.Errorf("%s: run %d (%s): encoding its result: %w", p.Command, i, p.Runs[i].Label, err)
+		}
+		body := marshalWire(&studyCacheEntry{Key: key, Program: ProgramVersion(), Command: p.Command, Shared: p.Inputs, Inputs: p.Runs[i].Inputs, Result: res})
+		if err := cache.write(key, frameEntry(append(body, '\n'))); err != nil {
+			return zero, err
+		}
+	}
+	return r, nil
+}
+
+func decodeStudyEntry[R any](key string, data []byte, codec StudyCodec[R]) (R, error) {
+	var zero R
+	body, err := unframeEntry(data)
+	if err != nil {
+		return zero, err
+	}
+	var e studyCacheEntry
+	if err := json.Unmarshal(body, &e); err != nil {
+		return zero, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if e.Key != key {
+		return zero, fmt.Errorf("%w: holds key %s", errCorrupt, e.Key)
+	}
+	r, err := codec.Decode(e.Result)
+	if err != nil {
+		return zero, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	return r, nil
+}
+
+// StudyShardFile is one shard of a study: self-describing like ShardFile
+// (program, command and flags, plan digest), with every run's result as
+// its codec writes it.
+type StudyShardFile struct {
+	Format     string          `json:"format"`
+	Program    string          `json:"program"`
+	Command    string          `json:"command"`
+	Args       []string        `json:"args"`
+	PlanDigest string          `json:"plan_digest"`
+	PlanRuns   int             `json:"plan_runs"`
+	Shard      int             `json:"shard"`
+	Shards     int             `json:"shards"`
+	Runs       []StudyShardRun `json:"runs"`
+}
+
+// StudyShardRun is one run of a study shard: its index in the plan, its
+// label (for a reader) and its result.
+type StudyShardRun struct {
+	Run    int             `json:"run"`
+	Label  string          `json:"label"`
+	Result json.RawMessage `json:"result"`
+}
+
+// NewStudyShardFile writes shard sh of plan p: the runs ids of results.
+func NewStudyShardFile[R any](command string, args []string, p *StudyPlan, sh Shard, ids []int, results []R, codec StudyCodec[R]) (*StudyShardFile, error) {
+	f := &StudyShardFile{Format: StudyShardFormat, Program: ProgramVersion(), Command: command, Args: args,
+		PlanDigest: p.Digest(), PlanRuns: len(p.Runs), Shard: sh.Index, Shards: sh.Of, Runs: []StudyShardRun{}}
+	for _, i := range ids {
+		b, err := codec.Encode(&results[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: run %d (%s): encoding its result: %w", p.Command, i, p.Runs[i].Label, err)
+		}
+		f.Runs = append(f.Runs, StudyShardRun{Run: i, Label: p.Runs[i].Label, Result: b})
+	}
+	return f, nil
+}
+
+// Encode is the file's bytes: indented JSON, one run per line.
+func (f *StudyShardFile) Encode() []byte {
+	head := *f
+	head.Runs = nil
+	b, err := json.MarshalIndent(head, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	b = b[:len(b)-len("null\n}")]
+	b = append(b, '[')
+	for i := range f.Runs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		b = append(b, marshalWire(&f.Runs[i])...)
+	}
+	return append(b, "\n  ]\n}\n"...)
+}
+
+// ShardFileFormat returns the format tag of a shard file's bytes (""
+// when they are not a JSON object with one), so that merge can tell a
+// sweep's shards from a study's.
+func ShardFileFormat(data []byte) string {
+	var head struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(data, &head) != nil {
+		return ""
+	}
+	return head.Format
+}
+
+// DecodeStudyShardFile parses a study shard file; name is for messages.
+func DecodeStudyShardFile(name string, data []byte) (*StudyShardFile, error) {
+	var f StudyShardFile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: not a shard file: %w", name, err)
+	}
+	if f.Format != StudyShardFormat {
+		return nil, fmt.Errorf("%s: format %q, want %q", name, f.Format, StudyShardFormat)
+	}
+	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
+		return nil, fmt.Errorf("%s: shard %d of %d is out of range", name, f.Shard, f.Shards)
+	}
+	for i, r := range f.Runs {
+		if r.Run < 0 || r.Run >= f.PlanRuns {
+			return nil, fmt.Errorf("%s: runs[%d]: run %d does not exist (the plan has %d)", name, i, r.Run, f.PlanRuns)
+		}
+	}
+	return &f, nil
+}
+
+// StudyShardSet is the complete set of a study's shards, checked to be of
+// one program, command, flags and plan, ready to merge.
+type StudyShardSet struct {
+	Command    string
+	Args       []string
+	Program    string
+	PlanDigest string
+	Shards     []*StudyShardFile // by index
+	Files      []string          // by index
+}
+
+// CollectStudyShards checks, as CollectShards does for a sweep, that
+// files are the complete shards of one study, and orders them by index.
+func CollectStudyShards(names []string, files []*StudyShardFile) (*StudyShardSet, error) {
+	hs := make([]shardHeader, len(files))
+	for i, f := range files {
+		hs[i] = shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
+	}
+	order, err := collectHeaders(names, hs)
+	if err != nil {
+		return nil, err
+	}
+	first := files[0]
+	set := &StudyShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest}
+	for _, k := range order {
+		set.Shards, set.Files = append(set.Shards, files[k]), append(set.Files, names[k])
+	}
+	return set, nil
+}
+
+// MergeStudy rebuilds a study's results from its shards for p (the
+// command's plan, rebuilt from its recorded flags). It checks that p is
+// the plan the shards ran and that every shard holds exactly the runs
+// AssignStudyShards gives it, so that every run is present once.
+func MergeStudy[R any](set *StudyShardSet, p *StudyPlan, codec StudyCodec[R]) ([]R, error) {
+	if d := p.Digest(); d != set.PlanDigest {
+		return nil, fmt.Errorf("the shards ran plan %s but `%s %s` now expands to plan %s: the trace, a config file or the program's defaults changed since the shards ran",
+			set.PlanDigest, set.Command, strings.Join(set.Args, " "), d)
+	}
+	out := make([]R, len(p.Runs))
+	want := AssignStudyShards(p, len(set.Shards))
+	for k, f := range set.Shards {
+		got := make([]int, len(f.Runs))
+		for j, r := range f.Runs {
+			got[j] = r.Run
+		}
+		if !slices.Equal(got, want[k]) && !(len(got) == 0 && len(want[k]) == 0) {
+			return nil, fmt.Errorf("%s: holds %d runs, not the %d that shard %d/%d is assigned", set.Files[k], len(got), len(want[k]), k, len(set.Shards))
+		}
+		for _, r := range f.Runs {
+			v, err := codec.Decode(r.Result)
+			if err != nil {
+				return nil, fmt.Errorf("%s: run %d (%s): %w", set.Files[k], r.Run, r.Label, err)
+			}
+			out[r.Run] = v
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,93 @@
+package tracestudy
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/trace"
+)
+
+// TestCodecRoundTripIsExact: every result, through the codec that shard
+// files and cache entries use, writes the same summary.json, runs.csv and
+// figure as the computed one; NaN (a class that ran no job) survives.
+func TestCodecRoundTripIsExact(t *testing.T) {
+	w, err := Load("", trace.Options{From: 21_772_800, Until: 21_900_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := append(TraceSpecs([]string{"fifo", "static", "bursar"}), BudgetKnobSpecs([]int{1}, []int{300})...)
+	rs, err := Execute(context.Background(), w, specs, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := false
+	back := make([]Result, len(rs))
+	for i := range rs {
+		b, err := Codec.Encode(&rs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back[i], err = Codec.Decode(b); err != nil {
+			t.Fatal(err)
+		}
+		again, _ := Codec.Encode(&back[i])
+		if !bytes.Equal(b, again) {
+			t.Fatalf("run %d: encoding is not stable:\n%s\n%s", i, b, again)
+		}
+		for _, s := range rs[i].ByClass {
+			nan = nan || math.IsNaN(s.MeanWait)
+		}
+	}
+	if !nan {
+		t.Fatal("no class without jobs: the NaN path is not exercised; widen the specs")
+	}
+	for _, exp := range []string{"trace", "budget-knobs"} {
+		a, b := t.TempDir(), t.TempDir()
+		files, err := Write(a, exp, figures.SVG, Info(w, "x", 0, 0), rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Write(b, exp, figures.SVG, Info(w, "x", 0, 0), back); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			x, _ := os.ReadFile(filepath.Join(a, f))
+			y, _ := os.ReadFile(filepath.Join(b, f))
+			if !bytes.Equal(x, y) {
+				t.Fatalf("%s %s differs after the codec", exp, f)
+			}
+		}
+	}
+}
+
+// The plan's inputs name every knob and the trace's digest; runs with the
+// same inputs share a key, other inputs do not.
+func TestPlanInputsAndCosts(t *testing.T) {
+	w, err := Load("", trace.Options{Until: 21_800_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := SharedInputs(Digest(ExcerptGz()), trace.Options{Until: 21_800_000}, w)
+	a := NewPlan("trace", shared, w, TraceSpecs([]string{"fifo", "budget"}))
+	b := NewPlan("trace", shared, w, TraceSpecs([]string{"budget"}))
+	if a.RunKey(1) != b.RunKey(0) {
+		t.Fatal("the same run in two plans has two keys")
+	}
+	c := NewPlan("trace", SharedInputs(Digest(ExcerptGz()), trace.Options{Until: 21_800_001}, w), w, TraceSpecs([]string{"budget"}))
+	if c.RunKey(0) == b.RunKey(0) {
+		t.Fatal("another window, the same key")
+	}
+	k := BudgetKnobSpecs([]int{1, 3}, []int{0})
+	d := NewPlan("budget-knobs", shared, w, k)
+	if d.RunKey(0) == d.RunKey(1) || d.Runs[0].Label != "budget W=1d m=0s" {
+		t.Fatalf("budget-knobs runs: %q %q", d.RunKey(0), d.Runs[0].Label)
+	}
+	if a.Runs[1].Cost <= a.Runs[0].Cost {
+		t.Fatal("budget costs no more than fifo")
+	}
+}
