@@ -56,6 +56,13 @@
 // slowest; the series run in the order written; without series there is
 // one, named "default".
 //
+// The trace studies have configs of their own (study.go; trace.yaml,
+// budget-knobs.yaml, agents-arrive.yaml, each the command with its
+// defaults): ParseStudy and LoadStudy read what a study replays (trace,
+// window, pool) and which runs it makes (policies; W and m; modes, max_k,
+// stay, seeds) into a StudyConfig, as strictly as a sweep config, for
+// `--config FILE` on those commands, whose flags override the file.
+//
 // Decoding is strict: an unknown key, an unknown knob, a value of the wrong
 // type, a duplicate, a YAML alias, or a value that makes any expanded
 // scenario fail engine's Scenario.Validate is an *Error naming the file, the

@@ -66,26 +66,45 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	window := arriveDefaultWindow
-	if c.IsSet("window") {
-		window = c.String("window")
-	} else if c.IsSet("trace") {
-		window = "0:"
-	}
-	var opt trace.Options
-	if opt.From, opt.Until, err = parseWindow(window); err != nil {
+	cfg, err := studyConfig(c, "agents-arrive")
+	if err != nil {
 		return err
 	}
-	if c.IsSet("pool") {
-		if opt.Pool = c.Int("pool"); opt.Pool < 1 {
-			return fmt.Errorf("--pool must be at least 1, got %d", opt.Pool)
+	var opt trace.Options
+	switch {
+	case c.IsSet("window"):
+		if opt.From, opt.Until, err = parseWindow(c.String("window")); err != nil {
+			return err
+		}
+	case cfg.Window != nil:
+		opt.From, opt.Until = cfg.Window.From, cfg.Window.Until
+	default:
+		// Another trace than the excerpt is replayed whole.
+		window := arriveDefaultWindow
+		if p, _ := studyTrace(c, cfg); p != "" {
+			window = "0:"
+		}
+		if opt.From, opt.Until, err = parseWindow(window); err != nil {
+			return err
 		}
 	}
-	names, err := parsePolicies(c)
+	if err := studyPool(c, cfg, &opt); err != nil {
+		return err
+	}
+	names, err := studyPolicies(c, cfg)
 	if err != nil {
 		return err
 	}
 	maxK, stay, nSeeds := c.Int("max-k"), c.Int("stay"), c.Int("seeds")
+	for _, v := range []struct {
+		flag string
+		cfg  *int
+		dst  *int
+	}{{"max-k", cfg.MaxK, &maxK}, {"stay", cfg.Stay, &stay}, {"seeds", cfg.Seeds, &nSeeds}} {
+		if !c.IsSet(v.flag) && v.cfg != nil {
+			*v.dst = *v.cfg
+		}
+	}
 	switch {
 	case maxK < 0:
 		return fmt.Errorf("--max-k must not be negative, got %d", maxK)
@@ -94,9 +113,13 @@ func runAgentsArrive(c *cli.Context) error {
 	case nSeeds < 1:
 		return fmt.Errorf("--seeds must be at least 1, got %d", nSeeds)
 	}
-	modes := []string{arrive.ModeMetered}
-	if !c.Bool("metered") {
-		modes = nil
+	var modes []string
+	switch {
+	case c.Bool("metered"):
+		modes = []string{arrive.ModeMetered}
+	case !c.IsSet("modes") && cfg.Modes != nil:
+		modes = cfg.Modes
+	default:
 		for _, m := range strings.Split(c.String("modes"), ",") {
 			m = strings.TrimSpace(m)
 			if m != arrive.ModeSite && m != arrive.ModeMetered {
@@ -109,7 +132,7 @@ func runAgentsArrive(c *cli.Context) error {
 	for i := range seeds {
 		seeds[i] = int64(i + 1)
 	}
-	path := c.String("trace")
+	path, name := studyTrace(c, cfg)
 	w, err := tracestudy.Load(path, opt)
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
@@ -124,10 +147,7 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := c.String("out")
-	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool")) {
-		out = "results/agents-arrive-custom"
-	}
+	out := studyOut(c, "agents-arrive")
 	specs := arrive.Specs(names, modes, maxK, seeds)
 	st := arrive.Stay{Stay: stay}
 	plan := arrive.NewPlan(arrive.SharedInputs(tracestudy.Digest(content), opt, w, st), w, specs)
@@ -151,10 +171,6 @@ func runAgentsArrive(c *cli.Context) error {
 	})
 	if err != nil || rs == nil { // nil results: a shard, written
 		return err
-	}
-	name := tracestudy.ExcerptName
-	if path != "" {
-		name = path
 	}
 	files, err := arrive.Write(out, format, tracestudy.Info(w, name, opt.From, opt.Until), st, rs)
 	if err != nil {

@@ -46,7 +46,7 @@ func commandOut(command string, args []string) string {
 		if cmd.Name == "trace" || cmd.Name == "budget-knobs" || cmd.Name == "agents-arrive" {
 			for _, a := range args {
 				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-				if strings.HasPrefix(a, "-") && (name == "trace" || name == "window" || name == "pool") {
+				if strings.HasPrefix(a, "-") && (name == "trace" || name == "window" || name == "pool" || name == "config") {
 					return filepath.Join("results", command+"-custom")
 				}
 			}

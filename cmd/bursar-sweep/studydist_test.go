@@ -179,3 +179,73 @@ func TestSlurmScriptSplitsTraceStudies(t *testing.T) {
 	assert.Contains(t, out, "trace")
 	assert.Contains(t, out, "--policies")
 }
+
+// shardDigest runs shard 9999 of 10000 of a study (no run: the study has
+// fewer) and returns the plan digest its shard file records.
+func shardDigest(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := runSweepApp(t, append(args, "--quiet", "--shard", "9999/10000", "--out", dir)...)
+	require.NoError(t, err, out)
+	var f struct {
+		PlanDigest string `json:"plan_digest"`
+		Runs       []any  `json:"runs"`
+	}
+	readJSONFile(t, filepath.Join(dir, "shard-9999-of-10000.json"), &f)
+	require.Empty(t, f.Runs)
+	return f.PlanDigest
+}
+
+// TestCommittedStudyConfigsAreTheDefaults: configs/<study>.yaml is the
+// command with its defaults, run for run (the same plan digest: the same
+// trace, window, pool and runs in the same order).
+func TestCommittedStudyConfigsAreTheDefaults(t *testing.T) {
+	for _, cmd := range []string{"trace", "budget-knobs", "agents-arrive"} {
+		cfg := filepath.Join("..", "..", "configs", cmd+".yaml")
+		assert.Equal(t, shardDigest(t, cmd), shardDigest(t, cmd, "--config", cfg), cmd)
+	}
+	// And a flag still overrides the file.
+	assert.NotEqual(t, shardDigest(t, "trace"), shardDigest(t, "trace", "--config", filepath.Join("..", "..", "configs", "trace.yaml"), "--policy", "fifo"))
+}
+
+// TestStudyConfigWithFlagsOnTop: a config's trace is read relative to its
+// folder and named as written; its values replace the defaults; flags
+// replace its values; a config of another study is refused.
+func TestStudyConfigWithFlagsOnTop(t *testing.T) {
+	dir := t.TempDir()
+	swf, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "SDSC-SP2-1998-4.2-cln.days252-280.swf"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "logs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "logs", "sp2.swf"), swf, 0o644))
+	cfg := filepath.Join(dir, "aa.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("experiment: agents-arrive\ntrace: logs/sp2.swf\n"+
+		"window: {from: 21772800, until: 21859200}\npolicies: [fifo]\nmodes: [site]\nmax_k: 1\nstay: 1200\nseeds: 1\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	console, err := runSweepApp(t, "agents-arrive", "--config", cfg, "--policies", "fifo,static", "--quiet", "--out", out)
+	require.NoError(t, err, console)
+	var sum struct {
+		Trace struct {
+			Name  string `json:"name"`
+			From  int64  `json:"window_from"`
+			Until int64  `json:"window_until"`
+		} `json:"trace"`
+		Runs []struct {
+			Policy string `json:"policy"`
+			Mode   string `json:"mode"`
+			K      int    `json:"k"`
+		} `json:"runs"`
+	}
+	readJSONFile(t, filepath.Join(out, "summary.json"), &sum)
+	assert.Equal(t, "logs/sp2.swf", sum.Trace.Name)
+	assert.Equal(t, int64(21772800), sum.Trace.From)
+	assert.Equal(t, int64(21859200), sum.Trace.Until)
+	require.Len(t, sum.Runs, 4, "fifo and static (the flag) × site × k 0, 1")
+	assert.Equal(t, "static", sum.Runs[3].Policy)
+	assert.Equal(t, "site", sum.Runs[3].Mode)
+
+	_, err = runSweepApp(t, "trace", "--config", cfg, "--quiet", "--out", out)
+	require.ErrorContains(t, err, "is a config of agents-arrive, not of trace")
+	require.NoError(t, os.WriteFile(cfg, []byte("experiment: trace\npool: -1\n"), 0o644))
+	_, err = runSweepApp(t, "trace", "--config", cfg, "--quiet", "--out", out)
+	require.ErrorContains(t, err, cfg+":2: pool: want a whole number from 1")
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/policies"
@@ -55,6 +56,7 @@ func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
 		&cli.StringFlag{Name: "out", Usage: "output `FOLDER`", Value: defaultOut, DefaultText: defaultOut + " (results/<command>-custom with --trace, --window or --pool)"},
 		&cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
+		&cli.StringFlag{Name: "config", Usage: "study config `FILE` (configs/<command>.yaml says what it may set); flags override it"},
 	}
 	flags = append(flags, distFlags()...)
 	if withPolicies {
@@ -80,6 +82,68 @@ func parseWindow(s string) (from, until int64, err error) {
 		}
 	}
 	return from, until, nil
+}
+
+// studyConfig reads --config, a trace study's config (configs.StudyConfig)
+// for experiment; without --config, an empty one (every value the
+// command's default).
+func studyConfig(c *cli.Context, experiment string) (*configs.StudyConfig, error) {
+	if !c.IsSet("config") {
+		return &configs.StudyConfig{Experiment: experiment}, nil
+	}
+	cfg, err := configs.LoadStudy(c.String("config"))
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	if cfg.Experiment != experiment {
+		return nil, fmt.Errorf("--config: %s is a config of %s, not of %s", cfg.File, cfg.Experiment, experiment)
+	}
+	return cfg, nil
+}
+
+// studyTrace is the log to read and the name outputs give it: --trace,
+// else the config's trace (read relative to the config's folder, named as
+// the config writes it), else "" and the embedded excerpt's name.
+func studyTrace(c *cli.Context, cfg *configs.StudyConfig) (path, name string) {
+	switch {
+	case c.IsSet("trace"):
+		return c.String("trace"), c.String("trace")
+	case cfg.Trace != "":
+		return cfg.Trace, cfg.TraceName
+	}
+	return "", tracestudy.ExcerptName
+}
+
+// studyPool sets opt.Pool from --pool, else the config's pool.
+func studyPool(c *cli.Context, cfg *configs.StudyConfig, opt *trace.Options) error {
+	switch {
+	case c.IsSet("pool"):
+		if opt.Pool = c.Int("pool"); opt.Pool < 1 {
+			return fmt.Errorf("--pool must be at least 1, got %d", opt.Pool)
+		}
+	case cfg.Pool != nil:
+		opt.Pool = *cfg.Pool
+	}
+	return nil
+}
+
+// studyPolicies is --policies or --policy, else the config's policies,
+// else all of them.
+func studyPolicies(c *cli.Context, cfg *configs.StudyConfig) ([]string, error) {
+	if !c.IsSet("policies") && !c.IsSet("policy") && cfg.Policies != nil {
+		return cfg.Policies, nil
+	}
+	return parsePolicies(c)
+}
+
+// studyOut is --out, else results/<experiment>-custom when the trace, the
+// window or the pool is not the default one (a flag or --config), else
+// the command's default folder.
+func studyOut(c *cli.Context, experiment string) string {
+	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool") || c.IsSet("config")) {
+		return "results/" + experiment + "-custom"
+	}
+	return c.String("out")
 }
 
 // parsePolicies reads --policies / --policy.
@@ -121,28 +185,40 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
+	cfg, err := studyConfig(c, experiment)
+	if err != nil {
+		return err
+	}
 	var opt trace.Options
-	if c.IsSet("window") {
+	switch {
+	case c.IsSet("window"):
 		if opt.From, opt.Until, err = parseWindow(c.String("window")); err != nil {
 			return err
 		}
+	case cfg.Window != nil:
+		opt.From, opt.Until = cfg.Window.From, cfg.Window.Until
 	}
-	if c.IsSet("pool") {
-		if opt.Pool = c.Int("pool"); opt.Pool < 1 {
-			return fmt.Errorf("--pool must be at least 1, got %d", opt.Pool)
-		}
+	if err := studyPool(c, cfg, &opt); err != nil {
+		return err
 	}
 	var specs []tracestudy.Spec
 	if experiment == "budget-knobs" {
-		specs = tracestudy.BudgetKnobSpecs(tracestudy.BudgetWindows, tracestudy.BudgetMinRuntimes)
+		windows, mins := tracestudy.BudgetWindows, tracestudy.BudgetMinRuntimes
+		if cfg.WindowsDays != nil {
+			windows = cfg.WindowsDays
+		}
+		if cfg.MinRuntimes != nil {
+			mins = cfg.MinRuntimes
+		}
+		specs = tracestudy.BudgetKnobSpecs(windows, mins)
 	} else {
-		names, err := parsePolicies(c)
+		names, err := studyPolicies(c, cfg)
 		if err != nil {
 			return err
 		}
 		specs = tracestudy.TraceSpecs(names)
 	}
-	path := c.String("trace")
+	path, name := studyTrace(c, cfg)
 	w, err := tracestudy.Load(path, opt)
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
@@ -157,10 +233,7 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if err != nil {
 		return err
 	}
-	out := c.String("out")
-	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool")) {
-		out = "results/" + experiment + "-custom"
-	}
+	out := studyOut(c, experiment)
 	plan := tracestudy.NewPlan(experiment, tracestudy.SharedInputs(tracestudy.Digest(content), opt, w), w, specs)
 	opt2 := sweep.StudyOptions{Workers: workers}
 	stderr := sweepStderr(c)
@@ -177,10 +250,6 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	})
 	if err != nil || rs == nil { // nil results: a shard, written
 		return err
-	}
-	name := tracestudy.ExcerptName
-	if path != "" {
-		name = path
 	}
 	files, err := tracestudy.Write(out, experiment, format, tracestudy.Info(w, name, opt.From, opt.Until), rs)
 	if err != nil {

@@ -1,0 +1,286 @@
+package configs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"gopkg.in/yaml.v3"
+)
+
+// The trace studies' configs (trace.yaml, budget-knobs.yaml,
+// agents-arrive.yaml; `--config FILE` on those commands): what a study
+// replays and which runs it makes. Every key but experiment is optional;
+// a key left out keeps the command's default, and a command-line flag
+// overrides the file.
+//
+//	experiment: agents-arrive   # required: trace, budget-knobs or agents-arrive, the command's own
+//	description: free text
+//	trace: logs/SDSC-SP2.swf.gz # an SWF log, plain or gzip, relative to the config's folder
+//	window: {from: 21772800, until: 21945600}  # seconds after the log's start; until may be left out
+//	pool: 128                   # GPUs (default: the log's MaxProcs)
+//	policies: [fifo, bursar]    # trace, agents-arrive
+//	windows_days: [1, 3, 7, 14] # budget-knobs: W
+//	min_runtimes_s: [0, 300]    # budget-knobs: m
+//	modes: [site, metered]      # agents-arrive
+//	max_k: 8                    # agents-arrive
+//	stay: 21600                 # agents-arrive: seconds
+//	seeds: 3                    # agents-arrive: task seeds 1 … N
+//
+// Decoding is as strict as a sweep config's: an unknown key (or one the
+// experiment does not take), a duplicate, a value of the wrong type or out
+// of range, a YAML alias or a second document is an *Error naming the
+// file, the line and the key.
+
+// Study experiments and the keys each takes beside the common ones.
+var studyKeys = map[string][]string{
+	"trace":         {"policies"},
+	"budget-knobs":  {"windows_days", "min_runtimes_s"},
+	"agents-arrive": {"policies", "modes", "max_k", "stay", "seeds"},
+}
+
+var studyCommonKeys = []string{"experiment", "description", "trace", "window", "pool"}
+
+// StudyExperiments are the trace studies a StudyConfig may name.
+var StudyExperiments = []string{"trace", "budget-knobs", "agents-arrive"}
+
+// StudyModes are the agents-arrive modes (arrive.ModeSite, ModeMetered).
+var StudyModes = []string{"site", "metered"}
+
+// Window is a window of a trace: the jobs submitted in [From, Until)
+// seconds after the log's start; Until 0 means no end.
+type Window struct {
+	From, Until int64
+}
+
+// StudyConfig is a parsed trace-study config; a nil field or list was not
+// set.
+type StudyConfig struct {
+	File        string
+	Experiment  string
+	Description string
+	// Trace is the log's path as resolved (relative to the config's
+	// folder when the file gives a relative one); "" when not set.
+	// TraceName is the path as the file writes it, the name outputs give
+	// (the same however the config's own path was written).
+	Trace, TraceName string
+	Window           *Window
+	Pool             *int
+	Policies         []string
+	// budget-knobs
+	WindowsDays, MinRuntimes []int
+	// agents-arrive
+	Modes      []string
+	MaxK, Stay *int
+	Seeds      *int
+}
+
+// LoadStudy reads and parses a trace-study config file.
+func LoadStudy(path string) (*StudyConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseStudy(path, data)
+}
+
+// Bounds of a study config's numbers: the limits a typo should hit long
+// before it exhausts the machine.
+const (
+	maxStudyK     = 64
+	maxStudySeeds = 1000
+	maxStudyList  = 100
+)
+
+// ParseStudy decodes a trace-study config strictly; file is the name
+// errors give and the folder a relative trace path is under.
+func ParseStudy(file string, data []byte) (*StudyConfig, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment and the study's keys)"}
+		}
+		return nil, yamlError(file, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, &Error{File: file, Line: next.Line, Msg: "a second YAML document starts here; a config is one document"}
+	case !errors.Is(err, io.EOF):
+		return nil, yamlError(file, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment and the study's keys)"}
+	}
+	p := &parser{file: file}
+	if err := p.noAliases(&doc); err != nil {
+		return nil, err
+	}
+	root := doc.Content[0]
+	c := &StudyConfig{File: file}
+	// The experiment first, wherever it is written: it says which keys
+	// the file may have.
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value != "experiment" {
+				continue
+			}
+			v := root.Content[i+1]
+			name, err := p.str(v, "experiment")
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := studyKeys[name]; !ok {
+				return nil, p.errAt(v, "experiment", "%q is not a trace study%s (want %s)", name, suggest(name, StudyExperiments), strings.Join(StudyExperiments, ", "))
+			}
+			c.Experiment = name
+		}
+	}
+	allowed := append(append([]string{}, studyCommonKeys...), studyKeys[c.Experiment]...)
+	err := p.mapping(root, "", allowed, func(key string, _, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "experiment":
+			// Read above.
+		case "description":
+			c.Description, err = p.str(v, key)
+		case "trace":
+			var path string
+			if path, err = p.str(v, key); err == nil {
+				if path == "" {
+					return p.errAt(v, key, "the path is empty (leave trace out for the embedded excerpt)")
+				}
+				c.TraceName = path
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(filepath.Dir(file), path)
+				}
+				c.Trace = path
+			}
+		case "window":
+			c.Window, err = p.window(v, key)
+		case "pool":
+			c.Pool, err = p.intIn(v, key, 1, math.MaxInt32)
+		case "policies":
+			c.Policies, err = p.names(v, key, policies.Names)
+		case "modes":
+			c.Modes, err = p.names(v, key, StudyModes)
+		case "windows_days":
+			c.WindowsDays, err = p.ints(v, key, 1, 3650)
+		case "min_runtimes_s":
+			c.MinRuntimes, err = p.ints(v, key, 0, 365*86400)
+		case "max_k":
+			c.MaxK, err = p.intIn(v, key, 0, maxStudyK)
+		case "stay":
+			c.Stay, err = p.intIn(v, key, 2, math.MaxInt32)
+		case "seeds":
+			c.Seeds, err = p.intIn(v, key, 1, maxStudySeeds)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.Experiment == "" {
+		return nil, p.errAt(root, "experiment", "missing: every config names its study (experiment: %s)", strings.Join(StudyExperiments, " | "))
+	}
+	return c, nil
+}
+
+// intIn reads a whole number in [lo, hi].
+func (p *parser) intIn(n *yaml.Node, key string, lo, hi int64) (*int, error) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return nil, p.errAt(n, key, "want a whole number, got %s", describe(n))
+	}
+	var x int64
+	if n.Decode(&x) != nil || x < lo || x > hi {
+		return nil, p.errAt(n, key, "want a whole number from %d to %d, got %s", lo, hi, n.Value)
+	}
+	v := int(x)
+	return &v, nil
+}
+
+// ints reads a non-empty list of distinct whole numbers in [lo, hi].
+func (p *parser) ints(n *yaml.Node, key string, lo, hi int64) ([]int, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errAt(n, key, "want a list [a, b, …], got %s", describe(n))
+	}
+	if len(n.Content) == 0 || len(n.Content) > maxStudyList {
+		return nil, p.errAt(n, key, "want 1 to %d values, got %d", maxStudyList, len(n.Content))
+	}
+	out := make([]int, 0, len(n.Content))
+	lines := map[int]int{}
+	for i, item := range n.Content {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		x, err := p.intIn(item, ikey, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		if line, dup := lines[*x]; dup {
+			return nil, p.errAt(item, ikey, "%d is listed twice (also line %d)", *x, line)
+		}
+		lines[*x] = item.Line
+		out = append(out, *x)
+	}
+	return out, nil
+}
+
+// names reads a non-empty list of distinct names, each one of known.
+func (p *parser) names(n *yaml.Node, key string, known []string) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errAt(n, key, "want a list [a, b, …] of %s, got %s", strings.Join(known, ", "), describe(n))
+	}
+	if len(n.Content) == 0 {
+		return nil, p.errAt(n, key, "the list is empty (leave %s out for all of them)", key)
+	}
+	var out []string
+	for i, item := range n.Content {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		s, err := p.str(item, ikey)
+		if err != nil {
+			return nil, err
+		}
+		if !contains(known, s) {
+			return nil, p.errAt(item, ikey, "unknown %q%s (want some of %s)", s, suggest(s, known), strings.Join(known, ", "))
+		}
+		if contains(out, s) {
+			return nil, p.errAt(item, ikey, "%q is listed twice", s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// window reads {from: S, until: E}: E (optional) after S.
+func (p *parser) window(n *yaml.Node, key string) (*Window, error) {
+	w := &Window{}
+	var haveFrom bool
+	err := p.mapping(n, key, []string{"from", "until"}, func(name string, _, v *yaml.Node) error {
+		x, err := p.intIn(v, join(key, name), 0, math.MaxInt64)
+		if err != nil {
+			return err
+		}
+		if name == "from" {
+			haveFrom, w.From = true, int64(*x)
+		} else {
+			w.Until = int64(*x)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !haveFrom {
+		return nil, p.errAt(n, join(key, "from"), "missing: a window starts somewhere (from: 0 for the log's start)")
+	}
+	if w.Until != 0 && w.Until <= w.From {
+		return nil, p.errAt(n, join(key, "until"), "must be after from (%d), got %d", w.From, w.Until)
+	}
+	return w, nil
+}

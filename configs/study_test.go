@@ -1,0 +1,126 @@
+package configs
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The committed study configs parse, each as its own experiment.
+func TestCommittedStudyConfigsParse(t *testing.T) {
+	for _, name := range StudyExperiments {
+		c, err := LoadStudy(name + ".yaml")
+		require.NoError(t, err, name)
+		assert.Equal(t, name, c.Experiment)
+	}
+	c, err := LoadStudy("agents-arrive.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, &Window{21772800, 21945600}, c.Window)
+	assert.Equal(t, []string{"site", "metered"}, c.Modes)
+	assert.Equal(t, 8, *c.MaxK)
+	assert.Equal(t, 21600, *c.Stay)
+	assert.Equal(t, 3, *c.Seeds)
+	assert.Nil(t, c.Pool)
+	c, err = LoadStudy("budget-knobs.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 3, 7, 14}, c.WindowsDays)
+	assert.Equal(t, []int{0, 300, 3600, 14400}, c.MinRuntimes)
+}
+
+// A relative trace path is read from the config's folder and named as
+// written.
+func TestStudyConfigTracePath(t *testing.T) {
+	c, err := ParseStudy(filepath.Join("some", "dir", "t.yaml"), []byte("experiment: trace\ntrace: logs/x.swf\n"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join("some", "dir", "logs", "x.swf"), c.Trace)
+	assert.Equal(t, "logs/x.swf", c.TraceName)
+	c, err = ParseStudy("t.yaml", []byte("experiment: trace\ntrace: /abs/x.swf.gz\nwindow: {from: 5}\npool: 64\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "/abs/x.swf.gz", c.Trace)
+	assert.Equal(t, &Window{5, 0}, c.Window)
+	assert.Equal(t, 64, *c.Pool)
+}
+
+// Every mistake names the file, the line and the key.
+func TestStudyConfigErrors(t *testing.T) {
+	for src, want := range map[string]string{
+		"":                                       "s.yaml: the config is empty",
+		"trace: x\n":                             "s.yaml:1: experiment: missing",
+		"experiment: trace\nexperiment: trace\n": "s.yaml:2: experiment: key given twice (first at line 1)",
+		"experiment: tarce\n":                    `s.yaml:1: experiment: "tarce" is not a trace study; did you mean "trace"?`,
+		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies)",
+		"experiment: trace\npolices: [fifo]\n":   `s.yaml:2: polices: unknown key; did you mean "policies"?`,
+		"experiment: trace\npolicies: [fifo, fcfs]\n":            `s.yaml:2: policies[1]: unknown "fcfs"`,
+		"experiment: trace\npolicies: [fifo, fifo]\n":            `s.yaml:2: policies[1]: "fifo" is listed twice`,
+		"experiment: trace\npolicies: []\n":                      "s.yaml:2: policies: the list is empty",
+		"experiment: trace\npolicies: fifo\n":                    "s.yaml:2: policies: want a list",
+		"experiment: trace\npool: 0\n":                           "s.yaml:2: pool: want a whole number from 1",
+		"experiment: trace\npool: 12.5\n":                        "s.yaml:2: pool: want a whole number, got 12.5",
+		"experiment: trace\ntrace: \"\"\n":                       "s.yaml:2: trace: the path is empty",
+		"experiment: trace\nwindow: {until: 5}\n":                "s.yaml:2: window.from: missing",
+		"experiment: trace\nwindow: {from: 9, until: 5}\n":       "s.yaml:2: window.until: must be after from (9), got 5",
+		"experiment: trace\nwindow: {from: -1}\n":                "s.yaml:2: window.from: want a whole number from 0",
+		"experiment: trace\nwindow: {from: 0, end: 5}\n":         `s.yaml:2: window.end: unknown key`,
+		"experiment: trace\nwindow: 0:5\n":                       "s.yaml:2: window: want a mapping",
+		"experiment: budget-knobs\nwindows_days: [1, 0]\n":       "s.yaml:2: windows_days[1]: want a whole number from 1 to 3650, got 0",
+		"experiment: budget-knobs\nmin_runtimes_s: [300, 300]\n": "s.yaml:2: min_runtimes_s[1]: 300 is listed twice (also line 2)",
+		"experiment: budget-knobs\npolicies: [budget]\n":         "s.yaml:2: policies: unknown key",
+		"experiment: agents-arrive\nmodes: [site, both]\n":       `s.yaml:2: modes[1]: unknown "both"`,
+		"experiment: agents-arrive\nmax_k: 65\n":                 "s.yaml:2: max_k: want a whole number from 0 to 64",
+		"experiment: agents-arrive\nstay: 1\n":                   "s.yaml:2: stay: want a whole number from 2",
+		"experiment: agents-arrive\nseeds: [1, 2]\n":             "s.yaml:2: seeds: want a whole number, got a list",
+		"experiment: trace\n---\nexperiment: trace\n":            "s.yaml:2: a second YAML document starts here",
+		"experiment: &e trace\ndescription: *e\n":                "s.yaml:2: YAML aliases (*e) are not supported",
+		"experiment: trace\n  pool: [\n":                         "s.yaml:2: invalid YAML",
+		"- experiment: trace\n":                                  "s.yaml:1: want a mapping",
+	} {
+		_, err := ParseStudy("s.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want, src)
+		var ce *Error
+		assert.True(t, errors.As(err, &ce), "%q: %T is not a *configs.Error", src, err)
+	}
+}
+
+// FuzzParseStudy: any input is a StudyConfig or an error naming the file,
+// never a panic; what parses names a study and only keys it takes.
+func FuzzParseStudy(f *testing.F) {
+	for _, name := range StudyExperiments {
+		src, err := embedded.ReadFile(name + ".yaml")
+		require.NoError(f, err)
+		f.Add(src)
+	}
+	f.Add([]byte("experiment: trace\ntrace: x.swf\nwindow: {from: 1, until: 2}\npool: 3\n"))
+	f.Add([]byte("{experiment: budget-knobs, windows_days: [1, 2], min_runtimes_s: [0]}"))
+	f.Add([]byte("experiment: agents-arrive\nmodes: [metered]\nmax_k: 0\nstay: 2\nseeds: 1000\n"))
+	f.Add([]byte("experiment: trace\nwindow: {from: 9223372036854775807}\n"))
+	f.Add([]byte("experiment: trace\npolicies: [fifo, 7, null]\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		c, err := ParseStudy("fuzz.yaml", src)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if _, ok := studyKeys[c.Experiment]; !ok {
+			t.Fatalf("parsed a config of %q", c.Experiment)
+		}
+		if c.Experiment != "budget-knobs" && (c.WindowsDays != nil || c.MinRuntimes != nil) {
+			t.Fatal("budget-knobs keys on another study")
+		}
+		if c.Experiment != "agents-arrive" && (c.Modes != nil || c.MaxK != nil || c.Stay != nil || c.Seeds != nil) {
+			t.Fatal("agents-arrive keys on another study")
+		}
+		if w := c.Window; w != nil && (w.From < 0 || (w.Until != 0 && w.Until <= w.From)) {
+			t.Fatalf("window %+v accepted", *w)
+		}
+		if c.Pool != nil && *c.Pool < 1 {
+			t.Fatalf("pool %d accepted", *c.Pool)
+		}
+	})
+}
