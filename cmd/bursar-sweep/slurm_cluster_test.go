@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSlurmClusterShardsMatchOneProcess runs `paper` for real through a
-// one-node Slurm cluster on localhost (scripts/slurm-local.sh): the
-// script from slurm-script is submitted with sbatch, its 3 array tasks
-// each run a shard, the dependent merge job writes the outputs, and these
-// must equal those of one process byte for byte. It logs both wall times.
+// TestSlurmClusterShardsMatchOneProcess runs `paper` and then a small
+// `trace` for real through a one-node Slurm cluster on localhost
+// (scripts/slurm-local.sh): the script from slurm-script is submitted with
+// sbatch, its array tasks (3 for paper, 4 for trace) each run a shard,
+// the dependent merge job writes the outputs, and these must equal those
+// of one process byte for byte. It logs the wall times.
 // It needs root and Debian's slurmctld, slurmd, slurm-client and munge,
 // so it runs only with BURSAR_SLURM=1 (.ci/run sets it and installs them).
 func TestSlurmClusterShardsMatchOneProcess(t *testing.T) {
@@ -61,40 +63,56 @@ func TestSlurmClusterShardsMatchOneProcess(t *testing.T) {
 		}
 	})
 
-	flags := []string{"paper", "--quiet"}
-	whole := filepath.Join(dir, "whole")
-	start = time.Now()
-	run(bin, append(flags, "--out", whole)...)
-	oneProcess := time.Since(start)
+	// viaSlurm runs command with flags in one process and as a job array
+	// of shards tasks with its merge job, compares files byte for byte,
+	// and returns both wall times.
+	viaSlurm := func(command string, flags []string, shards int, files ...string) (oneProcess, viaSlurm time.Duration) {
+		t.Helper()
+		flags = append([]string{command, "--quiet"}, flags...)
+		whole := filepath.Join(dir, command+"-whole")
+		start := time.Now()
+		run(bin, append(flags, "--out", whole)...)
+		oneProcess = time.Since(start)
 
-	sharded := filepath.Join(dir, "sharded")
-	jobScript := run(bin, append([]string{"slurm-script", "--shards", "3", "--workdir", dir}, append(flags, "--out", sharded)...)...)
-	jobFile := filepath.Join(dir, "paper.sbatch")
-	require.NoError(t, os.WriteFile(jobFile, []byte(jobScript), 0o644))
-	start = time.Now()
-	// Poll squeue rather than sbatch --wait, whose own polling backs off
-	// to several seconds and would be most of what is measured. The merge
-	// job is submitted by array task 0, so it is in the queue before the
-	// array has left it.
-	run("sbatch", "--parsable", jobFile)
-	deadline := time.Now().Add(3 * time.Minute)
-	for strings.TrimSpace(run("squeue", "-h", "-n", "bursar-paper,bursar-paper-merge", "-o", "%i")) != "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs are still queued after 3 minutes:\n%s", run("squeue"))
+		sharded := filepath.Join(dir, command+"-sharded")
+		jobScript := run(bin, append([]string{"slurm-script", "--shards", strconv.Itoa(shards), "--workdir", dir}, append(flags, "--out", sharded)...)...)
+		jobFile := filepath.Join(dir, command+".sbatch")
+		require.NoError(t, os.WriteFile(jobFile, []byte(jobScript), 0o644))
+		start = time.Now()
+		// Poll squeue rather than sbatch --wait, whose own polling backs
+		// off to several seconds and would be most of what is measured.
+		// The merge job is submitted by array task 0, so it is in the
+		// queue before the array has left it.
+		run("sbatch", "--parsable", jobFile)
+		deadline := time.Now().Add(3 * time.Minute)
+		job := "bursar-" + command
+		for strings.TrimSpace(run("squeue", "-h", "-n", job+","+job+"-merge", "-o", "%i")) != "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("jobs are still queued after 3 minutes:\n%s", run("squeue"))
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	viaSlurm := time.Since(start)
-	if _, err := os.Stat(filepath.Join(sharded, "summary.json")); err != nil {
-		logs, _ := filepath.Glob(filepath.Join(dir, "bursar-paper-*.out"))
-		var b bytes.Buffer
-		for _, l := range logs {
-			data, _ := os.ReadFile(l)
-			fmt.Fprintf(&b, "== %s\n%s\n", l, data)
+		viaSlurm = time.Since(start)
+		if _, err := os.Stat(filepath.Join(sharded, "summary.json")); err != nil {
+			logs, _ := filepath.Glob(filepath.Join(dir, job+"-*.out"))
+			var b bytes.Buffer
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				fmt.Fprintf(&b, "== %s\n%s\n", l, data)
+			}
+			t.Fatalf("the merge wrote no summary.json: %v\n%s", err, b.String())
 		}
-		t.Fatalf("the merge wrote no summary.json: %v\n%s", err, b.String())
+		assertSameFiles(t, whole, sharded, files...)
+		return oneProcess, viaSlurm
 	}
-	assertSameFiles(t, whole, sharded, mergedFiles...)
+
+	one, slurm := viaSlurm("paper", nil, 3, mergedFiles...)
 	t.Logf("paper (105 runs): one process (2 workers) %.2f s; 3 Slurm array tasks (1 CPU each) and the merge job %.2f s from submit to outputs",
-		oneProcess.Seconds(), viaSlurm.Seconds())
+		one.Seconds(), slurm.Seconds())
+	// A trace study's shard set: four policies on three days of the
+	// embedded excerpt, 4 array tasks.
+	one, slurm = viaSlurm("trace", []string{"--window", "21772800:22000000", "--policies", "fifo,static,quota,bursar"}, 4,
+		"summary.json", "runs.csv", "fig_trace.png")
+	t.Logf("trace (4 policies, 3 days): one process (2 workers) %.2f s; 4 Slurm array tasks and the merge job %.2f s from submit to outputs",
+		one.Seconds(), slurm.Seconds())
 }
