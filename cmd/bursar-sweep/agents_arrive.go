@@ -47,7 +47,8 @@ func arriveCommand() *cli.Command {
 		Description: "studies.md §3.3, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order, cycling)\n" +
 			"arrive on a trace replay, their GPU quantities scaled by pool/512, and act for --stay seconds;\n" +
 			"per policy and mode, the trace users' mean bounded slowdown and p95 wait against k, with 95 %\n" +
-			"intervals over task seeds. Writes summary.json, runs.csv, fig_agents_arrive and manifest.json.",
+			"intervals over task seeds. Writes summary.json, runs.csv, fig_agents_arrive and manifest.json.\n" +
+			studyDistHelp("agents-arrive"),
 		Flags:  flags,
 		Action: runAgentsArrive,
 	}

@@ -154,15 +154,16 @@ func (d *distSetup) finish(c *cli.Context, st *sweepSetup, label string, opt *sw
 func mergeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "merge",
-		Usage:     "merge the shard files of a sweep run with --shard into its outputs",
+		Usage:     "merge the shard files of a sweep or trace study run with --shard into its outputs",
 		ArgsUsage: "DIR|FILE…",
 		Description: "Reads the shard files (shard-I-of-N.json) in the given folders (or the files given),\n" +
 			"checks that they are the complete shards of one sweep (one program build, one command\n" +
 			"and flags, one plan; every shard once; a missing one is named), then replays the\n" +
 			"sweep command with the shards' runs instead of computing them: the same tables,\n" +
 			"summary.json, runs.csv, runs.parquet, latencies.json and figures as the unsharded\n" +
-			"command, byte for byte. Config files named by --config must still be where (and what)\n" +
-			"they were.\n\n" +
+			"command, byte for byte. The trace studies (trace, budget-knobs, agents-arrive) merge\n" +
+			"the same way. Config files named by --config, and a trace named by --trace (relative\n" +
+			"to the folder merge runs in), must still be where (and what) they were.\n\n" +
 			"Example:\n" +
 			"   for i in 0 1 2; do bursar-sweep paper --shard $i/3 --out /tmp/shards & done; wait\n" +
 			"   bursar-sweep merge --out results/paper /tmp/shards",

@@ -30,7 +30,8 @@ func traceCommands() []*cli.Command {
 				"its submit time, never expiring, run until every job has finished (trace.Replay). Prints a\n" +
 				"table and writes summary.json, runs.csv, fig_trace (the CDF of bounded slowdown, mean wait,\n" +
 				"utilization and Jain's index per policy) and manifest.json. The default trace is the\n" +
-				"embedded 28-day SDSC-SP2 excerpt; --trace FILE reads any SWF log, plain or gzip.",
+				"embedded 28-day SDSC-SP2 excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
+				studyDistHelp("trace"),
 			Flags:  traceFlags("results/trace", true),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "trace") },
 		},
@@ -40,7 +41,7 @@ func traceCommands() []*cli.Command {
 			Description: "The study a site runs before changing its lookback window (studies.md §5): the budget\n" +
 				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
 				"class), with the trace's groups as the hierarchy. Writes summary.json, runs.csv,\n" +
-				"fig_budget_knobs and manifest.json.",
+				"fig_budget_knobs and manifest.json.\n" + studyDistHelp("budget-knobs"),
 			Flags:  traceFlags("results/trace/budget-knobs", false),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "budget-knobs") },
 		},
@@ -82,6 +83,14 @@ func parseWindow(s string) (from, until int64, err error) {
 		}
 	}
 	return from, until, nil
+}
+
+// studyDistHelp is the help text of a trace study's --config, --shard and
+// --cache.
+func studyDistHelp(command string) string {
+	return "--config FILE reads a study config (configs/" + command + ".yaml is this command's defaults;\n" +
+		"flags override it). --shard I/N, --cache DIR and `bursar-sweep merge` work as for the\n" +
+		"sweeps (docs/cluster.md); slurm-script runs the study as a job array."
 }
 
 // studyConfig reads --config, a trace study's config (configs.StudyConfig)
