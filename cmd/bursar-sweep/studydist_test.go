@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,8 +24,10 @@ var studyCases = []struct {
 	flags   []string
 	figure  string
 }{
-	{"trace", []string{"--window", "21772800:22000000", "--policies", "fifo,static,quota,bursar"}, "fig_trace.svg"},
-	{"budget-knobs", []string{"--window", "21772800:21859200"}, "fig_budget_knobs.svg"},
+	{"trace", []string{"--window", "21772800:21859200", "--policies", "fifo,static,quota,bursar"}, "fig_trace.svg"},
+	// Through a config (recorded for merge as an absolute path): W × m
+	// cut to 2 × 2.
+	{"budget-knobs", []string{"--config", "<bk.yaml>"}, "fig_budget_knobs.svg"},
 	{"agents-arrive", []string{"--policies", "fifo,bursar", "--max-k", "2", "--seeds", "2", "--stay", "1200",
 		"--window", "21772800:21859200"}, "fig_agents_arrive.svg"},
 }
@@ -41,6 +44,11 @@ func TestTraceStudiesShardsMergeByteForByte(t *testing.T) {
 		t.Run(tc.command, func(t *testing.T) {
 			dir := t.TempDir()
 			flags := append([]string{"--quiet", "--format", "svg"}, tc.flags...)
+			if i := slices.Index(flags, "<bk.yaml>"); i >= 0 {
+				flags[i] = filepath.Join(dir, "bk.yaml")
+				require.NoError(t, os.WriteFile(flags[i], []byte("experiment: budget-knobs\nwindow: {from: 21772800, until: 21859200}\n"+
+					"windows_days: [1, 7]\nmin_runtimes_s: [0, 3600]\n"), 0o644))
+			}
 			whole := filepath.Join(dir, "whole")
 			wholeOut, err := runSweepApp(t, append([]string{tc.command, "--out", whole}, flags...)...)
 			require.NoError(t, err, wholeOut)
