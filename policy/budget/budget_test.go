@@ -22,6 +22,7 @@ func TestMinimumRuntimeIsNeverPreempted(t *testing.T) {
 	}{{300, 301}, {0, 2}, {50, 51}} {
 		knobs := budget.DefaultKnobs()
 		knobs.Window = 1000
+		knobs.CalcPeriod = 1 // priorities every tick
 		knobs.MinRuntime[policy.AgentBurst] = tc.m
 		a, err := budget.New(bt.Config(10, 10), knobs)
 		require.NoError(t, err)
@@ -52,6 +53,7 @@ func TestMinimumRuntimeIsNeverPreempted(t *testing.T) {
 func TestSlidingWindow(t *testing.T) {
 	knobs := budget.DefaultKnobs()
 	knobs.Window = 5
+	knobs.CalcPeriod = 1
 	rule := budget.NewRule(knobs)
 	a, err := baseline.New(bt.Config(10, 10), rule)
 	require.NoError(t, err)
@@ -72,7 +74,7 @@ func TestSlidingWindow(t *testing.T) {
 
 // A campaign below its share does not preempt one that is not above it.
 func TestNoPreemptionOfCampaignAtOrBelowShare(t *testing.T) {
-	a, err := budget.New(bt.Config(10, 10), budget.Knobs{Window: 1000})
+	a, err := budget.New(bt.Config(10, 10), budget.Knobs{Window: 1000, CalcPeriod: 1})
 	require.NoError(t, err)
 	j := &bt.Journal{}
 	a.SetRecorder(j)
@@ -103,7 +105,7 @@ func TestHierarchyJudgesWherePathsSplit(t *testing.T) {
 		{nil, "c"},
 		{[]budget.Group{{Name: "G1", Members: []string{"a", "b"}}}, "a"},
 	} {
-		knobs := budget.Knobs{Window: 1000, Groups: tc.groups}
+		knobs := budget.Knobs{Window: 1000, Groups: tc.groups, CalcPeriod: 1}
 		rule := budget.NewRule(knobs)
 		a, err := baseline.New(bt.Config(20, 5), rule)
 		require.NoError(t, err)
@@ -132,8 +134,8 @@ func TestHierarchyJudgesWherePathsSplit(t *testing.T) {
 }
 
 func TestGroupKnobsAreChecked(t *testing.T) {
-	_, err := budget.New(bt.Config(20, 5), budget.Knobs{Window: 10, Groups: []budget.Group{{Name: "x", Members: []string{"a"}}, {Name: "y", Members: []string{"a"}}}})
+	_, err := budget.New(bt.Config(20, 5), budget.Knobs{Window: 10, CalcPeriod: 1, Groups: []budget.Group{{Name: "x", Members: []string{"a"}}, {Name: "y", Members: []string{"a"}}}})
 	require.ErrorContains(t, err, `campaign "a" is in two groups`)
-	_, err = budget.New(bt.Config(20, 5), budget.Knobs{Window: 0})
+	_, err = budget.New(bt.Config(20, 5), budget.Knobs{Window: 0, CalcPeriod: 1})
 	require.ErrorContains(t, err, "window")
 }

@@ -21,6 +21,7 @@ import (
 func TestFactorTwoUsersHalfLife(t *testing.T) {
 	knobs := fairshare.DefaultKnobs()
 	knobs.HalfLife = 10
+	knobs.CalcPeriod = 1 // §6.9's per-tick rule
 	rule := fairshare.NewRule(knobs)
 	a, err := baseline.New(bt.Config(10, 60), rule)
 	require.NoError(t, err)
