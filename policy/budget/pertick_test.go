@@ -50,8 +50,6 @@ type perTick struct {
 	eligible        func(head *baseline.Request, l *baseline.Lease) bool
 }
 
-
-
 func (*perTick) Name() string { return budget.Name }
 
 // Registered starts a campaign with an empty window, in its group.
