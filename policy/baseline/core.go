@@ -153,6 +153,8 @@ type Core struct {
 	// scratch for Preempt, kept so that a pass allocates nothing.
 	cands  []int
 	victim []int
+	// scratch for SkipTo.
+	debits []debit
 }
 
 var _ policy.Allocator = (*Core)(nil)

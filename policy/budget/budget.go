@@ -142,6 +142,9 @@ type Rule struct {
 	// the per-group sums they are made of.
 	calcAt          int
 	groupP, memberP []float64
+	// rank is each campaign's rank by priority (0 the highest); byRank
+	// the campaigns in rank order.
+	rank, byRank []int
 	gShare          []float64
 	gUsage          []int
 	usage           []int
@@ -229,7 +232,35 @@ func (r *Rule) recalc(k *baseline.Core) {
 	if e := r.periodStart(k.Now()); e != r.calcAt {
 		r.priorities(k, e-1)
 		r.calcAt = e
+		r.ranks()
 	}
+}
+
+// ranks ranks the campaigns by priority, group level then member level,
+// highest first; equal priorities share a rank.
+func (r *Rule) ranks() {
+	n := len(r.groupP)
+	r.byRank = r.byRank[:0]
+	for c := range n {
+		r.byRank = append(r.byRank, c)
+	}
+	slices.SortFunc(r.byRank, r.higher)
+	r.rank = baseline.Ints(r.rank, n)
+	for i, c := range r.byRank {
+		if i > 0 && r.higher(r.byRank[i-1], c) != 0 {
+			r.rank[c] = r.rank[r.byRank[i-1]] + 1
+		} else if i > 0 {
+			r.rank[c] = r.rank[r.byRank[i-1]]
+		}
+	}
+}
+
+// higher orders campaigns a and b by priority, highest first.
+func (r *Rule) higher(a, b int) int {
+	if c := cmp.Compare(r.groupP[b], r.groupP[a]); c != 0 {
+		return c
+	}
+	return cmp.Compare(r.memberP[b], r.memberP[a])
 }
 
 // priorities computes both levels for every campaign from the windows
@@ -291,22 +322,12 @@ func ratio(part, whole int) float64 {
 func (r *Rule) Admit(k *baseline.Core) {
 	r.core = k
 	r.recalc(k)
-	for _, id := range r.queue.Build(k, nil) {
-		req := k.Pend(k.Index(id))
-		req.Key = r.groupP[req.Campaign]
+	for i := range k.Pending() {
+		if req := k.Pend(i); !k.Campaign(req.Campaign).Filler {
+			req.Key = r.groupP[req.Campaign]
+		}
 	}
-	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
-		if c := cmp.Compare(r.groupP[b.Campaign], r.groupP[a.Campaign]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(r.memberP[b.Campaign], r.memberP[a.Campaign]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	ids := r.queue.BuildRanked(k, r.rank)
 	if r.eligible == nil {
 		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
 			// "Above its share" is judged where the two paths split: the

@@ -53,10 +53,15 @@ type Rule struct {
 	charge  []int64
 	held    []int
 	through int
-	// calcAt is the first tick of the period the factors were computed
-	// for (0: none yet); factor is each campaign's F then.
-	calcAt int
-	factor []float64
+	// calcAt is the first tick of the period the factors are computed
+	// for (0: none yet); totalAt the decayed total then; factor each
+	// campaign's F then, computed when first needed (factorAt[c] ==
+	// calcAt): 2^x for every campaign at every period was most of a
+	// replay.
+	calcAt   int
+	totalAt  float64
+	factor   []float64
+	factorAt []int
 	queue  baseline.Queue
 	easy   baseline.EASY
 }
@@ -102,7 +107,9 @@ func (r *Rule) Registered(_ *baseline.Core, _ policy.CampaignID) {
 	r.charge = append(r.charge, 0)
 	r.held = append(r.held, 0)
 	r.factor = append(r.factor, 0)
+	r.factorAt = append(r.factorAt, 0)
 	r.calcAt = 0 // the shares changed
+	clear(r.factorAt)
 }
 
 // Usage is campaign c's decayed usage as of the last period boundary, in
@@ -151,10 +158,14 @@ func (r *Rule) periodStart(t int) int {
 // request submitted after e). With a period of 1 tick, e is now.
 func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID, submitted int) float64 {
 	r.recalc(k)
-	return r.priority(c, submitted)
+	return r.priority(k, c, submitted)
 }
 
-func (r *Rule) priority(c policy.CampaignID, submitted int) float64 {
+func (r *Rule) priority(k *baseline.Core, c policy.CampaignID, submitted int) float64 {
+	if r.factorAt[c] != r.calcAt {
+		r.factor[c] = r.factorOf(k, c, r.totalAt)
+		r.factorAt[c] = r.calcAt
+	}
 	age := min(max(float64(r.calcAt-submitted)/r.knobs.MaxAge, 0), 1)
 	return r.knobs.WFairshare*r.factor[c] + r.knobs.WAge*age
 }
@@ -167,10 +178,7 @@ func (r *Rule) priority(c policy.CampaignID, submitted int) float64 {
 func (r *Rule) recalc(k *baseline.Core) {
 	r.accrue(k.Now() - 1)
 	if e := r.periodStart(k.Now()); e != r.calcAt {
-		total := r.total()
-		for c := range r.factor {
-			r.factor[c] = r.factorOf(k, policy.CampaignID(c), total)
-		}
+		r.totalAt = r.total()
 		r.calcAt = e
 	}
 }
@@ -203,7 +211,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 	r.recalc(k)
 	for _, id := range r.queue.Build(k, nil) {
 		req := k.Pend(k.Index(id))
-		req.Key = r.priority(req.Campaign, req.Submitted)
+		req.Key = r.priority(k, req.Campaign, req.Submitted)
 	}
 	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
 		if c := cmp.Compare(b.Key, a.Key); c != 0 {
