@@ -145,11 +145,11 @@ type Rule struct {
 	// rank is each campaign's rank by priority (0 the highest); byRank
 	// the campaigns in rank order.
 	rank, byRank []int
-	gShare          []float64
-	gUsage          []int
-	usage           []int
-	core            *baseline.Core
-	eligible        func(head *baseline.Request, l *baseline.Lease) bool
+	gShare       []float64
+	gUsage       []int
+	usage        []int
+	core         *baseline.Core
+	eligible     func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 // New returns a budget allocator.

@@ -62,8 +62,8 @@ type Rule struct {
 	totalAt  float64
 	factor   []float64
 	factorAt []int
-	queue  baseline.Queue
-	easy   baseline.EASY
+	queue    baseline.Queue
+	easy     baseline.EASY
 }
 
 // New returns a fair-share allocator.
