@@ -145,6 +145,7 @@ type Rule struct {
 	// rank is each campaign's rank by priority (0 the highest); byRank
 	// the campaigns in rank order.
 	rank, byRank []int
+	waits        []bool
 	gShare       []float64
 	gUsage       []int
 	usage        []int
@@ -232,24 +233,32 @@ func (r *Rule) recalc(k *baseline.Core) {
 	if e := r.periodStart(k.Now()); e != r.calcAt {
 		r.priorities(k, e-1)
 		r.calcAt = e
-		r.ranks()
 	}
 }
 
-// ranks ranks the campaigns by priority, group level then member level,
-// highest first; equal priorities share a rank.
-func (r *Rule) ranks() {
+// ranks ranks the campaigns that wait by priority, group level then
+// member level, highest first; equal priorities share a rank. Only they
+// are ranked (the others' ranks are stale): ranking every campaign at
+// every admission cost more than the rest of it.
+func (r *Rule) ranks(k *baseline.Core) {
 	n := len(r.groupP)
+	r.rank = baseline.Ints(r.rank, n)
+	r.waits = baseline.Flags(r.waits, n)
 	r.byRank = r.byRank[:0]
-	for c := range n {
-		r.byRank = append(r.byRank, c)
+	for i := range k.Pending() {
+		if c := k.Pend(i).Campaign; !r.waits[c] {
+			r.waits[c] = true
+			r.byRank = append(r.byRank, int(c))
+		}
 	}
 	slices.SortFunc(r.byRank, r.higher)
-	r.rank = baseline.Ints(r.rank, n)
 	for i, c := range r.byRank {
-		if i > 0 && r.higher(r.byRank[i-1], c) != 0 {
+		switch {
+		case i == 0:
+			r.rank[c] = 0
+		case r.higher(r.byRank[i-1], c) != 0:
 			r.rank[c] = r.rank[r.byRank[i-1]] + 1
-		} else if i > 0 {
+		default:
 			r.rank[c] = r.rank[r.byRank[i-1]]
 		}
 	}
@@ -327,6 +336,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 			req.Key = r.groupP[req.Campaign]
 		}
 	}
+	r.ranks(k)
 	ids := r.queue.BuildRanked(k, r.rank)
 	if r.eligible == nil {
 		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
