@@ -40,8 +40,8 @@ func (pc *Policy) Apply(s *engine.Scenario) {
 var policyKnobKeys = map[string][]string{
 	priority.Name:  {"inflate"},
 	quota.Name:     {"borrowing_limit"},
-	fairshare.Name: {"half_life", "w_fairshare", "w_age", "max_age"},
-	budget.Name:    {"window", "min_runtime", "groups"},
+	fairshare.Name: {"half_life", "w_fairshare", "w_age", "max_age", "calc_period"},
+	budget.Name:    {"window", "min_runtime", "groups", "calc_period"},
 }
 
 // allPolicyKnobKeys is every knob of every policy, for "did you mean".
@@ -90,8 +90,8 @@ func (p *parser) policy(n *yaml.Node, key string) (*Policy, error) {
 	err := p.mapping(n, key, nil, func(sub string, k, v *yaml.Node) error {
 		kk := join(key, sub)
 		if !slices.Contains(allowed, sub) {
-			for owner, keys := range policyKnobKeys {
-				if slices.Contains(keys, sub) {
+			for _, owner := range engine.Policies { // in order: calc_period is two policies' knob
+				if keys := policyKnobKeys[owner]; slices.Contains(keys, sub) {
 					return p.errAt(k, kk, "%s is a knob of policy %s, not of %s (%s takes %s)", sub, owner, pc.Name, pc.Name, strings.Join(allowed, ", "))
 				}
 			}
@@ -140,6 +140,17 @@ func (p *parser) policyKnob(pc *Policy, sub string, v *yaml.Node, key string) er
 		return number(&k.Fairshare.WAge, false)
 	case "max_age":
 		return number(&k.Fairshare.MaxAge, true)
+	case "calc_period":
+		x, err := p.integer(v, key)
+		if err == nil && x < 1 {
+			return p.errAt(v, key, "calc_period must be at least 1 second, got %d", x)
+		}
+		if pc.Name == fairshare.Name {
+			k.Fairshare.CalcPeriod = x
+		} else {
+			k.Budget.CalcPeriod = x
+		}
+		return err
 	case "window":
 		x, err := p.integer(v, key)
 		if err == nil && x <= 0 {
@@ -242,6 +253,9 @@ func FormatPolicy(s *engine.Scenario) string {
 				parts = append(parts, x.key+": "+num(x.v))
 			}
 		}
+		if f.CalcPeriod != df.CalcPeriod {
+			parts = append(parts, "calc_period: "+strconv.Itoa(f.CalcPeriod))
+		}
 	case budget.Name:
 		b, db := k.Budget, d.Budget
 		if b.Window != db.Window {
@@ -260,6 +274,9 @@ func FormatPolicy(s *engine.Scenario) string {
 				g = append(g, "{name: "+strconv.Quote(gr.Name)+", members: "+list(gr.Members)+"}")
 			}
 			parts = append(parts, "groups: ["+strings.Join(g, ", ")+"]")
+		}
+		if b.CalcPeriod != db.CalcPeriod {
+			parts = append(parts, "calc_period: "+strconv.Itoa(b.CalcPeriod))
 		}
 	}
 	if len(parts) == 0 {

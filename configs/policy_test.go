@@ -15,6 +15,9 @@ func TestPolicyKeyRoundTrips(t *testing.T) {
 		{"{name: quota, borrowing_limit: -1}", "quota"},
 		{"{name: priority, inflate: [storm]}", `{name: priority, inflate: ["storm"]}`},
 		{"{name: fairshare, half_life: 3600, w_age: 0}", "{name: fairshare, half_life: 3600, w_age: 0}"},
+		{"{name: fairshare, calc_period: 1}", "{name: fairshare, calc_period: 1}"},
+		{"{name: fairshare, calc_period: 300}", "fairshare"},
+		{"{name: budget, calc_period: 60}", "{name: budget, calc_period: 60}"},
 		{"{name: budget, window: 3600, min_runtime: {agent-burst: 60}, groups: [{name: sci, members: [victim]}]}",
 			`{name: budget, window: 3600, min_runtime: {deadline: 0, interactive: 0, agent-burst: 60, opportunistic: 0}, groups: [{name: "sci", members: ["victim"]}]}`},
 	}

@@ -128,6 +128,8 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"unknown class", head + victim + "    class: vip\n", 5, `campaigns[0].class`},
 		{"unknown policy", "policy: fifoo\n" + head + victim, 1, `policy: unknown admission policy "fifoo"; did you mean "fifo"?`},
 		{"knob of another policy", "policy: {name: quota, half_life: 60}\n" + head + victim, 1, `policy.half_life: half_life is a knob of policy fairshare, not of quota`},
+		{"knob of two other policies", "policy: {name: quota, calc_period: 60}\n" + head + victim, 1, `policy.calc_period: calc_period is a knob of policy fairshare, not of quota`},
+		{"calc period below a second", "policy: {name: budget, calc_period: 0}\n" + head + victim, 1, `policy.calc_period: calc_period must be at least 1 second, got 0`},
 		{"misspelt policy knob", "policy: {name: quota, borowing_limit: 60}\n" + head + victim, 1, `policy.borowing_limit: unknown key; did you mean "borrowing_limit"?`},
 		{"policy mapping without name", "policy: {borrowing_limit: 60}\n" + head + victim, 1, `policy.name: missing`},
 		{"bad borrowing limit", "policy:\n  name: quota\n  borrowing_limit: -2\n" + head + victim, 3, `borrowing_limit must be ≥ 0 GPUs, or -1`},

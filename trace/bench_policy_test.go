@@ -9,15 +9,19 @@ import (
 // Every policy through trace.Replay (issue 11's speed targets: ≤ 5 s per
 // policy on the full SDSC-SP2 log, ≤ 60 s at facility scale). A
 // sub-benchmark per policy: run one with -bench 'ReplayPolicy.*/fifo'.
-// Each op is one whole replay, with the default horizon.
+// Each op is one whole replay, with the default horizon; cpu-ns/op is the
+// CPU time (the machine is shared, so wall time is noisy) and ticks the
+// Ticks executed (the rest were skipped).
 func benchPolicies(b *testing.B, w *Workload) {
 	for _, name := range policies.Names {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var r *Run
+			cpu := cpuTime()
 			for b.Loop() {
 				r = replayPolicy(b, w, name, policies.DefaultKnobs(), ReplayOptions{})
 			}
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(r.Ticks), "ticks")
 			b.ReportMetric(float64(r.UnfinishedJobs), "unfinished")
 		})

@@ -2,11 +2,15 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
 )
 
@@ -18,7 +22,11 @@ func (j *journal) Record(e policy.Event) {
 	j.buf = append(j.buf, '\n')
 }
 
-func replayPolicy(t testing.TB, w *Workload, name string, knobs policies.Knobs, opt ReplayOptions) *Run {
+func replayPolicy(t interface {
+	Helper()
+	Fatal(...any)
+	Fatalf(string, ...any)
+}, w *Workload, name string, knobs policies.Knobs, opt ReplayOptions) *Run {
 	t.Helper()
 	a, err := policies.New(name, policy.DefaultConfig(w.Pool), knobs)
 	if err != nil {
@@ -59,18 +67,19 @@ func TestReplaySkippingIsExact(t *testing.T) {
 	}
 	whole := loadExcerpt(t, Options{})
 	// priority and quota sort their preemption candidates every tick a
-	// head is blocked: tick by tick they get the excerpt's first week
-	// (priority, slower still, its first two days).
+	// head is blocked, and budget's queue grows long: tick by tick they get
+	// the excerpt's first week (priority, slower still, its first two
+	// days).
 	first := whole.Jobs[0].Submit
 	week := loadExcerpt(t, Options{From: first, Until: first + 7*86400})
 	days := loadExcerpt(t, Options{From: first, Until: first + 2*86400})
-	for _, name := range []string{"fifo", "priority", "static", "quota"} {
+	for _, name := range []string{"fifo", "priority", "static", "quota", "fairshare", "budget"} {
 		t.Run(name, func(t *testing.T) {
 			w := whole
 			switch name {
 			case "priority":
 				w = days
-			case "quota":
+			case "quota", "budget":
 				w = week
 			}
 			var ej, tj journal
@@ -89,12 +98,75 @@ func TestReplaySkippingIsExact(t *testing.T) {
 				ev.HeldGPUSeconds != tk.HeldGPUSeconds || ev.End != tk.End || ev.Unserved != tk.Unserved {
 				t.Fatal("runs differ")
 			}
-			if ev.Ticks >= tk.Ticks {
-				t.Fatalf("event-driven %d ticks, tick-by-tick %d", ev.Ticks, tk.Ticks)
+			if ev.Ticks*4 >= tk.Ticks {
+				t.Fatalf("event-driven %d ticks, tick-by-tick %d: the quiet ticks were not skipped", ev.Ticks, tk.Ticks)
 			}
 			h := fnv.New64a()
 			h.Write(ej.buf)
 			t.Logf("%s: %d journal bytes (fnv %x), %d of %d ticks", name, len(ej.buf), h.Sum64(), ev.Ticks, tk.Ticks)
 		})
 	}
+}
+
+// The paced rules skip exactly on random traces, across their knobs:
+// fairshare's half-life and calculation period, budget's window, minimum
+// runtimes, groups and calculation period. Jobs of every trace class, so
+// that opportunistic leases are preempted and minimum runtimes run out;
+// a short horizon, so that a budget that churns ends.
+func TestRandomTracesSkipExactly(t *testing.T) {
+	var ticked, executed int64
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 16).Draw(t, "pool")
+		n := rapid.IntRange(1, 30).Draw(t, "jobs")
+		ncamp := rapid.IntRange(1, 4).Draw(t, "campaigns")
+		w := &Workload{Pool: pool}
+		for c := range ncamp {
+			w.Campaigns = append(w.Campaigns, Campaign{ID: c, Name: fmt.Sprintf("user %d", c), Share: float64(c+1) / float64(ncamp*(ncamp+1)/2)})
+		}
+		var submit int64
+		for i := range n {
+			submit += rapid.Int64Range(0, 400).Draw(t, "gap")
+			run := rapid.Int64Range(1, 900).Draw(t, "run")
+			est := run + rapid.Int64Range(0, 300).Draw(t, "over")
+			w.Jobs = append(w.Jobs, Job{
+				Number: int64(i + 1), Submit: submit, Run: run, Estimate: est,
+				GPUs: rapid.IntRange(1, pool).Draw(t, "gpus"), Campaign: rapid.IntRange(0, ncamp-1).Draw(t, "campaign"),
+				Class: rapid.SampledFrom([]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}).Draw(t, "class"),
+			})
+		}
+		knobs := policies.DefaultKnobs()
+		name := rapid.SampledFrom([]string{"fairshare", "budget"}).Draw(t, "policy")
+		period := rapid.SampledFrom([]int{1, 7, 60, 300, 3600}).Draw(t, "calc-period")
+		knobs.Fairshare.CalcPeriod, knobs.Budget.CalcPeriod = period, period
+		knobs.Fairshare.HalfLife = rapid.SampledFrom([]float64{1, 60, 604800}).Draw(t, "half-life")
+		knobs.Fairshare.MaxAge = rapid.SampledFrom([]float64{100, 604800}).Draw(t, "max-age")
+		knobs.Budget.Window = rapid.SampledFrom([]int{1, 50, 3600, 604800}).Draw(t, "window")
+		for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
+			knobs.Budget.MinRuntime[c] = rapid.SampledFrom([]int{0, 5, 300}).Draw(t, "min-runtime")
+		}
+		if ncamp > 2 && rapid.Bool().Draw(t, "groups") {
+			knobs.Budget.Groups = []budget.Group{{Name: "g", Members: []string{"user 0", "user 1"}}}
+		}
+		var ej, tj journal
+		opt := ReplayOptions{Recorder: &ej, Horizon: 3000}
+		ev := replayPolicy(t, w, name, knobs, opt)
+		opt.Recorder, opt.TickByTick = &tj, true
+		tk := replayPolicy(t, w, name, knobs, opt)
+		if !bytes.Equal(ej.buf, tj.buf) {
+			t.Fatalf("journals differ:\nevent-driven:\n%s\ntick-by-tick:\n%s", ej.buf, tj.buf)
+		}
+		if !slices.Equal(ev.Start, tk.Start) || ev.Preemptions != tk.Preemptions || ev.LostGPUSeconds != tk.LostGPUSeconds ||
+			ev.HeldGPUSeconds != tk.HeldGPUSeconds || ev.End != tk.End || ev.Unserved != tk.Unserved || ev.UnfinishedJobs != tk.UnfinishedJobs {
+			t.Fatalf("runs differ:\nevent-driven %+v\ntick-by-tick %+v", ev, tk)
+		}
+		if ev.Ticks > tk.Ticks {
+			t.Fatalf("event-driven %d ticks, tick-by-tick %d", ev.Ticks, tk.Ticks)
+		}
+		executed += ev.Ticks
+		ticked += tk.Ticks
+	})
+	if executed*2 >= ticked {
+		t.Fatalf("event-driven replays ticked %d of %d seconds: hardly anything was skipped", executed, ticked)
+	}
+	t.Logf("event-driven replays ticked %d of %d seconds", executed, ticked)
 }

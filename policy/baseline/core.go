@@ -153,6 +153,8 @@ type Core struct {
 	// scratch for Preempt, kept so that a pass allocates nothing.
 	cands  []int
 	victim []int
+	// scratch for SkipTo.
+	debits []debit
 }
 
 var _ policy.Allocator = (*Core)(nil)
@@ -669,8 +671,17 @@ func (k *Core) account() {
 // expireRequests drops the requests older than the broker's TTL
 // (studies.md §6.3), journaling request-expired.
 func (k *Core) expireRequests() {
-	w := 0
+	// Most ticks expire nothing (a trace's jobs never expire): find the
+	// first expiry before copying anything.
+	first := len(k.pending)
 	for i := range k.pending {
+		if r := &k.pending[i]; k.now-r.Submitted > policy.RequestTTL && !r.Rigid {
+			first = i
+			break
+		}
+	}
+	w := first
+	for i := first; i < len(k.pending); i++ {
 		r := k.pending[i]
 		if k.now-r.Submitted > policy.RequestTTL && !r.Rigid {
 			k.drop(&r)

@@ -18,10 +18,22 @@ var (
 // Steady is an optional Rule marker: given the same Core state, the rule's
 // Admit and EndTick do the same at any time (no priority that ages or
 // decays, no per-tick usage), so that the Core may skip the ticks between
-// its events. fifo, priority, static and quota are steady; fairshare (age,
-// decay) and budget (sliding window) are not and tick every second.
+// its events. fifo, priority, static and quota are steady; fairshare and
+// budget are Paced.
 type Steady interface {
 	Steady()
+}
+
+// Paced is an optional Rule hook for a rule that is steady between events
+// of its own: its Admit does the same at any tick before NextEvent given
+// the same Core state (fairshare and budget recompute their priorities at
+// calculation-period boundaries, and budget's minimum runtimes run out).
+// Its EndTick is not called for skipped ticks: a paced rule accounts the
+// ticks it did not see itself (the holdings did not change in them).
+type Paced interface {
+	// NextEvent is the first tick after now at which the rule's Admit may
+	// decide differently (math.MaxInt: none).
+	NextEvent(k *Core) int
 }
 
 // RequestRigid files a trace job (policy.RigidRequester): gpus GPUs whole
@@ -68,13 +80,18 @@ func (l *Lease) Estimated() int {
 // NextChange is the earliest tick at which a Tick may do more than the
 // per-tick bookkeeping, given no call in between (policy.EventSkipper):
 // the next tick after any change, and otherwise the first lease end,
-// preemption or request expiry. A rule that is not Steady changes every
-// tick.
+// preemption or request expiry, or a Paced rule's next event. A rule
+// that is neither Steady nor Paced changes every tick.
 func (k *Core) NextChange() int {
-	if _, ok := k.rule.(Steady); !ok || k.changedAt >= k.now {
+	_, steady := k.rule.(Steady)
+	paced, isPaced := k.rule.(Paced)
+	if !steady && !isPaced || k.changedAt >= k.now {
 		return k.now + 1
 	}
 	next := math.MaxInt
+	if isPaced {
+		next = paced.NextEvent(k)
+	}
 	for i := range k.leases {
 		next = min(next, k.leases[i].End())
 	}
@@ -107,10 +124,26 @@ func (k *Core) SkipTo(t int) {
 	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
 	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
 	u := float64(k.leased) / float64(k.cfg.Pool)
+	// account() tick by tick, with each lease's debit computed once: the
+	// same subtractions in the same order, so the same credits bit for
+	// bit, without a multiplication and a division per lease and tick.
+	k.debits = k.debits[:0]
+	for i := range k.leases {
+		l := &k.leases[i]
+		k.debits = append(k.debits, debit{&k.camps[l.Campaign].credits, float64(l.GPUs) * l.Class.BasePrice() / 3600})
+	}
 	for k.now < t {
 		k.now++
-		k.account()
+		for _, d := range k.debits {
+			*d.credits -= d.amount
+		}
 		k.utilSum += u
 		k.utilN++
 	}
+}
+
+// debit is one lease's charge per tick to its campaign's credits.
+type debit struct {
+	credits *float64
+	amount  float64
 }

@@ -3,7 +3,9 @@ package budget
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"sort"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -23,7 +25,15 @@ type Knobs struct {
 	// its priority at the top level. A campaign in no group is a group of
 	// its own; with no groups the policy is flat.
 	Groups []Group `json:"groups" yaml:"groups"`
+	// CalcPeriod is how often the priorities are recomputed from the
+	// window, in seconds (ticks), as Slurm's PriorityCalcPeriod; 1 is
+	// every tick.
+	CalcPeriod int `json:"calc_period" yaml:"calc_period"`
 }
+
+// DefaultCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes, as
+// for fairshare.
+const DefaultCalcPeriod = 300
 
 // Group is one level-one node of the budget hierarchy.
 type Group struct {
@@ -33,13 +43,16 @@ type Group struct {
 
 // DefaultKnobs: W = 7 days; m = 0 except agent-burst, 300 s.
 func DefaultKnobs() Knobs {
-	return Knobs{Window: 7 * 24 * 3600, MinRuntime: [4]int{policy.AgentBurst: 300}}
+	return Knobs{Window: 7 * 24 * 3600, MinRuntime: [4]int{policy.AgentBurst: 300}, CalcPeriod: DefaultCalcPeriod}
 }
 
 // Validate checks the knobs; the error names the knob.
 func (k Knobs) Validate() error {
 	if k.Window < 1 {
 		return fmt.Errorf("budget: window must be at least 1 s, got %d", k.Window)
+	}
+	if k.CalcPeriod < 1 {
+		return fmt.Errorf("budget: calc_period must be at least 1 s, got %d", k.CalcPeriod)
 	}
 	for c, m := range k.MinRuntime {
 		if m < 0 {
@@ -61,16 +74,56 @@ func (k Knobs) Validate() error {
 	return nil
 }
 
-// segment is a run of ticks from start on with the same holding.
-type segment struct{ start, held int }
+// segment is a run of ticks from start on with the same holding; cum is
+// the GPU-seconds held before start.
+type segment struct{ start, held, cum int }
 
-// window is one campaign's holdings over the last W ticks, as change
-// points, with their running sum: holdings change rarely, so this is
-// small where a per-tick ring of a 7-day window would be 600k entries.
+// window is one campaign's holdings as change points with their running
+// sums: holdings change rarely, so this is small where a per-tick ring of
+// a 7-day window would be 600k entries, and the GPU-seconds of any span of
+// ticks are exact integers whether the ticks were executed or skipped.
 type window struct {
 	segs []segment
-	head int
-	sum  int
+}
+
+// cum is the GPU-seconds held in ticks 1…t, for t no earlier than the
+// first segment kept (any t when none was dropped).
+func (w *window) cum(t int) int {
+	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1
+	if i < 0 {
+		return 0
+	}
+	s := w.segs[i]
+	return s.cum + s.held*(t-s.start+1)
+}
+
+// sum is the GPU-seconds held in the W ticks ending at t.
+func (w *window) sum(t, width int) int {
+	if t < 1 {
+		return 0
+	}
+	return w.cum(t) - w.cum(max(t-width, 0))
+}
+
+// hold records the holding from tick t on.
+func (w *window) hold(t, held int) {
+	n := len(w.segs)
+	if n == 0 && held == 0 || n > 0 && w.segs[n-1].held == held {
+		return
+	}
+	c := 0
+	if n > 0 {
+		c = w.cum(t - 1)
+	}
+	w.segs = append(w.segs, segment{start: t, held: held, cum: c})
+}
+
+// trim drops the segments that end before tick t.
+func (w *window) trim(t int) {
+	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1
+	if i > 64 && i > len(w.segs)/2 {
+		w.segs = append(w.segs[:0], w.segs[i:]...)
+	}
 }
 
 // Rule is the budget rule.
@@ -83,13 +136,21 @@ type Rule struct {
 	group []int
 	queue baseline.Queue
 	easy  baseline.EASY
-	// Per pass: each campaign's group-level and member-level priority,
-	// and the per-group sums they are made of.
+	// calcAt is the first tick of the calculation period the priorities
+	// were computed for (0: none yet): each campaign's group-level and
+	// member-level priority, from the windows ending the tick before, and
+	// the per-group sums they are made of.
+	calcAt          int
 	groupP, memberP []float64
-	gShare          []float64
-	gUsage          []int
-	core            *baseline.Core
-	eligible        func(head *baseline.Request, l *baseline.Lease) bool
+	// rank is each campaign's rank by priority (0 the highest); byRank
+	// the campaigns in rank order.
+	rank, byRank []int
+	waits        []bool
+	gShare       []float64
+	gUsage       []int
+	usage        []int
+	core         *baseline.Core
+	eligible     func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 // New returns a budget allocator.
@@ -117,33 +178,109 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 		}
 	}
 	r.group = append(r.group, g)
+	r.calcAt = 0 // the shares changed
 }
 
-// WindowUsage is campaign c's GPU-seconds in the last W ticks.
-func (r *Rule) WindowUsage(c policy.CampaignID) int { return r.wins[c].sum }
+// WindowUsage is campaign c's GPU-seconds in the last W ticks, through
+// the current tick.
+func (r *Rule) WindowUsage(c policy.CampaignID) int {
+	return r.wins[c].sum(r.now(), r.knobs.Window)
+}
 
-// Priority is c's share less its usage fraction over the window, at the
-// top level: its group's with groups (Σ of the members' shares less Σ of
-// their usage fractions), its own without.
+// now is the last tick whose holdings are recorded.
+func (r *Rule) now() int {
+	if r.core == nil {
+		return 0
+	}
+	return r.core.Now()
+}
+
+// Priority is c's share less its usage fraction over the window through
+// the current tick, at the top level: its group's with groups (Σ of the
+// members' shares less Σ of their usage fractions), its own without. It
+// is what a calculation at the end of this tick gives.
 func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID) float64 {
-	r.priorities(k)
+	r.core = k
+	r.priorities(k, k.Now())
+	r.calcAt = 0
 	return r.groupP[c]
 }
 
 // MemberPriority is c's priority inside its group: its share of the
 // group's shares less its share of the group's window usage.
 func (r *Rule) MemberPriority(k *baseline.Core, c policy.CampaignID) float64 {
-	r.priorities(k)
+	r.core = k
+	r.priorities(k, k.Now())
+	r.calcAt = 0
 	return r.memberP[c]
 }
 
-// priorities computes both levels for every campaign; the filler has 0 at
-// both and counts in no total (§6.11).
-func (r *Rule) priorities(k *baseline.Core) {
+// periodStart is the first tick of the calculation period holding tick
+// t: the periods are ticks 1…P, P+1…2P, ….
+func (r *Rule) periodStart(t int) int {
+	if t < 1 {
+		return 1
+	}
+	return t - (t-1)%r.knobs.CalcPeriod
+}
+
+// recalc recomputes the priorities at the first admission of a period,
+// from the windows ending the tick before the period's start; with a
+// period of 1 tick, every tick from the windows ending the tick before.
+// It is lazy and reads exact integer windows, so that a replay that skips
+// ticks computes the same numbers as one that does not.
+func (r *Rule) recalc(k *baseline.Core) {
+	if e := r.periodStart(k.Now()); e != r.calcAt {
+		r.priorities(k, e-1)
+		r.calcAt = e
+	}
+}
+
+// ranks ranks the campaigns that wait by priority, group level then
+// member level, highest first; equal priorities share a rank. Only they
+// are ranked (the others' ranks are stale): ranking every campaign at
+// every admission cost more than the rest of it.
+func (r *Rule) ranks(k *baseline.Core) {
+	n := len(r.groupP)
+	r.rank = baseline.Ints(r.rank, n)
+	r.waits = baseline.Flags(r.waits, n)
+	r.byRank = r.byRank[:0]
+	for i := range k.Pending() {
+		if c := k.Pend(i).Campaign; !r.waits[c] {
+			r.waits[c] = true
+			r.byRank = append(r.byRank, int(c))
+		}
+	}
+	slices.SortFunc(r.byRank, r.higher)
+	for i, c := range r.byRank {
+		switch {
+		case i == 0:
+			r.rank[c] = 0
+		case r.higher(r.byRank[i-1], c) != 0:
+			r.rank[c] = r.rank[r.byRank[i-1]] + 1
+		default:
+			r.rank[c] = r.rank[r.byRank[i-1]]
+		}
+	}
+}
+
+// higher orders campaigns a and b by priority, highest first.
+func (r *Rule) higher(a, b int) int {
+	if c := cmp.Compare(r.groupP[b], r.groupP[a]); c != 0 {
+		return c
+	}
+	return cmp.Compare(r.memberP[b], r.memberP[a])
+}
+
+// priorities computes both levels for every campaign from the windows
+// ending at tick t; the filler has 0 at both and counts in no total
+// (§6.11).
+func (r *Rule) priorities(k *baseline.Core, t int) {
 	n := k.NumCampaigns()
 	ng := len(r.knobs.Groups) + n
 	r.gShare = r.gShare[:0]
 	r.gUsage = baseline.Ints(r.gUsage, ng)
+	r.usage = baseline.Ints(r.usage, n)
 	for range ng {
 		r.gShare = append(r.gShare, 0)
 	}
@@ -153,9 +290,11 @@ func (r *Rule) priorities(k *baseline.Core) {
 		if cp.Filler {
 			continue
 		}
-		total += r.wins[c].sum
+		u := r.wins[c].sum(t, r.knobs.Window)
+		r.usage[c] = u
+		total += u
 		r.gShare[r.group[c]] += cp.Share
-		r.gUsage[r.group[c]] += r.wins[c].sum
+		r.gUsage[r.group[c]] += u
 	}
 	r.groupP, r.memberP = r.groupP[:0], r.memberP[:0]
 	for c := range n {
@@ -175,7 +314,7 @@ func (r *Rule) priorities(k *baseline.Core) {
 		if r.gShare[g] > 0 {
 			share = cp.Share / r.gShare[g]
 		}
-		r.memberP = append(r.memberP, share-ratio(r.wins[c].sum, r.gUsage[g]))
+		r.memberP = append(r.memberP, share-ratio(r.usage[c], r.gUsage[g]))
 	}
 }
 
@@ -190,23 +329,15 @@ func ratio(part, whole int) float64 {
 // priority inside the group (Slurm's Fair Tree walks the tree the same
 // way) — then submit time and id, and runs one EASY pass.
 func (r *Rule) Admit(k *baseline.Core) {
-	r.priorities(k)
-	for _, id := range r.queue.Build(k, nil) {
-		req := k.Pend(k.Index(id))
-		req.Key = r.groupP[req.Campaign]
+	r.core = k
+	r.recalc(k)
+	for i := range k.Pending() {
+		if req := k.Pend(i); !k.Campaign(req.Campaign).Filler {
+			req.Key = r.groupP[req.Campaign]
+		}
 	}
-	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
-		if c := cmp.Compare(r.groupP[b.Campaign], r.groupP[a.Campaign]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(r.memberP[b.Campaign], r.memberP[a.Campaign]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	r.ranks(k)
+	ids := r.queue.BuildRanked(k, r.rank)
 	if r.eligible == nil {
 		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
 			// "Above its share" is judged where the two paths split: the
@@ -218,7 +349,6 @@ func (r *Rule) Admit(k *baseline.Core) {
 			return p[head.Campaign] > 0 && v[l.Campaign] < 0
 		}
 	}
-	r.core = k
 	k.AdmitEASY(&r.easy, ids, r.eligible)
 }
 
@@ -227,29 +357,40 @@ func (r *Rule) Protected(k *baseline.Core, l *baseline.Lease) bool {
 	return k.Now()-l.Granted < r.knobs.MinRuntime[l.Class]
 }
 
-// EndTick slides every campaign's window by one tick.
+// EndTick records the tick's holdings (the ticks the Core skipped held
+// what the tick before them held) and drops what no window will read
+// again.
 func (r *Rule) EndTick(k *baseline.Core) {
+	r.core = k
 	now := k.Now()
-	out := now - r.knobs.Window // the tick leaving the window
+	lo := r.periodStart(now) - 1 - r.knobs.Window
 	for c := range r.wins {
 		w := &r.wins[c]
-		held := k.Held(policy.CampaignID(c), policy.AnyClass)
-		if n := len(w.segs); n == 0 || w.segs[n-1].held != held {
-			w.segs = append(w.segs, segment{start: now, held: held})
-		}
-		w.sum += held
-		if out < 1 {
-			continue
-		}
-		for w.head+1 < len(w.segs) && w.segs[w.head+1].start <= out {
-			w.head++
-		}
-		if w.segs[w.head].start <= out {
-			w.sum -= w.segs[w.head].held
-		}
-		if w.head > 64 && w.head > len(w.segs)/2 {
-			w.segs = append(w.segs[:0], w.segs[w.head:]...)
-			w.head = 0
+		w.hold(now, k.Held(policy.CampaignID(c), policy.AnyClass))
+		w.trim(lo)
+	}
+}
+
+// NextEvent is the first tick at which the admission may decide
+// differently (baseline.Paced): the next period's start, when the
+// priorities change — none while no request waits, since they order only
+// the queue and are computed lazily — or the first tick at which a lease
+// outlives its minimum runtime and may be preempted.
+func (r *Rule) NextEvent(k *baseline.Core) int {
+	now := k.Now()
+	next := math.MaxInt
+	for _, l := range k.Leases() {
+		if end := l.Granted + r.knobs.MinRuntime[l.Class]; end > now {
+			next = min(next, end)
 		}
 	}
+	for _, q := range k.Pending() {
+		if !k.Campaign(q.Campaign).Filler {
+			if now < 1 {
+				return 1
+			}
+			return min(next, r.periodStart(now)+r.knobs.CalcPeriod)
+		}
+	}
+	return next
 }

@@ -22,6 +22,7 @@ func TestMinimumRuntimeIsNeverPreempted(t *testing.T) {
 	}{{300, 301}, {0, 2}, {50, 51}} {
 		knobs := budget.DefaultKnobs()
 		knobs.Window = 1000
+		knobs.CalcPeriod = 1 // priorities every tick
 		knobs.MinRuntime[policy.AgentBurst] = tc.m
 		a, err := budget.New(bt.Config(10, 10), knobs)
 		require.NoError(t, err)
@@ -52,6 +53,7 @@ func TestMinimumRuntimeIsNeverPreempted(t *testing.T) {
 func TestSlidingWindow(t *testing.T) {
 	knobs := budget.DefaultKnobs()
 	knobs.Window = 5
+	knobs.CalcPeriod = 1
 	rule := budget.NewRule(knobs)
 	a, err := baseline.New(bt.Config(10, 10), rule)
 	require.NoError(t, err)
@@ -72,7 +74,7 @@ func TestSlidingWindow(t *testing.T) {
 
 // A campaign below its share does not preempt one that is not above it.
 func TestNoPreemptionOfCampaignAtOrBelowShare(t *testing.T) {
-	a, err := budget.New(bt.Config(10, 10), budget.Knobs{Window: 1000})
+	a, err := budget.New(bt.Config(10, 10), budget.Knobs{Window: 1000, CalcPeriod: 1})
 	require.NoError(t, err)
 	j := &bt.Journal{}
 	a.SetRecorder(j)
@@ -103,7 +105,7 @@ func TestHierarchyJudgesWherePathsSplit(t *testing.T) {
 		{nil, "c"},
 		{[]budget.Group{{Name: "G1", Members: []string{"a", "b"}}}, "a"},
 	} {
-		knobs := budget.Knobs{Window: 1000, Groups: tc.groups}
+		knobs := budget.Knobs{Window: 1000, Groups: tc.groups, CalcPeriod: 1}
 		rule := budget.NewRule(knobs)
 		a, err := baseline.New(bt.Config(20, 5), rule)
 		require.NoError(t, err)
@@ -132,8 +134,52 @@ func TestHierarchyJudgesWherePathsSplit(t *testing.T) {
 }
 
 func TestGroupKnobsAreChecked(t *testing.T) {
-	_, err := budget.New(bt.Config(20, 5), budget.Knobs{Window: 10, Groups: []budget.Group{{Name: "x", Members: []string{"a"}}, {Name: "y", Members: []string{"a"}}}})
+	_, err := budget.New(bt.Config(20, 5), budget.Knobs{Window: 10, CalcPeriod: 1, Groups: []budget.Group{{Name: "x", Members: []string{"a"}}, {Name: "y", Members: []string{"a"}}}})
 	require.ErrorContains(t, err, `campaign "a" is in two groups`)
-	_, err = budget.New(bt.Config(20, 5), budget.Knobs{Window: 0})
+	_, err = budget.New(bt.Config(20, 5), budget.Knobs{Window: 0, CalcPeriod: 1})
 	require.ErrorContains(t, err, "window")
+}
+
+// The calculation period, worked by hand: P = 10, W = 100, no minimum
+// runtime. A takes the whole pool at tick 1; B asks after tick 2. Per
+// tick, B's admission at tick 3 would read A at 1/2 − 20/20 < 0 and B at
+// 1/2 > 0 and preempt at once; with P = 10 the ticks 1–10 read the
+// windows ending at tick 0 — nobody's usage, both at 1/2 — so A is not
+// above its share until the period of ticks 11–20, which reads A's 100
+// GPU-seconds of 100: the notice comes at tick 11, B starts at 11 + grace.
+func TestCalcPeriodDelaysPreemptionToTheBoundary(t *testing.T) {
+	for _, tc := range []struct{ period, notice int }{{1, 3}, {10, 11}, {4, 5}} {
+		knobs := budget.DefaultKnobs()
+		knobs.Window, knobs.CalcPeriod, knobs.MinRuntime = 100, tc.period, [4]int{}
+		rule := budget.NewRule(knobs)
+		a, err := baseline.New(bt.Config(10, 5), rule)
+		require.NoError(t, err)
+		j := &bt.Journal{}
+		a.SetRecorder(j)
+		ca, _ := a.Register(bt.Env("a", 1, policy.AgentBurst))
+		cb, _ := a.Register(bt.Env("b", 1, policy.AgentBurst))
+		la, _ := a.Request(ca, 10, 5000, policy.AnyClass)
+		bt.Ticks(a, 2)
+		lb, _ := a.Request(cb, 10, 100, policy.AnyClass)
+		bt.Ticks(a, tc.notice-3)
+		require.Empty(t, j.Of(policy.EventPreemptNotice), "P=%d", tc.period)
+		a.Tick()
+		n := j.Of(policy.EventPreemptNotice)
+		require.Len(t, n, 1, "P=%d", tc.period)
+		require.Equal(t, la, n[0].Lease)
+		require.Equal(t, tc.notice, n[0].T, "P=%d", tc.period)
+		// The window itself stays exact to the tick.
+		require.Equal(t, 10*tc.notice, rule.WindowUsage(ca))
+		bt.Ticks(a, 5)
+		g, ok := j.Grant(lb)
+		require.True(t, ok)
+		require.Equal(t, tc.notice+5, g.T)
+	}
+}
+
+func TestCalcPeriodIsChecked(t *testing.T) {
+	k := budget.DefaultKnobs()
+	k.CalcPeriod = 0
+	_, err := budget.New(bt.Config(10, 5), k)
+	require.ErrorContains(t, err, "calc_period")
 }

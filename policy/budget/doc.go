@@ -10,6 +10,16 @@
 // Admission is EASY backfilling in priority order (policy/easy, through
 // policy/baseline's AdmitEASY), ties by submit time, then request id.
 //
+// Calculation period: the priorities are recomputed once per period P
+// (CalcPeriod, default 300 s, Slurm's PriorityCalcPeriod): the ticks of a
+// period (1…P, P+1…2P, …) are ordered by the windows ending the tick
+// before its first tick. P = 1 is the per-tick rule bit for bit. The
+// window usage is kept as exact integer change points, so it is the same
+// whether the ticks between events were executed or skipped; with the
+// period's starts and the minimum runtimes running out as its events,
+// the rule is steady in between (baseline.Paced), and a trace replay
+// skips from event to event.
+//
 // Minimum runtime: a request declares a minimum runtime m by its class
 // (defaults: deadline 0, interactive 0, agent-burst 300 s, opportunistic
 // 0). A lease younger than m is never preempted — not even the filler's.
@@ -31,5 +41,5 @@
 // its own; with no groups the policy is flat, as for the agent scenario.
 //
 // Knobs: Window W (default 7 days), MinRuntime per class, Groups (default
-// none).
+// none), CalcPeriod (default 300 s).
 package budget

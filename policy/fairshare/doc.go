@@ -6,9 +6,14 @@
 // normalised by the decayed total (every campaign's, the filler's
 // included, as Slurm normalises by the root's usage), S its share (R
 // normalised over the campaigns other than the filler, studies.md §1). The
-// filler has F = 0. Usage is charged every tick for every held GPU, notice
-// periods included, and decays every tick: U ← U·2^(−1/h) + held, h the
-// half-life PriorityDecayHalfLife (§6.9). A campaign with S = 0 has F = 0;
+// filler has F = 0. Usage is charged for every held GPU, notice periods
+// included, and decays once per calculation period P (Slurm's
+// PriorityCalcPeriod, default 300 s): at the end of every tick that is a
+// multiple of P, U ← U·2^(−P/h) + the GPU-seconds held in the period, h the
+// half-life PriorityDecayHalfLife; the priorities of a period's ticks use F
+// and the age as at its first tick. P = 1 is studies.md §6.9's per-tick
+// rule, U ← U·2^(−1/h) + held, bit for bit. Between calculations the rule
+// is steady (baseline.Paced), so a trace replay skips from event to event. A campaign with S = 0 has F = 0;
 // with no usage anywhere, U/S is 0 and F = 1. The tree is flat (Slurm's
 // NO_FAIR_TREE factor). Admission is EASY backfilling (policy/easy, via
 // policy/baseline's AdmitEASY) in priority order, ties by submit time,
@@ -20,8 +25,9 @@
 // lowest class first, newest first, minimal set (§6.6).
 //
 // Knobs and defaults (Slurm's): HalfLife 7 days, WFairshare 10000, WAge
-// 1000, MaxAge 7 days. Sources:
+// 1000, MaxAge 7 days, CalcPeriod 300 s. Sources:
 // https://slurm.schedmd.com/priority_multifactor.html (the factors, the
 // weights, PriorityDecayHalfLife, PriorityMaxAge, F = 2^(−U/S)) and
-// https://slurm.schedmd.com/classic_fair_share.html.
+// https://slurm.schedmd.com/classic_fair_share.html and
+// https://slurm.schedmd.com/slurm.conf.html (PriorityCalcPeriod).
 package fairshare

@@ -24,22 +24,46 @@ type Knobs struct {
 	WAge float64 `json:"w_age" yaml:"w_age"`
 	// MaxAge is PriorityMaxAge, in seconds.
 	MaxAge float64 `json:"max_age" yaml:"max_age"`
+	// CalcPeriod is PriorityCalcPeriod, in seconds (ticks): usage is
+	// charged and decayed, and priorities recomputed, once per period.
+	// 1 is studies.md §6.9's per-tick rule.
+	CalcPeriod int `json:"calc_period" yaml:"calc_period"`
 }
 
+// DefaultCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes.
+const DefaultCalcPeriod = 300
+
 // DefaultKnobs are Slurm's defaults and studies.md's: 7 days, 10000, 1000,
-// 7 days.
+// 7 days, a calculation every 5 minutes.
 func DefaultKnobs() Knobs {
-	return Knobs{HalfLife: week, WFairshare: 10000, WAge: 1000, MaxAge: week}
+	return Knobs{HalfLife: week, WFairshare: 10000, WAge: 1000, MaxAge: week, CalcPeriod: DefaultCalcPeriod}
 }
 
 // Rule is the multifactor fair-share rule.
 type Rule struct {
 	baseline.Base
 	knobs Knobs
+	// decay is one period's decay, 2^(−P/h).
 	decay float64
-	usage []float64
-	queue baseline.Queue
-	easy  baseline.EASY
+	// usage is each campaign's decayed usage U as of the last period
+	// boundary; charge the GPU-seconds it has held since, through tick
+	// through; held its holding at the end of tick through (and in the
+	// skipped ticks after it, where nothing changed).
+	usage   []float64
+	charge  []int64
+	held    []int
+	through int
+	// calcAt is the first tick of the period the factors are computed
+	// for (0: none yet); totalAt the decayed total then; factor each
+	// campaign's F then, computed when first needed (factorAt[c] ==
+	// calcAt): 2^x for every campaign at every period was most of a
+	// replay.
+	calcAt   int
+	totalAt  float64
+	factor   []float64
+	factorAt []int
+	queue    baseline.Queue
+	easy     baseline.EASY
 }
 
 // New returns a fair-share allocator.
@@ -61,33 +85,56 @@ func (k Knobs) Validate() error {
 			return fmt.Errorf("fairshare: %s must be a finite number > 0 (≥ 0 for weights), got %v", f.name, f.v)
 		}
 	}
+	if k.CalcPeriod < 1 {
+		return fmt.Errorf("fairshare: calc_period must be at least 1 s, got %d", k.CalcPeriod)
+	}
 	return nil
 }
 
 // NewRule returns the rule on its own, so that a test can read its
-// factors.
+// factors. The knobs must be valid.
 func NewRule(knobs Knobs) *Rule {
-	return &Rule{knobs: knobs, decay: math.Exp2(-1 / knobs.HalfLife)}
+	return &Rule{knobs: knobs, decay: math.Exp2(-float64(knobs.CalcPeriod) / knobs.HalfLife)}
 }
 
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// Registered gives a new campaign no usage.
-func (r *Rule) Registered(_ *baseline.Core, _ policy.CampaignID) { r.usage = append(r.usage, 0) }
+// Registered gives a new campaign no usage. Its holding is 0 until the
+// next EndTick, which is right: it can hold nothing before a tick admits.
+func (r *Rule) Registered(_ *baseline.Core, _ policy.CampaignID) {
+	r.usage = append(r.usage, 0)
+	r.charge = append(r.charge, 0)
+	r.held = append(r.held, 0)
+	r.factor = append(r.factor, 0)
+	r.factorAt = append(r.factorAt, 0)
+	r.calcAt = 0 // the shares changed
+	clear(r.factorAt)
+}
 
-// Usage is campaign c's decayed usage, in GPU-seconds.
+// Usage is campaign c's decayed usage as of the last period boundary, in
+// GPU-seconds.
 func (r *Rule) Usage(c policy.CampaignID) float64 { return r.usage[c] }
 
-// Factor is campaign c's fair-share factor F = 2^(−U/S).
+// Factor is campaign c's fair-share factor F = 2^(−U/S), from the usage
+// as of the last period boundary.
 func (r *Rule) Factor(k *baseline.Core, c policy.CampaignID) float64 {
-	cp := k.Campaign(c)
-	if cp.Filler || cp.Share <= 0 {
-		return 0
-	}
+	return r.factorOf(k, c, r.total())
+}
+
+// total is the decayed usage of every campaign, the filler's included.
+func (r *Rule) total() float64 {
 	total := 0.0
 	for _, u := range r.usage {
 		total += u
+	}
+	return total
+}
+
+func (r *Rule) factorOf(k *baseline.Core, c policy.CampaignID, total float64) float64 {
+	cp := k.Campaign(c)
+	if cp.Filler || cp.Share <= 0 {
+		return 0
 	}
 	u := 0.0
 	if total > 0 {
@@ -96,18 +143,75 @@ func (r *Rule) Factor(k *baseline.Core, c policy.CampaignID) float64 {
 	return math.Exp2(-u / cp.Share)
 }
 
+// periodStart is the first tick of the calculation period holding tick t:
+// the periods are ticks 1…P, P+1…2P, ….
+func (r *Rule) periodStart(t int) int {
+	if t < 1 {
+		return 1
+	}
+	return t - (t-1)%r.knobs.CalcPeriod
+}
+
 // Priority is the multifactor priority of a request of campaign c
-// submitted at submitted.
+// submitted at submitted, as the admission of the current tick sees it:
+// the factors of the current period's start e, and the age at e (0 for a
+// request submitted after e). With a period of 1 tick, e is now.
 func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID, submitted int) float64 {
-	age := min(float64(k.Now()-submitted)/r.knobs.MaxAge, 1)
-	return r.knobs.WFairshare*r.Factor(k, c) + r.knobs.WAge*age
+	r.recalc(k)
+	return r.priority(k, c, submitted)
+}
+
+func (r *Rule) priority(k *baseline.Core, c policy.CampaignID, submitted int) float64 {
+	if r.factorAt[c] != r.calcAt {
+		r.factor[c] = r.factorOf(k, c, r.totalAt)
+		r.factorAt[c] = r.calcAt
+	}
+	age := min(max(float64(r.calcAt-submitted)/r.knobs.MaxAge, 0), 1)
+	return r.knobs.WFairshare*r.factor[c] + r.knobs.WAge*age
+}
+
+// recalc brings the usage up to the end of the tick before now and, at
+// the first admission of a period, recomputes the factors. It is lazy, so
+// that a replay that skips ticks computes the same numbers as one that
+// does not: the same usage, charged and decayed at the same boundaries,
+// read at the same period start.
+func (r *Rule) recalc(k *baseline.Core) {
+	r.accrue(k.Now() - 1)
+	if e := r.periodStart(k.Now()); e != r.calcAt {
+		r.totalAt = r.total()
+		r.calcAt = e
+	}
+}
+
+// accrue charges the holdings through tick t, applying every period
+// boundary on the way: at the end of tick b with b a multiple of P,
+// U ← U·2^(−P/h) + the GPU-seconds held in ticks b−P+1…b (an exact
+// integer). With P = 1 this is §6.9's U ← U·2^(−1/h) + held every tick.
+func (r *Rule) accrue(t int) {
+	p := r.knobs.CalcPeriod
+	for r.through < t {
+		boundary := (r.through/p + 1) * p
+		end := min(boundary, t)
+		n := int64(end - r.through)
+		for c, h := range r.held {
+			r.charge[c] += int64(h) * n
+		}
+		r.through = end
+		if end == boundary {
+			for c := range r.usage {
+				r.usage[c] = r.usage[c]*r.decay + float64(r.charge[c])
+				r.charge[c] = 0
+			}
+		}
+	}
 }
 
 // Admit orders the queue by priority and runs one EASY pass.
 func (r *Rule) Admit(k *baseline.Core) {
+	r.recalc(k)
 	for _, id := range r.queue.Build(k, nil) {
 		req := k.Pend(k.Index(id))
-		req.Key = r.Priority(k, req.Campaign, req.Submitted)
+		req.Key = r.priority(k, req.Campaign, req.Submitted)
 	}
 	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
 		if c := cmp.Compare(b.Key, a.Key); c != 0 {
@@ -127,9 +231,37 @@ func eligible(head *baseline.Request, l *baseline.Lease) bool {
 	return head.Class != policy.Opportunistic && l.Class == policy.Opportunistic
 }
 
-// EndTick charges every held GPU and decays the usage.
+// EndTick charges the ticks since the last one it saw with the holdings
+// of then (the Core skipped them: nothing changed), and this tick with
+// this tick's holdings.
 func (r *Rule) EndTick(k *baseline.Core) {
-	for c := range r.usage {
-		r.usage[c] = r.usage[c]*r.decay + float64(k.Held(policy.CampaignID(c), policy.AnyClass))
+	now := k.Now()
+	r.accrue(now - 1)
+	for c := range r.held {
+		r.held[c] = k.Held(policy.CampaignID(c), policy.AnyClass)
 	}
+	r.accrue(now)
+}
+
+// NextEvent is the next period's start, when the priorities change
+// (baseline.Paced); none while no request waits, since priorities order
+// only the queue and are computed lazily at the next admission.
+func (r *Rule) NextEvent(k *baseline.Core) int {
+	if !r.waiting(k) {
+		return math.MaxInt
+	}
+	if k.Now() < 1 {
+		return 1
+	}
+	return r.periodStart(k.Now()) + r.knobs.CalcPeriod
+}
+
+// waiting reports whether a request other than the filler's is pending.
+func (r *Rule) waiting(k *baseline.Core) bool {
+	for _, q := range k.Pending() {
+		if !k.Campaign(q.Campaign).Filler {
+			return true
+		}
+	}
+	return false
 }

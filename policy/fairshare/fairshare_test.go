@@ -21,6 +21,7 @@ import (
 func TestFactorTwoUsersHalfLife(t *testing.T) {
 	knobs := fairshare.DefaultKnobs()
 	knobs.HalfLife = 10
+	knobs.CalcPeriod = 1 // §6.9's per-tick rule
 	rule := fairshare.NewRule(knobs)
 	a, err := baseline.New(bt.Config(10, 60), rule)
 	require.NoError(t, err)
@@ -80,4 +81,82 @@ func TestKnobsAreChecked(t *testing.T) {
 	k.HalfLife = 0
 	_, err := fairshare.New(bt.Config(10, 5), k)
 	require.ErrorContains(t, err, "half_life")
+}
+
+// The calculation period, worked by hand: P = 10 and a half-life of 10 s,
+// so one period decays by exactly 1/2. A holds all 10 GPUs in ticks 1–10,
+// B in 11–20. At the end of tick 10, U_A = 100 (GPU-seconds, charged at
+// once) and U_B = 0, and nothing moves until the end of tick 20, when
+// U_A = 100·1/2 = 50 and U_B = 100. The period of ticks 21–30 reads
+// F_A = 2^(−(1/3)/(1/2)) = 2^(−2/3) and F_B = 2^(−4/3), and the age as at
+// tick 21: 0 for requests filed at 22, so A's grant at 23 records
+// 10000·2^(−2/3) exactly, and B, who asked first, waits.
+func TestCalcPeriodChargesAndDecaysAtBoundaries(t *testing.T) {
+	knobs := fairshare.DefaultKnobs()
+	knobs.HalfLife, knobs.CalcPeriod = 10, 10
+	rule := fairshare.NewRule(knobs)
+	a, err := baseline.New(bt.Config(10, 60), rule)
+	require.NoError(t, err)
+	j := &bt.Journal{}
+	a.SetRecorder(j)
+	ca, _ := a.Register(bt.Env("a", 1, policy.AgentBurst))
+	cb, _ := a.Register(bt.Env("b", 1, policy.AgentBurst))
+	_, _ = a.Request(ca, 10, 10, policy.AnyClass)
+	_, _ = a.Request(cb, 10, 10, policy.AnyClass)
+	bt.Ticks(a, 9)
+	require.Zero(t, rule.Usage(ca)) // nothing charged before the boundary
+	a.Tick()
+	require.Equal(t, 100.0, rule.Usage(ca))
+	require.Zero(t, rule.Usage(cb))
+	bt.Ticks(a, 9)
+	require.Equal(t, 100.0, rule.Usage(ca)) // B's ticks 11–19 are not charged yet
+	require.Zero(t, rule.Usage(cb))
+	a.Tick()
+	require.Equal(t, 50.0, rule.Usage(ca))
+	require.Equal(t, 100.0, rule.Usage(cb))
+	require.Equal(t, math.Exp2(-2.0/3), rule.Factor(a, ca))
+	require.Equal(t, math.Exp2(-4.0/3), rule.Factor(a, cb))
+
+	a.Tick() // 21: B's lease ends
+	a.Tick()
+	rb, _ := a.Request(cb, 10, 5, policy.AnyClass)
+	ra, _ := a.Request(ca, 10, 5, policy.AnyClass)
+	a.Tick()
+	g, ok := j.Grant(ra)
+	require.True(t, ok)
+	require.Equal(t, 23, g.T)
+	require.Equal(t, 10000*math.Exp2(-2.0/3), g.FairDeficit)
+	_, ok = j.Grant(rb)
+	require.False(t, ok)
+}
+
+// Between boundaries the order does not move: in ticks 11–20 of a
+// 10-tick period the factors are those after tick 10, whatever is held
+// since, and the age is frozen at tick 11.
+func TestPriorityIsConstantWithinAPeriod(t *testing.T) {
+	knobs := fairshare.DefaultKnobs()
+	knobs.HalfLife, knobs.CalcPeriod, knobs.MaxAge = 10, 10, 100
+	rule := fairshare.NewRule(knobs)
+	a, err := baseline.New(bt.Config(10, 60), rule)
+	require.NoError(t, err)
+	ca, _ := a.Register(bt.Env("a", 1, policy.AgentBurst))
+	_, _ = a.Register(bt.Env("b", 1, policy.AgentBurst))
+	_, _ = a.Request(ca, 10, 15, policy.AnyClass)
+	bt.Ticks(a, 11)
+	p := rule.Priority(a, ca, 3)
+	// U_A = 100 is all the usage: F_A = 2^(−1/(1/2)) = 1/4; age (11 − 3)/100.
+	require.Equal(t, 10000*0.25+1000*0.08, p)
+	for range 9 {
+		a.Tick()
+		require.Equal(t, p, rule.Priority(a, ca, 3), "tick %d", a.Now())
+	}
+	a.Tick() // 21: a new period, after A held 10 more GPU-seconds per tick
+	require.NotEqual(t, p, rule.Priority(a, ca, 3))
+}
+
+func TestCalcPeriodIsChecked(t *testing.T) {
+	k := fairshare.DefaultKnobs()
+	k.CalcPeriod = 0
+	_, err := fairshare.New(bt.Config(10, 5), k)
+	require.ErrorContains(t, err, "calc_period")
 }

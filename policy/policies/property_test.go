@@ -59,6 +59,8 @@ func drawScenario(t *rapid.T) scenario {
 		InferenceCapacity: rapid.SampledFrom([]float64{policy.Unmetered, 25, 5000}).Draw(t, "inference-capacity"),
 	}, knobs: policies.DefaultKnobs()}
 	sc.knobs.Fairshare.HalfLife = rapid.SampledFrom([]float64{5, 600, 604800}).Draw(t, "half-life")
+	sc.knobs.Fairshare.CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "fairshare-calc-period")
+	sc.knobs.Budget.CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "budget-calc-period")
 	sc.knobs.Budget.Window = rapid.SampledFrom([]int{10, 600, 604800}).Draw(t, "window")
 	sc.knobs.Budget.MinRuntime[policy.AgentBurst] = rapid.SampledFrom([]int{0, 30, 300}).Draw(t, "min-runtime")
 	sc.knobs.Quota.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
