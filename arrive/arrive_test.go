@@ -81,7 +81,7 @@ func TestScaleProperties(t *testing.T) {
 func TestNoAgentsIsThePlainReplay(t *testing.T) {
 	w := loadDays(t, 2)
 	for _, p := range policies.Names {
-		plain, err := tracestudy.RunOne(w, tracestudy.Spec{Policy: p, Knobs: policies.DefaultKnobs()})
+		plain, err := tracestudy.RunOne(w, tracestudy.Spec{Policy: p, Knobs: policies.TraceKnobs()})
 		require.NoError(t, err)
 		for _, m := range []string{ModeSite, ModeMetered} {
 			r, err := RunOne(w, Spec{Policy: p, Mode: m, K: 0, Seed: 1}, Stay{Stay: 3600})

@@ -104,7 +104,7 @@ func RunOne(w *trace.Workload, sp Spec, st Stay) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	knobs := policies.DefaultKnobs()
+	knobs := policies.TraceKnobs()
 	if sp.Policy == budget.Name {
 		knobs.Budget.Groups = tracestudy.Hierarchy(w)
 	}

@@ -19,7 +19,7 @@ func benchPolicies(b *testing.B, w *Workload) {
 			var r *Run
 			cpu := cpuTime()
 			for b.Loop() {
-				r = replayPolicy(b, w, name, policies.DefaultKnobs(), ReplayOptions{})
+				r = replayPolicy(b, w, name, policies.TraceKnobs(), ReplayOptions{})
 			}
 			reportCPU(b, cpu)
 			b.ReportMetric(float64(r.Ticks), "ticks")

@@ -43,7 +43,7 @@ func replayPolicy(t interface {
 // every job as the independent event-driven ReplayEASY.
 func TestReplayFifoMatchesReplayEASY(t *testing.T) {
 	w := loadExcerpt(t, Options{})
-	got := replayPolicy(t, w, "fifo", policies.DefaultKnobs(), ReplayOptions{})
+	got := replayPolicy(t, w, "fifo", policies.TraceKnobs(), ReplayOptions{})
 	want := ReplayEASY(w)
 	for i := range want {
 		if got.Start[i] != want[i] {
@@ -83,8 +83,8 @@ func TestReplaySkippingIsExact(t *testing.T) {
 				w = week
 			}
 			var ej, tj journal
-			ev := replayPolicy(t, w, name, policies.DefaultKnobs(), ReplayOptions{Recorder: &ej})
-			tk := replayPolicy(t, w, name, policies.DefaultKnobs(), ReplayOptions{Recorder: &tj, TickByTick: true})
+			ev := replayPolicy(t, w, name, policies.TraceKnobs(), ReplayOptions{Recorder: &ej})
+			tk := replayPolicy(t, w, name, policies.TraceKnobs(), ReplayOptions{Recorder: &tj, TickByTick: true})
 			if !bytes.Equal(ej.buf, tj.buf) {
 				a, b := bytes.Split(ej.buf, []byte("\n")), bytes.Split(tj.buf, []byte("\n"))
 				for i := range min(len(a), len(b)) {
@@ -134,7 +134,7 @@ func TestRandomTracesSkipExactly(t *testing.T) {
 				Class: rapid.SampledFrom([]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}).Draw(t, "class"),
 			})
 		}
-		knobs := policies.DefaultKnobs()
+		knobs := policies.TraceKnobs()
 		name := rapid.SampledFrom([]string{"fairshare", "budget"}).Draw(t, "policy")
 		period := rapid.SampledFrom([]int{1, 7, 60, 300, 3600}).Draw(t, "calc-period")
 		knobs.Fairshare.CalcPeriod, knobs.Budget.CalcPeriod = period, period

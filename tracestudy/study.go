@@ -113,7 +113,7 @@ func Hierarchy(w *trace.Workload) []budget.Group {
 func TraceSpecs(names []string) []Spec {
 	specs := make([]Spec, len(names))
 	for i, n := range names {
-		specs[i] = Spec{Policy: n, Knobs: policies.DefaultKnobs()}
+		specs[i] = Spec{Policy: n, Knobs: policies.TraceKnobs()}
 	}
 	return specs
 }
@@ -130,7 +130,7 @@ func BudgetKnobSpecs(windows, mins []int) []Spec {
 	var specs []Spec
 	for _, m := range mins {
 		for _, wd := range windows {
-			k := policies.DefaultKnobs()
+			k := policies.TraceKnobs()
 			k.Budget.Window = wd * 86400
 			k.Budget.MinRuntime = [4]int{m, m, m, m}
 			specs = append(specs, Spec{Policy: "budget", Knobs: k, WindowDays: wd, MinRuntime: m})

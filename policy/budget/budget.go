@@ -31,9 +31,9 @@ type Knobs struct {
 	CalcPeriod int `json:"calc_period" yaml:"calc_period"`
 }
 
-// DefaultCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes, as
-// for fairshare.
-const DefaultCalcPeriod = 300
+// SlurmCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes, as
+// for fairshare: the period of the trace studies (policies.TraceKnobs).
+const SlurmCalcPeriod = 300
 
 // Group is one level-one node of the budget hierarchy.
 type Group struct {
@@ -43,7 +43,7 @@ type Group struct {
 
 // DefaultKnobs: W = 7 days; m = 0 except agent-burst, 300 s.
 func DefaultKnobs() Knobs {
-	return Knobs{Window: 7 * 24 * 3600, MinRuntime: [4]int{policy.AgentBurst: 300}, CalcPeriod: DefaultCalcPeriod}
+	return Knobs{Window: 7 * 24 * 3600, MinRuntime: [4]int{policy.AgentBurst: 300}, CalcPeriod: 1}
 }
 
 // Validate checks the knobs; the error names the knob.

@@ -11,7 +11,8 @@
 // policy/baseline's AdmitEASY), ties by submit time, then request id.
 //
 // Calculation period: the priorities are recomputed once per period P
-// (CalcPeriod, default 300 s, Slurm's PriorityCalcPeriod): the ticks of a
+// (CalcPeriod; default 1, every tick; the trace studies use Slurm's
+// PriorityCalcPeriod default, 300 s): the ticks of a
 // period (1…P, P+1…2P, …) are ordered by the windows ending the tick
 // before its first tick. P = 1 is the per-tick rule bit for bit. The
 // window usage is kept as exact integer change points, so it is the same

@@ -8,7 +8,8 @@
 // normalised over the campaigns other than the filler, studies.md §1). The
 // filler has F = 0. Usage is charged for every held GPU, notice periods
 // included, and decays once per calculation period P (Slurm's
-// PriorityCalcPeriod, default 300 s): at the end of every tick that is a
+// PriorityCalcPeriod; default 1, every tick, as §6.9; the trace studies
+// use Slurm's default, 300 s): at the end of every tick that is a
 // multiple of P, U ← U·2^(−P/h) + the GPU-seconds held in the period, h the
 // half-life PriorityDecayHalfLife; the priorities of a period's ticks use F
 // and the age as at its first tick. P = 1 is studies.md §6.9's per-tick

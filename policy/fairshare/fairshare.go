@@ -30,13 +30,16 @@ type Knobs struct {
 	CalcPeriod int `json:"calc_period" yaml:"calc_period"`
 }
 
-// DefaultCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes.
-const DefaultCalcPeriod = 300
+// SlurmCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes: the
+// period the trace studies run at (policies.TraceKnobs), where a two-year
+// log makes a per-tick recalculation cost minutes per replay.
+const SlurmCalcPeriod = 300
 
 // DefaultKnobs are Slurm's defaults and studies.md's: 7 days, 10000, 1000,
-// 7 days, a calculation every 5 minutes.
+// 7 days, and studies.md §6.9's calculation every tick (CalcPeriod 1), so
+// that the agent scenario of `compare` keeps the spec's rule.
 func DefaultKnobs() Knobs {
-	return Knobs{HalfLife: week, WFairshare: 10000, WAge: 1000, MaxAge: week, CalcPeriod: DefaultCalcPeriod}
+	return Knobs{HalfLife: week, WFairshare: 10000, WAge: 1000, MaxAge: week, CalcPeriod: 1}
 }
 
 // Rule is the multifactor fair-share rule.

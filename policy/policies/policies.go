@@ -32,6 +32,19 @@ func DefaultKnobs() Knobs {
 	return Knobs{Quota: quota.DefaultKnobs(), Fairshare: fairshare.DefaultKnobs(), Budget: budget.DefaultKnobs()}
 }
 
+// TraceKnobs are DefaultKnobs with fairshare and budget recalculating
+// every 5 minutes (Slurm's PriorityCalcPeriod default) instead of every
+// tick: the knobs of the trace studies (trace, budget-knobs,
+// agents-arrive). Over a two-year log the per-tick rule of studies.md
+// §6.9 keeps both policies from skipping quiet ticks and costs minutes per
+// replay; Slurm itself recalculates per period (docs/model-choices.md).
+func TraceKnobs() Knobs {
+	k := DefaultKnobs()
+	k.Fairshare.CalcPeriod = fairshare.SlurmCalcPeriod
+	k.Budget.CalcPeriod = budget.SlurmCalcPeriod
+	return k
+}
+
 // New builds the policy called name on cfg. Bursar reads cfg whole
 // (GrantTimeOnly included); the baselines read its pool, grace and flow
 // capacities.
