@@ -240,6 +240,7 @@ type Broker struct {
 	// SkipTo's scratch lists, kept so that a skip allocates nothing once
 	// they have grown.
 	skipToks, skipSlide []int32
+	skipWatch           []int32
 	skipFlows           []*flowState
 	skipRuns            []pendingKey
 }

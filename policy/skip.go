@@ -215,6 +215,10 @@ func (b *Broker) skipQuiet(t int) {
 	// After CongestionWindow pushes of the one (demand, free) pair the
 	// window holds nothing else, and a push only turns it.
 	congPushes := CongestionWindow
+	// stale: the runs' deficits need recomputing (the usage sums moved in
+	// the last history step, or the runs are new).
+	stale := true
+	watch := b.skipWatch[:0]
 	for b.now < t {
 		b.now++
 		// refill
@@ -242,9 +246,27 @@ func (b *Broker) skipQuiet(t int) {
 		b.account()
 		// admit: nothing is granted, expired, throttled or noticed; the
 		// list is sorted as Tick's pass would sort it.
-		if len(runs) > 1 && !b.runsSorted(runs) {
-			b.sortPending()
-			runs = b.pendingRuns(runs[:0])
+		switch {
+		case len(runs) < 2:
+		case stale:
+			if b.runsSorted(runs) {
+				watch = tokenDecided(runs, watch[:0])
+				stale = false
+			} else {
+				b.sortPending()
+				runs = b.pendingRuns(runs[:0])
+			}
+		case len(toks) > 0:
+			// With the deficits fixed, only a pair they do not order can
+			// change places: one whose later run gains more tokens.
+			for _, i := range watch {
+				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
+					b.sortPending()
+					runs = b.pendingRuns(runs[:0])
+					stale = true
+					break
+				}
+			}
 		}
 		if b.now == t && (len(b.pending) > 1 || b.rec != nil) {
 			for i := range b.pending {
@@ -269,6 +291,7 @@ func (b *Broker) skipQuiet(t int) {
 			u.buf[pos] = int32(cp.heldAll)
 			u.sum += d
 			b.usageTotal += d
+			stale = stale || d != 0
 			if u.heldAt+FairShareWindow > b.now {
 				slide[w] = i
 				w++
@@ -284,7 +307,7 @@ func (b *Broker) skipQuiet(t int) {
 	for i := range camps {
 		camps[i].deficitAt = -1
 	}
-	b.skipToks, b.skipFlows, b.skipSlide, b.skipRuns = toks, flows, slide, runs
+	b.skipToks, b.skipFlows, b.skipSlide, b.skipRuns, b.skipWatch = toks, flows, slide, runs, watch
 }
 
 // pendingRuns appends the pending list's runs: maximal stretches of one
@@ -311,4 +334,16 @@ func (b *Broker) runsSorted(runs []pendingKey) bool {
 		k.deficit, k.tokens = b.FairDeficit(c), b.camps[c].tokens
 	}
 	return pendingKeysSorted(runs)
+}
+
+// tokenDecided appends the indices i of the adjacent runs i−1, i that
+// their class and deficit leave tied, so that their tokens order them:
+// while the deficits stay, no other pair can change its order.
+func tokenDecided(runs []pendingKey, watch []int32) []int32 {
+	for i := 1; i < len(runs); i++ {
+		if runs[i].class == runs[i-1].class && runs[i].deficit == runs[i-1].deficit {
+			watch = append(watch, int32(i))
+		}
+	}
+	return watch
 }
