@@ -191,18 +191,19 @@ func (b *Broker) skipQuiet(t int) {
 	camps := b.camps
 	// The campaigns whose GPU bucket still moves (a bucket at its fixed
 	// point stays there: the map is the same each tick), the flow buckets
-	// that still fill (after the real tick nobody draws on them), and the
-	// usage windows that do not yet hold one value.
+	// that still fill or still show the last tick's use (after the real
+	// tick nobody draws on them), and the usage windows that do not yet
+	// hold one value.
 	toks, flows, slide := b.skipToks[:0], b.skipFlows[:0], b.skipSlide[:0]
 	for i := range camps {
 		cp := &camps[i]
 		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
 			toks = append(toks, int32(i))
 		}
-		if cp.io.tokens != cp.io.Bucket {
+		if cp.io.tokens != cp.io.Bucket || cp.io.usedLast != 0 {
 			flows = append(flows, &cp.io)
 		}
-		if cp.inf.tokens != cp.inf.Bucket {
+		if cp.inf.tokens != cp.inf.Bucket || cp.inf.usedLast != 0 {
 			flows = append(flows, &cp.inf)
 		}
 		if cp.usage.heldAt+FairShareWindow > b.now {
