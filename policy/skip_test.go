@@ -70,12 +70,11 @@ func drawSkipOp(t *rapid.T) skipOp {
 }
 
 type skipPair struct {
-	t        *rapid.T
-	tick     *Broker // ticks every second
-	skip     *Broker // skips where it may
-	tj, sj   journal
-	skipped  int // ticks the skipping broker jumped over
-	failures []string
+	t       *rapid.T
+	tick    *Broker // ticks every second
+	skip    *Broker // skips where it may
+	tj, sj  journal
+	skipped int // ticks the skipping broker jumped over
 }
 
 func (p *skipPair) both(f func(b *Broker) (int, error)) {
