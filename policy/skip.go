@@ -53,6 +53,11 @@ func (b *Broker) NextChange() int {
 	if b.changedAt >= b.now {
 		return b.now + 1
 	}
+	// Nothing NextChange reads moves between ticks without a change
+	// (changedAt = now), so SkipTo's check reuses the driver's answer.
+	if b.nextChangeNow == b.now {
+		return b.nextChange
+	}
 	next := b.nextDeadline
 	for i := range b.pending {
 		r := &b.pending[i]
@@ -64,7 +69,8 @@ func (b *Broker) NextChange() int {
 			break
 		}
 	}
-	return max(next, b.now+1)
+	b.nextChange, b.nextChangeNow = max(next, b.now+1), b.now
+	return b.nextChange
 }
 
 // capExit is a lower bound on the first tick after Now at which request
