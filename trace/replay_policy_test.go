@@ -177,3 +177,23 @@ func TestReplayBursarSkippingIsExact(t *testing.T) {
 		})
 	}
 }
+
+// A skipping replay stops at the horizon's tick, as one that ticks every
+// second does: a job that would end one second after it is unfinished in
+// both (the skip used to land on the horizon and tick once more).
+func TestReplayStopsAtTheHorizonWhenSkipping(t *testing.T) {
+	const horizon = 500
+	// Tick t is second t − 1: the job is filed for tick 1, starts then and
+	// would end at tick 1 + run = stop + 1, stop = 1 + horizon.
+	w := small(4, [4]int64{0, horizon + 1, horizon + 1, 2})
+	for _, name := range []string{"bursar", "fifo"} {
+		ev := replayPolicy(t, w, name, policies.DefaultKnobs(), ReplayOptions{Horizon: horizon})
+		tk := replayPolicy(t, w, name, policies.DefaultKnobs(), ReplayOptions{Horizon: horizon, TickByTick: true})
+		if ev.UnfinishedJobs != 1 || tk.UnfinishedJobs != 1 || ev.End != tk.End {
+			t.Fatalf("%s: unfinished %d (event-driven), %d (tick by tick); end %d, %d", name, ev.UnfinishedJobs, tk.UnfinishedJobs, ev.End, tk.End)
+		}
+		if ev.Ticks >= tk.Ticks {
+			t.Fatalf("%s: %d ticks event-driven, %d tick by tick", name, ev.Ticks, tk.Ticks)
+		}
+	}
+}
