@@ -185,6 +185,14 @@ func (b *Broker) SkipTo(t int) {
 		panic(fmt.Sprintf("policy: SkipTo(%d) at or beyond the next change %d", t, nc))
 	}
 	b.Tick()
+	if b.changedAt == b.now {
+		// Not quiet after all: NextChange's bounds exclude this, and
+		// ticking keeps the result exact if they ever did not.
+		for b.now < t {
+			b.Tick()
+		}
+		return
+	}
 	if b.now < t {
 		b.skipQuiet(t)
 	}
