@@ -198,6 +198,7 @@ func (b *Broker) admitOne(r *Request) (keep bool) {
 	if headroom <= 0 {
 		if !r.throttleJournaled {
 			r.throttleJournaled = true
+			b.changedAt = b.now
 			if b.rec != nil {
 				b.record(Event{Kind: EventThrottle, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.tokens, Cap: limit})
 			}
@@ -251,6 +252,7 @@ func (b *Broker) preemptFor(needed int) {
 		b.candPos++
 		l.UnderNotice = true
 		l.PreemptAt = b.now + b.cfg.Grace
+		b.changedAt = b.now
 		b.nextDeadline = min(b.nextDeadline, l.PreemptAt)
 		b.inFlight += l.GPUs
 		b.reclaimable -= l.GPUs

@@ -130,6 +130,10 @@ func newFlowState(f *Flow) flowState {
 type usageRing struct {
 	buf [FairShareWindow]int32
 	sum int
+	// heldAt is the tick of the campaign's last change of held GPUs: from
+	// tick heldAt + FairShareWindow + 1 on, every slot holds the current
+	// value and a write changes nothing (what SkipTo relies on).
+	heldAt int
 }
 
 type campaign struct {
@@ -227,6 +231,18 @@ type Broker struct {
 	// kept so that a pass allocates nothing once they have grown.
 	pendingKeys  []pendingKey
 	pendingSpare []Request
+
+	// changedAt is the last tick at which anything admission reads other
+	// than tokens and time changed (leases, held GPUs, pending requests,
+	// notices, throttle records, campaigns): NextChange is the next tick
+	// after it (skip.go).
+	changedAt int
+	// SkipTo's scratch lists, kept so that a skip allocates nothing once
+	// they have grown.
+	skipToks, skipSlide []int32
+	skipWatch           []int32
+	skipFlows           []*flowState
+	skipRuns            []pendingKey
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the
@@ -315,6 +331,7 @@ func (b *Broker) Register(env Envelope) (CampaignID, error) {
 		b.camps[i].deficitAt = -1
 	}
 	b.unmet += env.Guaranteed
+	b.changedAt = b.now
 	if b.rec != nil {
 		b.record(Event{Kind: EventRegister, Campaign: env.Name, CampaignID: id,
 			Guaranteed: env.Guaranteed, Sustained: env.Sustained, Bucket: env.Bucket, Burst: env.BurstCeiling})
@@ -365,6 +382,7 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 }
 
 func (b *Broker) addPending(cp *campaign, cls Class, gpus int) {
+	b.changedAt = b.now
 	cp.pending[cls] += gpus
 	if cls != Opportunistic {
 		b.pendingDemand += gpus
@@ -374,6 +392,8 @@ func (b *Broker) addPending(cp *campaign, cls Class, gpus int) {
 func unmetOf(cp *campaign) int { return max(0, cp.env.Guaranteed-cp.heldAll) }
 
 func (b *Broker) addHeld(cp *campaign, cls Class, gpus int) {
+	b.changedAt = b.now
+	cp.usage.heldAt = b.now
 	b.unmet -= unmetOf(cp)
 	cp.held[cls] += gpus
 	cp.heldAll += gpus

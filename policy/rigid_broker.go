@@ -2,7 +2,10 @@ package policy
 
 import "fmt"
 
-var _ RigidRequester = (*Broker)(nil)
+var (
+	_ RigidRequester = (*Broker)(nil)
+	_ EventSkipper   = (*Broker)(nil)
+)
 
 // RequestRigid files a trace job under Bursar (RigidRequester). The job's
 // campaign envelope meters it as any request: the prepaid rate cap for
@@ -61,6 +64,7 @@ func (b *Broker) admitRigid(r *Request) (keep bool) {
 	if limit-cp.heldAll < r.GPUs {
 		if !r.throttleJournaled {
 			r.throttleJournaled = true
+			b.changedAt = b.now
 			if b.rec != nil {
 				b.record(Event{Kind: EventThrottle, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.tokens, Cap: limit})
 			}

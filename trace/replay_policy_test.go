@@ -64,7 +64,7 @@ func TestReplaySkippingIsExact(t *testing.T) {
 	first := whole.Jobs[0].Submit
 	week := loadExcerpt(t, Options{From: first, Until: first + 7*86400})
 	days := loadExcerpt(t, Options{From: first, Until: first + 2*86400})
-	for _, name := range []string{"fifo", "priority", "static", "quota"} {
+	for _, name := range []string{"bursar", "fifo", "priority", "static", "quota"} {
 		t.Run(name, func(t *testing.T) {
 			w := whole
 			switch name {

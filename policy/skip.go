@@ -1,0 +1,349 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// Event skipping for the broker (EventSkipper): what lets a trace replay
+// jump over the quiet seconds between its events and still write, byte for
+// byte, the journal and the numbers of a replay that ticks every second.
+//
+// A tick is quiet when its expiry and admission steps change nothing that
+// a later step reads other than through the per-tick bookkeeping: no lease
+// ends or is noticed, no request is granted, expires, is throttled for the
+// first time or puts a lease under notice. The bookkeeping (buckets,
+// credits, congestion and usage windows, utilization, the pending list's
+// order) still moves in a quiet tick and SkipTo replays it with the very
+// same floating-point operations in the same order; it only leaves out the
+// work whose result is known: a bucket at its fixed point, a usage window
+// that holds one value, a congestion window that holds one pair, and the
+// admission of requests whose outcome cannot have changed.
+//
+// Why a quiet stretch stays quiet. Suppose the last tick was quiet and
+// nothing has been called since (changedAt < now). Then the lease list, the
+// held GPUs (so free, unmet, reclaimable), the GPUs under notice and the
+// pending list are those that tick's admission pass saw, and since the pass
+// granted nothing every request in it saw that same state. Through the
+// following quiet ticks the state stays so. Admission reads, per request,
+// its age (request expiry), and its campaign's rate cap, a function of the
+// campaign's GPU tokens alone; everything else it reads (grantable, the
+// GPUs already in flight, the preemption candidates) is that unchanged
+// state. So a request whose rate cap stays in the interval that gives the
+// same outcome as in the last tick (throttled; or the same headroom; or
+// headroom enough for the whole request) does again what it did then:
+// nothing. With its campaign's held GPUs fixed, a bucket's fill follows
+// T ← clamp(T + R − held, 0, B), a monotone map, so the fill moves
+// monotonically and the rate cap, monotone in the fill, crosses each bound
+// at most once: NextChange bounds that crossing from below (capExit), with
+// the lease deadlines and the request expiries.
+//
+// The order of the pending list is admission state too (the stable sort
+// breaks ties by the previous order), and it can change in a quiet tick as
+// deficits and fills move; SkipTo keeps it exactly by checking, each
+// skipped tick, whether it is still sorted under that tick's keys, and
+// sorting it as Tick would when it is not.
+
+// NextChange is the earliest tick after Now at which a Tick may do more
+// than per-tick bookkeeping, given no call in between (EventSkipper): the
+// next tick after any change; otherwise the first lease deadline, request
+// expiry, or tick at which a pending request's rate cap may leave the
+// interval that keeps its outcome.
+func (b *Broker) NextChange() int {
+	if b.changedAt >= b.now {
+		return b.now + 1
+	}
+	next := b.nextDeadline
+	for i := range b.pending {
+		r := &b.pending[i]
+		if !r.rigid {
+			next = min(next, r.Submitted+RequestTTL+1)
+		}
+		next = min(next, b.capExit(r))
+		if next <= b.now+1 {
+			break
+		}
+	}
+	return max(next, b.now+1)
+}
+
+// capExit is a lower bound on the first tick after Now at which request
+// r's rate cap leaves the interval of caps that give it the outcome it had
+// in the last tick (math.MaxInt: never, with its campaign's held GPUs
+// fixed).
+//
+// The bound is rigorous over floating point: one refill step rounds twice,
+// so the computed fill after k steps lies within k·E of the real line
+// T₀ + k·(R − held), E = 2⁻⁵¹(B + R + held) (twice the bound of two half
+// ulps); the rate cap's own rounding is covered by a margin in fill units
+// far above its few ulps. A bound that is early only costs a real tick.
+func (b *Broker) capExit(r *Request) int {
+	cp := &b.camps[r.Campaign]
+	env := &cp.env
+	held := float64(cp.heldAll)
+	t0 := cp.tokens
+	t1 := clamp(t0+env.Sustained-held, 0, env.Bucket) // exactly refill's step
+	if t1 == t0 {
+		return math.MaxInt // a fixed point: the fill never moves again
+	}
+	up := t1 > t0
+	e := 0x1p-51 * (env.Bucket + env.Sustained + held)
+	d := env.Sustained - held
+	if b.cfg.GrantTimeOnly {
+		// The cap reads only whether the bucket holds any tokens.
+		switch {
+		case up && t0 > 0:
+			return math.MaxInt
+		case up:
+			return b.now + 1
+		}
+		// Falling: the fill stays > 0 while t0 + k(d − e) > 0.
+		return b.now + 1 + safeSteps(t0, e-d)
+	}
+	// Prepaid: cap(T) = max(g, min(burst, ⌊R + T/dur⌋)), and for an integer
+	// K ≤ burst above g, cap ≥ K ⇔ R + T/dur ≥ K.
+	lo, hi := b.outcomeInterval(cp, r)
+	dur := float64(max(r.Duration, 1))
+	margin := func(k int) float64 {
+		return 1e-12 * ((math.Abs(float64(k))+env.Sustained)*dur + env.Bucket + 1)
+	}
+	if up {
+		if hi == math.MaxInt || hi+1 > env.BurstCeiling {
+			return math.MaxInt
+		}
+		thr := (float64(hi+1)-env.Sustained)*dur - margin(hi+1)
+		if thr > env.Bucket {
+			return math.MaxInt // the fill never exceeds the bucket
+		}
+		// Below thr the cap is at most hi: safe while t0 + k(d + e) ≤ thr.
+		return b.now + 1 + safeSteps(thr-t0, d+e)
+	}
+	if lo == math.MinInt || env.Guaranteed >= lo {
+		return math.MaxInt
+	}
+	thr := (float64(lo)-env.Sustained)*dur + margin(lo)
+	if thr < 0 {
+		return math.MaxInt // the fill is never negative
+	}
+	// Above thr the cap is at least lo: safe while t0 + k(d − e) ≥ thr.
+	return b.now + 1 + safeSteps(t0-thr, e-d)
+}
+
+// outcomeInterval is the interval [lo, hi] of rate caps (math.MinInt,
+// math.MaxInt: unbounded) in which request r does what it does at its
+// campaign's current cap: a trace job is throttled below held + GPUs and
+// tried whole from there; any other request is throttled at a headroom ≤ 0,
+// asks for its whole size from held + GPUs on, and for the headroom in
+// between.
+func (b *Broker) outcomeInterval(cp *campaign, r *Request) (lo, hi int) {
+	c0 := b.rateCap(cp, r.Duration)
+	whole := cp.heldAll + r.GPUs
+	switch {
+	case c0 >= whole:
+		return whole, math.MaxInt
+	case r.rigid:
+		return math.MinInt, whole - 1
+	case c0 <= cp.heldAll:
+		return math.MinInt, cp.heldAll
+	default:
+		return c0, c0
+	}
+}
+
+// safeSteps is a k ≥ 0 with k·rate ≤ gap, a little below the largest
+// (rate > 0): the number of further ticks a bound with that slack covers.
+// It saturates well below math.MaxInt.
+func safeSteps(gap, rate float64) int {
+	if !(gap > 0) {
+		return 0
+	}
+	if !(rate > 0) {
+		return math.MaxInt / 4
+	}
+	k := gap / rate * (1 - 1e-9)
+	if !(k < 1e15) {
+		return math.MaxInt / 4
+	}
+	return max(int(k)-1, 0)
+}
+
+// SkipTo advances to tick t < NextChange() with exactly the effect of
+// t − Now() Ticks (EventSkipper). The first of them is a real Tick (it
+// resets the flows and sorts anything the last call filed); the others
+// replay the bookkeeping only, see the top of this file.
+func (b *Broker) SkipTo(t int) {
+	if t <= b.now {
+		return
+	}
+	if nc := b.NextChange(); t >= nc {
+		panic(fmt.Sprintf("policy: SkipTo(%d) at or beyond the next change %d", t, nc))
+	}
+	b.Tick()
+	if b.now < t {
+		b.skipQuiet(t)
+	}
+}
+
+// skipQuiet is ticks Now()+1 … t, all quiet, after a quiet tick with no
+// call since: the same steps as Tick in the same order, each left out
+// where its result is known.
+func (b *Broker) skipQuiet(t int) {
+	camps := b.camps
+	// The campaigns whose GPU bucket still moves (a bucket at its fixed
+	// point stays there: the map is the same each tick), the flow buckets
+	// that still fill (after the real tick nobody draws on them), and the
+	// usage windows that do not yet hold one value.
+	toks, flows, slide := b.skipToks[:0], b.skipFlows[:0], b.skipSlide[:0]
+	for i := range camps {
+		cp := &camps[i]
+		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
+			toks = append(toks, int32(i))
+		}
+		if cp.io.tokens != cp.io.Bucket {
+			flows = append(flows, &cp.io)
+		}
+		if cp.inf.tokens != cp.inf.Bucket {
+			flows = append(flows, &cp.inf)
+		}
+		if cp.usage.heldAt+FairShareWindow > b.now {
+			slide = append(slide, int32(i))
+		}
+	}
+	runs := b.pendingRuns(b.skipRuns[:0])
+	free := b.Free()
+	util := 1 - float64(free)/float64(b.cfg.Pool)
+	// After CongestionWindow pushes of the one (demand, free) pair the
+	// window holds nothing else, and a push only turns it.
+	congPushes := CongestionWindow
+	// stale: the runs' deficits need recomputing (the usage sums moved in
+	// the last history step, or the runs are new).
+	stale := true
+	watch := b.skipWatch[:0]
+	for b.now < t {
+		b.now++
+		// refill
+		w := 0
+		for _, i := range toks {
+			cp := &camps[i]
+			before := cp.tokens
+			cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+			if cp.tokens != before {
+				toks[w] = i
+				w++
+			}
+		}
+		toks = toks[:w]
+		w = 0
+		for _, f := range flows {
+			before := f.tokens
+			f.refill()
+			if f.tokens != before {
+				flows[w] = f
+				w++
+			}
+		}
+		flows = flows[:w]
+		b.account()
+		// admit: nothing is granted, expired, throttled or noticed; the
+		// list is sorted as Tick's pass would sort it.
+		switch {
+		case len(runs) < 2:
+		case stale:
+			if b.runsSorted(runs) {
+				watch = tokenDecided(runs, watch[:0])
+				stale = false
+			} else {
+				b.sortPending()
+				runs = b.pendingRuns(runs[:0])
+			}
+		case len(toks) > 0:
+			// With the deficits fixed, only a pair they do not order can
+			// change places: one whose later run gains more tokens.
+			for _, i := range watch {
+				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
+					b.sortPending()
+					runs = b.pendingRuns(runs[:0])
+					stale = true
+					break
+				}
+			}
+		}
+		if b.now == t && (len(b.pending) > 1 || b.rec != nil) {
+			for i := range b.pending {
+				r := &b.pending[i]
+				r.deficit, r.tokens = b.FairDeficit(r.Campaign), camps[r.Campaign].tokens
+			}
+		}
+		// recordHistory
+		if congPushes > 0 {
+			congPushes--
+			b.cong.push(b.pendingDemand, max(free, 0))
+			b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+		} else if b.cong.pos++; b.cong.pos == CongestionWindow {
+			b.cong.pos = 0
+		}
+		pos := b.usagePos
+		w = 0
+		for _, i := range slide {
+			cp := &camps[i]
+			u := cp.usage
+			d := cp.heldAll - int(u.buf[pos])
+			u.buf[pos] = int32(cp.heldAll)
+			u.sum += d
+			b.usageTotal += d
+			stale = stale || d != 0
+			if u.heldAt+FairShareWindow > b.now {
+				slide[w] = i
+				w++
+			}
+		}
+		slide = slide[:w]
+		if b.usagePos++; b.usagePos == FairShareWindow {
+			b.usagePos = 0
+		}
+		b.utilSum += util
+		b.utilN++
+	}
+	for i := range camps {
+		camps[i].deficitAt = -1
+	}
+	b.skipToks, b.skipFlows, b.skipSlide, b.skipRuns, b.skipWatch = toks, flows, slide, runs, watch
+}
+
+// pendingRuns appends the pending list's runs: maximal stretches of one
+// campaign and class, whose requests always share their sort keys (so a
+// run is always in order within itself). pos is the run's index.
+func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
+	for i := range b.pending {
+		r := &b.pending[i]
+		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
+			continue
+		}
+		runs = append(runs, pendingKey{pos: i, class: r.Class})
+	}
+	return runs
+}
+
+// runsSorted is whether the pending list is in the order of this tick's
+// sort keys: adjacent runs in order (pendingKeysSorted on the runs' keys,
+// with their positions ascending as within the list).
+func (b *Broker) runsSorted(runs []pendingKey) bool {
+	for i := range runs {
+		k := &runs[i]
+		c := b.pending[k.pos].Campaign
+		k.deficit, k.tokens = b.FairDeficit(c), b.camps[c].tokens
+	}
+	return pendingKeysSorted(runs)
+}
+
+// tokenDecided appends the indices i of the adjacent runs i−1, i that
+// their class and deficit leave tied, so that their tokens order them:
+// while the deficits stay, no other pair can change its order.
+func tokenDecided(runs []pendingKey, watch []int32) []int32 {
+	for i := 1; i < len(runs); i++ {
+		if runs[i].class == runs[i-1].class && runs[i].deficit == runs[i-1].deficit {
+			watch = append(watch, int32(i))
+		}
+	}
+	return watch
+}
