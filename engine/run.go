@@ -467,12 +467,17 @@ func Run(s Scenario, opt Options) (*Result, error) {
 func (w *world) run() *Result {
 	if w.skipper != nil {
 		w.runEvents(w.skipper)
-		w.finish()
-		return w.res
+	} else {
+		w.runTicks()
 	}
-	// Tick by tick: step written out, so that a run that cannot skip
-	// costs what it did before event skipping (a call per tick is 0.05 %
-	// of BenchmarkScenario). The event-skipping tests compare the two.
+	w.finish()
+	return w.res
+}
+
+// runTicks steps every tick. It is step written out, so that a run that
+// cannot skip costs what it did before event skipping (callgrind,
+// BenchmarkScenario); the event-skipping tests compare the two.
+func (w *world) runTicks() {
 	s := &w.s
 	for t := 1; t <= s.Ticks; t++ {
 		for _, a := range w.agents {
@@ -490,8 +495,6 @@ func (w *world) run() *Result {
 			w.sample(t)
 		}
 	}
-	w.finish()
-	return w.res
 }
 
 // step runs tick t: every agent's step in cast order, the policy's tick,
