@@ -167,15 +167,35 @@ func (w *world) quietUntil(t int) int {
 }
 
 // skip does ticks from … to, in which no agent acts and the policy's Tick
-// changes nothing but its bookkeeping, with the effect of stepping them:
-// the policy jumps to each sample tick in the stretch (SkipTo is exact),
-// the sample reads it as after a stepped tick, and the storm-window study
-// adds its constant per-tick terms once per skipped tick in the window.
+// changes nothing but its bookkeeping, with the effect of stepping them.
+// What a sample reads for the metrics (held GPUs, last-tick flows: none,
+// as nobody consumes) is the same at every sample tick of the stretch, so
+// a run that keeps no series reads it once and adds it once per sample
+// tick; one that keeps the series (bucket fill and spending move every
+// tick) has the policy jump to each sample tick and samples it there
+// (SkipTo is exact). The storm-window study adds its constant per-tick
+// terms once per skipped tick in the window.
 func (w *world) skip(sk policy.EventSkipper, from, to int) {
 	s := &w.s
 	w.res.TicksSkipped += to - from + 1
+	first := nextMultiple(from, s.SampleEvery)
+	if !w.keepSeries {
+		w.advance(sk, from-1, to)
+		if first <= to {
+			var productive, stormHeld int
+			if bk := w.b.bk; bk != nil {
+				productive, stormHeld = w.sampleGroupsBroker(bk)
+			} else {
+				productive, stormHeld = w.sampleGroups(w.b.a)
+			}
+			for m := first; m <= to; m += s.SampleEvery {
+				w.accumulate(m, productive, stormHeld)
+			}
+		}
+		return
+	}
 	done := from - 1
-	for m := nextMultiple(from, s.SampleEvery); m <= to; m += s.SampleEvery {
+	for m := first; m <= to; m += s.SampleEvery {
 		w.advance(sk, done, m)
 		w.sample(m)
 		done = m

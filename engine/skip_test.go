@@ -12,27 +12,38 @@ import (
 )
 
 // runBothWays runs s event-driven (the default) and tick by tick (the
-// oracle) and fails unless metrics.json, journal.jsonl, series.csv and the
-// report are byte for byte the same. It returns the event-driven run.
+// oracle), keeping the series and not (a run without one samples a
+// skipped stretch once), and fails unless metrics.json, journal.jsonl,
+// series.csv and the report are byte for byte the same. It returns the
+// event-driven run that keeps its series.
 func runBothWays(t require.TestingT, s Scenario, what string) *Result {
 	if h, ok := t.(interface{ Helper() }); ok {
 		h.Helper()
 	}
-	ev, err := Run(s, Options{Journal: true, Series: true})
-	require.NoError(t, err, what)
-	tbt, err := Run(s, Options{Journal: true, Series: true, TickByTick: true})
-	require.NoError(t, err, what)
-	require.Zero(t, tbt.TicksSkipped, "%s: the oracle skipped ticks", what)
-	require.Equal(t, string(MetricsFile(tbt)), string(MetricsFile(ev)), "%s: metrics.json differs", what)
-	require.Equal(t, tbt.JournalRecords, ev.JournalRecords, "%s: journal records", what)
-	require.True(t, bytes.Equal(tbt.Journal, ev.Journal), "%s: journal.jsonl differs", what)
-	require.Equal(t, string(SeriesCSV(tbt)), string(SeriesCSV(ev)), "%s: series.csv differs", what)
-	var rt, re bytes.Buffer
-	require.NoError(t, WriteReport(&rt, tbt), what)
-	require.NoError(t, WriteReport(&re, ev), what)
-	require.Equal(t, rt.String(), re.String(), "%s: report differs", what)
-	require.Equal(t, tbt.Probe, ev.Probe, "%s: probe observations", what)
-	return ev
+	var first *Result
+	for _, series := range []bool{true, false} {
+		what := fmt.Sprintf("%s (series %v)", what, series)
+		ev, err := Run(s, Options{Journal: true, Series: series})
+		require.NoError(t, err, what)
+		tbt, err := Run(s, Options{Journal: true, Series: series, TickByTick: true})
+		require.NoError(t, err, what)
+		require.Zero(t, tbt.TicksSkipped, "%s: the oracle skipped ticks", what)
+		require.Equal(t, string(MetricsFile(tbt)), string(MetricsFile(ev)), "%s: metrics.json differs", what)
+		require.Equal(t, tbt.JournalRecords, ev.JournalRecords, "%s: journal records", what)
+		require.True(t, bytes.Equal(tbt.Journal, ev.Journal), "%s: journal.jsonl differs", what)
+		require.Equal(t, string(SeriesCSV(tbt)), string(SeriesCSV(ev)), "%s: series.csv differs", what)
+		var rt, re bytes.Buffer
+		require.NoError(t, WriteReport(&rt, tbt), what)
+		require.NoError(t, WriteReport(&re, ev), what)
+		require.Equal(t, rt.String(), re.String(), "%s: report differs", what)
+		require.Equal(t, tbt.Probe, ev.Probe, "%s: probe observations", what)
+		if first == nil {
+			first = ev
+		} else {
+			require.Equal(t, first.TicksSkipped, ev.TicksSkipped, "%s: the series changes what is skipped", what)
+		}
+	}
+	return first
 }
 
 // withoutAdaptive is s with its cast written out and adaptive-sci taken
