@@ -237,6 +237,9 @@ type Broker struct {
 	// notices, throttle records, campaigns): NextChange is the next tick
 	// after it (skip.go).
 	changedAt int
+	// nextChange is NextChange's answer at tick nextChangeNow, with no
+	// change since (-1: none).
+	nextChange, nextChangeNow int
 	// SkipTo's scratch lists, kept so that a skip allocates nothing once
 	// they have grown.
 	skipToks, skipSlide []int32
@@ -261,7 +264,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt}, nil
+	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt, nextChangeNow: -1}, nil
 }
 
 // SetRecorder routes the journal to r (nil: no journal, and no cost).

@@ -15,6 +15,13 @@
 // registration, lease or admission order. The journal is handed, record by
 // record, to an optional Recorder; without one no record is built.
 //
+// For replaying long job logs the broker is also an EventSkipper
+// (skip.go): NextChange says when a Tick may next do more than its
+// per-tick bookkeeping, and SkipTo jumps there replaying only the
+// bookkeeping that still moves, with the same floating-point operations in
+// the same order, so that a skipping replay and one that ticks every
+// second write the same journal and the same numbers.
+//
 // The rules are those of docs/model.md §1–5; docs/ records the few
 // choices the model leaves open.
 package policy

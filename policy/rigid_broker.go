@@ -10,9 +10,13 @@ var (
 // RequestRigid files a trace job under Bursar (RigidRequester). The job's
 // campaign envelope meters it as any request: the prepaid rate cap for
 // its estimate (model.md §5), then the guarantee reserve. A job larger
-// than the cap can ever be, with a full bucket, is denied at once
-// (reason exceeds-limit, §6.1), since tokens never exceed the bucket and
-// it would wait for ever.
+// than its campaign can ever hold is denied at once (reason
+// exceeds-limit, §6.1), since it would wait for ever: larger than the cap
+// with a full bucket (tokens never exceed the bucket), or than the pool
+// less the other campaigns' guarantees (grantable keeps their unmet
+// guarantees free, and a campaign holds at least its guarantee or leaves
+// the rest of it reserved). The check is made when the job is filed: a
+// guarantee registered later can still strand a job that is waiting.
 func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, submitted int) (int, error) {
 	if err := b.check(c); err != nil {
 		return -1, err
@@ -44,14 +48,15 @@ func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, 
 	return id, nil
 }
 
-// rateCapFull is rateCap with the bucket full: the most a request of that
-// duration can ever be granted.
+// rateCapFull is rateCap with the bucket full, within the pool less the
+// other campaigns' guarantees: the most a request of that duration can
+// ever be granted.
 func (b *Broker) rateCapFull(cp *campaign, duration int) int {
 	saved := cp.tokens
 	cp.tokens = cp.env.Bucket
 	c := b.rateCap(cp, duration)
 	cp.tokens = saved
-	return min(c, b.cfg.Pool)
+	return min(c, b.cfg.Pool-(b.guaranteed-cp.env.Guaranteed))
 }
 
 // admitRigid is admitOne for a trace job: no expiry, no partial grant.

@@ -53,6 +53,11 @@ func (b *Broker) NextChange() int {
 	if b.changedAt >= b.now {
 		return b.now + 1
 	}
+	// Nothing NextChange reads moves between ticks without a change
+	// (changedAt = now), so SkipTo's check reuses the driver's answer.
+	if b.nextChangeNow == b.now {
+		return b.nextChange
+	}
 	next := b.nextDeadline
 	for i := range b.pending {
 		r := &b.pending[i]
@@ -64,7 +69,8 @@ func (b *Broker) NextChange() int {
 			break
 		}
 	}
-	return max(next, b.now+1)
+	b.nextChange, b.nextChangeNow = max(next, b.now+1), b.now
+	return b.nextChange
 }
 
 // capExit is a lower bound on the first tick after Now at which request
@@ -191,18 +197,19 @@ func (b *Broker) skipQuiet(t int) {
 	camps := b.camps
 	// The campaigns whose GPU bucket still moves (a bucket at its fixed
 	// point stays there: the map is the same each tick), the flow buckets
-	// that still fill (after the real tick nobody draws on them), and the
-	// usage windows that do not yet hold one value.
+	// that still fill or still show the last tick's use (after the real
+	// tick nobody draws on them), and the usage windows that do not yet
+	// hold one value.
 	toks, flows, slide := b.skipToks[:0], b.skipFlows[:0], b.skipSlide[:0]
 	for i := range camps {
 		cp := &camps[i]
 		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
 			toks = append(toks, int32(i))
 		}
-		if cp.io.tokens != cp.io.Bucket {
+		if cp.io.tokens != cp.io.Bucket || cp.io.usedLast != 0 {
 			flows = append(flows, &cp.io)
 		}
-		if cp.inf.tokens != cp.inf.Bucket {
+		if cp.inf.tokens != cp.inf.Bucket || cp.inf.usedLast != 0 {
 			flows = append(flows, &cp.inf)
 		}
 		if cp.usage.heldAt+FairShareWindow > b.now {

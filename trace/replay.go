@@ -201,7 +201,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			break
 		}
 		if skip != nil {
-			target := min(skip.NextChange()-1, stop)
+			// At most to stop − 1: the next tick is then stop's, the last
+			// one, as when ticking every second.
+			target := min(skip.NextChange()-1, stop-1)
 			if next < n {
 				target = min(target, int(w.Jobs[next].Submit-base)-1)
 			}

@@ -2,7 +2,9 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -96,5 +98,102 @@ func TestReplaySkippingIsExact(t *testing.T) {
 			h.Write(ej.buf)
 			t.Logf("%s: %d journal bytes (fnv %x), %d of %d ticks", name, len(ej.buf), h.Sum64(), ev.Ticks, tk.Ticks)
 		})
+	}
+}
+
+// Bursar's skipping is exact on the excerpt with other knobs too (groups
+// with equal shares and a 2-hour bucket, so that rate caps bind often; the
+// leaky grant-time enforcement): the same journal, run, metrics and final
+// broker state as ticking every second, and most ticks skipped.
+func TestReplayBursarSkippingIsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tick-by-tick over 28 days")
+	}
+	for _, tc := range []struct {
+		name          string
+		opt           Options
+		grantTimeOnly bool
+		// skipped: at most 1/skipped of the seconds are ticked. The leaky
+		// mode preempts and requeues opportunistic jobs over and over (some
+		// 326,000 times over the whole excerpt, so it gets the first week
+		// here): a real tick every few seconds.
+		skipped int64
+	}{
+		{"groups-2h-bucket", Options{ByGroup: true, EqualShares: true, BucketHours: 2}, false, 100},
+		{"grant-time-only", Options{From: 21772800, Until: 21772800 + 7*86400}, true, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := loadExcerpt(t, tc.opt)
+			cfg := policy.DefaultConfig(w.Pool)
+			cfg.GrantTimeOnly = tc.grantTimeOnly
+			replay := func(tickByTick bool) (*Run, *policy.Broker, []byte) {
+				b, err := policy.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var j journal
+				r, err := Replay(w, b, ReplayOptions{Recorder: &j, TickByTick: tickByTick})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r, b, j.buf
+			}
+			ev, eb, ej := replay(false)
+			tk, tb, tj := replay(true)
+			if !bytes.Equal(ej, tj) {
+				a, b := bytes.Split(ej, []byte("\n")), bytes.Split(tj, []byte("\n"))
+				for i := range min(len(a), len(b)) {
+					if !bytes.Equal(a[i], b[i]) {
+						t.Fatalf("journal line %d:\n event-driven %s\n tick-by-tick %s", i+1, a[i], b[i])
+					}
+				}
+				t.Fatalf("journals differ in length: %d and %d lines", len(a), len(b))
+			}
+			evTicks := ev.Ticks
+			ev.Ticks = tk.Ticks
+			if !reflect.DeepEqual(ev, tk) {
+				t.Fatal("runs differ")
+			}
+			sw, ss := ev.Served(w)
+			tw, ts := tk.Served(w)
+			// %v prints every float exactly (shortest round trip), NaN alike.
+			if me, mt := fmt.Sprintf("%+v", Summarize(sw, ss)), fmt.Sprintf("%+v", Summarize(tw, ts)); me != mt {
+				t.Fatalf("metrics differ:\n %+v\n %+v", me, mt)
+			}
+			if eb.Now() != tb.Now() || eb.Utilization() != tb.Utilization() {
+				t.Fatalf("clock %d/%d, utilization %v/%v", eb.Now(), tb.Now(), eb.Utilization(), tb.Utilization())
+			}
+			for c := range eb.NumCampaigns() {
+				id := policy.CampaignID(c)
+				if eb.Supply(id) != tb.Supply(id) || eb.FairDeficit(id) != tb.FairDeficit(id) || eb.Spent(id) != tb.Spent(id) {
+					t.Fatalf("campaign %d: supply\n %+v\n %+v", c, eb.Supply(id), tb.Supply(id))
+				}
+			}
+			// Skipping skipped: far fewer ticks than seconds.
+			if evTicks*tc.skipped > tk.Ticks {
+				t.Fatalf("event-driven %d ticks of %d", evTicks, tk.Ticks)
+			}
+			t.Logf("%s: %d journal bytes, %d of %d ticks", tc.name, len(ej), evTicks, tk.Ticks)
+		})
+	}
+}
+
+// A skipping replay stops at the horizon's tick, as one that ticks every
+// second does: a job that would end one second after it is unfinished in
+// both (the skip used to land on the horizon and tick once more).
+func TestReplayStopsAtTheHorizonWhenSkipping(t *testing.T) {
+	const horizon = 500
+	// Tick t is second t − 1: the job is filed for tick 1, starts then and
+	// would end at tick 1 + run = stop + 1, stop = 1 + horizon.
+	w := small(4, [4]int64{0, horizon + 1, horizon + 1, 2})
+	for _, name := range []string{"bursar", "fifo"} {
+		ev := replayPolicy(t, w, name, policies.DefaultKnobs(), ReplayOptions{Horizon: horizon})
+		tk := replayPolicy(t, w, name, policies.DefaultKnobs(), ReplayOptions{Horizon: horizon, TickByTick: true})
+		if ev.UnfinishedJobs != 1 || tk.UnfinishedJobs != 1 || ev.End != tk.End {
+			t.Fatalf("%s: unfinished %d (event-driven), %d (tick by tick); end %d, %d", name, ev.UnfinishedJobs, tk.UnfinishedJobs, ev.End, tk.End)
+		}
+		if ev.Ticks >= tk.Ticks {
+			t.Fatalf("%s: %d ticks event-driven, %d tick by tick", name, ev.Ticks, tk.Ticks)
+		}
 	}
 }

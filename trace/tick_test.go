@@ -1,10 +1,14 @@
 package trace
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/policy"
 	"pgregory.net/rapid"
 )
 
@@ -184,4 +188,73 @@ func naiveMeans(w *Workload, start []int64) (wait, bsld float64) {
 	}
 	n := float64(len(w.Jobs))
 	return wait / n, bsld / n
+}
+
+// Bursar's event skipping on random small traces: the same journal and
+// run as ticking every second, whatever the shares, buckets, classes and
+// enforcement mode.
+func TestBursarSkippingMatchesTickByTickOnRandomTraces(t *testing.T) {
+	var jobs, denied, preempted, ticks, seconds int64
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 64).Draw(t, "pool")
+		n := rapid.IntRange(1, 40).Draw(t, "jobs")
+		ncamp := rapid.IntRange(1, 5).Draw(t, "campaigns")
+		w := &Workload{Pool: pool, BucketHours: rapid.SampledFrom([]float64{24, 1, 0.01}).Draw(t, "bucket-hours")}
+		var sum float64
+		for c := range ncamp {
+			s := rapid.Float64Range(0.01, 1).Draw(t, "share")
+			sum += s
+			w.Campaigns = append(w.Campaigns, Campaign{ID: c, Name: fmt.Sprintf("user %d", c), Share: s})
+		}
+		for c := range w.Campaigns {
+			w.Campaigns[c].Share /= sum
+		}
+		classes := []policy.Class{policy.AgentBurst, policy.Interactive, policy.Opportunistic}
+		var submit int64
+		for i := range n {
+			submit += rapid.Int64Range(0, 3000).Draw(t, "gap")
+			run := rapid.Int64Range(1, 5000).Draw(t, "run")
+			est := run + rapid.Int64Range(0, 5000).Draw(t, "over")
+			w.Jobs = append(w.Jobs, Job{
+				Number: int64(i + 1), Submit: submit, Run: run, Estimate: est,
+				GPUs: rapid.IntRange(1, pool).Draw(t, "gpus"), Campaign: rapid.IntRange(0, ncamp-1).Draw(t, "campaign"),
+				Class: rapid.SampledFrom(classes).Draw(t, "class"),
+			})
+		}
+		cfg := policy.DefaultConfig(pool)
+		cfg.GrantTimeOnly = rapid.Bool().Draw(t, "grant-time-only")
+		cfg.Grace = rapid.IntRange(0, 120).Draw(t, "grace")
+		replay := func(tickByTick bool) (*Run, []byte) {
+			b, err := policy.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var j journal
+			r, err := Replay(w, b, ReplayOptions{Recorder: &j, TickByTick: tickByTick, Horizon: 86400})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r, j.buf
+		}
+		ev, ej := replay(false)
+		tk, tj := replay(true)
+		if !bytes.Equal(ej, tj) {
+			a, b := bytes.Split(ej, []byte("\n")), bytes.Split(tj, []byte("\n"))
+			for i := range min(len(a), len(b)) {
+				if !bytes.Equal(a[i], b[i]) {
+					t.Fatalf("journal line %d:\n event-driven %s\n tick-by-tick %s", i+1, a[i], b[i])
+				}
+			}
+			t.Fatalf("journals differ in length: %d and %d lines", len(a), len(b))
+		}
+		if ev.Ticks > tk.Ticks {
+			t.Fatalf("event-driven %d ticks, tick-by-tick %d", ev.Ticks, tk.Ticks)
+		}
+		jobs, denied, preempted, ticks, seconds = jobs+int64(n), denied+int64(ev.Unserved), preempted+int64(ev.Preemptions), ticks+ev.Ticks, seconds+tk.Ticks
+		ev.Ticks = tk.Ticks
+		if !reflect.DeepEqual(ev, tk) {
+			t.Fatalf("runs differ:\n %+v\n %+v", ev, tk)
+		}
+	})
+	t.Logf("%d jobs, %d denied, %d preemptions; %d of %d seconds ticked", jobs, denied, preempted, ticks, seconds)
 }

@@ -1,0 +1,227 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// Event skipping is exact: two brokers get the same random operations; one
+// ticks through every wait, the other jumps over it with SkipTo wherever
+// NextChange allows. After every operation their journals, supplies,
+// credits, buckets, deficits, utilization, lease and pending lists are
+// identical.
+
+type skipOpKind uint8
+
+const (
+	skipRequest skipOpKind = iota
+	skipRigid
+	skipReleaseAll
+	skipReleaseLease
+	skipConsume
+	skipWait
+	skipRegister
+)
+
+type skipOp struct {
+	kind           skipOpKind
+	c              int
+	gpus, dur, run int
+	class          Class
+	next           bool // a rigid request submitted at the next tick
+	io, inf        float64
+	n              int
+}
+
+func drawSkipOp(t *rapid.T) skipOp {
+	o := skipOp{kind: rapid.SampledFrom([]skipOpKind{
+		skipRequest, skipRequest, skipRigid, skipRigid, skipRigid, skipReleaseAll, skipReleaseLease,
+		skipConsume, skipWait, skipWait, skipWait, skipWait, skipRegister,
+	}).Draw(t, "op")}
+	o.c = rapid.IntRange(0, 7).Draw(t, "campaign")
+	switch o.kind {
+	case skipRequest:
+		o.gpus = rapid.IntRange(1, 160).Draw(t, "gpus")
+		o.dur = rapid.SampledFrom([]int{0, 1, 30, 300, 3000}).Draw(t, "duration")
+		o.class = rapid.SampledFrom(anyOrClass).Draw(t, "class")
+	case skipRigid:
+		o.gpus = rapid.IntRange(1, 160).Draw(t, "gpus")
+		o.run = rapid.IntRange(1, 4000).Draw(t, "run")
+		o.dur = o.run + rapid.SampledFrom([]int{0, 0, 10, 600, 5000}).Draw(t, "over")
+		o.class = rapid.SampledFrom([]Class{AnyClass, Interactive, AgentBurst, Opportunistic}).Draw(t, "class")
+		o.next = rapid.Bool().Draw(t, "next-tick")
+	case skipReleaseAll:
+		o.class = rapid.SampledFrom(anyOrClass).Draw(t, "class")
+	case skipReleaseLease:
+		o.n = rapid.IntRange(0, 1000).Draw(t, "lease")
+	case skipConsume:
+		o.io = rapid.Float64Range(0, 30).Draw(t, "io")
+		o.inf = rapid.Float64Range(0, 30).Draw(t, "inf")
+	case skipWait:
+		o.n = rapid.SampledFrom([]int{1, 2, 7, 61, 400, 950, 5000, 20000}).Draw(t, "ticks")
+	}
+	return o
+}
+
+type skipPair struct {
+	t       *rapid.T
+	tick    *Broker // ticks every second
+	skip    *Broker // skips where it may
+	tj, sj  journal
+	skipped int // ticks the skipping broker jumped over
+}
+
+func (p *skipPair) both(f func(b *Broker) (int, error)) {
+	i1, e1 := f(p.tick)
+	i2, e2 := f(p.skip)
+	if i1 != i2 || (e1 == nil) != (e2 == nil) || (e1 != nil && e1.Error() != e2.Error()) {
+		p.t.Fatalf("t=%d: tick-by-tick gives %d, %v; skipping %d, %v", p.tick.now, i1, e1, i2, e2)
+	}
+}
+
+// wait advances both brokers n ticks.
+func (p *skipPair) wait(n int) {
+	target := p.tick.now + n
+	for p.tick.now < target {
+		p.tick.Tick()
+	}
+	for p.skip.now < target {
+		if to := min(p.skip.NextChange()-1, target); to > p.skip.now {
+			p.skipped += to - p.skip.now - 1 // SkipTo's first tick is a real one
+			p.skip.SkipTo(to)
+			continue
+		}
+		p.skip.Tick()
+	}
+}
+
+func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// compare checks every observable of the two brokers.
+func (p *skipPair) compare(after string) {
+	a, b := p.tick, p.skip
+	fail := func(format string, args ...any) {
+		p.t.Fatalf("t=%d after %s: "+format, append([]any{a.now, after}, args...)...)
+	}
+	if a.now != b.now {
+		fail("clocks %d and %d", a.now, b.now)
+	}
+	if !bytes.Equal(p.tj.buf, p.sj.buf) {
+		x, y := p.tj.lines(), p.sj.lines()
+		for i := range min(len(x), len(y)) {
+			if x[i] != y[i] {
+				fail("journal line %d:\n tick-by-tick %s\n skipping     %s", i+1, x[i], y[i])
+			}
+		}
+		fail("journals of %d and %d lines", len(x), len(y))
+	}
+	if !sameFloat(a.Utilization(), b.Utilization()) || a.CongestionIndex() != b.CongestionIndex() || a.Free() != b.Free() {
+		fail("utilization %v/%v, congestion %v/%v", a.Utilization(), b.Utilization(), a.CongestionIndex(), b.CongestionIndex())
+	}
+	for c := range a.NumCampaigns() {
+		id := CampaignID(c)
+		if sa, sb := a.Supply(id), b.Supply(id); sa != sb {
+			fail("campaign %d supply\n %+v\n %+v", c, sa, sb)
+		}
+		if a.Credits(id) != b.Credits(id) || a.Tokens(id) != b.Tokens(id) || a.FairDeficit(id) != b.FairDeficit(id) {
+			fail("campaign %d: credits %v/%v tokens %v/%v deficit %v/%v", c, a.Credits(id), b.Credits(id),
+				a.Tokens(id), b.Tokens(id), a.FairDeficit(id), b.FairDeficit(id))
+		}
+		for _, d := range []Dimension{IO, Inference} {
+			if a.FlowTokens(id, d) != b.FlowTokens(id, d) || a.FlowUsedLastTick(id, d) != b.FlowUsedLastTick(id, d) {
+				fail("campaign %d %v: tokens %v/%v", c, d, a.FlowTokens(id, d), b.FlowTokens(id, d))
+			}
+		}
+		if a.camps[c].usage.buf != b.camps[c].usage.buf || a.camps[c].usage.sum != b.camps[c].usage.sum {
+			fail("campaign %d: usage windows differ", c)
+		}
+	}
+	if a.cong != b.cong || a.usagePos != b.usagePos || a.usageTotal != b.usageTotal {
+		fail("congestion or usage windows differ")
+	}
+	if !reflect.DeepEqual(a.Leases(), b.Leases()) {
+		fail("leases\n %+v\n %+v", a.Leases(), b.Leases())
+	}
+	if !reflect.DeepEqual(a.Pending(), b.Pending()) {
+		fail("pending\n %+v\n %+v", a.Pending(), b.Pending())
+	}
+}
+
+func TestSkipToMatchesTicks(t *testing.T) {
+	total, skipped := 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.SampledFrom([]int{64, 512, 16, 1, 128}).Draw(t, "pool")
+		cfg := Config{
+			Pool:              pool,
+			Grace:             rapid.IntRange(0, 90).Draw(t, "grace"),
+			GrantTimeOnly:     rapid.Bool().Draw(t, "grant-time-only"),
+			IOCapacity:        rapid.SampledFrom([]float64{Unmetered, 0, 10, 28}).Draw(t, "io-capacity"),
+			InferenceCapacity: rapid.SampledFrom([]float64{Unmetered, 0, 25, 5000}).Draw(t, "inference-capacity"),
+		}
+		p := &skipPair{t: t}
+		var err error
+		if p.tick, err = New(cfg); err != nil {
+			t.Fatal(err)
+		}
+		p.skip, _ = New(cfg)
+		p.tick.SetRecorder(&p.tj)
+		p.skip.SetRecorder(&p.sj)
+		register := func(e Envelope) {
+			p.both(func(b *Broker) (int, error) { c, err := b.Register(e); return int(c), err })
+		}
+		for i := range rapid.IntRange(1, 5).Draw(t, "campaigns") {
+			register(drawEnvelope(t, fmt.Sprintf("c%d", i), pool/2, false))
+		}
+		late := 0
+		for range rapid.IntRange(20, 120).Draw(t, "op-count") {
+			o := drawSkipOp(t)
+			c := CampaignID(o.c % p.tick.NumCampaigns())
+			switch o.kind {
+			case skipRequest:
+				p.both(func(b *Broker) (int, error) { return b.Request(c, o.gpus, o.dur, o.class) })
+			case skipRigid:
+				sub := p.tick.now
+				if o.next {
+					sub++
+				}
+				p.both(func(b *Broker) (int, error) { return b.RequestRigid(c, o.gpus, o.dur, o.run, o.class, sub) })
+			case skipReleaseAll:
+				p.both(func(b *Broker) (int, error) { return 0, b.ReleaseAll(c, o.class) })
+			case skipReleaseLease:
+				if n := len(p.tick.leases); n > 0 {
+					l := p.tick.leases[o.n%n]
+					p.both(func(b *Broker) (int, error) { return 0, b.ReleaseLease(l.Campaign, l.ID) })
+				}
+			case skipConsume:
+				p.both(func(b *Broker) (int, error) {
+					io, inf, err := b.Consume(c, o.io, o.inf)
+					if errors.Is(err, ErrUnknownCampaign) {
+						return 0, err
+					}
+					return int(math.Float64bits(io) ^ math.Float64bits(inf)), err
+				})
+			case skipWait:
+				p.wait(o.n)
+			case skipRegister:
+				late++
+				register(drawEnvelope(t, fmt.Sprintf("late%d", late), pool, false))
+			}
+			p.compare(fmt.Sprintf("op %+v", o))
+		}
+		// What is left pending or leased runs out.
+		p.wait(20000)
+		p.compare("the final wait")
+		total += p.tick.now
+		skipped += p.skipped
+	})
+	t.Logf("%d of %d ticks skipped", skipped, total)
+	if skipped < total/2 {
+		t.Fatalf("only %d of %d ticks skipped", skipped, total)
+	}
+}
