@@ -117,13 +117,16 @@ func (w *world) skipperFor(opt Options) (policy.EventSkipper, []quietAgent) {
 	if !ok {
 		return nil, nil
 	}
-	quiet := make([]quietAgent, len(w.agents))
-	for i, a := range w.agents {
-		q, ok := a.(quietAgent)
-		if !ok {
+	// Checked before anything is allocated: the paper's cast (adaptive-sci)
+	// never skips and should cost nothing for it.
+	for _, a := range w.agents {
+		if _, ok := a.(quietAgent); !ok {
 			return nil, nil
 		}
-		quiet[i] = q
+	}
+	quiet := make([]quietAgent, len(w.agents))
+	for i, a := range w.agents {
+		quiet[i] = a.(quietAgent)
 	}
 	return sk, quiet
 }
