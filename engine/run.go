@@ -87,6 +87,10 @@ type Options struct {
 	// Series keeps the sampled series (Result.Series); without it the
 	// series is empty but every metric is measured the same.
 	Series bool
+	// TickByTick steps every tick, never skipping the quiet ones (the
+	// oracle the event-skipping tests compare against; the outputs are
+	// the same either way).
+	TickByTick bool
 	// skipOverbookProof leaves the overbooking proof out (tests check
 	// that it never changes a run).
 	skipOverbookProof bool
@@ -112,6 +116,10 @@ type Result struct {
 	JournalRecords int
 	// StormThrottles counts the throttle records of every storm.
 	StormThrottles int
+	// TicksSkipped counts the ticks the run did not step because nothing
+	// could happen in them but the policy's bookkeeping (event skipping;
+	// 0 tick by tick). It changes no output.
+	TicksSkipped int
 	// FirstVictimGrant, FirstThrottle and FirstPreemptNotice are sample
 	// journal records (Kind 0 when there was none).
 	FirstVictimGrant, FirstThrottle, FirstPreemptNotice policy.Event
@@ -235,6 +243,12 @@ type world struct {
 	// study measures the policy-study metrics (nil unless the scenario
 	// names its policy).
 	study *study
+	// skipper is the policy as an event skipper and quiet the agents as
+	// quiet agents, when the run may skip quiet ticks (nil otherwise);
+	// lastBusy is the quiet agent that last had something to do.
+	skipper  policy.EventSkipper
+	quiet    []quietAgent
+	lastBusy int
 
 	keepSeries bool
 	stats      sampleStats
@@ -393,6 +407,7 @@ func newWorld(s Scenario, opt Options) (*world, error) {
 		res.OverbookRefusal = overbookProof(pa, s.Pool)
 	}
 
+	w.skipper, w.quiet = w.skipperFor(opt)
 	w.keepSeries = opt.Series
 	w.planSample()
 	if opt.Series {
@@ -450,6 +465,19 @@ func Run(s Scenario, opt Options) (*Result, error) {
 }
 
 func (w *world) run() *Result {
+	if w.skipper != nil {
+		w.runEvents(w.skipper)
+	} else {
+		w.runTicks()
+	}
+	w.finish()
+	return w.res
+}
+
+// runTicks steps every tick. It is step written out, so that a run that
+// cannot skip costs what it did before event skipping (callgrind,
+// BenchmarkScenario); the event-skipping tests compare the two.
+func (w *world) runTicks() {
 	s := &w.s
 	for t := 1; t <= s.Ticks; t++ {
 		for _, a := range w.agents {
@@ -461,14 +489,32 @@ func (w *world) run() *Result {
 			w.b.a.Tick()
 		}
 		if w.study != nil && t >= s.StormStart && t < s.StormEnd {
-			w.study.tick(w)
+			w.study.ticks(w, 1)
 		}
 		if t%s.SampleEvery == 0 {
 			w.sample(t)
 		}
 	}
-	w.finish()
-	return w.res
+}
+
+// step runs tick t: every agent's step in cast order, the policy's tick,
+// the storm-window study and the sample.
+func (w *world) step(t int) {
+	s := &w.s
+	for _, a := range w.agents {
+		a.Step(t)
+	}
+	if bk := w.b.bk; bk != nil {
+		bk.Tick()
+	} else {
+		w.b.a.Tick()
+	}
+	if w.study != nil && t >= s.StormStart && t < s.StormEnd {
+		w.study.ticks(w, 1)
+	}
+	if t%s.SampleEvery == 0 {
+		w.sample(t)
+	}
 }
 
 // sampleStats accumulates, sample by sample and in sample order, what the

@@ -44,7 +44,30 @@ func (w *world) sample(t int) {
 	} else {
 		productive, stormHeld = w.sampleGroups(w.b.a)
 	}
+	w.accumulate(t, productive, stormHeld)
+	if !w.keepSeries {
+		return
+	}
+	for g := range v {
+		w.sampleSeriesGroup(g)
+	}
+	sr := &w.res.Series
+	sr.T = append(sr.T, t)
+	sr.Multiplier = append(sr.Multiplier, w.b.Multiplier())
+	for d := range v {
+		x := &v[d]
+		sr.Held[d] = append(sr.Held[d], x.held)
+		sr.Fill[d] = append(sr.Fill[d], fillFraction(x.tokens, x.bucket))
+		sr.Spent[d] = append(sr.Spent[d], x.spent)
+		sr.IO[d] = append(sr.IO[d], x.io)
+		sr.Inference[d] = append(sr.Inference[d], x.inference)
+	}
+}
 
+// accumulate adds a sample at tick t of the values readSample read to the
+// metrics' sums.
+func (w *world) accumulate(t, productive, stormHeld int) {
+	v := w.values
 	st := &w.stats
 	for g := range v {
 		st.io[g] += v[g].io
@@ -67,24 +90,6 @@ func (w *world) sample(t int) {
 			sr.n++
 			sr.PeakHeld = max(sr.PeakHeld, h)
 		}
-	}
-
-	if !w.keepSeries {
-		return
-	}
-	for g := range v {
-		w.sampleSeriesGroup(g)
-	}
-	sr := &w.res.Series
-	sr.T = append(sr.T, t)
-	sr.Multiplier = append(sr.Multiplier, w.b.Multiplier())
-	for d := range v {
-		x := &v[d]
-		sr.Held[d] = append(sr.Held[d], x.held)
-		sr.Fill[d] = append(sr.Fill[d], fillFraction(x.tokens, x.bucket))
-		sr.Spent[d] = append(sr.Spent[d], x.spent)
-		sr.IO[d] = append(sr.IO[d], x.io)
-		sr.Inference[d] = append(sr.Inference[d], x.inference)
 	}
 }
 

@@ -189,10 +189,13 @@ func (st *study) record(e policy.Event, w *world) {
 	}
 }
 
-// tick accumulates Jain's T_c and O_c after a tick of the storm window:
-// O_c is the share-weighted max–min split of the pool among the campaigns
-// other than the backfill, each capped by its demand (held + pending).
-func (st *study) tick(w *world) {
+// ticks accumulates Jain's T_c and O_c after k ticks of the storm window
+// over which the held and outstanding GPUs did not change (k = 1 after a
+// stepped tick, more after skipped ones): O_c is the share-weighted
+// max–min split of the pool among the campaigns other than the backfill,
+// each capped by its demand (held + pending). Each tick's terms are added
+// one by one, so that k skipped ticks sum exactly as k stepped ones.
+func (st *study) ticks(w *world, k int) {
 	remaining := float64(w.s.Pool)
 	for i := range w.camps {
 		st.alloc[i], st.demand[i] = 0, 0
@@ -200,12 +203,17 @@ func (st *study) tick(w *world) {
 			continue
 		}
 		id := policy.CampaignID(i)
-		st.held[i] += float64(w.b.Held(id, policy.AnyClass))
+		held := float64(w.b.Held(id, policy.AnyClass))
+		for range k {
+			st.held[i] += held
+		}
 		st.demand[i] = float64(w.b.Outstanding(id, policy.AnyClass))
 	}
 	maxMinSplit(remaining, st.weight, st.demand, st.alloc)
 	for i := range st.alloc {
-		st.fair[i] += st.alloc[i]
+		for range k {
+			st.fair[i] += st.alloc[i]
+		}
 	}
 }
 
