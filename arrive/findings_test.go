@@ -25,7 +25,7 @@ func TestFindingsOnTheExcerpt(t *testing.T) {
 	}
 	// 1. Eight agent campaigns slow the trace's own users down under every
 	// policy that lets the agents in: fifo 1.11 → 2.9, fairshare 1.11 →
-	// 20, budget 1.11 → 14, bursar 58.5 → 161 (mean bounded slowdown).
+	// 18, budget 1.11 → 14, bursar 58.5 → 161 (mean bounded slowdown).
 	for _, p := range []string{"fifo", "fairshare", "budget", "bursar", "priority"} {
 		k0, k8 := run(p, ModeSite, 0), run(p, ModeSite, 8)
 		require.Greater(t, k8.Users.MeanBSLD, k0.Users.MeanBSLD, p)
@@ -39,7 +39,7 @@ func TestFindingsOnTheExcerpt(t *testing.T) {
 	}
 	// 3. With one of each agent (k = 3), metering lowers the trace users'
 	// mean bounded slowdown under fifo, fairshare and budget (fairshare:
-	// 13.3 → 2.2).
+	// 11.5 → 2.2).
 	for _, p := range []string{"fifo", "fairshare", "budget"} {
 		site, met := run(p, ModeSite, 3), run(p, ModeMetered, 3)
 		require.Less(t, met.Users.MeanBSLD, site.Users.MeanBSLD, p)
