@@ -12,17 +12,19 @@ import (
 )
 
 // PolicyCost is a trace run's expected cost per job, by policy, for the
-// shards' balance (sweep.AssignStudyShards). fifo, static, priority and
-// quota skip from event to event, so their cost follows the jobs;
-// bursar, fairshare and budget tick every second, and budget on a
-// contended trace preempts and requeues without end. The ratios are the
-// single-run times on the embedded excerpt (2,661 jobs, one worker, this
-// 2-core machine): 0.5 s for the event-driven four (mostly start-up),
-// bursar 3.9 s, fairshare 7.3 s, budget 72 s. Only the ordering and rough
-// ratios matter; an unknown policy costs as much as budget.
+// shards' balance (sweep.AssignStudyShards). Every policy skips from event
+// to event now, so the cost follows the jobs and what each executed tick
+// costs: the factors are the single-run CPU times on the embedded excerpt
+// (2,661 jobs) and on the full SDSC-SP2 log (54k jobs), relative to fifo,
+// rounded (BenchmarkReplayPolicyExcerpt, BenchmarkReplayPolicySDSC on this
+// 2-core machine, December 2026): static 0.4–0.5, priority 1.4–2.9,
+// fairshare 1.6–2.5, quota 1.1–8, bursar 3.1–3.2, budget 6–41 (budget on
+// a contended trace preempts and requeues, and its queue grows). Only the
+// ordering and rough ratios matter; an unknown policy costs as much as
+// budget.
 var PolicyCost = map[string]float64{
-	"fifo": 1, "static": 1, "priority": 1, "quota": 1,
-	"bursar": 20, "fairshare": 40, "budget": 400,
+	"fifo": 1, "static": 0.5, "priority": 2, "quota": 2,
+	"fairshare": 2, "bursar": 3, "budget": 10,
 }
 
 // PolicyFactor is PolicyCost[name], or budget's for a name it lacks.
