@@ -31,7 +31,7 @@ func arriveCommand() *cli.Command {
 	flags := traceFlags("results/agents-arrive", true)
 	for _, f := range flags {
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "window" {
-			sf.DefaultText = arriveDefaultWindow + " (days 252–254 of SDSC-SP2)"
+			sf.DefaultText = arriveDefaultWindow + " (days 252–254 of SDSC-SP2) on the excerpt; another --trace is replayed whole (322 runs of the full SDSC-SP2 log take tens of minutes: give a window)"
 		}
 	}
 	flags = append(flags,
