@@ -32,6 +32,17 @@ type Rule interface {
 	EndTick(k *Core)
 }
 
+// Watcher is an optional Rule hook told of every request that joins the
+// pending list (once it is in its place, its fields final) and of every
+// one that leaves it (granted, expired, released), so that a rule may
+// keep its own index of the queue instead of walking the whole list every
+// pass. It must not change the Core, and Left must read only r: the list
+// may be half rewritten when it is called.
+type Watcher interface {
+	Filed(k *Core, r *Request)
+	Left(k *Core, r *Request)
+}
+
 // Registrar is an optional Rule hook called after every registration, so
 // that a rule can size its per-campaign state.
 type Registrar interface {
@@ -134,6 +145,13 @@ type Core struct {
 	leased   int // Σ gpus of all leases
 	reserved int // Σ Reserved of pending requests
 
+	// fillerPending counts the filler's pending requests and flexPending
+	// the pending requests that are not rigid: a trace has neither, and
+	// the loops over the whole pending list that only they concern
+	// (admitFiller, expireRequests, NextChange) cost most of a replay's
+	// ticks on a long queue.
+	fillerPending, flexPending int
+
 	// Facility flows (studies.md §6.8): capacity left this tick, and the
 	// total desired this tick and the last.
 	left, desiredNow, desiredLast [2]float64
@@ -142,6 +160,8 @@ type Core struct {
 	utilN   int
 
 	rec policy.Recorder
+
+	watch Watcher // the rule's, if it is one
 
 	// posOf caches pending positions by request id (see pendingIndex).
 	posOf []int32
@@ -165,6 +185,7 @@ func New(cfg policy.Config, rule Rule) (*Core, error) {
 		return nil, err
 	}
 	k := &Core{cfg: cfg, rule: rule, nextID: 1}
+	k.watch, _ = rule.(Watcher)
 	k.left = [2]float64{cfg.IOCapacity, cfg.InferenceCapacity}
 	return k, nil
 }
@@ -307,6 +328,16 @@ func (k *Core) check(c policy.CampaignID) error {
 // larger than the campaign can ever hold (studies.md §6.1). Both take an
 // id and journal deny.
 func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
+	id, err := k.file(c, gpus, duration, cls)
+	if err == nil && k.watch != nil {
+		k.watch.Filed(k, &k.pending[len(k.pending)-1])
+	}
+	return id, err
+}
+
+// file is Request without telling the rule's Watcher: RequestRigid tells
+// it once the request is in its place.
+func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
 	if err := k.check(c); err != nil {
 		return -1, err
 	}
@@ -343,6 +374,10 @@ func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class
 	}
 	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
 	cp.pending[asked] += gpus
+	k.flexPending++ // RequestRigid takes it back
+	if cp.Filler {
+		k.fillerPending++
+	}
 	k.changedAt = k.now
 	return id, nil
 }
@@ -447,7 +482,17 @@ func (k *Core) pendingIndex(id int) int {
 // drop forgets a request's pending GPUs and frees its reservation; the
 // caller removes it from the list.
 func (k *Core) drop(r *Request) {
-	k.camps[r.Campaign].pending[r.Asked] -= r.GPUs
+	if k.watch != nil {
+		k.watch.Left(k, r)
+	}
+	cp := &k.camps[r.Campaign]
+	cp.pending[r.Asked] -= r.GPUs
+	if cp.Filler {
+		k.fillerPending--
+	}
+	if !r.Rigid {
+		k.flexPending--
+	}
 	k.reserved -= r.Reserved
 	r.Reserved = 0
 }
@@ -671,8 +716,11 @@ func (k *Core) account() {
 // expireRequests drops the requests older than the broker's TTL
 // (studies.md §6.3), journaling request-expired.
 func (k *Core) expireRequests() {
-	// Most ticks expire nothing (a trace's jobs never expire): find the
-	// first expiry before copying anything.
+	if k.flexPending == 0 {
+		return // only requests that are not rigid expire
+	}
+	// Most ticks expire nothing: find the first expiry before copying
+	// anything.
 	first := len(k.pending)
 	for i := range k.pending {
 		if r := &k.pending[i]; k.now-r.Submitted > policy.RequestTTL && !r.Rigid {
@@ -702,6 +750,9 @@ func (k *Core) expireRequests() {
 // admitFiller grants the filler's requests, in submit order, from what
 // admission left (studies.md §6.2). The filler never preempts.
 func (k *Core) admitFiller() {
+	if k.fillerPending == 0 {
+		return
+	}
 	for i := 0; i < len(k.pending); i++ {
 		r := &k.pending[i]
 		if !k.camps[r.Campaign].Filler {

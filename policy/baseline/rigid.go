@@ -49,19 +49,23 @@ func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 	if submitted > k.now+1 {
 		return -1, fmt.Errorf("rigid request: submitted at %d, after the next tick %d", submitted, k.now+1)
 	}
-	id, err := k.Request(c, gpus, estimate, cls)
+	id, err := k.file(c, gpus, estimate, cls)
 	if err != nil {
 		return id, err
 	}
 	last := len(k.pending) - 1
 	r := k.pending[last]
 	r.Rigid, r.Run, r.Submitted = true, run, submitted
+	k.flexPending--
 	at := last
 	for at > 0 && k.pending[at-1].Submitted > submitted {
 		at--
 	}
 	copy(k.pending[at+1:], k.pending[at:last])
 	k.pending[at] = r
+	if k.watch != nil {
+		k.watch.Filed(k, &k.pending[at])
+	}
 	return id, nil
 }
 
@@ -95,9 +99,11 @@ func (k *Core) NextChange() int {
 	for i := range k.leases {
 		next = min(next, k.leases[i].End())
 	}
-	for i := range k.pending {
-		if r := &k.pending[i]; !r.Rigid {
-			next = min(next, r.Submitted+policy.RequestTTL+1)
+	if k.flexPending > 0 { // rigid requests never expire
+		for i := range k.pending {
+			if r := &k.pending[i]; !r.Rigid {
+				next = min(next, r.Submitted+policy.RequestTTL+1)
+			}
 		}
 	}
 	return max(next, k.now+1)

@@ -3,6 +3,7 @@ package quota
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -29,8 +30,10 @@ func DefaultKnobs() Knobs { return Knobs{BorrowingLimit: Unlimited} }
 type Rule struct {
 	baseline.Base
 	knobs   Knobs
-	heads   []int
-	best    []int // each campaign's head, by pending index, in a round
+	heads   []head
+	granted []int // the positions of the heads granted in a round
+	queues  []queue
+	live    []bool // by request id: pending, and not the filler's
 	blocked []bool
 	over    []int // GPUs above nominal at the start of a preemption
 	proj    []int // projected holdings while victims are chosen
@@ -38,6 +41,7 @@ type Rule struct {
 	cohortOf int
 	nominal  int
 	fillers  []policy.CampaignID
+	isFiller []bool
 }
 
 // New returns a cohort-quota allocator.
@@ -59,10 +63,12 @@ func (*Rule) Name() string { return Name }
 func (r *Rule) cohort(k *baseline.Core) (nominal, used int) {
 	if n := k.NumCampaigns(); n != r.cohortOf {
 		r.cohortOf, r.nominal, r.fillers = n, 0, r.fillers[:0]
+		r.isFiller = baseline.Flags(r.isFiller, n)
 		for c := range n {
 			id := policy.CampaignID(c)
 			if k.Campaign(id).Filler {
 				r.fillers = append(r.fillers, id)
+				r.isFiller[c] = true
 			} else {
 				r.nominal += k.Floored(id)
 			}
@@ -104,86 +110,85 @@ func (r *Rule) Admit(k *baseline.Core) {
 	r.blocked = baseline.Flags(r.blocked, n)
 	total, _ := r.cohort(k)
 	for {
-		// Each queue's head: its best request by (class, submit time),
-		// the first in the pending list among equals — the first of a
-		// stable sort by (campaign, class, submit time), found in one pass
-		// where sorting the whole queue every round took minutes on a
-		// trace's long queues.
-		pend := k.Pending()
-		r.best = r.best[:0]
-		for range n {
-			r.best = append(r.best, -1)
-		}
-		for i := range pend {
-			q := &pend[i]
-			c := q.Campaign
-			if k.Campaign(c).Filler || r.blocked[c] {
-				continue
-			}
-			if b := r.best[c]; b < 0 || q.Class < pend[b].Class || q.Class == pend[b].Class && q.Submitted < pend[b].Submitted {
-				r.best[c] = i
-			}
-		}
+		// Each queue's head (heads.go), in campaign order.
 		heads := r.heads[:0]
 		for c := range n {
-			i := r.best[c]
-			if i < 0 {
+			if r.isFiller[c] || r.blocked[c] {
 				continue
 			}
+			id := r.head(c)
+			if id < 0 {
+				continue
+			}
+			i := k.Index(id)
 			req := k.Pend(i)
 			// The key: borrowed GPUs after admission, which also says
 			// whether the head borrows.
 			want := max(k.Want(i), 0)
 			req.Key = float64(max(0, k.Held(req.Campaign, policy.AnyClass)+want-k.Floored(req.Campaign))) / float64(max(total, 1))
-			heads = append(heads, req.ID)
+			heads = append(heads, head{pos: i, id: req.ID, key: req.Key, class: req.Class, submitted: req.Submitted})
 		}
 		r.heads = heads
 		if len(heads) == 0 {
 			return
 		}
-		sortHeads(k, heads)
-		admitted := false
-		for _, id := range heads {
-			i := k.Index(id)
+		// headLess is a total order (ids are unique), so any sort gives
+		// the same order.
+		slices.SortFunc(heads, headCmp)
+		// Only a grant moves the pending list, by removing its request:
+		// a head's position is its position at the start of the round less
+		// the heads before it granted since.
+		granted := r.granted[:0]
+		for _, h := range heads {
+			i := h.pos
+			for _, g := range granted {
+				if g < h.pos {
+					i--
+				}
+			}
 			c := k.Pend(i).Campaign
 			if k.TryStart(i, r.roomBeyondReservation(k, i)) {
-				admitted = true
+				granted = append(granted, h.pos)
 				continue
 			}
 			r.blocked[c] = true
 			r.reclaim(k, i)
 		}
-		if !admitted {
+		r.granted = granted
+		if len(granted) == 0 {
 			return
 		}
 	}
 }
 
-// sortHeads orders the heads: non-borrowers first, then the lowest
-// dominant-resource share, then class, then submit time, then id.
-func sortHeads(k *baseline.Core, heads []int) {
-	// Insertion sort: a handful of heads, and no closure allocation.
-	for a := 1; a < len(heads); a++ {
-		for b := a; b > 0 && headLess(k.Pend(k.Index(heads[b])), k.Pend(k.Index(heads[b-1]))); b-- {
-			heads[b], heads[b-1] = heads[b-1], heads[b]
-		}
-	}
+// head is a queue's head in a round: its position in the pending list at
+// the start of the round, and what the order of heads reads.
+type head struct {
+	pos, id   int
+	key       float64
+	class     policy.Class
+	submitted int
 }
 
-func headLess(x, y *baseline.Request) bool {
-	if bx, by := x.Key > 0, y.Key > 0; bx != by {
-		return by
+// headCmp orders the heads: non-borrowers first, then the lowest
+// dominant-resource share, then class, then submit time, then id.
+func headCmp(x, y head) int {
+	if bx, by := x.key > 0, y.key > 0; bx != by {
+		if by {
+			return -1
+		}
+		return 1
 	}
-	if x.Key != y.Key {
-		return x.Key < y.Key
+	if c := cmp.Compare(x.key, y.key); c != 0 {
+		return c
 	}
-	if x.Class != y.Class {
-		return x.Class < y.Class
+	if c := cmp.Compare(x.class, y.class); c != 0 {
+		return c
 	}
-	if x.Submitted != y.Submitted {
-		return x.Submitted < y.Submitted
+	if c := cmp.Compare(x.submitted, y.submitted); c != 0 {
+		return c
 	}
-	return x.ID < y.ID
+	return cmp.Compare(x.id, y.id)
 }
 
 // roomBeyondReservation is what TryStart may add to head i's reservation:
