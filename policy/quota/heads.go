@@ -59,7 +59,7 @@ func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
 }
 
 // Left forgets a request (baseline.Watcher).
-func (r *Rule) Left(_ *baseline.Core, q *baseline.Request) {
+func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 	if q.ID >= len(r.live) || !r.live[q.ID] {
 		return // the filler's
 	}
@@ -81,19 +81,20 @@ func (r *Rule) Left(_ *baseline.Core, q *baseline.Request) {
 	}
 }
 
-// head is the id of campaign c's head, -1 if it has no pending request.
-func (r *Rule) head(c int) int {
+// head is the id and submit time of campaign c's head; id -1 if it has no
+// pending request.
+func (r *Rule) head(c int) (id, submitted int) {
 	if c >= len(r.queues) {
-		return -1
+		return -1, 0
 	}
 	qu := &r.queues[c]
 	for len(qu.heap) > 0 {
-		if id := qu.heap[0].id; r.live[id] {
-			return id
+		if e := qu.heap[0]; r.live[e.id] {
+			return e.id, e.submitted
 		}
 		qu.pop()
 	}
-	return -1
+	return -1, 0
 }
 
 func (qu *queue) push(e queued) {

@@ -116,11 +116,11 @@ func (r *Rule) Admit(k *baseline.Core) {
 			if r.isFiller[c] || r.blocked[c] {
 				continue
 			}
-			id := r.head(c)
+			id, submitted := r.head(c)
 			if id < 0 {
 				continue
 			}
-			i := k.Index(id)
+			i := k.IndexSubmitted(id, submitted)
 			req := k.Pend(i)
 			// The key: borrowed GPUs after admission, which also says
 			// whether the head borrows.
