@@ -160,6 +160,10 @@ type Core struct {
 	utilSum float64
 	utilN   int
 
+	// flowResets is how many tick starts it takes until every campaign's
+	// flow use is 0 (see resetFlows).
+	flowResets int
+
 	rec policy.Recorder
 
 	watch Watcher // the rule's, if it is one
@@ -632,6 +636,7 @@ func (k *Core) capacity(d policy.Dimension) float64 {
 
 func (k *Core) consumeFlow(c policy.CampaignID, cp *Campaign, d policy.Dimension, desired float64) float64 {
 	f := cp.flow(d)
+	k.flowResets = 2 // see resetFlows
 	k.desiredNow[d] += desired
 	scale := 1.0
 	if dp := k.desiredLast[d]; dp > 0 {
@@ -698,13 +703,7 @@ func (k *Core) Utilization() float64 {
 func (k *Core) Tick() {
 	k.now++
 	k.expire()
-	for i := range k.camps {
-		cp := &k.camps[i]
-		cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
-		cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
-	}
-	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
-	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
+	k.resetFlows()
 	k.account()
 	k.expireRequests()
 	k.rule.Admit(k)
@@ -712,6 +711,24 @@ func (k *Core) Tick() {
 	k.rule.EndTick(k)
 	k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
 	k.utilN++
+}
+
+// resetFlows starts a tick's flows: this tick's use becomes the last
+// tick's. Once two resets have passed without a consume, every campaign's
+// use is 0 now and last tick, and a reset changes none of it: a trace
+// consumes nothing, and the loop over its hundreds of campaigns was paid
+// at every tick and skip.
+func (k *Core) resetFlows() {
+	if k.flowResets > 0 {
+		k.flowResets--
+		for i := range k.camps {
+			cp := &k.camps[i]
+			cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
+			cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
+		}
+	}
+	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
+	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
 }
 
 func (k *Core) expire() {

@@ -28,7 +28,7 @@ func (greedyRule) Admit(k *Core) {
 
 // The counts that let admitFiller, expireRequests and NextChange skip the
 // pending list, and IndexSubmitted's positions, are those of the list
-// itself after every operation: filing (agent requests and trace jobs, in
+// itself, and resetFlows skips only zeros, after every operation: filing (agent requests and trace jobs, in
 // submit order or not), grants, partial grants, expiry, releases and
 // denials.
 func TestPendingCountsAreExact(t *testing.T) {
@@ -52,7 +52,10 @@ func TestPendingCountsAreExact(t *testing.T) {
 		for step := range rapid.IntRange(0, 100).Draw(t, "ops") {
 			c := policy.CampaignID(rapid.IntRange(0, n-1).Draw(t, "c"))
 			cls := rapid.SampledFrom(classes).Draw(t, "req-class")
-			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			case 4:
+				io := rapid.SampledFrom([]float64{0, 1, 50}).Draw(t, "io")
+				_, _, _ = k.Consume(c, io, rapid.SampledFrom([]float64{0, 2}).Draw(t, "inference"))
 			case 0:
 				_, _ = k.Request(c, rapid.IntRange(1, 2*pool).Draw(t, "gpus"), rapid.IntRange(0, 20).Draw(t, "duration"), cls)
 			case 1:
@@ -76,6 +79,16 @@ func TestPendingCountsAreExact(t *testing.T) {
 			}
 			if filler != k.fillerPending || flex != k.flexPending {
 				t.Fatalf("step %d: counts filler %d, flexible %d; the list has %d and %d", step, k.fillerPending, k.flexPending, filler, flex)
+			}
+			// With no reset left to do, every flow use is 0: resetting
+			// changes nothing.
+			if k.flowResets == 0 {
+				for i := range k.camps {
+					cp := &k.camps[i]
+					if cp.io.usedNow != 0 || cp.io.usedLast != 0 || cp.inf.usedNow != 0 || cp.inf.usedLast != 0 {
+						t.Fatalf("step %d: no reset left, but campaign %d used %+v %+v", step, i, cp.io, cp.inf)
+					}
+				}
 			}
 			// IndexSubmitted finds every request where it is, whatever its
 			// cache holds, and no request that has left (looked up with a

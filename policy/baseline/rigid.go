@@ -123,13 +123,7 @@ func (k *Core) SkipTo(t int) {
 	}
 	// One tick resets the flows; with nobody consuming, further resets
 	// change nothing.
-	for i := range k.camps {
-		cp := &k.camps[i]
-		cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
-		cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
-	}
-	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
-	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
+	k.resetFlows()
 	u := float64(k.leased) / float64(k.cfg.Pool)
 	// Ticks in the same order as Tick, per variable: the credits, then
 	// the utilization sum.
