@@ -34,9 +34,10 @@ type Rule struct {
 	granted []int // the positions of the heads granted in a round
 	// sortHeads' scratch: the last round's order of campaigns, each
 	// campaign's head, the heads in that order.
-	prev    []policy.CampaignID
-	slot    []int
-	seq     []head
+	prev []policy.CampaignID
+	slot []int
+	seq  []head
+	// The queues (heads.go).
 	queues  []queue
 	live    []bool   // by request id: pending, and not the filler's
 	active  []uint64 // bit c: campaign c's queue is not empty
