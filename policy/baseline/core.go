@@ -32,6 +32,18 @@ type Rule interface {
 	EndTick(k *Core)
 }
 
+// Watcher is an optional Rule hook told of every request that joins the
+// pending list (once it is in its place, its fields final) and of every
+// one that leaves it (granted, expired, released), so that a rule may
+// keep its own index of the queue instead of walking the whole list every
+// pass. It must not change the Core, and Left must read only r (a copy,
+// so that the Core's removals stay free of allocations): the list may be
+// half rewritten when it is called.
+type Watcher interface {
+	Filed(k *Core, r *Request)
+	Left(k *Core, r Request)
+}
+
 // Registrar is an optional Rule hook called after every registration, so
 // that a rule can size its per-campaign state.
 type Registrar interface {
@@ -134,6 +146,13 @@ type Core struct {
 	leased   int // Σ gpus of all leases
 	reserved int // Σ Reserved of pending requests
 
+	// fillerPending counts the filler's pending requests and flexPending
+	// the pending requests that are not rigid: a trace has neither, and
+	// the loops over the whole pending list that only they concern
+	// (admitFiller, expireRequests, NextChange) cost most of a replay's
+	// ticks on a long queue.
+	fillerPending, flexPending int
+
 	// Facility flows (studies.md §6.8): capacity left this tick, and the
 	// total desired this tick and the last.
 	left, desiredNow, desiredLast [2]float64
@@ -141,7 +160,13 @@ type Core struct {
 	utilSum float64
 	utilN   int
 
+	// flowResets is how many tick starts it takes until every campaign's
+	// flow use is 0 (see resetFlows).
+	flowResets int
+
 	rec policy.Recorder
+
+	watch Watcher // the rule's, if it is one
 
 	// posOf caches pending positions by request id (see pendingIndex).
 	posOf []int32
@@ -154,7 +179,7 @@ type Core struct {
 	cands  []int
 	victim []int
 	// scratch for SkipTo.
-	debits []debit
+	debits debits
 }
 
 var _ policy.Allocator = (*Core)(nil)
@@ -165,6 +190,7 @@ func New(cfg policy.Config, rule Rule) (*Core, error) {
 		return nil, err
 	}
 	k := &Core{cfg: cfg, rule: rule, nextID: 1}
+	k.watch, _ = rule.(Watcher)
 	k.left = [2]float64{cfg.IOCapacity, cfg.InferenceCapacity}
 	return k, nil
 }
@@ -307,6 +333,16 @@ func (k *Core) check(c policy.CampaignID) error {
 // larger than the campaign can ever hold (studies.md §6.1). Both take an
 // id and journal deny.
 func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
+	id, err := k.file(c, gpus, duration, cls)
+	if err == nil && k.watch != nil {
+		k.watch.Filed(k, &k.pending[len(k.pending)-1])
+	}
+	return id, err
+}
+
+// file is Request without telling the rule's Watcher: RequestRigid tells
+// it once the request is in its place.
+func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
 	if err := k.check(c); err != nil {
 		return -1, err
 	}
@@ -343,6 +379,10 @@ func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class
 	}
 	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
 	cp.pending[asked] += gpus
+	k.flexPending++ // RequestRigid takes it back
+	if cp.Filler {
+		k.fillerPending++
+	}
 	k.changedAt = k.now
 	return id, nil
 }
@@ -444,10 +484,51 @@ func (k *Core) pendingIndex(id int) int {
 	return found
 }
 
+// IndexSubmitted is Index for a rule that knows the request's submit
+// time: when the remembered position is stale (every grant shifts the
+// requests behind it), it searches the pending list by (submit time, id),
+// the order it nearly always has (see BuildByKey), and rebuilds the
+// positions only if that search misses. A quota pass looks up each
+// campaign's head every round, and a rebuild per granting round, linear
+// in a trace's long queue, cost a sixth of a full-log replay.
+func (k *Core) IndexSubmitted(id, submitted int) int {
+	if id >= 0 && id < len(k.posOf) {
+		if p := int(k.posOf[id]); p < len(k.pending) && k.pending[p].ID == id {
+			return p
+		}
+	}
+	lo, hi := 0, len(k.pending)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r := &k.pending[m]; r.Submitted < submitted || r.Submitted == submitted && r.ID < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(k.pending) && k.pending[lo].ID == id {
+		if id < len(k.posOf) {
+			k.posOf[id] = int32(lo)
+		}
+		return lo
+	}
+	return k.pendingIndex(id)
+}
+
 // drop forgets a request's pending GPUs and frees its reservation; the
 // caller removes it from the list.
 func (k *Core) drop(r *Request) {
-	k.camps[r.Campaign].pending[r.Asked] -= r.GPUs
+	if k.watch != nil {
+		k.watch.Left(k, *r)
+	}
+	cp := &k.camps[r.Campaign]
+	cp.pending[r.Asked] -= r.GPUs
+	if cp.Filler {
+		k.fillerPending--
+	}
+	if !r.Rigid {
+		k.flexPending--
+	}
 	k.reserved -= r.Reserved
 	r.Reserved = 0
 }
@@ -555,6 +636,7 @@ func (k *Core) capacity(d policy.Dimension) float64 {
 
 func (k *Core) consumeFlow(c policy.CampaignID, cp *Campaign, d policy.Dimension, desired float64) float64 {
 	f := cp.flow(d)
+	k.flowResets = 2 // see resetFlows
 	k.desiredNow[d] += desired
 	scale := 1.0
 	if dp := k.desiredLast[d]; dp > 0 {
@@ -621,13 +703,7 @@ func (k *Core) Utilization() float64 {
 func (k *Core) Tick() {
 	k.now++
 	k.expire()
-	for i := range k.camps {
-		cp := &k.camps[i]
-		cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
-		cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
-	}
-	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
-	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
+	k.resetFlows()
 	k.account()
 	k.expireRequests()
 	k.rule.Admit(k)
@@ -635,6 +711,24 @@ func (k *Core) Tick() {
 	k.rule.EndTick(k)
 	k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
 	k.utilN++
+}
+
+// resetFlows starts a tick's flows: this tick's use becomes the last
+// tick's. Once two resets have passed without a consume, every campaign's
+// use is 0 now and last tick, and a reset changes none of it: a trace
+// consumes nothing, and the loop over its hundreds of campaigns was paid
+// at every tick and skip.
+func (k *Core) resetFlows() {
+	if k.flowResets > 0 {
+		k.flowResets--
+		for i := range k.camps {
+			cp := &k.camps[i]
+			cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
+			cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
+		}
+	}
+	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
+	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
 }
 
 func (k *Core) expire() {
@@ -671,8 +765,11 @@ func (k *Core) account() {
 // expireRequests drops the requests older than the broker's TTL
 // (studies.md §6.3), journaling request-expired.
 func (k *Core) expireRequests() {
-	// Most ticks expire nothing (a trace's jobs never expire): find the
-	// first expiry before copying anything.
+	if k.flexPending == 0 {
+		return // only requests that are not rigid expire
+	}
+	// Most ticks expire nothing: find the first expiry before copying
+	// anything.
 	first := len(k.pending)
 	for i := range k.pending {
 		if r := &k.pending[i]; k.now-r.Submitted > policy.RequestTTL && !r.Rigid {
@@ -702,6 +799,9 @@ func (k *Core) expireRequests() {
 // admitFiller grants the filler's requests, in submit order, from what
 // admission left (studies.md §6.2). The filler never preempts.
 func (k *Core) admitFiller() {
+	if k.fillerPending == 0 {
+		return
+	}
 	for i := 0; i < len(k.pending); i++ {
 		r := &k.pending[i]
 		if !k.camps[r.Campaign].Filler {

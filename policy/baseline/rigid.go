@@ -3,6 +3,7 @@ package baseline
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -49,19 +50,23 @@ func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 	if submitted > k.now+1 {
 		return -1, fmt.Errorf("rigid request: submitted at %d, after the next tick %d", submitted, k.now+1)
 	}
-	id, err := k.Request(c, gpus, estimate, cls)
+	id, err := k.file(c, gpus, estimate, cls)
 	if err != nil {
 		return id, err
 	}
 	last := len(k.pending) - 1
 	r := k.pending[last]
 	r.Rigid, r.Run, r.Submitted = true, run, submitted
+	k.flexPending--
 	at := last
 	for at > 0 && k.pending[at-1].Submitted > submitted {
 		at--
 	}
 	copy(k.pending[at+1:], k.pending[at:last])
 	k.pending[at] = r
+	if k.watch != nil {
+		k.watch.Filed(k, &k.pending[at])
+	}
 	return id, nil
 }
 
@@ -95,9 +100,11 @@ func (k *Core) NextChange() int {
 	for i := range k.leases {
 		next = min(next, k.leases[i].End())
 	}
-	for i := range k.pending {
-		if r := &k.pending[i]; !r.Rigid {
-			next = min(next, r.Submitted+policy.RequestTTL+1)
+	if k.flexPending > 0 { // rigid requests never expire
+		for i := range k.pending {
+			if r := &k.pending[i]; !r.Rigid {
+				next = min(next, r.Submitted+policy.RequestTTL+1)
+			}
 		}
 	}
 	return max(next, k.now+1)
@@ -116,34 +123,119 @@ func (k *Core) SkipTo(t int) {
 	}
 	// One tick resets the flows; with nobody consuming, further resets
 	// change nothing.
-	for i := range k.camps {
-		cp := &k.camps[i]
-		cp.io.usedLast, cp.io.usedNow = cp.io.usedNow, 0
-		cp.inf.usedLast, cp.inf.usedNow = cp.inf.usedNow, 0
-	}
-	k.desiredLast, k.desiredNow = k.desiredNow, [2]float64{}
-	k.left = [2]float64{k.cfg.IOCapacity, k.cfg.InferenceCapacity}
+	k.resetFlows()
 	u := float64(k.leased) / float64(k.cfg.Pool)
-	// account() tick by tick, with each lease's debit computed once: the
-	// same subtractions in the same order, so the same credits bit for
-	// bit, without a multiplication and a division per lease and tick.
-	k.debits = k.debits[:0]
+	// Ticks in the same order as Tick, per variable: the credits, then
+	// the utilization sum.
+	k.debit(t - k.now)
+	s := k.utilSum
+	for range t - k.now {
+		s += u
+	}
+	k.utilSum, k.utilN, k.now = s, k.utilN+t-k.now, t
+}
+
+// debit is account() n times, with each lease's charge computed once. A
+// campaign's credits see the same subtractions in the same order as
+// Tick's (its leases' in lease order, tick after tick), so they match bit
+// for bit; different campaigns' credits do not interact, so each runs its
+// ticks in a register instead of through memory, four campaigns side by
+// side so that their subtractions overlap. A campaign with fewer leases
+// than the others of its four subtracts +0 for the difference, which
+// changes no float64 (x − +0 = x, −0 included). Debiting lease by lease
+// through pointers was most of a skip, and a skip a sixth of a full-log
+// replay.
+func (k *Core) debit(n int) {
+	if len(k.leases) == 0 || n <= 0 {
+		return
+	}
+	d := &k.debits
+	if len(d.slot) < len(k.camps) {
+		d.slot = make([]int32, len(k.camps))
+		for c := range d.slot {
+			d.slot[c] = -1
+		}
+	}
+	// Each campaign's chain of charges, in lease order.
+	d.camp, d.size = d.camp[:0], d.size[:0]
+	for i := range k.leases {
+		c := k.leases[i].Campaign
+		if d.slot[c] < 0 {
+			d.slot[c] = int32(len(d.camp))
+			d.camp = append(d.camp, c)
+			d.size = append(d.size, 0)
+		}
+		d.size[d.slot[c]]++
+	}
+	d.off = append(d.off[:0], 0)
+	for _, m := range d.size {
+		d.off = append(d.off, d.off[len(d.off)-1]+m)
+	}
+	d.amount = slices.Grow(d.amount[:0], len(k.leases))[:len(k.leases)]
+	for ch := range d.size {
+		d.size[ch] = 0 // refilled below
+	}
 	for i := range k.leases {
 		l := &k.leases[i]
-		k.debits = append(k.debits, debit{&k.camps[l.Campaign].credits, float64(l.GPUs) * l.Class.BasePrice() / 3600})
+		ch := d.slot[l.Campaign]
+		d.amount[d.off[ch]+d.size[ch]] = float64(l.GPUs) * l.Class.BasePrice() / 3600
+		d.size[ch]++
 	}
-	for k.now < t {
-		k.now++
-		for _, d := range k.debits {
-			*d.credits -= d.amount
+	for _, c := range d.camp {
+		d.slot[c] = -1
+	}
+	// Four chains at a time, padded with +0 to the longest of the four.
+	var spare float64
+	for first := 0; first < len(d.camp); first += 4 {
+		var x [4]*float64
+		m := 0
+		for lane := range 4 {
+			x[lane] = &spare
+			if ch := first + lane; ch < len(d.camp) {
+				x[lane] = &k.camps[d.camp[ch]].credits
+				m = max(m, d.size[ch])
+			}
 		}
-		k.utilSum += u
-		k.utilN++
+		pad := slices.Grow(d.pad[:0], 4*m)[:4*m]
+		clear(pad)
+		for lane := range 4 {
+			if ch := first + lane; ch < len(d.camp) {
+				for j, a := range d.amount[d.off[ch] : d.off[ch]+d.size[ch]] {
+					pad[4*j+lane] = a
+				}
+			}
+		}
+		d.pad = pad
+		x0, x1, x2, x3 := *x[0], *x[1], *x[2], *x[3]
+		if m == 1 {
+			a0, a1, a2, a3 := pad[0], pad[1], pad[2], pad[3]
+			for range n {
+				x0 -= a0
+				x1 -= a1
+				x2 -= a2
+				x3 -= a3
+			}
+		} else {
+			for range n {
+				for j := 0; j+3 < len(pad); j += 4 {
+					x0 -= pad[j]
+					x1 -= pad[j+1]
+					x2 -= pad[j+2]
+					x3 -= pad[j+3]
+				}
+			}
+		}
+		*x[0], *x[1], *x[2], *x[3] = x0, x1, x2, x3
 	}
 }
 
-// debit is one lease's charge per tick to its campaign's credits.
-type debit struct {
-	credits *float64
-	amount  float64
+// debits is debit's scratch, kept so that a skip allocates nothing once
+// it has grown: by campaign, its chain (-1: none); by chain, its campaign,
+// length and offset into amount, the charges; pad, four chains
+// interleaved.
+type debits struct {
+	slot        []int32
+	camp        []policy.CampaignID
+	size, off   []int
+	amount, pad []float64
 }

@@ -3,6 +3,7 @@ package quota
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -29,8 +30,17 @@ func DefaultKnobs() Knobs { return Knobs{BorrowingLimit: Unlimited} }
 type Rule struct {
 	baseline.Base
 	knobs   Knobs
-	heads   []int
-	best    []int // each campaign's head, by pending index, in a round
+	heads   []head
+	granted []int // the positions of the heads granted in a round
+	// sortHeads' scratch: the last round's order of campaigns, each
+	// campaign's head, the heads in that order.
+	prev []policy.CampaignID
+	slot []int
+	seq  []head
+	// The queues (heads.go).
+	queues  []queue
+	live    []bool   // by request id: pending, and not the filler's
+	active  []uint64 // bit c: campaign c's queue is not empty
 	blocked []bool
 	over    []int // GPUs above nominal at the start of a preemption
 	proj    []int // projected holdings while victims are chosen
@@ -104,86 +114,125 @@ func (r *Rule) Admit(k *baseline.Core) {
 	r.blocked = baseline.Flags(r.blocked, n)
 	total, _ := r.cohort(k)
 	for {
-		// Each queue's head: its best request by (class, submit time),
-		// the first in the pending list among equals — the first of a
-		// stable sort by (campaign, class, submit time), found in one pass
-		// where sorting the whole queue every round took minutes on a
-		// trace's long queues.
-		pend := k.Pending()
-		r.best = r.best[:0]
-		for range n {
-			r.best = append(r.best, -1)
-		}
-		for i := range pend {
-			q := &pend[i]
-			c := q.Campaign
-			if k.Campaign(c).Filler || r.blocked[c] {
-				continue
-			}
-			if b := r.best[c]; b < 0 || q.Class < pend[b].Class || q.Class == pend[b].Class && q.Submitted < pend[b].Submitted {
-				r.best[c] = i
-			}
-		}
+		// Each queue's head (heads.go), in campaign order.
 		heads := r.heads[:0]
-		for c := range n {
-			i := r.best[c]
-			if i < 0 {
-				continue
+		for w, word := range r.active {
+			for ; word != 0; word &= word - 1 {
+				c := w*64 + bits.TrailingZeros64(word)
+				if r.blocked[c] {
+					continue
+				}
+				id, submitted := r.head(c)
+				if id < 0 {
+					continue
+				}
+				i := k.IndexSubmitted(id, submitted)
+				req := k.Pend(i)
+				// The key: borrowed GPUs after admission, which also
+				// says whether the head borrows.
+				want := max(k.Want(i), 0)
+				req.Key = float64(max(0, k.Held(req.Campaign, policy.AnyClass)+want-k.Floored(req.Campaign))) / float64(max(total, 1))
+				heads = append(heads, head{pos: i, id: req.ID, key: req.Key, class: req.Class, submitted: req.Submitted, camp: req.Campaign})
 			}
-			req := k.Pend(i)
-			// The key: borrowed GPUs after admission, which also says
-			// whether the head borrows.
-			want := max(k.Want(i), 0)
-			req.Key = float64(max(0, k.Held(req.Campaign, policy.AnyClass)+want-k.Floored(req.Campaign))) / float64(max(total, 1))
-			heads = append(heads, req.ID)
 		}
 		r.heads = heads
 		if len(heads) == 0 {
 			return
 		}
-		sortHeads(k, heads)
-		admitted := false
-		for _, id := range heads {
-			i := k.Index(id)
+		heads = r.sortHeads(heads, n)
+		// Only a grant moves the pending list, by removing its request:
+		// a head's position is its position at the start of the round less
+		// the heads before it granted since.
+		granted := r.granted[:0]
+		for _, h := range heads {
+			i := h.pos
+			for _, g := range granted {
+				if g < h.pos {
+					i--
+				}
+			}
 			c := k.Pend(i).Campaign
 			if k.TryStart(i, r.roomBeyondReservation(k, i)) {
-				admitted = true
+				granted = append(granted, h.pos)
 				continue
 			}
 			r.blocked[c] = true
 			r.reclaim(k, i)
 		}
-		if !admitted {
+		r.granted = granted
+		if len(granted) == 0 {
 			return
 		}
 	}
 }
 
-// sortHeads orders the heads: non-borrowers first, then the lowest
-// dominant-resource share, then class, then submit time, then id.
-func sortHeads(k *baseline.Core, heads []int) {
-	// Insertion sort: a handful of heads, and no closure allocation.
-	for a := 1; a < len(heads); a++ {
-		for b := a; b > 0 && headLess(k.Pend(k.Index(heads[b])), k.Pend(k.Index(heads[b-1]))); b-- {
-			heads[b], heads[b-1] = heads[b-1], heads[b]
-		}
-	}
+// head is a queue's head in a round: its position in the pending list at
+// the start of the round, and what the order of heads reads.
+type head struct {
+	pos, id   int
+	key       float64
+	class     policy.Class
+	submitted int
+	camp      policy.CampaignID
 }
 
-func headLess(x, y *baseline.Request) bool {
-	if bx, by := x.Key > 0, y.Key > 0; bx != by {
-		return by
+// sortHeads sorts the round's heads (in campaign order) by headCmp. The
+// order changes little from one round to the next (a few heads change
+// with each grant), so it starts from the last round's order of
+// campaigns and sorts by insertion, nearly linear; sorting a hundred
+// heads from scratch every round was a fifth of a full-log replay.
+// headCmp is a total order (ids are unique), so the result is the same
+// whatever the start.
+func (r *Rule) sortHeads(heads []head, n int) []head {
+	r.slot = baseline.Ints(r.slot, n)
+	for j := range heads {
+		r.slot[heads[j].camp] = j + 1 // 0: no head, or placed
 	}
-	if x.Key != y.Key {
-		return x.Key < y.Key
+	seq := r.seq[:0]
+	for _, c := range r.prev {
+		if j := r.slot[c]; j > 0 {
+			seq = append(seq, heads[j-1])
+			r.slot[c] = 0
+		}
 	}
-	if x.Class != y.Class {
-		return x.Class < y.Class
+	for j := range heads {
+		if r.slot[heads[j].camp] > 0 {
+			seq = append(seq, heads[j])
+		}
 	}
-	if x.Submitted != y.Submitted {
-		return x.Submitted < y.Submitted
+	for a := 1; a < len(seq); a++ {
+		for b := a; b > 0 && headCmp(seq[b], seq[b-1]) < 0; b-- {
+			seq[b], seq[b-1] = seq[b-1], seq[b]
+		}
 	}
-	return x.ID < y.ID
+	r.prev = r.prev[:0]
+	for j := range seq {
+		r.prev = append(r.prev, seq[j].camp)
+	}
+	// heads becomes the next round's seq: the two swap storage.
+	r.seq, r.heads = heads, seq
+	return seq
+}
+
+// headCmp orders the heads: non-borrowers first, then the lowest
+// dominant-resource share, then class, then submit time, then id.
+func headCmp(x, y head) int {
+	if bx, by := x.key > 0, y.key > 0; bx != by {
+		if by {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(x.key, y.key); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.class, y.class); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.submitted, y.submitted); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.id, y.id)
 }
 
 // roomBeyondReservation is what TryStart may add to head i's reservation:
