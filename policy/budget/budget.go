@@ -154,11 +154,15 @@ type Rule struct {
 	// rank is each campaign's rank by priority (0 the highest); byRank
 	// the campaigns in rank order.
 	rank, byRank []int
-	gShare       []float64
-	gUsage       []int
-	usage        []int
-	core         *baseline.Core
-	eligible     func(head *baseline.Request, l *baseline.Lease) bool
+	// holding is the campaigns that held GPUs at the last tick recorded;
+	// seen and touched EndTick's scratch.
+	holding, touched []int
+	seen             []bool
+	gShare           []float64
+	gUsage           []int
+	usage            []int
+	core             *baseline.Core
+	eligible         func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 // New returns a budget allocator.
@@ -385,10 +389,31 @@ func (r *Rule) EndTick(k *baseline.Core) {
 	r.wait.Mark(k) // after the filler's admission
 	now := k.Now()
 	lo := r.periodStart(now) - 1 - r.knobs.Window
-	for c := range r.wins {
+	// Only a campaign that held GPUs at the last recorded tick or holds a
+	// lease now can change its holding: every other held nothing and
+	// holds nothing (its hold would record nothing), and its segments can
+	// wait for their trim.
+	r.seen = baseline.Flags(r.seen, len(r.wins))
+	r.touched = r.touched[:0]
+	for _, c := range r.holding {
+		r.seen[c] = true
+		r.touched = append(r.touched, c)
+	}
+	for _, l := range k.Leases() {
+		if c := int(l.Campaign); !r.seen[c] {
+			r.seen[c] = true
+			r.touched = append(r.touched, c)
+		}
+	}
+	r.holding = r.holding[:0]
+	for _, c := range r.touched {
+		held := k.Held(policy.CampaignID(c), policy.AnyClass)
 		w := &r.wins[c]
-		w.hold(now, k.Held(policy.CampaignID(c), policy.AnyClass))
+		w.hold(now, held)
 		w.trim(lo)
+		if held != 0 {
+			r.holding = append(r.holding, c)
+		}
 	}
 }
 
