@@ -1,5 +1,11 @@
 package baseline
 
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
+
 // EASY is the scratch space of an EASY admission (studies.md §2.1 steps 3
 // and 4): the pass itself is policy/easy's, this adapts the lease table and
 // the pending list to it. The zero value is ready; a pass allocates
@@ -15,6 +21,17 @@ type EASY struct {
 	head     *Request
 	eligible func(head *Request, l *Lease) bool
 	el       func(l *Lease) bool
+
+	// Key, if set, writes a request's Key just before it is granted: a
+	// rule whose keys follow its priorities sets them where the grant
+	// record reads them instead of over the whole queue each pass.
+	Key func(r *Request)
+
+	// AdmitEASYRanked's scratch: the merge cursors of one rank, and the
+	// queue order it builds when it needs the plain backfill.
+	cursors []int
+	keys    []uint64
+	order   Queue
 }
 
 // AdmitEASY admits the pending requests ids (not the filler's), in the
@@ -41,6 +58,9 @@ func (k *Core) AdmitEASY(e *EASY, ids []int, eligible func(head *Request, l *Lea
 			continue // a campaign at its limit does not hold the queue
 		}
 		room := k.rule.Room(k, k.pending[i].Campaign)
+		if e.Key != nil {
+			e.Key(&k.pending[i])
+		}
 		if !k.TryStart(i, room) {
 			var el func(l *Lease) bool
 			if eligible != nil {
@@ -54,19 +74,16 @@ func (k *Core) AdmitEASY(e *EASY, ids []int, eligible func(head *Request, l *Lea
 			break
 		}
 	}
-	if h >= len(ids) {
-		return
+	if h < len(ids) {
+		k.easyBackfill(e, ids, h)
 	}
-	// The pass, over the queue from the blocked head on.
+}
+
+// easyBackfill is AdmitEASY's step 3: the pass over the queue from the
+// blocked head ids[h] on.
+func (k *Core) easyBackfill(e *EASY, ids []int, h int) {
 	head := &k.pending[k.Index(ids[h])]
-	e.running = e.running[:0]
-	for j := range k.leases {
-		l := &k.leases[j]
-		e.running = append(e.running, easyRunning{GPUs: l.GPUs, EstEnd: int64(l.Estimated())})
-	}
-	if head.Reserved > 0 {
-		e.running = append(e.running, easyRunning{GPUs: head.Reserved, EstEnd: int64(k.now)})
-	}
+	k.easyRunning(e, head)
 	e.jobs, e.ids, e.wants = e.jobs[:0], e.ids[:0], e.wants[:0]
 	for _, id := range ids[h:] {
 		i := k.Index(id)
@@ -78,13 +95,213 @@ func (k *Core) AdmitEASY(e *EASY, ids []int, eligible func(head *Request, l *Lea
 		e.ids = append(e.ids, id)
 		e.wants = append(e.wants, want)
 	}
+	k.easyPass(e, nil)
+}
+
+// easyRunning lists the running leases for the pass, and the GPUs the
+// blocked head has reserved as ending now.
+func (k *Core) easyRunning(e *EASY, head *Request) {
+	e.running = e.running[:0]
+	for j := range k.leases {
+		l := &k.leases[j]
+		e.running = append(e.running, easyRunning{GPUs: l.GPUs, EstEnd: int64(l.Estimated())})
+	}
+	if head.Reserved > 0 {
+		e.running = append(e.running, easyRunning{GPUs: head.Reserved, EstEnd: int64(k.now)})
+	}
+}
+
+// easyPass runs the pass over e.jobs and starts what it picks, telling
+// granted (if not nil) each id it starts.
+func (k *Core) easyPass(e *EASY, granted func(id int)) {
 	for _, j := range e.pass.Pass(int64(k.now), max(0, k.FreeGeneral()), e.running, e.jobs) {
 		i := k.Index(e.ids[j])
 		if want := e.wants[j]; want <= k.FreeGeneral() {
+			if e.Key != nil {
+				e.Key(&k.pending[i])
+			}
 			k.Grant(i, want)
+			if granted != nil {
+				granted(e.ids[j])
+			}
 		}
 	}
 }
 
 // IsFiller reports whether lease l is the filler's.
 func (k *Core) IsFiller(l *Lease) bool { return k.camps[l.Campaign].Filler }
+
+// AdmitEASYRanked is AdmitEASY over q, in the order of rank[campaign]
+// (ascending; the campaigns in byRank, rank order, hold every campaign
+// waiting), then submit time, then id, for a rule whose Limit is the pool
+// for every campaign (budget). It decides exactly as AdmitEASY over that
+// order and journals the same:
+//
+//   - Steps 1 and 2 walk the order from its head (each rank's campaigns'
+//     requests merged by submit time and id) as AdmitEASY does, calling
+//     Want, TryStart and Preempt on the same requests in the same order.
+//   - Under the pool limit Want is a rigid job's size, else its size
+//     capped by the pool less its campaign's holding, and it journals a
+//     throttle only for a campaign holding the whole pool. While none
+//     does, no request before the blocked head was passed over, and the
+//     wants are computed here, without Want.
+//   - The pass starts nothing with no GPU free; and while the blocked
+//     head does not fit (it failed to start), the jobs that want more
+//     than is free are passed over by it one by one without effect, so
+//     its queue is the head and then only the requests that may fit, in
+//     order: q lists them by the fewest GPUs they could want.
+//
+// In any other case it builds the order and runs AdmitEASY's backfill.
+// q must be synced (Ranked.Sync) to the pending list; it follows the
+// grants.
+func (k *Core) AdmitEASYRanked(e *EASY, q *Ranked, rank, byRank []int, eligible func(head *Request, l *Lease) bool) {
+	head := k.easyRankedHeads(e, q, rank, byRank, eligible)
+	if head < 0 {
+		return
+	}
+	pool := k.cfg.Pool
+	if k.leased >= pool && len(k.leases) > 0 && k.camps[k.leases[0].Campaign].HeldAll >= pool {
+		// One campaign holds the whole pool (all leases are its): Want
+		// may journal its requests' throttles, in queue order.
+		k.easyRankedPlain(e, q, rank, head)
+		return
+	}
+	free := k.FreeGeneral()
+	if free <= 0 {
+		return
+	}
+	want := func(j *rankedJob) int {
+		if j.rigid {
+			return j.gpus
+		}
+		return min(j.gpus, pool-k.camps[j.campaign].HeldAll)
+	}
+	hj := &q.jobs[head]
+	headWant := want(hj)
+	if headWant <= free {
+		k.easyRankedPlain(e, q, rank, head)
+		return
+	}
+	k.easyRunning(e, &k.pending[k.Index(head)])
+	e.ids = e.ids[:0]
+	q.fitting(free, func(id int) {
+		if id != head && want(&q.jobs[id]) <= free {
+			e.ids = append(e.ids, id)
+		}
+	})
+	q.sortRanked(e, rank)
+	e.ids = slices.Insert(e.ids, 0, head)
+	e.jobs, e.wants = e.jobs[:0], e.wants[:0]
+	for _, id := range e.ids {
+		j := &q.jobs[id]
+		w := want(j)
+		e.jobs = append(e.jobs, easyJob{GPUs: w, Estimate: int64(j.duration)})
+		e.wants = append(e.wants, w)
+	}
+	k.easyPass(e, q.remove)
+}
+
+// easyRankedHeads is AdmitEASY's steps 1 and 2 in q's order; it returns
+// the blocked head's id (-1: none).
+func (k *Core) easyRankedHeads(e *EASY, q *Ranked, rank, byRank []int, eligible func(head *Request, l *Lease) bool) int {
+	for g := 0; g < len(byRank); {
+		end := g + 1
+		for end < len(byRank) && rank[byRank[end]] == rank[byRank[g]] {
+			end++
+		}
+		members := byRank[g:end]
+		g = end
+		e.cursors = Ints(e.cursors, len(members))
+		for {
+			// The next request of this rank: the first by (submit time,
+			// id) at the members' cursors.
+			m, id := -1, -1
+			for x, c := range members {
+				if c >= len(q.camps) {
+					continue
+				}
+				if list := q.camps[c]; e.cursors[x] < len(list) {
+					if cand := list[e.cursors[x]]; m < 0 || q.before(cand, id) {
+						m, id = x, cand
+					}
+				}
+			}
+			if m < 0 {
+				break
+			}
+			i := k.Index(id)
+			if k.Want(i) == 0 {
+				e.cursors[m]++ // a campaign at its limit does not hold the queue
+				continue
+			}
+			room := k.rule.Room(k, k.pending[i].Campaign)
+			if e.Key != nil {
+				e.Key(&k.pending[i])
+			}
+			if !k.TryStart(i, room) {
+				var el func(l *Lease) bool
+				if eligible != nil {
+					if e.el == nil {
+						e.el = func(l *Lease) bool { return e.eligible(e.head, l) }
+					}
+					e.head, e.eligible, el = &k.pending[i], eligible, e.el
+				}
+				k.Preempt(i, k.Missing(i, room), nil, el)
+				e.head = nil
+				return id
+			}
+			q.remove(id) // started: the cursor now points at the next
+		}
+	}
+	return -1
+}
+
+// easyRankedPlain runs AdmitEASY's own backfill from the blocked head on,
+// over the order built in full.
+func (k *Core) easyRankedPlain(e *EASY, q *Ranked, rank []int, head int) {
+	ids := e.order.BuildRanked(k, rank)
+	h := slices.Index(ids, head)
+	before := len(k.pending)
+	k.easyBackfill(e, ids, h)
+	if len(k.pending) != before {
+		// Let the next Sync rebuild q rather than track these grants.
+		q.synced = false
+	}
+}
+
+// sortRanked sorts e.ids by (rank, submit time, id). The three are packed
+// into one integer key when they fit in 64 bits (they do for any trace),
+// which sorts without a comparison call; else it compares.
+func (q *Ranked) sortRanked(e *EASY, rank []int) {
+	maxRank, minSub, maxSub, maxID := 0, 0, 0, 0
+	for _, id := range e.ids {
+		j := &q.jobs[id]
+		maxRank = max(maxRank, rank[j.campaign])
+		minSub, maxSub = min(minSub, j.submitted), max(maxSub, j.submitted)
+		maxID = max(maxID, id)
+	}
+	rb, sb, ib := bits.Len(uint(maxRank)), bits.Len(uint(maxSub)), bits.Len(uint(maxID))
+	if minSub < 0 || rb+sb+ib > 64 {
+		slices.SortFunc(e.ids, func(a, b int) int {
+			ja, jb := &q.jobs[a], &q.jobs[b]
+			if c := cmp.Compare(rank[ja.campaign], rank[jb.campaign]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(ja.submitted, jb.submitted); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		return
+	}
+	e.keys = e.keys[:0]
+	for _, id := range e.ids {
+		j := &q.jobs[id]
+		e.keys = append(e.keys, uint64(rank[j.campaign])<<(sb+ib)|uint64(j.submitted)<<ib|uint64(id))
+	}
+	slices.Sort(e.keys)
+	mask := uint64(1)<<ib - 1
+	for x, key := range e.keys {
+		e.ids[x] = int(key & mask)
+	}
+}

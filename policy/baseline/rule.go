@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -137,4 +138,191 @@ func Ints(buf []int, n int) []int {
 	buf = buf[:n]
 	clear(buf)
 	return buf
+}
+
+// Ranked is the pending queue of a rule that orders it by a rank per
+// campaign, then submit time, then id (budget), kept between passes for
+// AdmitEASYRanked: per campaign its waiting requests in (submit time, id)
+// order, and the requests by the fewest GPUs each could want. A pass
+// then touches the head of the queue and the requests that may fit, not
+// the whole queue, and a new ranking reorders nothing. The zero value is
+// ready.
+type Ranked struct {
+	// What the queue was synced to (see Sync): the Core, its next request
+	// id and its pending list's length; synced is false until a build.
+	core         *Core
+	next, length int
+	synced       bool
+
+	jobs  []rankedJob // by request id
+	camps [][]int     // per campaign, its waiting ids by (submit time, id)
+	// bySize[w] are the ids of the requests that could want as few as w
+	// GPUs: a rigid job's size (it is granted whole), 1 for any other (its
+	// want follows its campaign's holding); sized marks the w with any.
+	bySize [][]int
+	sized  []uint64
+}
+
+// rankedJob is what the queue keeps of a request: what does not change
+// while it waits, and its place in bySize.
+type rankedJob struct {
+	gpus, duration, submitted int
+	campaign                  policy.CampaignID
+	rigid                     bool
+	slot                      int
+}
+
+// least is the fewest GPUs job j could want.
+func (j *rankedJob) least() int {
+	if j.rigid {
+		return j.gpus
+	}
+	return 1
+}
+
+// before orders waiting requests of one campaign: submit time, then id.
+func (q *Ranked) before(a, b int) bool {
+	if sa, sb := q.jobs[a].submitted, q.jobs[b].submitted; sa != sb {
+		return sa < sb
+	}
+	return a < b
+}
+
+// Sync brings the queue up to the pending list — the requests filed since
+// the last sync are added; if any other left the list than the queue saw
+// leave (the filler's, an expiry, a release) it is rebuilt — and reports
+// whether the set of campaigns waiting may have grown, so that the rule
+// ranks them again. Filing takes an id and leaving shortens the list, so
+// the next id and the length tell.
+func (q *Ranked) Sync(k *Core) bool {
+	if !q.synced || q.core != k {
+		q.build(k)
+		return true
+	}
+	found, grew := 0, false
+	for id := q.next; id < k.nextID; id++ {
+		i := k.Index(id)
+		if i < 0 {
+			continue // denied, or gone already
+		}
+		found++
+		if r := &k.pending[i]; !k.camps[r.Campaign].Filler {
+			q.add(r)
+			grew = true
+		}
+	}
+	if len(k.pending) != q.length+found {
+		q.build(k)
+		return true
+	}
+	q.Mark(k)
+	return grew
+}
+
+// Mark records that the queue lists the pending list as it is: a rule
+// calls it at the end of its tick, after the filler's admission.
+func (q *Ranked) Mark(k *Core) {
+	if q.core == k {
+		q.next, q.length = k.nextID, len(k.pending)
+	}
+}
+
+// build rebuilds the queue from the pending list.
+func (q *Ranked) build(k *Core) {
+	q.core, q.synced = k, true
+	for c := range q.camps {
+		q.camps[c] = q.camps[c][:0]
+	}
+	for w := range q.bySize {
+		q.bySize[w] = q.bySize[w][:0]
+	}
+	clear(q.sized)
+	for i := range k.pending {
+		if r := &k.pending[i]; !k.camps[r.Campaign].Filler {
+			q.add(r)
+		}
+	}
+	q.Mark(k)
+}
+
+// add files waiting request r.
+func (q *Ranked) add(r *Request) {
+	id := r.ID
+	for len(q.jobs) <= id {
+		q.jobs = append(q.jobs, rankedJob{})
+	}
+	j := &q.jobs[id]
+	*j = rankedJob{gpus: r.GPUs, duration: r.Duration, submitted: r.Submitted, campaign: r.Campaign, rigid: r.Rigid}
+	for len(q.camps) <= int(r.Campaign) {
+		q.camps = append(q.camps, nil)
+	}
+	list := q.camps[r.Campaign]
+	at := len(list)
+	for at > 0 && q.before(id, list[at-1]) {
+		at-- // a requeued job goes back to its place (usually near the end)
+	}
+	list = slices.Insert(list, at, id)
+	q.camps[r.Campaign] = list
+	w := j.least()
+	for len(q.bySize) <= w {
+		q.bySize = append(q.bySize, nil)
+	}
+	for len(q.sized)*64 <= w {
+		q.sized = append(q.sized, 0)
+	}
+	j.slot = len(q.bySize[w])
+	q.bySize[w] = append(q.bySize[w], id)
+	q.sized[w/64] |= 1 << (w % 64)
+}
+
+// remove forgets request id, granted.
+func (q *Ranked) remove(id int) {
+	j := &q.jobs[id]
+	list := q.camps[j.campaign]
+	at, _ := slices.BinarySearchFunc(list, id, func(a, b int) int {
+		switch {
+		case q.before(a, b):
+			return -1
+		case q.before(b, a):
+			return 1
+		}
+		return 0
+	})
+	q.camps[j.campaign] = slices.Delete(list, at, at+1)
+	w := j.least()
+	b := q.bySize[w]
+	last := b[len(b)-1]
+	b[j.slot], q.jobs[last].slot = last, j.slot
+	q.bySize[w] = b[:len(b)-1]
+	if len(q.bySize[w]) == 0 {
+		q.sized[w/64] &^= 1 << (w % 64)
+	}
+}
+
+// Waiting appends to buf the campaigns with requests waiting, in id
+// order.
+func (q *Ranked) Waiting(buf []int) []int {
+	for c, list := range q.camps {
+		if len(list) > 0 {
+			buf = append(buf, c)
+		}
+	}
+	return buf
+}
+
+// fitting calls f with every waiting id that could want at most free
+// GPUs, by the fewest it could want.
+func (q *Ranked) fitting(free int, f func(id int)) {
+	for wi, word := range q.sized {
+		for word != 0 {
+			w := wi*64 + bits.TrailingZeros64(word)
+			if w > free {
+				return
+			}
+			word &= word - 1
+			for _, id := range q.bySize[w] {
+				f(id)
+			}
+		}
+	}
 }

@@ -102,6 +102,11 @@ func (w *window) sum(t, width int) int {
 	if t < 1 {
 		return 0
 	}
+	if n := len(w.segs); n == 0 || w.segs[n-1].held == 0 && w.segs[n-1].start <= t-width+1 {
+		// Nothing held in the window: most campaigns of a long trace,
+		// most of the time.
+		return 0
+	}
 	return w.cum(t) - w.cum(max(t-width, 0))
 }
 
@@ -120,6 +125,9 @@ func (w *window) hold(t, held int) {
 
 // trim drops the segments that end before tick t.
 func (w *window) trim(t int) {
+	if len(w.segs) <= 65 {
+		return // i ≤ 64 below
+	}
 	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1
 	if i > 64 && i > len(w.segs)/2 {
 		w.segs = append(w.segs[:0], w.segs[i:]...)
@@ -134,8 +142,9 @@ type Rule struct {
 	// group is each campaign's group: an index into knobs.Groups, or, for
 	// a campaign in none, a group of its own (len(knobs.Groups) + its id).
 	group []int
-	queue baseline.Queue
-	easy  baseline.EASY
+	// wait is the queue, kept between admissions.
+	wait baseline.Ranked
+	easy baseline.EASY
 	// calcAt is the first tick of the calculation period the priorities
 	// were computed for (0: none yet): each campaign's group-level and
 	// member-level priority, from the windows ending the tick before, and
@@ -145,12 +154,15 @@ type Rule struct {
 	// rank is each campaign's rank by priority (0 the highest); byRank
 	// the campaigns in rank order.
 	rank, byRank []int
-	waits        []bool
-	gShare       []float64
-	gUsage       []int
-	usage        []int
-	core         *baseline.Core
-	eligible     func(head *baseline.Request, l *baseline.Lease) bool
+	// holding is the campaigns that held GPUs at the last tick recorded;
+	// seen and touched EndTick's scratch.
+	holding, touched []int
+	seen             []bool
+	gShare           []float64
+	gUsage           []int
+	usage            []int
+	core             *baseline.Core
+	eligible         func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 // New returns a budget allocator.
@@ -229,28 +241,22 @@ func (r *Rule) periodStart(t int) int {
 // period of 1 tick, every tick from the windows ending the tick before.
 // It is lazy and reads exact integer windows, so that a replay that skips
 // ticks computes the same numbers as one that does not.
-func (r *Rule) recalc(k *baseline.Core) {
+func (r *Rule) recalc(k *baseline.Core) bool {
 	if e := r.periodStart(k.Now()); e != r.calcAt {
 		r.priorities(k, e-1)
 		r.calcAt = e
+		return true
 	}
+	return false
 }
 
 // ranks ranks the campaigns that wait by priority, group level then
 // member level, highest first; equal priorities share a rank. Only they
 // are ranked (the others' ranks are stale): ranking every campaign at
 // every admission cost more than the rest of it.
-func (r *Rule) ranks(k *baseline.Core) {
-	n := len(r.groupP)
-	r.rank = baseline.Ints(r.rank, n)
-	r.waits = baseline.Flags(r.waits, n)
-	r.byRank = r.byRank[:0]
-	for i := range k.Pending() {
-		if c := k.Pend(i).Campaign; !r.waits[c] {
-			r.waits[c] = true
-			r.byRank = append(r.byRank, int(c))
-		}
-	}
+func (r *Rule) ranks() {
+	r.rank = baseline.Ints(r.rank, len(r.groupP))
+	r.byRank = r.wait.Waiting(r.byRank[:0])
 	slices.SortFunc(r.byRank, r.higher)
 	for i, c := range r.byRank {
 		switch {
@@ -262,6 +268,20 @@ func (r *Rule) ranks(k *baseline.Core) {
 			r.rank[c] = r.rank[r.byRank[i-1]]
 		}
 	}
+}
+
+// sameOrder reports whether the priorities order the campaigns ranked
+// last (byRank) as their ranks do — each tied with the one before it or
+// below it as before — so that the ranks stand.
+func (r *Rule) sameOrder() bool {
+	for i := 1; i < len(r.byRank); i++ {
+		a, b := r.byRank[i-1], r.byRank[i]
+		c := r.higher(a, b)
+		if r.rank[a] == r.rank[b] && c != 0 || r.rank[a] != r.rank[b] && c >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // higher orders campaigns a and b by priority, highest first.
@@ -330,14 +350,17 @@ func ratio(part, whole int) float64 {
 // way) — then submit time and id, and runs one EASY pass.
 func (r *Rule) Admit(k *baseline.Core) {
 	r.core = k
-	r.recalc(k)
-	for i := range k.Pending() {
-		if req := k.Pend(i); !k.Campaign(req.Campaign).Filler {
-			req.Key = r.groupP[req.Campaign]
-		}
+	// The ranks change only with the priorities or the campaigns waiting;
+	// the queue is kept between admissions (baseline.Ranked). A request's
+	// key, its group's priority, is written as it is granted, where the
+	// grant record reads it.
+	recalc := r.recalc(k)
+	if grew := r.wait.Sync(k); grew || recalc && !r.sameOrder() {
+		r.ranks()
 	}
-	r.ranks(k)
-	ids := r.queue.BuildRanked(k, r.rank)
+	if r.easy.Key == nil {
+		r.easy.Key = func(req *baseline.Request) { req.Key = r.groupP[req.Campaign] }
+	}
 	if r.eligible == nil {
 		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
 			// "Above its share" is judged where the two paths split: the
@@ -349,7 +372,8 @@ func (r *Rule) Admit(k *baseline.Core) {
 			return p[head.Campaign] > 0 && v[l.Campaign] < 0
 		}
 	}
-	k.AdmitEASY(&r.easy, ids, r.eligible)
+	// Its Limit is the pool (baseline.Base's), as AdmitEASYRanked needs.
+	k.AdmitEASYRanked(&r.easy, &r.wait, r.rank, r.byRank, r.eligible)
 }
 
 // Protected: a lease younger than its class's minimum runtime.
@@ -362,12 +386,34 @@ func (r *Rule) Protected(k *baseline.Core, l *baseline.Lease) bool {
 // again.
 func (r *Rule) EndTick(k *baseline.Core) {
 	r.core = k
+	r.wait.Mark(k) // after the filler's admission
 	now := k.Now()
 	lo := r.periodStart(now) - 1 - r.knobs.Window
-	for c := range r.wins {
+	// Only a campaign that held GPUs at the last recorded tick or holds a
+	// lease now can change its holding: every other held nothing and
+	// holds nothing (its hold would record nothing), and its segments can
+	// wait for their trim.
+	r.seen = baseline.Flags(r.seen, len(r.wins))
+	r.touched = r.touched[:0]
+	for _, c := range r.holding {
+		r.seen[c] = true
+		r.touched = append(r.touched, c)
+	}
+	for _, l := range k.Leases() {
+		if c := int(l.Campaign); !r.seen[c] {
+			r.seen[c] = true
+			r.touched = append(r.touched, c)
+		}
+	}
+	r.holding = r.holding[:0]
+	for _, c := range r.touched {
+		held := k.Held(policy.CampaignID(c), policy.AnyClass)
 		w := &r.wins[c]
-		w.hold(now, k.Held(policy.CampaignID(c), policy.AnyClass))
+		w.hold(now, held)
 		w.trim(lo)
+		if held != 0 {
+			r.holding = append(r.holding, c)
+		}
 	}
 }
 
