@@ -57,26 +57,37 @@ func (k *Core) AdmitEASY(e *EASY, ids []int, eligible func(head *Request, l *Lea
 		if k.Want(i) == 0 {
 			continue // a campaign at its limit does not hold the queue
 		}
-		room := k.rule.Room(k, k.pending[i].Campaign)
-		if e.Key != nil {
-			e.Key(&k.pending[i])
-		}
-		if !k.TryStart(i, room) {
-			var el func(l *Lease) bool
-			if eligible != nil {
-				if e.el == nil {
-					e.el = func(l *Lease) bool { return e.eligible(e.head, l) }
-				}
-				e.head, e.eligible, el = &k.pending[i], eligible, e.el
-			}
-			k.Preempt(i, k.Missing(i, room), nil, el)
-			e.head = nil
+		if !k.startOrPreempt(e, i, eligible) {
 			break
 		}
 	}
 	if h < len(ids) {
 		k.easyBackfill(e, ids, h)
 	}
+}
+
+// startOrPreempt is steps 1 and 2 for head candidate i (its campaign not
+// at its limit): start it if it fits, else put under notice what it lacks
+// (the filler's leases, and others' where eligible accepts them for this
+// head). It reports whether the request started and left the list.
+func (k *Core) startOrPreempt(e *EASY, i int, eligible func(head *Request, l *Lease) bool) bool {
+	room := k.rule.Room(k, k.pending[i].Campaign)
+	if e.Key != nil {
+		e.Key(&k.pending[i])
+	}
+	if k.TryStart(i, room) {
+		return true
+	}
+	var el func(l *Lease) bool
+	if eligible != nil {
+		if e.el == nil {
+			e.el = func(l *Lease) bool { return e.eligible(e.head, l) }
+		}
+		e.head, e.eligible, el = &k.pending[i], eligible, e.el
+	}
+	k.Preempt(i, k.Missing(i, room), nil, el)
+	e.head = nil
+	return false
 }
 
 // easyBackfill is AdmitEASY's step 3: the pass over the queue from the
@@ -234,20 +245,7 @@ func (k *Core) easyRankedHeads(e *EASY, q *Ranked, rank, byRank []int, eligible 
 				e.cursors[m]++ // a campaign at its limit does not hold the queue
 				continue
 			}
-			room := k.rule.Room(k, k.pending[i].Campaign)
-			if e.Key != nil {
-				e.Key(&k.pending[i])
-			}
-			if !k.TryStart(i, room) {
-				var el func(l *Lease) bool
-				if eligible != nil {
-					if e.el == nil {
-						e.el = func(l *Lease) bool { return e.eligible(e.head, l) }
-					}
-					e.head, e.eligible, el = &k.pending[i], eligible, e.el
-				}
-				k.Preempt(i, k.Missing(i, room), nil, el)
-				e.head = nil
+			if !k.startOrPreempt(e, i, eligible) {
 				return id
 			}
 			q.remove(id) // started: the cursor now points at the next

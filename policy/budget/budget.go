@@ -257,6 +257,12 @@ func (r *Rule) recalc(k *baseline.Core) bool {
 func (r *Rule) ranks() {
 	r.rank = baseline.Ints(r.rank, len(r.groupP))
 	r.byRank = r.wait.Waiting(r.byRank[:0])
+	r.rankSorted()
+}
+
+// rankSorted sorts byRank by priority and gives each campaign in it its
+// rank: one more than the campaign before it, or the same when tied.
+func (r *Rule) rankSorted() {
 	slices.SortFunc(r.byRank, r.higher)
 	for i, c := range r.byRank {
 		switch {

@@ -3,7 +3,6 @@ package budget
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -43,17 +42,7 @@ func (p *plainRule) Admit(k *baseline.Core) {
 			r.byRank = append(r.byRank, int(c))
 		}
 	}
-	slices.SortFunc(r.byRank, r.higher)
-	for i, c := range r.byRank {
-		switch {
-		case i == 0:
-			r.rank[c] = 0
-		case r.higher(r.byRank[i-1], c) != 0:
-			r.rank[c] = r.rank[r.byRank[i-1]] + 1
-		default:
-			r.rank[c] = r.rank[r.byRank[i-1]]
-		}
-	}
+	r.rankSorted() // the same ranking, from the waiting campaigns found here
 	ids := p.queue.BuildRanked(k, r.rank)
 	k.AdmitEASY(&p.easy, ids, func(head *baseline.Request, l *baseline.Lease) bool {
 		pr, v := r.groupP, r.groupP
