@@ -16,7 +16,7 @@ const PaperPool = 512
 var Mix = [3]string{engine.AgentStorm, engine.AgentNaive, engine.AgentAdaptive}
 
 // ScaleGPUs scales a GPU quantity of the paper's agents to a pool
-// (studies.md §6.14): q × pool / 512 rounded down, at least 1.
+// (docs/studies.md §6.14): q × pool / 512 rounded down, at least 1.
 func ScaleGPUs(q, pool int) int {
 	return max(1, q*pool/PaperPool)
 }

@@ -1,4 +1,4 @@
-// Package arrive is the agents-arrive study of ../shared/spec/studies.md
+// Package arrive is the agents-arrive study of docs/studies.md
 // §3.3, §5 and §6.14: k agent campaigns from the paper's cast (storm,
 // naive-sci, adaptive-sci; model.md §6, §7) arrive on a machine that is
 // replaying a real trace, and the study measures what the trace's own

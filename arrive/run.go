@@ -12,7 +12,7 @@ import (
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// Modes: how the agents reach the site's policy (studies.md §3.3, §6.14).
+// Modes: how the agents reach the site's policy (docs/studies.md §3.3, §6.14).
 const (
 	// ModeSite: the agents submit to the site's policy as ordinary users.
 	ModeSite = "site"

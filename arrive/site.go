@@ -75,7 +75,7 @@ func newSite(a policy.Allocator, cast []engine.Campaign, seed int64, arrive, sta
 // reserved for them whether they use them or not (model.md §5,
 // grantable), so a trace campaign (g = 0) can never hold more than the
 // pool less the agents' guarantees: a larger job is denied as a request
-// its campaign can never hold (studies.md §6.1) instead of waiting
+// its campaign can never hold (docs/studies.md §6.1) instead of waiting
 // forever. The baselines judge that themselves.
 func (s *site) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int) (int, error) {
 	s.register()

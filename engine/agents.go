@@ -205,7 +205,7 @@ func (a *adaptive) Step(int) {
 	// Step 1, read supply: only the parts this agent uses, straight from
 	// the broker (the envelope's parts were read once at registration).
 	// Under a baseline, free is what this campaign could be granted now
-	// without preemption (studies.md §6.5).
+	// without preemption (docs/studies.md §6.5).
 	var free int
 	var multiplier, tokens, ioTokens, desiredInf, allowedInf float64
 	if bk := a.b.bk; bk != nil {

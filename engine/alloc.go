@@ -64,7 +64,7 @@ func (x alloc) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 
 // Free is what campaign c reads as the free GPUs before it asks: the
 // pool's free GPUs under Bursar (model.md), and under a baseline what c
-// could be granted now without preempting anyone (studies.md §6.5), which
+// could be granted now without preempting anyone (docs/studies.md §6.5), which
 // a partition or a quota may make smaller than the pool's free GPUs.
 func (x alloc) Free(c policy.CampaignID) int {
 	if x.bk != nil {

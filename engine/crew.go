@@ -8,7 +8,7 @@ import (
 
 // Crew is a set of the paper's agents (storm, naive-sci, adaptive-sci)
 // driven by an outside loop on a policy the caller owns: the
-// agents-arrive study (studies.md §3.3) puts them on a machine that is
+// agents-arrive study (docs/studies.md §3.3) puts them on a machine that is
 // replaying a real trace. The crew registers its campaigns on the
 // allocator it is given and steps them; the caller ticks the allocator.
 // Victims, probes and backfills are the paper scenario's measuring

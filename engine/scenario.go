@@ -47,7 +47,7 @@ type Scenario struct {
 	Cast []Campaign `json:"-"`
 	// Policy names the admission policy: "" or "bursar" is the broker of
 	// package policy, any other name in Policies a baseline of
-	// policy/policies (studies.md §2). A scenario file's `policy:` key and
+	// policy/policies (docs/studies.md §2). A scenario file's `policy:` key and
 	// `bursar-sweep run --policy` set it. A run whose scenario names a
 	// policy (even "bursar") also measures the policy-study metrics
 	// (StudyKeys).

@@ -6,7 +6,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 )
 
-// StudyMetrics are the metrics of the policy studies (studies.md §4 and
+// StudyMetrics are the metrics of the policy studies (docs/studies.md §4 and
 // §6.3–§6.4), measured when the scenario names its policy (Scenario.Policy
 // set, even to "bursar"), so that the paper's runs and their golden
 // outputs stay exactly as they were. docs/metrics.md defines each one.
@@ -126,7 +126,7 @@ func newStudy(w *world) *study {
 	f := make([]float64, 5*n)
 	st.weight, st.held, st.fair, st.demand, st.alloc = f[:n], f[n:2*n], f[2*n:3*n], f[3*n:4*n], f[4*n:]
 	// Shares: R normalised over the campaigns other than the backfill
-	// (studies.md §1); equal shares when every R is 0.
+	// (docs/studies.md §1); equal shares when every R is 0.
 	total := 0.0
 	for i := range w.camps {
 		st.victimSubmit[i] = -1
@@ -218,7 +218,7 @@ func (st *study) ticks(w *world, k int) {
 }
 
 // maxMinSplit writes into alloc the share-weighted max–min split of pool
-// among campaigns, each capped by its demand (studies.md §6.4): every
+// among campaigns, each capped by its demand (docs/studies.md §6.4): every
 // campaign with unmet demand and a positive weight gets its weighted part
 // of what is left; those whose demand that covers are capped and leave,
 // and the rest is split again, until nobody is capped. Campaigns of weight

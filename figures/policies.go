@@ -11,7 +11,7 @@ import (
 )
 
 // PoliciesData is the comparison figure of `bursar-sweep compare`
-// (fig_policies, studies.md §5): small multiples, one panel per headline
+// (fig_policies, docs/studies.md §5): small multiples, one panel per headline
 // metric, the policies along every panel's x axis, each estimate with its
 // 95 % interval over seeds.
 type PoliciesData struct {

@@ -2,7 +2,7 @@ package policy
 
 import "errors"
 
-// Allocator is the contract every allocation policy serves (studies.md §1):
+// Allocator is the contract every allocation policy serves (docs/studies.md §1):
 // exactly the operations the engine drives on the Bursar broker. A policy
 // is a pure state machine like the broker: the caller registers campaigns,
 // files requests, releases and consumption between ticks and advances time
@@ -83,7 +83,7 @@ var _ Allocator = (*Broker)(nil)
 
 // ReasonExceedsLimit is the deny reason of a request larger than its
 // campaign can ever hold under a baseline (its partition, its quota plus
-// borrowing limit, or the pool): studies.md §6.1.
+// borrowing limit, or the pool): docs/studies.md §6.1.
 const ReasonExceedsLimit = "exceeds-limit"
 
 // ErrExceedsLimit is returned by a baseline's Request for a request larger

@@ -1,7 +1,7 @@
 package policy
 
 // Optional extensions of the Allocator contract for replaying real job
-// logs (studies.md §3, §6.1, §6.3, §6.7). They are separate interfaces so
+// logs (docs/studies.md §3, §6.1, §6.3, §6.7). They are separate interfaces so
 // that the contract the engine drives is unchanged; trace.Replay uses them.
 
 // RigidRequester files a trace job: a rigid request of exactly gpus GPUs,

@@ -17,7 +17,7 @@ import (
 // PoliciesFigureFile is the file name of the comparison figure.
 func PoliciesFigureFile(f figures.Format) string { return "fig_policies." + string(f) }
 
-// CompareMetric is one headline metric of the comparison (studies.md §5):
+// CompareMetric is one headline metric of the comparison (docs/studies.md §5):
 // the panel's title and unit, and the run metrics it draws (one estimate
 // per key and policy).
 type CompareMetric struct {

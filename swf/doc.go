@@ -9,7 +9,7 @@
 // UnixStartTime, TimeZone, TimeZoneString, StartTime, EndTime, MaxQueues,
 // MaxPartitions, Queue, Partition, Note, and any other `Key: value` line,
 // kept verbatim), the value −1 for "unknown", and the rule of
-// ../shared/spec/studies.md §3 and §6.13 that decides which records are
+// docs/studies.md §3 and §6.13 that decides which records are
 // replayable jobs (run time > 0, at least one processor, no more than the
 // pool in use), with every skipped record counted by reason.
 //

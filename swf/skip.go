@@ -2,7 +2,7 @@ package swf
 
 import "fmt"
 
-// Skip is why a record is not a replayable job (studies.md §3, §6.13).
+// Skip is why a record is not a replayable job (docs/studies.md §3, §6.13).
 type Skip uint8
 
 const (

@@ -54,7 +54,7 @@ var FieldNames = [18]string{
 }
 
 // Procs is the job's width: the requested processors, or the allocated
-// ones where the request is unknown (studies.md §3).
+// ones where the request is unknown (docs/studies.md §3).
 func (j *Job) Procs() int {
 	if j.ReqProcs > 0 {
 		return j.ReqProcs
@@ -63,7 +63,7 @@ func (j *Job) Procs() int {
 }
 
 // Estimate is the job's runtime estimate for backfilling: the requested
-// time, raised to the run time where missing or smaller (studies.md §2.1).
+// time, raised to the run time where missing or smaller (docs/studies.md §2.1).
 func (j *Job) Estimate() int64 {
 	return max(j.ReqTime, j.Run)
 }

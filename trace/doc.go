@@ -1,6 +1,6 @@
 // Package trace turns a real job log into a workload and replays it.
 //
-// It owns three things, all from ../shared/spec/studies.md:
+// It owns three things, all from docs/studies.md:
 //
 //   - The workload of §3: the replayable jobs of an SWF log (read by package
 //     swf), or of a window of its submit times, as rigid requests; the

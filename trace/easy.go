@@ -6,7 +6,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/easy"
 )
 
-// ReplayEASY replays the workload under FCFS + EASY exactly as studies.md
+// ReplayEASY replays the workload under FCFS + EASY exactly as docs/studies.md
 // §2.1 says, and returns each job's start time (indexed like w.Jobs).
 //
 // It advances from event to event: the next submit time and the next real

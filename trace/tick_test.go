@@ -12,7 +12,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// tickReplay is an independent reading of studies.md §2.1, written without
+// tickReplay is an independent reading of docs/studies.md §2.1, written without
 // policy/easy and without events: it visits every second from the first
 // submit until every job has finished and applies steps (1)–(4) literally.
 // It is slow on purpose; it is the oracle for ReplayEASY.

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultBucketHours is the default depth of a trace campaign's GPU bucket,
-// in hours of its sustained rate (studies.md §3).
+// in hours of its sustained rate (docs/studies.md §3).
 const DefaultBucketHours = 24
 
 // Options are the knobs of §3; the zero value is the spec's default.
@@ -318,7 +318,7 @@ func sortedUnique(xs []int) []int {
 	return slices.Compact(xs)
 }
 
-// Envelope is campaign c's Bursar envelope (studies.md §3): no guarantee
+// Envelope is campaign c's Bursar envelope (docs/studies.md §3): no guarantee
 // (g = 0), sustained rate R = share × pool, burst ceiling = the pool, bucket
 // B = R × BucketHours × 3600 GPU-seconds, class burst (each request carries
 // its job's own class), and a credit budget that never binds: the whole

@@ -1,5 +1,5 @@
 // Package tracestudy owns the trace experiments of
-// ../shared/spec/studies.md §5: `trace` (every policy on one trace: the
+// docs/studies.md §5: `trace` (every policy on one trace: the
 // distribution of bounded slowdown, mean wait, utilization, Jain's
 // fairness, preemptions and lost work) and `budget-knobs` (the budget
 // policy's sliding window W × minimum runtime m against fairness, wait and

@@ -93,7 +93,7 @@ func RunOne(w *trace.Workload, s Spec) (Result, error) {
 }
 
 // Hierarchy is the trace's groups as the budget policy's hierarchy
-// (studies.md §2, §6.11): one level-one node per SWF group, its members
+// (docs/studies.md §2, §6.11): one level-one node per SWF group, its members
 // the campaigns whose GPU-seconds mostly went to it.
 func Hierarchy(w *trace.Workload) []budget.Group {
 	if len(w.Groups) < 2 {
@@ -118,7 +118,7 @@ func TraceSpecs(names []string) []Spec {
 	return specs
 }
 
-// Budget-knobs grid (studies.md §5): W in days, m in seconds.
+// Budget-knobs grid (docs/studies.md §5): W in days, m in seconds.
 var (
 	BudgetWindows     = []int{1, 3, 7, 14}
 	BudgetMinRuntimes = []int{0, 300, 3600, 14400}

@@ -44,7 +44,7 @@ func arriveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "agents-arrive",
 		Usage: "k = 0…8 agent campaigns arrive on a trace: the trace users' mean bounded slowdown and p95 wait against k",
-		Description: "studies.md §3.3, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order, cycling)\n" +
+		Description: "docs/studies.md §3.3, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order, cycling)\n" +
 			"arrive on a trace replay, their GPU quantities scaled by pool/512, and act for --stay seconds;\n" +
 			"per policy and mode, the trace users' mean bounded slowdown and p95 wait against k, with 95 %\n" +
 			"intervals over task seeds. Writes summary.json, runs.csv, fig_agents_arrive and manifest.json.\n" +

@@ -21,7 +21,7 @@ func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  compareExperiment,
 		Usage: "run the paper's agent scenario under Bursar and the six baseline policies, side by side",
-		Description: "What Bursar buys (../shared/spec/studies.md §5; docs/policies.md). Runs the paper's\n" +
+		Description: "What Bursar buys (docs/studies.md §5; docs/policies.md). Runs the paper's\n" +
 			"agent scenario under every admission policy — bursar, fifo, priority, static, fairshare,\n" +
 			"quota, budget, each at its documented defaults — at 30 seeds (--quick: 3), on the same\n" +
 			"worker pool as the paper's commands, and prints a table: per policy, the mean over seeds\n" +

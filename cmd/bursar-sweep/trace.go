@@ -20,13 +20,13 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// traceCommands are the trace experiments of studies.md §5.
+// traceCommands are the trace experiments of docs/studies.md §5.
 func traceCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:  "trace",
 			Usage: "replay a real job log under every policy: bounded slowdown, wait, utilization, fairness",
-			Description: "Each policy on a trace (../shared/spec/studies.md §5): every job a rigid request filed at\n" +
+			Description: "Each policy on a trace (docs/studies.md §5): every job a rigid request filed at\n" +
 				"its submit time, never expiring, run until every job has finished (trace.Replay). Prints a\n" +
 				"table and writes summary.json, runs.csv, fig_trace (the CDF of bounded slowdown, mean wait,\n" +
 				"utilization and Jain's index per policy) and manifest.json. The default trace is the\n" +
@@ -38,7 +38,7 @@ func traceCommands() []*cli.Command {
 		{
 			Name:  "budget-knobs",
 			Usage: "the budget policy's window W × minimum runtime m against fairness, wait and lost work",
-			Description: "The study a site runs before changing its lookback window (studies.md §5): the budget\n" +
+			Description: "The study a site runs before changing its lookback window (docs/studies.md §5): the budget\n" +
 				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
 				"class), with the trace's groups as the hierarchy. Writes summary.json, runs.csv,\n" +
 				"fig_budget_knobs and manifest.json.\n" + studyDistHelp("budget-knobs"),

@@ -15,11 +15,11 @@ type Rule interface {
 	// Name is the policy's name as configs and reports write it.
 	Name() string
 	// Limit is the most GPUs campaign c may ever hold: its partition, its
-	// quota plus borrowing limit, or the pool (studies.md §6.1).
+	// quota plus borrowing limit, or the pool (docs/studies.md §6.1).
 	Limit(k *Core, c policy.CampaignID) int
 	// Room is how many more GPUs campaign c could be granted now without
 	// preempting anyone; it never exceeds k.FreeGeneral(). It is what
-	// Supply(c).Free reports (studies.md §6.5).
+	// Supply(c).Free reports (docs/studies.md §6.5).
 	Room(k *Core, c policy.CampaignID) int
 	// ClassFor is the class a request of campaign c is filed and priced
 	// in, given the class it asked for (priority's inflation).
@@ -52,7 +52,7 @@ type Registrar interface {
 
 // Lease is one grant. ReservedFor is the request whose admission put it
 // under notice: the GPUs it frees are reserved for that request
-// (studies.md §6.6).
+// (docs/studies.md §6.6).
 type Lease struct {
 	ID       int
 	Campaign policy.CampaignID
@@ -121,7 +121,7 @@ type Campaign struct {
 	// default class is opportunistic: the scenario's backfill).
 	Filler bool
 	// Share is R normalised over the campaigns that are not the filler
-	// (studies.md §1); 0 for the filler.
+	// (docs/studies.md §1); 0 for the filler.
 	Share float64
 	// Held is by the class asked for (see Lease.Asked).
 	Held    [4]int
@@ -153,7 +153,7 @@ type Core struct {
 	// ticks on a long queue.
 	fillerPending, flexPending int
 
-	// Facility flows (studies.md §6.8): capacity left this tick, and the
+	// Facility flows (docs/studies.md §6.8): capacity left this tick, and the
 	// total desired this tick and the last.
 	left, desiredNow, desiredLast [2]float64
 
@@ -306,7 +306,7 @@ func (k *Core) reshare() {
 }
 
 // Floored is share × pool rounded down: a static partition or a nominal
-// quota (studies.md §2, §6.10). The filler gets the remainder.
+// quota (docs/studies.md §2, §6.10). The filler gets the remainder.
 func (k *Core) Floored(c policy.CampaignID) int {
 	cp := &k.camps[c]
 	if !cp.Filler {
@@ -330,7 +330,7 @@ func (k *Core) check(c policy.CampaignID) error {
 
 // Request files a request. Like the broker it denies a campaign with no
 // credits left outside the opportunistic class; it also denies a request
-// larger than the campaign can ever hold (studies.md §6.1). Both take an
+// larger than the campaign can ever hold (docs/studies.md §6.1). Both take an
 // id and journal deny.
 func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
 	id, err := k.file(c, gpus, duration, cls)
@@ -566,11 +566,11 @@ func (k *Core) FreeGeneral() int { return k.cfg.Pool - k.leased - k.reserved }
 func (k *Core) Free() int { return k.FreeGeneral() }
 
 // Tokens is what a campaign reads as its GPU tokens under a baseline: its
-// bucket B, always full (studies.md §6.5).
+// bucket B, always full (docs/studies.md §6.5).
 func (k *Core) Tokens(c policy.CampaignID) float64 { return k.camps[c].Env.Bucket }
 
 // FlowTokens is the flow bucket, always full: a baseline meters no flow
-// per campaign (studies.md §6.5).
+// per campaign (docs/studies.md §6.5).
 func (k *Core) FlowTokens(c policy.CampaignID, d policy.Dimension) float64 {
 	return k.camps[c].flow(d).env.Bucket
 }
@@ -600,11 +600,11 @@ func (k *Core) Spent(c policy.CampaignID) float64 {
 	return k.camps[c].Env.Budget - k.camps[c].credits
 }
 
-// Multiplier is 1: only Bursar prices congestion (studies.md §1).
+// Multiplier is 1: only Bursar prices congestion (docs/studies.md §1).
 func (k *Core) Multiplier() float64 { return 1 }
 
 // Consume splits the facility's flow capacity in proportion to desire
-// (studies.md §6.8): allowed = min(desired, capacity left this tick,
+// (docs/studies.md §6.8): allowed = min(desired, capacity left this tick,
 // desired · min(1, C / D_prev)). Allowed inference is charged at the
 // broker's inference price, so that credits compare across policies.
 func (k *Core) Consume(c policy.CampaignID, io, inference float64) (allowedIO, allowedInference float64, err error) {
@@ -662,7 +662,7 @@ func (k *Core) consumeFlow(c policy.CampaignID, cp *Campaign, d policy.Dimension
 	return grant
 }
 
-// Supply is what campaign c reads under a baseline (studies.md §6.5):
+// Supply is what campaign c reads under a baseline (docs/studies.md §6.5):
 // multiplier 1, GPU tokens = B, flow tokens = the flow bucket, and free =
 // what c could be granted now without preempting anyone.
 func (k *Core) Supply(c policy.CampaignID) (s policy.Supply) {
@@ -754,7 +754,7 @@ func (k *Core) expire() {
 }
 
 // account debits every held GPU-second at its class's base price, with no
-// congestion multiplier (studies.md §1).
+// congestion multiplier (docs/studies.md §1).
 func (k *Core) account() {
 	for i := range k.leases {
 		l := &k.leases[i]
@@ -763,7 +763,7 @@ func (k *Core) account() {
 }
 
 // expireRequests drops the requests older than the broker's TTL
-// (studies.md §6.3), journaling request-expired.
+// (docs/studies.md §6.3), journaling request-expired.
 func (k *Core) expireRequests() {
 	if k.flexPending == 0 {
 		return // only requests that are not rigid expire
@@ -797,7 +797,7 @@ func (k *Core) expireRequests() {
 }
 
 // admitFiller grants the filler's requests, in submit order, from what
-// admission left (studies.md §6.2). The filler never preempts.
+// admission left (docs/studies.md §6.2). The filler never preempts.
 func (k *Core) admitFiller() {
 	if k.fillerPending == 0 {
 		return
@@ -844,7 +844,7 @@ func (k *Core) Want(i int) int {
 }
 
 // TryStart applies the broker's grant rule (model.md §5 step 5,
-// studies.md §6.1) to pending request i, given room GPUs its campaign may
+// docs/studies.md §6.1) to pending request i, given room GPUs its campaign may
 // take now without preemption (its reservation comes on top): grant want
 // if it fits, else a partial grant of at least min(want, 16). It reports
 // whether the request was granted and so left the list (indices behind i
@@ -888,7 +888,7 @@ func (k *Core) Grant(i, n int) {
 }
 
 // InFlight is the GPUs under notice whose release is reserved for request
-// id: they count towards its need (studies.md §6.6).
+// id: they count towards its need (docs/studies.md §6.6).
 func (k *Core) InFlight(id int) int {
 	n := 0
 	for i := range k.leases {

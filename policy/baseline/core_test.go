@@ -21,7 +21,7 @@ func newFIFO(t *testing.T, cfg policy.Config) (*baseline.Core, *bt.Journal) {
 	return a, j
 }
 
-// Flows (studies.md §6.8) on an io capacity of 10 GB/s. With no previous
+// Flows (docs/studies.md §6.8) on an io capacity of 10 GB/s. With no previous
 // desire, A's 8 are allowed whole and B gets the 2 left. Next tick the
 // total desired last tick was 14, so each gets desired · 10/14.
 func TestFlowsSplitInProportionToDesire(t *testing.T) {

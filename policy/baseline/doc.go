@@ -1,5 +1,5 @@
 // Package baseline is the plumbing every baseline allocation policy shares
-// (studies.md §1, §6): a pure, caller-ticked state machine (no clock, no
+// (docs/studies.md §1, §6): a pure, caller-ticked state machine (no clock, no
 // randomness, no goroutines) that implements policy.Allocator and leaves
 // one decision — who is admitted, and whom that may preempt — to a Rule.
 //
@@ -9,7 +9,7 @@
 //   - the tick, in the broker's order (model.md §4): expire leases (reason
 //     expired, or preempted once a notice's grace has run), reset the
 //     flows, charge credits, drop requests older than the broker's TTL
-//     (request-expired, studies.md §6.3), the rule's admission, then the
+//     (request-expired, docs/studies.md §6.3), the rule's admission, then the
 //     filler's, then the rule's usage accounting;
 //   - grants (Core.TryStart: the broker's rule — want, or a partial grant
 //     of at least min(want, 16) GPUs, §6.1) and denials (a request larger

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// EASY is the scratch space of an EASY admission (studies.md §2.1 steps 3
+// EASY is the scratch space of an EASY admission (docs/studies.md §2.1 steps 3
 // and 4): the pass itself is policy/easy's, this adapts the lease table and
 // the pending list to it. The zero value is ready; a pass allocates
 // nothing once the buffers have grown.
@@ -38,7 +38,7 @@ type EASY struct {
 // queue order the rule chose (FCFS, or priority order):
 //
 //  1. While the head fits (whole, or by the broker's partial-grant rule,
-//     studies.md §6.1, with its reservation), start it.
+//     docs/studies.md §6.1, with its reservation), start it.
 //  2. A head that does not fit may preempt: the filler's leases always
 //     (§6.2), others where eligible accepts them for that head (nil: none),
 //     as Core.Preempt does (§6.6).

@@ -14,7 +14,7 @@ type Protector interface {
 }
 
 // VictimOrder is the default order in which preemption takes victims
-// (studies.md §6.6): lowest class first (highest rank), then newest lease
+// (docs/studies.md §6.6): lowest class first (highest rank), then newest lease
 // first, then the larger lease id (the later grant of the same tick).
 func VictimOrder(a, b *Lease) int {
 	if c := cmp.Compare(b.Class, a.Class); c != 0 {
@@ -27,7 +27,7 @@ func VictimOrder(a, b *Lease) int {
 }
 
 // Preempt puts leases under notice so that pending request i can start
-// once they end (studies.md §6.6). need is the GPUs it still lacks after
+// once they end (docs/studies.md §6.6). need is the GPUs it still lacks after
 // what it may take now, its reservation and the GPUs already under notice
 // for it (InFlight). Candidates are the leases not under notice of other
 // campaigns that eligible accepts, plus every lease of the filler (§6.2),

@@ -8,7 +8,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 )
 
-// The trace extension of the Core (studies.md §3, §6.1, §6.3, §6.7): rigid
+// The trace extension of the Core (docs/studies.md §3, §6.1, §6.3, §6.7): rigid
 // requests, and skipping the ticks between events.
 
 var (

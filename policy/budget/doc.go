@@ -1,9 +1,9 @@
 // Package budget is the AI lab's replacement for strict priorities
-// (studies.md §2, §6.11): GPU-time budgets as shares, fair share over a
+// (docs/studies.md §2, §6.11): GPU-time budgets as shares, fair share over a
 // sliding window, and a minimum-runtime contract.
 //
 // Rule. A campaign's priority is its share less its usage fraction: share
-// (R normalised over the campaigns other than the filler, studies.md §1)
+// (R normalised over the campaigns other than the filler, docs/studies.md §1)
 // − its GPU-seconds in the last W seconds ÷ all GPU-seconds in that window,
 // the filler's usage excluded so that the fractions sum to 1 like the
 // shares (§6.11). With no usage in the window every fraction is 0.

@@ -2,7 +2,7 @@
 // schedules a queue of rigid requests: the trace replay's FCFS + EASY, and
 // the baselines that backfill in priority order (fifo, fairshare, budget).
 //
-// It owns steps (3) and (4) of ../shared/spec/studies.md §2.1 and nothing
+// It owns steps (3) and (4) of docs/studies.md §2.1 and nothing
 // else: given the free GPUs, the running leases' estimated ends and the
 // queue in the caller's order, it says which jobs start now. Ending leases,
 // joining the queue, ordering it, and advancing time belong to the caller.
@@ -14,7 +14,7 @@
 // holds a reservation (the shadow time), and a later job may start ahead of
 // it only if it cannot delay that reservation — it ends by the shadow time,
 // or it uses only the GPUs the head will not need at the shadow time (the
-// "extra" GPUs). studies.md fixes the points where readings differ: ties at
+// "extra" GPUs). docs/studies.md fixes the points where readings differ: ties at
 // the shadow time count towards the extra GPUs, the heads started in step
 // (3) count as running leases, and s and x are computed once per pass.
 //

@@ -5,7 +5,7 @@ import "math"
 // Running is one lease in progress as the EASY pass sees it.
 type Running struct {
 	GPUs   int
-	EstEnd int64 // start + estimate (studies.md §2.1)
+	EstEnd int64 // start + estimate (docs/studies.md §2.1)
 }
 
 // Job is one waiting request, in queue order (the caller orders the queue:
@@ -29,7 +29,7 @@ type Scheduler struct {
 	ends    []Running // running leases plus heads started in this pass, sorted by EstEnd
 }
 
-// Pass performs steps (3) and (4) of studies.md §2.1 at time now: start the
+// Pass performs steps (3) and (4) of docs/studies.md §2.1 at time now: start the
 // queue's head while it fits in free, then one EASY backfill pass (shadow
 // time s and extra GPUs x computed once, from the running leases' estimated
 // ends including the heads just started; a later job starts if it fits now

@@ -1,18 +1,18 @@
 // Package fairshare is Slurm's multifactor priority with classic fair share
-// (studies.md §2, §6.9).
+// (docs/studies.md §2, §6.9).
 //
 // Rule. A request's priority is W_fs·F + W_age·min(age / MaxAge, 1), with
 // age = now − submitted and F = 2^(−U/S): U the campaign's decayed usage
 // normalised by the decayed total (every campaign's, the filler's
 // included, as Slurm normalises by the root's usage), S its share (R
-// normalised over the campaigns other than the filler, studies.md §1). The
+// normalised over the campaigns other than the filler, docs/studies.md §1). The
 // filler has F = 0. Usage is charged for every held GPU, notice periods
 // included, and decays once per calculation period P (Slurm's
 // PriorityCalcPeriod; default 1, every tick, as §6.9; the trace studies
 // use Slurm's default, 300 s): at the end of every tick that is a
 // multiple of P, U ← U·2^(−P/h) + the GPU-seconds held in the period, h the
 // half-life PriorityDecayHalfLife; the priorities of a period's ticks use F
-// and the age as at its first tick. P = 1 is studies.md §6.9's per-tick
+// and the age as at its first tick. P = 1 is docs/studies.md §6.9's per-tick
 // rule, U ← U·2^(−1/h) + held, bit for bit. Between calculations the rule
 // is steady (baseline.Paced), so a trace replay skips from event to event. A campaign with S = 0 has F = 0;
 // with no usage anywhere, U/S is 0 and F = 1. The tree is flat (Slurm's

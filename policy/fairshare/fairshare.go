@@ -26,7 +26,7 @@ type Knobs struct {
 	MaxAge float64 `json:"max_age" yaml:"max_age"`
 	// CalcPeriod is PriorityCalcPeriod, in seconds (ticks): usage is
 	// charged and decayed, and priorities recomputed, once per period.
-	// 1 is studies.md §6.9's per-tick rule.
+	// 1 is docs/studies.md §6.9's per-tick rule.
 	CalcPeriod int `json:"calc_period" yaml:"calc_period"`
 }
 
@@ -35,8 +35,8 @@ type Knobs struct {
 // log makes a per-tick recalculation cost minutes per replay.
 const SlurmCalcPeriod = 300
 
-// DefaultKnobs are Slurm's defaults and studies.md's: 7 days, 10000, 1000,
-// 7 days, and studies.md §6.9's calculation every tick (CalcPeriod 1), so
+// DefaultKnobs are Slurm's defaults and docs/studies.md's: 7 days, 10000, 1000,
+// 7 days, and docs/studies.md §6.9's calculation every tick (CalcPeriod 1), so
 // that the agent scenario of `compare` keeps the spec's rule.
 func DefaultKnobs() Knobs {
 	return Knobs{HalfLife: week, WFairshare: 10000, WAge: 1000, MaxAge: week, CalcPeriod: 1}

@@ -15,7 +15,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/fairshare"
 )
 
-// perTick is the rule as it was before the calculation period: studies.md
+// perTick is the rule as it was before the calculation period: docs/studies.md
 // §6.9 to the letter, usage charged and decayed at the end of every tick
 // and the priority (age included) recomputed at every admission. It is
 // the oracle a calculation period of 1 tick must reproduce bit for bit.

@@ -1,5 +1,5 @@
 // Package fifo is first come, first served with EASY backfilling
-// (studies.md §2, §2.1): the default core of batch schedulers.
+// (docs/studies.md §2, §2.1): the default core of batch schedulers.
 //
 // Rule. The queue is the pending requests in submit order (ties by request
 // id). Each tick, after expiry: (3) while the head fits, start it; (4) one
@@ -14,5 +14,5 @@
 // Nothing but the filler is ever preempted: FCFS has no notion of one job
 // mattering more than another. Source: Lifka, "The ANL/IBM SP scheduling
 // system" (JSSPP 1995), and Mu'alem & Feitelson, IEEE TPDS 12(6), 2001,
-// for EASY as specified in studies.md §2.1.
+// for EASY as specified in docs/studies.md §2.1.
 package fifo

@@ -35,7 +35,7 @@ func DefaultKnobs() Knobs {
 // TraceKnobs are DefaultKnobs with fairshare and budget recalculating
 // every 5 minutes (Slurm's PriorityCalcPeriod default) instead of every
 // tick: the knobs of the trace studies (trace, budget-knobs,
-// agents-arrive). Over a two-year log the per-tick rule of studies.md
+// agents-arrive). Over a two-year log the per-tick rule of docs/studies.md
 // §6.9 keeps both policies from skipping quiet ticks and costs minutes per
 // replay; Slurm itself recalculates per period (docs/model-choices.md).
 func TraceKnobs() Knobs {

@@ -1,4 +1,4 @@
-// Package priority is the strict-priority baseline (studies.md §2, §6.12):
+// Package priority is the strict-priority baseline (docs/studies.md §2, §6.12):
 // the scheduler an AI lab began with, before its users inflated every job
 // to the top class.
 //

@@ -1,4 +1,4 @@
-// Package quota is the Kueue baseline (studies.md §2, §6.10): one
+// Package quota is the Kueue baseline (docs/studies.md §2, §6.10): one
 // ClusterQueue per campaign, all in one cohort.
 //
 // Rule. A campaign's nominal quota is share × pool, rounded down like a
