@@ -11,9 +11,19 @@
 //     envelope of a trace campaign (see Workload.Envelope).
 //   - ReplayEASY: the exact FCFS + EASY replay of §2.1, event-driven, using
 //     the shared backfill pass of package policy/easy.
-//   - Summarize: the metrics of §4 for a trace (wait and bounded slowdown per
-//     class and over all jobs, utilization, Jain's index of usage ÷ share as
-//     §6.4 fixes it).
+//   - The per-job records of every replay (JobRecord, §4.6: each start,
+//     end, preemptions, lost work, state served / denied / unfinished, and
+//     the wait the log recorded), from ReplayExact (the exact FCFS + EASY,
+//     what `fifo` runs) and Replay (any policy).
+//   - Measure: the metrics of §4 computed from those records alone, over a
+//     measurement interval of submits (warm-up and cool-down replayed, not
+//     measured): the three counts and the served fraction of the work,
+//     waits and bounded slowdowns over every job not denied (unfinished
+//     ones censored, flagged as lower bounds), useful / lost / held
+//     GPU-seconds and idle_while_waiting as fractions of pool × span,
+//     makespan and drain, and the convergence flag (§4.3).
+//   - Summarize: revision 1's summary (Jain's index of usage ÷ share), kept
+//     until the studies move to Measure; §6.4 retires it on a trace.
 //
 // It is deterministic: jobs, campaigns and groups are kept in slices in a
 // fixed order (submit time then job number; campaign and group id), and no

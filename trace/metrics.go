@@ -8,16 +8,6 @@ import (
 // BSLDTau is the bounded slowdown's threshold τ in seconds (§2.1).
 const BSLDTau = 10
 
-// Stats are the §4 job metrics over a set of jobs; NaN where it is empty.
-type Stats struct {
-	Jobs     int     `json:"jobs"`
-	MeanWait float64 `json:"mean_wait"`
-	P50Wait  float64 `json:"p50_wait"`
-	P95Wait  float64 `json:"p95_wait"`
-	MeanBSLD float64 `json:"mean_bsld"`
-	P95BSLD  float64 `json:"p95_bsld"`
-}
-
 // Classes are the service classes a trace job can have, in the order of
 // Metrics.ByClass.
 var Classes = traceClasses

@@ -47,6 +47,15 @@ type Run struct {
 	Ticks int64
 	// End is the last job's end, in seconds of the log.
 	End int64
+	// Records are every job's record (indexed like Workload.Jobs): the
+	// source of every metric (Measure).
+	Records []JobRecord
+	// Stop is when the replay stopped, in seconds of the log: the last
+	// job's end, or the horizon.
+	Stop int64
+	// Converged is false when the replay stopped at its horizon with jobs
+	// unfinished (docs/studies.md §4.3): its numbers are lower bounds.
+	Converged bool
 }
 
 // Replay replays the workload under alloc, a fresh policy with no
@@ -78,7 +87,8 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		return nil, fmt.Errorf("trace replay: policy pool %d, workload pool %d", alloc.Config().Pool, w.Pool)
 	}
 	n := len(w.Jobs)
-	run := &Run{Start: make([]int64, n), Denied: make([]bool, n)}
+	run := &Run{Start: make([]int64, n), Denied: make([]bool, n), Records: newRecords(w), Converged: true}
+	recs := run.Records
 	for i := range run.Start {
 		run.Start[i] = -1
 	}
@@ -115,6 +125,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		}
 		if errors.Is(err, policy.ErrExceedsLimit) {
 			run.Denied[j] = true
+			recs[j].State = Denied
 			run.Unserved++
 			return nil
 		}
@@ -159,12 +170,16 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			case e.Kind == policy.EventGrant:
 				granted[j] = int64(e.T)
 				run.Start[j] = int64(e.T) + base
+				recs[j].Starts = append(recs[j].Starts, int64(e.T)+base)
 			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
 				d := int64(e.T) - granted[j]
 				run.Preemptions++
 				run.LostGPUSeconds += int64(jb.GPUs) * d
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
 				run.Start[j] = -1
+				recs[j].Aborted = append(recs[j].Aborted, int64(e.T)+base)
+				recs[j].Preemptions++
+				recs[j].LostGPUSeconds += int64(jb.GPUs) * d
 				requeue = append(requeue, j)
 			case e.Kind == policy.EventRelease:
 				d := int64(e.T) - granted[j]
@@ -173,6 +188,8 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				}
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
 				run.End = max(run.End, int64(e.T)+base)
+				recs[j].End = int64(e.T) + base
+				recs[j].State = Served
 				finished[j] = true
 				done++
 			}
@@ -190,6 +207,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			break
 		}
 		if alloc.Now() >= stop {
+			run.Converged = false
 			run.Unfinished = make([]bool, n)
 			for j := range finished {
 				if !finished[j] && !run.Denied[j] {
@@ -212,6 +230,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			}
 		}
 	}
+	run.Stop = max(int64(alloc.Now())+base, run.End)
 	return run, nil
 }
 

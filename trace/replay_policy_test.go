@@ -54,6 +54,20 @@ func TestReplayFifoMatchesReplayEASY(t *testing.T) {
 	if got.Unserved != 0 || got.Preemptions != 0 {
 		t.Fatalf("fifo: %d unserved, %d preemptions", got.Unserved, got.Preemptions)
 	}
+	// The records too: ReplayExact, which `fifo` on a trace runs, is the
+	// allocator path job for job.
+	exact := ReplayExact(w)
+	if !reflect.DeepEqual(got.Records, exact.Records) {
+		for i := range exact.Records {
+			if !reflect.DeepEqual(got.Records[i], exact.Records[i]) {
+				t.Fatalf("job %d: record %+v under fifo, %+v under ReplayExact", w.Jobs[i].Number, got.Records[i], exact.Records[i])
+			}
+		}
+	}
+	if !got.Converged || !exact.Converged || got.Stop != exact.Stop || got.HeldGPUSeconds != exact.HeldGPUSeconds || got.End != exact.End {
+		t.Fatalf("fifo: converged %v stop %d held %d end %d; ReplayExact: %v %d %d %d", got.Converged, got.Stop, got.HeldGPUSeconds, got.End,
+			exact.Converged, exact.Stop, exact.HeldGPUSeconds, exact.End)
+	}
 	if got.Ticks >= int64(w.Jobs[len(w.Jobs)-1].Submit-w.Jobs[0].Submit)/4 {
 		t.Fatalf("fifo ticked %d times: the quiet ticks were not skipped", got.Ticks)
 	}

@@ -80,6 +80,7 @@ func (s Synthetic) Generate() (*Workload, error) {
 		w.Jobs = append(w.Jobs, Job{
 			Number: n, Submit: int64(t), Run: run, Estimate: est,
 			GPUs: 1 << rng.IntN(11), Class: cls, Queue: -1,
+			User: c, Group: c / 10, LogWait: -1,
 		})
 		own = append(own, owner{user: c, group: c / 10})
 	}

@@ -47,6 +47,11 @@ type Job struct {
 	Campaign int   // index into Workload.Campaigns
 	Class    policy.Class
 	Queue    int // SWF queue number (−1 unknown)
+	// User and Group are the SWF user and group ids (fields 12, 13), and
+	// LogWait the wait the log itself recorded (field 3, −1 unknown):
+	// what the per-job records and docs/studies.md §4.5 report.
+	User, Group int
+	LogWait     int64
 }
 
 // Campaign is one user (or group) of the trace.
@@ -191,6 +196,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			job: Job{
 				Number: j.Number, Submit: j.Submit, Run: j.Run, Estimate: j.Estimate(),
 				GPUs: j.Procs(), Class: queueClass(j.Queue), Queue: j.Queue,
+				User: j.User, Group: j.Group, LogWait: j.Wait,
 			},
 			own: owner{j.User, j.Group},
 		})

@@ -1,0 +1,171 @@
+package trace
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
+
+// State is how a trace job ended in a replay (docs/studies.md §4.1).
+type State uint8
+
+const (
+	// Served: the job ran to completion.
+	Served State = iota
+	// Denied: the policy refused it as never fitting (§6.1).
+	Denied
+	// Unfinished: still queued or running when the replay stopped at its
+	// horizon (§4.3).
+	Unfinished
+)
+
+// States are the three states in their order, for tables.
+var States = [3]State{Served, Denied, Unfinished}
+
+func (s State) String() string {
+	switch s {
+	case Served:
+		return "served"
+	case Denied:
+		return "denied"
+	case Unfinished:
+		return "unfinished"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// JobRecord is one job's fate in one replay (docs/studies.md §4.6): what the
+// log says of it and what the policy did with it. Times are seconds of the
+// log (SWF field 2's clock). The summary of a replay is computed from these
+// records and nothing else (Measure), so a reader can audit every number.
+type JobRecord struct {
+	Job      int   // index into Workload.Jobs
+	Number   int64 // SWF job number
+	User     int   // SWF user id
+	Group    int   // SWF group id
+	Queue    int   // SWF queue number (−1 unknown)
+	Campaign int   // index into Workload.Campaigns
+	Class    policy.Class
+	GPUs     int
+	Submit   int64
+	Estimate int64 // what backfilling believes (§2.1)
+	Run      int64 // the real run time
+	// Starts is every start of the job, in order: a preempted job is
+	// requeued and starts again (§6.7). Aborted[k] is when the run begun at
+	// Starts[k] was ended by a preemption, for k < Preemptions; the last
+	// start of a served job is the one that ran to End.
+	Starts  []int64
+	Aborted []int64
+	// End is the served job's end, −1 otherwise.
+	End         int64
+	Preemptions int
+	// LostGPUSeconds is GPUs × the aborted runs' lengths, the work thrown
+	// away (§6.7).
+	LostGPUSeconds int64
+	State          State
+	// LogWait is the wait the log itself recorded for the job (SWF field
+	// 3), −1 where unknown: the machine's own answer beside the model's
+	// (§4.5).
+	LogWait int64
+}
+
+// newRecords are the records of a replay that has not started: every job
+// unfinished, never started.
+func newRecords(w *Workload) []JobRecord {
+	recs := make([]JobRecord, len(w.Jobs))
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		c := &recs[i]
+		*c = JobRecord{
+			Job: i, Number: j.Number, User: j.User, Group: j.Group, Queue: j.Queue,
+			Campaign: j.Campaign, Class: j.Class, GPUs: j.GPUs,
+			Submit: j.Submit, Estimate: j.Estimate, Run: j.Run,
+			End: -1, State: Unfinished, LogWait: j.LogWait,
+		}
+	}
+	return recs
+}
+
+// LastStart is the job's latest start, −1 if it never started.
+func (r *JobRecord) LastStart() int64 {
+	if len(r.Starts) == 0 {
+		return -1
+	}
+	return r.Starts[len(r.Starts)-1]
+}
+
+// Running reports whether the job was running when the replay stopped:
+// unfinished, started, and its last run not aborted.
+func (r *JobRecord) Running() bool {
+	return r.State == Unfinished && len(r.Starts) > r.Preemptions
+}
+
+// Wait is the job's wait, response − run (§6.7), so that the time lost to
+// preemptions counts as waiting. For an unfinished job it is the censored
+// value, a lower bound, at the replay's stop time: a job queued at stop
+// has waited at least stop − submit, one running since s at least s −
+// submit (its run cannot end before s + run). It is meaningless for a
+// denied job (−1).
+func (r *JobRecord) Wait(stop int64) int64 {
+	switch {
+	case r.State == Denied:
+		return -1
+	case r.State == Served:
+		return r.End - r.Submit - r.Run
+	case r.Running():
+		return r.LastStart() - r.Submit
+	}
+	return max(stop-r.Submit, 0)
+}
+
+// BSLD is the bounded slowdown max(1, (wait + run) ÷ max(run, τ)) at the
+// job's (possibly censored) wait.
+func (r *JobRecord) BSLD(stop int64) float64 {
+	return max(1, float64(r.Wait(stop)+r.Run)/float64(max(r.Run, BSLDTau)))
+}
+
+// Held calls f with every run of the job: [start, end) and whether it was
+// aborted. A run still going at the replay's stop ends at stop.
+func (r *JobRecord) runs(stop int64, f func(start, end int64, aborted bool)) {
+	for k, s := range r.Starts {
+		switch {
+		case k < len(r.Aborted):
+			f(s, r.Aborted[k], true)
+		case r.State == Served:
+			f(s, r.End, false)
+		default:
+			f(s, max(stop, s), false)
+		}
+	}
+}
+
+// recordsFromStarts are the records of a replay in which every job ran
+// once, from start[i] to its end, never preempted (the exact FCFS + EASY).
+func recordsFromStarts(w *Workload, start []int64) []JobRecord {
+	recs := newRecords(w)
+	flat := slices.Clone(start)
+	for i := range recs {
+		recs[i].Starts = flat[i : i+1 : i+1]
+		recs[i].End = start[i] + w.Jobs[i].Run
+		recs[i].State = Served
+	}
+	return recs
+}
+
+// ReplayExact is the exact FCFS + EASY replay (ReplayEASY) as a Run: every
+// job served, its records, converged. It is what `fifo` on a trace runs:
+// TestReplayFifoMatchesReplayEASY proves the allocator path gives the same
+// records.
+func ReplayExact(w *Workload) *Run {
+	start := ReplayEASY(w)
+	run := &Run{Start: start, Denied: make([]bool, len(w.Jobs)), Converged: true}
+	run.Records = recordsFromStarts(w, start)
+	for i := range w.Jobs {
+		gs := int64(w.Jobs[i].GPUs) * w.Jobs[i].Run
+		run.HeldGPUSeconds += gs
+		run.End = max(run.End, start[i]+w.Jobs[i].Run)
+	}
+	run.Stop = run.End
+	return run
+}

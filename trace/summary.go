@@ -1,0 +1,381 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Default warm-up and cool-down of a measurement interval (docs/studies.md
+// §4.5, §6.16): the first and last day of submits are replayed, not
+// measured.
+const (
+	DefaultWarmup   = 86400
+	DefaultCooldown = 86400
+)
+
+// Interval is a measurement interval in seconds of the log: the jobs
+// submitted in [From, To) are measured, and GPU-seconds are clipped to it
+// (docs/studies.md §4.2). Jobs outside it are replayed all the same: they
+// load the machine, but their waits are not counted.
+type Interval struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Span is To − From, the seconds every utilization is a fraction of.
+func (iv Interval) Span() int64 { return iv.To - iv.From }
+
+// Contains reports whether t is in [From, To).
+func (iv Interval) Contains(t int64) bool { return iv.From <= t && t < iv.To }
+
+// clip is the length of [a, b) ∩ [From, To).
+func (iv Interval) clip(a, b int64) int64 {
+	return max(0, min(b, iv.To)-max(a, iv.From))
+}
+
+// MeasureInterval is the measurement interval of a window [from, until) of
+// submits with its warm-up and cool-down left out: [from + warmup, until −
+// cooldown). For a whole trace, from is its first submit and until its last
+// submit + 1 (Workload.SubmitSpan). It is an error when nothing is left.
+func MeasureInterval(from, until, warmup, cooldown int64) (Interval, error) {
+	if warmup < 0 || cooldown < 0 {
+		return Interval{}, fmt.Errorf("warm-up %d s, cool-down %d s: must not be negative", warmup, cooldown)
+	}
+	iv := Interval{From: from + warmup, To: until - cooldown}
+	if iv.To <= iv.From {
+		return Interval{}, fmt.Errorf("window [%d, %d) s: a warm-up of %d s and a cool-down of %d s leave nothing to measure", from, until, warmup, cooldown)
+	}
+	return iv, nil
+}
+
+// SubmitSpan is [first submit, last submit + 1): the whole trace as a
+// window of submits.
+func (w *Workload) SubmitSpan() (from, until int64) {
+	if len(w.Jobs) == 0 {
+		return 0, 0
+	}
+	return w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit + 1
+}
+
+// Stats are the wait and bounded-slowdown metrics of §4.1 over a set of
+// jobs: every measured job that was not denied, an unfinished one at its
+// censored wait (JobRecord.Wait). NaN where the set is empty. A *Lower
+// flag says the value is only a lower bound ("≥"): the censored waits
+// change it.
+type Stats struct {
+	Jobs     int     `json:"jobs"`     // non-denied jobs the statistics are over
+	Denied   int     `json:"denied"`   // counted beside, not in the means
+	Censored int     `json:"censored"` // unfinished jobs among Jobs
+	MeanWait float64 `json:"mean_wait"`
+	P50Wait  float64 `json:"p50_wait"`
+	P95Wait  float64 `json:"p95_wait"`
+	MeanBSLD float64 `json:"mean_bsld"`
+	P95BSLD  float64 `json:"p95_bsld"`
+
+	MeanWaitLower bool `json:"mean_wait_lower,omitempty"`
+	P50WaitLower  bool `json:"p50_wait_lower,omitempty"`
+	P95WaitLower  bool `json:"p95_wait_lower,omitempty"`
+	MeanBSLDLower bool `json:"mean_bsld_lower,omitempty"`
+	P95BSLDLower  bool `json:"p95_bsld_lower,omitempty"`
+}
+
+// Summary is the metrics of one replay over one measurement interval
+// (docs/studies.md §4), computed from the per-job records alone.
+type Summary struct {
+	Interval Interval `json:"interval"`
+	Pool     int      `json:"pool"`
+
+	// The measured jobs (submitted in the interval) by state, and the
+	// served fraction of their work (Σ GPUs × run).
+	Jobs       int     `json:"jobs"`
+	Served     int     `json:"served"`
+	Denied     int     `json:"denied"`
+	Unfinished int     `json:"unfinished"`
+	ServedWork float64 `json:"served_work"`
+
+	All     Stats    `json:"all"`
+	ByClass [3]Stats `json:"by_class"` // Classes order
+	// ByCampaign is indexed like Workload.Campaigns: the trace's own users.
+	ByCampaign []Stats `json:"by_campaign"`
+
+	// GPU-seconds inside the interval, of every job (measured or not), as
+	// fractions of Pool × Interval.Span(): the same denominator for every
+	// policy (§4.2). Held = Useful + Lost; a run still going at the stop
+	// counts as useful so far.
+	Useful float64 `json:"useful"`
+	Lost   float64 `json:"lost"`
+	Held   float64 `json:"held"`
+	// IdleWhileWaiting is the GPU-seconds inside the interval in which
+	// GPUs stood idle while queued jobs would have fit in them, as a
+	// fraction of the same pool × span: at each instant, min(free GPUs, Σ
+	// GPUs of the queued jobs no wider than the free GPUs).
+	IdleWhileWaiting float64 `json:"idle_while_waiting"`
+
+	// Makespan is the last end (or the stop) − the first submit; Drain the
+	// last end (or the stop) − the last submit. Reported beside, never
+	// denominators.
+	Makespan int64 `json:"makespan"`
+	Drain    int64 `json:"drain"`
+	// Converged is false when the replay stopped at its horizon with jobs
+	// unfinished: every number is then a lower bound (§4.3).
+	Converged bool `json:"converged"`
+
+	// Log is the waits the log itself recorded (SWF field 3) for the
+	// measured jobs that have one, and LogSim the simulated waits of the
+	// same jobs (§4.5): how far the model is from the machine.
+	Log    Stats `json:"log"`
+	LogSim Stats `json:"log_sim"`
+
+	// BSLD is the bounded slowdown of every measured job, ascending, the
+	// denied ones at +Inf: the CDF of §5, which tops out at the served
+	// (and unfinished) fraction.
+	BSLD []float64 `json:"-"`
+}
+
+// Measure computes the summary of a replay of w over iv from its records.
+func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
+	if len(run.Records) != len(w.Jobs) {
+		return nil, fmt.Errorf("measure: %d records for %d jobs", len(run.Records), len(w.Jobs))
+	}
+	if iv.Span() <= 0 {
+		return nil, errors.New("measure: empty interval")
+	}
+	recs := run.Records
+	stop := run.Stop
+	s := &Summary{Interval: iv, Pool: w.Pool, Converged: run.Converged}
+	var measured []int32
+	var work, servedWork float64
+	for i := range recs {
+		r := &recs[i]
+		if !iv.Contains(r.Submit) {
+			continue
+		}
+		measured = append(measured, int32(i))
+		s.Jobs++
+		gs := float64(r.GPUs) * float64(r.Run)
+		work += gs
+		switch r.State {
+		case Served:
+			s.Served++
+			servedWork += gs
+		case Denied:
+			s.Denied++
+		case Unfinished:
+			s.Unfinished++
+		}
+	}
+	s.ServedWork = math.NaN()
+	if work > 0 {
+		s.ServedWork = servedWork / work
+	}
+	sc := newStatsScratch(len(measured))
+	s.All = sc.stats(recs, measured, stop, false)
+	byClass := make([][]int32, len(Classes))
+	byCampaign := make([][]int32, len(w.Campaigns))
+	for _, i := range measured {
+		k := slices.Index(Classes[:], recs[i].Class)
+		if k < 0 {
+			k = 1 // unreachable: Read admits no other class
+		}
+		byClass[k] = append(byClass[k], i)
+		byCampaign[recs[i].Campaign] = append(byCampaign[recs[i].Campaign], i)
+	}
+	for k := range Classes {
+		s.ByClass[k] = sc.stats(recs, byClass[k], stop, false)
+	}
+	s.ByCampaign = make([]Stats, len(w.Campaigns))
+	for c := range w.Campaigns {
+		s.ByCampaign[c] = sc.stats(recs, byCampaign[c], stop, false)
+	}
+	var logged []int32
+	for _, i := range measured {
+		if recs[i].LogWait >= 0 && recs[i].State != Denied {
+			logged = append(logged, i)
+		}
+	}
+	s.Log = sc.stats(recs, logged, stop, true)
+	s.LogSim = sc.stats(recs, logged, stop, false)
+
+	// GPU-seconds clipped to the interval, makespan and drain.
+	var useful, lost float64
+	last := int64(math.MinInt64)
+	for i := range recs {
+		r := &recs[i]
+		r.runs(stop, func(a, b int64, aborted bool) {
+			d := float64(r.GPUs) * float64(iv.clip(a, b))
+			if aborted {
+				lost += d
+			} else {
+				useful += d
+			}
+			last = max(last, b)
+		})
+	}
+	if last == math.MinInt64 {
+		last = w.Jobs[len(w.Jobs)-1].Submit
+	}
+	s.Makespan = last - w.Jobs[0].Submit
+	s.Drain = max(0, last-w.Jobs[len(w.Jobs)-1].Submit)
+	den := float64(w.Pool) * float64(iv.Span())
+	s.Useful, s.Lost, s.Held = useful/den, lost/den, (useful+lost)/den
+	s.IdleWhileWaiting = idleWhileWaiting(recs, w.Pool, stop, iv) / den
+
+	s.BSLD = make([]float64, 0, len(measured))
+	for _, i := range measured {
+		if recs[i].State == Denied {
+			s.BSLD = append(s.BSLD, math.Inf(1))
+		} else {
+			s.BSLD = append(s.BSLD, recs[i].BSLD(stop))
+		}
+	}
+	slices.Sort(s.BSLD)
+	return s, nil
+}
+
+// statsScratch holds the buffers of the statistics so that the per-class
+// and per-campaign ones allocate nothing more.
+type statsScratch struct {
+	waits, bslds []float64
+	wCens, bCens []float64 // the censored jobs' values
+}
+
+func newStatsScratch(n int) *statsScratch {
+	return &statsScratch{waits: make([]float64, 0, n), bslds: make([]float64, 0, n)}
+}
+
+// stats summarizes the jobs idx (denied ones counted beside); logged takes
+// the wait the log recorded instead of the replay's.
+func (sc *statsScratch) stats(recs []JobRecord, idx []int32, stop int64, logged bool) Stats {
+	waits, bslds := sc.waits[:0], sc.bslds[:0]
+	wc, bc := sc.wCens[:0], sc.bCens[:0]
+	var s Stats
+	var sw, sb float64
+	for _, i := range idx {
+		r := &recs[i]
+		if r.State == Denied {
+			s.Denied++
+			continue
+		}
+		var wt, b float64
+		if logged {
+			wt = float64(r.LogWait)
+			b = max(1, (wt+float64(r.Run))/float64(max(r.Run, BSLDTau)))
+		} else {
+			wt = float64(r.Wait(stop))
+			b = r.BSLD(stop)
+		}
+		waits = append(waits, wt)
+		bslds = append(bslds, b)
+		sw += wt
+		sb += b
+		if !logged && r.State == Unfinished {
+			s.Censored++
+			wc = append(wc, wt)
+			bc = append(bc, b)
+		}
+	}
+	sc.waits, sc.bslds, sc.wCens, sc.bCens = waits, bslds, wc, bc
+	s.Jobs = len(waits)
+	if s.Jobs == 0 {
+		nan := math.NaN()
+		s.MeanWait, s.P50Wait, s.P95Wait, s.MeanBSLD, s.P95BSLD = nan, nan, nan, nan, nan
+		return s
+	}
+	n := float64(s.Jobs)
+	s.MeanWait, s.MeanBSLD = sw/n, sb/n
+	s.P50Wait = Percentile(waits, 50)
+	s.P95Wait = Percentile(waits, 95)
+	s.P95BSLD = Percentile(bslds, 95)
+	if s.Censored > 0 {
+		// A censored value can only grow. The mean then grows; a
+		// percentile can grow only if some censored value sits at or
+		// below it (one above it stays above it).
+		s.MeanWaitLower, s.MeanBSLDLower = true, true
+		s.P50WaitLower = slices.Min(wc) <= s.P50Wait
+		s.P95WaitLower = slices.Min(wc) <= s.P95Wait
+		s.P95BSLDLower = slices.Min(bc) <= s.P95BSLD
+	}
+	return s
+}
+
+// idleWhileWaiting sweeps the replay's starts, ends and queue changes in
+// time order. Between two consecutive event times the free GPUs and the
+// queue are constant; the GPUs a queued job would have fit in are min(free,
+// Σ GPUs of the queued jobs no wider than free), read from a Fenwick tree
+// of the queue's GPUs by width. It returns the GPU-seconds inside iv.
+func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float64 {
+	type change struct {
+		t     int64
+		free  int32 // GPUs freed (+) or taken (−)
+		width int32 // a job of this width joins (+) or leaves (−) the queue
+	}
+	ch := make([]change, 0, 3*len(recs))
+	for i := range recs {
+		r := &recs[i]
+		if r.State == Denied {
+			continue
+		}
+		g := int32(r.GPUs)
+		ch = append(ch, change{t: r.Submit, width: g})
+		for k, st := range r.Starts {
+			ch = append(ch, change{t: st, free: -g, width: -g})
+			switch {
+			case k < len(r.Aborted):
+				ch = append(ch, change{t: r.Aborted[k], free: g, width: g})
+			case r.State == Served:
+				ch = append(ch, change{t: r.End, free: g})
+			}
+		}
+	}
+	slices.SortFunc(ch, func(a, b change) int { return cmpInt(a.t, b.t) })
+	fw := newFenwick(pool)
+	free := int64(pool)
+	var idle float64
+	for k := 0; k < len(ch); {
+		t := ch[k].t
+		for k < len(ch) && ch[k].t == t {
+			c := &ch[k]
+			free += int64(c.free)
+			if c.width > 0 {
+				fw.add(int(c.width), int64(c.width))
+			} else if c.width < 0 {
+				fw.add(int(-c.width), int64(c.width))
+			}
+			k++
+		}
+		next := stop
+		if k < len(ch) {
+			next = ch[k].t
+		}
+		if next <= t || free <= 0 {
+			continue
+		}
+		fit := fw.prefix(int(min(free, int64(pool))))
+		if d := iv.clip(t, next); d > 0 && fit > 0 {
+			idle += float64(min(free, fit)) * float64(d)
+		}
+	}
+	return idle
+}
+
+// fenwick is a binary indexed tree over widths 1…n of sums.
+type fenwick []int64
+
+func newFenwick(n int) fenwick { return make(fenwick, n+1) }
+
+func (f fenwick) add(i int, v int64) {
+	for ; i < len(f); i += i & -i {
+		f[i] += v
+	}
+}
+
+// prefix is the sum over widths 1…i.
+func (f fenwick) prefix(i int) int64 {
+	var s int64
+	for ; i > 0; i -= i & -i {
+		s += f[i]
+	}
+	return s
+}
