@@ -39,6 +39,12 @@ func (s *Service) buildAPI() error {
 			Description: "The administrator token, or a campaign token (bursar_c<id>_<32 hex digits>) as returned once by registration."},
 	}
 	cfg.Transformers = append(cfg.Transformers, problemTransformer)
+	// Requests are read by the strict parser only (strict.go): its
+	// decoder feeds both huma's validation and the handlers' inputs.
+	strictJSON := huma.Format{Marshal: huma.DefaultJSONFormat.Marshal, Unmarshal: strictUnmarshal}
+	cfg.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
+	// Validation matches property names exactly, as the parser does.
+	huma.ValidateStrictCasing = true
 	s.api = humago.New(mux, cfg)
 	s.api.UseMiddleware(s.authMiddleware)
 	s.registerOperations()
@@ -90,6 +96,7 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 // so that every field error says which field it is about.
 var (
 	missingProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
+	decodeLocation  = regexp.MustCompile(`^at (body\S*): `)
 	goFieldType     = regexp.MustCompile(`Go struct field \w+\.(\S+) of type`)
 )
 
@@ -101,6 +108,11 @@ func problemTransformer(_ huma.Context, _ string, v any) (any, error) {
 	if !ok {
 		return v, nil
 	}
+	// A handful of field errors says what is wrong; hundreds only make
+	// the answer large.
+	if len(em.Errors) > maxProblemErrors {
+		em.Errors = em.Errors[:maxProblemErrors]
+	}
 	for _, d := range em.Errors {
 		// Unknown property errors carry the name in both; it is the
 		// caller's, so it is capped (a 500 KB key, a 500 KB answer).
@@ -110,11 +122,16 @@ func problemTransformer(_ huma.Context, _ string, v any) (any, error) {
 			d.Value = nil
 		} else if m := goFieldType.FindStringSubmatch(d.Message); m != nil && d.Location == "body" {
 			d.Location += "." + m[1]
+		} else if m := decodeLocation.FindStringSubmatch(d.Message); m != nil && d.Location == "body" {
+			d.Location, d.Message = m[1], strings.TrimPrefix(d.Message, m[0])
 		}
 		d.Value = shortValue(d.Value)
 	}
 	return v, nil
 }
+
+// maxProblemErrors is the most field errors one problem lists.
+const maxProblemErrors = 8
 
 // capLocation caps each dotted part of a location.
 func capLocation(loc string) string {

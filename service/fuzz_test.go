@@ -27,7 +27,7 @@ type fuzzEnv struct {
 	lease int
 }
 
-func newFuzzEnv(f *testing.F) *fuzzEnv {
+func newFuzzEnv(f testing.TB) *fuzzEnv {
 	f.Helper()
 	e := newEnv(f, service.Options{})
 	ctx := context.Background()

@@ -190,3 +190,20 @@ func do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	require.NoError(t, err)
 	return resp, b
 }
+
+// rawExchange writes req on a new loopback connection (half-closing it
+// after when closeWrite) and returns what comes back within 5 s.
+func rawExchange(t testing.TB, addr, req string, closeWrite bool) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte(req))
+	require.NoError(t, err)
+	if closeWrite {
+		require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+	}
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	b, _ := io.ReadAll(conn)
+	return string(b)
+}
