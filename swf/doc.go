@@ -18,5 +18,5 @@
 //
 // Source: D. G. Feitelson, "The Standard Workload Format",
 // https://www.cs.huji.ac.il/labs/parallel/workload/swf.html, and the field
-// list in ../shared/traces/README.md.
+// list of the Parallel Workloads Archive's SWF page above (docs/traces.md).
 package swf

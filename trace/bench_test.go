@@ -2,17 +2,22 @@ package trace
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
 
-// The full SDSC-SP2 log is not committed (1.2 MB); the benchmarks read it
-// from the shared folder when it is there and skip otherwise.
-const fullSDSC = "../../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
+// The full SDSC-SP2 log is not committed (1.2 MB; docs/traces.md says where
+// to download it). The benchmarks read it from the folder named by
+// $BURSAR_TRACES, under its archive name, and skip without it.
+var fullSDSC = filepath.Join(os.Getenv("BURSAR_TRACES"), "SDSC-SP2-1998-4.2-cln.swf.gz")
 
 func loadFull(b *testing.B) *Workload {
+	if os.Getenv("BURSAR_TRACES") == "" {
+		b.Skip("set BURSAR_TRACES to the folder holding SDSC-SP2-1998-4.2-cln.swf.gz")
+	}
 	if _, err := os.Stat(fullSDSC); err != nil {
-		b.Skip("full SDSC-SP2 log not present")
+		b.Skipf("full SDSC-SP2 log not present: %v", err)
 	}
 	w, err := Load(fullSDSC, Options{})
 	if err != nil {
