@@ -20,57 +20,90 @@ import (
 // It runs until every job has finished.
 func ReplayEASY(w *Workload) []int64 {
 	n := len(w.Jobs)
-	start := make([]int64, n)
 	if n == 0 {
-		return start
+		return make([]int64, 0)
 	}
-	var r replayer
-	r.init(w)
-	free := w.Pool
-	next := 0 // next job to arrive
-	t := w.Jobs[0].Submit
+	e := newEasyRun(w)
+	e.advance(nil, nil)
+	return e.start
+}
+
+// easyRun is ReplayEASY's state between events, so that a copy of it can
+// run on alone (the fair start times of docs/studies.md §6.17).
+type easyRun struct {
+	w     *Workload
+	r     replayer
+	start []int64 // −1 until the job starts
+	free  int
+	next  int // next job to arrive
+	limit int // jobs from limit on never arrive (n: none withheld)
+	t     int64
+}
+
+func newEasyRun(w *Workload) *easyRun {
+	n := len(w.Jobs)
+	e := &easyRun{w: w, start: make([]int64, n), free: w.Pool, limit: n, t: w.Jobs[0].Submit}
+	for i := range e.start {
+		e.start[i] = -1
+	}
+	e.r.init(w)
+	return e
+}
+
+// advance runs from event to event until no event is left or done says
+// stop (checked after each event's starts). arrived, if set, is called
+// after each event's arrivals with the index of the next job to arrive,
+// before the event's starts.
+func (e *easyRun) advance(done func() bool, arrived func(next int)) {
+	w, r := e.w, &e.r
 	for {
+		t := e.t
 		// (1) Ends: real ends at or before t.
 		for len(r.heap) > 0 && r.heap[0].end <= t {
 			j := r.pop()
-			free += w.Jobs[j].GPUs
+			e.free += w.Jobs[j].GPUs
 			r.removeRunning(j)
 		}
 		// (2) Arrivals.
-		for next < n && w.Jobs[next].Submit <= t {
-			jb := &w.Jobs[next]
-			r.queue = append(r.queue, int32(next))
+		for e.next < e.limit && w.Jobs[e.next].Submit <= t {
+			jb := &w.Jobs[e.next]
+			r.queue = append(r.queue, int32(e.next))
 			r.qjobs = append(r.qjobs, easy.Job{GPUs: jb.GPUs, Estimate: jb.Estimate})
-			next++
+			e.next++
+		}
+		if arrived != nil {
+			arrived(e.next)
 		}
 		// (3)–(4) Heads, then one EASY pass.
-		if len(r.queue) > 0 && free > 0 {
-			picked := r.sched.Pass(t, free, r.running, r.qjobs)
+		if len(r.queue) > 0 && e.free > 0 {
+			picked := r.sched.Pass(t, e.free, r.running, r.qjobs)
 			if len(picked) > 0 {
 				for _, qi := range picked {
 					j := r.queue[qi]
 					jb := &w.Jobs[j]
-					start[j] = t
-					free -= jb.GPUs
+					e.start[j] = t
+					e.free -= jb.GPUs
 					r.addRunning(j, t, jb)
 				}
 				r.dropStarted(picked)
 			}
 		}
+		if done != nil && done() {
+			return
+		}
 		// The next event.
 		tn := int64(math.MaxInt64)
-		if next < n {
-			tn = w.Jobs[next].Submit
+		if e.next < e.limit {
+			tn = w.Jobs[e.next].Submit
 		}
 		if len(r.heap) > 0 {
 			tn = min(tn, r.heap[0].end)
 		}
 		if tn == math.MaxInt64 {
-			break
+			return
 		}
-		t = tn
+		e.t = tn
 	}
-	return start
 }
 
 // replayer holds the replay's state: the queue (job indices and what the

@@ -20,6 +20,16 @@ type ReplayOptions struct {
 	// work faster than it finishes it (budget's churn) and would otherwise
 	// run for ever.
 	Horizon int64
+	// FairStart lists the jobs (indices into Workload.Jobs, ascending)
+	// whose fair start times the replay computes (docs/studies.md §4.4,
+	// §6.17): at each one's submit, a copy of the policy (CloneAllocator)
+	// runs on with every later submit withheld until the job starts.
+	// Run.FairStart holds the results.
+	FairStart []int
+
+	// forkHook, for the tests, is called at every point where a fork could
+	// be taken, with what the fork needs.
+	forkHook func(fs forkState, alloc policy.Allocator, cap *capture) error
 }
 
 // Run is the outcome of a replay under a policy.
@@ -56,6 +66,11 @@ type Run struct {
 	// Converged is false when the replay stopped at its horizon with jobs
 	// unfinished (docs/studies.md §4.3): its numbers are lower bounds.
 	Converged bool
+	// FairStart is the fair start time of each job of
+	// ReplayOptions.FairStart (same order), in seconds of the log; −1
+	// where there is none: the job was denied, or the copy reached the
+	// horizon before the job started.
+	FairStart []int64
 }
 
 // Replay replays the workload under alloc, a fresh policy with no
@@ -142,6 +157,11 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	finished := make([]bool, n)
 	next, done := 0, 0
 	var requeue []int32
+	fp := 0 // the next sampled job whose fair start is to be found
+	run.FairStart = make([]int64, len(opt.FairStart))
+	for i := range run.FairStart {
+		run.FairStart[i] = -1
+	}
 	for {
 		now := alloc.Now()
 		for next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
@@ -152,6 +172,18 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				done++
 			}
 			next++
+		}
+		if len(opt.FairStart) > 0 || opt.forkHook != nil {
+			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
+			if opt.forkHook != nil {
+				if err := opt.forkHook(fs, alloc, cap); err != nil {
+					return nil, err
+				}
+			}
+			var err error
+			if fp, err = fairStarts(fs, alloc, cap, opt.FairStart, fp, run); err != nil {
+				return nil, err
+			}
 		}
 		if done == n {
 			break
