@@ -156,7 +156,16 @@ func recordsFromStarts(w *Workload, start []int64) []JobRecord {
 // ReplayExact is the exact FCFS + EASY replay (ReplayEASY) as a Run: every
 // job served, its records, converged. It is what `fifo` on a trace runs:
 // TestReplayFifoMatchesReplayEASY proves the allocator path gives the same
-// records.
+// records. With a sample (FairSample), the run also carries the sampled
+// jobs' fair start times (ExactFairStarts), drawn with seed.
+func ReplayExactFair(w *Workload, sample []int, seed uint64) *Run {
+	run := ReplayExact(w)
+	run.FairSample, run.FairSeed = sample, seed
+	run.FairStart = ExactFairStarts(w, sample)
+	return run
+}
+
+// ReplayExact is ReplayExactFair without fair start times.
 func ReplayExact(w *Workload) *Run {
 	start := ReplayEASY(w)
 	run := &Run{Start: start, Denied: make([]bool, len(w.Jobs)), Converged: true}

@@ -26,6 +26,9 @@ type ReplayOptions struct {
 	// runs on with every later submit withheld until the job starts.
 	// Run.FairStart holds the results.
 	FairStart []int
+	// FairSeed is the seed that drew FairStart (FairSample), for the
+	// record.
+	FairSeed uint64
 
 	// forkHook, for the tests, is called at every point where a fork could
 	// be taken, with what the fork needs.
@@ -71,6 +74,9 @@ type Run struct {
 	// where there is none: the job was denied, or the copy reached the
 	// horizon before the job started.
 	FairStart []int64
+	// FairSample and FairSeed are ReplayOptions.FairStart and FairSeed.
+	FairSample []int
+	FairSeed   uint64
 }
 
 // Replay replays the workload under alloc, a fresh policy with no
@@ -158,6 +164,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	next, done := 0, 0
 	var requeue []int32
 	fp := 0 // the next sampled job whose fair start is to be found
+	run.FairSample, run.FairSeed = opt.FairStart, opt.FairSeed
 	run.FairStart = make([]int64, len(opt.FairStart))
 	for i := range run.FairStart {
 		run.FairStart[i] = -1

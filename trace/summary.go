@@ -128,6 +128,14 @@ type Summary struct {
 	Log    Stats `json:"log"`
 	LogSim Stats `json:"log_sim"`
 
+	// Fairness (§4.4): fair-start-time unfairness on the run's sample (nil
+	// when the replay computed no fair start), the users' normalised-wait
+	// dispersion, and, set by the caller from a fifo control
+	// (Shares), the share-based daily Jain index.
+	FairStart *FairStartStats `json:"fair_start,omitempty"`
+	NUWT      NUWT            `json:"nuwt"`
+	Shares    *ShareFairness  `json:"shares,omitempty"`
+
 	// BSLD is the bounded slowdown of every measured job, ascending, the
 	// denied ones at +Inf: the CDF of §5, which tops out at the served
 	// (and unfinished) fraction.
@@ -194,6 +202,11 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 		if recs[i].LogWait >= 0 && recs[i].State != Denied {
 			logged = append(logged, i)
 		}
+	}
+	s.NUWT = nuwt(recs, measured, stop)
+	if run.FairSample != nil {
+		fs := FairStarts(run, run.FairSample, run.FairStart, run.FairSeed)
+		s.FairStart = &fs
 	}
 	s.Log = sc.stats(recs, logged, stop, true)
 	s.LogSim = sc.stats(recs, logged, stop, false)

@@ -1,0 +1,419 @@
+package trace
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/bursar-hpc/bursar/internal/deepcopy"
+)
+
+// DefaultFairSample is the number of jobs whose fair start times are
+// computed (docs/studies.md §4.4), and DefaultFairSeed the seed that draws
+// them.
+const (
+	DefaultFairSample        = 1000
+	DefaultFairSeed   uint64 = 1
+)
+
+// MinNUWTJobs is the number of measured jobs a user needs to enter the
+// dispersion of normalised waits (§4.4).
+const MinNUWTJobs = 5
+
+// FairSample draws the jobs whose fair start times are computed: n of the
+// jobs submitted in iv (all of them if there are fewer), uniformly without
+// replacement from a PCG generator seeded with seed, as indices into
+// w.Jobs in ascending order. It depends on the workload, the interval and
+// the seed only, so every policy gets the same jobs.
+func FairSample(w *Workload, iv Interval, n int, seed uint64) []int {
+	var in []int
+	for i := range w.Jobs {
+		if iv.Contains(w.Jobs[i].Submit) {
+			in = append(in, i)
+		}
+	}
+	if n >= len(in) {
+		return in
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xfa1257a7))
+	// A partial Fisher–Yates shuffle: the first n places.
+	for k := range n {
+		m := k + rng.IntN(len(in)-k)
+		in[k], in[m] = in[m], in[k]
+	}
+	out := in[:n]
+	slices.Sort(out)
+	return out
+}
+
+// ExactFairStarts are the fair start times of the sampled jobs (FairSample)
+// under the exact FCFS + EASY (ReplayExact): at each sampled job's submit
+// time a copy of the replay's state runs on with every later submit
+// withheld until the job starts (docs/studies.md §6.17).
+func ExactFairStarts(w *Workload, sample []int) []int64 {
+	fair := make([]int64, len(sample))
+	for i := range fair {
+		fair[i] = -1
+	}
+	if len(w.Jobs) == 0 || len(sample) == 0 {
+		return fair
+	}
+	e := newEasyRun(w)
+	p := 0
+	e.advance(nil, func(next int) {
+		for p < len(sample) && sample[p] < next {
+			s := w.Jobs[sample[p]].Submit
+			q := p
+			for q < len(sample) && w.Jobs[sample[q]].Submit == s {
+				q++
+			}
+			group := sample[p:q]
+			e.w = nil // shared, read-only: not copied
+			c, err := deepcopy.Copy(e, deepcopy.Options{})
+			e.w = w
+			if err != nil {
+				panic(err) // unreachable: easyRun holds no function or channel
+			}
+			c.w, c.limit = w, next
+			c.advance(func() bool {
+				for _, j := range group {
+					if c.start[j] < 0 {
+						return false
+					}
+				}
+				return true
+			}, nil)
+			for k, j := range group {
+				fair[p+k] = c.start[j]
+			}
+			p = q
+		}
+	})
+	return fair
+}
+
+// FairStartStats is fair-start-time unfairness (Sabin & Sadayappan, JSSPP
+// 2005; docs/studies.md §4.4): of the sampled jobs, the fraction that
+// started (first start) after their fair start time, with a 95 % Wilson
+// interval, and over those late jobs the mean amount by which they missed
+// it, with a 95 % Student t interval. A job still unstarted at the stop
+// enters late at its censored miss (stop − fair start). Jobs without a
+// fair start (denied, or whose copy reached the horizon) are left out and
+// counted.
+type FairStartStats struct {
+	Seed     uint64  `json:"seed"`
+	Sampled  int     `json:"sampled"`
+	N        int     `json:"n"` // sampled jobs with a fair start
+	Late     int     `json:"late"`
+	LateFrac float64 `json:"late_fraction"`
+	LateLo   float64 `json:"late_fraction_lo"`
+	LateHi   float64 `json:"late_fraction_hi"`
+	MeanMiss float64 `json:"mean_miss"` // seconds
+	MissLo   float64 `json:"mean_miss_lo"`
+	MissHi   float64 `json:"mean_miss_hi"`
+	Censored int     `json:"censored"` // late jobs never started by the stop
+}
+
+// FairStarts summarizes the fair start times fair of the jobs sample (as
+// ReplayOptions.FairStart and Run.FairStart, or ExactFairStarts).
+func FairStarts(run *Run, sample []int, fair []int64, seed uint64) FairStartStats {
+	s := FairStartStats{Seed: seed, Sampled: len(sample)}
+	var miss []float64
+	for k, j := range sample {
+		if fair[k] < 0 {
+			continue
+		}
+		s.N++
+		r := &run.Records[j]
+		first := int64(-1)
+		if len(r.Starts) > 0 {
+			first = r.Starts[0]
+		}
+		switch {
+		case first < 0:
+			s.Censored++
+			miss = append(miss, float64(max(run.Stop-fair[k], 0)))
+		case first > fair[k]:
+			miss = append(miss, float64(first-fair[k]))
+		}
+	}
+	s.Late = len(miss)
+	s.LateFrac, s.LateLo, s.LateHi = Wilson(s.Late, s.N)
+	s.MeanMiss, s.MissLo, s.MissHi = MeanT(miss)
+	return s
+}
+
+// Wilson is the proportion k/n with its 95 % Wilson score interval (Wilson
+// 1927); NaN when n is 0.
+func Wilson(k, n int) (p, lo, hi float64) {
+	if n == 0 {
+		nan := math.NaN()
+		return nan, nan, nan
+	}
+	const z = 1.959963984540054
+	nf := float64(n)
+	p = float64(k) / nf
+	d := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / d
+	h := z / d * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return p, max(0, c-h), min(1, c+h)
+}
+
+// MeanT is the mean of xs with its 95 % Student t interval; NaN bounds with
+// fewer than two values, all NaN with none.
+func MeanT(xs []float64) (mean, lo, hi float64) {
+	nan := math.NaN()
+	if len(xs) == 0 {
+		return nan, nan, nan
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	n := float64(len(xs))
+	mean /= n
+	if len(xs) < 2 {
+		return mean, nan, nan
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975)
+	return mean, mean - q*sd/math.Sqrt(n), mean + q*sd/math.Sqrt(n)
+}
+
+// NUWT is the dispersion of users' normalised waits (Klusáček & Rudová
+// 2012; docs/studies.md §4.4): each user's Σ wait ÷ Σ (GPUs × run) over
+// its measured jobs that were not denied (unfinished ones at their
+// censored wait), and the coefficient of variation (population standard
+// deviation ÷ mean) of that over the users with at least MinNUWTJobs such
+// jobs; 0 when every wait is 0, NaN with no such user.
+type NUWT struct {
+	CV    float64 `json:"cv"`
+	Users int     `json:"users"`
+	Lower bool    `json:"censored,omitempty"` // some wait is censored
+}
+
+func nuwt(recs []JobRecord, measured []int32, stop int64) NUWT {
+	type acc struct {
+		user       int
+		wait, work float64
+		jobs       int
+	}
+	var byUser []acc
+	var out NUWT
+	for _, i := range measured {
+		r := &recs[i]
+		if r.State == Denied {
+			continue
+		}
+		k, found := slices.BinarySearchFunc(byUser, r.User, func(a acc, u int) int { return a.user - u })
+		if !found {
+			byUser = slices.Insert(byUser, k, acc{user: r.User})
+		}
+		byUser[k].wait += float64(r.Wait(stop))
+		byUser[k].work += float64(r.GPUs) * float64(r.Run)
+		byUser[k].jobs++
+		out.Lower = out.Lower || r.State == Unfinished
+	}
+	var xs []float64
+	for _, a := range byUser {
+		if a.jobs >= MinNUWTJobs {
+			xs = append(xs, a.wait/a.work)
+		}
+	}
+	out.Users = len(xs)
+	out.CV = cv(xs)
+	return out
+}
+
+// cv is the population coefficient of variation, 0 when every value is 0.
+func cv(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var m float64
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	if m == 0 {
+		return 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss/float64(len(xs))) / m
+}
+
+// Day is the length of the periods of the share-based measure.
+const Day = 86400
+
+// demandChanges are the changes of each campaign's demand (GPUs of its jobs
+// queued or running: from submit to the served end, or to the stop) in a
+// replay, sorted by time.
+type demandChange struct {
+	t        int64
+	campaign int32
+	gpus     int32
+}
+
+func demandChanges(recs []JobRecord, stop int64) []demandChange {
+	ch := make([]demandChange, 0, 2*len(recs))
+	for i := range recs {
+		r := &recs[i]
+		if r.State == Denied {
+			continue
+		}
+		end := stop
+		if r.State == Served {
+			end = r.End
+		}
+		if end <= r.Submit {
+			continue
+		}
+		ch = append(ch, demandChange{r.Submit, int32(r.Campaign), int32(r.GPUs)}, demandChange{end, int32(r.Campaign), -int32(r.GPUs)})
+	}
+	slices.SortFunc(ch, func(a, b demandChange) int { return cmpInt(a.t, b.t) })
+	return ch
+}
+
+// ShareControl is the control set of the share-based measure: for each
+// whole day of the interval, the campaigns that had work waiting or
+// running throughout that day under fifo (docs/studies.md §4.4), so that
+// the set does not depend on the policy under test.
+type ShareControl struct {
+	Interval Interval
+	Days     [][]int32 // day d is [From + d·Length, From + (d+1)·Length)
+	Length   int64     // the day's length: Day (a test shortens it)
+}
+
+// FifoControl is the control set from a fifo replay of w (ReplayExact).
+func FifoControl(w *Workload, fifo *Run, iv Interval) ShareControl {
+	return fifoControl(w, fifo, iv, Day)
+}
+
+func fifoControl(w *Workload, fifo *Run, iv Interval, dayLength int64) ShareControl {
+	ctl := ShareControl{Interval: iv, Days: make([][]int32, iv.Span()/dayLength), Length: dayLength}
+	busy := make([]int64, len(w.Campaigns)) // demand > 0 since; −1 idle
+	demand := make([]int64, len(w.Campaigns))
+	for c := range busy {
+		busy[c] = -1
+	}
+	mark := func(c int, a, b int64) {
+		first := (a - iv.From + dayLength - 1) / dayLength
+		if a <= iv.From {
+			first = 0
+		}
+		for d := max(first, 0); d < int64(len(ctl.Days)) && iv.From+(d+1)*dayLength <= b; d++ {
+			ctl.Days[d] = append(ctl.Days[d], int32(c))
+		}
+	}
+	ch := demandChanges(fifo.Records, fifo.Stop)
+	for k := 0; k < len(ch); {
+		t := ch[k].t
+		for k < len(ch) && ch[k].t == t {
+			demand[ch[k].campaign] += int64(ch[k].gpus)
+			k++
+		}
+		for c := range demand {
+			switch {
+			case demand[c] > 0 && busy[c] < 0:
+				busy[c] = t
+			case demand[c] == 0 && busy[c] >= 0:
+				mark(c, busy[c], t)
+				busy[c] = -1
+			}
+		}
+	}
+	for c := range busy {
+		if busy[c] >= 0 {
+			mark(c, busy[c], fifo.Stop)
+		}
+	}
+	for d := range ctl.Days {
+		slices.Sort(ctl.Days[d])
+	}
+	return ctl
+}
+
+// ShareFairness is the share-based measure of docs/studies.md §4.4: for
+// each whole day, over the control set's campaigns, x_c = the GPU-seconds c
+// held that day ÷ its fair allocation (at every instant, the
+// entitlement-weighted max–min split of the pool among the campaigns with
+// demand, each capped by its demand, under the policy under test), and
+// Jain's index of the x_c (Jain, Chiu & Hawe, DEC-TR-301, 1984); the mean
+// of the daily indices over the days with at least two such campaigns,
+// with a 95 % t interval over days.
+type ShareFairness struct {
+	Jain float64 `json:"jain"`
+	Lo   float64 `json:"jain_lo"`
+	Hi   float64 `json:"jain_hi"`
+	Days int     `json:"days"`
+}
+
+// Shares computes the share-based measure of a replay against a control.
+func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
+	iv := ctl.Interval
+	nd := len(ctl.Days)
+	dayLength := ctl.Length
+	if dayLength <= 0 {
+		dayLength = Day
+	}
+	k := len(w.Campaigns)
+	held := make([]float64, nd*k)
+	fair := make([]float64, nd*k)
+	end := iv.From + int64(nd)*dayLength
+	perDay := func(a, b int64, f func(d int, dt float64)) {
+		a, b = max(a, iv.From), min(b, end)
+		for a < b {
+			d := (a - iv.From) / dayLength
+			e := min(b, iv.From+(d+1)*dayLength)
+			f(int(d), float64(e-a))
+			a = e
+		}
+	}
+	for i := range run.Records {
+		r := &run.Records[i]
+		r.runs(run.Stop, func(a, b int64, _ bool) {
+			perDay(a, b, func(d int, dt float64) { held[d*k+r.Campaign] += float64(r.GPUs) * dt })
+		})
+	}
+	var f fairSplit
+	f.init(w)
+	ch := demandChanges(run.Records, run.Stop)
+	for j := 0; j < len(ch); {
+		t := ch[j].t
+		for j < len(ch) && ch[j].t == t {
+			f.demand[ch[j].campaign] += float64(ch[j].gpus)
+			f.touch(int(ch[j].campaign))
+			j++
+		}
+		if j == len(ch) {
+			break
+		}
+		perDay(t, ch[j].t, func(d int, dt float64) { f.split(float64(w.Pool), dt, fair[d*k:(d+1)*k]) })
+	}
+	var idx []float64
+	for d, cs := range ctl.Days {
+		var xs []float64
+		for _, c := range cs {
+			if o := fair[d*k+int(c)]; o > 0 {
+				xs = append(xs, held[d*k+int(c)]/o)
+			}
+		}
+		// A day on which no control campaign held anything has no index
+		// (0 ÷ 0): it is left out.
+		if j := Jain(xs); len(xs) >= 2 && !math.IsNaN(j) {
+			idx = append(idx, j)
+		}
+	}
+	var s ShareFairness
+	s.Days = len(idx)
+	s.Jain, s.Lo, s.Hi = MeanT(idx)
+	return s
+}
