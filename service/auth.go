@@ -161,6 +161,7 @@ func (s *Service) authMiddleware(ctx huma.Context, next func(huma.Context)) {
 	if info := requestInfoOf(ctx.Context()); info != nil {
 		info.principal = p.String()
 	}
+	s.trustConn(ctx.Context())
 	switch role {
 	case roleAdmin:
 		if !p.admin {

@@ -61,19 +61,73 @@ func TestConnLimiterShedsLongestIdle(t *testing.T) {
 	_, pe := accept()
 	assert.True(t, closed(pb))
 	assert.Equal(t, int64(3), st.open.Load())
-	// Now a (busy), d and e (new). Make them all busy.
+	// Now a (busy), d and e (new). Make them all busy and trusted.
 	for s := range l.conns {
 		l.ConnState(s, http.StateActive)
+		l.trust(s)
 	}
 	peer, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	go func() { _, _ = l.Accept() }()
-	assert.True(t, closed(peer), "every connection busy: the new one is closed")
+	assert.True(t, closed(peer), "every connection busy and trusted: the new one is closed")
 	require.Eventually(t, func() bool { return st.shedNew.Load() == 1 }, 2*time.Second, 10*time.Millisecond)
 	for _, p := range []net.Conn{pa, pd, pe} {
 		p.Close()
 	}
 	_ = c
+}
+
+// TestConnLimiterBoundsStrangers: connections on which nothing has
+// authenticated hold at most three quarters of the cap, busy or not; a
+// new connection beyond that closes the oldest stranger, and trusted
+// connections are never shed while busy.
+func TestConnLimiterBoundsStrangers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var st connStats
+	l := newConnLimiter(ln, 8, &st)
+	defer l.Close()
+	require.Equal(t, 6, l.strangerMax)
+	type pair struct{ server, peer net.Conn }
+	accept := func() pair {
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		server, err := l.Accept()
+		require.NoError(t, err)
+		return pair{server, peer}
+	}
+	var all []pair
+	defer func() {
+		for _, p := range all {
+			p.peer.Close()
+		}
+	}()
+	// Two trusted busy connections (an admin, an agent).
+	for range 2 {
+		p := accept()
+		all = append(all, p)
+		l.ConnState(p.server, http.StateActive)
+		l.trust(p.server)
+	}
+	// Strangers, each with a request in flight (a dripped body).
+	for i := range 20 {
+		p := accept()
+		all = append(all, p)
+		l.ConnState(p.server, http.StateActive)
+		assert.LessOrEqual(t, st.strangers.Load(), int64(6), "after stranger %d", i)
+		assert.LessOrEqual(t, st.open.Load(), int64(8))
+	}
+	assert.Equal(t, int64(14), st.shedBusy.Load())
+	for _, p := range all[:2] {
+		_, ok := l.conns[p.server]
+		assert.True(t, ok, "a trusted busy connection was shed")
+	}
+	// A newcomer (an administrator on a new connection) still gets in.
+	p := accept()
+	all = append(all, p)
+	_, ok := l.conns[p.server]
+	assert.True(t, ok)
+	assert.Zero(t, st.shedNew.Load())
 }
 
 func isTimeout(err error) bool {

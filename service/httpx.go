@@ -28,24 +28,46 @@ func requestInfoOf(ctx context.Context) *requestInfo {
 	return info
 }
 
-// statusWriter records the status of the answer for the access log.
+// statusWriter records the status of the answer for the access log, and
+// closes the connection of a request that brought a body but no valid
+// token (see closeStranger).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	// stranger: the request has a body; once answered without an
+	// authenticated principal, its connection is closed.
+	stranger bool
+	info     *requestInfo
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if w.stranger && w.info.principal == "-" {
+			w.Header().Set("Connection", "close")
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// closeStranger ends a request that came with a body and was answered
+// without authenticating (a 401, a public route, a 404): net/http would
+// otherwise read up to 256 KB of the unread body after the answer to keep
+// the connection alive, and someone dripping that body a byte a second
+// held the connection for the whole read timeout (issue 22). The answer
+// carries Connection: close, and the read deadline is moved to now so that
+// draining stops at once.
+func closeStranger(w *statusWriter) {
+	if w.stranger && w.info.principal == "-" {
+		_ = http.NewResponseController(w.ResponseWriter).SetReadDeadline(time.Now())
+	}
 }
 
 // Unwrap lets http.ResponseController reach the connection (huma sets the
@@ -68,8 +90,8 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 func (s *Service) outer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
 		info := &requestInfo{principal: "-"}
+		sw := &statusWriter{ResponseWriter: w, info: info, stranger: r.ContentLength != 0}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 		if r.Body != nil {
 			// Huma enforces the same limit per operation and answers
@@ -92,6 +114,7 @@ func (s *Service) outer(next http.Handler) http.Handler {
 					writeProblem(sw, http.StatusInternalServerError, "internal error")
 				}
 			}
+			closeStranger(sw)
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 				"principal", info.principal, "duration", time.Since(start))
 		}()

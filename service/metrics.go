@@ -22,5 +22,8 @@ func (s *Service) metrics(w http.ResponseWriter, _ *http.Request) {
 	m("bursar_connections_open", "gauge", "Open client connections.", s.conns.open.Load())
 	m("bursar_connections_limit", "gauge", "Connection cap (--max-conns, lowered to fit ulimit -n).", s.conns.limit.Load())
 	m("bursar_connections_shed_idle_total", "counter", "Idle connections closed to make room at the cap.", s.conns.shedIdle.Load())
-	m("bursar_connections_refused_total", "counter", "New connections closed at the cap because every other one was busy.", s.conns.shedNew.Load())
+	m("bursar_connections_refused_total", "counter", "New connections closed at the cap because every other one was a busy trusted one.", s.conns.shedNew.Load())
+	m("bursar_connections_strangers", "gauge", "Open connections on which no request has authenticated.", s.conns.strangers.Load())
+	m("bursar_connections_shed_busy_total", "counter", "Connections without an authenticated request closed with a request in flight, to keep strangers within their share of the cap.", s.conns.shedBusy.Load())
+	m("bursar_memory_released_total", "counter", "Times freed memory was returned to the OS after a connection flood ended.", s.conns.released.Load())
 }

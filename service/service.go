@@ -157,7 +157,8 @@ type Service struct {
 
 	clock    clockStats
 	conns    connStats
-	tickHook func() // tests: runs before each ticker tick
+	limiter  atomic.Pointer[connLimiter] // set by Serve
+	tickHook func()                      // tests: runs before each ticker tick
 
 	api     huma.API
 	handler http.Handler
@@ -493,6 +494,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("connection limit lowered to fit the descriptor limit", "asked", s.opts.MaxConns, "limit", maxConns, "ulimit_n", fdLimit)
 	}
 	lim := newConnLimiter(ln, maxConns, &s.conns)
+	s.limiter.Store(lim)
 	s.Start()
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -501,8 +503,11 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		ConnState:         lim.ConnState,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(logWriter{s.log}, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       log.New(logWriter{s.log}, "", 0),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lim) }()

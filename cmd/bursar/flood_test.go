@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -179,5 +180,120 @@ func TestIdleFloodUnderDescriptorLimit(t *testing.T) {
 	assert.Greater(t, opened, nofile, "the flood went past the descriptor limit")
 	assert.Greater(t, m["bursar_connections_shed_idle_total"], 0.0)
 	assert.LessOrEqual(t, m["bursar_connections_open"], m["bursar_connections_limit"])
+	assert.NotContains(t, p.stderr.String(), "too many open files")
+}
+
+// rssKB reads a process's resident set size from /proc.
+func rssKB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB`).FindSubmatch(b)
+	require.NotNil(t, m)
+	n, err := strconv.Atoi(string(m[1]))
+	require.NoError(t, err)
+	return n
+}
+
+// TestStrangerFloodAdminServed: the real binary under ulimit -n 2048 (a
+// cap of 1,984 connections) with 2,500 connections of strangers dripping
+// their headers or bodies a byte a second, reconnecting when shed. All 20
+// administrator requests, each on a new connection, succeed; strangers
+// never hold more than three quarters of the cap; after the flood the
+// memory it took is returned to the OS.
+func TestStrangerFloodAdminServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 2,500 connections")
+	}
+	const nofile, flood = 2048, 2500
+	p := startServeLimited(t, nofile, cleanEnv(), "--admin-token-file", tokenFile(t), "--speed", "10")
+	require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "connection limit lowered") },
+		10*time.Second, 20*time.Millisecond, "%s", p.stderr)
+	pid := p.cmd.Process.Pid
+	rssStart := rssKB(t, pid)
+	addr := strings.TrimPrefix(p.url, "http://")
+	heads := []string{
+		"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ",
+		"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ",
+		"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ",
+		"POST /v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var opened atomic.Int64
+	for i := range flood {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+				if err != nil {
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				opened.Add(1)
+				_, err = c.Write([]byte(heads[i%len(heads)]))
+				for err == nil {
+					select {
+					case <-stop:
+						c.Close()
+						return
+					case <-time.After(time.Second):
+					}
+					_, err = c.Write([]byte("x"))
+				}
+				c.Close()
+			}
+		}()
+	}
+	stopped := false
+	halt := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			wg.Wait()
+		}
+	}
+	defer halt()
+	require.Eventually(t, func() bool { return opened.Load() >= flood }, 30*time.Second, 50*time.Millisecond)
+	time.Sleep(time.Second)
+	rssPeak := rssKB(t, pid)
+
+	ctx := context.Background()
+	tr := &http.Transport{DisableKeepAlives: true}
+	admin, err := client.New(p.url, testToken, client.WithHTTPClient(&http.Client{Transport: tr, Timeout: 10 * time.Second}))
+	require.NoError(t, err)
+	ok := 0
+	var errs []error
+	for range 20 {
+		if _, err := admin.Campaigns(ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			ok++
+		}
+	}
+	m := metrics(t, p.url)
+	rssPeak = max(rssPeak, rssKB(t, pid))
+	halt()
+	assert.Equal(t, 20, ok, "%v", errs)
+	assert.LessOrEqual(t, m["bursar_connections_strangers"], m["bursar_connections_limit"]*3/4)
+	assert.LessOrEqual(t, m["bursar_connections_open"], m["bursar_connections_limit"])
+	// The flood over, the freed memory goes back to the OS.
+	require.Eventually(t, func() bool { return metrics(t, p.url)["bursar_memory_released_total"] >= 1 },
+		20*time.Second, 100*time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
+	rssAfter := rssKB(t, pid)
+	t.Logf("stranger flood: %d connections opened; metrics during %v; RSS start %d kB, peak %d kB, after %d kB",
+		opened.Load(), m, rssStart, rssPeak, rssAfter)
+	assert.Greater(t, m["bursar_connections_shed_idle_total"]+m["bursar_connections_shed_busy_total"], 0.0, "the strangers filled their share")
+	assert.Less(t, rssAfter, rssPeak, "memory is returned after the flood")
 	assert.NotContains(t, p.stderr.String(), "too many open files")
 }
