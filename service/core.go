@@ -147,7 +147,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 // changed together with policy.ErrBudgetExhausted.
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	switch o.Op {
-	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume:
+	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
@@ -200,6 +200,8 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 	}
 	cs := c.camp(cid)
 	switch o.Op {
+	case opWithdraw:
+		return c.applyWithdraw(cid, cs, o)
 	case opRequest:
 		cls := policy.AnyClass
 		if o.Class != "" {

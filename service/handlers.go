@@ -115,6 +115,7 @@ func (s *Service) registerOperations() {
 		Summary: "Where a request stands", Tags: []string{tagLeases},
 		Description: "pending, or granted with its grant. 404 when it is neither: expired, withdrawn by a release, or its grant is older than the retained grants.",
 		Errors:      []int{http.StatusNotFound}}, s.requestStatus)
+	s.registerRequestOperations() // withdraw and wait: withdraw.go, wait.go
 	operation(s, roleCampaign, huma.Operation{OperationID: "list-leases", Method: http.MethodGet, Path: "/v1/campaigns/{campaign}/leases",
 		Summary: "The campaign's leases and pending requests", Tags: []string{tagLeases}, Errors: []int{http.StatusNotFound}}, s.leases)
 	operation(s, roleCampaign, huma.Operation{OperationID: "release-all", Method: http.MethodDelete, Path: "/v1/campaigns/{campaign}/leases",

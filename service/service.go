@@ -156,6 +156,7 @@ type Service struct {
 	durableT atomic.Int64
 
 	clock    clockStats
+	waits    waitBoard // long polls on requests (wait.go)
 	conns    connStats
 	limiter  atomic.Pointer[connLimiter] // set by Serve
 	tickHook func()                      // tests: runs before each ticker tick
@@ -399,6 +400,7 @@ func (s *Service) Tick() error {
 			break
 		}
 	}
+	s.waits.wake() // grants are made by the tick, and it is durable now
 	return err
 }
 
@@ -509,6 +511,7 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       log.New(logWriter{s.log}, "", 0),
 	}
+	srv.RegisterOnShutdown(s.waits.shutdown)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lim) }()
 	var runErr error

@@ -1,0 +1,66 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/bursar-hpc/bursar/api"
+)
+
+// Withdrawing a request and waiting on one (the service's withdraw.go and
+// wait.go).
+
+type (
+	WithdrawResult = api.WithdrawResult
+	RequestWait    = api.RequestWait
+)
+
+// MaxRequestWait is the longest wait one AwaitRequest call asks for.
+const MaxRequestWait = api.MaxRequestWait
+
+// WithdrawRequest takes pending request id back: it will not be granted.
+// A request granted already answers an error matching ErrConflict (it is a
+// lease now: release it with ReleaseLease, same id); one that expired or
+// was withdrawn, ErrNotFound.
+func (c *Client) WithdrawRequest(ctx context.Context, name string, id int) (*WithdrawResult, error) {
+	var out WithdrawResult
+	return &out, c.do(ctx, http.MethodDelete, campaignPath(name, "requests", strconv.Itoa(id)), nil, nil, &out)
+}
+
+// AwaitRequest asks where request id stands and, while it is pending,
+// lets the service hold the answer for up to wait (capped at
+// MaxRequestWait): it comes back as soon as the request is granted or gone
+// (ErrNotFound), or still pending when the wait ran out. The client's HTTP
+// timeout must exceed the wait (the default client's 30 s does).
+func (c *Client) AwaitRequest(ctx context.Context, name string, id int, wait time.Duration) (*RequestWait, error) {
+	wait = min(max(wait, 0), MaxRequestWait)
+	var out RequestWait
+	q := url.Values{"wait": {wait.String()}}
+	return &out, c.do(ctx, http.MethodGet, campaignPath(name, "requests", strconv.Itoa(id), "wait"), q, nil, &out)
+}
+
+// AwaitGrant long-polls request id until it is granted, the request is gone
+// (ErrRequestGone) or ctx ends. Unlike WaitGrant it learns of the grant as
+// soon as the tick that made it is durable, with one request per
+// MaxRequestWait while it waits.
+func (c *Client) AwaitGrant(ctx context.Context, name string, id int) (*RequestWait, error) {
+	for {
+		w, err := c.AwaitRequest(ctx, name, id, MaxRequestWait)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("request %d: %w", id, ErrRequestGone)
+		case err != nil:
+			return nil, err
+		case w.State == StateGranted && w.Grant != nil:
+			return w, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("waiting for request %d: %w", id, err)
+		}
+	}
+}
