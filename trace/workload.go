@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/swf"
 )
 
@@ -19,11 +21,18 @@ const DefaultBucketHours = 24
 
 // Options are the knobs of §3; the zero value is the spec's default.
 type Options struct {
-	// ByGroup makes each SWF group one campaign instead of each user.
+	// ByGroup makes each SWF group one campaign instead of each (user,
+	// group) pair.
 	ByGroup bool
-	// EqualShares gives every campaign the same share instead of its
-	// fraction of the trace's GPU-seconds.
-	EqualShares bool
+	// UserCampaigns is revision 1's mapping: one campaign per user, placed
+	// in the group of most of its GPU-seconds in the window (ties: the
+	// earlier group), named `user 13`. With Shares: ShareUsers it is
+	// revision 1's workload exactly, which the README's revision-1
+	// findings were measured on.
+	UserCampaigns bool `json:",omitempty"`
+	// Shares is how entitlements are set (docs/studies.md §1; the
+	// ShareMode constants); "" means ShareGroups.
+	Shares ShareMode `json:",omitempty"`
 	// Pool is the number of GPUs; 0 means the header's MaxProcs (or, where
 	// the header has none, MaxNodes).
 	Pool int
@@ -36,6 +45,34 @@ type Options struct {
 	// header (or its number written in decimal where the header names none).
 	Classes map[string]policy.Class
 }
+
+// ShareMode is the `shares` knob: how a trace's groups and campaigns are
+// entitled to the pool (docs/studies.md §1). In every mode but users, a
+// group's members split its entitlement equally.
+type ShareMode string
+
+// The share modes.
+const (
+	// ShareGroups: each group is entitled to its fraction of the whole
+	// log's GPU-seconds (every record of the file that the pool can run,
+	// inside the window or not): the allocation a committee would have
+	// set. The fractions are taken over the groups that submit in the
+	// window, so that they sum to 1.
+	ShareGroups ShareMode = "groups"
+	// ShareWindow: each group its fraction of the window's GPU-seconds.
+	ShareWindow ShareMode = "window"
+	// ShareUsers (revision 1): each campaign its own fraction of the
+	// window's GPU-seconds; a group is entitled to the sum of its members'.
+	ShareUsers ShareMode = "users"
+	// ShareEqualGroups: every group the same.
+	ShareEqualGroups ShareMode = "equal-groups"
+	// ShareEqualUsers: every campaign the same; a group the sum of its
+	// members'.
+	ShareEqualUsers ShareMode = "equal-users"
+)
+
+// ShareModes lists the modes, the default first.
+var ShareModes = []ShareMode{ShareGroups, ShareWindow, ShareUsers, ShareEqualGroups, ShareEqualUsers}
 
 // Job is one rigid request: GPUs for Run seconds, whole or nothing.
 type Job struct {
@@ -54,24 +91,41 @@ type Job struct {
 	LogWait     int64
 }
 
-// Campaign is one user (or group) of the trace.
+// Campaign is one (user, group) pair of the trace, as a Slurm association
+// is (a user who submits under two groups is two campaigns), or with
+// Options.ByGroup one group.
 type Campaign struct {
-	Name string // "user 13", "group 12"
-	ID   int    // SWF user (or group) id
-	// Group is the index into Workload.Groups of the campaign's group: for a
-	// user, the group of most of its GPU-seconds (ties: the lower id); for a
-	// group campaign, its own group.
-	Group      int
-	Share      float64 // sums to 1 over the campaigns
-	GPUSeconds int64   // Σ GPUs × Run over its jobs
+	// Name is "user 13/group 12"; "user 13" where the log gives the job no
+	// group (the user is its own group); "group 12" with ByGroup.
+	Name string
+	ID   int // SWF user id (group id with ByGroup)
+	// Group is the index into Workload.Groups of the campaign's group.
+	Group int
+	// Share is the campaign's entitlement, a fraction of the pool: its
+	// group's split equally among the group's members (docs/studies.md §1),
+	// or its own under ShareUsers and ShareEqualUsers. It sums to 1 over
+	// the campaigns.
+	Share      float64
+	GPUSeconds int64 // Σ GPUs × Run over its jobs in the window
 	Jobs       int
 }
 
-// Group is one SWF group: the upper level of the hierarchy.
+// Group is one group (SWF field 13, or a user where the log gives none):
+// the upper level of the hierarchy.
 type Group struct {
-	ID      int
-	Members []int   // campaign indices, ascending
-	Share   float64 // Σ of its members' shares
+	// ID is the SWF group id, or for a user standing as its own group the
+	// user id (then User is true).
+	ID   int
+	User bool
+	Name string // "group 12", "user 13"
+	// Members are campaign indices, ascending.
+	Members []int
+	// Share is the group's entitlement, a fraction of the pool; it sums
+	// to 1 over the groups, and its members' shares sum to it.
+	Share float64
+	// GPUSeconds are its jobs' in the window, LogGPUSeconds in the whole
+	// log (every record the pool can run).
+	GPUSeconds, LogGPUSeconds int64
 }
 
 // Workload is a trace as the policies see it.
@@ -146,6 +200,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			return nil, fmt.Errorf("%s: queue %q: class %v: a trace job is interactive, agent-burst or opportunistic", r.Name(), q, c)
 		}
 	}
+	if opt.Shares != "" && !slices.Contains(ShareModes, opt.Shares) {
+		return nil, fmt.Errorf("%s: shares %q: want one of %s", r.Name(), opt.Shares, joinModes())
+	}
 	if opt.Until != 0 && opt.Until <= opt.From {
 		return nil, fmt.Errorf("%s: window [%d, %d): empty", r.Name(), opt.From, opt.Until)
 	}
@@ -169,6 +226,8 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	// cannot make us allocate much.
 	rows := make([]row, 0, min(max(h.MaxRecords, 0), 1<<20))
 	sorted := true
+	// The whole log's GPU-seconds by group, for ShareGroups.
+	logGS := map[groupKey]int64{}
 	for {
 		j, err := r.Next()
 		if err == io.EOF {
@@ -177,11 +236,15 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		if err != nil {
 			return nil, err
 		}
+		why := swf.Check(&j, pool)
+		if why == swf.Keep {
+			logGS[groupOf(owner{j.User, j.Group})] += int64(j.Procs()) * j.Run
+		}
 		if j.Submit < opt.From || (opt.Until != 0 && j.Submit >= opt.Until) {
 			continue
 		}
 		w.Records++
-		if why := swf.Check(&j, pool); why != swf.Keep {
+		if why != swf.Keep {
 			w.Skipped.Add(why)
 			continue
 		}
@@ -216,10 +279,18 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	for i := range rows {
 		w.Jobs[i], own[i] = rows[i].job, rows[i].own
 	}
-	if err := w.buildCampaigns(own, opt); err != nil {
+	if err := w.buildCampaigns(own, opt, logGS); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+func joinModes() string {
+	s := make([]string, len(ShareModes))
+	for i, m := range ShareModes {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
 }
 
 func cmpInt(a, b int64) int {
@@ -235,93 +306,207 @@ func cmpInt(a, b int64) int {
 // owner is the SWF user and group of one kept job.
 type owner struct{ user, group int }
 
-func (w *Workload) buildCampaigns(own []owner, opt Options) error {
-	// Campaign ids and group ids in ascending order.
-	ids := make([]int, 0, len(own))
-	gids := make([]int, 0, len(own))
+// groupKey names a group: an SWF group id, or (user) a user standing as
+// its own group where the log gives the job none (a negative group).
+type groupKey struct {
+	user bool
+	id   int
+}
+
+func groupOf(o owner) groupKey {
+	if o.group < 0 {
+		return groupKey{user: true, id: o.user}
+	}
+	return groupKey{id: o.group}
+}
+
+func (g groupKey) name() string {
+	if g.user {
+		return fmt.Sprintf("user %d", g.id)
+	}
+	return fmt.Sprintf("group %d", g.id)
+}
+
+func cmpGroup(a, b groupKey) int {
+	if a.user != b.user {
+		if !a.user {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// campKey names a campaign: a (user, group) pair, or with ByGroup a group
+// (user −1).
+type campKey struct {
+	group groupKey
+	user  int
+}
+
+func cmpCamp(a, b campKey) int {
+	if c := cmp.Compare(a.user, b.user); c != 0 {
+		return c
+	}
+	return cmpGroup(a.group, b.group)
+}
+
+// buildCampaigns makes the campaigns (sorted by user, then group) and the
+// groups (sorted by id, the users standing as groups last) of the jobs
+// owned by own, and their entitlements by opt.Shares; logGS is the whole
+// log's GPU-seconds by group (nil: the window is the whole log).
+func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]int64) error {
+	if len(w.Jobs) == 0 {
+		return errors.New(w.Name + ": no replayable job in the window")
+	}
+	main := map[int]groupKey{} // UserCampaigns: each user's group
+	if opt.UserCampaigns && !opt.ByGroup {
+		main = mainGroups(w.Jobs, own)
+	}
+	keyOf := func(o owner) campKey {
+		g := groupOf(o)
+		switch {
+		case opt.ByGroup:
+			return campKey{group: g, user: -1}
+		case opt.UserCampaigns:
+			return campKey{group: main[o.user], user: o.user}
+		}
+		return campKey{group: g, user: o.user}
+	}
+	camps := make([]campKey, 0, len(own))
 	for _, o := range own {
-		id := o.user
-		if opt.ByGroup {
-			id = o.group
+		camps = append(camps, keyOf(o))
+	}
+	slices.SortFunc(camps, cmpCamp)
+	camps = slices.Compact(camps)
+	groups := make([]groupKey, 0, len(camps))
+	for _, c := range camps {
+		groups = append(groups, c.group)
+	}
+	slices.SortFunc(groups, cmpGroup)
+	groups = slices.Compact(groups)
+	w.Campaigns = make([]Campaign, len(camps))
+	w.Groups = make([]Group, len(groups))
+	for g, k := range groups {
+		w.Groups[g] = Group{ID: k.id, User: k.user, Name: k.name()}
+		if logGS != nil {
+			w.Groups[g].LogGPUSeconds = logGS[k]
 		}
-		ids = append(ids, id)
-		gids = append(gids, o.group)
 	}
-	ids = sortedUnique(ids)
-	gids = sortedUnique(gids)
-	w.Campaigns = make([]Campaign, len(ids))
-	w.Groups = make([]Group, len(gids))
-	for i, id := range ids {
-		kind := "user"
-		if opt.ByGroup {
-			kind = "group"
+	for c, k := range camps {
+		g, _ := slices.BinarySearchFunc(groups, k.group, cmpGroup)
+		cp := &w.Campaigns[c]
+		cp.Group = g
+		switch {
+		case opt.ByGroup:
+			cp.Name, cp.ID = k.group.name(), k.group.id
+		case k.group.user || opt.UserCampaigns:
+			cp.Name, cp.ID = fmt.Sprintf("user %d", k.user), k.user
+		default:
+			cp.Name, cp.ID = fmt.Sprintf("user %d/group %d", k.user, k.group.id), k.user
 		}
-		w.Campaigns[i] = Campaign{Name: fmt.Sprintf("%s %d", kind, id), ID: id}
+		w.Groups[g].Members = append(w.Groups[g].Members, c)
 	}
-	for i, g := range gids {
-		w.Groups[i] = Group{ID: g}
-	}
-	// GPU-seconds by campaign and by (campaign, group), for the user's group.
-	byGroup := make([][]int64, len(ids))
 	var total int64
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
-		id := own[i].user
-		if opt.ByGroup {
-			id = own[i].group
-		}
-		c, _ := slices.BinarySearch(ids, id)
-		g, _ := slices.BinarySearch(gids, own[i].group)
+		c, _ := slices.BinarySearchFunc(camps, keyOf(own[i]), cmpCamp)
 		j.Campaign = c
 		gs := int64(j.GPUs) * j.Run
 		w.Campaigns[c].GPUSeconds += gs
 		w.Campaigns[c].Jobs++
+		w.Groups[w.Campaigns[c].Group].GPUSeconds += gs
 		total += gs
-		if byGroup[c] == nil {
-			byGroup[c] = make([]int64, len(gids))
-		}
-		byGroup[c][g] += gs
 	}
-	for c := range w.Campaigns {
-		best := 0
-		for g, v := range byGroup[c] {
-			if v > byGroup[c][best] {
-				best = g
-			}
-		}
-		w.Campaigns[c].Group = best
-		w.Groups[best].Members = append(w.Groups[best].Members, c)
-		if opt.EqualShares {
-			w.Campaigns[c].Share = 1 / float64(len(ids))
-		} else {
-			w.Campaigns[c].Share = float64(w.Campaigns[c].GPUSeconds) / float64(total)
-		}
-		w.Groups[best].Share += w.Campaigns[c].Share
-	}
-	// A user whose GPU-seconds all went to other groups leaves a group empty;
-	// a group without members is not part of the hierarchy.
-	kept := w.Groups[:0]
-	remap := make([]int, len(w.Groups))
-	for g := range w.Groups {
-		remap[g] = -1
-		if len(w.Groups[g].Members) > 0 {
-			remap[g] = len(kept)
-			kept = append(kept, w.Groups[g])
+	if logGS == nil {
+		for g := range w.Groups {
+			w.Groups[g].LogGPUSeconds = w.Groups[g].GPUSeconds
 		}
 	}
-	w.Groups = kept
-	for c := range w.Campaigns {
-		w.Campaigns[c].Group = remap[w.Campaigns[c].Group]
-	}
-	if len(w.Jobs) == 0 {
-		return errors.New(w.Name + ": no replayable job in the window")
-	}
+	w.entitle(opt.Shares, total)
 	return nil
 }
 
-func sortedUnique(xs []int) []int {
-	slices.Sort(xs)
-	return slices.Compact(xs)
+// mainGroups is each user's group of most GPU-seconds among the jobs
+// (ties: the earlier group), for Options.UserCampaigns.
+func mainGroups(jobs []Job, own []owner) map[int]groupKey {
+	type pair struct {
+		user  int
+		group groupKey
+	}
+	gs := map[pair]int64{}
+	var pairs []pair
+	for i, o := range own {
+		p := pair{o.user, groupOf(o)}
+		if _, ok := gs[p]; !ok {
+			pairs = append(pairs, p)
+		}
+		gs[p] += int64(jobs[i].GPUs) * jobs[i].Run
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		if c := cmp.Compare(a.user, b.user); c != 0 {
+			return c
+		}
+		return cmpGroup(a.group, b.group)
+	})
+	main := map[int]groupKey{}
+	for i, p := range pairs {
+		if i == 0 || pairs[i-1].user != p.user || gs[p] > gs[pair{p.user, main[p.user]}] {
+			main[p.user] = p.group
+		}
+	}
+	return main
+}
+
+// entitle sets the groups' and campaigns' shares by mode (docs/studies.md
+// §1); total is the window's GPU-seconds.
+func (w *Workload) entitle(mode ShareMode, total int64) {
+	var logTotal int64
+	for g := range w.Groups {
+		logTotal += w.Groups[g].LogGPUSeconds
+	}
+	for g := range w.Groups {
+		grp := &w.Groups[g]
+		switch mode {
+		case ShareUsers, ShareEqualUsers:
+			// Below, from the members.
+		case ShareWindow:
+			grp.Share = float64(grp.GPUSeconds) / float64(total)
+		case ShareEqualGroups:
+			grp.Share = 1 / float64(len(w.Groups))
+		default: // ShareGroups
+			grp.Share = float64(grp.LogGPUSeconds) / float64(logTotal)
+		}
+	}
+	for c := range w.Campaigns {
+		cp := &w.Campaigns[c]
+		grp := &w.Groups[cp.Group]
+		switch mode {
+		case ShareUsers:
+			cp.Share = float64(cp.GPUSeconds) / float64(total)
+			grp.Share += cp.Share
+		case ShareEqualUsers:
+			cp.Share = 1 / float64(len(w.Campaigns))
+			grp.Share += cp.Share
+		default:
+			cp.Share = grp.Share / float64(len(grp.Members))
+		}
+	}
+}
+
+// Entitlements are the workload's groups and campaigns with their shares,
+// as every share-based policy reads them (policies.Knobs.Entitlements).
+func (w *Workload) Entitlements() *baseline.Entitlements {
+	e := &baseline.Entitlements{Groups: make([]baseline.GroupShare, len(w.Groups))}
+	for g := range w.Groups {
+		grp := &w.Groups[g]
+		gs := baseline.GroupShare{Name: grp.Name, Share: grp.Share, Members: make([]baseline.MemberShare, len(grp.Members))}
+		for i, c := range grp.Members {
+			gs.Members[i] = baseline.MemberShare{Name: w.Campaigns[c].Name, Share: w.Campaigns[c].Share}
+		}
+		e.Groups[g] = gs
+	}
+	return e
 }
 
 // Envelope is campaign c's Bursar envelope (docs/studies.md §3): no guarantee

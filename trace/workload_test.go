@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,8 +20,9 @@ func read(t *testing.T, text string, opt Options) (*Workload, error) {
 }
 
 // A hand-made log: records out of submit order are sorted (ties by job
-// number), a user is placed in the group of most of its GPU-seconds, shares
-// are GPU-second fractions, and the queues map by name.
+// number), a campaign is a (user, group) pair, a group is entitled to its
+// fraction of the GPU-seconds and its members split it, and the queues map
+// by name.
 func TestReadHandWorked(t *testing.T) {
 	text := `; MaxProcs: 8
 ; Queue: 0 Interactive
@@ -56,16 +59,53 @@ func TestReadHandWorked(t *testing.T) {
 	if j := w.Jobs[2]; j.Class != policy.AgentBurst { // "batch" → burst
 		t.Fatalf("job 4 %+v", j)
 	}
-	// User 7: 40 GPU-s in group 2, 20 in group 1 → group 2. User 9: 240 in
-	// group 1. Shares 60/300 and 240/300.
-	if len(w.Campaigns) != 2 || w.Campaigns[0].ID != 7 || w.Campaigns[1].ID != 9 {
+	// Campaigns are (user, group) pairs, by user then group: user 7 under
+	// group 1 (job 4, 2 × 10 = 20 GPU-s) and group 2 (job 3, 4 × 10 = 40),
+	// user 9 under group 1 (job 2, 8 × 30 = 240). Group 1 holds 260 of the
+	// 300 GPU-s, group 2 40; group 1's two members split its 260/300.
+	want := []struct {
+		name  string
+		group int
+		share float64
+	}{{"user 7/group 1", 1, 130.0 / 300}, {"user 7/group 2", 2, 40.0 / 300}, {"user 9/group 1", 1, 130.0 / 300}}
+	if len(w.Campaigns) != len(want) || len(w.Groups) != 2 {
+		t.Fatalf("campaigns %+v groups %+v", w.Campaigns, w.Groups)
+	}
+	for c, x := range want {
+		cp := w.Campaigns[c]
+		if cp.Name != x.name || w.Groups[cp.Group].ID != x.group || math.Abs(cp.Share-x.share) > 1e-15 {
+			t.Fatalf("campaign %d: %+v, want %+v", c, cp, x)
+		}
+	}
+	if g := w.Groups[0]; g.Name != "group 1" || g.Share != 260.0/300 || !slices.Equal(g.Members, []int{0, 2}) {
+		t.Fatalf("group 1: %+v", g)
+	}
+	if j := w.Jobs[0]; w.Campaigns[j.Campaign].Name != "user 9/group 1" {
+		t.Fatalf("job 2 is %s's", w.Campaigns[j.Campaign].Name)
+	}
+}
+
+// Revision 1's mapping on the same log (Options.UserCampaigns, shares
+// users): user 7 has 40 GPU-s in group 2 and 20 in group 1, so it sits in
+// group 2; user 9 has 240 in group 1. Shares 60/300 and 240/300.
+func TestReadRevision1(t *testing.T) {
+	text := `; MaxProcs: 8
+4 20 -1 10 2 -1 -1 2 30 -1 1 7 1 -1 1 -1 -1 -1
+3 10 -1 10 -1 -1 -1 4 -1 -1 1 7 2 -1 0 -1 -1 -1
+2 10 -1 30 8 -1 -1 -1 60 -1 1 9 1 -1 2 -1 -1 -1
+`
+	w, err := read(t, text, Options{UserCampaigns: true, Shares: ShareUsers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Campaigns) != 2 || w.Campaigns[0].Name != "user 7" || w.Campaigns[1].Name != "user 9" {
 		t.Fatalf("campaigns %+v", w.Campaigns)
 	}
 	if w.Campaigns[0].Share != 0.2 || w.Campaigns[1].Share != 0.8 {
 		t.Fatalf("shares %v %v", w.Campaigns[0].Share, w.Campaigns[1].Share)
 	}
 	g7, g9 := w.Groups[w.Campaigns[0].Group], w.Groups[w.Campaigns[1].Group]
-	if g7.ID != 2 || g9.ID != 1 || len(w.Groups) != 2 {
+	if g7.ID != 2 || g9.ID != 1 || len(w.Groups) != 2 || g7.Share != 0.2 {
 		t.Fatalf("groups %+v", w.Groups)
 	}
 }

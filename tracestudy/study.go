@@ -63,6 +63,9 @@ func RunOne(w *trace.Workload, s Spec) (Result, error) {
 	if s.Policy == budget.Name && knobs.Budget.Groups == nil {
 		knobs.Budget.Groups = Hierarchy(w)
 	}
+	if knobs.Entitlements == nil {
+		knobs.Entitlements = w.Entitlements()
+	}
 	a, err := policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
 	if err != nil {
 		return Result{}, err

@@ -120,9 +120,13 @@ type Campaign struct {
 	// Filler marks the facility's opportunistic filler (an envelope whose
 	// default class is opportunistic: the scenario's backfill).
 	Filler bool
-	// Share is R normalised over the campaigns that are not the filler
-	// (docs/studies.md §1); 0 for the filler.
+	// Share is the campaign's entitlement, a fraction of the pool
+	// (docs/studies.md §1): its member share of the entitlements
+	// (SetEntitlements), or else R normalised over the campaigns that are
+	// not the filler; 0 for the filler.
 	Share float64
+	// Group is its index in Core.Groups; −1 for the filler.
+	Group int
 	// Held is by the class asked for (see Lease.Asked).
 	Held    [4]int
 	HeldAll int
@@ -165,6 +169,15 @@ type Core struct {
 	flowResets int
 
 	rec policy.Recorder
+
+	// ent are the entitlements (nil: R normalised), entOf each named
+	// campaign's place in them, groups the groups as the rules see them
+	// (see shares.go).
+	ent    *Entitlements
+	entOf  map[string]entRef
+	groups []Group
+	// history is the usage before the replay by campaign name (shares.go).
+	history map[string][]Usage
 
 	watch Watcher // the rule's, if it is one
 
@@ -280,29 +293,6 @@ func newFlow(f *policy.Flow) flowState {
 		fl = *f
 	}
 	return flowState{env: fl, lastJ: -1}
-}
-
-// reshare normalises R over the campaigns that are not the filler; with no
-// R at all, the shares are equal.
-func (k *Core) reshare() {
-	total, n := 0.0, 0
-	for i := range k.camps {
-		if !k.camps[i].Filler {
-			total += k.camps[i].Env.Sustained
-			n++
-		}
-	}
-	for i := range k.camps {
-		cp := &k.camps[i]
-		switch {
-		case cp.Filler:
-			cp.Share = 0
-		case total > 0:
-			cp.Share = cp.Env.Sustained / total
-		default:
-			cp.Share = 1 / float64(n)
-		}
-	}
 }
 
 // Floored is share × pool rounded down: a static partition or a nominal

@@ -4,8 +4,10 @@
 // Rule. A request's priority is W_fs·F + W_age·min(age / MaxAge, 1), with
 // age = now − submitted and F = 2^(−U/S): U the campaign's decayed usage
 // normalised by the decayed total (every campaign's, the filler's
-// included, as Slurm normalises by the root's usage), S its share (R
-// normalised over the campaigns other than the filler, docs/studies.md §1). The
+// included, as Slurm normalises by the root's usage), S its entitlement
+// (baseline.Campaign.Share, docs/studies.md §1: on a trace its member
+// share of its group's entitlement, on the agent scenario R normalised
+// over the campaigns other than the filler). The
 // filler has F = 0. Usage is charged for every held GPU, notice periods
 // included, and decays once per calculation period P (Slurm's
 // PriorityCalcPeriod; default 1, every tick, as §6.9; the trace studies
@@ -19,6 +21,10 @@
 // NO_FAIR_TREE factor). Admission is EASY backfilling (policy/easy, via
 // policy/baseline's AdmitEASY) in priority order, ties by submit time,
 // then request id.
+//
+// Usage before the replay (docs/studies.md §6.16): a campaign registers
+// with the decayed usage its history (baseline.Core.SetHistory) leaves at
+// tick 0, charged and decayed per tick (Preload).
 //
 // Preemption: only the opportunistic class is preemptible, with the grace
 // notice (Slurm's GraceTime); a blocked head that is not opportunistic may

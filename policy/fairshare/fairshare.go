@@ -103,16 +103,40 @@ func NewRule(knobs Knobs) *Rule {
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// Registered gives a new campaign no usage. Its holding is 0 until the
-// next EndTick, which is right: it can hold nothing before a tick admits.
-func (r *Rule) Registered(_ *baseline.Core, _ policy.CampaignID) {
-	r.usage = append(r.usage, 0)
+// Registered gives a new campaign the usage its history before the replay
+// leaves at tick 0 (Preload; none without one). Its holding is 0 until
+// the next EndTick, which is right: it can hold nothing before a tick
+// admits.
+func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
+	r.usage = append(r.usage, Preload(k.History(c), r.knobs.HalfLife))
 	r.charge = append(r.charge, 0)
 	r.held = append(r.held, 0)
 	r.factor = append(r.factor, 0)
 	r.factorAt = append(r.factorAt, 0)
 	r.calcAt = 0 // the shares changed
 	clear(r.factorAt)
+}
+
+// Preload is the decayed usage at tick 0 of the holdings h before the
+// replay (docs/studies.md §6.16), charged and decayed as §6.9 does every
+// tick, U ← U·2^(−1/h) + held, through tick 0: a GPU held in tick t ≤ 0
+// counts 2^(t/h) at tick 0. Each run of ticks a…b is a geometric sum,
+// Σ_{t=a}^{b} 2^(t/h) = 2^(b/h)·(1 − 2^(−n/h)) / (1 − 2^(−1/h)) with
+// n = b − a + 1, so that a month of history costs nothing per tick. The
+// replay's own usage is charged per calculation period from tick 1 on;
+// the two agree to the rate of decay per second.
+func Preload(h []baseline.Usage, halfLife float64) float64 {
+	u := 0.0
+	step := math.Ln2 / halfLife
+	for _, x := range h {
+		a, b := x.Start, min(x.End-1, 0)
+		if x.GPUs == 0 || a > b {
+			continue
+		}
+		n := float64(b - a + 1)
+		u += float64(x.GPUs) * math.Exp(float64(b)*step) * math.Expm1(-n*step) / math.Expm1(-step)
+	}
+	return u
 }
 
 // Usage is campaign c's decayed usage as of the last period boundary, in

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/fairshare"
 	"github.com/bursar-hpc/bursar/policy/fifo"
@@ -25,6 +26,16 @@ type Knobs struct {
 	Quota     quota.Knobs     `json:"quota" yaml:"quota"`
 	Fairshare fairshare.Knobs `json:"fairshare" yaml:"fairshare"`
 	Budget    budget.Knobs    `json:"budget" yaml:"budget"`
+
+	// Entitlements are the groups and their members' shares that every
+	// share-based baseline reads (docs/studies.md §1; baseline.Entitlements):
+	// on a trace, trace.Workload.Entitlements. nil: R normalised, each
+	// campaign a group of its own (the agent scenario). Derived from the
+	// workload and its mapping options, so not a knob a config sets.
+	Entitlements *baseline.Entitlements `json:"-" yaml:"-"`
+	// History is the usage before the replay that fairshare and budget
+	// start from (docs/studies.md §6.16; baseline.Usage). Derived too.
+	History []baseline.Usage `json:"-" yaml:"-"`
 }
 
 // DefaultKnobs are each policy's documented defaults.
@@ -46,9 +57,26 @@ func TraceKnobs() Knobs {
 }
 
 // New builds the policy called name on cfg. Bursar reads cfg whole
-// (GrantTimeOnly included); the baselines read its pool, grace and flow
-// capacities.
+// (GrantTimeOnly included) and its campaigns' envelopes (R is the
+// entitlement × pool on a trace); the baselines read its pool, grace and
+// flow capacities, and the knobs' Entitlements and History.
 func New(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error) {
+	a, err := build(name, cfg, knobs)
+	if err != nil {
+		return nil, err
+	}
+	if k, ok := a.(*baseline.Core); ok {
+		if err := k.SetEntitlements(knobs.Entitlements); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if err := k.SetHistory(knobs.History); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return a, nil
+}
+
+func build(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error) {
 	switch name {
 	case Bursar:
 		return policy.New(cfg)

@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/swf"
+)
+
+// `shares: groups` takes each group's fraction of the whole log, jobs
+// outside the window included; `window` only the window's. Group 1 runs
+// 100 GPU-s before the window and 100 in it, group 2 300 in it; user 5
+// has no group (it stands as its own group). Whole log: 200, 300 and 100
+// of 600; window [10, ∞): 100, 300 and 100 of 500.
+func TestSharesWholeLogAndWindow(t *testing.T) {
+	text := `; MaxProcs: 8
+1 0 -1 50 2 -1 -1 2 60 -1 1 7 1 -1 3 -1 -1 -1
+2 10 -1 50 2 -1 -1 2 60 -1 1 8 1 -1 3 -1 -1 -1
+3 10 -1 100 3 -1 -1 3 100 -1 1 9 2 -1 3 -1 -1 -1
+4 20 -1 50 2 -1 -1 2 60 -1 1 5 -1 -1 3 -1 -1 -1
+`
+	groups, err := read(t, text, Options{From: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, g := range groups.Groups {
+		names = append(names, fmt.Sprintf("%s:%v", g.Name, g.Share))
+	}
+	if got := strings.Join(names, " "); got != fmt.Sprint("group 1:", 200.0/600, " group 2:", 300.0/600, " user 5:", 100.0/600) {
+		t.Fatalf("groups: %s", got)
+	}
+	window, _ := read(t, text, Options{From: 10, Shares: ShareWindow})
+	for g, want := range []float64{100.0 / 500, 300.0 / 500, 100.0 / 500} {
+		if window.Groups[g].Share != want {
+			t.Fatalf("window: group %s %v, want %v", window.Groups[g].Name, window.Groups[g].Share, want)
+		}
+	}
+	// User 8 is group 1's only member in the window: it takes the whole
+	// group's entitlement. User 5's campaign is named for the user.
+	if c := groups.Campaigns[0]; c.Name != "user 5" || c.Share != 100.0/600 {
+		t.Fatalf("campaign 0: %+v", c)
+	}
+	if c := groups.Campaigns[1]; c.Name != "user 8/group 1" || c.Share != 200.0/600 {
+		t.Fatalf("campaign 1: %+v", c)
+	}
+	if _, err := read(t, text, Options{Shares: "fair"}); err == nil || !strings.Contains(err.Error(), `shares "fair": want one of groups, window, users, equal-groups, equal-users`) {
+		t.Fatalf("bad mode: %v", err)
+	}
+}
+
+// Over random logs, windows and modes: the groups' shares sum to 1, and so
+// do the campaigns'; each group's members sum to the group's share; in
+// every mode but the per-user ones a member holds its group's share ÷ its
+// members; the entitlements handed to the policies validate and say the
+// same.
+func TestSharesProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 60).Draw(t, "jobs")
+		var b strings.Builder
+		b.WriteString("; MaxProcs: 16\n")
+		for i := range n {
+			user := rapid.IntRange(1, 8).Draw(t, "user")
+			group := rapid.IntRange(-1, 4).Draw(t, "group")
+			gpus := rapid.IntRange(1, 16).Draw(t, "gpus")
+			run := rapid.IntRange(1, 5000).Draw(t, "run")
+			fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d %d -1 1 -1 -1 -1\n", i+1, i*10, run, gpus, gpus, run, user, group)
+		}
+		opt := Options{
+			Shares:  rapid.SampledFrom(ShareModes).Draw(t, "shares"),
+			ByGroup: rapid.Bool().Draw(t, "by-group"),
+			From:    int64(rapid.IntRange(0, n/2).Draw(t, "from") * 10),
+		}
+		r, err := swf.NewReader(strings.NewReader(b.String()), "t.swf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := Read(r, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gsum, csum := 0.0, 0.0
+		for _, g := range w.Groups {
+			gsum += g.Share
+			msum := 0.0
+			for _, c := range g.Members {
+				cp := w.Campaigns[c]
+				msum += cp.Share
+				if opt.Shares != ShareUsers && opt.Shares != ShareEqualUsers && cp.Share != g.Share/float64(len(g.Members)) {
+					t.Fatalf("%s in %s: %v, not %v ÷ %d", cp.Name, g.Name, cp.Share, g.Share, len(g.Members))
+				}
+				if cp.Group < 0 || w.Groups[cp.Group].Name != g.Name {
+					t.Fatalf("%s: group %d", cp.Name, cp.Group)
+				}
+			}
+			if math.Abs(msum-g.Share) > 1e-12 {
+				t.Fatalf("%s: members sum to %v, share %v", g.Name, msum, g.Share)
+			}
+		}
+		for _, c := range w.Campaigns {
+			csum += c.Share
+		}
+		if math.Abs(gsum-1) > 1e-12 || math.Abs(csum-1) > 1e-12 {
+			t.Fatalf("groups sum to %v, campaigns to %v", gsum, csum)
+		}
+		e := w.Entitlements()
+		if err := e.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for g, gs := range e.Groups {
+			if gs.Share != w.Groups[g].Share || len(gs.Members) != len(w.Groups[g].Members) {
+				t.Fatalf("entitlements group %d: %+v", g, gs)
+			}
+		}
+	})
+}
