@@ -112,3 +112,30 @@ func BenchmarkReplayFacility(b *testing.B) {
 	}
 	reportCPU(b, cpu)
 }
+
+// Measure on the full log's exact replay: the summary `trace --policy fifo`
+// prints, from the records.
+func BenchmarkMeasureSDSC(b *testing.B) {
+	w := loadFull(b)
+	run := ReplayExact(w)
+	from, until := w.SubmitSpan()
+	iv, err := MeasureInterval(from, until, DefaultWarmup, DefaultCooldown)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Measure(w, run, iv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// ReplayExact on the full log: the replay with its records.
+func BenchmarkReplayExactSDSC(b *testing.B) {
+	w := loadFull(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		ReplayExact(w)
+	}
+}

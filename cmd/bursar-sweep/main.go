@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/urfave/cli/v2"
@@ -27,6 +28,33 @@ func newApp() *cli.App {
 			"the experiment commands sweep its knobs over seeds and draw the paper's figures.",
 		EnableBashCompletion: true,
 		Commands:             commands(),
+		Flags:                []cli.Flag{&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole command to `FILE` (go tool pprof reads it)"}},
+	}
+	var prof *os.File
+	app.Before = func(c *cli.Context) error {
+		path := c.String("cpuprofile")
+		if path == "" {
+			return nil
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile %s: %w", path, err)
+		}
+		prof = f
+		return nil
+	}
+	app.After = func(*cli.Context) error {
+		if prof == nil {
+			return nil
+		}
+		pprof.StopCPUProfile()
+		err := prof.Close()
+		prof = nil
+		return err
 	}
 	cliusage.Apply(app)
 	return app
