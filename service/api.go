@@ -186,6 +186,9 @@ func operation[I, O any](s *Service, role string, op huma.Operation, h func(cont
 		op.Security = []map[string][]string{{"bearer": {}}}
 		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
 	}
+	if role == roleCampaign && op.Method != http.MethodGet {
+		op.Errors = append(op.Errors, http.StatusTooManyRequests) // the write rate limit (tenant.go)
+	}
 	op.Errors = append(op.Errors, http.StatusServiceUnavailable)
 	huma.Register(s.api, op, h)
 }

@@ -174,6 +174,9 @@ func (s *Service) authMiddleware(ctx huma.Context, next func(huma.Context)) {
 			return
 		}
 	}
+	if !s.limitWrite(ctx, p) {
+		return
+	}
 	ctx, ok = s.strictBody(ctx)
 	if !ok {
 		return

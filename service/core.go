@@ -80,6 +80,9 @@ type campState struct {
 	// pending counts the campaign's pending requests so that the per
 	// campaign cap costs nothing to check.
 	pending int
+	// consumeT and consumeN count the consume calls taken at broker time
+	// consumeT (tenant.go); live only, not replayed.
+	consumeT, consumeN int
 }
 
 // core is the broker with the service's bookkeeping around it. Every state

@@ -126,8 +126,9 @@ func (s *Service) registerOperations() {
 		Summary: "Release one lease", Tags: []string{tagLeases}, Errors: []int{http.StatusNotFound}}, s.releaseLease)
 	operation(s, roleCampaign, huma.Operation{OperationID: "consume", Method: http.MethodPost, Path: "/v1/campaigns/{campaign}/consume",
 		Summary: "Meter io and inference", Tags: []string{tagLeases},
-		Description: "Throttle at the source: says how much of the wanted filesystem bandwidth and inference the campaign may use in the current broker second. Allowed inference is charged to its credits.",
-		Errors:      []int{http.StatusNotFound}}, s.consume)
+		Description: "Throttle at the source: says how much of the wanted filesystem bandwidth and inference the campaign may use in the current broker second. Allowed inference is charged to its credits. " +
+			"429 beyond the calls per broker second the service takes from one campaign (meter once a second, summing what you want).",
+		Errors: []int{http.StatusNotFound, http.StatusTooManyRequests}}, s.consume)
 	operation(s, roleCampaign, huma.Operation{OperationID: "list-grants", Method: http.MethodGet, Path: "/v1/campaigns/{campaign}/grants",
 		Summary: "The campaign's grants", Tags: []string{tagLeases}, Errors: []int{http.StatusNotFound}}, s.grants)
 	operation(s, roleAny, huma.Operation{OperationID: "journal", Method: http.MethodGet, Path: "/v1/journal",
@@ -434,10 +435,18 @@ const flowSlack = 1e-9
 func (s *Service) consume(ctx context.Context, in *consumeInput) (*consumeOutput, error) {
 	var out consumeOutput
 	err := s.withState(ctx, func(t *txn) error {
-		id, _, err := t.campaign(in.Campaign)
+		id, cs, err := t.campaign(in.Campaign)
 		if err != nil {
 			return err
 		}
+		if now := t.c.b.Now(); cs.consumeT != now {
+			cs.consumeT, cs.consumeN = now, 0
+		}
+		if cs.consumeN >= s.opts.MaxConsumePerTick {
+			return huma.Error429TooManyRequests(fmt.Sprintf("campaign %s has metered %d times in broker second %d, the most the service takes; "+
+				"sum what you want over the second and meter once", cs.name, cs.consumeN, cs.consumeT))
+		}
+		cs.consumeN++
 		res, err := t.apply(&op{Op: opConsume, C: int(id), IO: in.Body.IO, Inf: in.Body.Inference})
 		if err != nil {
 			return huma.Error422UnprocessableEntity(err.Error())

@@ -79,6 +79,15 @@ type Options struct {
 	// IdleTimeout closes a kept-alive connection idle this long (0:
 	// DefaultIdleTimeout).
 	IdleTimeout time.Duration
+	// WriteRate is how many writes (request, release, consume) per
+	// wall-clock second one campaign token may make, WriteBurst how many
+	// at once (0: DefaultWriteRate and twice the rate; a negative rate:
+	// unlimited). See tenant.go.
+	WriteRate  float64
+	WriteBurst int
+	// MaxConsumePerTick is how many consume calls of one campaign are
+	// taken per broker second (0: DefaultMaxConsumePerTick).
+	MaxConsumePerTick int
 	// Logger receives the service log (nil: discard).
 	Logger *slog.Logger
 }
@@ -103,6 +112,18 @@ func (o *Options) fill() error {
 	}
 	if o.MaxPending == 0 {
 		o.MaxPending = DefaultMaxPending
+	}
+	if math.IsNaN(o.WriteRate) || math.IsInf(o.WriteRate, 0) || o.WriteBurst < 0 || o.MaxConsumePerTick < 0 {
+		return fmt.Errorf("service: the write rate must be finite, and the write burst and consume limit not negative")
+	}
+	if o.WriteRate == 0 {
+		o.WriteRate = DefaultWriteRate
+	}
+	if o.WriteBurst == 0 {
+		o.WriteBurst = max(1, int(math.Ceil(2*o.WriteRate)))
+	}
+	if o.MaxConsumePerTick == 0 {
+		o.MaxConsumePerTick = DefaultMaxConsumePerTick
 	}
 	if o.IdleTimeout < 0 || o.MaxConns < 0 {
 		return fmt.Errorf("service: the idle timeout and the connection limit must not be negative")
@@ -159,6 +180,7 @@ type Service struct {
 	waits    waitBoard // long polls on requests (wait.go)
 	conns    connStats
 	limiter  atomic.Pointer[connLimiter] // set by Serve
+	writes   *writeLimits                // nil: unlimited
 	tickHook func()                      // tests: runs before each ticker tick
 
 	api     huma.API
@@ -189,7 +211,7 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{opts: opts, log: opts.Logger, adminHash: hashToken(opts.AdminToken), core: c, wal: w, report: rep,
-		failCh: make(chan struct{}), stop: make(chan struct{})}
+		failCh: make(chan struct{}), stop: make(chan struct{}), writes: newWriteLimits(opts.WriteRate, opts.WriteBurst)}
 	s.durableT.Store(int64(c.b.Now()))
 	if w != nil {
 		if rep.CutBytes > 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -141,6 +142,11 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "campaign-journal-keep", Value: service.DefaultCampaignJournalKeep, Category: "retention", Usage: "journal records per campaign the API can page through"},
 			&cli.IntFlag{Name: "grant-keep", Value: service.DefaultGrantKeep, Category: "retention", Usage: "grants per campaign the API can page through"},
 			&cli.IntFlag{Name: "max-pending", Value: service.DefaultMaxPending, Usage: "pending requests one campaign may have; more are refused with 429"},
+			&cli.Float64Flag{Name: "write-rate", Value: service.DefaultWriteRate, Category: "tenants",
+				Usage: "writes (request, release, consume) per wall-clock second one campaign token may make; more are refused with 429 (-1: unlimited)"},
+			&cli.IntFlag{Name: "write-burst", Category: "tenants", Usage: "writes one campaign token may make at once (default: twice --write-rate)"},
+			&cli.IntFlag{Name: "max-consume-per-tick", Value: service.DefaultMaxConsumePerTick, Category: "tenants",
+				Usage: "consume calls taken from one campaign per broker second; more are refused with 429, so that metering spam cannot grow the journal"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug (one line per request), info, warn or error"},
 		}, brokerFlags()...),
 		Action: runServe,
@@ -164,6 +170,15 @@ func runServe(c *cli.Context) error {
 	}
 	if n := c.Int("snapshot-every"); n == 0 || n < -1 {
 		return fmt.Errorf("--snapshot-every must be a positive number of records or -1 (never), got %d", n)
+	}
+	if r := c.Float64("write-rate"); !(r > 0 || r == -1) || math.IsInf(r, 0) {
+		return fmt.Errorf("--write-rate must be a positive number of writes per second or -1 (unlimited), got %v", r)
+	}
+	if c.Int("write-burst") < 0 {
+		return fmt.Errorf("--write-burst must not be negative, got %d", c.Int("write-burst"))
+	}
+	if c.Int("max-consume-per-tick") < 1 {
+		return fmt.Errorf("--max-consume-per-tick must be at least 1, got %d", c.Int("max-consume-per-tick"))
 	}
 	if c.Duration("idle-timeout") <= 0 {
 		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
@@ -197,6 +212,7 @@ func runServe(c *cli.Context) error {
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
 		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),
+		WriteRate: c.Float64("write-rate"), WriteBurst: c.Int("write-burst"), MaxConsumePerTick: c.Int("max-consume-per-tick"),
 	})
 	if err != nil {
 		ln.Close()
