@@ -32,6 +32,14 @@ import (
 //	max_k: 8                    # agents-arrive
 //	stay: 21600                 # agents-arrive: seconds
 //	seeds: 3                    # agents-arrive: task seeds 1 … N
+//	by: user                    # trace, budget-knobs: a campaign is a user (or group)
+//	classes: {standby: opportunistic}  # trace, budget-knobs: queue → class
+//	shares: groups              # trace, budget-knobs: groups, window, users, equal-groups, equal-users
+//	bucket: largest-job         # trace, budget-knobs: Bursar's bucket (or hours:N)
+//	restart: checkpoint:3600    # trace, budget-knobs: budget's restart (or zero)
+//	warmup: 1d                  # trace, budget-knobs: replayed, not measured
+//	cooldown: 1d                # trace, budget-knobs
+//	windows: 4x14d              # trace, budget-knobs: N windows of D days
 //
 // Decoding is as strict as a sweep config's: an unknown key (or one the
 // experiment does not take), a duplicate, a value of the wrong type or out
@@ -40,8 +48,8 @@ import (
 
 // Study experiments and the keys each takes beside the common ones.
 var studyKeys = map[string][]string{
-	"trace":         {"policies"},
-	"budget-knobs":  {"windows_days", "min_runtimes_s"},
+	"trace":         append([]string{"policies"}, traceMappingKeys...),
+	"budget-knobs":  append([]string{"windows_days", "min_runtimes_s"}, traceMappingKeys...),
 	"agents-arrive": {"policies", "modes", "max_k", "stay", "seeds"},
 }
 
@@ -75,6 +83,9 @@ type StudyConfig struct {
 	Policies         []string
 	// budget-knobs
 	WindowsDays, MinRuntimes []int
+	// Mapping is the trace mapping and measurement knobs (trace,
+	// budget-knobs).
+	Mapping TraceMapping
 	// agents-arrive
 	Modes      []string
 	MaxK, Stay *int
@@ -181,6 +192,8 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 			c.Stay, err = p.intIn(v, key, 2, math.MaxInt32)
 		case "seeds":
 			c.Seeds, err = p.intIn(v, key, 1, maxStudySeeds)
+		default:
+			err = p.traceMappingKey(&c.Mapping, key, v)
 		}
 		return err
 	})

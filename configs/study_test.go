@@ -52,7 +52,7 @@ func TestStudyConfigErrors(t *testing.T) {
 		"trace: x\n":                             "s.yaml:1: experiment: missing",
 		"experiment: trace\nexperiment: trace\n": "s.yaml:2: experiment: key given twice (first at line 1)",
 		"experiment: tarce\n":                    `s.yaml:1: experiment: "tarce" is not a trace study; did you mean "trace"?`,
-		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies)",
+		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, by, classes, shares, bucket, restart, warmup, cooldown, windows)",
 		"experiment: trace\npolices: [fifo]\n":   `s.yaml:2: polices: unknown key; did you mean "policies"?`,
 		"experiment: trace\npolicies: [fifo, fcfs]\n":            `s.yaml:2: policies[1]: unknown "fcfs"`,
 		"experiment: trace\npolicies: [fifo, fifo]\n":            `s.yaml:2: policies[1]: "fifo" is listed twice`,
@@ -123,4 +123,58 @@ func FuzzParseStudy(f *testing.F) {
 			t.Fatalf("pool %d accepted", *c.Pool)
 		}
 	})
+}
+
+// The trace mapping keys: every value read, every mistake named by line
+// and key.
+func TestStudyConfigTraceMapping(t *testing.T) {
+	c, err := ParseStudy("m.yaml", []byte("experiment: budget-knobs\nby: group\nclasses: {standby: opportunistic, \"3\": interactive}\n"+
+		"shares: window\nbucket: hours:24\nrestart: zero\nwarmup: 12h\ncooldown: 0\nwindows: 4x14d\n"))
+	require.NoError(t, err)
+	m := c.Mapping
+	assert.Equal(t, "group", m.By)
+	assert.Len(t, m.Classes, 2)
+	assert.Equal(t, "window", m.Shares)
+	assert.Equal(t, "hours:24", m.Bucket)
+	assert.Equal(t, "zero", m.Restart)
+	assert.Equal(t, int64(43200), *m.Warmup)
+	assert.Equal(t, int64(0), *m.Cooldown)
+	assert.Equal(t, WindowsSpec{N: 4, Days: 14}, *m.Windows)
+	for src, want := range map[string]string{
+		"experiment: trace\nby: users\n":              `m.yaml:2: by: "users": want user or group`,
+		"experiment: trace\nshares: group\n":          `m.yaml:2: shares: "group": want one of groups, window, users, equal-groups, equal-users; did you mean "groups"?`,
+		"experiment: trace\nbucket: hours:-1\n":       `m.yaml:2: bucket: "hours:-1": want largest-job or hours:N`,
+		"experiment: trace\nrestart: checkpoint:0\n":  `m.yaml:2: restart: "checkpoint:0": want zero or checkpoint:S`,
+		"experiment: trace\nwarmup: -1d\n":            `m.yaml:2: warmup: "-1d": want a duration`,
+		"experiment: trace\nwindows: 4x\n":            `m.yaml:2: windows: "4x": D must be a whole number of days`,
+		"experiment: trace\nclasses: {a: burst}\n":    `m.yaml:2: classes.a: unknown class "burst"`,
+		"experiment: agents-arrive\nwindows: 4x14d\n": `m.yaml:2: windows: unknown key`,
+	} {
+		_, err := ParseStudy("m.yaml", []byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want, src)
+	}
+}
+
+// ParseWindows and ParseDuration accept what the docs say and nothing
+// else.
+func TestParseWindowsAndDurations(t *testing.T) {
+	for s, want := range map[string]WindowsSpec{"4x14d": {4, 14}, "4×14d": {4, 14}, " 1x7 ": {1, 7}} {
+		got, err := ParseWindows(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "4", "0x14d", "4x0d", "4x1.5d", "x14d", "4x14h"} {
+		_, err := ParseWindows(s)
+		assert.Error(t, err, s)
+	}
+	for s, want := range map[string]int64{"0": 0, "1d": 86400, "0.5d": 43200, "12h": 43200, "30m": 1800, "90s": 90, "3600": 3600} {
+		got, err := ParseDuration(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "-1", "1.5", "d", "1w", "NaN", "1e30d"} {
+		_, err := ParseDuration(s)
+		assert.Error(t, err, s)
+	}
 }

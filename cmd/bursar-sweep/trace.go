@@ -68,21 +68,78 @@ func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
 	return flags
 }
 
-// parseWindow reads --window START:END.
-func parseWindow(s string) (from, until int64, err error) {
+// parseWindow reads --window START:END in seconds or days after the
+// log's start (252d:280d); dates need the log's header (parseWindowAt).
+func parseWindow(s string) (from, until int64, err error) { return parseWindowAt(s, nil) }
+
+// parseWindowAt reads --window START:END: each end whole seconds after
+// the log's start (21772800), days after it (252d, 252.5d), or a date
+// (1998-12-01) at midnight in the log's time zone (its header's
+// TimeZoneString, else its TimeZone offset; h nil: dates refused). END
+// may be empty: to the log's end.
+func parseWindowAt(s string, h *swf.Header) (from, until int64, err error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
-		return 0, 0, fmt.Errorf("--window %q: want START:END in seconds, e.g. 0:2419200", s)
+		return 0, 0, fmt.Errorf("--window %q: want START:END in seconds, days or dates after the log's start, e.g. 21772800:24192000, 252d:280d or 1998-12-01:1998-12-29", s)
 	}
-	if from, err = strconv.ParseInt(strings.TrimSpace(a), 10, 64); err != nil || from < 0 {
-		return 0, 0, fmt.Errorf("--window %q: START must be a whole number of seconds ≥ 0", s)
+	if from, err = windowEnd(strings.TrimSpace(a), h); err != nil || from < 0 {
+		return 0, 0, fmt.Errorf("--window %q: START: %v", s, orNegative(err))
 	}
 	if strings.TrimSpace(b) != "" {
-		if until, err = strconv.ParseInt(strings.TrimSpace(b), 10, 64); err != nil || until <= from {
-			return 0, 0, fmt.Errorf("--window %q: END must be a whole number of seconds after START", s)
+		if until, err = windowEnd(strings.TrimSpace(b), h); err != nil || until <= from {
+			return 0, 0, fmt.Errorf("--window %q: END must be a whole number of seconds (or days, or a date) after START%s", s, errSuffix(err))
 		}
 	}
 	return from, until, nil
+}
+
+func orNegative(err error) error {
+	if err == nil {
+		return fmt.Errorf("before the log's start")
+	}
+	return err
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
+}
+
+// windowEnd reads one end of --window.
+func windowEnd(s string, h *swf.Header) (int64, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		x, err := strconv.ParseFloat(d, 64)
+		if err != nil || x < 0 || x > 1e6 || x*86400 != math.Trunc(x*86400) {
+			return 0, fmt.Errorf("%q: want days ≥ 0 such as 252d", s)
+		}
+		return int64(x * 86400), nil
+	}
+	if strings.Count(s, "-") == 2 && len(s) == 10 {
+		if h == nil {
+			return 0, fmt.Errorf("%q: a date needs the log's header; give seconds or days here", s)
+		}
+		if h.UnixStartTime <= 0 {
+			return 0, fmt.Errorf("%q: the log's header has no UnixStartTime; give seconds or days", s)
+		}
+		loc := time.UTC
+		if l, err := time.LoadLocation(h.TimeZoneString); h.TimeZoneString != "" && err == nil {
+			loc = l
+		} else if h.HasTimeZone {
+			loc = time.FixedZone("log", int(h.TimeZone))
+		}
+		t, err := time.ParseInLocation("2006-01-02", s, loc)
+		if err != nil {
+			return 0, fmt.Errorf("%q: not a date YYYY-MM-DD", s)
+		}
+		return t.Unix() - h.UnixStartTime, nil
+	}
+	x, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want whole seconds, days (252d) or a date (YYYY-MM-DD)", s)
+	}
+	return x, nil
 }
 
 // studyDistHelp is the help text of a trace study's --config, --shard and
