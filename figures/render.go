@@ -427,7 +427,12 @@ func drawPanels(c draw.Canvas, tr func(string) string, title string, panels ...*
 // format f: the layout the trace studies share, on the same canvases,
 // fonts and failure handling as the paper's figures.
 func WriteGrid(path string, f Format, w, h vg.Length, grid [][]*plot.Plot) error {
-	return render("grid", path, f, w, h, func(c draw.Canvas, _ func(string) string) {
+	return render("grid", path, f, w, h, func(c draw.Canvas, _ func(string) string) { drawGrid(c, grid) })
+}
+
+// drawGrid aligns and draws the plots of grid on c.
+func drawGrid(c draw.Canvas, grid [][]*plot.Plot) {
+	{
 		rows := len(grid)
 		cols := 0
 		for _, row := range grid {
@@ -448,5 +453,5 @@ func WriteGrid(path string, f Format, w, h vg.Length, grid [][]*plot.Plot) error
 				}
 			}
 		}
-	})
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -57,115 +59,353 @@ func newPanel(title, x, y string) *plot.Plot {
 	return p
 }
 
-// bars is a bar panel of one value per policy.
-func bars(title, y string, names []string, vals []float64) (*plot.Plot, error) {
+// specLabels are the specs' labels, a horizon mark ("†") on every spec
+// with a replay that stopped at its horizon (docs/studies.md §4.3).
+func specLabels(s Summary) (labels []string, anyStopped bool) {
+	nw := len(s.Study.Windows)
+	for si, sp := range s.Study.Specs {
+		l := sp.Policy
+		if sp.WindowDays > 0 {
+			l = fmt.Sprintf("W %dd m %s", sp.WindowDays, fmtDur(sp.MinRuntime))
+		}
+		for k := range nw {
+			if !s.Runs[si*nw+k].Summary.Converged {
+				l += " †"
+				anyStopped = true
+				break
+			}
+		}
+		labels = append(labels, l)
+	}
+	return labels, anyStopped
+}
+
+// ivBars is a bar panel of one estimate per spec with its 95 % interval
+// over windows as an error bar; log y when the positive values span more
+// than a decade and a half (a zero is then drawn at the axis' floor and
+// labelled).
+func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*plot.Plot, error) {
 	p := newPanel(title, "", y)
-	xs := make(plotter.Values, len(vals))
-	for i, v := range vals {
+	vals := make(plotter.Values, len(ivs))
+	lo, hi := math.Inf(1), 0.0
+	for i, iv := range ivs {
+		v := iv.Mean * scale
 		if math.IsNaN(v) {
 			v = 0
 		}
-		xs[i] = v
+		vals[i] = v
+		top := v
+		if !math.IsNaN(iv.Hi) {
+			top = iv.Hi * scale
+		}
+		hi = max(hi, top)
+		if v > 0 {
+			lo = min(lo, v)
+		}
 	}
-	b, err := plotter.NewBarChart(xs, vg.Points(14))
+	logY := hi > 0 && lo < math.Inf(1) && hi/lo > 30
+	floor := 0.0
+	if logY {
+		floor = math.Pow(10, math.Floor(math.Log10(lo))-0.3)
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = y + " (log scale)"
+		for i := range vals {
+			vals[i] = max(vals[i], floor)
+		}
+	}
+	b, err := plotter.NewBarChart(vals, vg.Points(14))
 	if err != nil {
 		return nil, err
 	}
 	b.Color = palette[1]
 	b.LineStyle.Width = 0
 	p.Add(b)
+	for i, iv := range ivs {
+		if math.IsNaN(iv.Lo) {
+			continue
+		}
+		l, h := max(iv.Lo*scale, floor), iv.Hi*scale
+		if logY && l <= 0 {
+			l = floor
+		}
+		seg, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: l}, {X: float64(i), Y: h}})
+		if err != nil {
+			return nil, err
+		}
+		seg.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
+		p.Add(seg)
+	}
 	p.NominalX(names...)
-	p.Y.Min = 0
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	if logY {
+		p.Y.Min, p.Y.Max = floor, hi*2
+	} else {
+		p.Y.Min, p.Y.Max = 0, max(hi*1.08, 1e-9)
+	}
 	return p, nil
 }
 
-// WriteTraceFigure draws fig_trace: the CDF of bounded slowdown per policy
-// (log x), and mean wait, utilization and Jain's index per policy.
-func WriteTraceFigure(path string, f figures.Format, traceName string, rs []Result) error {
-	cdf := newPanel("Bounded slowdown CDF — "+shortName(traceName), "bounded slowdown (τ = 10 s, log scale)", "fraction of jobs ≤ x")
+// countBars is the served, denied and unfinished jobs per spec, summed
+// over the windows, as stacked bars (every job counted, §4.1).
+func countBars(s Summary, names []string) (*plot.Plot, error) {
+	p := newPanel("Every job counted (summed over windows)", "", "jobs")
+	nw := len(s.Study.Windows)
+	var served, denied, unfinished plotter.Values
+	total := 0.0
+	for si := range s.Study.Specs {
+		var a, b, c float64
+		for k := range nw {
+			r := &s.Runs[si*nw+k]
+			a += float64(r.Summary.Served)
+			b += float64(r.Summary.Denied)
+			c += float64(r.Summary.Unfinished)
+		}
+		served, denied, unfinished = append(served, a), append(denied, b), append(unfinished, c)
+		total = max(total, a+b+c)
+	}
+	colors := []color.Color{palette[4], palette[2], palette[3]}
+	var prev *plotter.BarChart
+	for i, v := range []plotter.Values{served, denied, unfinished} {
+		b, err := plotter.NewBarChart(v, vg.Points(14))
+		if err != nil {
+			return nil, err
+		}
+		b.Color = colors[i]
+		b.LineStyle.Width = 0
+		if prev != nil {
+			b.StackOn(prev)
+		}
+		prev = b
+		p.Add(b)
+		p.Legend.Add([]string{"served", "denied", "unfinished"}[i], b)
+	}
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	// Room above the bars for the legend, so that it covers no bar.
+	p.Y.Min, p.Y.Max = 0, total*1.45
+	p.Legend.Top = true
+	return p, nil
+}
+
+// groupedUtil is useful, lost and idle-while-waiting per spec, as
+// fractions of pool × the measured interval, grouped bars with their
+// intervals.
+func groupedUtil(names []string, ests []Estimates) (*plot.Plot, error) {
+	p := newPanel("One interval: GPU time", "", "fraction of pool × measured interval")
+	keys := []string{"useful_utilization", "lost_utilization", "idle_while_waiting"}
+	labels := []string{"useful", "lost", "idle while a job would fit"}
+	colors := []color.Color{palette[4], palette[2], palette[6]}
+	w := vg.Points(7)
+	top := 0.0
+	for g, key := range keys {
+		m := -1
+		for i := range Metrics {
+			if Metrics[i].Key == key {
+				m = i
+			}
+		}
+		vals := make(plotter.Values, len(ests))
+		for i, e := range ests {
+			vals[i] = max(0, nanTo0(e.Intervals[m].Mean))
+			top = max(top, vals[i], nanTo0(e.Intervals[m].Hi))
+		}
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, err
+		}
+		b.Color = colors[g]
+		b.LineStyle.Width = 0
+		b.Offset = vg.Length(g-1) * w
+		p.Add(b)
+		p.Legend.Add(labels[g], b)
+	}
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = math.Pi / 6
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.Y.Min, p.Y.Max = 0, max(1, top)*1.4
+	p.Legend.Top = true
+	return p, nil
+}
+
+func nanTo0(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
+}
+
+// intervalsOf is every spec's interval of the metric key.
+func intervalsOf(ests []Estimates, key string) []Interval {
+	out := make([]Interval, len(ests))
+	for i := range Metrics {
+		if Metrics[i].Key == key {
+			for k, e := range ests {
+				out[k] = e.Intervals[i]
+			}
+		}
+	}
+	return out
+}
+
+// WriteTraceFigure draws fig_trace: the CDF of bounded slowdown over every
+// measured job of every window (denied jobs at +∞, so each curve tops
+// out at the fraction not denied), the served / denied / unfinished
+// counts, the mean wait with its interval over windows, and useful, lost
+// and idle-while-waiting GPU time over one interval. "†" marks a policy
+// with a replay that stopped at its horizon: its numbers are lower
+// bounds.
+func WriteTraceFigure(path string, f figures.Format, s Summary) error {
+	st := s.Study
+	nw := len(st.Windows)
+	names, stopped := specLabels(s)
+	ests := Estimate(st, s.Runs, -1)
+	sub := shortName(s.Trace.Name)
+	if nw > 1 {
+		sub += fmt.Sprintf(", %d windows of %s days", nw, fmtDay(st.Windows[0].Until-st.Windows[0].From))
+	}
+	cdf := newPanel("Bounded slowdown CDF, all measured jobs", "bounded slowdown (τ = 10 s, log scale)", "fraction of jobs ≤ x")
 	cdf.X.Scale = plot.LogScale{}
 	cdf.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	cdf.X.Min = 1
 	maxX := 10.0
-	names := make([]string, len(rs))
-	wait, util, jain := make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs))
-	for i, r := range rs {
-		names[i] = r.Policy
-		wait[i] = r.All.MeanWait / 3600
-		util[i] = r.Utilization
-		jain[i] = r.Jain
-		if len(r.BSLD) == 0 {
+	for si := range st.Specs {
+		var xs []float64
+		for k := range nw {
+			xs = append(xs, s.Runs[si*nw+k].Summary.BSLD...)
+		}
+		if len(xs) == 0 {
 			continue
 		}
-		// The step CDF, thinned to at most ~400 points: one per distinct
-		// value where they are few, a quantile grid otherwise.
-		n := len(r.BSLD)
+		slices.Sort(xs)
+		n := len(xs)
 		var pts plotter.XYs
 		step := max(1, n/400)
+		last := -1
 		for k := 0; k < n; k += step {
-			pts = append(pts, plotter.XY{X: r.BSLD[k], Y: float64(k+1) / float64(n)})
+			if math.IsInf(xs[k], 1) {
+				break
+			}
+			pts = append(pts, plotter.XY{X: xs[k], Y: float64(k+1) / float64(n)})
+			last = k
 		}
-		pts = append(pts, plotter.XY{X: r.BSLD[n-1], Y: 1})
-		maxX = max(maxX, r.BSLD[n-1])
+		// The last finite job, exactly: the curve's top is the fraction
+		// not denied.
+		fin := sort.SearchFloat64s(xs, math.Inf(1))
+		if fin > 0 && fin-1 != last {
+			pts = append(pts, plotter.XY{X: xs[fin-1], Y: float64(fin) / float64(n)})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		maxX = max(maxX, pts[len(pts)-1].X)
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return err
 		}
-		l.LineStyle = lineStyle(i)
+		l.LineStyle = lineStyle(si)
 		cdf.Add(l)
-		cdf.Legend.Add(r.Policy, l)
+		cdf.Legend.Add(names[si], l)
 	}
-	cdf.X.Max = maxX * 1.2
-	cdf.Y.Min, cdf.Y.Max = 0, 1
-	// Bottom right, inside the axes: the CDFs leave that corner empty.
-	cdf.Legend.Top = false
-	cdf.Legend.Left = false
-	cdf.Legend.XOffs = -vg.Points(80)
-	cdf.Legend.YOffs = vg.Points(44)
-	pw, err := bars("Mean wait", "hours", names, wait)
+	cdf.X.Max = maxX * 1.5
+	// The legend sits in a band above the curves (y beyond 1), so it
+	// covers none of them.
+	cdf.Y.Min, cdf.Y.Max = 0, 1.0+0.09*float64(len(st.Specs))
+	cdf.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"},
+		{Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
+	cdf.Legend.Top = true
+	cdf.Legend.Left = true
+	cdf.Legend.XOffs = vg.Points(6)
+	counts, err := countBars(s, names)
 	if err != nil {
 		return err
 	}
-	pu, err := bars("Utilization (useful work)", "fraction of pool × makespan", names, util)
+	pw, err := ivBars("Mean wait (censored waits included)", "hours", names, intervalsOf(ests, "mean_wait"), 1.0/3600)
 	if err != nil {
 		return err
 	}
-	pj, err := bars("Jain's index of usage ÷ fair allocation", "index (1 = fair)", names, jain)
+	pu, err := groupedUtil(names, ests)
 	if err != nil {
 		return err
 	}
-	pu.Y.Max, pj.Y.Max = 1, 1
-	return render(path, f, 10*vg.Inch, 7.5*vg.Inch, 2, 2, []*plot.Plot{cdf, pw, pu, pj})
+	title := "Each policy on " + sub
+	if nw > 1 {
+		title += " (bars: means over windows, lines: 95 % intervals)"
+	}
+	if stopped {
+		title += "; † = a replay stopped at its horizon: lower bounds"
+	}
+	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 8.5*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}})
 }
 
-// WriteBudgetKnobsFigure draws fig_budget_knobs: Jain's index, mean wait
-// and lost work against W, one line per minimum runtime m.
-func WriteBudgetKnobsFigure(path string, f figures.Format, traceName string, rs []Result) error {
-	pj := newPanel("Fairness — "+shortName(traceName), "budget window W (days)", "Jain's index")
+// WriteBudgetKnobsFigure draws fig_budget_knobs: mean wait, lost GPU time
+// and unfinished jobs against the window W, one line per minimum runtime
+// m, with 95 % intervals over windows; "†" marks a cell with a replay
+// that stopped at its horizon.
+func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
+	st := s.Study
+	nw := len(st.Windows)
+	ests := Estimate(st, s.Runs, -1)
 	pw := newPanel("Mean wait", "budget window W (days)", "hours")
-	pl := newPanel("Work lost to preemption", "budget window W (days)", "GPU-hours")
+	pl := newPanel("Work lost to preemption", "budget window W (days)", "fraction of pool × measured interval")
+	pu := newPanel("Unfinished at the horizon (summed over windows)", "budget window W (days)", "jobs")
 	var mins []int
-	for _, r := range rs {
-		if !containsInt(mins, r.MinRuntime) {
-			mins = append(mins, r.MinRuntime)
+	for _, sp := range st.Specs {
+		if !containsInt(mins, sp.MinRuntime) {
+			mins = append(mins, sp.MinRuntime)
 		}
 	}
+	stopped := false
+	tops := [3]float64{}
 	for i, m := range mins {
-		var j, w, l plotter.XYs
-		for _, r := range rs {
-			if r.MinRuntime != m {
+		var xw, xl, xu plotter.XYs
+		var marks plotter.XYs
+		for si, sp := range st.Specs {
+			if sp.MinRuntime != m {
 				continue
 			}
-			x := float64(r.WindowDays)
-			j = append(j, plotter.XY{X: x, Y: r.Jain})
-			w = append(w, plotter.XY{X: x, Y: r.All.MeanWait / 3600})
-			l = append(l, plotter.XY{X: x, Y: float64(r.LostGPUSeconds) / 3600})
+			x := float64(sp.WindowDays)
+			e := ests[si]
+			mw, ml := intervalsOf([]Estimates{e}, "mean_wait")[0], intervalsOf([]Estimates{e}, "lost_utilization")[0]
+			var unf float64
+			conv := true
+			for k := range nw {
+				unf += float64(s.Runs[si*nw+k].Summary.Unfinished)
+				conv = conv && s.Runs[si*nw+k].Summary.Converged
+			}
+			xw = append(xw, plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
+			xl = append(xl, plotter.XY{X: x, Y: nanTo0(ml.Mean)})
+			xu = append(xu, plotter.XY{X: x, Y: unf})
+			tops[0] = max(tops[0], nanTo0(mw.Hi)/3600, nanTo0(mw.Mean)/3600)
+			tops[1] = max(tops[1], nanTo0(ml.Hi), nanTo0(ml.Mean))
+			tops[2] = max(tops[2], unf)
+			if !conv {
+				stopped = true
+				marks = append(marks, plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
+			}
+			for _, bar := range []struct {
+				p     *plot.Plot
+				iv    Interval
+				scale float64
+			}{{pw, mw, 1.0 / 3600}, {pl, ml, 1}} {
+				if math.IsNaN(bar.iv.Lo) {
+					continue
+				}
+				seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: max(0, bar.iv.Lo*bar.scale)}, {X: x, Y: bar.iv.Hi * bar.scale}})
+				if err != nil {
+					return err
+				}
+				seg.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1)}
+				bar.p.Add(seg)
+			}
 		}
 		label := fmt.Sprintf("m = %s", fmtDur(m))
-		for _, pp := range []struct {
+		for k, pp := range []struct {
 			p   *plot.Plot
 			xys plotter.XYs
-		}{{pj, j}, {pw, w}, {pl, l}} {
+		}{{pw, xw}, {pl, xl}, {pu, xu}} {
 			ln, sc, err := plotter.NewLinePoints(pp.xys)
 			if err != nil {
 				return err
@@ -174,17 +414,47 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, traceName string, rs 
 			sc.Color = palette[i%len(palette)]
 			sc.Shape = draw.CircleGlyph{}
 			pp.p.Add(ln, sc)
-			if pp.p == pl {
+			if k == 0 {
 				pp.p.Legend.Add(label, ln, sc)
 			}
 		}
+		if len(marks) > 0 {
+			sc, err := plotter.NewScatter(marks)
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+			pw.Add(sc)
+		}
 	}
-	for _, p := range []*plot.Plot{pj, pw, pl} {
-		p.Y.Min = 0
-		p.X.Tick.Marker = plot.ConstantTicks{{Value: 1, Label: "1"}, {Value: 3, Label: "3"}, {Value: 7, Label: "7"}, {Value: 14, Label: "14"}}
+	var ticks plot.ConstantTicks
+	var ws []int
+	for _, sp := range st.Specs {
+		if !containsInt(ws, sp.WindowDays) {
+			ws = append(ws, sp.WindowDays)
+			ticks = append(ticks, plot.Tick{Value: float64(sp.WindowDays), Label: fmt.Sprint(sp.WindowDays)})
+		}
 	}
-	pl.Legend.Top = true
-	return render(path, f, 12*vg.Inch, 4*vg.Inch, 1, 3, []*plot.Plot{pj, pw, pl})
+	for k, p := range []*plot.Plot{pw, pl, pu} {
+		p.X.Tick.Marker = ticks
+		p.Y.Min, p.Y.Max = 0, max(tops[k]*1.15, 1e-9)
+		if k == 0 {
+			// Room above the lines for the legend.
+			p.Y.Max = max(tops[k]*(1.2+0.12*float64(len(mins))), 1e-9)
+		}
+		if len(ws) > 0 {
+			p.X.Min, p.X.Max = float64(slices.Min(ws))-0.5, float64(slices.Max(ws))+0.5
+		}
+	}
+	pw.Legend.Top = true
+	title := "Budget policy: lookback window W × minimum runtime m on " + shortName(s.Trace.Name)
+	if nw > 1 {
+		title += fmt.Sprintf(", %d windows of %s days (lines: 95 %% intervals)", nw, fmtDay(st.Windows[0].Until-st.Windows[0].From))
+	}
+	if stopped {
+		title += "; × = a replay stopped at its horizon: lower bounds"
+	}
+	return figures.WriteTitledGrid(path, f, 13*vg.Inch, 4.8*vg.Inch, title, [][]*plot.Plot{{pw, pl, pu}})
 }
 
 func containsInt(xs []int, x int) bool {

@@ -44,23 +44,57 @@ func Info(w *trace.Workload, name string, from, until int64) TraceInfo {
 
 // Summary is summary.json.
 type Summary struct {
-	Experiment string    `json:"experiment"`
-	Trace      TraceInfo `json:"trace"`
-	Runs       []Result  `json:"runs"`
+	Experiment string
+	Trace      TraceInfo
+	Study      *Study
+	Warmup     int64
+	Cooldown   int64
+	Runs       []Result
 }
 
-// marshal writes summary.json with NaN as null (a class that ran no job
-// has NaN statistics).
+// marshal writes summary.json: the trace, the windows, every run's
+// metrics and each spec's estimates over the windows, NaN as null.
 func marshal(s Summary) ([]byte, error) {
+	st := s.Study
 	runs := make([]any, len(s.Runs))
-	for i, r := range s.Runs {
-		runs[i] = resultMap(r)
+	for i := range s.Runs {
+		runs[i] = resultMap(&s.Runs[i])
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "runs": runs}, "", "  ")
+	wins := make([]any, len(st.Windows))
+	for k, w := range st.Windows {
+		wins[k] = map[string]any{"index": w.Index, "from": w.From, "until": w.Until, "measure_from": w.MeasureFrom,
+			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs)}
+	}
+	var ests []any
+	for _, e := range Estimate(st, s.Runs, Reference(st.Specs)) {
+		sp := st.Specs[e.Spec]
+		m := map[string]any{"label": e.Label, "policy": sp.Policy, "windows": len(st.Windows), "metrics": intervalsMap(e.Intervals)}
+		if sp.WindowDays > 0 {
+			m["window_days"], m["min_runtime_s"] = sp.WindowDays, sp.MinRuntime
+		}
+		if e.Versus != "" {
+			m["versus"], m["paired_difference"] = e.Versus, intervalsMap(e.Diffs)
+		}
+		ests = append(ests, m)
+	}
+	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "windows": wins,
+		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+func intervalsMap(ivs []Interval) map[string]any {
+	m := map[string]any{}
+	for i, iv := range ivs {
+		e := map[string]any{"mean": num(iv.Mean), "lo": num(iv.Lo), "hi": num(iv.Hi), "n": iv.N}
+		if iv.Lower {
+			e["lower_bound"] = true
+		}
+		m[Metrics[i].Key] = e
+	}
+	return m
 }
 
 func num(x float64) any {
@@ -71,19 +105,38 @@ func num(x float64) any {
 }
 
 func statsMap(s trace.Stats) map[string]any {
-	return map[string]any{"jobs": s.Jobs, "mean_wait": num(s.MeanWait), "p50_wait": num(s.P50Wait), "p95_wait": num(s.P95Wait),
-		"mean_bsld": num(s.MeanBSLD), "p95_bsld": num(s.P95BSLD)}
+	m := map[string]any{"jobs": s.Jobs, "denied": s.Denied, "censored": s.Censored, "mean_wait": num(s.MeanWait),
+		"p50_wait": num(s.P50Wait), "p95_wait": num(s.P95Wait), "mean_bsld": num(s.MeanBSLD), "p95_bsld": num(s.P95BSLD)}
+	var lower []string
+	for _, l := range []struct {
+		k string
+		b bool
+	}{{"mean_wait", s.MeanWaitLower}, {"p50_wait", s.P50WaitLower}, {"p95_wait", s.P95WaitLower},
+		{"mean_bsld", s.MeanBSLDLower}, {"p95_bsld", s.P95BSLDLower}} {
+		if l.b {
+			lower = append(lower, l.k)
+		}
+	}
+	if lower != nil {
+		m["lower_bounds"] = lower
+	}
+	return m
 }
 
-func resultMap(r Result) map[string]any {
-	m := map[string]any{
-		"policy": r.Policy, "jobs": r.Jobs, "unserved": r.Unserved, "unfinished": r.Unfinished, "preemptions": r.Preemptions,
-		"lost_gpu_seconds": r.LostGPUSeconds, "all": statsMap(r.All), "utilization": num(r.Utilization),
-		"held_utilization": num(r.HeldUtil), "jain": num(r.Jain), "makespan": r.Makespan, "ticks": r.Ticks,
+func resultMap(r *Result) map[string]any {
+	m := map[string]any{"policy": r.Policy, "window": r.Window, "from": r.From, "until": r.Until, "ticks": r.Ticks,
+		"all": statsMap(r.Summary.All), "log": statsMap(r.Summary.Log), "log_sim": statsMap(r.Summary.LogSim)}
+	for i := range Metrics {
+		mt := &Metrics[i]
+		if mt.Key == "converged" {
+			m[mt.Key] = r.Summary.Converged
+			continue
+		}
+		m[mt.Key] = num(mt.Get(r))
 	}
 	bc := map[string]any{}
-	for k, s := range r.ByClass {
-		bc[k] = statsMap(s)
+	for k, c := range trace.Classes {
+		bc[c.String()] = statsMap(r.Summary.ByClass[k])
 	}
 	m["by_class"] = bc
 	if r.WindowDays > 0 {
@@ -93,9 +146,14 @@ func resultMap(r Result) map[string]any {
 	return m
 }
 
-// csvHeader is runs.csv's columns.
-var csvHeader = []string{"experiment", "policy", "window_days", "min_runtime_s", "jobs", "unserved", "unfinished", "preemptions", "lost_gpu_seconds",
-	"mean_wait", "p50_wait", "p95_wait", "mean_bsld", "p95_bsld", "utilization", "held_utilization", "jain", "makespan", "ticks"}
+// csvHeader is runs.csv's columns: the run's identity, then Metrics.
+func csvHeader() []string {
+	h := []string{"experiment", "policy", "window_days", "min_runtime_s", "window", "from", "until"}
+	for i := range Metrics {
+		h = append(h, Metrics[i].Key)
+	}
+	return append(h, "ticks")
+}
 
 func cell(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -107,18 +165,20 @@ func cell(x float64) string {
 func writeCSV(path, experiment string, rs []Result) error {
 	return atomicfile.WriteFunc(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
-		if err := cw.Write(csvHeader); err != nil {
+		if err := cw.Write(csvHeader()); err != nil {
 			return err
 		}
-		for _, r := range rs {
+		for i := range rs {
+			r := &rs[i]
 			wd, mr := "", ""
 			if r.WindowDays > 0 {
 				wd, mr = strconv.Itoa(r.WindowDays), strconv.Itoa(r.MinRuntime)
 			}
-			row := []string{experiment, r.Policy, wd, mr, strconv.Itoa(r.Jobs), strconv.Itoa(r.Unserved), strconv.Itoa(r.Unfinished), strconv.Itoa(r.Preemptions),
-				strconv.FormatInt(r.LostGPUSeconds, 10), cell(r.All.MeanWait), cell(r.All.P50Wait), cell(r.All.P95Wait),
-				cell(r.All.MeanBSLD), cell(r.All.P95BSLD), cell(r.Utilization), cell(r.HeldUtil), cell(r.Jain),
-				strconv.FormatInt(r.Makespan, 10), strconv.FormatInt(r.Ticks, 10)}
+			row := []string{experiment, r.Policy, wd, mr, strconv.Itoa(r.Window), strconv.FormatInt(r.From, 10), strconv.FormatInt(r.Until, 10)}
+			for k := range Metrics {
+				row = append(row, cell(Metrics[k].Get(r)))
+			}
+			row = append(row, strconv.FormatInt(r.Ticks, 10))
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -130,23 +190,23 @@ func writeCSV(path, experiment string, rs []Result) error {
 
 // Write writes summary.json, runs.csv and the experiment's figure into
 // out and returns the files written, relative to out.
-func Write(out, experiment string, f figures.Format, info TraceInfo, rs []Result) ([]string, error) {
-	b, err := marshal(Summary{Experiment: experiment, Trace: info, Runs: rs})
+func Write(out string, s Summary, f figures.Format) ([]string, error) {
+	b, err := marshal(s)
 	if err != nil {
 		return nil, err
 	}
 	if err := atomicfile.Write(filepath.Join(out, "summary.json"), b); err != nil {
 		return nil, err
 	}
-	if err := writeCSV(filepath.Join(out, "runs.csv"), experiment, rs); err != nil {
+	if err := writeCSV(filepath.Join(out, "runs.csv"), s.Experiment, s.Runs); err != nil {
 		return nil, err
 	}
 	fig := "fig_trace." + string(f)
-	if experiment == "budget-knobs" {
+	if s.Experiment == "budget-knobs" {
 		fig = "fig_budget_knobs." + string(f)
-		err = WriteBudgetKnobsFigure(filepath.Join(out, fig), f, info.Name, rs)
+		err = WriteBudgetKnobsFigure(filepath.Join(out, fig), f, s)
 	} else {
-		err = WriteTraceFigure(filepath.Join(out, fig), f, info.Name, rs)
+		err = WriteTraceFigure(filepath.Join(out, fig), f, s)
 	}
 	if err != nil {
 		return nil, err
@@ -154,21 +214,113 @@ func Write(out, experiment string, f figures.Format, info TraceInfo, rs []Result
 	return []string{"summary.json", "runs.csv", fig}, nil
 }
 
-// PrintTable prints one row per run.
-func PrintTable(w io.Writer, experiment string, rs []Result) error {
+// PrintTable prints one row per spec: the counts summed over the windows,
+// then each estimate as its mean over the windows ± the half-width of its
+// 95 % interval ("≥" where an unfinished job's censored wait makes it a
+// lower bound), a percentile over fewer than 200 jobs with its n, the
+// windows that converged, and the paired difference of the mean wait
+// from the reference spec.
+func PrintTable(w io.Writer, s Summary) error {
+	st, rs := s.Study, s.Runs
+	nw := len(st.Windows)
+	ref := Reference(st.Specs)
+	ests := Estimate(st, rs, ref)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if experiment == "budget-knobs" {
-		fmt.Fprintln(tw, "W (d)\tm\tunfinished\tmean wait (s)\tp95 wait (s)\tmean bsld\tJain\tpreemptions\tlost (GPU-h)\t")
-	} else {
-		fmt.Fprintln(tw, "policy\tjobs\tunserved\tunfinished\tmean wait (s)\tp95 wait (s)\tmean bsld\tp95 bsld\tutil\tJain\tpreemptions\tlost (GPU-h)\t")
+	head := "policy\t"
+	if s.Experiment == "budget-knobs" {
+		head = "W (d)\tm\t"
 	}
-	for _, r := range rs {
-		lost := float64(r.LostGPUSeconds) / 3600
-		if experiment == "budget-knobs" {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%.0f\t\n", r.WindowDays, fmtDur(r.MinRuntime), r.Unfinished, r.All.MeanWait, r.All.P95Wait, r.All.MeanBSLD, r.Jain, r.Preemptions, lost)
-			continue
+	vs := ""
+	if ref >= 0 {
+		vs = "Δ mean wait vs " + st.Specs[ref].Label() + " (h)\t"
+	}
+	fmt.Fprintln(tw, head+"served\tdenied\tunfinished\tserved work\tmean wait (h)\tp95 wait (h)\tmean bsld\t"+
+		"useful\tlost\tidle while waiting\tpreemptions\tconverged\t"+vs)
+	at := func(e Estimates, key string) Interval {
+		for i := range Metrics {
+			if Metrics[i].Key == key {
+				return e.Intervals[i]
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%d\t%.0f\t\n", r.Policy, r.Jobs, r.Unserved, r.Unfinished, r.All.MeanWait, r.All.P95Wait, r.All.MeanBSLD, r.All.P95BSLD, r.Utilization, r.Jain, r.Preemptions, lost)
+		panic("no metric " + key)
 	}
-	return tw.Flush()
+	diff := func(e Estimates, key string) Interval {
+		for i := range Metrics {
+			if Metrics[i].Key == key {
+				return e.Diffs[i]
+			}
+		}
+		panic("no metric " + key)
+	}
+	for si, e := range ests {
+		sp := st.Specs[si]
+		var served, denied, unfinished, conv int
+		for k := range nw {
+			r := &rs[si*nw+k]
+			served += r.Summary.Served
+			denied += r.Summary.Denied
+			unfinished += r.Summary.Unfinished
+			if r.Summary.Converged {
+				conv++
+			}
+		}
+		row := sp.Policy + "\t"
+		if s.Experiment == "budget-knobs" {
+			row = fmt.Sprintf("%d\t%s\t", sp.WindowDays, fmtDur(sp.MinRuntime))
+		}
+		p95 := fmtIv(at(e, "p95_wait"), 1.0/3600, 1)
+		if e.MinP95Jobs < 200 {
+			p95 += fmt.Sprintf(" (n=%d)", e.MinP95Jobs)
+		}
+		row += fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t",
+			served, denied, unfinished, fmtIv(at(e, "served_work"), 1, 3), fmtIv(at(e, "mean_wait"), 1.0/3600, 1), p95,
+			fmtIv(at(e, "mean_bsld"), 1, 1), fmtIv(at(e, "useful_utilization"), 1, 3), fmtIv(at(e, "lost_utilization"), 1, 3),
+			fmtIv(at(e, "idle_while_waiting"), 1, 3), fmtIv(at(e, "preemptions"), 1, 0), conv, nw)
+		if ref >= 0 {
+			if si == ref {
+				row += "—\t"
+			} else {
+				row += fmtDiff(diff(e, "mean_wait"), 1.0/3600, 1) + "\t"
+			}
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if nw > 1 {
+		fmt.Fprintf(w, "Means over %d windows ± the half-width of a 95 %% t interval; counts summed over the windows; Δ is the paired difference, window by window.\n", nw)
+	}
+	return nil
+}
+
+// fmtIv writes an interval's mean (× scale) with the half-width of its
+// interval where there is one, "≥" before a lower bound.
+func fmtIv(iv Interval, scale float64, prec int) string {
+	if math.IsNaN(iv.Mean) {
+		return "–"
+	}
+	s := strconv.FormatFloat(iv.Mean*scale, 'f', prec, 64)
+	if iv.Lower {
+		s = "≥" + s
+	}
+	if !math.IsNaN(iv.Hi) {
+		s += " ± " + strconv.FormatFloat((iv.Hi-iv.Mean)*scale, 'f', prec, 64)
+	}
+	return s
+}
+
+// fmtDiff writes a paired difference with its interval [lo, hi].
+func fmtDiff(iv Interval, scale float64, prec int) string {
+	if math.IsNaN(iv.Mean) {
+		return "–"
+	}
+	s := strconv.FormatFloat(iv.Mean*scale, 'f', prec, 64)
+	if iv.Mean > 0 {
+		s = "+" + s
+	}
+	if !math.IsNaN(iv.Hi) {
+		s += fmt.Sprintf(" [%s, %s]", strconv.FormatFloat(iv.Lo*scale, 'f', prec, 64), strconv.FormatFloat(iv.Hi*scale, 'f', prec, 64))
+	}
+	return s
 }

@@ -1,8 +1,10 @@
 package tracestudy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -75,32 +77,61 @@ func (s Spec) Inputs() string {
 	return fmt.Sprintf("policy %s\nknobs %s\nwindow_days %d min_runtime_s %d", s.Policy, k, s.WindowDays, s.MinRuntime)
 }
 
-// NewPlan is the study plan of specs on w: command names the experiment
-// (trace or budget-knobs), shared is SharedInputs. Each run costs the
-// jobs times its policy's factor.
-func NewPlan(command, shared string, w *trace.Workload, specs []Spec) *sweep.StudyPlan {
-	p := &sweep.StudyPlan{Command: command, Inputs: shared, Runs: make([]sweep.StudyRun, len(specs))}
-	for i, s := range specs {
-		p.Runs[i] = sweep.StudyRun{Label: s.Label(), Inputs: s.Inputs(), Cost: float64(len(w.Jobs)) * PolicyFactor(s.Policy)}
+// NewPlan is the study plan of st: command names the experiment (trace or
+// budget-knobs), shared is SharedInputs. Each run's inputs are its spec's
+// and its window's (the submits replayed and measured); each costs the
+// window's jobs times its policy's factor.
+func NewPlan(command, shared string, st *Study) *sweep.StudyPlan {
+	p := &sweep.StudyPlan{Command: command, Inputs: shared, Runs: make([]sweep.StudyRun, st.Runs())}
+	for i := range p.Runs {
+		s, k := st.Cell(i)
+		sp, win := st.Specs[s], st.Windows[k]
+		p.Runs[i] = sweep.StudyRun{
+			Label: sp.Label() + " " + win.Label(),
+			Inputs: fmt.Sprintf("%s\nwindow %d [%d, %d) measured [%d, %d)", sp.Inputs(), win.Index, win.From, win.Until,
+				win.MeasureFrom, win.MeasureUntil),
+			Cost: float64(len(st.Loads[k].Jobs)) * PolicyFactor(sp.Policy),
+		}
 	}
 	return p
 }
 
-// ExecutePlan runs plan (NewPlan of specs on w) with opt: every run, one
-// shard's, from the cache or computed.
-func ExecutePlan(ctx context.Context, w *trace.Workload, specs []Spec, plan *sweep.StudyPlan, opt sweep.StudyOptions) ([]Result, error) {
-	if len(plan.Runs) != len(specs) {
-		return nil, fmt.Errorf("internal: a plan of %d runs for %d specs", len(plan.Runs), len(specs))
+// ExecutePlan runs plan (NewPlan of st) with opt: every run, one shard's,
+// from the cache or computed.
+func ExecutePlan(ctx context.Context, st *Study, plan *sweep.StudyPlan, opt sweep.StudyOptions) ([]Result, error) {
+	if len(plan.Runs) != st.Runs() {
+		return nil, fmt.Errorf("internal: a plan of %d runs for %d replays", len(plan.Runs), st.Runs())
 	}
-	return sweep.ExecuteStudy(ctx, plan, func(i int) (Result, error) { return RunOne(w, specs[i]) }, Codec, opt)
+	return sweep.ExecuteStudy(ctx, plan, st.Run, Codec, opt)
 }
 
-// Codec writes a Result to shard files and cache entries exactly: every
-// float as sweep.ExactFloat (NaN, a class with no job, as null), BSLD
-// (the figure's CDF) included.
+// Codec writes a Result to shard files and cache entries exactly: the
+// result in encoding/gob (every float64 bit for bit, NaN and the denied
+// jobs' +Inf slowdowns included; Result holds no map, so the bytes are
+// the same for the same result), as a JSON string.
 var Codec = sweep.StudyCodec[Result]{Encode: encodeResult, Decode: decodeResult}
 
-// WireStats is trace.Stats as a codec writes it (arrive's too).
+func encodeResult(r *Result) ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(r); err != nil {
+		return nil, err
+	}
+	return json.Marshal(b.Bytes())
+}
+
+func decodeResult(b []byte) (Result, error) {
+	var raw []byte
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Result{}, err
+	}
+	var r Result
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
+		return Result{}, fmt.Errorf("a trace study result: %w", err)
+	}
+	return r, nil
+}
+
+// WireStats is trace.Stats as a codec writes it (arrive's).
 type WireStats struct {
 	Jobs     int              `json:"jobs"`
 	MeanWait sweep.ExactFloat `json:"mean_wait"`
@@ -119,67 +150,4 @@ func ToWireStats(s trace.Stats) WireStats {
 func (w WireStats) Stats() trace.Stats {
 	return trace.Stats{Jobs: w.Jobs, MeanWait: float64(w.MeanWait), P50Wait: float64(w.P50Wait), P95Wait: float64(w.P95Wait),
 		MeanBSLD: float64(w.MeanBSLD), P95BSLD: float64(w.P95BSLD)}
-}
-
-type wireResult struct {
-	Policy         string               `json:"policy"`
-	WindowDays     int                  `json:"window_days"`
-	MinRuntime     int                  `json:"min_runtime_s"`
-	Jobs           int                  `json:"jobs"`
-	Unserved       int                  `json:"unserved"`
-	Unfinished     int                  `json:"unfinished"`
-	Preemptions    int                  `json:"preemptions"`
-	LostGPUSeconds int64                `json:"lost_gpu_seconds"`
-	All            WireStats            `json:"all"`
-	ByClass        map[string]WireStats `json:"by_class"`
-	Utilization    sweep.ExactFloat     `json:"utilization"`
-	HeldUtil       sweep.ExactFloat     `json:"held_utilization"`
-	Jain           sweep.ExactFloat     `json:"jain"`
-	Makespan       int64                `json:"makespan"`
-	Ticks          int64                `json:"ticks"`
-	BSLD           []sweep.ExactFloat   `json:"bsld"`
-}
-
-func encodeResult(r *Result) ([]byte, error) {
-	w := wireResult{Policy: r.Policy, WindowDays: r.WindowDays, MinRuntime: r.MinRuntime, Jobs: r.Jobs, Unserved: r.Unserved,
-		Unfinished: r.Unfinished, Preemptions: r.Preemptions, LostGPUSeconds: r.LostGPUSeconds, All: ToWireStats(r.All),
-		Utilization: sweep.ExactFloat(r.Utilization), HeldUtil: sweep.ExactFloat(r.HeldUtil), Jain: sweep.ExactFloat(r.Jain),
-		Makespan: r.Makespan, Ticks: r.Ticks}
-	if r.ByClass != nil {
-		w.ByClass = make(map[string]WireStats, len(r.ByClass))
-		for k, s := range r.ByClass {
-			w.ByClass[k] = ToWireStats(s)
-		}
-	}
-	if r.BSLD != nil {
-		w.BSLD = make([]sweep.ExactFloat, len(r.BSLD))
-		for i, x := range r.BSLD {
-			w.BSLD[i] = sweep.ExactFloat(x)
-		}
-	}
-	return json.Marshal(&w)
-}
-
-func decodeResult(b []byte) (Result, error) {
-	var w wireResult
-	if err := json.Unmarshal(b, &w); err != nil {
-		return Result{}, err
-	}
-	r := Result{Policy: w.Policy, WindowDays: w.WindowDays, MinRuntime: w.MinRuntime, Jobs: w.Jobs, Unserved: w.Unserved,
-		Unfinished: w.Unfinished, Preemptions: w.Preemptions, LostGPUSeconds: w.LostGPUSeconds, All: w.All.Stats(),
-		Utilization: float64(w.Utilization), HeldUtil: float64(w.HeldUtil), Jain: float64(w.Jain),
-		Makespan: w.Makespan, Ticks: w.Ticks}
-	if w.ByClass != nil {
-		r.ByClass = make(map[string]Stats, len(w.ByClass))
-		for k, s := range w.ByClass {
-			r.ByClass[k] = s.Stats()
-		}
-	}
-	if w.BSLD != nil {
-		r.BSLD = make([]float64, len(w.BSLD))
-		for i, x := range w.BSLD {
-			r.BSLD[i] = float64(x)
-		}
-	}
-	return r, nil
 }

@@ -3,17 +3,18 @@ package tracestudy
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/fifo"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
-// Spec is one run: a policy with its knobs. Window and MinRuntime are the
-// budget knobs a budget-knobs run varies (for the record; Knobs holds them).
+// Spec is one policy with its knobs. WindowDays and MinRuntime are the
+// budget knobs a budget-knobs run varies (for the record; Knobs holds
+// them).
 type Spec struct {
 	Policy     string
 	Knobs      policies.Knobs
@@ -21,78 +22,134 @@ type Spec struct {
 	MinRuntime int // budget-knobs only, seconds
 }
 
-// Result is one run's outcome.
+// Result is one replay's outcome: one Spec on one Window, measured over
+// the window less its warm-up and cool-down (trace.Measure).
 type Result struct {
-	Policy         string           `json:"policy"`
-	WindowDays     int              `json:"window_days,omitempty"`
-	MinRuntime     int              `json:"min_runtime_s,omitempty"`
-	Jobs           int              `json:"jobs"`       // jobs that ran
-	Unserved       int              `json:"unserved"`   // denied: larger than their campaign can ever hold
-	Unfinished     int              `json:"unfinished"` // still queued or running at the replay's horizon
-	Preemptions    int              `json:"preemptions"`
-	LostGPUSeconds int64            `json:"lost_gpu_seconds"`
-	All            trace.Stats      `json:"all"`
-	ByClass        map[string]Stats `json:"by_class"`
-	Utilization    float64          `json:"utilization"` // useful GPU-seconds ÷ (pool × makespan)
-	HeldUtil       float64          `json:"held_utilization"`
-	Jain           float64          `json:"jain"`
-	Makespan       int64            `json:"makespan"`
-	Ticks          int64            `json:"ticks"`
-	// BSLD is every job's bounded slowdown, ascending: the figure's CDF.
-	BSLD []float64 `json:"-"`
+	Policy     string
+	WindowDays int // budget-knobs only
+	MinRuntime int // budget-knobs only, seconds
+	// Window is the index of the window in the study's list; From and
+	// Until its submits.
+	Window      int
+	From, Until int64
+	// Summary is the §4 metrics over the measured interval.
+	Summary trace.Summary
+	// Preemptions and LostGPUSeconds are over the whole replay (the
+	// warm-up and cool-down included), Ticks the ticks it executed.
+	Preemptions    int
+	LostGPUSeconds int64
+	Ticks          int64
 }
 
 // Stats is trace.Stats as summary.json writes it per class.
 type Stats = trace.Stats
 
-// Execute runs the specs on w with at most workers at once and returns the
-// results in spec order (ExecutePlan with no shard and no cache). A
-// cancelled ctx stops before the next run starts. progress (may be nil)
-// is called after every run with the runs done.
+// Execute runs the specs on w, as one window (the whole workload, nothing
+// left out of the measurement), with at most workers at once and returns
+// the results in spec order. A cancelled ctx stops before the next run
+// starts. progress (may be nil) is called after every run with the runs
+// done.
 func Execute(ctx context.Context, w *trace.Workload, specs []Spec, workers int, progress func(done, total int)) ([]Result, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("workers must be at least 1, got %d", workers)
 	}
-	return ExecutePlan(ctx, w, specs, NewPlan("", "", w, specs), sweep.StudyOptions{Workers: workers, Progress: progress})
+	st, err := WholeStudy(w, specs)
+	if err != nil {
+		return nil, err
+	}
+	return ExecutePlan(ctx, st, NewPlan("", "", st), sweep.StudyOptions{Workers: workers, Progress: progress})
 }
 
-// RunOne replays w under one spec (the pool and grace of
-// policy.DefaultConfig at the trace's pool) and summarizes it.
-func RunOne(w *trace.Workload, s Spec) (Result, error) {
-	knobs := s.Knobs
-	if s.Policy == budget.Name && knobs.Budget.Groups == nil {
-		knobs.Budget.Groups = Hierarchy(w)
+// WholeStudy is specs on w as one window, measured whole (no warm-up, no
+// cool-down).
+func WholeStudy(w *trace.Workload, specs []Spec) (*Study, error) {
+	from, until := w.SubmitSpan()
+	win := Window{From: from, Until: until}
+	if err := win.Measure(0, 0); err != nil {
+		return nil, err
 	}
-	if knobs.Entitlements == nil {
-		knobs.Entitlements = w.Entitlements()
-	}
-	a, err := policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
+	return &Study{Specs: specs, Windows: []Window{win}, Loads: []*trace.Workload{w}}, nil
+}
+
+// Study is what a trace study replays: every Spec on every Window (Loads
+// holds each window's workload), policy-major: run i is Specs[i ÷ len
+// Windows] on Windows[i mod len Windows].
+type Study struct {
+	Specs   []Spec
+	Windows []Window
+	Loads   []*trace.Workload
+	// JobsDir, when set, receives each replay's per-job records
+	// (JobsDir/<RunFileLabel>/jobs.parquet and jobs.csv, WriteJobs).
+	JobsDir string
+}
+
+// Runs is the number of replays.
+func (st *Study) Runs() int { return len(st.Specs) * len(st.Windows) }
+
+// Cell is run i's spec and window indices.
+func (st *Study) Cell(i int) (spec, window int) { return i / len(st.Windows), i % len(st.Windows) }
+
+// Run replays run i.
+func (st *Study) Run(i int) (Result, error) {
+	s, k := st.Cell(i)
+	r, run, err := RunWindow(st.Loads[k], st.Windows[k], st.Specs[s])
 	if err != nil {
 		return Result{}, err
 	}
-	run, err := trace.Replay(w, a, trace.ReplayOptions{})
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", s.Policy, err)
+	if st.JobsDir != "" {
+		rows := JobRows(run.Records, st.Windows[k], run.Stop)
+		if err := WriteJobs(st.JobsDir, RunFileLabel(st.Specs[s], st.Windows[k]), rows); err != nil {
+			return Result{}, err
+		}
 	}
-	sw, start := run.Served(w)
-	m := trace.Summarize(sw, start)
+	return r, nil
+}
+
+// RunOne replays w whole under one spec and measures every job (no
+// warm-up, no cool-down): agents-arrive's and the tests' entry.
+func RunOne(w *trace.Workload, s Spec) (Result, error) {
+	st, err := WholeStudy(w, []Spec{s})
+	if err != nil {
+		return Result{}, err
+	}
+	return st.Run(0)
+}
+
+// RunWindow replays w (the jobs of win) under one spec, with the pool and
+// grace of policy.DefaultConfig at the trace's pool, and measures it over
+// win's measured interval. fifo runs the exact FCFS + EASY replay
+// (trace.ReplayExact), which the tests prove equal to the allocator
+// path. It returns the replay too (its records, for --jobs).
+func RunWindow(w *trace.Workload, win Window, s Spec) (Result, *trace.Run, error) {
+	var run *trace.Run
+	if s.Policy == fifo.Name {
+		run = trace.ReplayExact(w)
+	} else {
+		knobs := s.Knobs
+		if s.Policy == budget.Name && knobs.Budget.Groups == nil {
+			knobs.Budget.Groups = Hierarchy(w)
+		}
+		if knobs.Entitlements == nil {
+			knobs.Entitlements = w.Entitlements()
+		}
+		a, err := policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		if run, err = trace.Replay(w, a, trace.ReplayOptions{}); err != nil {
+			return Result{}, nil, fmt.Errorf("%s: %w", s.Policy, err)
+		}
+	}
+	sum, err := trace.Measure(w, run, trace.Interval{From: win.MeasureFrom, To: win.MeasureUntil})
+	if err != nil {
+		return Result{}, nil, fmt.Errorf("%s, window %s: %w", s.Policy, win.Label(), err)
+	}
 	r := Result{
 		Policy: s.Policy, WindowDays: s.WindowDays, MinRuntime: s.MinRuntime,
-		Jobs: len(sw.Jobs), Unserved: run.Unserved, Unfinished: run.UnfinishedJobs, Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds,
-		All: m.All, ByClass: map[string]Stats{}, Utilization: m.Utilization, Jain: m.Jain, Makespan: m.Makespan, Ticks: run.Ticks,
+		Window: win.Index, From: win.From, Until: win.Until, Summary: *sum,
+		Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds, Ticks: run.Ticks,
 	}
-	for k, c := range trace.Classes {
-		r.ByClass[c.String()] = m.ByClass[k]
-	}
-	if m.Makespan > 0 {
-		r.HeldUtil = float64(run.HeldGPUSeconds) / (float64(w.Pool) * float64(m.Makespan))
-	}
-	r.BSLD = make([]float64, len(sw.Jobs))
-	for i := range sw.Jobs {
-		r.BSLD[i] = trace.BSLD(&sw.Jobs[i], start[i])
-	}
-	slices.Sort(r.BSLD)
-	return r, nil
+	return r, run, nil
 }
 
 // Hierarchy is the trace's groups as the budget policy's hierarchy

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
+	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 	"github.com/urfave/cli/v2"
@@ -32,7 +35,7 @@ func traceCommands() []*cli.Command {
 				"utilization and Jain's index per policy) and manifest.json. The default trace is the\n" +
 				"embedded 28-day SDSC-SP2 excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
 				studyDistHelp("trace"),
-			Flags:  traceFlags("results/trace", true),
+			Flags:  append(traceFlags("results/trace", true), mappingFlags()...),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "trace") },
 		},
 		{
@@ -42,7 +45,7 @@ func traceCommands() []*cli.Command {
 				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
 				"class), with the trace's groups as the hierarchy. Writes summary.json, runs.csv,\n" +
 				"fig_budget_knobs and manifest.json.\n" + studyDistHelp("budget-knobs"),
-			Flags:  traceFlags("results/trace/budget-knobs", false),
+			Flags:  append(traceFlags("results/trace/budget-knobs", false), mappingFlags()...),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "budget-knobs") },
 		},
 	}
@@ -238,6 +241,67 @@ func parsePolicies(c *cli.Context) ([]string, error) {
 	return names, nil
 }
 
+// mappingFlags are the trace mapping and measurement flags of trace and
+// budget-knobs (configs.TraceMapping; docs/traces.md).
+func mappingFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "windows", Usage: "replay `N×D` disjoint windows of D days spread evenly over the log (e.g. 4x14d); every estimate gets a 95 % interval over them", DefaultText: "one window: the whole log or --window"},
+		&cli.StringFlag{Name: "warmup", Usage: "`DURATION` of submits at a window's start replayed but not measured (1d, 12h, 3600)", DefaultText: "1d"},
+		&cli.StringFlag{Name: "cooldown", Usage: "`DURATION` of submits at a window's end replayed but not measured", DefaultText: "1d"},
+		&cli.StringFlag{Name: "by", Usage: "a campaign is one `user` or one group (user|group)", DefaultText: "user"},
+		&cli.StringFlag{Name: "classes", Usage: "queue → class overrides, `QUEUE=CLASS,…` (classes interactive, agent-burst, opportunistic)"},
+		&cli.StringFlag{Name: "shares", Usage: "entitlement `RULE`: " + strings.Join(configs.ShareRules, ", ")},
+		&cli.StringFlag{Name: "bucket", Usage: "Bursar's bucket on a trace: `largest-job` or hours:N"},
+		&cli.StringFlag{Name: "restart", Usage: "budget's restart after a preemption: `zero` or checkpoint:S"},
+		&cli.BoolFlag{Name: "jobs", Usage: "also write every replay's per-job records, jobs/<policy>-w<window>/jobs.parquet and jobs.csv"},
+	}
+}
+
+// studyMapping is the config's trace mapping with the flags on top.
+func studyMapping(c *cli.Context, cfg *configs.StudyConfig) (configs.TraceMapping, error) {
+	m := cfg.Mapping
+	for _, f := range []struct {
+		name  string
+		dst   *string
+		check func(string) error
+	}{{"by", &m.By, configs.CheckBy}, {"shares", &m.Shares, configs.CheckShares}, {"bucket", &m.Bucket, configs.CheckBucket},
+		{"restart", &m.Restart, configs.CheckRestart}} {
+		if c.IsSet(f.name) {
+			if err := f.check(c.String(f.name)); err != nil {
+				return m, fmt.Errorf("--%s %w", f.name, err)
+			}
+			*f.dst = c.String(f.name)
+		}
+	}
+	if c.IsSet("classes") {
+		cl, err := configs.ParseClasses(c.String("classes"))
+		if err != nil {
+			return m, fmt.Errorf("--classes: %w", err)
+		}
+		m.Classes = cl
+	}
+	for _, f := range []struct {
+		name string
+		dst  **int64
+	}{{"warmup", &m.Warmup}, {"cooldown", &m.Cooldown}} {
+		if c.IsSet(f.name) {
+			d, err := configs.ParseDuration(c.String(f.name))
+			if err != nil {
+				return m, fmt.Errorf("--%s %w", f.name, err)
+			}
+			*f.dst = &d
+		}
+	}
+	if c.IsSet("windows") {
+		w, err := configs.ParseWindows(c.String("windows"))
+		if err != nil {
+			return m, fmt.Errorf("--windows %w", err)
+		}
+		m.Windows = &w
+	}
+	return m, nil
+}
+
 func runTraceStudy(c *cli.Context, experiment string) error {
 	start := time.Now()
 	if c.NArg() > 0 {
@@ -255,10 +319,19 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if err != nil {
 		return err
 	}
+	mapping, err := studyMapping(c, cfg)
+	if err != nil {
+		return err
+	}
+	path, name := studyTrace(c, cfg)
 	var opt trace.Options
 	switch {
 	case c.IsSet("window"):
-		if opt.From, opt.Until, err = parseWindow(c.String("window")); err != nil {
+		h, err := tracestudy.Header(path)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		if opt.From, opt.Until, err = parseWindowAt(c.String("window"), h); err != nil {
 			return err
 		}
 	case cfg.Window != nil:
@@ -284,10 +357,37 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		}
 		specs = tracestudy.TraceSpecs(names)
 	}
-	path, name := studyTrace(c, cfg)
-	w, err := tracestudy.Load(path, opt)
+	if err := tracestudy.ApplyMapping(mapping, &opt, specs); err != nil {
+		return err
+	}
+	warmup, cooldown := int64(tracestudy.DefaultWarmup), int64(tracestudy.DefaultCooldown)
+	if mapping.Warmup != nil {
+		warmup = *mapping.Warmup
+	}
+	if mapping.Cooldown != nil {
+		cooldown = *mapping.Cooldown
+	}
+	w, err := tracestudy.LoadRange(path, opt)
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
+	}
+	// Every study: one window (the log, or --window) or --windows N×D
+	// spread over it.
+	st := &tracestudy.Study{Specs: specs}
+	if mapping.Windows == nil {
+		win, err := tracestudy.WholeWindow(w, opt, warmup, cooldown)
+		if err != nil {
+			return fmt.Errorf("--warmup, --cooldown: %w", err)
+		}
+		st.Windows, st.Loads = []tracestudy.Window{win}, []*trace.Workload{w}
+	} else {
+		first, last := w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit
+		if st.Windows, err = tracestudy.Windows(first, last, mapping.Windows.N, mapping.Windows.Days*tracestudy.Day, warmup, cooldown); err != nil {
+			return fmt.Errorf("--windows %s: %w", mapping.Windows, err)
+		}
+		if st.Loads, err = tracestudy.LoadWindows(path, opt, st.Windows); err != nil {
+			return fmt.Errorf("--windows %s: %w", mapping.Windows, err)
+		}
 	}
 	content, embedded := tracestudy.ExcerptGz(), path == ""
 	if !embedded {
@@ -300,32 +400,53 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		return err
 	}
 	out := studyOut(c, experiment)
-	plan := tracestudy.NewPlan(experiment, tracestudy.SharedInputs(tracestudy.Digest(content), opt, w), w, specs)
+	if c.Bool("jobs") {
+		if dist.cache != "" {
+			return fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
+		}
+		st.JobsDir = filepath.Join(out, "jobs")
+	}
+	plan := tracestudy.NewPlan(experiment, tracestudy.SharedInputs(tracestudy.Digest(content), opt, w), st)
 	opt2 := sweep.StudyOptions{Workers: workers}
 	stderr := sweepStderr(c)
 	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
-		n := len(specs)
+		n := st.Runs()
 		if dist.shard != nil {
 			n = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
 		}
-		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, workers)
+		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d window(s), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, len(st.Windows), workers)
+		if tw := w.Skipped.TooWide; tw > 0 {
+			fmt.Fprintf(stderr, "  %d of %d jobs dropped: wider than the pool of %d GPUs\n", tw, w.Records, w.Pool)
+		}
 		opt2.Progress = func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }
 	}
 	rs, err := runStudy(c, dist, out, plan, tracestudy.Codec, opt2, func(ctx context.Context, o sweep.StudyOptions) ([]tracestudy.Result, error) {
-		return tracestudy.ExecutePlan(ctx, w, specs, plan, o)
+		return tracestudy.ExecutePlan(ctx, st, plan, o)
 	})
 	if err != nil || rs == nil { // nil results: a shard, written
 		return err
 	}
-	files, err := tracestudy.Write(out, experiment, format, tracestudy.Info(w, name, opt.From, opt.Until), rs)
+	sum := tracestudy.Summary{Experiment: experiment, Trace: tracestudy.Info(w, name, opt.From, opt.Until), Study: st,
+		Warmup: warmup, Cooldown: cooldown, Runs: rs}
+	files, err := tracestudy.Write(out, sum, format)
 	if err != nil {
 		return err
 	}
-	if err := tracestudy.PrintTable(sweepStdout(c), experiment, rs); err != nil {
+	stdout := sweepStdout(c)
+	if err := tracestudy.PrintTable(stdout, sum); err != nil {
 		return err
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
 	m.Workers = workers
-	return m.Write(out, start, files)
+	if err := m.Write(out, start, files); err != nil {
+		return err
+	}
+	jobs := ""
+	if st.JobsDir != "" {
+		jobs = fmt.Sprintf(", jobs/ (%d replays' per-job records)", st.Runs())
+	}
+	fmt.Fprintf(stdout, "%s: %d runs; wrote %s, manifest.json%s into %s\n", experiment, st.Runs(),
+		strings.Join(files, ", "), jobs, out)
+	return nil
 }

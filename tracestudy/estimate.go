@@ -1,0 +1,185 @@
+package tracestudy
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Metric is one number a trace study reports per replay, in summary.json,
+// runs.csv and the intervals over windows (docs/metrics.md lists every
+// key with its unit).
+type Metric struct {
+	Key  string
+	Unit string
+	// Get reads the metric from a result; NaN where it has none.
+	Get func(r *Result) float64
+	// Lower reports whether the value is only a lower bound (censored
+	// waits of unfinished jobs, §4.1); nil: never.
+	Lower func(r *Result) bool
+}
+
+func count(n int) float64 { return float64(n) }
+
+// Metrics are the per-replay numbers of trace and budget-knobs, in
+// summary.json's and runs.csv's order.
+var Metrics = []Metric{
+	{Key: "jobs", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Jobs) }},
+	{Key: "served", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Served) }},
+	{Key: "denied", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Denied) }},
+	{Key: "unfinished", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Unfinished) }},
+	{Key: "served_work", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.ServedWork }},
+	{Key: "mean_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.All.MeanWait },
+		Lower: func(r *Result) bool { return r.Summary.All.MeanWaitLower }},
+	{Key: "p50_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.All.P50Wait },
+		Lower: func(r *Result) bool { return r.Summary.All.P50WaitLower }},
+	{Key: "p95_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.All.P95Wait },
+		Lower: func(r *Result) bool { return r.Summary.All.P95WaitLower }},
+	{Key: "mean_bsld", Unit: "ratio", Get: func(r *Result) float64 { return r.Summary.All.MeanBSLD },
+		Lower: func(r *Result) bool { return r.Summary.All.MeanBSLDLower }},
+	{Key: "p95_bsld", Unit: "ratio", Get: func(r *Result) float64 { return r.Summary.All.P95BSLD },
+		Lower: func(r *Result) bool { return r.Summary.All.P95BSLDLower }},
+	{Key: "useful_utilization", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.Useful }},
+	{Key: "lost_utilization", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.Lost }},
+	{Key: "held_utilization", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.Held }},
+	{Key: "idle_while_waiting", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.IdleWhileWaiting }},
+	{Key: "preemptions", Unit: "leases", Get: func(r *Result) float64 { return count(r.Preemptions) }},
+	{Key: "lost_gpu_seconds", Unit: "GPU-s", Get: func(r *Result) float64 { return float64(r.LostGPUSeconds) }},
+	{Key: "log_mean_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.Log.MeanWait }},
+	{Key: "log_sim_mean_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.LogSim.MeanWait },
+		Lower: func(r *Result) bool { return r.Summary.LogSim.MeanWaitLower }},
+	{Key: "makespan", Unit: "s", Get: func(r *Result) float64 { return float64(r.Summary.Makespan) }},
+	{Key: "drain", Unit: "s", Get: func(r *Result) float64 { return float64(r.Summary.Drain) }},
+	{Key: "converged", Unit: "0 or 1", Get: func(r *Result) float64 {
+		if r.Summary.Converged {
+			return 1
+		}
+		return 0
+	}},
+}
+
+// MetricByKey is the metric called key.
+func MetricByKey(key string) *Metric {
+	for i := range Metrics {
+		if Metrics[i].Key == key {
+			return &Metrics[i]
+		}
+	}
+	return nil
+}
+
+// Interval is an estimate over windows: the mean of the per-window
+// values and its 95 % t interval (Student's t with N − 1 degrees of
+// freedom), N the windows with a value. With one window Lo and Hi are
+// NaN: one window gives no interval. Lower is set when some window's
+// value is only a lower bound.
+type Interval struct {
+	Mean  float64 `json:"mean"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	N     int     `json:"n"`
+	Lower bool    `json:"lower_bound,omitempty"`
+}
+
+// TInterval is the mean of xs and its 95 % t interval, NaN values left
+// out (a window in which the metric has no value).
+func TInterval(xs []float64) Interval {
+	var v []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	iv := Interval{Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), N: len(v)}
+	if len(v) == 0 {
+		return iv
+	}
+	iv.Mean = stat.Mean(v, nil)
+	if len(v) < 2 || slices.ContainsFunc(v, func(x float64) bool { return math.IsInf(x, 0) }) {
+		return iv
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(v) - 1)}.Quantile(0.975)
+	h := t * stat.StdDev(v, nil) / math.Sqrt(float64(len(v)))
+	iv.Lo, iv.Hi = iv.Mean-h, iv.Mean+h
+	return iv
+}
+
+// Estimates are one spec's intervals over the windows, by metric key in
+// Metrics order, and (Versus) the paired differences from the reference
+// spec, window by window: for each window the spec's value minus the
+// reference's, then TInterval of those differences.
+type Estimates struct {
+	Label     string
+	Spec      int
+	Intervals []Interval // Metrics order
+	Versus    string     // the reference's label, "" for the reference itself
+	Diffs     []Interval // Metrics order; nil for the reference
+	// MinP95Jobs is the fewest jobs any window's p95 (and p50) is taken
+	// over: a percentile over fewer than 200 jobs is printed with its n.
+	MinP95Jobs int
+}
+
+// Estimate turns the results of st (in run order) into each spec's
+// estimates, with paired differences from spec ref (−1: none).
+func Estimate(st *Study, rs []Result, ref int) []Estimates {
+	nw := len(st.Windows)
+	out := make([]Estimates, len(st.Specs))
+	values := func(s int, m *Metric) []float64 {
+		xs := make([]float64, nw)
+		for k := range nw {
+			xs[k] = m.Get(&rs[s*nw+k])
+		}
+		return xs
+	}
+	for s := range st.Specs {
+		e := Estimates{Label: st.Specs[s].Label(), Spec: s, MinP95Jobs: math.MaxInt}
+		for k := range nw {
+			e.MinP95Jobs = min(e.MinP95Jobs, rs[s*nw+k].Summary.All.Jobs)
+		}
+		for i := range Metrics {
+			m := &Metrics[i]
+			iv := TInterval(values(s, m))
+			if m.Lower != nil {
+				for k := range nw {
+					iv.Lower = iv.Lower || m.Lower(&rs[s*nw+k])
+				}
+			}
+			e.Intervals = append(e.Intervals, iv)
+			if ref >= 0 && s != ref {
+				a, b := values(s, m), values(ref, m)
+				d := make([]float64, nw)
+				for k := range d {
+					d[k] = a[k] - b[k]
+				}
+				div := TInterval(d)
+				div.Lower = false // a difference of two bounds bounds nothing
+				e.Diffs = append(e.Diffs, div)
+			}
+		}
+		if ref >= 0 && s != ref {
+			e.Versus = st.Specs[ref].Label()
+		}
+		out[s] = e
+	}
+	return out
+}
+
+// Reference is the spec the paired differences are taken against: fifo
+// in a trace study (the site's default core), the budget policy's
+// default W and m (7 days, 1 hour) in budget-knobs; else the first spec.
+func Reference(specs []Spec) int {
+	for i, s := range specs {
+		if s.WindowDays == 0 && s.Policy == "fifo" {
+			return i
+		}
+		if s.WindowDays == 7 && s.MinRuntime == 3600 {
+			return i
+		}
+	}
+	if len(specs) < 2 {
+		return -1
+	}
+	return 0
+}

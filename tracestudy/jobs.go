@@ -1,0 +1,116 @@
+package tracestudy
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/trace"
+	"github.com/parquet-go/parquet-go"
+)
+
+// JobRow is one row of jobs.parquet and jobs.csv (docs/studies.md §4.6):
+// one job of one replay, as trace.JobRecord keeps it, with the wait and
+// bounded slowdown the summary counts (censored at the replay's stop for
+// an unfinished job, none for a denied one) and whether the job is in the
+// measured interval. Times are seconds of the log (SWF field 2's clock).
+type JobRow struct {
+	Job            int64    `parquet:"job"`
+	User           int64    `parquet:"user"`
+	Group          int64    `parquet:"group"`
+	Queue          int64    `parquet:"queue"`
+	Class          string   `parquet:"class"`
+	GPUs           int64    `parquet:"gpus"`
+	Submit         int64    `parquet:"submit"`
+	Estimate       int64    `parquet:"estimate"`
+	Run            int64    `parquet:"run"`
+	Starts         []int64  `parquet:"starts,list"`
+	End            int64    `parquet:"end"`
+	Preemptions    int64    `parquet:"preemptions"`
+	LostGPUSeconds int64    `parquet:"lost_gpu_seconds"`
+	State          string   `parquet:"state"`
+	LogWait        int64    `parquet:"log_wait"`
+	Measured       bool     `parquet:"measured"`
+	Wait           *int64   `parquet:"wait,optional"`
+	BSLD           *float64 `parquet:"bsld,optional"`
+}
+
+// JobColumns are jobs.csv's columns, in JobRow's order.
+var JobColumns = []string{"job", "user", "group", "queue", "class", "gpus", "submit", "estimate", "run", "starts", "end",
+	"preemptions", "lost_gpu_seconds", "state", "log_wait", "measured", "wait", "bsld"}
+
+// JobRows turns a replay's records into rows; win says which are
+// measured, stop is the replay's stop (trace.Run.Stop).
+func JobRows(recs []trace.JobRecord, win Window, stop int64) []JobRow {
+	rows := make([]JobRow, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		row := JobRow{Job: r.Number, User: int64(r.User), Group: int64(r.Group), Queue: int64(r.Queue), Class: r.Class.String(),
+			GPUs: int64(r.GPUs), Submit: r.Submit, Estimate: r.Estimate, Run: r.Run, Starts: append([]int64{}, r.Starts...),
+			End: r.End, Preemptions: int64(r.Preemptions), LostGPUSeconds: r.LostGPUSeconds, State: r.State.String(),
+			LogWait: r.LogWait, Measured: win.MeasureFrom <= r.Submit && r.Submit < win.MeasureUntil}
+		if r.State != trace.Denied {
+			wt, b := r.Wait(stop), r.BSLD(stop)
+			row.Wait, row.BSLD = &wt, &b
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// RunFileLabel names a replay's folder under jobs/: the spec's label as a
+// file name, and the window ("fifo-w1", "budget-W7d-m3600s-w2").
+func RunFileLabel(s Spec, win Window) string {
+	l := s.Policy
+	if s.WindowDays > 0 {
+		l = fmt.Sprintf("%s-W%dd-m%ds", s.Policy, s.WindowDays, s.MinRuntime)
+	}
+	return fmt.Sprintf("%s-w%d", l, win.Index+1)
+}
+
+// WriteJobs writes dir/label/jobs.parquet and jobs.csv, atomically.
+func WriteJobs(dir, label string, rows []JobRow) error {
+	var b bytes.Buffer
+	pw := parquet.NewGenericWriter[JobRow](&b)
+	if _, err := pw.Write(rows); err != nil {
+		return fmt.Errorf("jobs.parquet: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("jobs.parquet: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(dir, label, "jobs.parquet"), b.Bytes()); err != nil {
+		return err
+	}
+	return atomicfile.WriteFunc(filepath.Join(dir, label, "jobs.csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(JobColumns); err != nil {
+			return err
+		}
+		for i := range rows {
+			r := &rows[i]
+			starts := make([]string, len(r.Starts))
+			for k, s := range r.Starts {
+				starts[k] = strconv.FormatInt(s, 10)
+			}
+			wait, bsld := "", ""
+			if r.Wait != nil {
+				wait = strconv.FormatInt(*r.Wait, 10)
+				bsld = strconv.FormatFloat(*r.BSLD, 'g', -1, 64)
+			}
+			i64 := func(x int64) string { return strconv.FormatInt(x, 10) }
+			if err := cw.Write([]string{i64(r.Job), i64(r.User), i64(r.Group), i64(r.Queue), r.Class, i64(r.GPUs), i64(r.Submit),
+				i64(r.Estimate), i64(r.Run), strings.Join(starts, ";"), i64(r.End), i64(r.Preemptions), i64(r.LostGPUSeconds),
+				r.State, i64(r.LogWait), strconv.FormatBool(r.Measured), wait, bsld}); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}

@@ -1,0 +1,64 @@
+package tracestudy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/swf"
+	"github.com/bursar-hpc/bursar/trace"
+)
+
+// ApplyMapping sets the trace mapping knobs of m (docs/studies.md §1, §3;
+// docs/traces.md) on the options a log is read with and on every spec's
+// policy knobs. A knob m leaves unset keeps its default.
+func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) error {
+	switch m.By {
+	case "group":
+		opt.ByGroup = true
+	case "user", "":
+	default:
+		return fmt.Errorf("by %q: want user or group", m.By)
+	}
+	if m.Classes != nil {
+		opt.Classes = m.Classes
+	}
+	switch m.Shares {
+	case "":
+	case "equal-users":
+		opt.EqualShares = true
+	case "users":
+	default:
+		return fmt.Errorf("shares %q: not supported by this build's trace mapping (users, equal-users)", m.Shares)
+	}
+	if m.Bucket != "" {
+		h, ok := strings.CutPrefix(m.Bucket, "hours:")
+		x, err := strconv.ParseFloat(h, 64)
+		if !ok || err != nil || !(x > 0) {
+			return fmt.Errorf("bucket %q: not supported by this build's trace mapping (hours:N)", m.Bucket)
+		}
+		opt.BucketHours = x
+	}
+	if m.Restart != "" {
+		return fmt.Errorf("restart %q: not supported by this build's budget policy", m.Restart)
+	}
+	return nil
+}
+
+// Header reads the header of the log at path ("" the embedded excerpt).
+func Header(path string) (*swf.Header, error) {
+	if path == "" {
+		w, err := Load("", trace.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return w.Header, nil
+	}
+	r, c, err := swf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return r.Header(), nil
+}
