@@ -35,21 +35,6 @@ func lineStyle(i int) draw.LineStyle {
 	return draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.4), Dashes: dashes[i%len(dashes)]}
 }
 
-// render draws the panels on a rows × cols grid, row by row, and writes
-// the figure (figures.WriteGrid).
-func render(path string, f figures.Format, width, height vg.Length, rows, cols int, panels []*plot.Plot) error {
-	grid := make([][]*plot.Plot, rows)
-	for r := range rows {
-		grid[r] = make([]*plot.Plot, cols)
-		for k := range cols {
-			if i := r*cols + k; i < len(panels) {
-				grid[r][k] = panels[i]
-			}
-		}
-	}
-	return figures.WriteGrid(path, f, width, height, grid)
-}
-
 func newPanel(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
@@ -114,13 +99,27 @@ func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*pl
 			vals[i] = max(vals[i], floor)
 		}
 	}
-	b, err := plotter.NewBarChart(vals, vg.Points(14))
-	if err != nil {
-		return nil, err
+	if logY {
+		// Bars on a log axis have no base: a marker per spec instead.
+		pts := make(plotter.XYs, len(vals))
+		for i, v := range vals {
+			pts[i] = plotter.XY{X: float64(i), Y: v}
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: palette[1], Radius: vg.Points(4), Shape: draw.BoxGlyph{}}
+		p.Add(sc)
+	} else {
+		b, err := plotter.NewBarChart(vals, vg.Points(14))
+		if err != nil {
+			return nil, err
+		}
+		b.Color = palette[1]
+		b.LineStyle.Width = 0
+		p.Add(b)
 	}
-	b.Color = palette[1]
-	b.LineStyle.Width = 0
-	p.Add(b)
 	for i, iv := range ivs {
 		if math.IsNaN(iv.Lo) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bursar-hpc/bursar/figures"
@@ -39,20 +40,24 @@ func TestCodecRoundTripIsExact(t *testing.T) {
 		if !bytes.Equal(b, again) {
 			t.Fatalf("run %d: encoding is not stable:\n%s\n%s", i, b, again)
 		}
-		for _, s := range rs[i].ByClass {
+		for _, s := range rs[i].Summary.ByClass {
 			nan = nan || math.IsNaN(s.MeanWait)
 		}
 	}
 	if !nan {
 		t.Fatal("no class without jobs: the NaN path is not exercised; widen the specs")
 	}
+	st, err := WholeStudy(w, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, exp := range []string{"trace", "budget-knobs"} {
 		a, b := t.TempDir(), t.TempDir()
-		files, err := Write(a, exp, figures.SVG, Info(w, "x", 0, 0), rs)
+		files, err := Write(a, Summary{Experiment: exp, Trace: Info(w, "x", 0, 0), Study: st, Runs: rs}, figures.SVG)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Write(b, exp, figures.SVG, Info(w, "x", 0, 0), back); err != nil {
+		if _, err := Write(b, Summary{Experiment: exp, Trace: Info(w, "x", 0, 0), Study: st, Runs: back}, figures.SVG); err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range files {
@@ -73,18 +78,25 @@ func TestPlanInputsAndCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := SharedInputs(Digest(ExcerptGz()), trace.Options{Until: 21_800_000}, w)
-	a := NewPlan("trace", shared, w, TraceSpecs([]string{"fifo", "budget"}))
-	b := NewPlan("trace", shared, w, TraceSpecs([]string{"budget"}))
+	study := func(specs []Spec) *Study {
+		st, err := WholeStudy(w, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a := NewPlan("trace", shared, study(TraceSpecs([]string{"fifo", "budget"})))
+	b := NewPlan("trace", shared, study(TraceSpecs([]string{"budget"})))
 	if a.RunKey(1) != b.RunKey(0) {
 		t.Fatal("the same run in two plans has two keys")
 	}
-	c := NewPlan("trace", SharedInputs(Digest(ExcerptGz()), trace.Options{Until: 21_800_001}, w), w, TraceSpecs([]string{"budget"}))
+	c := NewPlan("trace", SharedInputs(Digest(ExcerptGz()), trace.Options{Until: 21_800_001}, w), study(TraceSpecs([]string{"budget"})))
 	if c.RunKey(0) == b.RunKey(0) {
 		t.Fatal("another window, the same key")
 	}
 	k := BudgetKnobSpecs([]int{1, 3}, []int{0})
-	d := NewPlan("budget-knobs", shared, w, k)
-	if d.RunKey(0) == d.RunKey(1) || d.Runs[0].Label != "budget W=1d m=0s" {
+	d := NewPlan("budget-knobs", shared, study(k))
+	if d.RunKey(0) == d.RunKey(1) || !strings.HasPrefix(d.Runs[0].Label, "budget W=1d m=0s w1 days") {
 		t.Fatalf("budget-knobs runs: %q %q", d.RunKey(0), d.Runs[0].Label)
 	}
 	if a.Runs[1].Cost <= a.Runs[0].Cost {

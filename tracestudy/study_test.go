@@ -55,7 +55,11 @@ func TestOutputsIndependentOfWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		files, err := Write(dir, "trace", figures.SVG, Info(w, "x", 0, 0), rs)
+		st, err := WholeStudy(w, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := Write(dir, Summary{Experiment: "trace", Trace: Info(w, "x", 0, 0), Study: st, Runs: rs}, figures.SVG)
 		if err != nil {
 			t.Fatal(err)
 		}

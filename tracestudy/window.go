@@ -13,8 +13,8 @@ const Day = 86400
 // DefaultWarmup and DefaultCooldown are the parts of a window replayed but
 // not measured (docs/studies.md §4.5, §6.16): one day each.
 const (
-	DefaultWarmup   = Day
-	DefaultCooldown = Day
+	DefaultWarmup   = trace.DefaultWarmup
+	DefaultCooldown = trace.DefaultCooldown
 )
 
 // Window is one replayed stretch of a log: the jobs submitted in
@@ -48,14 +48,11 @@ func fmtDay(s int64) string {
 // its last cooldown seconds of submits. It is an error when nothing is
 // left to measure.
 func (w *Window) Measure(warmup, cooldown int64) error {
-	if warmup < 0 || cooldown < 0 {
-		return fmt.Errorf("warm-up %d s and cool-down %d s: neither may be negative", warmup, cooldown)
+	iv, err := trace.MeasureInterval(w.From, w.Until, warmup, cooldown)
+	if err != nil {
+		return err
 	}
-	w.MeasureFrom, w.MeasureUntil = w.From+warmup, w.Until-cooldown
-	if w.MeasureUntil <= w.MeasureFrom {
-		return fmt.Errorf("a window of %s days less a warm-up of %s and a cool-down of %s days leaves nothing to measure",
-			fmtDay(w.Until-w.From), fmtDay(warmup), fmtDay(cooldown))
-	}
+	w.MeasureFrom, w.MeasureUntil = iv.From, iv.To
 	return nil
 }
 
@@ -96,8 +93,8 @@ func Windows(first, last int64, n int, d, warmup, cooldown int64) ([]Window, err
 // opt.From (or the first submit) to opt.Until (or just after the last
 // submit), measured as Measure says.
 func WholeWindow(w *trace.Workload, opt trace.Options, warmup, cooldown int64) (Window, error) {
-	first, last := submitRange(w)
-	win := Window{From: first, Until: last + 1}
+	from, until := w.SubmitSpan()
+	win := Window{From: from, Until: until}
 	if opt.From > 0 {
 		win.From = opt.From
 	}

@@ -51,7 +51,7 @@ func TestTraceCommandBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"trace", "--window", "5"}, `--window "5": want START:END`},
-		{[]string{"trace", "--window", "10:5"}, `END must be a whole number of seconds after START`},
+		{[]string{"trace", "--window", "10:5"}, `END must be a whole number of seconds (or days, or a date) after START`},
 		{[]string{"trace", "--policies", "fifo,fcfs"}, `unknown policy "fcfs"`},
 		{[]string{"trace", "--policies", "fifo", "--policy", "fifo"}, `not both`},
 		{[]string{"trace", "--pool", "0"}, `--pool must be at least 1`},
