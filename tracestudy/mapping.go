@@ -14,6 +14,8 @@ import (
 // docs/traces.md) on the options a log is read with and on every spec's
 // policy knobs. A knob m leaves unset keeps its default.
 func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) error {
+	// "user": one campaign per (user, group) pair, as a Slurm association
+	// is (the default); "group": one per group.
 	switch m.By {
 	case "group":
 		opt.ByGroup = true
@@ -24,13 +26,8 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 	if m.Classes != nil {
 		opt.Classes = m.Classes
 	}
-	switch m.Shares {
-	case "":
-	case "equal-users":
-		opt.EqualShares = true
-	case "users":
-	default:
-		return fmt.Errorf("shares %q: not supported by this build's trace mapping (users, equal-users)", m.Shares)
+	if m.Shares != "" {
+		opt.Shares = trace.ShareMode(m.Shares)
 	}
 	if m.Bucket != "" {
 		h, ok := strings.CutPrefix(m.Bucket, "hours:")
