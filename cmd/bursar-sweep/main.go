@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/bursar-hpc/bursar/internal/cliusage"
+	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,8 +21,11 @@ func main() {
 
 func newApp() *cli.App {
 	app := &cli.App{
-		Name:  "bursar-sweep",
-		Usage: "simulate agent campaigns metered by the Bursar broker on a shared GPU pool",
+		Name: "bursar-sweep",
+		// --version: the module version and VCS revision the build recorded
+		// (make build stamps them even under GOFLAGS=-buildvcs=false).
+		Version: manifest.VersionLine("bursar-sweep"),
+		Usage:   "simulate agent campaigns metered by the Bursar broker on a shared GPU pool",
 		Description: "Bursar meters how fast autonomous agent campaigns may consume a shared HPC machine:\n" +
 			"each campaign holds an envelope (a guarantee, a sustained rate R and a token bucket B).\n" +
 			"'run' simulates the published five-campaign scenario once and prints its report;\n" +

@@ -60,7 +60,7 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 			name, embedded = c.String("scenario"), false
 		}
 		m := manifest.New(programName, os.Args, "run", start)
-		m.Inputs = append(m.Inputs, manifest.NewInput("scenario", name, embedded, doc.Scenario))
+		m.Inputs = append(m.Inputs, manifest.NewInlineInput("scenario", name, embedded, doc.Scenario))
 		var knobs struct {
 			Seed *int64 `json:"seed"`
 		}

@@ -176,3 +176,32 @@ func TestNoManifestWithoutOutputs(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, manifest.File))
 	require.True(t, os.IsNotExist(err))
 }
+
+// TestTraceManifestNamesTheLogWithoutCopyingIt: a trace given by path is
+// recorded by path, size and SHA-256, and the manifest stays small (a full
+// log embedded made it megabytes).
+func TestTraceManifestNamesTheLogWithoutCopyingIt(t *testing.T) {
+	dir := t.TempDir()
+	swf, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "SDSC-SP2-1998-4.2-cln.days252-280.swf"))
+	require.NoError(t, err)
+	log := filepath.Join(dir, "sp2.swf")
+	require.NoError(t, os.WriteFile(log, swf, 0o644))
+	out := filepath.Join(dir, "out")
+	console, err := runSweepApp(t, "trace", "--trace", log, "--policies", "fifo", "--window", "21772800:22000000", "--quiet", "--out", out)
+	require.NoError(t, err, console)
+	b, err := os.ReadFile(filepath.Join(out, manifest.File))
+	require.NoError(t, err)
+	require.Less(t, len(b), 10_000)
+	m := readManifest(t, out)
+	require.Len(t, m.Inputs, 1)
+	require.Equal(t, manifest.Input{Kind: "trace", Name: log, Bytes: int64(len(swf)), SHA256: manifest.Digest(swf)}, m.Inputs[0])
+}
+
+// TestVersionFlag: both binaries answer --version from the build
+// information (a test binary has no VCS stamp: the line says how to get one).
+func TestVersionFlag(t *testing.T) {
+	out, err := runSweepApp(t, "--version")
+	require.NoError(t, err)
+	require.Contains(t, out, "bursar-sweep version ")
+	require.Contains(t, out, manifest.VersionLine("bursar-sweep"))
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/bursar-hpc/bursar/internal/cliusage"
+	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,8 +20,11 @@ func main() {
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:  "bursar",
-		Usage: "serve the Bursar GPU broker over HTTP, and negotiate with it",
+		Name: "bursar",
+		// --version: the module version and VCS revision the build recorded
+		// (make build stamps them even under GOFLAGS=-buildvcs=false).
+		Version: manifest.VersionLine("bursar"),
+		Usage:   "serve the Bursar GPU broker over HTTP, and negotiate with it",
 		Description: "Bursar meters how fast autonomous agent campaigns may consume a shared GPU pool. Each\n" +
 			"campaign holds an envelope: a guarantee, a sustained rate R and a token bucket B that lets it\n" +
 			"burst above R until the bucket runs dry, a service class, a credit budget, and the same bucket\n" +

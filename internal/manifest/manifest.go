@@ -34,24 +34,37 @@ type Program struct {
 	GoVersion   string `json:"go_version"`
 }
 
-// Input is one effective input of the command: a scenario or an
-// experiment config, exactly as it was used.
+// Input is one effective input of the command: a scenario, an experiment
+// config or a trace. A file is named by its path, size and SHA-256, never
+// copied in (a full workload log is megabytes); only the run's effective
+// scenario, which is no file but the knob flags applied to the default,
+// carries its text.
 type Input struct {
-	// Kind says what the input is: "scenario" or "config".
+	// Kind says what the input is: "scenario", "config" or "trace".
 	Kind string `json:"kind"`
 	// Name is where it came from: a path, or the embedded file's name.
 	Name string `json:"name"`
 	// Embedded is true when the input is the one built into the binary.
 	Embedded bool `json:"embedded"`
-	// SHA256 is the hex SHA-256 of Content.
+	// Bytes is the input's size.
+	Bytes int64 `json:"bytes"`
+	// SHA256 is the hex SHA-256 of the input's bytes.
 	SHA256 string `json:"sha256"`
-	// Content is the input's text (YAML or JSON).
-	Content string `json:"content"`
+	// Content is the effective scenario's text (JSON), for a run only.
+	Content string `json:"content,omitempty"`
 }
 
-// NewInput makes an Input and its digest.
+// NewInput names an input file by its size and digest.
 func NewInput(kind, name string, embedded bool, content []byte) Input {
-	return Input{Kind: kind, Name: name, Embedded: embedded, SHA256: Digest(content), Content: string(content)}
+	return Input{Kind: kind, Name: name, Embedded: embedded, Bytes: int64(len(content)), SHA256: Digest(content)}
+}
+
+// NewInlineInput is an input that exists in no file, such as a run's
+// effective scenario: its text is kept, since nothing else holds it.
+func NewInlineInput(kind, name string, embedded bool, content []byte) Input {
+	in := NewInput(kind, name, embedded, content)
+	in.Content = string(content)
+	return in
 }
 
 // Output is one file the command wrote into the folder.
@@ -85,25 +98,58 @@ func Digest(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Revision, RevisionTime and RevisionModified are the fallback for a build
+// without VCS information (GOFLAGS=-buildvcs=false is common in CI images):
+// `make build` sets them from git with -ldflags -X, and ReadProgram uses
+// them only when the build information has no vcs.revision.
+var (
+	Revision         string
+	RevisionTime     string
+	RevisionModified string
+)
+
 // ReadProgram reads the program's identity from the build information.
 func ReadProgram(name string) Program {
 	p := Program{Name: name, GoVersion: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return p
-	}
-	p.Module, p.Version = info.Main.Path, info.Main.Version
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			p.VCSRevision = s.Value
-		case "vcs.time":
-			p.VCSTime = s.Value
-		case "vcs.modified":
-			p.VCSModified = s.Value == "true"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		p.Module, p.Version = info.Main.Path, info.Main.Version
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				p.VCSRevision = s.Value
+			case "vcs.time":
+				p.VCSTime = s.Value
+			case "vcs.modified":
+				p.VCSModified = s.Value == "true"
+			}
 		}
 	}
+	if p.VCSRevision == "" && Revision != "" {
+		p.VCSRevision, p.VCSTime, p.VCSModified = Revision, RevisionTime, RevisionModified == "true"
+	}
 	return p
+}
+
+// VersionLine is what `--version` prints after the program's name: the
+// module version, the VCS revision (with "+modified" for a dirty tree, or
+// a hint when the build recorded none) and the Go toolchain.
+func VersionLine(name string) string {
+	p := ReadProgram(name)
+	version := p.Version
+	if version == "" {
+		version = "(unknown)"
+	}
+	rev := "no VCS revision (build with `make build`, which stamps it)"
+	if p.VCSRevision != "" {
+		rev = "revision " + p.VCSRevision
+		if p.VCSModified {
+			rev += "+modified"
+		}
+		if p.VCSTime != "" {
+			rev += " of " + p.VCSTime
+		}
+	}
+	return fmt.Sprintf("%s, %s, %s", version, rev, p.GoVersion)
 }
 
 // New starts a manifest for program name run with args (os.Args) at start.

@@ -36,7 +36,8 @@ func TestWriteRecordsEverything(t *testing.T) {
 	require.Equal(t, []any{"bursar-sweep", "paper", "--quick"}, got["command_line"])
 	in := got["inputs"].([]any)[0].(map[string]any)
 	require.Equal(t, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", in["sha256"])
-	require.Equal(t, "abc", in["content"])
+	require.Equal(t, 3.0, in["bytes"])
+	require.NotContains(t, in, "content", "a file is named by size and digest, never copied in")
 	out := got["outputs"].([]any)[0].(map[string]any)
 	require.Equal(t, map[string]any{"name": "a.csv", "bytes": 3.0, "sha256": in["sha256"]}, out)
 	prog := got["program"].(map[string]any)
@@ -59,4 +60,26 @@ func TestWriteRefusesAMissingOutput(t *testing.T) {
 	require.ErrorContains(t, err, "metrics.json")
 	_, statErr := os.Stat(filepath.Join(dir, File))
 	require.True(t, os.IsNotExist(statErr), "no manifest for a folder it cannot vouch for")
+}
+
+func TestInlineInputKeepsItsText(t *testing.T) {
+	in := NewInlineInput("scenario", "flags", true, []byte(`{"seed":7}`))
+	require.Equal(t, `{"seed":7}`, in.Content)
+	require.Equal(t, int64(10), in.Bytes)
+	require.Equal(t, Digest([]byte(`{"seed":7}`)), in.SHA256)
+}
+
+// TestRevisionFallback: a build without VCS information (a test binary
+// has none) takes the revision make build passes with -ldflags -X.
+func TestRevisionFallback(t *testing.T) {
+	if ReadProgram("x").VCSRevision != "" {
+		t.Skip("this binary has VCS information of its own")
+	}
+	require.Contains(t, VersionLine("x"), "no VCS revision (build with `make build`")
+	Revision, RevisionTime, RevisionModified = "0123abcd", "2026-12-01T00:00:00Z", "true"
+	defer func() { Revision, RevisionTime, RevisionModified = "", "", "" }()
+	p := ReadProgram("x")
+	require.Equal(t, "0123abcd", p.VCSRevision)
+	require.True(t, p.VCSModified)
+	require.Contains(t, VersionLine("x"), "revision 0123abcd+modified of 2026-12-01T00:00:00Z")
 }
