@@ -66,6 +66,16 @@ type Registration struct {
 	Envelope CampaignSpec `json:"envelope"`
 }
 
+// CampaignToken answers a token rotation (with the new token, shown this
+// once) or a revocation.
+type CampaignToken struct {
+	ID      int    `json:"id"`
+	Name    string `json:"name"`
+	Token   string `json:"token,omitempty" doc:"The campaign's new bearer token; the old one no longer works. Shown once."`
+	Revoked bool   `json:"revoked,omitempty" doc:"No token reaches the campaign until the administrator rotates a new one."`
+	T       int    `json:"t"`
+}
+
 // Campaign is one campaign's envelope and standing.
 type Campaign struct {
 	ID              int          `json:"id"`

@@ -142,6 +142,21 @@ func (c *Client) Register(ctx context.Context, spec CampaignSpec) (*Registration
 	return &out, c.do(ctx, http.MethodPost, "/v1/campaigns", nil, spec, &out)
 }
 
+// RotateToken draws a new token for campaign name (the administrator's
+// token, or the campaign's own); the old one stops working at once. The
+// answer holds the new token, which the service never shows again.
+func (c *Client) RotateToken(ctx context.Context, name string) (*CampaignToken, error) {
+	var out CampaignToken
+	return &out, c.do(ctx, http.MethodPost, campaignPath(name, "token"), nil, nil, &out)
+}
+
+// RevokeToken revokes campaign name's token (administrator token): no
+// token reaches the campaign until the administrator rotates a new one.
+func (c *Client) RevokeToken(ctx context.Context, name string) (*CampaignToken, error) {
+	var out CampaignToken
+	return &out, c.do(ctx, http.MethodDelete, campaignPath(name, "token"), nil, nil, &out)
+}
+
 // Campaigns lists every campaign (administrator token).
 func (c *Client) Campaigns(ctx context.Context) (*CampaignList, error) {
 	var out CampaignList

@@ -10,6 +10,7 @@ type (
 	FlowSpec        = api.FlowSpec
 	CampaignSpec    = api.CampaignSpec
 	Registration    = api.Registration
+	CampaignToken   = api.CampaignToken
 	Campaign        = api.Campaign
 	CampaignOut     = api.CampaignOut
 	CampaignList    = api.CampaignList

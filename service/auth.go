@@ -136,7 +136,7 @@ func (s *Service) authenticate(header string) (principal, bool) {
 		return principal{}, false
 	}
 	cs := s.core.camps[id]
-	if subtle.ConstantTimeCompare(h[:], cs.hash[:]) != 1 {
+	if subtle.ConstantTimeCompare(h[:], cs.hash[:]) != 1 || cs.revoked {
 		return principal{}, false
 	}
 	return principal{id: id, name: cs.name}, true

@@ -80,6 +80,8 @@ type campState struct {
 	// pending counts the campaign's pending requests so that the per
 	// campaign cap costs nothing to check.
 	pending int
+	// revoked: no token reaches the campaign (until a rotation).
+	revoked bool
 	// consumeT and consumeN count the consume calls taken at broker time
 	// consumeT (tenant.go); live only, not replayed.
 	consumeT, consumeN int
@@ -150,7 +152,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 // changed together with policy.ErrBudgetExhausted.
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	switch o.Op {
-	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw:
+	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
@@ -203,6 +205,8 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 	}
 	cs := c.camp(cid)
 	switch o.Op {
+	case opToken:
+		return c.applyToken(cs, o)
 	case opWithdraw:
 		return c.applyWithdraw(cid, cs, o)
 	case opRequest:

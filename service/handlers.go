@@ -135,6 +135,7 @@ func (s *Service) registerOperations() {
 		Summary: "Journal tail", Tags: []string{tagService},
 		Description: "The broker's decision journal. The administrator reads every record (or one campaign's); a campaign token reads its own records only.",
 		Errors:      []int{http.StatusNotFound}}, s.journal)
+	s.registerTokenOperations()
 }
 
 // fieldError is a 422 naming one field.

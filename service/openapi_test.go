@@ -41,6 +41,7 @@ func TestOpenAPI(t *testing.T) {
 		"/v1/campaigns/{campaign}/leases/{lease}":          {"delete"},
 		"/v1/campaigns/{campaign}/consume":                 {"post"},
 		"/v1/campaigns/{campaign}/grants":                  {"get"},
+		"/v1/campaigns/{campaign}/token":                   {"post", "delete"},
 		"/v1/journal":                                      {"get"},
 	}
 	assert.Len(t, doc.Paths, len(want))

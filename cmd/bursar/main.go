@@ -12,7 +12,7 @@ import (
 func main() {
 	app := newApp()
 	cliusage.Apply(app)
-	if err := app.Run(os.Args); err != nil {
+	if err := app.Run(nameFirst(os.Args)); err != nil {
 		fmt.Fprintln(os.Stderr, "bursar:", err)
 		os.Exit(1)
 	}
@@ -40,6 +40,6 @@ func newApp() *cli.App {
 			"   bursar demo  --admin-token-file admin.token\n\n" +
 			"Or, with nothing to set up:  bursar demo --selftest",
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{serveCommand(), demoCommand(), leaseCommand(), journalCommand()},
+		Commands:             []*cli.Command{serveCommand(), demoCommand(), leaseCommand(), campaignCommand(), journalCommand()},
 	}
 }
