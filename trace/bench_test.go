@@ -124,18 +124,22 @@ func BenchmarkMeasureSDSC(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := Measure(w, run, iv); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu)
 }
 
 // ReplayExact on the full log: the replay with its records.
 func BenchmarkReplayExactSDSC(b *testing.B) {
 	w := loadFull(b)
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		ReplayExact(w)
 	}
+	reportCPU(b, cpu)
 }

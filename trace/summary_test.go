@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -258,4 +259,32 @@ func TestConvergedSummaryIgnoresHorizon(t *testing.T) {
 	if run.Converged || s.Converged || s.Unfinished == 0 || !s.All.MeanWaitLower {
 		t.Fatalf("an hour's horizon: converged %v, %d unfinished, mean wait lower bound %v", s.Converged, s.Unfinished, s.All.MeanWaitLower)
 	}
+}
+
+// selectK is the sorted order's element, on any input (ties, sorted,
+// reversed, constant).
+func TestSelectKMatchesSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		xs := rapid.SliceOfN(rapid.Float64Range(-5, 5).Filter(func(x float64) bool { return x == math.Trunc(x) || x > 0 }), 1, 300).Draw(t, "xs")
+		switch rapid.IntRange(0, 2).Draw(t, "shape") {
+		case 1:
+			slices.Sort(xs)
+		case 2:
+			slices.Sort(xs)
+			slices.Reverse(xs)
+		}
+		k := rapid.IntRange(0, len(xs)-1).Draw(t, "k")
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		got := selectK(slices.Clone(xs), k)
+		if got != want[k] {
+			t.Fatalf("k=%d: %v, sorted %v", k, got, want[k])
+		}
+		ys := slices.Clone(xs)
+		k95, k50 := rank(len(ys), 95), rank(len(ys), 50)
+		p95 := selectK(ys, k95)
+		if p50 := selectK(ys[:k95+1], k50); p50 != want[k50] || p95 != want[k95] {
+			t.Fatalf("p50 %v p95 %v; sorted %v %v", p50, p95, want[k50], want[k95])
+		}
+	})
 }
