@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy/easy"
 )
@@ -210,4 +211,31 @@ func (r *replayer) pop() int32 {
 	}
 	r.heap = h
 	return top
+}
+
+// fork is a copy of the replay's state that runs on alone with the jobs
+// from limit on withheld (the fair start times of docs/studies.md §6.17).
+// It copies what is proportional to the queue and the running leases. The
+// per-job arrays (start, slot) are shared: the copy writes only the
+// entries of jobs queued in the original (which starts none of them before
+// unfork) and slots of the original's running leases, which unfork puts
+// back. Call unfork before the original goes on.
+func (e *easyRun) fork(limit int) *easyRun {
+	c := &easyRun{w: e.w, start: e.start, free: e.free, next: e.next, limit: limit, t: e.t}
+	c.r = replayer{
+		queue: slices.Clone(e.r.queue), qjobs: slices.Clone(e.r.qjobs),
+		running: slices.Clone(e.r.running), runJob: slices.Clone(e.r.runJob),
+		slot: e.r.slot, heap: slices.Clone(e.r.heap),
+	}
+	return c
+}
+
+// unfork undoes what a fork wrote into the shared arrays.
+func (e *easyRun) unfork(*easyRun) {
+	for _, j := range e.r.queue {
+		e.start[j] = -1
+	}
+	for k, j := range e.r.runJob {
+		e.r.slot[j] = int32(k)
+	}
 }

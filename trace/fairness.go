@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/bursar-hpc/bursar/internal/deepcopy"
 )
 
 // DefaultFairSample is the number of jobs whose fair start times are
@@ -70,13 +69,7 @@ func ExactFairStarts(w *Workload, sample []int) []int64 {
 				q++
 			}
 			group := sample[p:q]
-			e.w = nil // shared, read-only: not copied
-			c, err := deepcopy.Copy(e, deepcopy.Options{})
-			e.w = w
-			if err != nil {
-				panic(err) // unreachable: easyRun holds no function or channel
-			}
-			c.w, c.limit = w, next
+			c := e.fork(next)
 			c.advance(func() bool {
 				for _, j := range group {
 					if c.start[j] < 0 {
@@ -88,6 +81,7 @@ func ExactFairStarts(w *Workload, sample []int) []int64 {
 			for k, j := range group {
 				fair[p+k] = c.start[j]
 			}
+			e.unfork(c)
 			p = q
 		}
 	})

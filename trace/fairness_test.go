@@ -3,8 +3,11 @@ package trace
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
@@ -226,4 +229,34 @@ func TestFairSampleIsSeeded(t *testing.T) {
 			t.Fatalf("job %d outside the interval", j)
 		}
 	}
+}
+
+// The two forks agree: the exact replay's (a copy of its queue and leases)
+// and the fifo policy's (a deep copy of the allocator), on random traces
+// with every job sampled; and the exact replay's records do not move when
+// fair starts are taken.
+func TestExactFairStartsMatchFifoFork(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := randomTrace(t)
+		for i := range w.Jobs {
+			w.Jobs[i].Class = policy.AgentBurst
+		}
+		sample := make([]int, len(w.Jobs))
+		for i := range sample {
+			sample[i] = i
+		}
+		exact := ReplayExactFair(w, sample, 0)
+		pr := replayPolicy(t, w, "fifo", policies.TraceKnobs(), ReplayOptions{FairStart: sample, Horizon: 1 << 30})
+		if !slices.Equal(exact.FairStart, pr.FairStart) {
+			t.Fatalf("fair starts: exact %v, fifo %v", exact.FairStart, pr.FairStart)
+		}
+		if plain := ReplayExact(w); !reflect.DeepEqual(plain.Records, exact.Records) {
+			t.Fatal("taking fair starts moved the exact replay")
+		}
+		for k, j := range sample {
+			if exact.FairStart[k] < w.Jobs[j].Submit {
+				t.Fatalf("job %d: fair start %d before its submit %d", j, exact.FairStart[k], w.Jobs[j].Submit)
+			}
+		}
+	})
 }
