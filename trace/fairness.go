@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
-
 )
 
 // DefaultFairSample is the number of jobs whose fair start times are
