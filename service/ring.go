@@ -69,11 +69,13 @@ func (r *ring) page(after int64, limit int) (out []*entry, next int64, truncated
 	if after < 0 {
 		start = max(0, n-limit)
 	} else {
-		if after+1 < first {
+		// after-first+1 cannot overflow (first ≥ 1); after+1 did, for
+		// after = MaxInt64, and read as "everything" (issue 22).
+		if after < first-1 {
 			truncated = true
 			start = 0
 		} else {
-			start = int(min(after+1-first, int64(n)))
+			start = int(min(after-first+1, int64(n)))
 		}
 	}
 	end := min(n, start+limit)

@@ -183,6 +183,11 @@ func runServe(c *cli.Context) error {
 	if c.Duration("idle-timeout") <= 0 {
 		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
 	}
+	// Everything that can be refused is checked before a made-up token
+	// is printed (a refused start must not have shown a secret).
+	if err := brokerConfig(c).Validate(); err != nil {
+		return fmt.Errorf("broker flags: %w", err)
+	}
 	tok, ok, err := adminToken(c, log)
 	if err != nil {
 		return err
@@ -203,9 +208,6 @@ func runServe(c *cli.Context) error {
 			return fmt.Errorf("--insecure-dev serves loopback addresses only; %s bound %s", listen, ln.Addr())
 		}
 		tok = randomHex(16)
-		fmt.Fprintf(os.Stderr, "bursar: --insecure-dev: no administrator token was given, so this process made one up.\n"+
-			"bursar: it is printed here (which is what makes this mode insecure) and dies with the process:\n"+
-			"bursar:   export %s=%s\n", adminTokenEnv, tok)
 	}
 	svc, err := service.New(service.Options{
 		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
@@ -217,6 +219,12 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	if !ok {
+		// Printed only now that nothing can refuse the start any more.
+		fmt.Fprintf(os.Stderr, "bursar: --insecure-dev: no administrator token was given, so this process made one up.\n"+
+			"bursar: it is printed here (which is what makes this mode insecure) and dies with the process:\n"+
+			"bursar:   export %s=%s\n", adminTokenEnv, tok)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -29,3 +29,19 @@ func TestInsecureDevDecidedByBoundAddress(t *testing.T) {
 		assert.Contains(t, stderr, "loopback addresses only", addr)
 	}
 }
+
+// TestNoSecretBeforeValidation: a start that is refused prints no
+// made-up administrator token (issue 21: --pool -1 --insecure-dev used
+// to print it, then reject the pool).
+func TestNoSecretBeforeValidation(t *testing.T) {
+	for _, args := range [][]string{
+		{"--pool", "-1"},
+		{"--grace", "-5"},
+		{"--speed", "0"},
+		{"--data-dir", "/proc/no/such/dir"},
+	} {
+		_, stderr, code := run(t, cleanEnv(), append([]string{"serve", "--insecure-dev", "--listen", "127.0.0.1:0"}, args...)...)
+		assert.Equal(t, 1, code, "%v", args)
+		assert.NotContains(t, stderr, "BURSAR_ADMIN_TOKEN=", "%v: %s", args, stderr)
+	}
+}
