@@ -50,6 +50,27 @@ var Metrics = []Metric{
 	{Key: "log_mean_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.Log.MeanWait }},
 	{Key: "log_sim_mean_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.LogSim.MeanWait },
 		Lower: func(r *Result) bool { return r.Summary.LogSim.MeanWaitLower }},
+	{Key: "fair_start_late", Unit: "fraction", Get: func(r *Result) float64 {
+		if fs := r.Summary.FairStart; fs != nil {
+			return fs.LateFrac
+		}
+		return math.NaN()
+	}},
+	{Key: "fair_start_mean_miss", Unit: "s", Get: func(r *Result) float64 {
+		if fs := r.Summary.FairStart; fs != nil {
+			return fs.MeanMiss
+		}
+		return math.NaN()
+	}, Lower: func(r *Result) bool { return r.Summary.FairStart != nil && r.Summary.FairStart.Censored > 0 }},
+	{Key: "nuwt_cv", Unit: "ratio", Get: func(r *Result) float64 { return r.Summary.NUWT.CV },
+		Lower: func(r *Result) bool { return r.Summary.NUWT.Lower }},
+	{Key: "share_jain", Unit: "index", Get: func(r *Result) float64 {
+		if sf := r.Summary.Shares; sf != nil {
+			return sf.Jain
+		}
+		return math.NaN()
+	}},
+	{Key: "preloaded_jobs", Unit: "jobs", Get: func(r *Result) float64 { return count(r.PreloadedUsage) }},
 	{Key: "makespan", Unit: "s", Get: func(r *Result) float64 { return float64(r.Summary.Makespan) }},
 	{Key: "drain", Unit: "s", Get: func(r *Result) float64 { return float64(r.Summary.Drain) }},
 	{Key: "converged", Unit: "0 or 1", Get: func(r *Result) float64 {

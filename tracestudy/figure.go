@@ -225,6 +225,8 @@ func groupedUtil(names []string, ests []Estimates) (*plot.Plot, error) {
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Y.Min, p.Y.Max = 0, max(1, top)*1.4
+	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"},
+		{Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
 	p.Legend.Top = true
 	return p, nil
 }
@@ -329,6 +331,35 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if err != nil {
 		return err
 	}
+	pl, err := ivBars("Started after their fair start time", "fraction of sampled jobs", names, intervalsOf(ests, "fair_start_late"), 1)
+	if err != nil {
+		return err
+	}
+	if nw == 1 {
+		// One window: the Wilson interval over the sampled jobs.
+		late := intervalsOf(ests, "fair_start_late")
+		for si := range late {
+			if fs := s.Runs[si].Summary.FairStart; fs != nil {
+				late[si].Lo, late[si].Hi = fs.LateLo, fs.LateHi
+			}
+		}
+		if pl, err = ivBars("Started after their fair start time", "fraction of sampled jobs", names, late, 1); err != nil {
+			return err
+		}
+	}
+	jain := intervalsOf(ests, "share_jain")
+	if nw == 1 {
+		// One window: the t interval over its days.
+		for si := range jain {
+			if sf := s.Runs[si].Summary.Shares; sf != nil {
+				jain[si].Lo, jain[si].Hi = sf.Lo, sf.Hi
+			}
+		}
+	}
+	pj, err := ivBars("Usage ÷ fair allocation per day (fifo's campaigns)", "Jain's index (1 = fair)", names, jain, 1)
+	if err != nil {
+		return err
+	}
 	title := "Each policy on " + sub
 	if nw > 1 {
 		title += " (bars: means over windows, lines: 95 % intervals)"
@@ -336,7 +367,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if stopped {
 		title += "; † = a replay stopped at its horizon: lower bounds"
 	}
-	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 8.5*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}})
+	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 12*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}, {pl, pj}})
 }
 
 // WriteBudgetKnobsFigure draws fig_budget_knobs: mean wait, lost GPU time

@@ -139,6 +139,15 @@ func resultMap(r *Result) map[string]any {
 		bc[c.String()] = statsMap(r.Summary.ByClass[k])
 	}
 	m["by_class"] = bc
+	if fs := r.Summary.FairStart; fs != nil {
+		m["fair_start"] = map[string]any{"seed": fs.Seed, "sampled": fs.Sampled, "n": fs.N, "late": fs.Late,
+			"late_fraction": num(fs.LateFrac), "late_fraction_lo": num(fs.LateLo), "late_fraction_hi": num(fs.LateHi),
+			"mean_miss": num(fs.MeanMiss), "mean_miss_lo": num(fs.MissLo), "mean_miss_hi": num(fs.MissHi), "censored": fs.Censored}
+	}
+	m["nuwt"] = map[string]any{"cv": num(r.Summary.NUWT.CV), "users": r.Summary.NUWT.Users, "censored": r.Summary.NUWT.Lower}
+	if sf := r.Summary.Shares; sf != nil {
+		m["shares"] = map[string]any{"jain": num(sf.Jain), "jain_lo": num(sf.Lo), "jain_hi": num(sf.Hi), "days": sf.Days}
+	}
 	if r.WindowDays > 0 {
 		m["window_days"] = r.WindowDays
 		m["min_runtime_s"] = r.MinRuntime
@@ -235,7 +244,7 @@ func PrintTable(w io.Writer, s Summary) error {
 		vs = "Δ mean wait vs " + st.Specs[ref].Label() + " (h)\t"
 	}
 	fmt.Fprintln(tw, head+"served\tdenied\tunfinished\tserved work\tmean wait (h)\tp95 wait (h)\tmean bsld\t"+
-		"useful\tlost\tidle while waiting\tpreemptions\tconverged\t"+vs)
+		"useful\tlost\tidle while waiting\tlate (fair start)\tNUWT CV\tshare Jain\tpreemptions\tconverged\t"+vs)
 	at := func(e Estimates, key string) Interval {
 		for i := range Metrics {
 			if Metrics[i].Key == key {
@@ -272,10 +281,11 @@ func PrintTable(w io.Writer, s Summary) error {
 		if e.MinP95Jobs < 200 {
 			p95 += fmt.Sprintf(" (n=%d)", e.MinP95Jobs)
 		}
-		row += fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t",
+		row += fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t",
 			served, denied, unfinished, fmtIv(at(e, "served_work"), 1, 3), fmtIv(at(e, "mean_wait"), 1.0/3600, 1), p95,
 			fmtIv(at(e, "mean_bsld"), 1, 1), fmtIv(at(e, "useful_utilization"), 1, 3), fmtIv(at(e, "lost_utilization"), 1, 3),
-			fmtIv(at(e, "idle_while_waiting"), 1, 3), fmtIv(at(e, "preemptions"), 1, 0), conv, nw)
+			fmtIv(at(e, "idle_while_waiting"), 1, 3), lateCell(e, rs, si, nw), fmtIv(at(e, "nuwt_cv"), 1, 2),
+			fmtIv(at(e, "share_jain"), 1, 3), fmtIv(at(e, "preemptions"), 1, 0), conv, nw)
 		if ref >= 0 {
 			if si == ref {
 				row += "—\t"
@@ -323,4 +333,24 @@ func fmtDiff(iv Interval, scale float64, prec int) string {
 		s += fmt.Sprintf(" [%s, %s]", strconv.FormatFloat(iv.Lo*scale, 'f', prec, 64), strconv.FormatFloat(iv.Hi*scale, 'f', prec, 64))
 	}
 	return s
+}
+
+// lateCell is the fair-start late fraction: over windows with its t
+// interval, or in one window with its Wilson interval over the sample.
+func lateCell(e Estimates, rs []Result, si, nw int) string {
+	iv := e.Intervals[metricIndex("fair_start_late")]
+	if fs := rs[si].Summary.FairStart; nw == 1 && fs != nil && !math.IsNaN(fs.LateLo) {
+		return fmt.Sprintf("%.3f [%.3f, %.3f]", fs.LateFrac, fs.LateLo, fs.LateHi)
+	}
+	return fmtIv(iv, 1, 3)
+}
+
+// metricIndex is the index of the metric key in Metrics.
+func metricIndex(key string) int {
+	for i := range Metrics {
+		if Metrics[i].Key == key {
+			return i
+		}
+	}
+	panic("no metric " + key)
 }

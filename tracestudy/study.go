@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/fifo"
 	"github.com/bursar-hpc/bursar/policy/policies"
@@ -39,6 +40,9 @@ type Result struct {
 	Preemptions    int
 	LostGPUSeconds int64
 	Ticks          int64
+	// PreloadedUsage is the number of the log's recorded jobs the policy
+	// started the window with (History, docs/studies.md §6.16).
+	PreloadedUsage int
 }
 
 // Stats is trace.Stats as summary.json writes it per class.
@@ -78,6 +82,16 @@ type Study struct {
 	Specs   []Spec
 	Windows []Window
 	Loads   []*trace.Workload
+	// Recorded is the log's own record (ReadRecorded) and Options the
+	// mapping the windows were read with: with them, fairshare and budget
+	// start each window from the usage the log records before it
+	// (History, docs/studies.md §6.16); nil: from an empty memory.
+	Recorded []Recorded
+	Options  trace.Options
+	// FairSample is how many jobs of each window get a fair start time
+	// (docs/studies.md §4.4, §6.17), drawn with trace.DefaultFairSeed; 0
+	// none.
+	FairSample int
 	// JobsDir, when set, receives each replay's per-job records
 	// (JobsDir/<RunFileLabel>/jobs.parquet and jobs.csv, WriteJobs).
 	JobsDir string
@@ -92,7 +106,8 @@ func (st *Study) Cell(i int) (spec, window int) { return i / len(st.Windows), i 
 // Run replays run i.
 func (st *Study) Run(i int) (Result, error) {
 	s, k := st.Cell(i)
-	r, run, err := RunWindow(st.Loads[k], st.Windows[k], st.Specs[s], true)
+	r, run, err := RunWindow(st.Loads[k], st.Windows[k], st.Specs[s], RunOptions{
+		Exact: true, History: st.windowHistory(s, k), FairSample: st.FairSample})
 	if err != nil {
 		return Result{}, err
 	}
@@ -113,20 +128,42 @@ func RunOne(w *trace.Workload, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r, _, err := RunWindow(w, st.Windows[0], s, false)
+	r, _, err := RunWindow(w, st.Windows[0], s, RunOptions{})
 	return r, err
+}
+
+// RunOptions are how RunWindow replays.
+type RunOptions struct {
+	// Exact runs fifo through the exact FCFS + EASY replay
+	// (trace.ReplayExact), which trace's tests prove gives the allocator
+	// path's records, at a fraction of its cost.
+	Exact bool
+	// History is the usage before the window (History); nil none.
+	History []baseline.Usage
+	// FairSample is how many measured jobs get a fair start time; 0 none.
+	FairSample int
 }
 
 // RunWindow replays w (the jobs of win) under one spec, with the pool and
 // grace of policy.DefaultConfig at the trace's pool, and measures it over
-// win's measured interval. With exact, fifo runs the exact FCFS + EASY
-// replay (trace.ReplayExact), which trace's tests prove gives the
-// allocator path's records, at a fraction of its cost. It returns the
-// replay too (its records, for --jobs).
-func RunWindow(w *trace.Workload, win Window, s Spec, exact bool) (Result, *trace.Run, error) {
+// win's measured interval: the §4 summary, fair-start-time unfairness on
+// a seeded sample of the measured jobs (the same jobs for every policy),
+// and the share-based fairness against a fifo control on the same
+// window. It returns the replay too (its records, for --jobs).
+func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *trace.Run, error) {
+	iv := trace.Interval{From: win.MeasureFrom, To: win.MeasureUntil}
+	var sample []int
+	if o.FairSample > 0 {
+		sample = trace.FairSample(w, iv, o.FairSample, trace.DefaultFairSeed)
+	}
+	fifoRun := trace.ReplayExact(w)
 	var run *trace.Run
-	if exact && s.Policy == fifo.Name {
-		run = trace.ReplayExact(w)
+	if o.Exact && s.Policy == fifo.Name {
+		run = fifoRun
+		if sample != nil {
+			run.FairSample, run.FairSeed = sample, trace.DefaultFairSeed
+			run.FairStart = trace.ExactFairStarts(w, sample)
+		}
 	} else {
 		knobs := s.Knobs
 		if s.Policy == budget.Name && knobs.Budget.Groups == nil {
@@ -135,22 +172,28 @@ func RunWindow(w *trace.Workload, win Window, s Spec, exact bool) (Result, *trac
 		if knobs.Entitlements == nil {
 			knobs.Entitlements = w.Entitlements()
 		}
+		knobs.History = o.History
 		a, err := policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
 		if err != nil {
 			return Result{}, nil, err
 		}
-		if run, err = trace.Replay(w, a, trace.ReplayOptions{}); err != nil {
+		if run, err = trace.Replay(w, a, trace.ReplayOptions{FairStart: sample, FairSeed: trace.DefaultFairSeed}); err != nil {
 			return Result{}, nil, fmt.Errorf("%s: %w", s.Policy, err)
 		}
 	}
-	sum, err := trace.Measure(w, run, trace.Interval{From: win.MeasureFrom, To: win.MeasureUntil})
+	sum, err := trace.Measure(w, run, iv)
 	if err != nil {
 		return Result{}, nil, fmt.Errorf("%s, window %s: %w", s.Policy, win.Label(), err)
+	}
+	if iv.Span() >= trace.Day {
+		sf := trace.Shares(w, run, trace.FifoControl(w, fifoRun, iv))
+		sum.Shares = &sf
 	}
 	r := Result{
 		Policy: s.Policy, WindowDays: s.WindowDays, MinRuntime: s.MinRuntime,
 		Window: win.Index, From: win.From, Until: win.Until, Summary: *sum,
 		Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds, Ticks: run.Ticks,
+		PreloadedUsage: len(o.History),
 	}
 	return r, run, nil
 }

@@ -253,6 +253,7 @@ func mappingFlags() []cli.Flag {
 		&cli.StringFlag{Name: "shares", Usage: "entitlement `RULE`: " + strings.Join(configs.ShareRules, ", ")},
 		&cli.StringFlag{Name: "bucket", Usage: "Bursar's bucket on a trace: `largest-job` or hours:N"},
 		&cli.StringFlag{Name: "restart", Usage: "budget's restart after a preemption: `zero` or checkpoint:S"},
+		&cli.IntFlag{Name: "fair-sample", Usage: "`N` measured jobs per window get a fair start time (docs/studies.md §4.4; 0: none)", Value: trace.DefaultFairSample},
 		&cli.BoolFlag{Name: "jobs", Usage: "also write every replay's per-job records, jobs/<policy>-w<window>/jobs.parquet and jobs.csv"},
 	}
 }
@@ -369,6 +370,9 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	}
 	w, err := tracestudy.LoadRange(path, opt)
 	if err != nil {
+		if opt.From != 0 || opt.Until != 0 {
+			return fmt.Errorf("--window (or the config's window) on %s: %w", name, err)
+		}
 		return fmt.Errorf("--trace: %w", err)
 	}
 	// Every study: one window (the log, or --window) or --windows N×D
@@ -389,6 +393,20 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 			return fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
 	}
+	if st.FairSample = c.Int("fair-sample"); st.FairSample < 0 {
+		return fmt.Errorf("--fair-sample must not be negative, got %d", st.FairSample)
+	}
+	// fairshare and budget start each window with the usage the log
+	// records before it (docs/studies.md §6.16).
+	st.Options = opt
+	for _, sp := range specs {
+		if tracestudy.Lookback(sp) > 0 {
+			if st.Recorded, err = tracestudy.ReadRecorded(path, w.Pool); err != nil {
+				return fmt.Errorf("--trace: %w", err)
+			}
+			break
+		}
+	}
 	content, embedded := tracestudy.ExcerptGz(), path == ""
 	if !embedded {
 		if content, err = os.ReadFile(path); err != nil {
@@ -406,7 +424,8 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		}
 		st.JobsDir = filepath.Join(out, "jobs")
 	}
-	plan := tracestudy.NewPlan(experiment, tracestudy.SharedInputs(tracestudy.Digest(content), opt, w), st)
+	plan := tracestudy.NewPlan(experiment, fmt.Sprintf("%s\nfair sample %d seed %d", tracestudy.SharedInputs(tracestudy.Digest(content), opt, w),
+		st.FairSample, trace.DefaultFairSeed), st)
 	opt2 := sweep.StudyOptions{Workers: workers}
 	stderr := sweepStderr(c)
 	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
