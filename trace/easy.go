@@ -52,10 +52,10 @@ func newEasyRun(w *Workload) *easyRun {
 }
 
 // advance runs from event to event until no event is left or done says
-// stop (checked after each event's starts). arrived, if set, is called
-// after each event's arrivals with the index of the next job to arrive,
-// before the event's starts.
-func (e *easyRun) advance(done func() bool, arrived func(next int)) {
+// stop (checked after each event's starts). arriving, if set, is called at
+// each event at which jobs arrive, with the index of the first of them,
+// after the event's ends and before its arrivals.
+func (e *easyRun) advance(done func() bool, arriving func(next int)) {
 	w, r := e.w, &e.r
 	for {
 		t := e.t
@@ -66,14 +66,14 @@ func (e *easyRun) advance(done func() bool, arrived func(next int)) {
 			r.removeRunning(j)
 		}
 		// (2) Arrivals.
+		if arriving != nil && e.next < e.limit && w.Jobs[e.next].Submit <= t {
+			arriving(e.next)
+		}
 		for e.next < e.limit && w.Jobs[e.next].Submit <= t {
 			jb := &w.Jobs[e.next]
 			r.queue = append(r.queue, int32(e.next))
 			r.qjobs = append(r.qjobs, easy.Job{GPUs: jb.GPUs, Estimate: jb.Estimate})
 			e.next++
-		}
-		if arrived != nil {
-			arrived(e.next)
 		}
 		// (3)–(4) Heads, then one EASY pass.
 		if len(r.queue) > 0 && e.free > 0 {

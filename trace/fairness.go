@@ -60,6 +60,9 @@ func ExactFairStarts(w *Workload, sample []int) []int64 {
 	}
 	e := newEasyRun(w)
 	p := 0
+	// Up to the next submit after a sampled job's, the replay is its
+	// withheld one: the fork is taken only then, and only if the job has
+	// not started yet.
 	e.advance(nil, func(next int) {
 		for p < len(sample) && sample[p] < next {
 			s := w.Jobs[sample[p]].Submit
@@ -68,22 +71,33 @@ func ExactFairStarts(w *Workload, sample []int) []int64 {
 				q++
 			}
 			group := sample[p:q]
-			c := e.fork(next)
-			c.advance(func() bool {
-				for _, j := range group {
-					if c.start[j] < 0 {
-						return false
-					}
-				}
-				return true
-			}, nil)
+			waiting := false
 			for k, j := range group {
-				fair[p+k] = c.start[j]
+				fair[p+k] = e.start[j]
+				waiting = waiting || e.start[j] < 0
 			}
-			e.unfork(c)
+			if waiting {
+				c := e.fork(next)
+				c.advance(func() bool {
+					for _, j := range group {
+						if c.start[j] < 0 {
+							return false
+						}
+					}
+					return true
+				}, nil)
+				for k, j := range group {
+					fair[p+k] = c.start[j]
+				}
+				e.unfork(c)
+			}
 			p = q
 		}
 	})
+	// The sampled jobs after the last submit: the replay was theirs.
+	for ; p < len(sample); p++ {
+		fair[p] = e.start[sample[p]]
+	}
 	return fair
 }
 

@@ -126,11 +126,13 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 	}
 }
 
-// fairStarts takes the fork for every sampled job filed by now (sample[fp:]
-// with an index below fs.next; jobs submitted at one time share one fork)
-// and returns the next sample position. The fork runs with every later
-// submit withheld until all of that time's sampled jobs have started
-// (docs/studies.md §6.17); their first grants are their fair start times.
+// fairStarts resolves the sampled jobs filed by now (sample[fp:] with an
+// index below fs.next), just before the next submit is filed: up to this
+// point the replay is each one's withheld replay, so a job that has
+// started already has its fair start; for the others (jobs submitted at
+// one time share one fork) a copy of the policy runs on with every later
+// submit withheld until they have started (docs/studies.md §6.17). It
+// returns the next sample position.
 func fairStarts(fs forkState, alloc policy.Allocator, cap *capture, sample []int, fp int, run *Run) (int, error) {
 	for fp < len(sample) && sample[fp] < fs.next {
 		s := fs.w.Jobs[sample[fp]].Submit
@@ -140,8 +142,11 @@ func fairStarts(fs forkState, alloc policy.Allocator, cap *capture, sample []int
 		}
 		group := sample[fp:q]
 		left := 0
-		for _, j := range group {
-			if !run.Denied[j] {
+		for k, j := range group {
+			switch r := &run.Records[j]; {
+			case len(r.Starts) > 0:
+				run.FairStart[fp+k] = r.Starts[0]
+			case !run.Denied[j]:
 				left++
 			}
 		}

@@ -171,6 +171,15 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	}
 	for {
 		now := alloc.Now()
+		// The fair starts' forks are taken just before the next submit is
+		// filed: until then the replay is the withheld one (§6.17).
+		if fp < len(opt.FairStart) && opt.FairStart[fp] < next && next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
+			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
+			var err error
+			if fp, err = fairStarts(fs, alloc, cap, opt.FairStart, fp, run); err != nil {
+				return nil, err
+			}
+		}
 		for next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
 			if err := file(next, int(w.Jobs[next].Submit-base)); err != nil {
 				return nil, err
@@ -180,15 +189,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			}
 			next++
 		}
-		if len(opt.FairStart) > 0 || opt.forkHook != nil {
+		if opt.forkHook != nil {
 			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
-			if opt.forkHook != nil {
-				if err := opt.forkHook(fs, alloc, cap); err != nil {
-					return nil, err
-				}
-			}
-			var err error
-			if fp, err = fairStarts(fs, alloc, cap, opt.FairStart, fp, run); err != nil {
+			if err := opt.forkHook(fs, alloc, cap); err != nil {
 				return nil, err
 			}
 		}
@@ -267,6 +270,13 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			if target > alloc.Now() {
 				skip.SkipTo(target)
 			}
+		}
+	}
+	// The sampled jobs submitted after the last fork: no submit followed
+	// them, so the replay itself was their withheld one.
+	for k := fp; k < len(opt.FairStart); k++ {
+		if r := &recs[opt.FairStart[k]]; len(r.Starts) > 0 {
+			run.FairStart[k] = r.Starts[0]
 		}
 	}
 	run.Stop = max(int64(alloc.Now())+base, run.End)
