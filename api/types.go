@@ -250,7 +250,9 @@ type ConsumeResult struct {
 
 // JournalRecord is one broker journal record with its sequence number.
 type JournalRecord struct {
-	Seq    int64           `json:"seq"`
+	Seq int64 `json:"seq"`
+	// Wall is when the operation that made the record was applied.
+	Wall   int64           `json:"wall,omitempty" doc:"Wall-clock time of the operation that made the record, UTC Unix milliseconds (absent for records replayed from a journal written before wall times; for grants replayed from a snapshot, the time of the last tick of the folded run)."`
 	Record json.RawMessage `json:"record" doc:"The broker's journal record; its first keys are t and event."`
 }
 

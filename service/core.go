@@ -43,6 +43,13 @@ type op struct {
 	// a snapshot's header, the number of operations it covers.
 	Base int64 `json:"base,omitempty"`
 
+	// Wall is the wall-clock time the operation was applied at, UTC Unix
+	// milliseconds (for a folded run of ticks: the last one's), so that
+	// the journal can be reconciled with other systems' records (a batch
+	// scheduler's accounting). Replay does not read it; journals written
+	// before it have none.
+	Wall int64 `json:"wall,omitempty"`
+
 	// ticks: how many (T is the time after the last).
 	N int `json:"n,omitempty"`
 
@@ -97,6 +104,9 @@ type core struct {
 	journal ring // every journal record
 
 	keepCampaign, keepGrants int
+	// wall is the wall-clock time of the operation being applied, which
+	// the records it makes carry.
+	wall int64
 }
 
 func newCore(cfg policy.Config, keepAll, keepCampaign, keepGrants int) (*core, error) {
@@ -121,12 +131,12 @@ func (c *core) camp(id policy.CampaignID) *campState {
 // broker writes names the campaign it concerns, which is how a campaign's
 // token reads its own records and no one else's.
 func (c *core) Record(e policy.Event) {
-	c.journal.push(e)
+	c.journal.push(e, c.wall)
 	cs := c.camp(e.CampaignID)
-	cs.journal.push(e)
+	cs.journal.push(e, c.wall)
 	switch e.Kind {
 	case policy.EventGrant:
-		cs.grants.push(e)
+		cs.grants.push(e, c.wall)
 		cs.grantedGPUs += int64(e.GPUs)
 		cs.pending--
 	case policy.EventRequestExpired:
@@ -151,6 +161,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 // change state (it takes an id and writes a deny record), so it reports
 // changed together with policy.ErrBudgetExhausted.
 func (c *core) apply(o *op) (res result, changed bool, err error) {
+	c.wall = o.Wall
 	switch o.Op {
 	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken:
 	default:

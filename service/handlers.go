@@ -508,7 +508,7 @@ func (s *Service) journal(ctx context.Context, in *journalInput) (*journalOutput
 		var buf []byte
 		for _, e := range page {
 			buf = e.ev.AppendJSON(buf[:0])
-			out.Body.Records = append(out.Body.Records, api.JournalRecord{Seq: e.seq, Record: json.RawMessage(append([]byte(nil), buf...))})
+			out.Body.Records = append(out.Body.Records, api.JournalRecord{Seq: e.seq, Wall: e.wall, Record: json.RawMessage(append([]byte(nil), buf...))})
 		}
 		return nil
 	})

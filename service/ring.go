@@ -7,6 +7,9 @@ import "github.com/bursar-hpc/bursar/policy"
 type entry struct {
 	seq int64
 	ev  policy.Event
+	// wall is when the operation that made the record was applied, UTC
+	// Unix milliseconds (0: a journal written before wall times).
+	wall int64
 }
 
 // ring keeps the newest max records of an unbounded stream, numbered 1, 2,
@@ -23,9 +26,9 @@ type ring struct {
 
 func newRing(max int) ring { return ring{max: max} }
 
-func (r *ring) push(ev policy.Event) int64 {
+func (r *ring) push(ev policy.Event, wall int64) int64 {
 	r.last++
-	e := entry{seq: r.last, ev: ev}
+	e := entry{seq: r.last, ev: ev, wall: wall}
 	if len(r.buf) < r.max {
 		r.buf = append(r.buf, e)
 		return r.last

@@ -321,6 +321,7 @@ func (t *txn) apply(o *op) (result, error) {
 	if o.Op == opTick {
 		o.T++
 	}
+	o.Wall = time.Now().UnixMilli()
 	res, changed, err := t.c.apply(o)
 	if changed && t.s.wal != nil {
 		pos, werr := t.s.wal.append(o)

@@ -131,8 +131,9 @@ type snapshotWriter struct {
 	w     *bufio.Writer
 	crc   hash.Hash32
 	n     int
-	run   int // ticks in the run not yet written
-	runT  int // time after the run
+	run   int   // ticks in the run not yet written
+	runT  int   // time after the run
+	runW  int64 // wall time of the run's last tick
 	count int64
 	err   error
 }
@@ -159,9 +160,9 @@ func (s *snapshotWriter) line(o *op) {
 func (s *snapshotWriter) flushRun() {
 	switch {
 	case s.run == 1:
-		s.line(&op{Op: opTick, T: s.runT})
+		s.line(&op{Op: opTick, T: s.runT, Wall: s.runW})
 	case s.run > 1:
-		s.line(&op{Op: opTicks, T: s.runT, N: s.run})
+		s.line(&op{Op: opTicks, T: s.runT, N: s.run, Wall: s.runW})
 	}
 	s.run = 0
 }
@@ -171,10 +172,10 @@ func (s *snapshotWriter) add(o *op) {
 	s.count += opCount(o)
 	switch o.Op {
 	case opTick:
-		s.run, s.runT = s.run+1, o.T
+		s.run, s.runT, s.runW = s.run+1, o.T, o.Wall
 		return
 	case opTicks:
-		s.run, s.runT = s.run+o.N, o.T
+		s.run, s.runT, s.runW = s.run+o.N, o.T, o.Wall
 		return
 	}
 	s.flushRun()

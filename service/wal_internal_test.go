@@ -34,7 +34,7 @@ func TestRingPage(t *testing.T) {
 	}
 	assert.Nil(t, page(-1, 10))
 	for range 5 {
-		r.push(policy.Event{})
+		r.push(policy.Event{}, 0)
 	}
 	assert.Equal(t, int64(3), r.oldest())
 	assert.Equal(t, []int64{3, 4, 5}, page(-1, 10))

@@ -43,7 +43,15 @@ func TestTailDamageAndRepair(t *testing.T) {
 	require.NoError(t, os.WriteFile(wal, data, 0o600))
 	damaged := append([]byte(nil), data...)
 
-	_, stderr, code := run(t, cleanEnv(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	// inspect shows the damage and the same command, without the lock.
+	out, stderr, code := run(t, cleanEnv(), "journal", "inspect", "--data-dir", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "DAMAGED last record 3")
+	assert.Contains(t, out, "bursar journal repair --data-dir "+dir+" --cut-after 2")
+	assert.Contains(t, out, "register 1")
+	assert.Regexp(t, `wall 20\d\d-`, out, "records carry wall-clock times")
+
+	_, stderr, code = run(t, cleanEnv(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	require.Equal(t, 1, code, stderr)
 	m := regexp.MustCompile(`bursar journal repair --data-dir (\S+) --cut-after (\d+)`).FindStringSubmatch(stderr)
 	require.NotNil(t, m, "the refusal names the repair command: %s", stderr)
@@ -67,4 +75,36 @@ func TestTailDamageAndRepair(t *testing.T) {
 	require.NoError(t, os.WriteFile(wal, damaged, 0o600))
 	p3 := startServe(t, cleanEnv(), append(args, "--recover-tail")...)
 	assert.Contains(t, p3.stderr.String(), "damaged tail cut")
+}
+
+// TestInspectMiddleDamage: damage followed by intact records is named as
+// damage in the middle, not a torn tail, by inspect and by serve's
+// refusal.
+func TestInspectMiddleDamage(t *testing.T) {
+	ctx := context.Background()
+	dir, tok := t.TempDir(), tokenFile(t)
+	args := []string{"--data-dir", dir, "--admin-token-file", tok, "--speed", "0.001"}
+	p := startServe(t, cleanEnv(), args...)
+	admin, err := client.New(p.url, testToken)
+	require.NoError(t, err)
+	for _, name := range []string{"first", "second", "third"} {
+		_, err = admin.Register(ctx, client.CampaignSpec{Name: name, Budget: 100, Guaranteed: 0, Sustained: 8, BurstCeiling: 16, Bucket: 1000, Class: client.ClassAgentBurst})
+		require.NoError(t, err)
+	}
+	p.signal(t, syscall.SIGTERM)
+	wal := filepath.Join(dir, "bursar.wal")
+	data, err := os.ReadFile(wal)
+	require.NoError(t, err)
+	i := strings.Index(string(data), `"first"`)
+	require.Positive(t, i)
+	data[i+2] = 'X'
+	require.NoError(t, os.WriteFile(wal, data, 0o600))
+	out, stderr, code := run(t, cleanEnv(), "journal", "inspect", "--data-dir", dir, "--records", "0")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "DAMAGED record 2")
+	assert.Contains(t, out, "followed by 2 intact records: damage in the middle")
+	_, stderr, code = run(t, cleanEnv(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	require.Equal(t, 1, code)
+	assert.Contains(t, stderr, "followed by 2 intact records")
+	assert.Contains(t, stderr, "--cut-after 1")
 }
