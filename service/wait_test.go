@@ -97,7 +97,7 @@ func TestAwaitRequest(t *testing.T) {
 
 	// A tick that changes nothing for the request keeps it waiting.
 	other := e.register(t, spec("other"))
-	acc, err = other.Request(ctx, "other", client.LeaseRequest{GPUs: 512, Duration: 100})
+	_, err = other.Request(ctx, "other", client.LeaseRequest{GPUs: 512, Duration: 100})
 	require.NoError(t, err)
 	require.NoError(t, e.svc.Tick())
 	r2, err := other.Request(ctx, "other", client.LeaseRequest{GPUs: 64, Duration: 100})
