@@ -4,9 +4,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,4 +192,266 @@ func TestLeaseUsageErrors(t *testing.T) {
 	_, stderr, code = run(t, cleanEnv(), "lease", "--campaign", "c", "--gpus", "1", "--", "true")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no campaign token")
+}
+
+// leasePool is a service on a pool of 64 GPUs at 20 ticks a second with
+// vip (a guarantee of 16, may burst to the pool) and opp (no guarantee,
+// agent-burst, may use the whole pool); it returns the administrator's
+// client and opp's token.
+func leasePool(t *testing.T) (p *proc, admin *client.Client, oppToken string) {
+	t.Helper()
+	p = startServe(t, cleanEnv(), "--admin-token-file", tokenFile(t), "--speed", "20", "--pool", "64", "--grace", "20")
+	admin, err := client.New(p.url, testToken)
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = admin.Register(ctx, client.CampaignSpec{Name: "vip", Budget: 1e9, Guaranteed: 16, Sustained: 64, BurstCeiling: 64,
+		Bucket: 1e7, Class: client.ClassDeadline})
+	require.NoError(t, err)
+	reg, err := admin.Register(ctx, client.CampaignSpec{Name: "opp", Budget: 1e9, Sustained: 64, BurstCeiling: 64,
+		Bucket: 1e7, Class: client.ClassAgentBurst})
+	require.NoError(t, err)
+	return p, admin, reg.Token
+}
+
+// hold has campaign name take gpus GPUs and returns the lease id.
+func hold(t *testing.T, admin *client.Client, name string, gpus int) int {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := admin.Request(ctx, name, client.LeaseRequest{GPUs: gpus, Duration: 100000})
+	require.NoError(t, err)
+	g, err := admin.AwaitGrant(ctx, name, acc.RequestID)
+	require.NoError(t, err)
+	require.Equal(t, gpus, g.Lease.GPUs)
+	return g.Lease.ID
+}
+
+// noRequestsOrLeases checks that campaign name holds nothing and has
+// nothing pending.
+func noRequestsOrLeases(t *testing.T, admin *client.Client, name string) {
+	t.Helper()
+	ls, err := admin.Leases(context.Background(), name)
+	require.NoError(t, err)
+	assert.Empty(t, ls.Leases, "leases of %s", name)
+	assert.Empty(t, ls.Pending, "pending requests of %s", name)
+}
+
+// TestLeaseLocalDeadline: with the service killed in the middle of the
+// lease, the command still gets SIGTERM at expiry − notice and SIGKILL at
+// the expiry, from the wrapper's own wall-clock deadline: it is gone
+// within its notice after the expiry (issue 22 §5).
+func TestLeaseLocalDeadline(t *testing.T) {
+	p, _, oppToken := leasePool(t)
+	out := filepath.Join(t.TempDir(), "out")
+	// 40 broker s at 20 ticks/s: 2 s; the notice, 10 broker s: 0.5 s.
+	script := `trap 'echo term >> "$OUT"' TERM
+echo started > "$OUT"
+while :; do sleep 0.05; done`
+	lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+		"--server", p.url, "--campaign", "opp", "--gpus", "4", "--duration", "40", "--expiry-notice", "10",
+		"--poll", "50ms", "--", "sh", "-c", script)
+	waitFile(t, out, "started", lp)
+	started := time.Now()
+	require.NoError(t, p.cmd.Process.Kill())
+	<-p.done
+	code := lp.wait(t, 20*time.Second)
+	ran := time.Since(started)
+	s := lp.stderr.String()
+	assert.Equal(t, 128+9, code, "%s", s)
+	got := waitFile(t, out, "term", lp)
+	assert.Equal(t, "started\nterm\n", got, "SIGTERM before the end")
+	// Started after the grant, so the expiry is at most 2 s later; gone
+	// within the notice (0.5 s) after it. Not before the notice began.
+	assert.Less(t, ran, 2500*time.Millisecond, "%s", s)
+	assert.Greater(t, ran, 1200*time.Millisecond, "%s", s)
+	assert.Contains(t, s, "the local deadline stands")
+	assert.Less(t, strings.Index(s, "SIGTERM"), strings.Index(s, "SIGKILL"))
+	t.Logf("command ran %v after it started; bursar lease said:\n%s", ran.Round(time.Millisecond), s)
+}
+
+// TestLeaseKillAfter: when the lease vanishes without notice (released by
+// the administrator), or the wrapper gets SIGTERM, a command that ignores
+// SIGTERM gets SIGKILL --kill-after later, not at the next poll.
+func TestLeaseKillAfter(t *testing.T) {
+	for _, how := range []string{"released", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			p, admin, oppToken := leasePool(t)
+			out := filepath.Join(t.TempDir(), "out")
+			script := `trap 'date +%s%N > "$OUT.term"' TERM
+echo started > "$OUT"
+while :; do sleep 0.05; done`
+			lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+				"--server", p.url, "--campaign", "opp", "--gpus", "4", "--duration", "100000",
+				"--kill-after", "700ms", "--poll", "50ms", "--", "sh", "-c", script)
+			waitFile(t, out, "started", lp)
+			if how == "released" {
+				ls, err := admin.Leases(context.Background(), "opp")
+				require.NoError(t, err)
+				require.Len(t, ls.Leases, 1)
+				_, err = admin.ReleaseLease(context.Background(), "opp", ls.Leases[0].ID)
+				require.NoError(t, err)
+			} else {
+				require.NoError(t, lp.cmd.Process.Signal(syscall.SIGTERM))
+			}
+			assert.Equal(t, 128+9, lp.wait(t, 20*time.Second), "%s", lp.stderr)
+			ended := time.Now()
+			b, err := os.ReadFile(out + ".term")
+			require.NoError(t, err, "the command got SIGTERM first")
+			ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+			require.NoError(t, err)
+			gap := ended.Sub(time.Unix(0, ns))
+			assert.GreaterOrEqual(t, gap, 700*time.Millisecond, "SIGKILL before --kill-after")
+			assert.Less(t, gap, 1200*time.Millisecond, "SIGKILL long after --kill-after")
+			t.Logf("SIGTERM → exit %v; bursar lease said:\n%s", gap.Round(time.Millisecond), lp.stderr)
+		})
+	}
+}
+
+// TestLeaseInterruptWithdraws: SIGINT (or SIGTERM) while waiting withdraws
+// the request: nothing is pending, and when the pool frees up nothing is
+// granted to the campaign whose wrapper is gone. A wrapper killed with
+// SIGKILL while waiting has its request withdrawn by the watchdog.
+func TestLeaseInterruptWithdraws(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p, admin, oppToken := leasePool(t)
+			vip := hold(t, admin, "vip", 64)
+			out := filepath.Join(t.TempDir(), "out")
+			lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+				"--server", p.url, "--campaign", "opp", "--gpus", "8", "--", "sh", "-c", `echo ran > "$OUT"`)
+			require.Eventually(t, func() bool { return strings.Contains(lp.stderr.String(), "filed at") },
+				20*time.Second, 20*time.Millisecond, "%s", lp.stderr)
+			require.NoError(t, lp.cmd.Process.Signal(sig))
+			assert.Equal(t, 128+int(sig), lp.wait(t, 20*time.Second), "%s", lp.stderr)
+			if sig == syscall.SIGKILL {
+				assert.Contains(t, lp.stderr.String(), "lease-watchdog: the wrapper died: withdrew request")
+			} else {
+				assert.Contains(t, lp.stderr.String(), "withdrew request")
+			}
+			noRequestsOrLeases(t, admin, "opp")
+			_, err := admin.ReleaseLease(context.Background(), "vip", vip)
+			require.NoError(t, err)
+			time.Sleep(300 * time.Millisecond) // 6 ticks
+			noRequestsOrLeases(t, admin, "opp")
+			_, err = os.Stat(out)
+			assert.True(t, os.IsNotExist(err), "the command did not run")
+			t.Logf("bursar lease said:\n%s", lp.stderr)
+		})
+	}
+}
+
+// TestLeaseWatchdog: SIGKILL of the wrapper does not orphan the command:
+// the watchdog sends its process group SIGTERM, then SIGKILL --kill-after
+// later (the shell and its child ignore SIGTERM), and releases the lease.
+func TestLeaseWatchdog(t *testing.T) {
+	p, admin, oppToken := leasePool(t)
+	out := filepath.Join(t.TempDir(), "out")
+	script := `trap '' TERM
+sleep 300 &
+echo "$$ $!" > "$OUT"
+wait`
+	lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+		"--server", p.url, "--campaign", "opp", "--gpus", "4", "--duration", "100000",
+		"--kill-after", "500ms", "--", "sh", "-c", script)
+	pids := strings.Fields(waitFile(t, out, "\n", lp))
+	require.Len(t, pids, 2)
+	require.NoError(t, lp.cmd.Process.Signal(syscall.SIGKILL))
+	lp.wait(t, 20*time.Second) // and for the watchdog, which holds its stderr
+	for _, s := range pids {
+		pid, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 20*time.Millisecond, "process %d of the command's group lives on", pid)
+	}
+	noRequestsOrLeases(t, admin, "opp")
+	assert.Contains(t, lp.stderr.String(), "the wrapper died: released lease")
+	t.Logf("bursar lease said:\n%s", lp.stderr)
+}
+
+// alive says whether process pid exists and is not a zombie (an orphan
+// waits for init to reap it).
+func alive(pid int) bool {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// pid (comm) state …: the state follows the last ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// TestLeaseMinGPUs: a grant below --min-gpus (default: all asked) is
+// released and the wrapper waits for the supply, then runs on a whole
+// grant; --min-gpus lower takes the partial grant; --no-wait gives up.
+func TestLeaseMinGPUs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		gpus  string // BURSAR_GPUS the command saw; "" it did not run
+		freed bool   // vip releases its 32 GPUs while the wrapper waits
+	}{
+		{"default waits for all", nil, 0, "48", true},
+		{"min-gpus 32 runs on 32", []string{"--min-gpus", "32"}, 0, "32", false},
+		{"no-wait gives up", []string{"--no-wait"}, 75, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, admin, oppToken := leasePool(t)
+			vip := hold(t, admin, "vip", 32)
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"--server", p.url, "--campaign", "opp", "--gpus", "48"}, tc.args...)
+			lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+				append(args, "--", "sh", "-c", `echo "$BURSAR_GPUS" > "$OUT"`)...)
+			if tc.freed {
+				require.Eventually(t, func() bool { return strings.Contains(lp.stderr.String(), "fewer than --min-gpus 48: released it") },
+					20*time.Second, 20*time.Millisecond, "%s", lp.stderr)
+				_, err := os.Stat(out)
+				require.True(t, os.IsNotExist(err), "the command ran on less")
+				_, err = admin.ReleaseLease(context.Background(), "vip", vip)
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.code, lp.wait(t, 30*time.Second), "%s", lp.stderr)
+			b, _ := os.ReadFile(out)
+			assert.Equal(t, tc.gpus, strings.TrimSpace(string(b)), "%s", lp.stderr)
+			noRequestsOrLeases(t, admin, "opp")
+			t.Logf("bursar lease said:\n%s", lp.stderr)
+		})
+	}
+}
+
+// TestLeaseHelp: --help explains the notice (why --duration 60 gets
+// SIGTERM at 30 s), the watchdog, and every flag with its default.
+func TestLeaseHelp(t *testing.T) {
+	out, _, code := run(t, cleanEnv(), "lease", "--help")
+	require.Equal(t, 0, code)
+	for _, s := range []string{"So with the defaults '--duration 60' gets", "SIGTERM 30 broker seconds in", "--expiry-notice 0", "lease-watchdog", "PR_SET_PDEATHSIG",
+		"foreground group", "withdraws the request", "--min-gpus", "BURSAR_GPUS"} {
+		assert.Contains(t, out, s)
+	}
+	flags := 0
+	_, options, _ := strings.Cut(out, "OPTIONS:")
+	for l := range strings.SplitSeq(options, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "--") || strings.HasPrefix(l, "--help") {
+			continue
+		}
+		flags++
+		assert.Contains(t, l, "(default: ", "every flag states its default: %s", l)
+	}
+	assert.Equal(t, 14, flags)
+}
+
+func TestLeaseFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--duration", "20"}, "--expiry-notice 30 is not below --duration 20"},
+		{[]string{"--min-gpus", "0"}, "--min-gpus must be between 1 and --gpus (4), got 0"},
+		{[]string{"--min-gpus", "5"}, "--min-gpus must be between 1 and --gpus (4), got 5"},
+		{[]string{"--kill-after", "-1s"}, "--kill-after must not be negative"},
+		{[]string{"--gpus", "0"}, "--gpus must be at least 1"},
+	} {
+		args := append([]string{"lease", "--campaign", "c", "--gpus", "4"}, tc.args...)
+		_, stderr, code := run(t, cleanEnv("BURSAR_TOKEN=x"), append(args, "--", "true")...)
+		assert.Equal(t, 1, code, "%v", tc.args)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
 }

@@ -1,0 +1,246 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/bursar-hpc/bursar/client"
+)
+
+// procEvent is one change of the command's state: stopped, or ended.
+type procEvent struct {
+	ws  syscall.WaitStatus
+	err error
+}
+
+// waitProc reports the command's stops and its end. It reaps the process
+// itself (exec.Cmd.Wait cannot report stops, which the terminal hand-over
+// needs).
+func waitProc(pid int, events chan<- procEvent) {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		events <- procEvent{ws, err}
+		if err != nil || ws.Exited() || ws.Signaled() {
+			return
+		}
+	}
+}
+
+// leaseRead is one read of the running lease.
+type leaseRead struct {
+	ls   *client.Leases
+	err  error
+	sent time.Time
+}
+
+// pollLease reads the campaign's leases every period until ctx ends. A
+// read that hangs does not hold up the next; the loop in run never waits
+// for the service.
+func (r *leaseRun) pollLease(ctx context.Context, period time.Duration, reads chan<- leaseRead) {
+	tk := time.NewTicker(period)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, max(period, 2*time.Second))
+		sent := time.Now()
+		ls, err := r.cl.Leases(rctx, r.campaign)
+		cancel()
+		select {
+		case reads <- leaseRead{ls, err, sent}:
+		default: // the loop has an unread one; this one is no newer in effect
+		}
+	}
+}
+
+// run runs the command on the lease and stops it when the lease ends:
+// SIGTERM at the notice, SIGKILL at the local deadline (or --kill-after
+// after a SIGTERM of the wrapper's own choosing), whether or not the
+// service answers.
+func (r *leaseRun) run(g *grant, args []string) (int, error) {
+	l := g.lease
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(childEnv(os.Environ()),
+		"BURSAR_LEASE_ID="+strconv.Itoa(l.ID), "BURSAR_GPUS="+strconv.Itoa(l.GPUs),
+		"BURSAR_LEASE_EXPIRES="+strconv.Itoa(l.Expires), "BURSAR_LEASE_CLASS="+l.Class,
+		"BURSAR_CAMPAIGN="+r.campaign, "BURSAR_SERVER="+r.cl.BaseURL())
+	// Its own process group, so that a signal reaches every process the
+	// command started (a shell's children, srun's steps); in the
+	// terminal's foreground when the wrapper is, so that it can read the
+	// terminal (a background group that reads it is stopped).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	tty := foregroundTerminal()
+	if tty >= 0 {
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty
+	}
+	if err := cmd.Start(); err != nil {
+		return 127, fmt.Errorf("start %s: %w", args[0], err)
+	}
+	pgid := cmd.Process.Pid
+	defer cmd.Process.Release()
+	events := make(chan procEvent, 4)
+	go waitProc(pgid, events)
+	group := func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
+
+	notice := r.c.Int("expiry-notice")
+	killAfter := r.c.Duration("kill-after")
+	var termAt, killAt time.Time // zero: none scheduled
+	if !g.deadline.IsZero() {
+		killAt = g.deadline
+		termAt = g.deadline.Add(-brokerToWall(notice, g.speed))
+	}
+	r.dog.tell(watchdogNote{Pgid: pgid, KillAt: unixNano(killAt)})
+	// moveKill brings the SIGKILL forward (never later) and tells the
+	// watchdog.
+	moveKill := func(at time.Time) {
+		if killAt.IsZero() || at.Before(killAt) {
+			killAt = at
+			r.dog.tell(watchdogNote{KillAt: unixNano(killAt)})
+		}
+	}
+	var termSent, killSent, unreachable bool
+	term := func(why string) {
+		if !termSent {
+			termSent = true
+			r.say("%s: sending SIGTERM to the command", why)
+			group(syscall.SIGTERM)
+			group(syscall.SIGCONT) // a stopped command could not act on it
+		}
+	}
+	kill := func(why string) {
+		if !killSent {
+			killSent = true
+			r.say("%s: sending SIGKILL to the command", why)
+			group(syscall.SIGKILL)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reads := make(chan leaseRead, 1)
+	go r.pollLease(ctx, r.c.Duration("poll"), reads)
+
+	tm := time.NewTimer(time.Hour)
+	defer tm.Stop()
+	for {
+		now := time.Now()
+		if !termSent && !termAt.IsZero() && !now.Before(termAt) {
+			term(fmt.Sprintf("lease %d expires at t=%d (in %d broker s)", l.ID, l.Expires, notice))
+		}
+		if !killSent && !killAt.IsZero() && !now.Before(killAt) {
+			kill(fmt.Sprintf("lease %d is over", l.ID))
+		}
+		var timer <-chan time.Time // the next of SIGTERM and SIGKILL still to send
+		next := time.Time{}
+		if !termSent && termAt.After(now) {
+			next = termAt
+		}
+		if !killSent && killAt.After(now) && (next.IsZero() || killAt.Before(next)) {
+			next = killAt
+		}
+		tm.Stop()
+		if !next.IsZero() {
+			tm.Reset(next.Sub(now))
+			timer = tm.C
+		}
+		select {
+		case ev := <-events:
+			switch {
+			case ev.err != nil:
+				return exitLeaseError, fmt.Errorf("waiting for the command: %w", ev.err)
+			case ev.ws.Stopped():
+				if tty >= 0 {
+					r.suspend(tty, pgid)
+				}
+				continue
+			}
+			r.dog.tell(watchdogNote{Pgid: -1})
+			if tty >= 0 {
+				takeTerminal(tty, pgid)
+			}
+			if ev.ws.Signaled() {
+				return 128 + int(ev.ws.Signal()), nil
+			}
+			return ev.ws.ExitStatus(), nil
+		case sig := <-r.sigs:
+			s, ok := sig.(syscall.Signal)
+			if !ok {
+				continue
+			}
+			group(s)
+			if s == syscall.SIGTERM && !killSent {
+				termSent = true
+				moveKill(time.Now().Add(killAfter))
+			}
+		case <-timer:
+		case rd := <-reads:
+			if rd.err != nil {
+				if !unreachable {
+					unreachable = true
+					if killAt.IsZero() {
+						r.say("cannot read the lease (%v); the command keeps running (the service's clock is driven by hand: no local deadline)", rd.err)
+					} else {
+						r.say("cannot read the lease (%v); the local deadline stands: SIGTERM at %s, SIGKILL at %s",
+							rd.err, termAt.Format(time.TimeOnly), killAt.Format(time.TimeOnly))
+					}
+				}
+				continue
+			}
+			unreachable = false
+			r.watch(g, rd, term, kill, moveKill, killAfter)
+		}
+	}
+}
+
+// watch acts on one read of the running lease.
+func (r *leaseRun) watch(g *grant, rd leaseRead, term, kill func(string), moveKill func(time.Time), killAfter time.Duration) {
+	l, ls := g.lease, rd.ls
+	var cur *client.Lease
+	for i := range ls.Leases {
+		if ls.Leases[i].ID == l.ID {
+			cur = &ls.Leases[i]
+		}
+	}
+	notice := r.c.Int("expiry-notice")
+	switch {
+	case cur == nil:
+		term(fmt.Sprintf("lease %d is gone at t=%d", l.ID, ls.T))
+		moveKill(time.Now().Add(killAfter))
+	case cur.UnderNotice && g.speed > 0:
+		term(fmt.Sprintf("lease %d is being preempted (notice until t=%d)", l.ID, cur.PreemptAt))
+		moveKill(rd.sent.Add(brokerToWall(cur.PreemptAt-ls.T, g.speed)))
+	case cur.UnderNotice && ls.T >= cur.PreemptAt:
+		kill(fmt.Sprintf("the preemption notice of lease %d ran out at t=%d", l.ID, cur.PreemptAt))
+	case cur.UnderNotice:
+		term(fmt.Sprintf("lease %d is being preempted (notice until t=%d)", l.ID, cur.PreemptAt))
+	case g.speed > 0:
+		// The local deadline rules; the broker's clock can only be
+		// slower than it.
+	case ls.T >= cur.Expires:
+		kill(fmt.Sprintf("lease %d expired at t=%d", l.ID, cur.Expires))
+	case ls.T >= cur.Expires-notice:
+		term(fmt.Sprintf("lease %d expires at t=%d", l.ID, cur.Expires))
+	}
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}

@@ -1,0 +1,263 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bursar-hpc/bursar/client"
+)
+
+// The watchdog. A wrapper killed with SIGKILL cannot clean up: its command
+// runs on in its own process group past the lease, and the lease (or the
+// pending request) is held until it expires. So `bursar lease` starts this
+// binary again as `bursar lease-watchdog`, in a process group of its own
+// (a signal to the wrapper's group or the command's does not reach it),
+// with the read end of a pipe as its standard input. The wrapper writes
+// what there is to clean up as it happens (the request, the lease, the
+// command's group, the deadline), one JSON note a line, and a goodbye note
+// before it exits. End of file without a goodbye means the wrapper died:
+// the kernel closes the pipe whatever killed it.
+//
+// The alternative, PR_SET_PDEATHSIG on the command with the wrapper as a
+// child subreaper, was not taken: the death signal reaches the one process
+// it is set on, not its group (a shell's children, srun's steps, live on);
+// nothing could release the lease or withdraw the request; it fires when
+// the forking thread exits, not the process (Go moves goroutines between
+// threads); and it exists on Linux only.
+
+// watchdogNote is one line on the pipe. Zero fields say nothing; -1
+// clears.
+type watchdogNote struct {
+	// The first note: where to release, and how.
+	Server    string        `json:"server,omitempty"`
+	Campaign  string        `json:"campaign,omitempty"`
+	Token     string        `json:"token,omitempty"`
+	KillAfter time.Duration `json:"kill_after,omitempty"`
+	Quiet     bool          `json:"quiet,omitempty"`
+
+	Request int   `json:"request,omitempty"` // filed and pending
+	Lease   int   `json:"lease,omitempty"`   // held
+	Pgid    int   `json:"pgid,omitempty"`    // the command's process group
+	KillAt  int64 `json:"kill_at,omitempty"` // the local deadline, Unix ns
+	Goodbye bool  `json:"goodbye,omitempty"`
+}
+
+// watchdogSlack is how long after the local deadline the watchdog kills a
+// command that a live wrapper has not (a stopped or hung wrapper).
+const watchdogSlack = 2 * time.Second
+
+// watchdog is the wrapper's end of the pipe. A nil *watchdog ignores every
+// call: the wrapper runs without one when it cannot be started.
+type watchdog struct {
+	mu     sync.Mutex
+	w      *os.File
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startWatchdog starts `bursar lease-watchdog` and sends it the first note.
+func startWatchdog(c *cli.Context, token string) (*watchdog, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "lease-watchdog")
+	cmd.Stdin, cmd.Stderr = pr, os.Stderr
+	cmd.Env = childEnv(os.Environ())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
+	pr.Close()
+	d := &watchdog{w: pw, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(d.exited)
+	}()
+	d.tell(watchdogNote{Server: c.String("server"), Campaign: c.String("campaign"), Token: token,
+		KillAfter: c.Duration("kill-after"), Quiet: c.Bool("quiet")})
+	return d, nil
+}
+
+// tell sends one note. A watchdog that died cannot be told anything; the
+// wrapper goes on without it.
+func (d *watchdog) tell(n watchdogNote) {
+	if d == nil {
+		return
+	}
+	b, _ := json.Marshal(n)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w != nil {
+		_, _ = d.w.Write(append(b, '\n'))
+	}
+}
+
+// goodbye tells the watchdog that the wrapper ends in order, and waits
+// (briefly) for it to exit.
+func (d *watchdog) goodbye() {
+	if d == nil {
+		return
+	}
+	d.tell(watchdogNote{Goodbye: true})
+	d.mu.Lock()
+	d.w.Close()
+	d.w = nil
+	d.mu.Unlock()
+	select {
+	case <-d.exited:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+func leaseWatchdogCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "lease-watchdog",
+		Usage:  "(internal) started by `bursar lease`: cleans up when the wrapper dies",
+		Hidden: true,
+		Action: func(c *cli.Context) error { return runWatchdog(os.Stdin, c.App.ErrWriter) },
+	}
+}
+
+// watchdogState is what the watchdog knows there is to clean up.
+type watchdogState struct {
+	watchdogNote
+	backstop *time.Timer
+	fire     chan struct{}
+	out      io.Writer
+}
+
+func (s *watchdogState) say(format string, args ...any) {
+	if !s.Quiet {
+		fmt.Fprintf(s.out, "bursar lease-watchdog: "+format+"\n", args...)
+	}
+}
+
+func (s *watchdogState) apply(n watchdogNote) {
+	if n.Server != "" {
+		s.Server, s.Campaign, s.Token, s.KillAfter, s.Quiet = n.Server, n.Campaign, n.Token, n.KillAfter, n.Quiet
+	}
+	set := func(dst *int, v int) {
+		switch {
+		case v < 0:
+			*dst = 0
+		case v > 0:
+			*dst = v
+		}
+	}
+	set(&s.Request, n.Request)
+	set(&s.Lease, n.Lease)
+	set(&s.Pgid, n.Pgid)
+	if n.KillAt != 0 {
+		s.KillAt = n.KillAt
+		if s.backstop != nil {
+			s.backstop.Stop()
+		}
+		at := time.Unix(0, n.KillAt).Add(watchdogSlack)
+		s.backstop = time.AfterFunc(time.Until(at), func() { s.fire <- struct{}{} })
+	}
+}
+
+// runWatchdog reads notes until the goodbye (exit quietly) or the end of
+// the pipe (the wrapper died: clean up).
+func runWatchdog(in io.Reader, out io.Writer) error {
+	// The terminal's signals are the wrapper's business.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP)
+	notes := make(chan watchdogNote)
+	eof := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			var n watchdogNote
+			if json.Unmarshal(sc.Bytes(), &n) == nil {
+				notes <- n
+			}
+		}
+		eof <- sc.Err()
+	}()
+	s := &watchdogState{fire: make(chan struct{}, 1), out: out}
+	for {
+		select {
+		case n := <-notes:
+			if n.Goodbye {
+				return nil
+			}
+			s.apply(n)
+		case <-s.fire:
+			if s.Pgid > 0 {
+				s.say("the lease's deadline passed %v ago and the command still runs: SIGKILL to its process group %d", watchdogSlack, s.Pgid)
+				_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
+			}
+		case <-eof:
+			s.cleanUp()
+			return nil
+		}
+	}
+}
+
+// cleanUp ends the command's group and gives back what the wrapper held.
+func (s *watchdogState) cleanUp() {
+	if s.Pgid > 0 {
+		s.say("the wrapper died: SIGTERM to the command's process group %d, SIGKILL %v later", s.Pgid, s.KillAfter)
+		_ = syscall.Kill(-s.Pgid, syscall.SIGTERM)
+		_ = syscall.Kill(-s.Pgid, syscall.SIGCONT)
+		end := time.Now().Add(s.KillAfter)
+		for time.Now().Before(end) && syscall.Kill(-s.Pgid, 0) == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if syscall.Kill(-s.Pgid, 0) == nil {
+			_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
+		}
+	}
+	if s.Lease == 0 && s.Request == 0 || s.Server == "" {
+		return
+	}
+	cl, err := client.New(s.Server, s.Token, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	if err != nil {
+		return
+	}
+	ctx := context.Background()
+	lease := s.Lease
+	if lease == 0 {
+		_, err := cl.WithdrawRequest(ctx, s.Campaign, s.Request)
+		switch {
+		case err == nil:
+			s.say("the wrapper died: withdrew request %d", s.Request)
+			return
+		case errors.Is(err, client.ErrConflict):
+			lease = s.Request // granted meanwhile: the lease has its id
+		case errors.Is(err, client.ErrNotFound):
+			return
+		default:
+			s.say("the wrapper died; could not withdraw request %d (%v): it stays filed until it expires", s.Request, err)
+			return
+		}
+	}
+	switch _, err := cl.ReleaseLease(ctx, s.Campaign, lease); {
+	case err == nil:
+		s.say("the wrapper died: released lease %d", lease)
+	case !errors.Is(err, client.ErrNotFound):
+		s.say("the wrapper died; could not release lease %d (%v): it ends at its expiry", lease, err)
+	}
+}
