@@ -32,6 +32,12 @@ func startLease(t *testing.T, env []string, args ...string) *leaseProc {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"lease"}, args...)...)
 	cmd.Env = env
+	return startLeaseCmd(t, cmd)
+}
+
+// startLeaseCmd starts a prepared `bursar lease` command (see startLease).
+func startLeaseCmd(t *testing.T, cmd *exec.Cmd) *leaseProc {
+	t.Helper()
 	lp := &leaseProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = lp.stderr
 	require.NoError(t, cmd.Start())

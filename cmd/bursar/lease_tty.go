@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 
@@ -56,7 +57,13 @@ func takeTerminal(fd, pgid int) {
 func (r *leaseRun) suspend(fd, pgid int) {
 	takeTerminal(fd, pgid)
 	r.say("the command stopped; stopping (fg continues it)")
-	_ = syscall.Kill(0, syscall.SIGSTOP) // returns once the group is continued
+	// kill returns before the stop takes effect (another thread of this
+	// process may take the signal), so wait for the SIGCONT that ends it.
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	_ = syscall.Kill(0, syscall.SIGSTOP)
+	<-cont
 	if pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err == nil && pg == syscall.Getpgrp() {
 		_ = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, pgid)
 	}
