@@ -3,7 +3,8 @@
 //	bursar serve            serve the broker over HTTP in real time
 //	bursar demo             an agent that negotiates the full loop with a server
 //	bursar demo --selftest  the same against an in-process server, checked
-//	bursar lease -- CMD     run a command on a lease (grant, notice, release)
+//	bursar lease -- CMD     run a command on a lease (grant, notice, deadline, release)
+//	bursar lease-watchdog   (hidden) cleans up after a killed `bursar lease`
 //	bursar journal repair   cut a damaged journal knowingly, as serve asks
 //
 // The broker itself is package policy; the HTTP service is package service,
