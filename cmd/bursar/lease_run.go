@@ -100,16 +100,17 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	notice := r.c.Int("expiry-notice")
 	killAfter := r.c.Duration("kill-after")
 	var termAt, killAt time.Time // zero: none scheduled
+	killWhy := ""
 	if !g.deadline.IsZero() {
-		killAt = g.deadline
+		killAt, killWhy = g.deadline, fmt.Sprintf("lease %d is over (its local deadline)", l.ID)
 		termAt = g.deadline.Add(-brokerToWall(notice, g.speed))
 	}
 	r.dog.tell(watchdogNote{Pgid: pgid, KillAt: unixNano(killAt)})
 	// moveKill brings the SIGKILL forward (never later) and tells the
 	// watchdog.
-	moveKill := func(at time.Time) {
+	moveKill := func(at time.Time, why string) {
 		if killAt.IsZero() || at.Before(killAt) {
-			killAt = at
+			killAt, killWhy = at, why
 			r.dog.tell(watchdogNote{KillAt: unixNano(killAt)})
 		}
 	}
@@ -143,7 +144,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			term(fmt.Sprintf("lease %d expires at t=%d (in %d broker s)", l.ID, l.Expires, notice))
 		}
 		if !killSent && !killAt.IsZero() && !now.Before(killAt) {
-			kill(fmt.Sprintf("lease %d is over", l.ID))
+			kill(killWhy)
 		}
 		var timer <-chan time.Time // the next of SIGTERM and SIGKILL still to send
 		next := time.Time{}
@@ -185,7 +186,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			group(s)
 			if s == syscall.SIGTERM && !killSent {
 				termSent = true
-				moveKill(time.Now().Add(killAfter))
+				moveKill(time.Now().Add(killAfter), fmt.Sprintf("--kill-after %v since the SIGTERM", killAfter))
 			}
 		case <-timer:
 		case rd := <-reads:
@@ -208,7 +209,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 }
 
 // watch acts on one read of the running lease.
-func (r *leaseRun) watch(g *grant, rd leaseRead, term, kill func(string), moveKill func(time.Time), killAfter time.Duration) {
+func (r *leaseRun) watch(g *grant, rd leaseRead, term, kill func(string), moveKill func(time.Time, string), killAfter time.Duration) {
 	l, ls := g.lease, rd.ls
 	var cur *client.Lease
 	for i := range ls.Leases {
@@ -220,10 +221,10 @@ func (r *leaseRun) watch(g *grant, rd leaseRead, term, kill func(string), moveKi
 	switch {
 	case cur == nil:
 		term(fmt.Sprintf("lease %d is gone at t=%d", l.ID, ls.T))
-		moveKill(time.Now().Add(killAfter))
+		moveKill(time.Now().Add(killAfter), fmt.Sprintf("--kill-after %v since the SIGTERM", killAfter))
 	case cur.UnderNotice && g.speed > 0:
 		term(fmt.Sprintf("lease %d is being preempted (notice until t=%d)", l.ID, cur.PreemptAt))
-		moveKill(rd.sent.Add(brokerToWall(cur.PreemptAt-ls.T, g.speed)))
+		moveKill(rd.sent.Add(brokerToWall(cur.PreemptAt-ls.T, g.speed)), fmt.Sprintf("the preemption notice of lease %d ran out at t=%d", l.ID, cur.PreemptAt))
 	case cur.UnderNotice && ls.T >= cur.PreemptAt:
 		kill(fmt.Sprintf("the preemption notice of lease %d ran out at t=%d", l.ID, cur.PreemptAt))
 	case cur.UnderNotice:
