@@ -43,9 +43,9 @@ func Copy[T any](p *T, opt Options) (*T, error) {
 	if p == nil {
 		return nil, nil
 	}
-	c := &copier{opt: opt, seen: map[seenKey]bool{}, maps: map[uintptr]reflect.Value{}, deep: map[reflect.Type]bool{}}
+	c := &copier{opt: opt, seen: map[seenKey]bool{}, maps: map[uintptr]reflect.Value{}, types: map[reflect.Type]*typeInfo{}}
 	root := reflect.ValueOf(p)
-	if err := c.walk(root); err != nil {
+	if err := c.walk(root, c.info(root.Type())); err != nil {
 		return nil, err
 	}
 	if err := c.merge(); err != nil {
@@ -55,10 +55,10 @@ func Copy[T any](p *T, opt Options) (*T, error) {
 		g := &c.groups[i]
 		src := reflect.NewAt(g.typ, g.old).Elem()
 		dst := reflect.NewAt(g.typ, g.base).Elem()
-		c.copyInto(dst, src)
+		c.copyInto(dst, src, c.info(g.typ))
 	}
 	out := reflect.New(root.Type()).Elem()
-	c.copyInto(out, root)
+	c.copyInto(out, root, c.info(root.Type()))
 	return out.Interface().(*T), nil
 }
 
@@ -89,32 +89,57 @@ type copier struct {
 	groups  []group
 	seen    map[seenKey]bool
 	maps    map[uintptr]reflect.Value // old map → its copy (pass 2), or a mark (pass 1)
-	deep    map[reflect.Type]bool
+	types   map[reflect.Type]*typeInfo
 }
 
-// isDeep reports whether a value of type t holds references that need
-// copying (pointers, slices, maps, interfaces, functions, channels).
-func (c *copier) isDeep(t reflect.Type) bool {
-	if d, ok := c.deep[t]; ok {
-		return d
+// typeInfo is what the copy needs to know of a type, found once per type:
+// whether its values hold references that need copying (pointers, slices,
+// maps, interfaces, functions, channels), and, for the kinds that contain
+// values, the contained types' infos (a struct's: only the fields that
+// hold references).
+type typeInfo struct {
+	t      reflect.Type
+	kind   reflect.Kind
+	deep   bool
+	elem   *typeInfo // pointer, slice, array, map value
+	key    *typeInfo // map key
+	fields []fieldInfo
+}
+
+type fieldInfo struct {
+	index int
+	info  *typeInfo
+}
+
+func (c *copier) info(t reflect.Type) *typeInfo {
+	if ti, ok := c.types[t]; ok {
+		return ti
 	}
-	c.deep[t] = true // a recursive type refers to itself through a pointer
-	d := false
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		d = true
+	ti := &typeInfo{t: t, kind: t.Kind()}
+	c.types[t] = ti // before the contents: a recursive type refers to itself
+	switch ti.kind {
+	case reflect.Pointer, reflect.Slice:
+		ti.deep = true
+		ti.elem = c.info(t.Elem())
+	case reflect.Map:
+		ti.deep = true
+		ti.key, ti.elem = c.info(t.Key()), c.info(t.Elem())
+	case reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		ti.deep = true
 	case reflect.Array:
-		d = t.Len() > 0 && c.isDeep(t.Elem())
+		// An array or a struct contains its elements or fields directly:
+		// no cycle can pass through it without a pointer, slice or map.
+		ti.elem = c.info(t.Elem())
+		ti.deep = t.Len() > 0 && ti.elem.deep
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if c.isDeep(t.Field(i).Type) {
-				d = true
-				break
+			if fi := c.info(t.Field(i).Type); fi.deep {
+				ti.fields = append(ti.fields, fieldInfo{i, fi})
 			}
 		}
+		ti.deep = len(ti.fields) > 0
 	}
-	c.deep[t] = d
-	return d
+	return ti
 }
 
 // open makes v readable and, if addressable, writable even where it was
@@ -127,12 +152,12 @@ func open(v reflect.Value) reflect.Value {
 }
 
 // walk is the first pass.
-func (c *copier) walk(v reflect.Value) error {
-	t := v.Type()
-	if !c.isDeep(t) {
+func (c *copier) walk(v reflect.Value, ti *typeInfo) error {
+	if !ti.deep {
 		return nil
 	}
-	switch t.Kind() {
+	t := ti.t
+	switch ti.kind {
 	case reflect.Pointer:
 		if v.IsNil() || t.Elem().Size() == 0 {
 			return nil
@@ -142,7 +167,7 @@ func (c *copier) walk(v reflect.Value) error {
 		c.regions = append(c.regions, region{ptr: v.UnsafePointer(), addr: addr, size: et.Size(), typ: et})
 		if k := (seenKey{addr, et}); !c.seen[k] {
 			c.seen[k] = true
-			return c.walk(v.Elem())
+			return c.walk(v.Elem(), ti.elem)
 		}
 	case reflect.Slice:
 		if v.IsNil() || v.Cap() == 0 || t.Elem().Size() == 0 {
@@ -152,25 +177,25 @@ func (c *copier) walk(v reflect.Value) error {
 		at := reflect.ArrayOf(v.Cap(), et)
 		addr := v.Pointer()
 		c.regions = append(c.regions, region{ptr: v.UnsafePointer(), addr: addr, size: at.Size(), typ: at, elem: et})
-		if k := (seenKey{addr, at}); !c.seen[k] && c.isDeep(et) {
+		if k := (seenKey{addr, at}); !c.seen[k] && ti.elem.deep {
 			c.seen[k] = true
 			full := v.Slice3(0, v.Cap(), v.Cap())
 			for i := range full.Len() {
-				if err := c.walk(full.Index(i)); err != nil {
+				if err := c.walk(full.Index(i), ti.elem); err != nil {
 					return err
 				}
 			}
 		}
 	case reflect.Array:
 		for i := range v.Len() {
-			if err := c.walk(v.Index(i)); err != nil {
+			if err := c.walk(v.Index(i), ti.elem); err != nil {
 				return err
 			}
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if err := c.walk(v.Field(i)); err != nil {
-				return fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
+		for _, f := range ti.fields {
+			if err := c.walk(v.Field(f.index), f.info); err != nil {
+				return fmt.Errorf("%s.%s: %w", t, t.Field(f.index).Name, err)
 			}
 		}
 	case reflect.Map:
@@ -183,16 +208,17 @@ func (c *copier) walk(v reflect.Value) error {
 		c.maps[v.Pointer()] = reflect.Value{}
 		it := v.MapRange()
 		for it.Next() {
-			if err := c.walk(it.Key()); err != nil {
+			if err := c.walk(it.Key(), ti.key); err != nil {
 				return err
 			}
-			if err := c.walk(it.Value()); err != nil {
+			if err := c.walk(it.Value(), ti.elem); err != nil {
 				return err
 			}
 		}
 	case reflect.Interface:
 		if !v.IsNil() {
-			return c.walk(v.Elem())
+			e := v.Elem()
+			return c.walk(e, c.info(e.Type()))
 		}
 	case reflect.Func:
 		if !v.IsNil() && !c.opt.DropFuncs {
@@ -280,20 +306,20 @@ func (c *copier) mapAddr(a uintptr) unsafe.Pointer {
 }
 
 // copyInto is the second pass: dst (settable, zero) gets a copy of src.
-func (c *copier) copyInto(dst, src reflect.Value) {
-	t := src.Type()
-	if !src.CanAddr() && (t.Kind() == reflect.Struct || t.Kind() == reflect.Array) {
+func (c *copier) copyInto(dst, src reflect.Value, ti *typeInfo) {
+	t := ti.t
+	if !src.CanAddr() && (ti.kind == reflect.Struct || ti.kind == reflect.Array) {
 		// Unexported fields of a value that is not addressable (a map key,
 		// an interface's contents) are read through an addressable copy.
 		tmp := reflect.New(t).Elem()
 		tmp.Set(src)
 		src = tmp
 	}
-	if !c.isDeep(t) {
+	if !ti.deep {
 		dst.Set(src)
 		return
 	}
-	switch t.Kind() {
+	switch ti.kind {
 	case reflect.Pointer:
 		if src.IsNil() {
 			return
@@ -306,6 +332,7 @@ func (c *copier) copyInto(dst, src reflect.Value) {
 	case reflect.Slice:
 		switch {
 		case src.IsNil():
+			dst.SetZero()
 		case src.Cap() == 0 || t.Elem().Size() == 0:
 			dst.Set(reflect.MakeSlice(t, src.Len(), src.Cap()))
 		default:
@@ -314,14 +341,18 @@ func (c *copier) copyInto(dst, src reflect.Value) {
 		}
 	case reflect.Array:
 		for i := range src.Len() {
-			c.copyInto(dst.Index(i), src.Index(i))
+			c.copyInto(dst.Index(i), src.Index(i), ti.elem)
 		}
 	case reflect.Struct:
-		for i := range src.NumField() {
-			c.copyInto(open(dst.Field(i)), open(src.Field(i)))
+		// The whole struct at once, then the fields that hold references
+		// over it.
+		dst.Set(src)
+		for _, f := range ti.fields {
+			c.copyInto(open(dst.Field(f.index)), open(src.Field(f.index)), f.info)
 		}
 	case reflect.Map:
 		if src.IsNil() {
+			dst.SetZero()
 			return
 		}
 		if m, ok := c.maps[src.Pointer()]; ok && m.IsValid() {
@@ -333,21 +364,23 @@ func (c *copier) copyInto(dst, src reflect.Value) {
 		it := src.MapRange()
 		for it.Next() {
 			k := reflect.New(t.Key()).Elem()
-			c.copyInto(k, it.Key())
+			c.copyInto(k, it.Key(), ti.key)
 			v := reflect.New(t.Elem()).Elem()
-			c.copyInto(v, it.Value())
+			c.copyInto(v, it.Value(), ti.elem)
 			m.SetMapIndex(k, v)
 		}
 		dst.Set(m)
 	case reflect.Interface:
 		if src.IsNil() {
+			dst.SetZero()
 			return
 		}
 		e := src.Elem()
 		v := reflect.New(e.Type()).Elem()
-		c.copyInto(v, e)
+		c.copyInto(v, e, c.info(e.Type()))
 		dst.Set(v)
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
 		// nil (the first pass refused the rest, or DropFuncs drops them)
+		dst.SetZero()
 	}
 }
