@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -142,6 +143,7 @@ func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*pl
 		p.Y.Min, p.Y.Max = floor, hi*2
 	} else {
 		p.Y.Min, p.Y.Max = 0, max(hi*1.08, 1e-9)
+		p.Y.Tick.Marker = cleanTicks{}
 	}
 	return p, nil
 }
@@ -185,6 +187,7 @@ func countBars(s Summary, names []string) (*plot.Plot, error) {
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	// Room above the bars for the legend, so that it covers no bar.
 	p.Y.Min, p.Y.Max = 0, total*1.45
+	p.Y.Tick.Marker = cleanTicks{}
 	p.Legend.Top = true
 	return p, nil
 }
@@ -381,6 +384,8 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 	pw := newPanel("Mean wait", "budget window W (days)", "hours")
 	pl := newPanel("Work lost to preemption", "budget window W (days)", "fraction of pool × measured interval")
 	pu := newPanel("Unfinished at the horizon (summed over windows)", "budget window W (days)", "jobs")
+	pf := newPanel("Fairness: usage ÷ fair allocation per day", "budget window W (days)", "Jain's index (1 = fair)")
+	pu.Y.Tick.Marker = cleanTicks{}
 	var mins []int
 	for _, sp := range st.Specs {
 		if !containsInt(mins, sp.MinRuntime) {
@@ -388,9 +393,9 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 		}
 	}
 	stopped := false
-	tops := [3]float64{}
+	tops := [4]float64{}
 	for i, m := range mins {
-		var xw, xl, xu plotter.XYs
+		var xw, xl, xu, xf plotter.XYs
 		var marks plotter.XYs
 		for si, sp := range st.Specs {
 			if sp.MinRuntime != m {
@@ -399,6 +404,7 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 			x := float64(sp.WindowDays)
 			e := ests[si]
 			mw, ml := intervalsOf([]Estimates{e}, "mean_wait")[0], intervalsOf([]Estimates{e}, "lost_utilization")[0]
+			mf := intervalsOf([]Estimates{e}, "share_jain")[0]
 			var unf float64
 			conv := true
 			for k := range nw {
@@ -408,6 +414,8 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 			xw = append(xw, plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
 			xl = append(xl, plotter.XY{X: x, Y: nanTo0(ml.Mean)})
 			xu = append(xu, plotter.XY{X: x, Y: unf})
+			xf = append(xf, plotter.XY{X: x, Y: nanTo0(mf.Mean)})
+			tops[3] = max(tops[3], nanTo0(mf.Hi), nanTo0(mf.Mean))
 			tops[0] = max(tops[0], nanTo0(mw.Hi)/3600, nanTo0(mw.Mean)/3600)
 			tops[1] = max(tops[1], nanTo0(ml.Hi), nanTo0(ml.Mean))
 			tops[2] = max(tops[2], unf)
@@ -419,15 +427,18 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 				p     *plot.Plot
 				iv    Interval
 				scale float64
-			}{{pw, mw, 1.0 / 3600}, {pl, ml, 1}} {
+			}{{pw, mw, 1.0 / 3600}, {pl, ml, 1}, {pf, mf, 1}} {
 				if math.IsNaN(bar.iv.Lo) {
 					continue
 				}
-				seg, err := plotter.NewLine(plotter.XYs{{X: x, Y: max(0, bar.iv.Lo*bar.scale)}, {X: x, Y: bar.iv.Hi * bar.scale}})
+				// Each m's interval a little to the side, so that they do
+				// not hide one another.
+				xo := x + (float64(i)-float64(len(mins)-1)/2)*0.12
+				seg, err := plotter.NewLine(plotter.XYs{{X: xo, Y: max(0, bar.iv.Lo*bar.scale)}, {X: xo, Y: bar.iv.Hi * bar.scale}})
 				if err != nil {
 					return err
 				}
-				seg.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1)}
+				seg.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(0.8)}
 				bar.p.Add(seg)
 			}
 		}
@@ -435,7 +446,7 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 		for k, pp := range []struct {
 			p   *plot.Plot
 			xys plotter.XYs
-		}{{pw, xw}, {pl, xl}, {pu, xu}} {
+		}{{pw, xw}, {pl, xl}, {pu, xu}, {pf, xf}} {
 			ln, sc, err := plotter.NewLinePoints(pp.xys)
 			if err != nil {
 				return err
@@ -465,8 +476,9 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 			ticks = append(ticks, plot.Tick{Value: float64(sp.WindowDays), Label: fmt.Sprint(sp.WindowDays)})
 		}
 	}
-	for k, p := range []*plot.Plot{pw, pl, pu} {
+	for k, p := range []*plot.Plot{pw, pl, pu, pf} {
 		p.X.Tick.Marker = ticks
+		p.Y.Tick.Marker = cleanTicks{}
 		p.Y.Min, p.Y.Max = 0, max(tops[k]*1.15, 1e-9)
 		if k == 0 {
 			// Room above the lines for the legend.
@@ -484,7 +496,7 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 	if stopped {
 		title += "; × = a replay stopped at its horizon: lower bounds"
 	}
-	return figures.WriteTitledGrid(path, f, 13*vg.Inch, 4.8*vg.Inch, title, [][]*plot.Plot{{pw, pl, pu}})
+	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 8.5*vg.Inch, title, [][]*plot.Plot{{pw, pl}, {pu, pf}})
 }
 
 func containsInt(xs []int, x int) bool {
@@ -512,4 +524,18 @@ func fmtDur(s int) string {
 // shortName is a trace's file name without its folders, for titles.
 func shortName(name string) string {
 	return filepath.Base(name)
+}
+
+// cleanTicks are gonum's default ticks labelled with the shortest
+// decimal ("2500", "2.5"), not a fixed precision ("2500.00").
+type cleanTicks struct{}
+
+func (cleanTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }
