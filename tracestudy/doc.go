@@ -1,17 +1,25 @@
-// Package tracestudy owns the trace experiments of
-// docs/studies.md §5: `trace` (every policy on one trace: the
-// distribution of bounded slowdown, mean wait, utilization, Jain's
-// fairness, preemptions and lost work) and `budget-knobs` (the budget
-// policy's sliding window W × minimum runtime m against fairness, wait and
-// lost work). A run is one trace.Replay of a workload under one policy; the
-// runs are independent and deterministic and go through a bounded worker
-// pool, so the outputs are byte-identical at any worker count. It writes
-// summary.json, runs.csv and the figure (gonum/plot), atomically.
+// Package tracestudy owns the trace experiments of docs/studies.md §5:
+// `trace` (every policy on a trace) and `budget-knobs` (the budget
+// policy's sliding window W × minimum runtime m). A study replays every
+// Spec on every Window of the log (--windows N×D: N disjoint windows of D
+// days spread evenly over it, §6.16; else the whole log or --window), each
+// measured less its warm-up and cool-down (trace.Measure: every job
+// counted, one interval, convergence, §4.1–4.5), with the fairness of
+// §4.4 (fair start times on a seeded sample, NUWT dispersion, the
+// share-based daily index against a fifo control) and, for fairshare and
+// budget, the usage the log itself records before the window (History).
+// Estimate turns the per-window results into means with 95 % t intervals
+// over the windows and paired differences, window by window, from a
+// reference (fifo; budget's default W and m). It writes summary.json,
+// runs.csv, the figure (gonum/plot) and, with --jobs, each replay's
+// per-job records (jobs.parquet, jobs.csv), atomically. The runs are
+// independent and deterministic, so the outputs are byte-identical at any
+// worker count.
 //
-// A study is a list of Specs; NewPlan turns it into a sweep.StudyPlan (the
+// A Study is the specs × windows; NewPlan turns it into a sweep.StudyPlan (the
 // trace's content digest, the options it was read with and each run's
-// policy and knobs as canonical text, and a cost per run: the jobs times
-// PolicyFactor), and ExecutePlan runs it through sweep.ExecuteStudy, the
+// policy, knobs and window as canonical text, and a cost per run: the
+// window's jobs times PolicyFactor), and ExecutePlan runs it through sweep.ExecuteStudy, the
 // runner that gives the trace studies the sweeps' --shard, merge and
 // --cache. Codec writes a Result exactly (NaN included) into shard files
 // and cache entries. arrive uses the same runner.

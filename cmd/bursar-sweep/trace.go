@@ -30,10 +30,15 @@ func traceCommands() []*cli.Command {
 			Name:  "trace",
 			Usage: "replay a real job log under every policy: bounded slowdown, wait, utilization, fairness",
 			Description: "Each policy on a trace (docs/studies.md §5): every job a rigid request filed at\n" +
-				"its submit time, never expiring, run until every job has finished (trace.Replay). Prints a\n" +
-				"table and writes summary.json, runs.csv, fig_trace (the CDF of bounded slowdown, mean wait,\n" +
-				"utilization and Jain's index per policy) and manifest.json. The default trace is the\n" +
-				"embedded 28-day SDSC-SP2 excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
+				"its submit time, never expiring, replayed until every job has finished or been denied, or to\n" +
+				"its horizon. --windows N×D replays N disjoint windows of D days spread over the log (each\n" +
+				"estimate then gets a 95 % interval over windows, and each policy a paired difference from\n" +
+				"fifo); --warmup and --cooldown (1d each) are replayed, not measured. Prints a table and writes\n" +
+				"summary.json, runs.csv, fig_trace (the bounded-slowdown CDF over every job, the served /\n" +
+				"denied / unfinished counts, mean wait, useful / lost / idle-while-waiting GPU time, and the\n" +
+				"fairness measures), manifest.json and with --jobs every replay's per-job records\n" +
+				"(docs/metrics.md, docs/traces.md). The default trace is the embedded 28-day SDSC-SP2\n" +
+				"excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
 				studyDistHelp("trace"),
 			Flags:  append(traceFlags("results/trace", true), mappingFlags()...),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "trace") },
@@ -43,8 +48,10 @@ func traceCommands() []*cli.Command {
 			Usage: "the budget policy's window W × minimum runtime m against fairness, wait and lost work",
 			Description: "The study a site runs before changing its lookback window (docs/studies.md §5): the budget\n" +
 				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
-				"class), with the trace's groups as the hierarchy. Writes summary.json, runs.csv,\n" +
-				"fig_budget_knobs and manifest.json.\n" + studyDistHelp("budget-knobs"),
+				"class), with the trace's groups as the hierarchy, on one window or --windows N×D (each\n" +
+				"estimate with a 95 % interval over windows, each cell a paired difference from W = 7 d,\n" +
+				"m = 1 h). Writes summary.json, runs.csv, fig_budget_knobs (mean wait, lost work, unfinished\n" +
+				"jobs and fairness against W, one line per m) and manifest.json.\n" + studyDistHelp("budget-knobs"),
 			Flags:  append(traceFlags("results/trace/budget-knobs", false), mappingFlags()...),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "budget-knobs") },
 		},
