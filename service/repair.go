@@ -2,9 +2,16 @@ package service
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/bursar-hpc/bursar/policy"
 )
 
 // RepairReport says what RepairJournal cut.
@@ -18,6 +25,226 @@ type RepairReport struct {
 	Offset    int64
 	CutBytes  int64
 	CutIntact int
+	// Backup is the copy of the file made before it was changed.
+	Backup string
+}
+
+// lockDir takes the data directory's lock, so that no repair runs under a
+// live service.
+func lockDir(dir string) (unlock func(), err error) {
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if err := lockFile(lock); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("the data directory %s is in use by a running service; stop it first: %w", dir, err)
+	}
+	return func() { lock.Close() }, nil
+}
+
+// backup copies path to path.bak-<UTC time> (mode 0600) before a repair
+// changes it, and returns the copy's name.
+func backup(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("backup: %w", err)
+	}
+	name := path + ".bak-" + time.Now().UTC().Format("20060102T150405.000Z")
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		return "", fmt.Errorf("backup: %w", err)
+	}
+	return name, nil
+}
+
+// coveredBefore is how many operations precede the live journal: those of
+// the snapshot and of a sealed segment beside it.
+func coveredBefore(dir string, cfg policy.Config) (int64, error) {
+	ops, err := loadSnapshot(dir, cfg, func(*op) error { return nil })
+	if err != nil {
+		return 0, err
+	}
+	oldPath := filepath.Join(dir, walOldName)
+	if f, err := os.Open(oldPath); err == nil {
+		rep := ReplayReport{Records: map[string]int{}}
+		base, n, _, err := replaySegment(f, cfg, ops, func(*op) error { return nil }, &rep, false, dir)
+		f.Close()
+		switch {
+		case errors.Is(err, errCovered):
+		case err != nil:
+			return 0, fmt.Errorf("%s: %w", oldPath, err)
+		default:
+			ops = base + n
+		}
+	}
+	return ops, nil
+}
+
+// headerLine renders a journal segment's header record.
+func headerLine(cfg policy.Config, base int64) ([]byte, error) {
+	payload, err := json.Marshal(&op{Op: opOpen, Version: walVersion, Config: &cfg, Base: base, Wall: time.Now().UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	line := fmt.Appendf(nil, "%08x ", crc32.Checksum(payload, crcTable))
+	line = append(line, payload...)
+	return append(line, '\n'), nil
+}
+
+// writeFile0600 replaces path atomically with data, mode 0600.
+func writeFile0600(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// RewriteHeader replaces a damaged header (record 1) of the journal file
+// with one made from cfg and the operations before the journal, keeping
+// every record after it; the file is backed up first. The broker
+// parameters must be the ones the service runs with (a wrong pool is
+// caught at the next start only if the snapshot's header disagrees).
+func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
+	path := filepath.Join(dir, walName)
+	rep := RepairReport{Path: path}
+	if err := cfg.Validate(); err != nil {
+		return rep, fmt.Errorf("broker flags: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rep, fmt.Errorf("journal file: %w", err)
+	}
+	base, err := coveredBefore(dir, cfg)
+	if err != nil {
+		return rep, err
+	}
+	hdr, err := headerLine(cfg, base)
+	if err != nil {
+		return rep, err
+	}
+	rest := []byte(nil)
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		rest = data[i+1:]
+	}
+	if rep.Backup, err = backup(path); err != nil {
+		return rep, err
+	}
+	_ = os.Remove(filepath.Join(dir, markName)) // the header's length changes
+	if err := writeFile0600(path, append(hdr, rest...)); err != nil {
+		return rep, fmt.Errorf("journal file: %w", err)
+	}
+	rep.Kept = 1 + bytes.Count(rest, []byte("\n"))
+	rep.Offset = int64(len(hdr) + len(rest))
+	return rep, nil
+}
+
+// NewJournal starts an empty journal file after the snapshot, when the
+// old one is missing or empty: the explicit decision to lose whatever was
+// acknowledged after the snapshot. An existing non-empty file is refused
+// (cut it with --cut-after, or move it away first).
+func NewJournal(dir string, cfg policy.Config) (RepairReport, error) {
+	path := filepath.Join(dir, walName)
+	rep := RepairReport{Path: path}
+	if err := cfg.Validate(); err != nil {
+		return rep, fmt.Errorf("broker flags: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+		return rep, fmt.Errorf("journal file %s exists and is not empty; --new-journal only replaces a missing or empty one", path)
+	}
+	base, err := coveredBefore(dir, cfg)
+	if err != nil {
+		return rep, err
+	}
+	hdr, err := headerLine(cfg, base)
+	if err != nil {
+		return rep, err
+	}
+	_ = os.Remove(filepath.Join(dir, markName))
+	if err := writeFile0600(path, hdr); err != nil {
+		return rep, fmt.Errorf("journal file: %w", err)
+	}
+	rep.Kept, rep.Offset = 1, int64(len(hdr))
+	return rep, nil
+}
+
+// RepairSnapshot rebuilds a damaged snapshot from the previous one and
+// the journal segment between them (compaction keeps both); the damaged
+// file is kept as a backup. The broker parameters come from their
+// headers.
+func RepairSnapshot(dir string) (RepairReport, error) {
+	path := filepath.Join(dir, snapName)
+	rep := RepairReport{Path: path}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	segPath := filepath.Join(dir, walPrevName)
+	cfg, err := segmentConfig(segPath)
+	if err != nil {
+		return rep, fmt.Errorf("no previous journal segment to rebuild the snapshot from (%w); restore %s from a backup", err, path)
+	}
+	if _, err := os.Stat(path); err == nil {
+		if rep.Backup, err = backup(path); err != nil {
+			return rep, err
+		}
+	}
+	if err := fold(filepath.Join(dir, snapPrevName), segPath, path, cfg); err != nil {
+		return rep, fmt.Errorf("rebuild %s from %s and %s: %w", path, snapPrevName, walPrevName, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// segmentConfig reads the broker parameters from a segment's header.
+func segmentConfig(path string) (policy.Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return policy.Config{}, err
+	}
+	defer f.Close()
+	line, err := readLine(bufio.NewReader(f))
+	if err != nil {
+		return policy.Config{}, fmt.Errorf("%s: no header", path)
+	}
+	payload, reason := checkLine(line)
+	if reason != "" {
+		return policy.Config{}, fmt.Errorf("%s: header %s", path, reason)
+	}
+	var o op
+	if err := json.Unmarshal(payload, &o); err != nil || o.Config == nil {
+		return policy.Config{}, fmt.Errorf("%s: header does not decode", path)
+	}
+	return *o.Config, nil
 }
 
 // RepairJournal cuts the journal file in dir after its first cutAfter
@@ -29,16 +256,13 @@ func RepairJournal(dir string, cutAfter int) (RepairReport, error) {
 	path := filepath.Join(dir, walName)
 	rep := RepairReport{Path: path}
 	if cutAfter < 1 {
-		return rep, fmt.Errorf("--cut-after must be at least 1 (record 1 is the journal's header), got %d", cutAfter)
+		return rep, fmt.Errorf("--cut-after must be at least 1 (record 1 is the journal's header; a damaged header is rewritten with --rewrite-header), got %d", cutAfter)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err := lockDir(dir)
 	if err != nil {
-		return rep, fmt.Errorf("data dir: %w", err)
+		return rep, err
 	}
-	defer lock.Close()
-	if err := lockFile(lock); err != nil {
-		return rep, fmt.Errorf("the data directory %s is in use by a running service; stop it first: %w", dir, err)
-	}
+	defer unlock()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
@@ -67,6 +291,11 @@ func RepairJournal(dir string, cutAfter int) (RepairReport, error) {
 	if rep.CutBytes == 0 {
 		return rep, nil
 	}
+	if rep.Backup, err = backup(path); err != nil {
+		return rep, err
+	}
+	// The length mark would call the cut a truncation.
+	_ = os.Remove(filepath.Join(dir, markName))
 	if err := f.Truncate(rep.Offset); err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}

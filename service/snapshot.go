@@ -57,7 +57,11 @@ const (
 // loadSnapshot applies the snapshot in dir, if there is one, and returns
 // the number of operations it covers.
 func loadSnapshot(dir string, cfg policy.Config, apply func(*op) error) (int64, error) {
-	path := filepath.Join(dir, snapName)
+	return loadSnapshotAt(filepath.Join(dir, snapName), cfg, apply)
+}
+
+// loadSnapshotAt applies the snapshot at path (none: 0 operations).
+func loadSnapshotAt(path string, cfg policy.Config, apply func(*op) error) (int64, error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return 0, nil
@@ -67,7 +71,13 @@ func loadSnapshot(dir string, cfg policy.Config, apply func(*op) error) (int64, 
 	}
 	body, err := checkSnapshot(data)
 	if err != nil {
-		return 0, fmt.Errorf("snapshot %s: %w; the journal before it was removed when it was made, so the service will not start without it (restore it from a backup)", path, err)
+		dir := filepath.Dir(path)
+		fix := "restore it from a backup"
+		if _, perr := os.Stat(filepath.Join(dir, walPrevName)); perr == nil && filepath.Base(path) == snapName {
+			fix = "rebuild it from the previous snapshot and the journal segment kept with it: bursar journal repair --data-dir " +
+				shellQuote(dir) + " --snapshot"
+		}
+		return 0, fmt.Errorf("snapshot %s: %w; the journal before it is not replayed without it, so the service will not start (%s)", path, err, fix)
 	}
 	var covers, ops int64
 	line := 0
@@ -193,36 +203,75 @@ func (s *snapshotWriter) finish() error {
 	return s.w.Flush()
 }
 
+// Names of what compaction keeps besides the snapshot: the previous
+// snapshot and the journal segment between it and the current one, from
+// which a damaged snapshot can be rebuilt (RepairSnapshot).
+const (
+	snapPrevName = "bursar.snap.prev"
+	walPrevName  = "bursar.wal.prev"
+)
+
 // compact writes a new snapshot from the current one and the sealed
-// segment, then removes the segment. It touches no live state: both
-// inputs are immutable files.
+// segment. It touches no live state: both inputs are immutable files. The
+// snapshot it replaces becomes bursar.snap.prev and the sealed segment
+// bursar.wal.prev: the last two snapshots are kept, with the segment that
+// leads from one to the other.
 func compact(dir string, cfg policy.Config) error {
+	snap, oldPath := filepath.Join(dir, snapName), filepath.Join(dir, walOldName)
+	prev := filepath.Join(dir, snapPrevName)
+	if err := os.Remove(prev); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	hadSnap := true
+	if err := os.Link(snap, prev); os.IsNotExist(err) {
+		hadSnap = false
+	} else if err != nil {
+		return fmt.Errorf("snapshot: keep the previous one: %w", err)
+	}
+	if err := fold(snap, oldPath, snap, cfg); err != nil {
+		return err
+	}
+	if !hadSnap {
+		// No previous snapshot: the kept segment starts at operation 1.
+		_ = os.Remove(prev)
+	}
+	// The new snapshot must be durable before the segment it replaces
+	// is moved aside.
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	if err := os.Rename(oldPath, filepath.Join(dir, walPrevName)); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// fold writes to out the snapshot of the snapshot at snapIn (none: the
+// empty history) followed by the journal segment at segIn.
+func fold(snapIn, segIn, out string, cfg policy.Config) error {
 	var ops []*op
-	var covers int64
 	collect := func(o *op) error { ops = append(ops, o); return nil }
-	// Read the old snapshot's operations without applying them.
-	n, err := loadSnapshot(dir, cfg, collect)
+	// Read the snapshot's operations without applying them.
+	covers, err := loadSnapshotAt(snapIn, cfg, collect)
 	if err != nil {
 		return err
 	}
-	covers = n
-	oldPath := filepath.Join(dir, walOldName)
-	f, err := os.Open(oldPath)
+	f, err := os.Open(segIn)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	rep := ReplayReport{Records: map[string]int{}}
-	base, m, good, err := replaySegment(f, cfg, covers, collect, &rep, false, dir)
+	base, m, good, err := replaySegment(f, cfg, covers, collect, &rep, false, filepath.Dir(out))
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("snapshot: %s: %w", oldPath, err)
+		return fmt.Errorf("snapshot: %s: %w", segIn, err)
 	}
-	if st, err := os.Stat(oldPath); err != nil || st.Size() != good {
-		return fmt.Errorf("snapshot: %s has a damaged tail", oldPath)
+	if st, err := os.Stat(segIn); err != nil || st.Size() != good {
+		return fmt.Errorf("snapshot: %s has a damaged tail", segIn)
 	}
 	total := base + m
 	cfgCopy := cfg
-	err = atomicfile.WriteFunc(filepath.Join(dir, snapName), func(w io.Writer) error {
+	err = atomicfile.WriteFunc(out, func(w io.Writer) error {
 		sw := newSnapshotWriter(w)
 		sw.line(&op{Op: opOpen, Version: walVersion, Config: &cfgCopy, Base: total})
 		for _, o := range ops {
@@ -236,16 +285,23 @@ func compact(dir string, cfg policy.Config) error {
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	if err := os.Chmod(filepath.Join(dir, snapName), 0o600); err != nil {
+	if err := os.Chmod(out, 0o600); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	// The new snapshot must be durable before the segment it replaces
-	// disappears.
-	if err := syncDir(dir); err != nil {
-		return err
+	return nil
+}
+
+// cleanTemps removes temporary files that interrupted snapshot writes
+// left behind (atomicfile names them .<name>.tmp-*); nothing reads them.
+func cleanTemps(dir string) []string {
+	var removed []string
+	for _, name := range []string{snapName} {
+		paths, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+		for _, p := range paths {
+			if os.Remove(p) == nil {
+				removed = append(removed, p)
+			}
+		}
 	}
-	if err := os.Remove(oldPath); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	return syncDir(dir)
+	return removed
 }

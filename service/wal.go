@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -72,6 +73,13 @@ type wal struct {
 	err     error         // sticky: after a failed write or fsync nothing is trusted
 	notify  chan struct{} // closed (and replaced) whenever synced or err changes
 
+	// segStart is the position at which the live segment began and
+	// segBase its header's base (under fileMu or before the syncer
+	// starts); lastMark is when the length mark was last written
+	// (syncer only).
+	segStart, segBase int64
+	lastMark          time.Time
+
 	kick      chan struct{} // wakes the syncer; capacity 1
 	stop      chan struct{}
 	stopped   chan struct{}
@@ -94,6 +102,9 @@ type ReplayReport struct {
 	Records map[string]int
 	// Time is the broker time after replay.
 	Time int
+	// RemovedTemps are leftover temporary files of interrupted snapshot
+	// writes, removed at start.
+	RemovedTemps []string
 	// CutOffset, CutBytes and CutReason describe a damaged tail that was
 	// cut off (CutBytes 0: nothing was cut).
 	CutOffset int64
@@ -141,12 +152,15 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		return nil, rep, err
 	}
 
+	rep.RemovedTemps = cleanTemps(dir)
 	// 1. The snapshot: every operation before ops.
 	ops, err := loadSnapshot(dir, cfg, apply)
 	if err != nil {
 		return fail(err)
 	}
 	rep.Snapshot = ops
+	_, serr := os.Stat(filepath.Join(dir, snapName))
+	hasSnap := serr == nil
 	// 2. A segment sealed for a snapshot that did not finish; the
 	// service finishes that snapshot (sealedLeft).
 	sealedLeft := false
@@ -156,8 +170,9 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		of.Close()
 		switch {
 		case errors.Is(err, errCovered):
-			// The snapshot was written; only the removal was missed.
-			_ = os.Remove(oldPath)
+			// The snapshot was written; only moving the segment aside
+			// was missed.
+			_ = os.Rename(oldPath, filepath.Join(dir, walPrevName))
 		case err != nil:
 			return fail(fmt.Errorf("journal file %s: %w", oldPath, err))
 		default:
@@ -167,7 +182,22 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 	} else if !os.IsNotExist(err) {
 		return fail(fmt.Errorf("journal file: %w", err))
 	}
-	// 3. The live segment.
+	// 3. The live segment. After a snapshot whose compaction finished
+	// there is always one with a header (rotation wrote it before the
+	// compaction began): missing or empty, operations acknowledged after
+	// the snapshot may be gone, and the start is refused. Only a sealed
+	// segment left by a crash in the middle of a rotation explains a
+	// missing or empty one.
+	if st, err := os.Stat(path); hasSnap && !sealedLeft && (os.IsNotExist(err) || err == nil && st.Size() == 0) {
+		what := "is missing"
+		if err == nil {
+			what = "is empty"
+		}
+		return fail(fmt.Errorf("journal file %s %s, but the snapshot covers operations 1..%d and the journal after them belongs there: "+
+			"operations acknowledged after the snapshot may be lost. Restore the file from a backup, or to start from the snapshot alone, "+
+			"knowingly losing what came after it: bursar journal repair --data-dir %s --new-journal %s",
+			path, what, ops, shellQuote(dir), brokerFlagArgs(cfg)))
+	}
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fail(fmt.Errorf("journal file: %w", err))
@@ -183,6 +213,11 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 	if err != nil {
 		return fail(fmt.Errorf("journal file: %w", err))
 	}
+	if good > 0 {
+		if err := checkMark(dir, base, st.Size()); err != nil {
+			return fail(err)
+		}
+	}
 	if st.Size() > good {
 		rep.CutOffset, rep.CutBytes = good, st.Size()-good
 		if err := f.Truncate(good); err != nil {
@@ -191,11 +226,17 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		if err := f.Sync(); err != nil {
 			return fail(fmt.Errorf("journal file: %w", err))
 		}
+		// What was cut is given up (--recover-tail or a torn write):
+		// the mark must not call the shorter file a truncation.
+		writeMark(dir, lengthMark{Base: base, Bytes: good})
 	}
 	w := &wal{f: f, lock: lock, dir: dir, path: path, cfg: cfg, ops: ops, written: good, synced: good,
 		notify: make(chan struct{}), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	w.sealed.Store(sealedLeft)
+	if good > 0 {
+		w.segBase = base
+	}
 	if good == 0 {
 		rep.Created = ops == 0
 		if err := w.writeHeader(); err != nil {
@@ -210,6 +251,9 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 // durable, directory entry included, and counts it as synced.
 func (w *wal) writeHeader() error {
 	cfg := w.cfg
+	w.mu.Lock()
+	w.segStart, w.segBase = w.written, w.ops
+	w.mu.Unlock()
 	if _, err := w.append(&op{Op: opOpen, Version: walVersion, Config: &cfg, Base: w.ops}); err != nil {
 		return err
 	}
@@ -263,8 +307,17 @@ func replaySegment(f *os.File, cfg policy.Config, ops int64, apply func(*op) err
 		n++
 		return nil
 	}
-	good, err = replayFile(f, check, counted, rep, recoverTail, dir)
+	good, err = replayFile(f, check, counted, rep, recoverTail, dir, cfg)
 	return base, n, good, err
+}
+
+// brokerFlagArgs spells a broker configuration as `bursar serve` flags.
+func brokerFlagArgs(cfg policy.Config) string {
+	s := fmt.Sprintf("--pool %d --grace %d --io-capacity %g --inference-capacity %g", cfg.Pool, cfg.Grace, cfg.IOCapacity, cfg.InferenceCapacity)
+	if cfg.GrantTimeOnly {
+		s += " --grant-time-only"
+	}
+	return s
 }
 
 // replayFile applies every intact record and returns the offset after the
@@ -277,7 +330,7 @@ func replaySegment(f *os.File, cfg policy.Config, ops int64, apply func(*op) err
 // names the command that cuts it knowingly, unless recoverTail says to cut
 // it. Damage followed by intact records is always refused: cutting there
 // would throw away operations that were acknowledged.
-func replayFile(f *os.File, header func(*op) error, apply func(*op) error, rep *ReplayReport, recoverTail bool, dir string) (int64, error) {
+func replayFile(f *os.File, header func(*op) error, apply func(*op) error, rep *ReplayReport, recoverTail bool, dir string, cfg policy.Config) (int64, error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	var off int64
 	line0 := 0 // records read so far, header included
@@ -307,6 +360,13 @@ func replayFile(f *os.File, header func(*op) error, apply func(*op) error, rep *
 					return off, fmt.Errorf("record %d at offset %d has a valid checksum but does not decode (%v); refusing to cut acknowledged records", line0+1, off, err)
 				}
 			}
+		}
+		if o == nil && line0 == 0 && !torn {
+			// --cut-after 0 would keep nothing, not even a header: the
+			// header is rewritten instead, keeping every record after it.
+			return off, fmt.Errorf("the journal's header (record 1) is damaged (%s); to rewrite it from the broker flags and the snapshot, "+
+				"keeping every record after it (a backup is made first): bursar journal repair --data-dir %s --rewrite-header %s",
+				reason, shellQuote(dir), brokerFlagArgs(cfg))
 		}
 		if o == nil {
 			rep.CutReason = fmt.Sprintf("%s at offset %d", reason, off)
@@ -540,11 +600,11 @@ func (w *wal) syncOnce() {
 	}
 	err := w.f.Sync()
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if err != nil {
 		// After a failed fsync the kernel may have dropped the dirty
 		// pages; retrying could report success for data that is gone.
 		w.setErr(fmt.Errorf("%w: fsync: %v", errWALFailed, err))
+		w.mu.Unlock()
 		return
 	}
 	if target > w.synced {
@@ -552,6 +612,59 @@ func (w *wal) syncOnce() {
 		close(w.notify)
 		w.notify = make(chan struct{})
 	}
+	mark := lengthMark{Base: w.segBase, Bytes: w.synced - w.segStart}
+	w.mu.Unlock()
+	// The mark is written outside w.mu, so that appends do not wait for
+	// it; fileMu keeps a rotation from changing the segment meanwhile.
+	if time.Since(w.lastMark) >= markEvery {
+		w.lastMark = time.Now()
+		writeMark(w.dir, mark)
+	}
+}
+
+// The length mark. A journal file cut short in the middle of its
+// acknowledged records (a truncation, not a torn last write) looks like a
+// torn last write: the file alone cannot tell. bursar.wal.len records, at
+// most once a second and at close, the base of the live segment and how
+// many of its bytes an fsync has covered; a start that finds the segment
+// shorter than that refuses. The mark lags the journal, so it only ever
+// understates what was durable.
+const (
+	markName  = "bursar.wal.len"
+	markEvery = time.Second
+)
+
+type lengthMark struct {
+	Base  int64 `json:"base"`
+	Bytes int64 `json:"bytes"`
+}
+
+// markLocked writes the length mark at close (w.mu held). A failure is
+// not fatal: the mark is a second line of defence.
+func (w *wal) markLocked() {
+	writeMark(w.dir, lengthMark{Base: w.segBase, Bytes: w.synced - w.segStart})
+}
+
+func writeMark(dir string, m lengthMark) {
+	b, _ := json.Marshal(m)
+	_ = writeFile0600(filepath.Join(dir, markName), b)
+}
+
+// checkMark refuses a live segment shorter than its length mark says was
+// durable.
+func checkMark(dir string, base, size int64) error {
+	b, err := os.ReadFile(filepath.Join(dir, markName))
+	if err != nil {
+		return nil
+	}
+	var m lengthMark
+	if json.Unmarshal(b, &m) != nil || m.Base != base || size >= m.Bytes {
+		return nil
+	}
+	return fmt.Errorf("journal file %s is %d bytes long, but %d bytes of it had been made durable (%s): it was cut short "+
+		"in the middle, and acknowledged operations are missing. Restore it from a backup; or, to start with what is left, "+
+		"knowingly losing the rest: rm %s",
+		filepath.Join(dir, walName), size, m.Bytes, markName, shellQuote(filepath.Join(dir, markName)))
 }
 
 // waitDurable blocks until an fsync has covered offset pos.
@@ -587,6 +700,9 @@ func (w *wal) close() error {
 		err = w.err
 		if err == nil && w.synced < w.written {
 			err = fmt.Errorf("%w: not everything was synced at close", errWALFailed)
+		}
+		if err == nil {
+			w.markLocked()
 		}
 		w.setErr(errors.New("journal file closed"))
 		w.mu.Unlock()

@@ -44,23 +44,65 @@ func journalCommand() *cli.Command {
 			},
 		}, {
 			Name:  "repair",
-			Usage: "cut the journal file after its first N records, knowingly losing what follows",
-			Description: "When `bursar serve` finds a damaged complete record in its journal, it refuses to\n" +
-				"start (that record's operation may have been acknowledged to an agent) and prints the\n" +
-				"exact command to run, for example:\n\n" +
-				"   bursar journal repair --data-dir ./bursar-data --cut-after 4711\n\n" +
-				"which keeps records 1..4711 (record 1 is the header) and removes everything after them.\n" +
-				"It refuses when a record to keep is itself damaged, and when a service holds the data\n" +
-				"directory. Copy the directory first if you may want to look at the damage later.",
-			Flags: []cli.Flag{
+			Usage: "repair a data directory the service refuses to start from, knowingly (each mode backs up what it changes first)",
+			Description: "When `bursar serve` refuses to start from its data directory, its message gives the exact\n" +
+				"command to run. The modes:\n\n" +
+				"   --cut-after N       keep the journal's first N records (record 1 is the header) and cut\n" +
+				"                       the rest: for a damaged record, whose operation may have been\n" +
+				"                       acknowledged (refused when a record to keep is itself damaged)\n" +
+				"   --rewrite-header    rewrite a damaged header (record 1) from the broker flags and the\n" +
+				"                       snapshot, keeping every record after it\n" +
+				"   --new-journal       start an empty journal after the snapshot when bursar.wal is\n" +
+				"                       missing or empty (what was acknowledged after the snapshot is lost)\n" +
+				"   --snapshot          rebuild a damaged bursar.snap from the previous snapshot and the\n" +
+				"                       journal segment kept with it (bursar.snap.prev, bursar.wal.prev)\n\n" +
+				"The file changed is first copied to <file>.bak-<UTC time>. Every mode refuses while a\n" +
+				"service holds the data directory. For example:\n\n" +
+				"   bursar journal repair --data-dir ./bursar-data --cut-after 4711",
+			Flags: append([]cli.Flag{
 				&cli.PathFlag{Name: "data-dir", Required: true, EnvVars: []string{"BURSAR_DATA_DIR"}, Usage: "the service's data directory"},
-				&cli.IntFlag{Name: "cut-after", Required: true, Usage: "records to keep, the header included"},
-			},
+				&cli.IntFlag{Name: "cut-after", Usage: "records to keep, the header included"},
+				&cli.BoolFlag{Name: "rewrite-header", Usage: "rewrite the journal's damaged header from the broker flags"},
+				&cli.BoolFlag{Name: "new-journal", Usage: "start an empty journal after the snapshot (bursar.wal missing or empty)"},
+				&cli.BoolFlag{Name: "snapshot", Usage: "rebuild a damaged snapshot from the previous one and the segment kept with it"},
+			}, brokerFlags()...),
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
 					return fmt.Errorf("journal repair takes no arguments, got %q", c.Args().Slice())
 				}
-				rep, err := service.RepairJournal(c.Path("data-dir"), c.Int("cut-after"))
+				modes := 0
+				for _, m := range []string{"cut-after", "rewrite-header", "new-journal", "snapshot"} {
+					if c.IsSet(m) {
+						modes++
+					}
+				}
+				if modes != 1 {
+					return fmt.Errorf("journal repair needs exactly one of --cut-after N, --rewrite-header, --new-journal and --snapshot")
+				}
+				dir := c.Path("data-dir")
+				var rep service.RepairReport
+				var err error
+				switch {
+				case c.Bool("rewrite-header"):
+					rep, err = service.RewriteHeader(dir, brokerConfig(c))
+					if err == nil {
+						fmt.Fprintf(c.App.Writer, "bursar: %s: header rewritten, %d records kept (backup: %s)\n", rep.Path, rep.Kept, rep.Backup)
+					}
+					return err
+				case c.Bool("new-journal"):
+					rep, err = service.NewJournal(dir, brokerConfig(c))
+					if err == nil {
+						fmt.Fprintf(c.App.Writer, "bursar: %s: an empty journal after the snapshot\n", rep.Path)
+					}
+					return err
+				case c.Bool("snapshot"):
+					rep, err = service.RepairSnapshot(dir)
+					if err == nil {
+						fmt.Fprintf(c.App.Writer, "bursar: %s rebuilt from the previous snapshot and journal segment (the damaged one: %s)\n", rep.Path, rep.Backup)
+					}
+					return err
+				}
+				rep, err = service.RepairJournal(dir, c.Int("cut-after"))
 				if err != nil {
 					return err
 				}
@@ -68,8 +110,8 @@ func journalCommand() *cli.Command {
 					fmt.Fprintf(c.App.Writer, "bursar: %s ends after record %d already; nothing cut\n", rep.Path, rep.Kept)
 					return nil
 				}
-				fmt.Fprintf(c.App.Writer, "bursar: %s cut after record %d (offset %d): %d bytes removed, %d of them intact records\n",
-					rep.Path, rep.Kept, rep.Offset, rep.CutBytes, rep.CutIntact)
+				fmt.Fprintf(c.App.Writer, "bursar: %s cut after record %d (offset %d): %d bytes removed, %d of them intact records (backup: %s)\n",
+					rep.Path, rep.Kept, rep.Offset, rep.CutBytes, rep.CutIntact, rep.Backup)
 				return nil
 			},
 		}},
