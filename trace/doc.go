@@ -22,6 +22,13 @@
 //     ones censored, flagged as lower bounds), useful / lost / held
 //     GPU-seconds and idle_while_waiting as fractions of pool × span,
 //     makespan and drain, and the convergence flag (§4.3).
+//   - Fairness (§4.4, §6.17): fair-start-time unfairness (FairSample,
+//     ExactFairStarts and ReplayOptions.FairStart, which fork the replay at
+//     a sampled job's submit — CloneAllocator copies a policy's whole state
+//     with internal/deepcopy — and FairStarts), users' normalised-wait
+//     dispersion (NUWT), and the share-based daily Jain index against a
+//     fifo control (FifoControl, Shares). Sabin & Sadayappan, JSSPP 2005;
+//     Klusáček & Rudová 2012; Jain, Chiu & Hawe, DEC-TR-301, 1984.
 //   - Summarize: revision 1's summary (Jain's index of usage ÷ share), kept
 //     until the studies move to Measure; §6.4 retires it on a trace.
 //

@@ -261,8 +261,9 @@ func cv(xs []float64) float64 {
 const Day = 86400
 
 // demandChanges are the changes of each campaign's demand (GPUs of its jobs
-// queued or running: from submit to the served end, or to the stop) in a
-// replay, sorted by time.
+// queued or running: from submit to the served end, or to the stop; a job
+// preempted and then refused, to its preemption) in a replay, sorted by
+// time.
 type demandChange struct {
 	t        int64
 	campaign int32
@@ -273,12 +274,14 @@ func demandChanges(recs []JobRecord, stop int64) []demandChange {
 	ch := make([]demandChange, 0, 2*len(recs))
 	for i := range recs {
 		r := &recs[i]
-		if r.State == Denied {
-			continue
-		}
 		end := stop
-		if r.State == Served {
+		switch {
+		case r.State == Served:
 			end = r.End
+		case r.State == Denied && len(r.Aborted) > 0:
+			end = r.Aborted[len(r.Aborted)-1] // preempted, then refused
+		case r.State == Denied:
+			continue
 		}
 		if end <= r.Submit {
 			continue

@@ -389,14 +389,17 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 	ch := make([]change, 0, 3*len(recs))
 	for i := range recs {
 		r := &recs[i]
-		if r.State == Denied {
-			continue
+		if r.State == Denied && len(r.Starts) == 0 {
+			continue // never queued
 		}
 		g := int32(r.GPUs)
 		ch = append(ch, change{t: r.Submit, width: g})
 		for k, st := range r.Starts {
 			ch = append(ch, change{t: st, free: -g, width: -g})
 			switch {
+			case k < len(r.Aborted) && r.State == Denied && k == len(r.Aborted)-1:
+				// Preempted, then refused when requeued: it leaves.
+				ch = append(ch, change{t: r.Aborted[k], free: g})
 			case k < len(r.Aborted):
 				ch = append(ch, change{t: r.Aborted[k], free: g, width: g})
 			case r.State == Served:

@@ -109,7 +109,8 @@ func TestMeasureMatchesSecondBySecond(t *testing.T) {
 						}
 					}
 				})
-				if r.State != Denied && r.Submit <= u && !running && !(r.State == Served && r.End <= u) {
+				gone := r.State == Denied && (len(r.Aborted) == 0 || r.Aborted[len(r.Aborted)-1] <= u)
+				if !gone && r.Submit <= u && !running && !(r.State == Served && r.End <= u) {
 					queued = append(queued, r.GPUs)
 				}
 			}
