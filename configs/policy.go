@@ -13,6 +13,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/quota"
+	"github.com/bursar-hpc/bursar/policy/static"
 	"gopkg.in/yaml.v3"
 )
 
@@ -39,7 +40,8 @@ func (pc *Policy) Apply(s *engine.Scenario) {
 // knob-less baselines take none.
 var policyKnobKeys = map[string][]string{
 	priority.Name:  {"inflate"},
-	quota.Name:     {"borrowing_limit"},
+	static.Name:    {"owners", "lend"},
+	quota.Name:     {"borrowing_limit", "queueing_strategy"},
 	fairshare.Name: {"half_life", "w_fairshare", "w_age", "max_age", "calc_period"},
 	budget.Name:    {"window", "min_runtime", "groups", "calc_period"},
 }
@@ -131,6 +133,27 @@ func (p *parser) policyKnob(pc *Policy, sub string, v *yaml.Node, key string) er
 			return p.errAt(v, key, "borrowing_limit must be ≥ 0 GPUs, or -1 for unlimited, got %d", x)
 		}
 		k.Quota.BorrowingLimit = x
+		return err
+	case "queueing_strategy":
+		x, err := p.str(v, key)
+		if err == nil && x != quota.BestEffortFIFO && x != quota.StrictFIFO {
+			return p.errAt(v, key, "queueing_strategy must be %s or %s, got %q", quota.BestEffortFIFO, quota.StrictFIFO, x)
+		}
+		k.Quota.QueueingStrategy = x
+		return err
+	case "owners":
+		x, err := p.integer(v, key)
+		if err == nil && x < 0 {
+			return p.errAt(v, key, "owners must be ≥ 0 groups, got %d", x)
+		}
+		k.Static.Owners = x
+		return err
+	case "lend":
+		x, err := p.str(v, key)
+		if err == nil && x != static.LendNone && x != static.LendScavenger {
+			return p.errAt(v, key, "lend must be %s or %s, got %q", static.LendNone, static.LendScavenger, x)
+		}
+		k.Static.Lend = x
 		return err
 	case "half_life":
 		return number(&k.Fairshare.HalfLife, true)
@@ -242,6 +265,16 @@ func FormatPolicy(s *engine.Scenario) string {
 	case quota.Name:
 		if k.Quota.BorrowingLimit != d.Quota.BorrowingLimit {
 			parts = append(parts, "borrowing_limit: "+strconv.Itoa(k.Quota.BorrowingLimit))
+		}
+		if k.Quota.QueueingStrategy != "" && k.Quota.QueueingStrategy != d.Quota.QueueingStrategy {
+			parts = append(parts, "queueing_strategy: "+k.Quota.QueueingStrategy)
+		}
+	case static.Name:
+		if k.Static.Owners != d.Static.Owners {
+			parts = append(parts, "owners: "+strconv.Itoa(k.Static.Owners))
+		}
+		if k.Static.Lend != "" && k.Static.Lend != d.Static.Lend {
+			parts = append(parts, "lend: "+k.Static.Lend)
 		}
 	case fairshare.Name:
 		f, df := k.Fairshare, d.Fairshare

@@ -96,15 +96,18 @@ func TestCompareFindings(t *testing.T) {
 		require.Zero(t, bursar("victim_violations_in_censored"))
 		for _, p := range baselines {
 			require.Greater(t, m[p]("victim_p95_in_censored"), 60.0, p)
-			require.GreaterOrEqual(t, m[p]("victim_violations_in_censored"), 3.0, p)
+			require.GreaterOrEqual(t, m[p]("victim_violations_in_censored"), 2.5, p)
 		}
 	})
-	t.Run("static isolates too, by idling four fifths of the pool", func(t *testing.T) {
+	t.Run("static isolates too, at a price in throughput, and prices like the rest", func(t *testing.T) {
 		require.LessOrEqual(t, static("victim_p95_in_censored"), 1.0)
 		require.Zero(t, static("victim_violations_in_censored"))
-		require.Less(t, static("utilization"), 0.3)
-		require.Zero(t, static("naive_science"))
-		require.Zero(t, static("storm_excess_gpu_s"))
+		require.Less(t, static("utilization"), bursar("utilization"))
+		require.Positive(t, static("naive_science"), "requests are cut to the partition, not denied")
+		require.Less(t, static("storm_excess_gpu_s"), 0.5*bursar("storm_excess_gpu_s"))
+		for _, who := range []string{"adaptive", "naive"} {
+			require.Less(t, static(who+"_science_per_credit"), 1.2*m["fifo"](who+"_science_per_credit"), who)
+		}
 	})
 	t.Run("the sharing baselines keep the pool busier than Bursar", func(t *testing.T) {
 		require.Less(t, bursar("utilization"), 0.86)
@@ -132,10 +135,10 @@ func TestCompareFindings(t *testing.T) {
 		require.Greater(t, bursar("adaptive_science_per_credit")/bursar("naive_science_per_credit"), 2.4)
 	})
 	t.Run("fairness of usage ÷ share in the storm window", func(t *testing.T) {
-		for _, p := range []string{"priority", "fairshare"} {
+		for _, p := range []string{"priority", "fairshare", "quota"} {
 			require.Greater(t, m[p]("jain_storm"), bursar("jain_storm"), p)
 		}
-		for _, p := range []string{"fifo", "quota", "budget"} {
+		for _, p := range []string{"fifo", "budget"} {
 			require.Less(t, m[p]("jain_storm"), bursar("jain_storm"), p)
 		}
 		require.Less(t, m["budget"]("jain_storm"), 0.85)

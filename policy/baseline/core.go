@@ -44,6 +44,24 @@ type Watcher interface {
 	Left(k *Core, r Request)
 }
 
+// RigidLimiter is an optional Rule hook: the widest rigid (trace) job
+// campaign c may ever run, where it differs from Limit. A wider one is
+// denied exceeds-limit at filing (docs/studies.md §6.1); an elastic request
+// is still judged by Limit. static uses it: a rigid job wider than its
+// partition is denied under lend none, while an elastic request is cut to
+// what the partition has free.
+type RigidLimiter interface {
+	RigidLimit(k *Core, c policy.CampaignID) int
+}
+
+// FillerAdmitter is an optional Rule marker: the rule admits the filler's
+// requests itself, inside Admit, and the Core does not run its own filler
+// admission after it (static: the backfill runs only as a scavenger on
+// the partitions' books, docs/studies.md §6.2).
+type FillerAdmitter interface {
+	AdmitsFiller()
+}
+
 // Registrar is an optional Rule hook called after every registration, so
 // that a rule can size its per-campaign state.
 type Registrar interface {
@@ -323,7 +341,7 @@ func (k *Core) check(c policy.CampaignID) error {
 // larger than the campaign can ever hold (docs/studies.md §6.1). Both take an
 // id and journal deny.
 func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
-	id, err := k.file(c, gpus, duration, cls)
+	id, err := k.file(c, gpus, duration, cls, false)
 	if err == nil && k.watch != nil {
 		k.watch.Filed(k, &k.pending[len(k.pending)-1])
 	}
@@ -332,7 +350,7 @@ func (k *Core) Request(c policy.CampaignID, gpus, duration int, cls policy.Class
 
 // file is Request without telling the rule's Watcher: RequestRigid tells
 // it once the request is in its place.
-func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
+func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class, rigid bool) (int, error) {
 	if err := k.check(c); err != nil {
 		return -1, err
 	}
@@ -353,12 +371,18 @@ func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class) (
 	cls = k.rule.ClassFor(k, c, cls)
 	id := k.nextID
 	k.nextID++
+	limit := 0
+	if rl, ok := k.rule.(RigidLimiter); ok && rigid {
+		limit = rl.RigidLimit(k, c)
+	} else {
+		limit = k.rule.Limit(k, c)
+	}
 	var reason string
 	var err error
 	switch {
 	case cp.credits <= 0 && cls != policy.Opportunistic:
 		reason, err = policy.ReasonBudgetExhausted, policy.ErrBudgetExhausted
-	case gpus > k.rule.Limit(k, c):
+	case gpus > limit:
 		reason, err = policy.ReasonExceedsLimit, policy.ErrExceedsLimit
 	}
 	if err != nil {
@@ -697,7 +721,9 @@ func (k *Core) Tick() {
 	k.account()
 	k.expireRequests()
 	k.rule.Admit(k)
-	k.admitFiller()
+	if _, own := k.rule.(FillerAdmitter); !own {
+		k.admitFiller()
+	}
 	k.rule.EndTick(k)
 	k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
 	k.utilN++
@@ -851,6 +877,13 @@ func (k *Core) TryStart(i, room int) bool {
 	}
 	return false
 }
+
+// Reprice files pending request i in class cls, the class its lease is
+// served and priced in, before it is granted (the class it asked for, by
+// which its campaign keeps its books, stays): static prices a lease no
+// one can preempt at the non-preemptible class's price, whatever class it
+// claims (docs/studies.md §2).
+func (k *Core) Reprice(i int, cls policy.Class) { k.pending[i].Class = cls }
 
 // Grant grants n GPUs to pending request i and removes it from the list;
 // a partial grant finishes the request (the agent asks again).

@@ -124,3 +124,26 @@ func (k *Core) Missing(i, room int) int {
 	}
 	return want - room - r.Reserved - k.InFlight(r.ID)
 }
+
+// Notice puts lease j (its index in Leases) under notice, as Preempt does
+// for each victim: it ends Grace seconds from now. forRequest is the
+// request whose admission chose it, whose GPUs are reserved for that
+// request once the lease ends (InFlight counts them for it); -1 reserves
+// nothing, for a rule that keeps its own books of whom the GPUs return to
+// (static's partitions). It is for rules that choose their victims
+// themselves (quota's fair sharing, static's reclaim); notices are issued
+// only during admission (docs/studies.md §6.6).
+func (k *Core) Notice(j, forRequest int) {
+	l := &k.leases[j]
+	if l.UnderNotice {
+		return
+	}
+	k.changedAt = k.now
+	l.UnderNotice = true
+	l.PreemptAt = k.now + k.cfg.Grace
+	l.ReservedFor = forRequest
+	if k.rec != nil {
+		k.record(policy.Event{Kind: policy.EventPreemptNotice, Lease: l.ID, Campaign: k.camps[l.Campaign].Env.Name,
+			CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: k.cfg.Grace})
+	}
+}

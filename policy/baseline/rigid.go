@@ -50,7 +50,7 @@ func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 	if submitted > k.now+1 {
 		return -1, fmt.Errorf("rigid request: submitted at %d, after the next tick %d", submitted, k.now+1)
 	}
-	id, err := k.file(c, gpus, estimate, cls)
+	id, err := k.file(c, gpus, estimate, cls, true)
 	if err != nil {
 		return id, err
 	}

@@ -23,6 +23,7 @@ var Names = []string{Bursar, fifo.Name, priority.Name, static.Name, fairshare.Na
 // Knobs holds every baseline's settings; each policy reads its own.
 type Knobs struct {
 	Priority  priority.Knobs  `json:"priority" yaml:"priority"`
+	Static    static.Knobs    `json:"static" yaml:"static"`
 	Quota     quota.Knobs     `json:"quota" yaml:"quota"`
 	Fairshare fairshare.Knobs `json:"fairshare" yaml:"fairshare"`
 	Budget    budget.Knobs    `json:"budget" yaml:"budget"`
@@ -40,7 +41,7 @@ type Knobs struct {
 
 // DefaultKnobs are each policy's documented defaults.
 func DefaultKnobs() Knobs {
-	return Knobs{Quota: quota.DefaultKnobs(), Fairshare: fairshare.DefaultKnobs(), Budget: budget.DefaultKnobs()}
+	return Knobs{Static: static.DefaultKnobs(), Quota: quota.DefaultKnobs(), Fairshare: fairshare.DefaultKnobs(), Budget: budget.DefaultKnobs()}
 }
 
 // TraceKnobs are DefaultKnobs with fairshare and budget recalculating
@@ -85,7 +86,7 @@ func build(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error
 	case priority.Name:
 		return priority.New(cfg, knobs.Priority)
 	case static.Name:
-		return static.New(cfg)
+		return static.New(cfg, knobs.Static)
 	case fairshare.Name:
 		return fairshare.New(cfg, knobs.Fairshare)
 	case quota.Name:

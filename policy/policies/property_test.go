@@ -14,6 +14,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/quota"
+	"github.com/bursar-hpc/bursar/policy/static"
 )
 
 // One property suite for every policy, the broker included: random casts
@@ -64,6 +65,9 @@ func drawScenario(t *rapid.T) scenario {
 	sc.knobs.Budget.Window = rapid.SampledFrom([]int{10, 600, 604800}).Draw(t, "window")
 	sc.knobs.Budget.MinRuntime[policy.AgentBurst] = rapid.SampledFrom([]int{0, 30, 300}).Draw(t, "min-runtime")
 	sc.knobs.Quota.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
+	sc.knobs.Quota.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "queueing-strategy")
+	sc.knobs.Static.Owners = rapid.IntRange(0, 6).Draw(t, "owners")
+	sc.knobs.Static.Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
 	n := rapid.IntRange(1, 5).Draw(t, "campaigns")
 	left := pool
 	for i := range n {
@@ -113,14 +117,16 @@ func drawScenario(t *rapid.T) scenario {
 // ledger follows the journal: the leases alive, what was granted and
 // noticed, so that every property is judged from the records alone.
 type ledger struct {
-	t       *rapid.T
-	name    string
-	pool    int
-	grace   int
-	seen    int
-	alive   map[int]int // lease → GPUs
-	granted map[int]bool
-	notice  map[int]int // lease → tick of its notice
+	t     *rapid.T
+	name  string
+	pool  int
+	grace int
+	// borrowing is quota's borrowing limit (-1: unlimited).
+	borrowing int
+	seen      int
+	alive     map[int]int // lease → GPUs
+	granted   map[int]bool
+	notice    map[int]int // lease → tick of its notice
 }
 
 func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
@@ -180,19 +186,48 @@ func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
 	// A baseline's campaign never holds more than its limit (partition,
 	// quota plus borrowing), and a quota cohort never more than its quotas.
 	if k, ok := a.(*baseline.Core); ok {
-		cohort, nominal := 0, 0
 		for c := range k.NumCampaigns() {
 			id := policy.CampaignID(c)
 			if h, lim := k.Held(id, policy.AnyClass), k.Rule().Limit(k, id); h > lim {
 				l.t.Fatalf("%s: %s holds %d, its limit is %d", l.name, k.Envelope(id).Name, h, lim)
 			}
-			if !k.Campaign(id).Filler {
-				cohort += k.Held(id, policy.AnyClass)
-				nominal += k.Floored(id)
+		}
+		// quota: the nominal quotas cover the pool (docs/studies.md §6.15),
+		// and no queue holds more than its nominal quota plus the
+		// borrowing limit.
+		if r, ok := k.Rule().(*quota.Rule); ok {
+			sum, held := 0, make([]int, len(r.Nominal()))
+			for _, n := range r.Nominal() {
+				sum += n
+			}
+			if len(r.Nominal()) > 0 && sum != l.pool {
+				l.t.Fatalf("quota: nominal quotas %v sum to %d on a pool of %d", r.Nominal(), sum, l.pool)
+			}
+			for c := range k.NumCampaigns() {
+				if q, _ := r.Queue(policy.CampaignID(c)); q >= 0 {
+					held[q] += k.Held(policy.CampaignID(c), policy.AnyClass)
+				}
+			}
+			for q, h := range held {
+				if lim := r.Nominal()[q] + l.borrowing; l.borrowing >= 0 && h > lim {
+					l.t.Fatalf("quota: queue %d holds %d, nominal %d + borrowing limit %d", q, h, r.Nominal()[q], l.borrowing)
+				}
 			}
 		}
-		if l.name == quota.Name && cohort > nominal {
-			l.t.Fatalf("quota: the cohort holds %d of its %d", cohort, nominal)
+		// static: the partitions cover the pool, and each partition's
+		// owners and scavengers together hold no more than it.
+		if r, ok := k.Rule().(*static.Rule); ok {
+			sum := 0
+			owner, lent := r.Books(k)
+			for p, s := range r.Sizes() {
+				sum += s
+				if owner[p]+lent[p] > s {
+					l.t.Fatalf("static: partition %d of %d GPUs: owners hold %d, %d lent", p, s, owner[p], lent[p])
+				}
+			}
+			if len(r.Sizes()) > 0 && sum != l.pool {
+				l.t.Fatalf("static: partitions %v sum to %d on a pool of %d", r.Sizes(), sum, l.pool)
+			}
 		}
 	}
 }
@@ -209,7 +244,7 @@ func run(t *rapid.T, name string, sc scenario, check bool) []byte {
 		require.NoError(t, err)
 		ids = append(ids, id)
 	}
-	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace,
+	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace, borrowing: sc.knobs.Quota.BorrowingLimit,
 		alive: map[int]int{}, granted: map[int]bool{}, notice: map[int]int{}}
 	var leases []int
 	for _, o := range sc.ops {

@@ -1,31 +1,22 @@
 // Package quota is the Kueue baseline (docs/studies.md §2, §6.10): one
-// ClusterQueue per campaign, all in one cohort.
+// ClusterQueue per group, all in one cohort that is the whole pool.
 //
-// Rule. A campaign's nominal quota is share × pool, rounded down like a
-// static partition (§6.10); the cohort's capacity is the sum of the
-// nominal quotas. A campaign may borrow the cohort's unused nominal quota
-// up to BorrowingLimit GPUs above its own (default unlimited: the cohort's
-// capacity). Inside a queue, StrictFIFO: the head is the oldest request of
-// the highest class, and a head that does not fit blocks its queue
-// (Kueue's queueingStrategy StrictFIFO orders by priority, then creation
-// time). Across queues, each admission round orders the heads
-// non-borrowers first, then by dominant-resource share including the
-// request (borrowed GPUs after admission ÷ the cohort's capacity, weight
-// 1), then class, then submit time (§6.10; Kueue's fair sharing admits the
-// lowest DRS first). Rounds repeat within a tick until one admits nothing,
-// as Kueue's scheduler runs cycle after cycle.
+// Rule. A queue's nominal quota is its entitlement × pool by the largest
+// remainder (§6.15); it may borrow the cohort's unused quota up to
+// BorrowingLimit GPUs above it (default unlimited). Within a queue,
+// workloads go by class, then submit time; BestEffortFIFO (the default)
+// lets a later workload start when an earlier one cannot, StrictFIFO does
+// not. Across queues, admission rounds take each queue's candidate lowest
+// fair-sharing share first (GPUs above nominal, with the request, ÷ the
+// cohort's lendable quota), then class, then submit time. A candidate that
+// does not fit preempts as Kueue's fair sharing does: the filler first;
+// then, from the borrowing queue with the highest share, every lease if
+// the preemptor stays within its nominal quota (reclaimWithinCohort: Any),
+// else the leases that LessThanOrEqualToFinalShare allows and then those
+// LessThanInitialShare allows, as a minimal set, only if the request then
+// fits, with the grace notice (§6.6).
 //
-// Preemption is reclaimWithinCohort: Any. A head that does not fit but
-// would fit within its own nominal quota preempts leases of borrowing
-// campaigns (those holding more than their nominal quota), most
-// over-quota campaign first, then lowest class, then newest, as a minimal
-// set and only if it then fits, with the grace notice; a campaign stops
-// being a candidate once the victims taken bring it back to its nominal
-// quota (Kueue preempts only workloads of a ClusterQueue that is
-// borrowing). The filler, outside the cohort, is preempted for any head.
-//
-// Sources: https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (nominal
-// quota, cohorts, borrowingLimit, queueingStrategy), .../preemption/
-// (reclaimWithinCohort, candidate order, minimal set), .../fair_sharing/
-// (dominant resource share).
+// docs/policies.md states every rule, knob and choice with its source:
+// Kueue's cluster_queue, preemption and fair_sharing concept pages and
+// kubernetes-sigs/kueue's pkg/scheduler/preemption.
 package quota

@@ -1,35 +1,34 @@
 package quota
 
 import (
+	"slices"
+
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 )
 
-// A queue's head is its best request by (class, submit time), the first
-// in the pending list among equals. Among requests of the same submit
-// time the pending list is in filing order (RequestRigid files a job
-// behind every request submitted no later, Request files at the end, and
-// nothing reorders), and ids grow with filing, so the head is the least
-// (class, submit time, id). Each campaign keeps its requests in a min-heap
-// by that key, told of them by the Core (baseline.Watcher): finding the
-// heads by a pass over the whole pending list every round cost most of a
-// replay of the full SDSC-SP2 log, whose queue runs to thousands of jobs.
+// Each queue keeps its waiting workloads sorted by (class, submit time,
+// id), Kueue's order within a ClusterQueue (priority, then creation time),
+// told of them by the Core (baseline.Watcher): walking the whole pending
+// list for every queue every round cost most of a replay of the full
+// SDSC-SP2 log, whose queue runs to thousands of jobs. A workload that
+// leaves is forgotten lazily: live says which ids are still waiting, and
+// a list drops its dead entries once they outnumber the live ones.
 //
-// active marks the campaigns with a request in their queue, so that a
-// round visits only those (in campaign order, as the plain pass did: Want
-// journals).
-//
-// Requests that leave are forgotten lazily: live says which ids are still
-// pending, and a heap drops its dead entries when they reach the top (or
-// all of them once they outnumber the live ones).
+// Admission walks each list from the start with a cursor that only moves
+// forward within a tick: a workload set aside (BestEffortFIFO) stays set
+// aside until the next tick, as Kueue marks it inadmissible until the
+// cluster changes.
 
-type queued struct {
+type waiting struct {
 	class     policy.Class
 	submitted int
 	id        int
+	gpus      int
+	rigid     bool
 }
 
-func (a queued) less(b queued) bool {
+func (a *waiting) before(b *waiting) bool {
 	if a.class != b.class {
 		return a.class < b.class
 	}
@@ -40,30 +39,45 @@ func (a queued) less(b queued) bool {
 }
 
 type queue struct {
-	heap []queued
-	live int // entries of heap still pending
+	list []waiting
+	live int // entries of list still waiting
+	// least is at most the fewest GPUs any of its waiting workloads could
+	// start with (a rigid job's width, 1 for an elastic request): lowered
+	// as workloads are filed, raised only by a walk of the whole list.
+	least int
+	// list[:skipTo] holds only rigid jobs wider than skipReach (or gone):
+	// while the widths that could start reach no further, a walk may
+	// begin at skipTo (BestEffortFIFO).
+	skipTo, skipReach int
 }
 
 // Filed adds a campaign's request to its queue (baseline.Watcher). The
 // filler's requests are the Core's to admit.
-func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
-	if k.Campaign(q.Campaign).Filler {
+func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
+	qi := r.queueOf[q.Campaign]
+	if qi < 0 {
 		return
-	}
-	for len(r.queues) <= int(q.Campaign) {
-		r.queues = append(r.queues, queue{})
 	}
 	for len(r.live) <= q.ID {
 		r.live = append(r.live, false)
 	}
 	r.live[q.ID] = true
-	qu := &r.queues[q.Campaign]
+	qu := &r.queues[qi]
 	qu.live++
-	for len(r.active) <= int(q.Campaign)/64 {
-		r.active = append(r.active, 0)
+	e := waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}
+	w := q.GPUs
+	if !q.Rigid {
+		w = 1
 	}
-	r.active[q.Campaign/64] |= 1 << (q.Campaign % 64)
-	qu.push(queued{q.Class, q.Submitted, q.ID})
+	if qu.live == 1 || w < qu.least {
+		qu.least = w
+	}
+	at := len(qu.list)
+	for at > 0 && e.before(&qu.list[at-1]) {
+		at-- // a trace's jobs arrive in order: usually none to pass
+	}
+	qu.list = slices.Insert(qu.list, at, e)
+	qu.skipTo = min(qu.skipTo, at)
 }
 
 // Left forgets a request (baseline.Watcher).
@@ -72,77 +86,155 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 		return // the filler's
 	}
 	r.live[q.ID] = false
-	qu := &r.queues[q.Campaign]
+	qi := r.queueOf[q.Campaign]
+	qu := &r.queues[qi]
 	qu.live--
-	if qu.live == 0 {
-		r.active[q.Campaign/64] &^= 1 << (q.Campaign % 64)
-	}
-	if len(qu.heap) > 2*qu.live+32 {
-		w := 0
-		for _, e := range qu.heap {
-			if r.live[e.id] {
-				qu.heap[w] = e
+	if len(qu.list) > 2*qu.live+32 {
+		// Compact, keeping the cursor on the same live entry and the
+		// skipped prefix over the same entries.
+		w, cur, skip := 0, r.cursor[qi], 0
+		for x := range qu.list {
+			if x == r.cursor[qi] {
+				cur = w
+			}
+			if x == qu.skipTo {
+				skip = w
+			}
+			if r.live[qu.list[x].id] {
+				qu.list[w] = qu.list[x]
 				w++
 			}
 		}
-		qu.heap = qu.heap[:w]
-		for i := w/2 - 1; i >= 0; i-- {
-			qu.down(i)
+		if r.cursor[qi] >= len(qu.list) {
+			cur = w
 		}
+		if qu.skipTo >= len(qu.list) {
+			skip = w
+		}
+		qu.list = qu.list[:w]
+		r.cursor[qi], qu.skipTo = cur, skip
 	}
 }
 
-// head is the id and submit time of campaign c's head; id -1 if it has no
-// pending request.
-func (r *Rule) head(c int) (id, submitted int) {
-	if c >= len(r.queues) {
-		return -1, 0
+// candidate is queue q's next candidate this round: its first live
+// workload from the cursor on that could start now or by preemption, by a
+// cheap bound: the free GPUs, what the workload has coming, and the GPUs
+// preemption could touch for it — the filler's, and those of the other
+// borrowing queues it may take from (any, if it stays within its nominal
+// quota; else only those whose share is at least its own with the
+// request, as both strategies need). A workload that could not is passed
+// over (BestEffortFIFO) or makes the queue done (StrictFIFO). least[q]
+// bounds the widths of q's workloads from below (see Filed), so that a
+// queue none of whose workloads could fit is skipped without a walk.
+func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
+	qu := &r.queues[q]
+	free := max(0, k.FreeGeneral())
+	room := r.limitOf(k, q) - r.usage[q]
+	if !r.plain && r.cursor[q] == 0 && qu.least > min(room, free+r.touchMax+r.bonusSum) {
+		r.done[q] = true
+		return head{}, false
 	}
-	qu := &r.queues[c]
-	for len(qu.heap) > 0 {
-		if e := qu.heap[0]; r.live[e.id] {
-			return e.id, e.submitted
+	seen := len(qu.list) + 1 // the narrowest live workload walked
+	// w − touchable(q, w) grows with w (a wider request touches no more),
+	// so the widths that could start or preempt are those up to reach:
+	// the widest w ≤ room with w ≤ free + touchable(q, w), and below the
+	// width a preemption of q already failed at this tick.
+	hi := room
+	if r.minFail[q] > 0 {
+		hi = min(hi, r.minFail[q]-1)
+	}
+	reach := min(free, hi)
+	for lo := reach + 1; lo <= hi; {
+		m := int(uint(lo+hi) >> 1)
+		if m <= free+r.touchable(q, m) {
+			reach, lo = m, m+1
+		} else {
+			hi = m - 1
 		}
-		qu.pop()
 	}
-	return -1, 0
-}
-
-func (qu *queue) push(e queued) {
-	qu.heap = append(qu.heap, e)
-	h := qu.heap
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
+	if !r.plain && qu.least > reach && r.bonusSum == 0 {
+		r.done[q] = true
+		return head{}, false
+	}
+	// The prefix known to hold nothing within reach, and how far this
+	// walk extends it (only from the start of the list, and only over
+	// rigid jobs: an elastic request's least follows the room).
+	whole := r.cursor[q] == 0 // a walk of the whole list may update least
+	prefix := !r.plain && !r.strict && r.bonusSum == 0 && r.cursor[q] == 0
+	if prefix {
+		if qu.skipReach >= reach {
+			r.cursor[q] = qu.skipTo
+			whole = whole && qu.skipTo == 0
+		} else {
+			qu.skipTo = 0
+		}
+	}
+	for ; r.cursor[q] < len(qu.list); r.cursor[q]++ {
+		e := &qu.list[r.cursor[q]]
+		if !r.live[e.id] {
+			if prefix {
+				qu.skipTo, qu.skipReach = r.cursor[q]+1, reach
+			}
+			continue
+		}
+		least := e.gpus // a rigid job starts whole
+		if !e.rigid {
+			least = min(e.gpus, max(room, 0), policy.PartialGrantMin)
+			seen = min(seen, 1)
+		} else {
+			seen = min(seen, e.gpus)
+		}
+		ok := least >= 1 && least <= room
+		if ok && least > reach {
+			// Only what it has coming (reserved, or under notice for it)
+			// could still make it start.
+			ok = r.bonusSum > 0 && least <= free+r.bonusOf(e.id)
+		}
+		if ok {
+			want := e.gpus
+			if !e.rigid {
+				want = min(e.gpus, room)
+			}
+			return head{queue: q, id: e.id, submitted: e.submitted, class: e.class,
+				key: r.share(q, r.kept[q]+want)}, true
+		}
+		if r.strict {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
-		i = p
+		if prefix = prefix && e.rigid; prefix {
+			qu.skipTo, qu.skipReach = r.cursor[q]+1, reach
+		}
 	}
+	if whole && r.cursor[q] >= len(qu.list) && seen <= len(qu.list) {
+		qu.least = seen // walked every live workload this tick
+	}
+	r.done[q] = true
+	return head{}, false
 }
 
-func (qu *queue) pop() {
-	last := len(qu.heap) - 1
-	qu.heap[0] = qu.heap[last]
-	qu.heap = qu.heap[:last]
-	qu.down(0)
-}
-
-func (qu *queue) down(i int) {
-	h := qu.heap
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].less(h[l]) {
-			m = r
-		}
-		if !h[m].less(h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+// touchable bounds what preemption could free for a request of queue q of
+// want GPUs: the filler's GPUs not under notice, and the GPUs not under
+// notice of the other borrowing queues it may take from. With the request
+// q holds over = kept + want − nominal GPUs above its quota; within it
+// (over ≤ 0) every borrower may go, else only a queue whose share is at
+// least q's, that is, whose GPUs above its quota are at least over (the
+// shares have the same divisor). The borrowers are sorted by their excess
+// (borrowed), largest first, with prefix sums of what they keep, once a
+// round; q itself, if it borrows, has less excess than over and is never
+// counted.
+func (r *Rule) touchable(q, want int) int {
+	over := r.kept[q] + want - r.nominal[q]
+	if over <= 0 {
+		return r.fillerKept + r.keptSum[len(r.excess)]
 	}
+	lo, hi := 0, len(r.excess) // the borrowers with excess ≥ over: excess[:lo]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.excess[m] >= over {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return r.fillerKept + r.keptSum[lo]
 }

@@ -3,7 +3,7 @@ package quota
 import (
 	"cmp"
 	"fmt"
-	"math/bits"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -15,214 +15,367 @@ const Name = "quota"
 // Unlimited is the default borrowing limit.
 const Unlimited = -1
 
+// The queueing strategies (Kueue's ClusterQueue queueingStrategy).
+const (
+	// BestEffortFIFO, Kueue's default: a workload that cannot be admitted
+	// does not block the later ones of its queue that can.
+	BestEffortFIFO = "BestEffortFIFO"
+	// StrictFIFO: the oldest workload of the highest class blocks its
+	// queue until it is admitted.
+	StrictFIFO = "StrictFIFO"
+)
+
 // Knobs are the policy's settings.
 type Knobs struct {
-	// BorrowingLimit is the most GPUs a campaign may hold above its
-	// nominal quota; Unlimited (-1, the default) means the cohort's
-	// capacity.
+	// BorrowingLimit is the most GPUs a queue may hold above its nominal
+	// quota; Unlimited (-1, the default) means the cohort's whole quota.
 	BorrowingLimit int `json:"borrowing_limit" yaml:"borrowing_limit"`
+	// QueueingStrategy is BestEffortFIFO (the default; "" reads as it) or
+	// StrictFIFO.
+	QueueingStrategy string `json:"queueing_strategy" yaml:"queueing_strategy"`
 }
 
-// DefaultKnobs is Kueue's default: no borrowing limit.
-func DefaultKnobs() Knobs { return Knobs{BorrowingLimit: Unlimited} }
+// DefaultKnobs are Kueue's defaults: no borrowing limit, BestEffortFIFO.
+func DefaultKnobs() Knobs { return Knobs{BorrowingLimit: Unlimited, QueueingStrategy: BestEffortFIFO} }
+
+// Validate names the first bad knob.
+func (kn Knobs) Validate() error {
+	if kn.BorrowingLimit < Unlimited {
+		return fmt.Errorf("quota: borrowing_limit must be ≥ 0 GPUs, or -1 for unlimited, got %d", kn.BorrowingLimit)
+	}
+	switch kn.QueueingStrategy {
+	case "", BestEffortFIFO, StrictFIFO:
+		return nil
+	}
+	return fmt.Errorf("quota: queueing_strategy must be %s or %s, got %q", BestEffortFIFO, StrictFIFO, kn.QueueingStrategy)
+}
 
 // Rule is the cohort-quota rule.
 type Rule struct {
 	baseline.Base
-	knobs   Knobs
-	heads   []head
-	granted []int // the positions of the heads granted in a round
-	// sortHeads' scratch: the last round's order of campaigns, each
-	// campaign's head, the heads in that order.
-	prev []policy.CampaignID
-	slot []int
-	seq  []head
-	// The queues (heads.go).
-	queues  []queue
-	live    []bool   // by request id: pending, and not the filler's
-	active  []uint64 // bit c: campaign c's queue is not empty
-	blocked []bool
-	over    []int // GPUs above nominal at the start of a preemption
-	proj    []int // projected holdings while victims are chosen
-	// The cohort's nominal sum and fillers, for cohortOf campaigns.
-	cohortOf int
-	nominal  int
-	fillers  []policy.CampaignID
+	knobs  Knobs
+	strict bool
+
+	// The ClusterQueues, cut when a campaign registers: by campaign its
+	// queue (-1: the filler, outside the cohort), by queue its nominal
+	// quota and members; lendable is the cohort's lendable quota, the sum
+	// of the nominal quotas (no lendingLimit: all of it).
+	queueOf  []int
+	nominal  []int
+	members  [][]policy.CampaignID
+	lendable int
+
+	// The waiting workloads of each queue (heads.go).
+	queues []queue
+	live   []bool // by request id: waiting, and not the filler's
+
+	// Admission state, rebuilt each pass: by queue the GPUs its members
+	// hold, the GPUs they hold that are not under notice (what the shares
+	// read: a lease under notice is on its way out), its cursor into its
+	// waiting list and whether it is done for this tick; the GPUs under
+	// notice or reserved for each preemptor.
+	usage, kept []int
+	cursor      []int
+	done        []bool
+	bonus       []bonus
+	bonusSum    int
+	fillerKept  int
+	// The queues that borrow, and every GPU preemption could touch, this
+	// round.
+	borrowing []int // by GPUs borrowed, most first
+	keptSum   []int // keptSum[i]: what borrowing[:i] keep
+	excess    []int // excess[i]: what borrowing[i] borrows
+	touchMax  int
+	heads     []head
+
+	// Preemption scratch.
+	cands [][]int // by queue: candidate lease indices, victim order first
+	withC []int   // the queues with candidates
+	next  []int   // by queue: the next candidate
+	// minFail[q] is the fewest GPUs a request of queue q failed to preempt
+	// for this tick (0: none failed): a larger one fails too (more need,
+	// a higher share with it), until a notice changes the shares.
+	minFail   []int
+	sim       []int // by queue: kept usage as victims are taken
+	targets   []int
+	decisions []Decision
+	retry     [][]int
+
+	// decide, if set, is told of every victim chosen (tests).
+	decide func(Decision)
+	// plain walks every queue from its start (tests: the oracle of the
+	// skips in candidate).
+	plain bool
 }
+
+// bonus is what a preemptor has coming: GPUs reserved for it and GPUs of
+// leases under notice for it.
+type bonus struct{ id, gpus int }
+
+// Decision is one victim of a fair-sharing preemption, as the rule saw
+// it: the shares (GPUs above nominal ÷ lendable quota, weight 1) of the
+// preemptor's queue with its request, and of the victim's queue before and
+// after losing the lease; Strategy says which rule let it go.
+type Decision struct {
+	Preemptor, Victim         int
+	PreemptorShare            float64
+	VictimBefore, VictimAfter float64
+	Strategy                  string
+}
+
+// The strategies a Decision names.
+const (
+	Reclaim                     = "reclaimWithinCohort"
+	LessThanOrEqualToFinalShare = "LessThanOrEqualToFinalShare"
+	LessThanInitialShare        = "LessThanInitialShare"
+)
 
 // New returns a cohort-quota allocator.
 func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
-	if knobs.BorrowingLimit < Unlimited {
-		return nil, fmt.Errorf("quota: borrowing_limit must be ≥ 0 GPUs, or -1 for unlimited, got %d", knobs.BorrowingLimit)
+	if err := knobs.Validate(); err != nil {
+		return nil, err
 	}
-	return baseline.New(cfg, &Rule{knobs: knobs})
+	return baseline.New(cfg, &Rule{knobs: knobs, strict: knobs.QueueingStrategy == StrictFIFO})
 }
 
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// cohort is the sum of the nominal quotas and of the cohort's holdings.
-// The nominal sum changes only when a campaign registers, and the
-// holdings are every lease's GPUs less the filler's: summing both over
-// every campaign at every call (once per head, and per Want) made a
-// replay of the full SDSC-SP2 log take minutes.
-func (r *Rule) cohort(k *baseline.Core) (nominal, used int) {
-	if n := k.NumCampaigns(); n != r.cohortOf {
-		r.cohortOf, r.nominal, r.fillers = n, 0, r.fillers[:0]
-		for c := range n {
-			id := policy.CampaignID(c)
-			if k.Campaign(id).Filler {
-				r.fillers = append(r.fillers, id)
-			} else {
-				r.nominal += k.Floored(id)
+// Registered cuts the queues again: every registration changes the shares
+// (baseline.Registrar).
+func (r *Rule) Registered(k *baseline.Core, _ policy.CampaignID) { r.cut(k) }
+
+// cut computes one ClusterQueue per group with nominal quota = its
+// entitlement × pool by the largest remainder (docs/studies.md §6.10,
+// §6.15), so that the cohort is the whole pool.
+func (r *Rule) cut(k *baseline.Core) {
+	n := k.NumCampaigns()
+	groups := entitlements(k)
+	shares := make([]float64, len(groups))
+	r.members = r.members[:0]
+	r.queueOf = slices.Grow(r.queueOf[:0], n)[:n]
+	for c := range n {
+		r.queueOf[c] = -1
+	}
+	for g := range groups {
+		shares[g] = groups[g].share
+		r.members = append(r.members, groups[g].members)
+		for _, c := range groups[g].members {
+			r.queueOf[c] = g
+		}
+	}
+	r.nominal = baseline.LargestRemainder(shares, k.Config().Pool)
+	r.lendable = 0
+	for _, q := range r.nominal {
+		r.lendable += q
+	}
+	nq := len(groups)
+	for len(r.queues) < nq {
+		r.queues = append(r.queues, queue{})
+	}
+	r.usage, r.kept = baseline.Ints(r.usage, nq), baseline.Ints(r.kept, nq)
+	r.cursor, r.done = baseline.Ints(r.cursor, nq), baseline.Flags(r.done, nq)
+	r.sim, r.next = baseline.Ints(r.sim, nq), baseline.Ints(r.next, nq)
+	r.minFail = baseline.Ints(r.minFail, nq)
+	for len(r.cands) < nq {
+		r.cands = append(r.cands, nil)
+		r.retry = append(r.retry, nil)
+	}
+}
+
+// Queue is campaign c's ClusterQueue (-1: the filler's, none) and its
+// nominal quota.
+func (r *Rule) Queue(c policy.CampaignID) (q, nominal int) {
+	q = r.queueOf[c]
+	if q < 0 {
+		return -1, 0
+	}
+	return q, r.nominal[q]
+}
+
+// Nominal are the queues' nominal quotas, in group order. Read only.
+func (r *Rule) Nominal() []int { return r.nominal }
+
+// limitOf is the most GPUs queue q may hold: its nominal quota plus the
+// borrowing limit, within the pool.
+func (r *Rule) limitOf(k *baseline.Core, q int) int {
+	pool := k.Config().Pool
+	if r.knobs.BorrowingLimit < 0 {
+		return pool
+	}
+	return min(pool, r.nominal[q]+r.knobs.BorrowingLimit)
+}
+
+// Limit is campaign c's queue's nominal quota plus the borrowing limit;
+// the pool for the filler.
+func (r *Rule) Limit(k *baseline.Core, c policy.CampaignID) int {
+	if q := r.queueOf[c]; q >= 0 {
+		return r.limitOf(k, q)
+	}
+	return k.Config().Pool
+}
+
+// held is what queue q's members hold.
+func (r *Rule) held(k *baseline.Core, q int) int {
+	n := 0
+	for _, c := range r.members[q] {
+		n += k.Held(c, policy.AnyClass)
+	}
+	return n
+}
+
+// Room is the free GPUs within the campaign's queue's limit.
+func (r *Rule) Room(k *baseline.Core, c policy.CampaignID) int {
+	free := max(0, k.FreeGeneral())
+	q := r.queueOf[c]
+	if q < 0 {
+		return free
+	}
+	return max(0, min(free, r.limitOf(k, q)-r.held(k, q)))
+}
+
+// share is queue q's fair-sharing share when its members keep kept GPUs:
+// the GPUs above its nominal quota ÷ the cohort's lendable quota ÷ its
+// weight (1); 0 within its quota (Kueue's dominant resource share with
+// one resource, pkg/cache/scheduler/fair_sharing.go).
+func (r *Rule) share(q, kept int) float64 {
+	if r.lendable <= 0 {
+		return 0
+	}
+	return float64(max(0, kept-r.nominal[q])) / float64(r.lendable)
+}
+
+// refresh rebuilds the admission state from the lease table and the
+// pending list.
+func (r *Rule) refresh(k *baseline.Core) {
+	clear(r.usage)
+	clear(r.kept)
+	r.fillerKept = 0
+	r.bonus, r.bonusSum = r.bonus[:0], 0
+	leases := k.Leases()
+	for j := range leases {
+		l := &leases[j]
+		q := r.queueOf[l.Campaign]
+		if l.UnderNotice {
+			if l.ReservedFor >= 0 {
+				r.addBonus(l.ReservedFor, l.GPUs)
+			}
+		} else if q < 0 {
+			r.fillerKept += l.GPUs
+		} else {
+			r.kept[q] += l.GPUs
+		}
+		if q >= 0 {
+			r.usage[q] += l.GPUs
+		}
+	}
+	if k.Config().Pool-k.Leased()-k.FreeGeneral() > 0 { // some GPUs are reserved
+		pend := k.Pending()
+		for i := range pend {
+			if pend[i].Reserved > 0 {
+				r.addBonus(pend[i].ID, pend[i].Reserved)
 			}
 		}
 	}
-	used = k.Leased()
-	for _, f := range r.fillers {
-		used -= k.Held(f, policy.AnyClass)
-	}
-	return r.nominal, used
 }
 
-// Limit is the nominal quota plus the borrowing limit, within the cohort.
-func (r *Rule) Limit(k *baseline.Core, c policy.CampaignID) int {
-	if k.Campaign(c).Filler {
-		return k.Config().Pool
+func (r *Rule) addBonus(id, gpus int) {
+	r.bonusSum += gpus
+	for x := range r.bonus {
+		if r.bonus[x].id == id {
+			r.bonus[x].gpus += gpus
+			return
+		}
 	}
-	total, _ := r.cohort(k)
-	if r.knobs.BorrowingLimit < 0 {
-		return total
-	}
-	return min(total, k.Floored(c)+r.knobs.BorrowingLimit)
+	r.bonus = append(r.bonus, bonus{id, gpus})
 }
 
-// Room is the free GPUs within the cohort's unused quota and the
-// campaign's own limit.
-func (r *Rule) Room(k *baseline.Core, c policy.CampaignID) int {
-	free := max(0, k.FreeGeneral())
-	if k.Campaign(c).Filler {
-		return free
+func (r *Rule) bonusOf(id int) int {
+	for _, b := range r.bonus {
+		if b.id == id {
+			return b.gpus
+		}
 	}
-	total, used := r.cohort(k)
-	return max(0, min(free, total-used, r.Limit(k, c)-k.Held(c, policy.AnyClass)))
+	return 0
 }
 
-// Admit runs admission rounds until one admits nothing.
+// Admit runs admission rounds (docs/studies.md §6.10). In each round every
+// queue not done offers one candidate, its first waiting workload (by
+// class, then submit time) not set aside this tick that could start, now
+// or by preemption; the candidates go lowest fair-sharing share first
+// (counting the request), then class, then submit time, then id. A
+// candidate that fits starts; one that does not may preempt, and then
+// waits for the GPUs with its queue done for the tick; one that can do
+// neither is set aside (BestEffortFIFO: the queue's next workload is its
+// next candidate) or blocks its queue (StrictFIFO). Rounds repeat until
+// no queue has a candidate, as Kueue's scheduler runs cycle after cycle.
 func (r *Rule) Admit(k *baseline.Core) {
-	n := k.NumCampaigns()
-	r.blocked = baseline.Flags(r.blocked, n)
-	total, _ := r.cohort(k)
+	r.refresh(k)
+	clear(r.cursor)
+	clear(r.done)
+	clear(r.minFail)
 	for {
-		// Each queue's head (heads.go), in campaign order.
 		heads := r.heads[:0]
-		for w, word := range r.active {
-			for ; word != 0; word &= word - 1 {
-				c := w*64 + bits.TrailingZeros64(word)
-				if r.blocked[c] {
-					continue
-				}
-				id, submitted := r.head(c)
-				if id < 0 {
-					continue
-				}
-				i := k.IndexSubmitted(id, submitted)
-				req := k.Pend(i)
-				// The key: borrowed GPUs after admission, which also
-				// says whether the head borrows.
-				want := max(k.Want(i), 0)
-				req.Key = float64(max(0, k.Held(req.Campaign, policy.AnyClass)+want-k.Floored(req.Campaign))) / float64(max(total, 1))
-				heads = append(heads, head{pos: i, id: req.ID, key: req.Key, class: req.Class, submitted: req.Submitted, camp: req.Campaign})
+		r.borrowing, r.touchMax = r.borrowing[:0], r.fillerKept
+		for q := range r.nominal {
+			if r.kept[q] > r.nominal[q] {
+				r.borrowing = append(r.borrowing, q)
+				r.touchMax += r.kept[q]
+			}
+		}
+		slices.SortStableFunc(r.borrowing, func(a, b int) int {
+			return cmp.Compare(r.kept[b]-r.nominal[b], r.kept[a]-r.nominal[a])
+		})
+		r.keptSum, r.excess = append(r.keptSum[:0], 0), r.excess[:0]
+		for _, v := range r.borrowing {
+			r.keptSum = append(r.keptSum, r.keptSum[len(r.keptSum)-1]+r.kept[v])
+			r.excess = append(r.excess, r.kept[v]-r.nominal[v])
+		}
+		for q := range r.queues {
+			if r.done[q] || r.queues[q].live == 0 {
+				continue
+			}
+			if h, ok := r.candidate(k, q); ok {
+				heads = append(heads, h)
 			}
 		}
 		r.heads = heads
 		if len(heads) == 0 {
 			return
 		}
-		heads = r.sortHeads(heads, n)
-		// Only a grant moves the pending list, by removing its request:
-		// a head's position is its position at the start of the round less
-		// the heads before it granted since.
-		granted := r.granted[:0]
+		slices.SortFunc(heads, headCmp)
 		for _, h := range heads {
-			i := h.pos
-			for _, g := range granted {
-				if g < h.pos {
-					i--
-				}
-			}
-			c := k.Pend(i).Campaign
-			if k.TryStart(i, r.roomBeyondReservation(k, i)) {
-				granted = append(granted, h.pos)
+			i := k.IndexSubmitted(h.id, h.submitted)
+			req := k.Pend(i)
+			reserved := req.Reserved
+			if k.TryStart(i, r.roomBeyondReservation(k, h.queue, reserved)) {
+				g := k.Leases()[len(k.Leases())-1].GPUs
+				r.usage[h.queue] += g
+				r.kept[h.queue] += g
 				continue
 			}
-			r.blocked[c] = true
-			r.reclaim(k, i)
-		}
-		r.granted = granted
-		if len(granted) == 0 {
-			return
+			switch {
+			case r.preempt(k, i, h.queue):
+				r.done[h.queue] = true // it waits for the GPUs it freed
+			case r.strict:
+				r.done[h.queue] = true
+			default:
+				r.cursor[h.queue]++ // set aside for this tick
+			}
 		}
 	}
 }
 
-// head is a queue's head in a round: its position in the pending list at
-// the start of the round, and what the order of heads reads.
+// head is a queue's candidate in a round.
 type head struct {
-	pos, id   int
-	key       float64
-	class     policy.Class
-	submitted int
-	camp      policy.CampaignID
+	queue, id, submitted int
+	key                  float64
+	class                policy.Class
 }
 
-// sortHeads sorts the round's heads (in campaign order) by headCmp. The
-// order changes little from one round to the next (a few heads change
-// with each grant), so it starts from the last round's order of
-// campaigns and sorts by insertion, nearly linear; sorting a hundred
-// heads from scratch every round was a fifth of a full-log replay.
-// headCmp is a total order (ids are unique), so the result is the same
-// whatever the start.
-func (r *Rule) sortHeads(heads []head, n int) []head {
-	r.slot = baseline.Ints(r.slot, n)
-	for j := range heads {
-		r.slot[heads[j].camp] = j + 1 // 0: no head, or placed
-	}
-	seq := r.seq[:0]
-	for _, c := range r.prev {
-		if j := r.slot[c]; j > 0 {
-			seq = append(seq, heads[j-1])
-			r.slot[c] = 0
-		}
-	}
-	for j := range heads {
-		if r.slot[heads[j].camp] > 0 {
-			seq = append(seq, heads[j])
-		}
-	}
-	for a := 1; a < len(seq); a++ {
-		for b := a; b > 0 && headCmp(seq[b], seq[b-1]) < 0; b-- {
-			seq[b], seq[b-1] = seq[b-1], seq[b]
-		}
-	}
-	r.prev = r.prev[:0]
-	for j := range seq {
-		r.prev = append(r.prev, seq[j].camp)
-	}
-	// heads becomes the next round's seq: the two swap storage.
-	r.seq, r.heads = heads, seq
-	return seq
-}
-
-// headCmp orders the heads: non-borrowers first, then the lowest
-// dominant-resource share, then class, then submit time, then id.
+// headCmp orders the candidates: lowest share (with the request) first,
+// then class, then submit time, then id.
 func headCmp(x, y head) int {
-	if bx, by := x.key > 0, y.key > 0; bx != by {
-		if by {
-			return -1
-		}
-		return 1
-	}
 	if c := cmp.Compare(x.key, y.key); c != 0 {
 		return c
 	}
@@ -235,88 +388,209 @@ func headCmp(x, y head) int {
 	return cmp.Compare(x.id, y.id)
 }
 
-// roomBeyondReservation is what TryStart may add to head i's reservation:
-// the GPUs its reservation and the free ones give it, within the cohort's
-// unused quota and its own limit. A reservation made of the filler's
-// GPUs is free pool, not cohort quota, so it must not carry a campaign
-// past the cohort.
-func (r *Rule) roomBeyondReservation(k *baseline.Core, i int) int {
-	req := k.Pend(i)
-	c := req.Campaign
-	total, used := r.cohort(k)
-	limit := min(max(0, k.FreeGeneral())+req.Reserved, total-used, r.Limit(k, c)-k.Held(c, policy.AnyClass))
-	return limit - req.Reserved
+// roomBeyondReservation is what TryStart may add to a request's
+// reservation: the free GPUs, within its queue's limit.
+func (r *Rule) roomBeyondReservation(k *baseline.Core, q, reserved int) int {
+	return min(max(0, k.FreeGeneral())+reserved, r.limitOf(k, q)-r.usage[q]) - reserved
 }
 
-// reclaim preempts for head i. The free pool and the cohort's quota both
-// bind: the filler's GPUs relieve only the first, a cohort member's both.
-// While the pool alone binds, the filler (and, for a head within its
-// nominal quota, the borrowers) may go; once the cohort binds, only
-// borrowers, and only for a head within its nominal quota.
-func (r *Rule) reclaim(k *baseline.Core, i int) {
+// preempt is Kueue's fair-sharing preemption for pending request i of
+// queue p (pkg/scheduler/preemption: fairPreemptions). It reports whether
+// the request now waits for GPUs on their way to it (noticed now or
+// before).
+//
+// The filler's leases go first, newest first, whatever the shares
+// (docs/studies.md §6.2). Then the candidates are the leases not under
+// notice of the other queues that borrow (hold more than their nominal
+// quota; Kueue's reclaimWithinCohort: Any takes from borrowing queues
+// only, withinClusterQueue: Never spares the preemptor's own), each
+// queue's in victim order (lowest class, then newest). The queue to take
+// from is always the one with the highest share, re-chosen after each
+// victim (ties: the queue whose next candidate comes first in victim
+// order). If the preemptor's queue stays within its nominal quota with the
+// request, every such candidate may go (reclaim). Otherwise the first
+// strategy, LessThanOrEqualToFinalShare, takes a lease when the
+// preemptor's share with the request is at most the victim queue's share
+// without the lease, and sets aside the others; if the request still does
+// not fit, the second, LessThanInitialShare, takes from each queue in turn
+// its first set-aside lease when the preemptor's share is below the
+// queue's share before it. Only if the victims then cover the need are
+// they noticed, after dropping, from the last but one back, every victim
+// the rest can do without (the minimal set, fillBackWorkloads).
+func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 	req := k.Pend(i)
-	c := req.Campaign
 	want := k.Want(i)
 	if want == 0 {
-		return
+		return false
 	}
-	inFlight := k.InFlight(req.ID)
-	total, used := r.cohort(k)
-	needPool := want - max(0, k.FreeGeneral()) - req.Reserved - inFlight
-	needCohort := want - (total - used) - r.cohortInFlight(k, req.ID)
-	withinNominal := k.Held(c, policy.AnyClass)+want <= k.Floored(c)
-	if needPool <= 0 && needCohort <= 0 {
-		return // what is under notice for it will do
+	if r.usage[p]+want > r.limitOf(k, p) {
+		return false // over the borrowing limit: only releases will do
 	}
-	if needCohort > 0 && !withinNominal {
-		return // a borrower waits: nothing it may take would make room
-	}
-	if !withinNominal {
-		k.Preempt(i, needPool, nil, func(*baseline.Lease) bool { return false })
-		return
-	}
-	n := k.NumCampaigns()
-	r.over = baseline.Ints(r.over, n)
-	r.proj = baseline.Ints(r.proj, n)
-	for j := range n {
-		id := policy.CampaignID(j)
-		r.proj[j] = k.Held(id, policy.AnyClass)
-		r.over[j] = r.proj[j] - k.Floored(id)
-		if k.Campaign(id).Filler {
-			r.over[j] = k.Config().Pool + 1 // the filler goes first
-		}
-	}
-	borrower := func(l *baseline.Lease) bool {
-		if r.proj[l.Campaign] <= k.Floored(l.Campaign) {
-			return false // no longer borrowing
-		}
-		r.proj[l.Campaign] -= l.GPUs
+	need := want - max(0, k.FreeGeneral()) - req.Reserved - r.bonusOf(req.ID)
+	if need <= 0 {
 		return true
 	}
-	if needCohort > 0 {
-		k.PreemptCohort(i, max(needPool, needCohort), r.victimOrder, borrower)
-		return
+	leases := k.Leases()
+	// Candidates by queue, in victim order; the filler's first.
+	var filler []int
+	for _, q := range r.withC {
+		r.cands[q] = r.cands[q][:0]
+		r.retry[q] = r.retry[q][:0]
 	}
-	k.Preempt(i, needPool, r.victimOrder, borrower)
-}
-
-// cohortInFlight is the GPUs of cohort members under notice for request
-// id: they will return to the cohort's quota.
-func (r *Rule) cohortInFlight(k *baseline.Core, id int) int {
-	n := 0
-	for _, l := range k.Leases() {
-		if l.UnderNotice && l.ReservedFor == id && !k.Campaign(l.Campaign).Filler {
-			n += l.GPUs
+	r.withC = r.withC[:0]
+	for j := range leases {
+		l := &leases[j]
+		if l.UnderNotice {
+			continue
+		}
+		q := r.queueOf[l.Campaign]
+		switch {
+		case q < 0:
+			filler = append(filler, j)
+		case q != p && r.kept[q] > r.nominal[q]:
+			if len(r.cands[q]) == 0 {
+				r.withC = append(r.withC, q)
+			}
+			r.cands[q] = append(r.cands[q], j)
 		}
 	}
-	return n
+	slices.Sort(r.withC)
+	order := func(a, b int) int { return baseline.VictimOrder(&leases[a], &leases[b]) }
+	slices.SortFunc(filler, order)
+	for _, q := range r.withC {
+		slices.SortFunc(r.cands[q], order)
+		r.next[q] = 0
+		r.sim[q] = r.kept[q]
+	}
+	targets, got := r.targets[:0], 0
+	decisions := r.decisions[:0] // one per target; Victim -1: the filler's
+	for _, j := range filler {
+		if got >= need {
+			break
+		}
+		targets = append(targets, j)
+		decisions = append(decisions, Decision{Victim: -1})
+		got += leases[j].GPUs
+	}
+	pNew := r.share(p, r.kept[p]+want)
+	within := r.kept[p]+want <= r.nominal[p]
+	take := func(q, j int, strategy string) {
+		g := leases[j].GPUs
+		decisions = append(decisions, Decision{Preemptor: p, Victim: q, PreemptorShare: pNew,
+			VictimBefore: r.share(q, r.sim[q]), VictimAfter: r.share(q, r.sim[q]-g), Strategy: strategy})
+		targets = append(targets, j)
+		got += g
+		r.sim[q] -= g
+	}
+	// The first strategy (or reclaim), queue by highest share.
+	for got < need {
+		q := r.highest(leases, func(q int) bool { return r.next[q] < len(r.cands[q]) })
+		if q < 0 {
+			break
+		}
+		if within {
+			take(q, r.cands[q][r.next[q]], Reclaim)
+			r.next[q]++
+			continue
+		}
+		for r.next[q] < len(r.cands[q]) {
+			j := r.cands[q][r.next[q]]
+			r.next[q]++
+			if pNew <= r.share(q, r.sim[q]-leases[j].GPUs) {
+				take(q, j, LessThanOrEqualToFinalShare)
+				break // the shares changed: choose the queue again
+			}
+			r.retry[q] = append(r.retry[q], j)
+		}
+	}
+	// The second strategy, over the leases the first set aside.
+	if got < need && !within {
+		for _, q := range r.withC {
+			r.next[q] = 0
+		}
+		for got < need {
+			q := r.highestRetry(leases)
+			if q < 0 {
+				break
+			}
+			j := r.retry[q][0]
+			if pNew < r.share(q, r.sim[q]) {
+				take(q, j, LessThanInitialShare)
+			}
+			r.next[q] = len(r.retry[q]) // once per queue (runSecondFsStrategy)
+		}
+	}
+	r.targets, r.decisions = targets, decisions
+	if got < need {
+		if r.minFail[p] == 0 || want < r.minFail[p] {
+			r.minFail[p] = want
+		}
+		return false // only if the request then fits (docs/studies.md §6.6)
+	}
+	clear(r.minFail) // the shares change
+	for v := len(targets) - 2; v >= 0; v-- {
+		if g := leases[targets[v]].GPUs; got-g >= need {
+			got -= g
+			targets = slices.Delete(targets, v, v+1)
+			decisions = slices.Delete(decisions, v, v+1)
+		}
+	}
+	if r.decide != nil {
+		for _, d := range decisions {
+			if d.Victim >= 0 {
+				r.decide(d)
+			}
+		}
+	}
+	for _, j := range targets {
+		if q := r.queueOf[leases[j].Campaign]; q >= 0 {
+			r.kept[q] -= leases[j].GPUs
+		} else {
+			r.fillerKept -= leases[j].GPUs
+		}
+		k.Notice(j, req.ID)
+	}
+	return true
 }
 
-// victimOrder: most over-quota campaign first, then lowest class, then
-// newest.
-func (r *Rule) victimOrder(a, b *baseline.Lease) int {
-	if c := cmp.Compare(r.over[b.Campaign], r.over[a.Campaign]); c != 0 {
-		return c
+// highest is the queue with candidates left (ok) and the highest share
+// of what it keeps as victims are taken; ties go to the queue whose next
+// candidate comes first in victim order. -1: none. A queue that no longer
+// borrows is no candidate (Kueue prunes it).
+func (r *Rule) highest(leases []baseline.Lease, ok func(q int) bool) int {
+	best := -1
+	for _, q := range r.withC {
+		if !ok(q) || r.sim[q] <= r.nominal[q] {
+			continue
+		}
+		if best < 0 {
+			best = q
+			continue
+		}
+		if c := cmp.Compare(r.share(q, r.sim[q]), r.share(best, r.sim[best])); c > 0 ||
+			c == 0 && baseline.VictimOrder(&leases[r.cands[q][r.next[q]]], &leases[r.cands[best][r.next[best]]]) < 0 {
+			best = q
+		}
 	}
-	return baseline.VictimOrder(a, b)
+	return best
+}
+
+// highestRetry is highest over the leases the first strategy set aside,
+// each queue visited once.
+func (r *Rule) highestRetry(leases []baseline.Lease) int {
+	best := -1
+	for _, q := range r.withC {
+		if r.next[q] >= len(r.retry[q]) || r.sim[q] <= r.nominal[q] {
+			continue
+		}
+		if best < 0 {
+			best = q
+			continue
+		}
+		if c := cmp.Compare(r.share(q, r.sim[q]), r.share(best, r.sim[best])); c > 0 ||
+			c == 0 && baseline.VictimOrder(&leases[r.retry[q][0]], &leases[r.retry[best][0]]) < 0 {
+			best = q
+		}
+	}
+	return best
 }

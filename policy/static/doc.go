@@ -1,18 +1,23 @@
-// Package static is the ownership baseline (docs/studies.md §2): each team owns
-// a fixed set of GPUs.
+// Package static is the ownership baseline (docs/studies.md §2, §6.2,
+// §6.19): each team owns a fixed set of GPUs, as on a condo cluster.
 //
-// Rule. Campaign c's partition is share_c × pool, rounded down, with
-// share_c its sustained rate R normalised over the campaigns other than
-// the filler (docs/studies.md §1); the remainder of the pool is the filler's
-// (§6.2). A campaign is granted only inside its own partition, first come,
-// first served within its own queue (a head that does not fit blocks that
-// campaign's later requests, nobody else's). An idle partition is never
-// lent, and nothing is ever preempted: no request can need another
-// partition's GPUs. A request larger than its partition is denied
-// (exceeds-limit, §6.1); partial grants follow the broker's rule.
+// Rule. The Owners groups with the largest entitlements each own a
+// partition and every other group shares one general partition; the
+// sizes are the largest-remainder split of the pool (§6.15), so they
+// cover it. Each partition runs FCFS + EASY (§2.1) for its owners. With
+// lend none (the default) an idle partition is never lent, nothing is
+// preempted, a rigid job wider than its partition is denied (§6.1) and
+// the filler gets nothing (§6.2). With lend scavenger, jobs that cannot
+// start in their own partition (and the filler's requests) may run
+// preemptibly in the GPUs the owners leave idle, never with a
+// reservation; each partition keeps books of the GPUs its owners hold and
+// those it lent, to which leases, and reclaims only from its own books,
+// newest lease first, with the grace notice, when its owners' schedule
+// needs them. An elastic request is cut to what its partition has free by
+// the broker's partial-grant rule. A lease no one can preempt is priced at
+// the non-preemptible (agent-burst) price whatever class it claims.
 //
-// This is a dedicated partition per group, as a site sets it up with one
-// Slurm partition per owner and no shared overflow partition
-// (https://slurm.schedmd.com/slurm.conf.html, PartitionName with
-// AllowAccounts).
+// docs/policies.md states every rule, knob and choice; the condo model is
+// Slurm's partition-priority preemption
+// (https://slurm.schedmd.com/preempt.html).
 package static

@@ -1,46 +1,563 @@
 package static
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/easy"
 )
 
 // Name is the policy's name in configs and reports.
 const Name = "static"
 
+// The values of the lend knob.
+const (
+	// LendNone never lends an idle partition: the seed story's point.
+	LendNone = "none"
+	// LendScavenger lets other owners' jobs run preemptibly in idle GPUs,
+	// as a condo cluster's scavenger partition does.
+	LendScavenger = "scavenger"
+)
+
+// DefaultOwners is how many groups own a partition by default.
+const DefaultOwners = 8
+
+// nonPreemptible is the class whose price a lease no one can preempt pays
+// when it claims the opportunistic class (docs/studies.md §2): agent-burst,
+// the class of an ordinary batch request, which nobody preempts under any
+// baseline's default.
+const nonPreemptible = policy.AgentBurst
+
+// Knobs are the policy's settings.
+type Knobs struct {
+	// Owners is how many groups, those with the largest entitlements, own
+	// a partition; every other group shares the general partition.
+	Owners int `json:"owners" yaml:"owners"`
+	// Lend is LendNone or LendScavenger.
+	Lend string `json:"lend" yaml:"lend"`
+}
+
+// DefaultKnobs are the spec's defaults: 8 owners, nothing lent.
+func DefaultKnobs() Knobs { return Knobs{Owners: DefaultOwners, Lend: LendNone} }
+
+// Validate names the first bad knob.
+func (kn Knobs) Validate() error {
+	if kn.Owners < 0 {
+		return fmt.Errorf("static: owners must be ≥ 0 groups, got %d", kn.Owners)
+	}
+	if kn.Lend != "" && kn.Lend != LendNone && kn.Lend != LendScavenger {
+		return fmt.Errorf("static: lend must be %q or %q, got %q", LendNone, LendScavenger, kn.Lend)
+	}
+	return nil
+}
+
 // Rule is the ownership rule.
 type Rule struct {
 	baseline.Base
-	queue   baseline.Queue
-	blocked []bool
+	knobs Knobs
+
+	// The partitions, cut when a campaign registers: by campaign its
+	// partition (-1: the filler, which owns none), by partition its size.
+	partOf []int
+	size   []int
+
+	// The books, rebuilt from the lease table before each use: by
+	// partition, the GPUs its owners hold, the GPUs lent to scavengers, and
+	// of those the GPUs under notice (returning).
+	owner, lent, noticed []int
+	// loans are the scavenger leases' GPUs by partition, in grant order;
+	// scav[lease id] marks a scavenger lease.
+	loans []loan
+	scav  []bool
+
+	// Admission scratch: by partition its queue (request ids, submit
+	// order), the GPUs its owners may still take (lent GPUs counted as
+	// theirs), its idle GPUs, and the GPUs its owners' admitted jobs wait
+	// for; planned[request id] marks a job in its owners' schedule.
+	queues    [][]queued
+	ownerFree []int
+	idle      []int
+	waiting   []int
+	planned   []int // by request id: the GPUs it waits for (0: not planned)
+	plannedID []int
+	others    []queued // jobs that may only scavenge, and the filler's
+	pass      easy.Scheduler
+	running   []easy.Running
+	jobs      []easy.Job
+	jobIDs    []queued
+	alive     []bool
+	victims   []int
+	order     []int
 }
 
+// loan is part of a scavenger lease: gpus of partition part's GPUs.
+type loan struct{ lease, part, gpus int }
+
+// queued is a waiting request as admission walks it.
+type queued struct{ id, submitted int }
+
 // New returns a static-partition allocator.
-func New(cfg policy.Config) (*baseline.Core, error) { return baseline.New(cfg, &Rule{}) }
+func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
+	if err := knobs.Validate(); err != nil {
+		return nil, err
+	}
+	return baseline.New(cfg, &Rule{knobs: knobs})
+}
 
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// Limit is the campaign's partition (the remainder for the filler).
-func (*Rule) Limit(k *baseline.Core, c policy.CampaignID) int { return k.Floored(c) }
+// AdmitsFiller marks that the filler is admitted here, as a scavenger.
+func (*Rule) AdmitsFiller() {}
 
-// Room is what is left of the campaign's partition, within the free GPUs.
-func (*Rule) Room(k *baseline.Core, c policy.CampaignID) int {
-	return max(0, min(k.FreeGeneral(), k.Floored(c)-k.Held(c, policy.AnyClass)))
-}
+// Registered cuts the partitions again: every registration changes the
+// shares (baseline.Registrar).
+func (r *Rule) Registered(k *baseline.Core, _ policy.CampaignID) { r.cut(k) }
 
-// Admit serves each campaign's queue in submit order inside its partition.
-func (r *Rule) Admit(k *baseline.Core) {
-	ids := r.queue.Build(k, nil)
-	r.blocked = baseline.Flags(r.blocked, k.NumCampaigns())
-	for _, id := range ids {
-		i := k.Index(id)
-		c := k.Pend(i).Campaign
-		if r.blocked[c] {
-			continue
+// cut computes the partitions (docs/studies.md §2, §6.15): the Owners groups
+// with the largest entitlements (ties: group order) each own one; every
+// other group shares the general partition, whose share is theirs
+// combined; the sizes are the largest-remainder split of the pool.
+func (r *Rule) cut(k *baseline.Core) {
+	n := k.NumCampaigns()
+	r.partOf = slices.Grow(r.partOf[:0], n)[:n]
+	groups := entitlements(k)
+	rank := make([]int, len(groups))
+	for g := range rank {
+		rank[g] = g
+	}
+	slices.SortStableFunc(rank, func(a, b int) int { return cmp.Compare(groups[b].share, groups[a].share) })
+	owners := min(r.knobs.Owners, len(groups))
+	partOfGroup := make([]int, len(groups))
+	var shares []float64
+	for p, g := range rank[:owners] {
+		partOfGroup[g] = p
+		shares = append(shares, groups[g].share)
+	}
+	if owners < len(groups) {
+		general := 0.0
+		for _, g := range rank[owners:] {
+			partOfGroup[g] = owners
+			general += groups[g].share
 		}
-		if !k.TryStart(i, r.Room(k, c)) {
-			r.blocked[c] = true
+		shares = append(shares, general)
+	}
+	r.size = baseline.LargestRemainder(shares, k.Config().Pool)
+	for c := range n {
+		r.partOf[c] = -1
+	}
+	for g := range groups {
+		for _, c := range groups[g].members {
+			r.partOf[c] = partOfGroup[g]
 		}
 	}
+	np := len(r.size)
+	r.owner, r.lent, r.noticed = baseline.Ints(r.owner, np), baseline.Ints(r.lent, np), baseline.Ints(r.noticed, np)
+	r.ownerFree, r.idle, r.waiting = baseline.Ints(r.ownerFree, np), baseline.Ints(r.idle, np), baseline.Ints(r.waiting, np)
+	for len(r.queues) < np {
+		r.queues = append(r.queues, nil)
+	}
+}
+
+// Partition is campaign c's partition (-1: the filler's, none) and its
+// size in GPUs.
+func (r *Rule) Partition(c policy.CampaignID) (part, size int) {
+	p := r.partOf[c]
+	if p < 0 {
+		return -1, 0
+	}
+	return p, r.size[p]
+}
+
+// Sizes are the partitions' sizes, owners by entitlement first, the
+// general partition (if any) last. Read only.
+func (r *Rule) Sizes() []int { return r.size }
+
+// Limit is the pool: a campaign's elastic request is cut to its
+// partition by admission, and only a rigid job is denied for its width
+// (RigidLimit).
+func (*Rule) Limit(k *baseline.Core, _ policy.CampaignID) int { return k.Config().Pool }
+
+// RigidLimit is the widest rigid job campaign c may run: its partition
+// under lend none; the pool under lend scavenger, where a job wider than
+// its partition runs only as a scavenger (docs/studies.md §6.1).
+func (r *Rule) RigidLimit(k *baseline.Core, c policy.CampaignID) int {
+	if r.knobs.Lend == LendScavenger {
+		return k.Config().Pool
+	}
+	_, size := r.Partition(c)
+	return size
+}
+
+// Room is what campaign c could be granted now without preempting anyone
+// (docs/studies.md §6.5): its partition's idle GPUs; for the filler, the
+// idle GPUs of every partition under lend scavenger, none under lend none.
+func (r *Rule) Room(k *baseline.Core, c policy.CampaignID) int {
+	r.books(k)
+	p := r.partOf[c]
+	if p < 0 {
+		if r.knobs.Lend != LendScavenger {
+			return 0
+		}
+		total := 0
+		for q := range r.size {
+			total += r.size[q] - r.owner[q] - r.lent[q]
+		}
+		return max(0, min(total, k.FreeGeneral()))
+	}
+	return max(0, min(r.size[p]-r.owner[p]-r.lent[p], k.FreeGeneral()))
+}
+
+// books rebuilds each partition's books from the lease table: a lease
+// that is not a scavenger's is its owner's, on its campaign's partition;
+// a scavenger lease is on the books of the partitions it borrowed from,
+// and loans of leases that have ended are forgotten.
+func (r *Rule) books(k *baseline.Core) {
+	clear(r.owner)
+	clear(r.lent)
+	clear(r.noticed)
+	leases := k.Leases()
+	for j := range leases {
+		l := &leases[j]
+		if l.ID < len(r.scav) && r.scav[l.ID] {
+			for len(r.alive) <= l.ID {
+				r.alive = append(r.alive, false)
+			}
+			r.alive[l.ID] = true
+			continue
+		}
+		if p := r.partOf[l.Campaign]; p >= 0 {
+			r.owner[p] += l.GPUs
+		}
+	}
+	w := 0
+	for _, ln := range r.loans {
+		if ln.lease >= len(r.alive) || !r.alive[ln.lease] {
+			r.scav[ln.lease] = false
+			continue
+		}
+		r.loans[w] = ln
+		w++
+		r.lent[ln.part] += ln.gpus
+	}
+	r.loans = r.loans[:w]
+	for j := range leases {
+		l := &leases[j]
+		if l.ID < len(r.alive) && r.alive[l.ID] {
+			r.alive[l.ID] = false
+			if l.UnderNotice {
+				for _, ln := range r.loans {
+					if ln.lease == l.ID {
+						r.noticed[ln.part] += ln.gpus
+					}
+				}
+			}
+		}
+	}
+}
+
+// Admit runs each partition's FCFS + EASY for its owners, issues the
+// reclaims their schedule needs, and then (lend scavenger) starts
+// scavengers in what is left idle.
+func (r *Rule) Admit(k *baseline.Core) {
+	r.books(k)
+	np := len(r.size)
+	for p := range np {
+		r.queues[p] = r.queues[p][:0]
+		r.ownerFree[p] = r.size[p] - r.owner[p]
+		r.idle[p] = r.ownerFree[p] - r.lent[p]
+		r.waiting[p] = 0
+	}
+	r.others = r.others[:0]
+	pend := k.Pending()
+	for i := range pend {
+		q := &pend[i]
+		p := r.partOf[q.Campaign]
+		switch {
+		case p < 0:
+			r.others = append(r.others, queued{q.ID, q.Submitted})
+		case q.Rigid && q.GPUs > r.size[p]:
+			r.others = append(r.others, queued{q.ID, q.Submitted}) // only a scavenger
+		default:
+			r.queues[p] = append(r.queues[p], queued{q.ID, q.Submitted})
+		}
+	}
+	for p := range np {
+		r.admitPartition(k, p)
+	}
+	if r.knobs.Lend == LendScavenger {
+		r.scavenge(k)
+	}
+	for _, id := range r.plannedID {
+		r.planned[id] = 0
+	}
+	r.plannedID = r.plannedID[:0]
+}
+
+// admitPartition is FCFS + EASY (docs/studies.md §2.1) over partition p's
+// queue in its owners' view, where the GPUs lent to scavengers are free:
+// heads start while they fit, then one EASY pass. A job the schedule
+// starts that the idle GPUs cannot hold now waits for its partition's
+// scavengers, which are noticed, newest first, so that the owners' jobs
+// never wait more than the grace for GPUs lent out (§6.19).
+func (r *Rule) admitPartition(k *baseline.Core, p int) {
+	q := r.queues[p]
+	h := 0
+	for ; h < len(q); h++ {
+		i := k.IndexSubmitted(q[h].id, q[h].submitted)
+		req := k.Pend(i)
+		if req.Rigid {
+			if req.GPUs > r.ownerFree[p] {
+				break
+			}
+			r.schedule(k, p, i, req.GPUs)
+			continue
+		}
+		want := min(req.GPUs, r.ownerFree[p])
+		if want < 1 {
+			break
+		}
+		// An elastic request is cut to what the partition has free, by the
+		// broker's partial-grant rule (docs/studies.md §6.1).
+		if x := min(want, r.idle[p]-r.waiting[p]); x >= min(want, policy.PartialGrantMin) {
+			cls := req.Class
+			r.start(k, p, i, x)
+			if x < want && cls != policy.Opportunistic {
+				// The rest of a partial grant is reclaimed for the
+				// partition, as the broker preempts for it (model.md §5).
+				r.ownerFree[p] -= want - x
+				r.waiting[p] += want - x
+			}
+			continue
+		}
+		r.plan(p, req.ID, want)
+	}
+	if h < len(q) && r.ownerFree[p] > 0 {
+		r.backfill(k, p, q, h)
+	}
+	r.reclaim(k, p)
+}
+
+// schedule starts rigid job i of partition p now if its idle GPUs hold
+// it, else plans it to start once the scavengers have left. The jobs
+// planned before it have the first claim on the idle GPUs, so that a later
+// job never takes what an earlier one waits for.
+func (r *Rule) schedule(k *baseline.Core, p, i, gpus int) {
+	if gpus <= r.idle[p]-r.waiting[p] {
+		r.start(k, p, i, gpus)
+		return
+	}
+	r.plan(p, k.Pend(i).ID, gpus)
+}
+
+// start grants n GPUs of partition p to owner request i.
+func (r *Rule) start(k *baseline.Core, p, i, n int) {
+	if k.Pend(i).Class == policy.Opportunistic {
+		k.Reprice(i, nonPreemptible) // no one preempts an owner's lease
+	}
+	k.Grant(i, n)
+	r.ownerFree[p] -= n
+	r.idle[p] -= n
+	r.owner[p] += n
+}
+
+// plan puts request id in partition p's schedule, waiting for gpus GPUs.
+func (r *Rule) plan(p, id, gpus int) {
+	r.ownerFree[p] -= gpus
+	r.waiting[p] += gpus
+	for len(r.planned) <= id {
+		r.planned = append(r.planned, 0)
+	}
+	r.planned[id] = gpus
+	r.plannedID = append(r.plannedID, id)
+}
+
+// backfill is the EASY pass over partition p's queue from its blocked
+// head on, with the owners' leases (and the jobs planned this tick, as
+// started now) as the running ones.
+func (r *Rule) backfill(k *baseline.Core, p int, q []queued, h int) {
+	now := k.Now()
+	r.running = r.running[:0]
+	leases := k.Leases()
+	for j := range leases {
+		l := &leases[j]
+		if r.partOf[l.Campaign] == p && (l.ID >= len(r.scav) || !r.scav[l.ID]) {
+			r.running = append(r.running, easy.Running{GPUs: l.GPUs, EstEnd: int64(l.Estimated())})
+		}
+	}
+	for _, e := range q[:h] {
+		if e.id < len(r.planned) && r.planned[e.id] > 0 {
+			req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
+			r.running = append(r.running, easy.Running{GPUs: r.planned[e.id], EstEnd: int64(now + req.Duration)})
+		}
+	}
+	r.jobs, r.jobIDs = r.jobs[:0], r.jobIDs[:0]
+	for _, e := range q[h:] {
+		req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
+		gpus := req.GPUs
+		if !req.Rigid {
+			gpus = min(gpus, r.ownerFree[p])
+		}
+		r.jobs = append(r.jobs, easy.Job{GPUs: gpus, Estimate: int64(req.Duration)})
+		r.jobIDs = append(r.jobIDs, e)
+	}
+	for _, j := range r.pass.Pass(int64(now), r.ownerFree[p], r.running, r.jobs) {
+		e := r.jobIDs[j]
+		r.schedule(k, p, k.IndexSubmitted(e.id, e.submitted), r.jobs[j].GPUs)
+	}
+}
+
+// reclaim notices the scavenger leases on partition p's books that its
+// owners' planned jobs need: the GPUs they wait for less those idle and
+// those already returning, newest lease first, as a minimal set
+// (docs/studies.md §6.6, §6.19).
+func (r *Rule) reclaim(k *baseline.Core, p int) {
+	need := r.waiting[p] - max(0, r.idle[p]) - r.noticed[p]
+	if need <= 0 {
+		return
+	}
+	leases := k.Leases()
+	r.victims = r.victims[:0]
+	got := 0
+	for x := len(r.loans) - 1; x >= 0 && got < need; x-- {
+		ln := r.loans[x]
+		if ln.part != p || r.underNotice(leases, ln.lease) {
+			continue
+		}
+		r.victims = append(r.victims, x)
+		got += ln.gpus
+	}
+	if got < need {
+		return // cannot happen: the owners plan within their partition
+	}
+	for v := len(r.victims) - 2; v >= 0; v-- {
+		if g := r.loans[r.victims[v]].gpus; got-g >= need {
+			got -= g
+			r.victims = slices.Delete(r.victims, v, v+1)
+		}
+	}
+	for _, x := range r.victims {
+		id := r.loans[x].lease
+		for j := range leases {
+			if leases[j].ID == id {
+				k.Notice(j, -1)
+				break
+			}
+		}
+		for _, ln := range r.loans {
+			if ln.lease == id {
+				r.noticed[ln.part] += ln.gpus
+			}
+		}
+	}
+}
+
+func (r *Rule) underNotice(leases []baseline.Lease, id int) bool {
+	for j := range leases {
+		if leases[j].ID == id {
+			return leases[j].UnderNotice
+		}
+	}
+	return false
+}
+
+// scavenge starts, in submit order, the waiting jobs that fit in the GPUs
+// the owners leave idle, as scavengers (docs/studies.md §6.19): never with a
+// reservation, first fit. A job borrows other partitions' idle GPUs,
+// most idle first (ties: partition order); a job wider than its own
+// partition may also borrow its own partition's, last. The filler's
+// requests come last, elastic by the broker's partial-grant rule.
+func (r *Rule) scavenge(k *baseline.Core) {
+	total := 0
+	for p := range r.size {
+		r.idle[p] = max(0, r.idle[p]-max(0, r.waiting[p]-r.noticed[p]))
+		total += r.idle[p]
+	}
+	if total == 0 {
+		return
+	}
+	// Every waiting job not in its owners' schedule, in submit order; the
+	// filler's after.
+	jobs := r.jobIDs[:0]
+	pend := k.Pending()
+	for i := range pend {
+		q := &pend[i]
+		if p := r.partOf[q.Campaign]; p >= 0 && q.Rigid && !(q.ID < len(r.planned) && r.planned[q.ID] > 0) {
+			jobs = append(jobs, queued{q.ID, q.Submitted})
+		}
+	}
+	for i := range pend {
+		if q := &pend[i]; r.partOf[q.Campaign] < 0 {
+			jobs = append(jobs, queued{q.ID, q.Submitted})
+		}
+	}
+	r.jobIDs = jobs
+	for _, e := range jobs {
+		if total == 0 {
+			return
+		}
+		i := k.IndexSubmitted(e.id, e.submitted)
+		req := k.Pend(i)
+		own := r.partOf[req.Campaign]
+		avail := total
+		if own >= 0 && req.GPUs <= r.size[own] {
+			avail -= r.idle[own]
+		}
+		n := req.GPUs
+		if req.Rigid {
+			if n > avail {
+				continue
+			}
+		} else {
+			n = min(n, avail)
+			if n < min(req.GPUs, policy.PartialGrantMin) || n < 1 {
+				continue
+			}
+		}
+		r.borrow(k, i, own, n)
+		total -= n
+	}
+}
+
+// borrow grants n GPUs to request i of partition own as a scavenger
+// lease, drawn from the idle partitions (see scavenge).
+func (r *Rule) borrow(k *baseline.Core, i, own, n int) {
+	id := k.Pend(i).ID
+	wide := own >= 0 && k.Pend(i).GPUs > r.size[own]
+	r.order = r.order[:0]
+	for p := range r.size {
+		if p != own && r.idle[p] > 0 {
+			r.order = append(r.order, p)
+		}
+	}
+	slices.SortStableFunc(r.order, func(a, b int) int { return cmp.Compare(r.idle[b], r.idle[a]) })
+	if wide && r.idle[own] > 0 {
+		r.order = append(r.order, own)
+	}
+	left := n
+	for _, p := range r.order {
+		g := min(left, r.idle[p])
+		r.idle[p] -= g
+		r.lent[p] += g
+		r.loans = append(r.loans, loan{lease: id, part: p, gpus: g})
+		left -= g
+		if left == 0 {
+			break
+		}
+	}
+	for len(r.scav) <= id {
+		r.scav = append(r.scav, false)
+	}
+	r.scav[id] = true
+	k.Grant(i, n)
+}
+
+// Books are each partition's books now: the GPUs its owners hold and the
+// GPUs lent to scavengers (copies).
+func (r *Rule) Books(k *baseline.Core) (owner, lent []int) {
+	r.books(k)
+	return slices.Clone(r.owner), slices.Clone(r.lent)
 }
