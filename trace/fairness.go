@@ -326,12 +326,15 @@ func fifoControl(w *Workload, fifo *Run, iv Interval, dayLength int64) ShareCont
 	ch := demandChanges(fifo.Records, fifo.Stop)
 	for k := 0; k < len(ch); {
 		t := ch[k].t
+		k0 := k
 		for k < len(ch) && ch[k].t == t {
 			demand[ch[k].campaign] += int64(ch[k].gpus)
 			k++
 		}
-		for c := range demand {
-			switch {
+		// Only the campaigns whose demand changed at t can start or end
+		// a busy stretch (the net change is read once all of t's are in).
+		for _, x := range ch[k0:k] {
+			switch c := int(x.campaign); {
 			case demand[c] > 0 && busy[c] < 0:
 				busy[c] = t
 			case demand[c] == 0 && busy[c] >= 0:

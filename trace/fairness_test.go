@@ -260,3 +260,53 @@ func TestExactFairStartsMatchFifoFork(t *testing.T) {
 		}
 	})
 }
+
+// The control set against a second-by-second reading of the records: a
+// campaign is in a day's set exactly when it had demand (work queued or
+// running) at every second of that day, on random replays with short days.
+func TestFifoControlMatchesSecondBySecond(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := randomTrace(t)
+		name := rapid.SampledFrom([]string{"fifo", "budget", "static"}).Draw(t, "policy")
+		run := replayPolicy(t, w, name, policies.TraceKnobs(), ReplayOptions{Horizon: rapid.Int64Range(1, 3000).Draw(t, "horizon")})
+		day := rapid.Int64Range(1, 600).Draw(t, "day")
+		from := rapid.Int64Range(w.Jobs[0].Submit-50, run.Stop).Draw(t, "from")
+		iv := Interval{from, from + rapid.Int64Range(day, 8*day).Draw(t, "span")}
+		ctl := fifoControl(w, run, iv, day)
+		if len(ctl.Days) != int(iv.Span()/day) {
+			t.Fatalf("%d days of %d s in %d s", len(ctl.Days), day, iv.Span())
+		}
+		for d := range ctl.Days {
+			var want []int32
+			for c := range w.Campaigns {
+				busy := true
+				for u := iv.From + int64(d)*day; u < iv.From+int64(d+1)*day && busy; u++ {
+					has := false
+					for i := range run.Records {
+						r := &run.Records[i]
+						end := run.Stop
+						switch {
+						case r.State == Served:
+							end = r.End
+						case r.State == Denied && len(r.Aborted) > 0:
+							end = r.Aborted[len(r.Aborted)-1]
+						case r.State == Denied:
+							continue
+						}
+						if r.Campaign == c && r.Submit <= u && u < end {
+							has = true
+							break
+						}
+					}
+					busy = has
+				}
+				if busy {
+					want = append(want, int32(c))
+				}
+			}
+			if !slices.Equal(ctl.Days[d], want) {
+				t.Fatalf("day %d: control %v, second by second %v", d, ctl.Days[d], want)
+			}
+		}
+	})
+}

@@ -236,19 +236,38 @@ func (f *fairSplit) before(a, b int32) bool {
 }
 
 // touch records that campaign c's demand changed and moves it to its place.
+// Only the campaigns with demand (order[idle:]) are kept sorted; the idle
+// ones are in any order, so that a campaign that becomes busy or idle moves
+// past the busy ones only, not past every idle campaign.
 func (f *fairSplit) touch(c int) {
-	wasIdle := f.ratio[c] == 0
+	o, x := f.order, int32(c)
 	f.ratio[c] = f.demand[c] / f.share[c]
 	isIdle := f.ratio[c] == 0
-	switch {
-	case wasIdle && !isIdle:
-		f.idle--
-	case !wasIdle && isIdle:
-		f.idle++
-	}
-	o, x := f.order, int32(c)
 	i := f.pos[c]
-	for i > 0 && f.before(x, o[i-1]) {
+	wasIdle := int(i) < f.idle
+	switch {
+	case wasIdle && isIdle:
+		return
+	case wasIdle:
+		// To the boundary, then into the busy part.
+		last := int32(f.idle - 1)
+		o[i], o[last] = o[last], o[i]
+		f.pos[o[i]] = i
+		i = last
+		f.idle--
+	case isIdle:
+		// To the front of the busy part, then out of it.
+		for int(i) > f.idle {
+			o[i] = o[i-1]
+			f.pos[o[i]] = i
+			i--
+		}
+		o[i] = x
+		f.pos[c] = i
+		f.idle++
+		return
+	}
+	for int(i) > f.idle && f.before(x, o[i-1]) {
 		o[i] = o[i-1]
 		f.pos[o[i]] = i
 		i--

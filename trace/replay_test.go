@@ -148,33 +148,50 @@ func TestFairSplitMatchesBisection(t *testing.T) {
 			w.Campaigns = append(w.Campaigns, Campaign{Share: shares[i] / tot})
 		}
 		f.init(w)
-		var dsum float64
-		for i := range f.demand {
-			f.demand[i] = float64(rapid.IntRange(0, 20).Draw(t, "demand"))
-			f.touch(i)
-			dsum += f.demand[i]
-		}
-		pool := float64(rapid.IntRange(1, 40).Draw(t, "pool"))
-		got := make([]float64, k)
-		f.split(pool, 1, got)
-		target := math.Min(pool, dsum)
-		lo, hi := 0.0, 1e6
-		for range 200 {
-			mid := (lo + hi) / 2
-			var s float64
+		// Rounds of demand changes, some to and from 0, as a sweep makes
+		// them; the split after each round against a bisection.
+		for range rapid.IntRange(1, 6).Draw(t, "rounds") {
+			for range rapid.IntRange(1, 2*k).Draw(t, "changes") {
+				i := rapid.IntRange(0, k-1).Draw(t, "campaign")
+				f.demand[i] = float64(rapid.IntRange(0, 20).Draw(t, "demand"))
+				f.touch(i)
+			}
+			var dsum float64
 			for i := range f.demand {
-				s += math.Min(f.demand[i], mid*f.share[i])
+				dsum += f.demand[i]
 			}
-			if s < target {
-				lo = mid
-			} else {
-				hi = mid
+			pool := float64(rapid.IntRange(1, 40).Draw(t, "pool"))
+			got := make([]float64, k)
+			f.split(pool, 1, got)
+			target := math.Min(pool, dsum)
+			lo, hi := 0.0, 1e6
+			for range 200 {
+				mid := (lo + hi) / 2
+				var s float64
+				for i := range f.demand {
+					s += math.Min(f.demand[i], mid*f.share[i])
+				}
+				if s < target {
+					lo = mid
+				} else {
+					hi = mid
+				}
 			}
-		}
-		for i := range got {
-			want := math.Min(f.demand[i], hi*f.share[i])
-			if math.Abs(got[i]-want) > 1e-6 {
-				t.Fatalf("campaign %d: split %v, bisection %v (demand %v, pool %v)", i, got[i], want, f.demand, pool)
+			for i := range got {
+				want := math.Min(f.demand[i], hi*f.share[i])
+				if math.Abs(got[i]-want) > 1e-6 {
+					t.Fatalf("campaign %d: split %v, bisection %v (demand %v, pool %v)", i, got[i], want, f.demand, pool)
+				}
+			}
+			// The busy part is sorted by demand ÷ share, the idle part
+			// holds exactly the campaigns without demand.
+			for p, c := range f.order {
+				if (p < f.idle) != (f.demand[c] == 0) || f.pos[c] != int32(p) {
+					t.Fatalf("order %v idle %d demand %v", f.order, f.idle, f.demand)
+				}
+				if p > f.idle && f.before(c, f.order[p-1]) {
+					t.Fatalf("busy part unsorted: order %v idle %d demand %v", f.order, f.idle, f.demand)
+				}
 			}
 		}
 	})
