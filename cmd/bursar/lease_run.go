@@ -103,7 +103,9 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	killWhy := ""
 	if !g.deadline.IsZero() {
 		killAt, killWhy = g.deadline, fmt.Sprintf("lease %d is over (its local deadline)", l.ID)
-		termAt = g.deadline.Add(-brokerToWall(notice, g.speed))
+		if notice > 0 { // --expiry-notice 0: no warning, SIGKILL at the expiry
+			termAt = g.deadline.Add(-brokerToWall(notice, g.speed))
+		}
 	}
 	r.dog.tell(watchdogNote{Pgid: pgid, KillAt: unixNano(killAt)})
 	// moveKill brings the SIGKILL forward (never later) and tells the

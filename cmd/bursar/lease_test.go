@@ -187,8 +187,36 @@ func TestLeaseNoGrant(t *testing.T) {
 		"--", "sh", "-c", `echo ran > "$OUT"`)
 	assert.Equal(t, 75, lp.wait(t, 20*time.Second), "%s", lp.stderr)
 	assert.Contains(t, lp.stderr.String(), "no grant within --wait")
+	assert.Contains(t, lp.stderr.String(), "withdrew request")
 	_, err = os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "the command did not run")
+	ls, err := vip.WithToken(oppToken).Leases(ctx, "opp")
+	require.NoError(t, err)
+	assert.Empty(t, ls.Pending, "the request was withdrawn")
+}
+
+// TestLeaseWatchdogBackstop: a wrapper that is alive but stopped cannot
+// keep its deadline; the watchdog sends SIGKILL 2 s after it.
+func TestLeaseWatchdogBackstop(t *testing.T) {
+	p, _, oppToken := leasePool(t)
+	out := filepath.Join(t.TempDir(), "out")
+	// 20 broker s at 20 ticks/s: the deadline is 1 s after the grant.
+	lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+		"--server", p.url, "--campaign", "opp", "--gpus", "4", "--duration", "20", "--expiry-notice", "0",
+		"--", "sh", "-c", `echo "$$" > "$OUT"; while :; do sleep 0.05; done`)
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, out, "\n", lp)))
+	require.NoError(t, err)
+	started := time.Now()
+	require.NoError(t, lp.cmd.Process.Signal(syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond, "the command outlived its deadline")
+	ran := time.Since(started)
+	require.NoError(t, lp.cmd.Process.Signal(syscall.SIGCONT))
+	assert.Equal(t, 128+9, lp.wait(t, 20*time.Second), "%s", lp.stderr)
+	assert.Contains(t, lp.stderr.String(), "lease-watchdog: the lease's deadline passed 2s ago")
+	assert.Greater(t, ran, 2*time.Second, "killed by the watchdog, not the stopped wrapper")
+	assert.Less(t, ran, 4500*time.Millisecond)
+	assert.NotContains(t, lp.stderr.String(), "SIGTERM", "--expiry-notice 0: no warning")
+	t.Logf("the command ran %v after it started; bursar lease said:\n%s", ran.Round(time.Millisecond), lp.stderr)
 }
 
 func TestLeaseUsageErrors(t *testing.T) {
