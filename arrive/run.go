@@ -108,6 +108,9 @@ func RunOne(w *trace.Workload, sp Spec, st Stay) (Result, error) {
 	if sp.Policy == budget.Name {
 		knobs.Budget.Groups = tracestudy.Hierarchy(w)
 	}
+	// priority's preempt follows the log's header (docs/studies.md §6.14).
+	p := w.Preemptible()
+	knobs.Priority.Preempt = &p
 	a, err := policies.New(sp.Policy, policy.DefaultConfig(w.Pool), knobs)
 	if err != nil {
 		return Result{}, err

@@ -129,6 +129,28 @@ func (h *Header) QueueName(n int) string {
 	return ""
 }
 
+// Field is the value of the header's first `Key: value` line with that
+// key (case-insensitive), and whether there is one.
+func (h *Header) Field(key string) (string, bool) {
+	for _, f := range h.Fields {
+		if strings.EqualFold(f.Key, key) {
+			return strings.TrimSpace(f.Value), true
+		}
+	}
+	return "", false
+}
+
+// Preemption reads SWF 2.2's `Preemption` header field: whether the
+// machine may preempt jobs (any value but `No`), and whether the header
+// says at all.
+func (h *Header) Preemption() (preempted, stated bool) {
+	v, ok := h.Field("Preemption")
+	if !ok || v == "" {
+		return false, false
+	}
+	return !strings.EqualFold(v, "No"), true
+}
+
 // ParseError is a malformed line: the file, the 1-based line, and the
 // 1-based field (0 for a header line or the record as a whole).
 type ParseError struct {

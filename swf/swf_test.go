@@ -55,6 +55,12 @@ func TestExcerptHeaderAndRecords(t *testing.T) {
 			t.Errorf("queue %d: %+v", i, h.Queues[i])
 		}
 	}
+	if p, stated := h.Preemption(); p || !stated {
+		t.Errorf("the excerpt's header says Preemption: No; read %v, stated %v", p, stated)
+	}
+	if v, ok := h.Field("timezonestring"); !ok || v != "US/Pacific" {
+		t.Errorf("Field(timezonestring): %q %v", v, ok)
+	}
 	if len(h.Notes) != 2 || !strings.Contains(h.Notes[1], "EXCERPT") || !strings.Contains(h.Notes[0], "user=374") {
 		t.Errorf("notes: %q", h.Notes)
 	}
@@ -97,6 +103,30 @@ func gz(t testing.TB, b []byte) []byte {
 }
 
 // The gzip form is detected by its magic bytes, whatever the name.
+// Preemption: any stated value but No means the machine may preempt; no
+// field, or an empty one, says nothing.
+func TestPreemptionField(t *testing.T) {
+	for _, c := range []struct {
+		header           string
+		preempted, state bool
+	}{
+		{"; Preemption: No\n", false, true},
+		{"; Preemption:   no  \n", false, true},
+		{"; Preemption: Yes\n", true, true},
+		{"; Preemption: Double\n", true, true},
+		{"; Preemption:\n", false, false},
+		{"; MaxProcs: 4\n", false, false},
+	} {
+		r, err := NewReader(strings.NewReader(c.header), "h.swf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, st := r.Header().Preemption(); p != c.preempted || st != c.state {
+			t.Errorf("%q: preempted %v stated %v", c.header, p, st)
+		}
+	}
+}
+
 func TestGzipSameAsPlain(t *testing.T) {
 	raw, err := os.ReadFile(excerpt)
 	if err != nil {

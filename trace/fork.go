@@ -60,7 +60,7 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 	next, done := fs.next, fs.done
 	file := func(j int) error {
 		jb := &w.Jobs[j]
-		id, err := rr.RequestRigid(fs.ids[jb.Campaign], jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, int(jb.Submit-base))
+		id, err := fileRigid(w, rr, fs.ids[jb.Campaign], jb, int(jb.Submit-base))
 		if id >= 0 {
 			for len(jobOf) <= id {
 				jobOf = append(jobOf, -1)

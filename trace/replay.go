@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 )
 
 // ReplayOptions are the knobs of a replay under a policy.
@@ -79,6 +80,18 @@ type Run struct {
 	FairSeed   uint64
 }
 
+// fileRigid files job jb of campaign c as a rigid request submitted at
+// tick submitted, into its site queue by name where the policy reads
+// queues (baseline.QueuedRequester) and the log names it.
+func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *Job, submitted int) (int, error) {
+	if qr, ok := rr.(baseline.QueuedRequester); ok {
+		if q := w.QueueName(jb); q != "" {
+			return qr.RequestRigidQueued(c, jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, submitted, q)
+		}
+	}
+	return rr.RequestRigid(c, jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, submitted)
+}
+
 // Replay replays the workload under alloc, a fresh policy with no
 // campaigns registered, which must implement policy.RigidRequester. It
 // registers one campaign per trace campaign (Workload.Envelope: shares as
@@ -118,8 +131,8 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	}
 	base := w.Jobs[0].Submit - 1
 	ids := make([]policy.CampaignID, len(w.Campaigns))
-	for c := range w.Campaigns {
-		id, err := alloc.Register(w.Envelope(c))
+	for c, env := range w.Envelopes() {
+		id, err := alloc.Register(env)
 		if err != nil {
 			return nil, fmt.Errorf("trace replay: campaign %s: %w", w.Campaigns[c].Name, err)
 		}
@@ -137,7 +150,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	granted := make([]int64, n) // tick of the current lease's grant
 	file := func(j int, submitted int) error {
 		jb := &w.Jobs[j]
-		id, err := rr.RequestRigid(ids[jb.Campaign], jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, submitted)
+		id, err := fileRigid(w, rr, ids[jb.Campaign], jb, submitted)
 		if id >= 0 {
 			for len(jobOf) <= id {
 				jobOf = append(jobOf, -1)

@@ -204,7 +204,7 @@ func TestReplayBursarSkippingIsExact(t *testing.T) {
 		// here): a real tick every few seconds.
 		skipped int64
 	}{
-		{"groups-2h-bucket", Options{ByGroup: true, Shares: ShareEqualUsers, BucketHours: 2}, false, 100},
+		{"groups-2h-bucket", Options{ByGroup: true, Shares: ShareEqualUsers, Bucket: "hours:2"}, false, 100},
 		{"grant-time-only", Options{From: 21772800, Until: 21772800 + 7*86400}, true, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -56,7 +56,7 @@ func (s Synthetic) Generate() (*Workload, error) {
 	}
 	w := &Workload{
 		Name: fmt.Sprintf("synthetic(pool=%d,campaigns=%d,days=%d,load=%g,seed=%d)", s.Pool, s.Campaigns, s.Days, s.Load, s.Seed),
-		Pool: s.Pool, BucketHours: DefaultBucketHours,
+		Pool: s.Pool,
 	}
 	var own []owner
 	t := 0.0

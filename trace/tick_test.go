@@ -199,7 +199,7 @@ func TestBursarSkippingMatchesTickByTickOnRandomTraces(t *testing.T) {
 		pool := rapid.IntRange(1, 64).Draw(t, "pool")
 		n := rapid.IntRange(1, 40).Draw(t, "jobs")
 		ncamp := rapid.IntRange(1, 5).Draw(t, "campaigns")
-		w := &Workload{Pool: pool, BucketHours: rapid.SampledFrom([]float64{24, 1, 0.01}).Draw(t, "bucket-hours")}
+		w := &Workload{Pool: pool, BucketHours: rapid.SampledFrom([]float64{0, 24, 1, 0.01}).Draw(t, "bucket-hours")}
 		var sum float64
 		for c := range ncamp {
 			s := rapid.Float64Range(0.01, 1).Draw(t, "share")

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -15,9 +16,31 @@ import (
 	"github.com/bursar-hpc/bursar/swf"
 )
 
-// DefaultBucketHours is the default depth of a trace campaign's GPU bucket,
-// in hours of its sustained rate (docs/studies.md §3).
+// DefaultBucketHours is the depth of a trace campaign's GPU bucket, in
+// hours of its sustained rate, under revision 1's mapping (`bucket:
+// hours:24`, docs/studies.md §3); the default is BucketLargestJob.
 const DefaultBucketHours = 24
+
+// BucketLargestJob is the `bucket` knob's default (docs/studies.md §3.2,
+// §6.18): each campaign's bucket is deep enough for the largest of its
+// jobs in the window. The other form is "hours:N".
+const BucketLargestJob = "largest-job"
+
+// ParseBucket reads the `bucket` knob: "" or "largest-job" (0: the
+// largest job), or "hours:N" (N > 0 hours of the campaign's R).
+func ParseBucket(s string) (hours float64, err error) {
+	switch {
+	case s == "" || s == BucketLargestJob:
+		return 0, nil
+	case strings.HasPrefix(s, "hours:"):
+		h, err := strconv.ParseFloat(strings.TrimPrefix(s, "hours:"), 64)
+		if err != nil || !(h > 0) || math.IsInf(h, 0) {
+			return 0, fmt.Errorf("bucket %q: hours must be a positive number", s)
+		}
+		return h, nil
+	}
+	return 0, fmt.Errorf("bucket %q: want %s or hours:N", s, BucketLargestJob)
+}
 
 // Options are the knobs of §3; the zero value is the spec's default.
 type Options struct {
@@ -39,8 +62,9 @@ type Options struct {
 	// From and Until select the jobs submitted in [From, Until), in seconds
 	// after the log's start (SWF field 2); Until 0 means no end.
 	From, Until int64
-	// BucketHours is B ÷ R of the Bursar envelope; 0 means 24.
-	BucketHours float64
+	// Bucket is the Bursar envelope's bucket rule (ParseBucket): "" or
+	// "largest-job" (the default), or "hours:N" for B = R × N hours.
+	Bucket string `json:",omitempty"`
 	// Classes overrides the class of a queue, by the queue's name in the
 	// header (or its number written in decimal where the header names none).
 	Classes map[string]policy.Class
@@ -130,9 +154,11 @@ type Group struct {
 
 // Workload is a trace as the policies see it.
 type Workload struct {
-	Name        string // the file name
-	Header      *swf.Header
-	Pool        int
+	Name   string // the file name
+	Header *swf.Header
+	Pool   int
+	// BucketHours is B ÷ R of the Bursar envelope, in hours; 0 is the
+	// largest-job bucket (Options.Bucket).
 	BucketHours float64
 	Jobs        []Job // by submit time, then job number
 	Campaigns   []Campaign
@@ -187,12 +213,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			return nil, fmt.Errorf("%s: the header gives neither MaxProcs nor MaxNodes: set the pool", r.Name())
 		}
 	}
-	bh := opt.BucketHours
-	if bh == 0 {
-		bh = DefaultBucketHours
-	}
-	if !(bh > 0) || math.IsInf(bh, 0) {
-		return nil, fmt.Errorf("%s: bucket hours %v: must be a positive number", r.Name(), bh)
+	bh, err := ParseBucket(opt.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Name(), err)
 	}
 	// In name order, so that the error names the same queue every time.
 	for _, q := range slices.Sorted(maps.Keys(opt.Classes)) {
@@ -509,31 +532,103 @@ func (w *Workload) Entitlements() *baseline.Entitlements {
 	return e
 }
 
-// Envelope is campaign c's Bursar envelope (docs/studies.md §3): no guarantee
-// (g = 0), sustained rate R = share × pool, burst ceiling = the pool, bucket
-// B = R × BucketHours × 3600 GPU-seconds, class burst (each request carries
-// its job's own class), and a credit budget that never binds: the whole
-// pool for the whole trace span plus a day, at the highest class price (4
-// per GPU-hour). Trace users are not metered on io or inference.
+// Envelope is campaign c's Bursar envelope (docs/studies.md §3.2): no
+// guarantee (g = 0), sustained rate R = its entitlement × pool, burst
+// ceiling = the pool, class burst (each request carries its job's own
+// class), a credit budget that never binds (the whole pool for the whole
+// trace span plus a day, at the highest class price, 4 per GPU-hour), and
+// the bucket B of BucketHours: R × BucketHours × 3600 GPU-seconds, or with
+// BucketHours 0 (`bucket: largest-job`, the default) deep enough for every
+// one of its jobs in the window (§6.18): B = max over them of
+// (gpus − R + 1) × estimate, at least 0. The broker's prepaid cap for a
+// job of estimate e is ⌊R + B ÷ e⌋ with a full bucket, so every job fits
+// it: the +1 keeps the truncation from falling one GPU short. Trace users
+// are not metered on io or inference.
 //
 // A rigid job maps to one request of exactly GPUs for Run seconds, granted
 // whole or not at all (§6.1); the lease it gets is released at grant +
 // Run (its real end, known to the replay), while Estimate is what
 // backfilling believes. A preempted job is requeued with its submit time
-// and restarts from zero (§6.7).
+// and restarts from zero (§6.7). Envelope reads every job: Envelopes
+// gives them all in one pass.
 func (w *Workload) Envelope(c int) policy.Envelope {
+	return w.envelope(c, w.largestJob(c))
+}
+
+// Envelopes is every campaign's Envelope, in campaign order.
+func (w *Workload) Envelopes() []policy.Envelope {
+	need := make([]float64, len(w.Campaigns))
+	if w.BucketHours == 0 {
+		for i := range w.Jobs {
+			j := &w.Jobs[i]
+			need[j.Campaign] = max(need[j.Campaign], w.jobNeed(j))
+		}
+	}
+	envs := make([]policy.Envelope, len(w.Campaigns))
+	for c := range envs {
+		envs[c] = w.envelope(c, need[c])
+	}
+	return envs
+}
+
+// jobNeed is the bucket job j needs to fit its campaign's cap:
+// (gpus − R + 1) × estimate.
+func (w *Workload) jobNeed(j *Job) float64 {
+	r := w.Campaigns[j.Campaign].Share * float64(w.Pool)
+	return (float64(j.GPUs) - r + 1) * float64(j.Estimate)
+}
+
+// largestJob is campaign c's largest-job bucket (0 unless BucketHours is 0).
+func (w *Workload) largestJob(c int) float64 {
+	need := 0.0
+	if w.BucketHours == 0 {
+		for i := range w.Jobs {
+			if j := &w.Jobs[i]; j.Campaign == c {
+				need = max(need, w.jobNeed(j))
+			}
+		}
+	}
+	return need
+}
+
+func (w *Workload) envelope(c int, largest float64) policy.Envelope {
 	r := w.Campaigns[c].Share * float64(w.Pool)
 	first, last := w.Span()
 	hours := float64(last-first)/3600 + 24
+	b := largest
+	if w.BucketHours > 0 {
+		b = r * w.BucketHours * 3600
+	}
 	return policy.Envelope{
 		Name:         w.Campaigns[c].Name,
 		Budget:       float64(w.Pool) * hours * 4,
 		Guaranteed:   0,
 		Sustained:    r,
 		BurstCeiling: w.Pool,
-		Bucket:       r * w.BucketHours * 3600,
+		Bucket:       b,
 		Class:        policy.AgentBurst,
 	}
+}
+
+// QueueName is the header's name of job j's queue ("" where it names
+// none): the site queue the replay files the job in
+// (baseline.QueuedRequester), whose name priority's tiers read.
+func (w *Workload) QueueName(j *Job) string {
+	if w.Header == nil || j.Queue < 0 {
+		return ""
+	}
+	return strings.TrimSpace(w.Header.QueueName(j.Queue))
+}
+
+// Preemptible reports whether the machine the log comes from may preempt
+// jobs: false only where its header says `Preemption: No`. It is
+// priority's `preempt` default on a trace (docs/studies.md §2, §6.14).
+func (w *Workload) Preemptible() bool {
+	if w.Header == nil {
+		return true
+	}
+	p, stated := w.Header.Preemption()
+	return p || !stated
 }
 
 // Span is the first submit time and the latest possible end (every job run

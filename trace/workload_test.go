@@ -119,7 +119,8 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{rec, Options{}, "neither MaxProcs nor MaxNodes"},
 		{"; MaxNodes: 4\n" + rec, Options{Pool: -3}, "pool -3"},
-		{"; MaxProcs: 4\n" + rec, Options{BucketHours: -1}, "bucket hours"},
+		{"; MaxProcs: 4\n" + rec, Options{Bucket: "hours:-1"}, `bucket "hours:-1": hours must be a positive number`},
+		{"; MaxProcs: 4\n" + rec, Options{Bucket: "deep"}, `bucket "deep": want largest-job or hours:N`},
 		{"; MaxProcs: 4\n" + rec + "2 x\n", Options{}, "t.swf:3: field 3 (wait time): not valid SWF: missing"},
 		{"; MaxProcs: 1\n" + rec, Options{}, "no replayable job"},
 	} {

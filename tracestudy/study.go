@@ -172,6 +172,12 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		if knobs.Entitlements == nil {
 			knobs.Entitlements = w.Entitlements()
 		}
+		if knobs.Priority.Preempt == nil {
+			// priority's preempt follows the log's header
+			// (docs/studies.md §2: off where it says Preemption: No).
+			p := w.Preemptible()
+			knobs.Priority.Preempt = &p
+		}
 		knobs.History = o.History
 		a, err := policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
 		if err != nil {

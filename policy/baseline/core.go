@@ -91,6 +91,9 @@ type Lease struct {
 	// real end and EstEnd its estimated end, which EASY reads.
 	Rigid  bool
 	EstEnd int
+	// Queue is the site queue its request was filed in (RequestRigidQueued:
+	// a trace job's queue name); "" for an agent's.
+	Queue string
 }
 
 // End is when the lease ends if nothing else happens: its expiry, or
@@ -120,6 +123,9 @@ type Request struct {
 	// all, never expired; Duration is its estimate and Run its real run.
 	Rigid bool
 	Run   int
+	// Queue is the site queue it was filed in (RequestRigidQueued); ""
+	// for an agent's request.
+	Queue string
 
 	throttleJournaled bool
 }
@@ -895,7 +901,7 @@ func (k *Core) Grant(i, n int) {
 	latency := k.now - r.Submitted
 	path := policy.PathFor(latency, k.cfg.Grace)
 	l := Lease{ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class, Asked: r.Asked,
-		Submitted: r.Submitted, Granted: k.now, Expires: k.now + r.Duration, ReservedFor: -1}
+		Submitted: r.Submitted, Granted: k.now, Expires: k.now + r.Duration, ReservedFor: -1, Queue: r.Queue}
 	if r.Rigid {
 		l.Rigid, l.Expires, l.EstEnd = true, k.now+r.Run, k.now+r.Duration
 	}

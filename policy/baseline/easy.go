@@ -22,6 +22,11 @@ type EASY struct {
 	eligible func(head *Request, l *Lease) bool
 	el       func(l *Lease) bool
 
+	// Order, if set, is the order a blocked head takes its victims in
+	// (Core.Preempt's order; nil: VictimOrder). A rule sets it before each
+	// AdmitEASY: a copy of the Core (trace.CloneAllocator) drops it.
+	Order func(a, b *Lease) int
+
 	// Key, if set, writes a request's Key just before it is granted: a
 	// rule whose keys follow its priorities sets them where the grant
 	// record reads them instead of over the whole queue each pass.
@@ -85,7 +90,7 @@ func (k *Core) startOrPreempt(e *EASY, i int, eligible func(head *Request, l *Le
 		}
 		e.head, e.eligible, el = &k.pending[i], eligible, e.el
 	}
-	k.Preempt(i, k.Missing(i, room), nil, el)
+	k.Preempt(i, k.Missing(i, room), e.Order, el)
 	e.head = nil
 	return false
 }

@@ -44,6 +44,23 @@ type Paced interface {
 // expires (§6.3). The pending list stays in submit order: a requeued job
 // (§6.7) goes back behind the requests submitted no later than it.
 func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int) (int, error) {
+	return k.RequestRigidQueued(c, gpus, estimate, run, cls, submitted, "")
+}
+
+// QueuedRequester files a trace job into the site queue it was submitted
+// to, by the queue's name (the SWF header's): the rules that read queues
+// (priority's tiers, docs/studies.md §2) see it in Request.Queue and
+// Lease.Queue. The Core implements it; a wrapper around a policy may
+// forward it.
+type QueuedRequester interface {
+	RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int, queue string) (int, error)
+}
+
+var _ QueuedRequester = (*Core)(nil)
+
+// RequestRigidQueued is RequestRigid into the site queue named queue
+// ("": none, as RequestRigid).
+func (k *Core) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int, queue string) (int, error) {
 	if run < 1 || estimate < run {
 		return -1, fmt.Errorf("rigid request: need 1 ≤ run ≤ estimate, got run %d, estimate %d", run, estimate)
 	}
@@ -56,7 +73,7 @@ func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 	}
 	last := len(k.pending) - 1
 	r := k.pending[last]
-	r.Rigid, r.Run, r.Submitted = true, run, submitted
+	r.Rigid, r.Run, r.Submitted, r.Queue = true, run, submitted, queue
 	k.flexPending--
 	at := last
 	for at > 0 && k.pending[at-1].Submitted > submitted {

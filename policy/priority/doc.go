@@ -1,21 +1,31 @@
-// Package priority is the strict-priority baseline (docs/studies.md §2, §6.12):
-// the scheduler an AI lab began with, before its users inflated every job
-// to the top class.
+// Package priority is the priority-tier baseline (docs/studies.md §2,
+// §6.12): the scheduler an AI lab began with, before its users inflated
+// every job to the top tier; on a trace, the site's own queues.
 //
-// Rule. Requests are served by class — interactive (and deadline, which
-// ranks with it: the top class is interactive), then agent-burst, then
-// opportunistic — first come, first served within a class. A class's head
-// that does not fit blocks the rest of its class but not lower classes,
-// which may start in what is left (§6.12). A head that does not fit
-// preempts leases of strictly lower classes (and the filler's), lowest
-// class first, newest first, as a minimal set and only if it then fits,
-// each with the grace notice; the GPUs freed are reserved for it (§6.6).
-// This is Slurm's preemption by priority tier with GraceTime
-// (https://slurm.schedmd.com/preempt.html: PreemptMode=CANCEL with
-// GraceTime, the job is signalled and cancelled once GraceTime has
-// passed).
+// Tiers, highest first: interactive, express, high, normal, low, standby.
+// A trace job's tier is its queue's by name (baseline.Request.Queue; any
+// other name is normal); a request in no queue takes its class's
+// (interactive and deadline → interactive, agent-burst → normal,
+// opportunistic → standby), so that the agent scenario's order is
+// interactive > burst > opportunistic.
 //
-// Knob Inflate: the campaigns that label every request with the top class;
+// Rule. EASY backfilling in tier order, FCFS within a tier
+// (baseline.Core.AdmitEASY): the highest waiting request holds the
+// reservation, and any later request, of any tier, starts now only if it
+// fits and does not delay that reservation (docs/studies.md §2.1). This is
+// Slurm's partition PriorityTier with its backfill scheduler
+// (https://slurm.schedmd.com/slurm.conf.html, PriorityTier;
+// https://slurm.schedmd.com/sched_config.html).
+//
+// Knob Preempt (default on; off on a log whose header says
+// `Preemption: No`): a head that does not fit preempts leases of strictly
+// lower tiers (and the filler's), lowest tier first, then newest, as a
+// minimal set and only if it then fits, each with the grace notice; the
+// GPUs freed are reserved for it (§6.6). This is Slurm's preemption by
+// PriorityTier with PreemptMode=CANCEL and GraceTime
+// (https://slurm.schedmd.com/preempt.html).
+//
+// Knob Inflate: the campaigns that label every request with the top tier;
 // an inflated request is filed, served and priced as interactive.
 //
 // Everything else — leases, expiry, the request TTL, partial grants,

@@ -19,7 +19,7 @@ import (
 // an agent's request follows a trace job of the next tick).
 func TestOrderIsTheStableSort(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		r := &Rule{}
+		r := NewRule(Knobs{})
 		k, err := baseline.New(bt.Config(1000, 5), r)
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +42,8 @@ func TestOrderIsTheStableSort(t *testing.T) {
 				if cls == policy.AnyClass {
 					cls = policy.AgentBurst
 				}
-				_, _ = k.RequestRigid(c, 999, 10, 10, cls, k.Now()+rapid.IntRange(0, 1).Draw(t, "next"))
+				queue := rapid.SampledFrom([]string{"", "interactive", "Express", "high", "normal", "low", "standby", "No_Class"}).Draw(t, "queue")
+				_, _ = k.RequestRigidQueued(c, 999, 10, 10, cls, k.Now()+rapid.IntRange(0, 1).Draw(t, "next"), queue)
 			default:
 				k.Tick()
 			}
@@ -55,7 +56,7 @@ func TestOrderIsTheStableSort(t *testing.T) {
 		}
 		pend := k.Pending()
 		slices.SortStableFunc(want, func(a, b int) int {
-			if c := cmp.Compare(tier(pend[a].Class), tier(pend[b].Class)); c != 0 {
+			if c := cmp.Compare(r.RequestTier(&pend[a]), r.RequestTier(&pend[b])); c != 0 {
 				return c
 			}
 			return cmp.Compare(pend[a].Submitted, pend[b].Submitted)

@@ -3,6 +3,7 @@ package priority
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -13,88 +14,221 @@ const Name = "priority"
 
 // Knobs are the policy's settings.
 type Knobs struct {
-	// Inflate names the campaigns that label every request interactive.
+	// Inflate names the campaigns that label every request with the top
+	// tier (interactive).
 	Inflate []string `json:"inflate" yaml:"inflate"`
+	// Preempt lets a request that does not fit preempt leases of strictly
+	// lower tiers (docs/studies.md §6.6). nil is the default: on. The
+	// trace studies set it off on a log whose header says `Preemption: No`
+	// (the machine never preempted).
+	Preempt *bool `json:"preempt,omitempty" yaml:"preempt,omitempty"`
+}
+
+// Preempts reports whether the knobs let a blocked request preempt.
+func (k Knobs) Preempts() bool { return k.Preempt == nil || *k.Preempt }
+
+// Tier is a priority tier, 0 the highest (docs/studies.md §2).
+type Tier int
+
+// The tiers, highest first: a trace's queues by name.
+const (
+	TierInteractive Tier = iota
+	TierExpress
+	TierHigh
+	TierNormal
+	TierLow
+	TierStandby
+	// Tiers is how many there are.
+	Tiers
+)
+
+var tierNames = [Tiers]string{"interactive", "express", "high", "normal", "low", "standby"}
+
+// String is the tier's queue name.
+func (t Tier) String() string {
+	if t < 0 || t >= Tiers {
+		return "tier?"
+	}
+	return tierNames[t]
+}
+
+// TierOfQueue is the tier of a site queue by its name (case and
+// surrounding space ignored); a name that is not a tier's is normal.
+func TierOfQueue(name string) Tier {
+	name = strings.TrimSpace(name)
+	for t, n := range tierNames {
+		if strings.EqualFold(name, n) {
+			return Tier(t)
+		}
+	}
+	return TierNormal
+}
+
+// TierOfClass is the tier of a request filed in no site queue (the agent
+// scenario's): interactive (and deadline, which ranks with it) on top,
+// agent-burst as normal, opportunistic as standby, so that interactive >
+// burst > opportunistic, and agents beside a trace's jobs rank with their
+// queues.
+func TierOfClass(c policy.Class) Tier {
+	switch c {
+	case policy.Interactive, policy.Deadline:
+		return TierInteractive
+	case policy.Opportunistic:
+		return TierStandby
+	}
+	return TierNormal
 }
 
 // Rule is the strict-priority rule.
 type Rule struct {
 	baseline.Base
 	knobs Knobs
-	queue baseline.Queue
+	// inflated marks, per campaign, an inflating one.
+	inflated []bool
+	// queues caches the tiers of the queue names seen (a log names a few).
+	queues []queueTier
+	queue  baseline.Queue
+	easy   baseline.EASY
+	// scratch for order.
 	ids   []int
+	tiers []Tier
+	// lowerFn and orderFn are r.lower and r.victimOrder, bound once.
+	lowerFn func(head *baseline.Request, l *baseline.Lease) bool
+	orderFn func(a, b *baseline.Lease) int
+}
+
+type queueTier struct {
+	name string
+	tier Tier
 }
 
 // New returns a strict-priority allocator.
 func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
-	return baseline.New(cfg, &Rule{knobs: knobs})
+	return baseline.New(cfg, NewRule(knobs))
 }
+
+// NewRule returns the rule on its own, so that a test can read its
+// tiers.
+func NewRule(knobs Knobs) *Rule { return &Rule{knobs: knobs} }
 
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// tier is the priority tier of a class: 0 for the top (deadline and
-// interactive), 1 for agent-burst, 2 for opportunistic.
-func tier(c policy.Class) int {
-	if c == policy.Deadline {
-		return 0
-	}
-	return int(c) - 1
+// Registered notes whether the new campaign inflates.
+func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
+	r.inflated = append(r.inflated, slices.Contains(r.knobs.Inflate, k.Envelope(c).Name))
 }
 
-// ClassFor files an inflating campaign's request as interactive.
-func (r *Rule) ClassFor(k *baseline.Core, c policy.CampaignID, asked policy.Class) policy.Class {
-	if slices.Contains(r.knobs.Inflate, k.Envelope(c).Name) {
+// ClassFor files an inflating campaign's request as interactive, the
+// class of the top tier, which it is priced at (§6.12).
+func (r *Rule) ClassFor(_ *baseline.Core, c policy.CampaignID, asked policy.Class) policy.Class {
+	if r.inflated[c] {
 		return policy.Interactive
 	}
 	return asked
 }
 
+// tierOf is the tier of a request or lease of campaign c filed in queue
+// (its name; "" none) and class cls: the top one for an inflating
+// campaign, else its queue's, else its class's.
+func (r *Rule) tierOf(c policy.CampaignID, queue string, cls policy.Class) Tier {
+	if r.inflated[c] {
+		return TierInteractive
+	}
+	if queue == "" {
+		return TierOfClass(cls)
+	}
+	for _, q := range r.queues {
+		if q.name == queue {
+			return q.tier
+		}
+	}
+	t := TierOfQueue(queue)
+	r.queues = append(r.queues, queueTier{queue, t})
+	return t
+}
+
+// RequestTier is pending request q's tier.
+func (r *Rule) RequestTier(q *baseline.Request) Tier { return r.tierOf(q.Campaign, q.Queue, q.Class) }
+
+// LeaseTier is lease l's tier.
+func (r *Rule) LeaseTier(l *baseline.Lease) Tier { return r.tierOf(l.Campaign, l.Queue, l.Class) }
+
 // order lists the pending requests (not the filler's) in tier order,
-// FCFS within a tier: a stable sort by tier, then submit time. The
-// pending list is nearly always in submit order already (a trace's jobs
-// are; an agent's request filed after a trace job of the next tick is
-// not), and then that sort is a stable partition by tier, which takes
-// three linear passes where the sort took most of a trace replay.
+// FCFS within a tier (submit time; the pending list keeps ids in submit
+// order). The pending list is nearly always in submit order already (a
+// trace's jobs are; an agent's request filed after a trace job of the
+// next tick is not), and then the order is a stable counting sort by
+// tier, two linear passes where a comparison sort took most of a replay.
 func (r *Rule) order(k *baseline.Core) []int {
 	pend := k.Pending()
 	for i := 1; i < len(pend); i++ {
 		if pend[i].Submitted < pend[i-1].Submitted {
 			return r.queue.Build(k, func(a, b *baseline.Request) int {
-				if c := cmp.Compare(tier(a.Class), tier(b.Class)); c != 0 {
+				if c := cmp.Compare(r.RequestTier(a), r.RequestTier(b)); c != 0 {
 					return c
 				}
 				return cmp.Compare(a.Submitted, b.Submitted) // stable: submit order keeps id order
 			})
 		}
 	}
-	ids := r.ids[:0]
-	for t := range 3 {
-		for i := range pend {
-			if q := &pend[i]; tier(q.Class) == t && !k.Campaign(q.Campaign).Filler {
-				ids = append(ids, q.ID)
-			}
+	var count [Tiers]int
+	r.tiers = r.tiers[:0]
+	for i := range pend {
+		t := Tier(-1)
+		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
+			t = r.RequestTier(q)
+			count[t]++
+		}
+		r.tiers = append(r.tiers, t)
+	}
+	n := 0
+	for t := range count {
+		count[t], n = n, n+count[t]
+	}
+	r.ids = slices.Grow(r.ids[:0], n)[:n]
+	for i, t := range r.tiers {
+		if t >= 0 {
+			r.ids[count[t]] = pend[i].ID
+			count[t]++
 		}
 	}
-	r.ids = ids
-	return ids
+	return r.ids
 }
 
-// Admit serves the pending requests in tier order, FCFS within a tier.
+// Admit is EASY backfilling in tier order (docs/studies.md §6.12): the
+// highest waiting request holds the reservation; any later request, of
+// any tier, starts now only if it fits and does not delay it (§2.1's
+// rule). With Preempt, a head that does not fit may preempt leases of
+// strictly lower tiers first (the filler's always).
 func (r *Rule) Admit(k *baseline.Core) {
 	ids := r.order(k)
-	var blocked [3]bool
-	for _, id := range ids {
-		i := k.Index(id)
-		t := tier(k.Pend(i).Class)
-		if blocked[t] {
-			continue
-		}
-		room := r.Room(k, k.Pend(i).Campaign)
-		if k.TryStart(i, room) {
-			continue
-		}
-		blocked[t] = true
-		k.Preempt(i, k.Missing(i, room), nil, func(l *baseline.Lease) bool { return tier(l.Class) > t })
+	if r.lowerFn == nil {
+		// Made once (a copy of the rule drops them: trace.CloneAllocator),
+		// so that a pass allocates nothing.
+		r.lowerFn, r.orderFn = r.lower, r.victimOrder
 	}
+	var eligible func(head *baseline.Request, l *baseline.Lease) bool
+	if r.knobs.Preempts() {
+		eligible = r.lowerFn
+	}
+	r.easy.Order = r.orderFn
+	k.AdmitEASY(&r.easy, ids, eligible)
+}
+
+// victimOrder takes the lowest tier first, then the newest lease, then
+// the larger id (docs/studies.md §6.6, with tiers for classes).
+func (r *Rule) victimOrder(a, b *baseline.Lease) int {
+	if c := cmp.Compare(r.LeaseTier(b), r.LeaseTier(a)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Granted, a.Granted); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.ID, a.ID)
+}
+
+// lower: a lease of a strictly lower tier than the head's.
+func (r *Rule) lower(head *baseline.Request, l *baseline.Lease) bool {
+	return r.LeaseTier(l) > r.RequestTier(head)
 }
