@@ -2,8 +2,6 @@ package tracestudy
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/swf"
@@ -30,12 +28,10 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 		opt.Shares = trace.ShareMode(m.Shares)
 	}
 	if m.Bucket != "" {
-		h, ok := strings.CutPrefix(m.Bucket, "hours:")
-		x, err := strconv.ParseFloat(h, 64)
-		if !ok || err != nil || !(x > 0) {
-			return fmt.Errorf("bucket %q: not supported by this build's trace mapping (hours:N)", m.Bucket)
+		if _, err := trace.ParseBucket(m.Bucket); err != nil {
+			return err
 		}
-		opt.BucketHours = x
+		opt.Bucket = m.Bucket
 	}
 	if m.Restart != "" {
 		return fmt.Errorf("restart %q: not supported by this build's budget policy", m.Restart)
