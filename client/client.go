@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,6 +24,7 @@ const maxResponseBytes = 32 << 20
 // administrator's or a campaign's). It is safe for concurrent use.
 type Client struct {
 	base  *url.URL
+	raw   string // the address as given (a unix: one included)
 	token string
 	hc    *http.Client
 }
@@ -35,9 +37,17 @@ type Option func(*Client)
 // overall timeout.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
 
+// UnixPrefix starts the address of a service listening on a Unix socket:
+// "unix:/run/bursar/bursar.sock".
+const UnixPrefix = "unix:"
+
 // New returns a client of the service at baseURL (e.g.
-// "http://127.0.0.1:8642") that authenticates with token ("" for none).
+// "http://127.0.0.1:8642", or "unix:/path/to/bursar.sock" for a service
+// listening on a Unix socket) that authenticates with token ("" for none).
 func New(baseURL, token string, opts ...Option) (*Client, error) {
+	if sock, ok := strings.CutPrefix(baseURL, UnixPrefix); ok {
+		return newUnix(baseURL, sock, token, opts)
+	}
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("client: base URL %q: %w", baseURL, err)
@@ -48,10 +58,37 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("client: base URL %q has no host", baseURL)
 	}
-	c := &Client{base: u, token: token, hc: &http.Client{Timeout: 30 * time.Second}}
+	c := &Client{base: u, raw: u.String(), token: token, hc: &http.Client{Timeout: 30 * time.Second}}
 	for _, o := range opts {
 		o(c)
 	}
+	return c, nil
+}
+
+// newUnix makes a client whose requests go over the Unix socket at sock,
+// whatever HTTP client the options give (its transport is copied with
+// the socket as the only destination).
+func newUnix(raw, sock, token string, opts []Option) (*Client, error) {
+	if sock == "" {
+		return nil, fmt.Errorf("client: base URL %q names no socket", raw)
+	}
+	c := &Client{base: &url.URL{Scheme: "http", Host: "bursar.sock"}, raw: raw, token: token, hc: &http.Client{Timeout: 30 * time.Second}}
+	for _, o := range opts {
+		o(c)
+	}
+	hc := *c.hc
+	tr, ok := hc.Transport.(*http.Transport)
+	if hc.Transport == nil || !ok {
+		tr = http.DefaultTransport.(*http.Transport)
+	}
+	tr = tr.Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}
+	hc.Transport = tr
+	c.hc = &hc
 	return c, nil
 }
 
@@ -65,7 +102,7 @@ func (c *Client) WithToken(token string) *Client {
 }
 
 // BaseURL is the service address the client talks to.
-func (c *Client) BaseURL() string { return c.base.String() }
+func (c *Client) BaseURL() string { return c.raw }
 
 func campaignPath(name string, rest ...string) string {
 	p := "/v1/campaigns/" + url.PathEscape(name)

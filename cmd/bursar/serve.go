@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bursar-hpc/bursar/client"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/service"
 )
@@ -125,7 +126,8 @@ func serveCommand() *cli.Command {
 			"   BURSAR_ADMIN_TOKEN=$(cat admin.token) bursar serve --listen 127.0.0.1:9000",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: service.DefaultListen, EnvVars: []string{"BURSAR_LISTEN"},
-				Usage: "address to serve on (port 0: any free port; the address is printed)"},
+				Usage: "address to serve on: host:port (port 0: any free port; the address is printed), or unix:PATH for a Unix socket whose file mode decides who may connect"},
+			&cli.StringFlag{Name: "socket-mode", Value: "0600", Usage: "file mode of a unix: socket (0600: this user only; 0660: also the socket's group)"},
 			&cli.Float64Flag{Name: "speed", Value: 1, Usage: fmt.Sprintf("broker seconds per wall-clock second, from %g to %d; when ticks take longer than their period the clock falls behind, which is logged and counted in /metrics", service.MinSpeed, service.MaxSpeed)},
 			&cli.IntFlag{Name: "max-conns", Value: service.DefaultMaxConns, Category: "connections",
 				Usage: "most open client connections; lowered to fit ulimit -n. At the cap the connection idle longest is closed to make room"},
@@ -161,7 +163,7 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	listen := c.String("listen")
+	listenAddr := c.String("listen")
 	if err := service.ValidSpeed(c.Float64("speed")); err != nil {
 		return fmt.Errorf("--speed: %w", err)
 	}
@@ -196,16 +198,20 @@ func runServe(c *cli.Context) error {
 		return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
 			" (or --insecure-dev to try things out on loopback)")
 	}
-	ln, err := net.Listen("tcp", listen)
+	mode, err := parseMode(c.String("socket-mode"))
+	if err != nil {
+		return err
+	}
+	ln, err := listen(listenAddr, mode)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		// The address actually bound decides, not the string: "localhost"
 		// can resolve to anything /etc/hosts says.
-		if !boundToLoopback(ln.Addr()) {
+		if !boundToLoopback(ln.Addr()) && !isUnixSocket(ln.Addr()) {
 			ln.Close()
-			return fmt.Errorf("--insecure-dev serves loopback addresses only; %s bound %s", listen, ln.Addr())
+			return fmt.Errorf("--insecure-dev serves loopback addresses only (or a unix: socket); %s bound %s", listenAddr, ln.Addr())
 		}
 		tok = randomHex(16)
 	}
@@ -230,7 +236,11 @@ func runServe(c *cli.Context) error {
 	defer stop()
 	// One line on stdout, for people and for scripts that started the
 	// service on port 0.
-	fmt.Fprintf(c.App.Writer, "bursar: serving on http://%s (speed %g, %s)\n", ln.Addr(), c.Float64("speed"), durability(c.Path("data-dir")))
+	where := "http://" + ln.Addr().String()
+	if isUnixSocket(ln.Addr()) {
+		where = client.UnixPrefix + ln.Addr().String()
+	}
+	fmt.Fprintf(c.App.Writer, "bursar: serving on %s (speed %g, %s)\n", where, c.Float64("speed"), durability(c.Path("data-dir")))
 	return svc.Serve(ctx, ln)
 }
 
