@@ -12,6 +12,10 @@
 //	acc, _ := sci.Request(ctx, "sci", client.LeaseRequest{GPUs: 64, Duration: 600})
 //	g, _ := sci.WaitGrant(ctx, "sci", acc.RequestID, 100*time.Millisecond)
 //
+// AwaitGrant does what WaitGrant does with a long poll instead, learning of
+// the grant as soon as the tick that made it is durable; WithdrawRequest
+// takes back a request an agent no longer waits for (requests.go).
+//
 // Every non-2xx answer is an *Error holding the RFC 9457 problem body; the
 // statuses an agent reacts to match sentinels with errors.Is
 // (ErrBudgetExhausted, ErrForbidden, ...).

@@ -33,4 +33,9 @@
 // error is an RFC 9457 problem, bodies are strict JSON (strict.go); the
 // clock's speed is bounded and its lag logged and exported at /metrics
 // (clock.go, metrics.go). See docs/service.md for the exact guarantees.
+//
+// Waiting and withdrawing (issues 22 §5, 23 §5): GET …/requests/{id}/wait
+// holds its answer until the durable tick that grants the request
+// (wait.go), and DELETE …/requests/{id} withdraws a pending request, a
+// journaled "withdraw" operation (withdraw.go); `bursar lease` uses both.
 package service
