@@ -178,3 +178,19 @@ func TestParseWindowsAndDurations(t *testing.T) {
 		assert.Error(t, err, s)
 	}
 }
+
+// The duration and windows parsers never panic, and what they accept is
+// in range.
+func FuzzParseDurationAndWindows(f *testing.F) {
+	for _, s := range []string{"1d", "0.5d", "12h", "3600", "4x14d", "4×14d", "x", "-1d", "1e300d", "NaNd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := ParseDuration(s); err == nil && (d < 0 || d > 100*365*86400) {
+			t.Fatalf("%q: %d s", s, d)
+		}
+		if w, err := ParseWindows(s); err == nil && (w.N < 1 || w.N > maxWindows || w.Days < 1) {
+			t.Fatalf("%q: %+v", s, w)
+		}
+	})
+}

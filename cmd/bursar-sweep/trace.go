@@ -441,9 +441,6 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 			n = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
 		}
 		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d window(s), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, len(st.Windows), workers)
-		if tw := w.Skipped.TooWide; tw > 0 {
-			fmt.Fprintf(stderr, "  %d of %d jobs dropped: wider than the pool of %d GPUs\n", tw, w.Records, w.Pool)
-		}
 		opt2.Progress = func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }
 	}
 	rs, err := runStudy(c, dist, out, plan, tracestudy.Codec, opt2, func(ctx context.Context, o sweep.StudyOptions) ([]tracestudy.Result, error) {
@@ -461,6 +458,9 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	stdout := sweepStdout(c)
 	if err := tracestudy.PrintTable(stdout, sum); err != nil {
 		return err
+	}
+	if tw := w.Skipped.TooWide; tw > 0 {
+		fmt.Fprintf(stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
