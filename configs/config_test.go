@@ -161,7 +161,7 @@ func TestConfigErrors(t *testing.T) {
 		{"list for a fixed knob", "experiment: x\nseeds: [7]\nfixed: {pool: [512]}\n", 3, "fixed.pool", "got a list"},
 		{"scalar for a grid axis", "experiment: x\nseeds: [7]\ngrid: {pool: 512}\n", 3, "grid.pool", "want a list"},
 		{"NaN", "experiment: x\nseeds: [7]\nfixed: {sci_rate: .nan}\n", 3, "fixed.sci_rate", "not a finite number"},
-		{"negative headroom", "experiment: x\nseeds: [7]\ngrid:\n  headroom: [16, -5]\n", 4, "grid.headroom[1]", "headroom = -5 is out of range at the grid point series \"default\", headroom=-5"},
+		{"negative headroom", "experiment: x\nseeds: [7]\ngrid:\n  headroom: [16, -5]\n", 4, "grid.headroom[1]", "knob headroom must not be negative, got -5"},
 		{"storms beyond the pool", "experiment: x\nseeds: [7]\nseries:\n  - name: s\n    grid:\n      storms: [1, 30]\n", 6, "series[0].grid.storms[1]", "exceed the pool"},
 		{"out of range in the quick list only", "experiment: x\nseeds: [7]\ngrid:\n  grace: {full: [15], quick: [-1]}\n", 4, "grid.grace.quick[0]", "grace must not be negative"},
 		{"out-of-range fixed value", "experiment: x\nseeds: [7]\nfixed:\n  ticks: 0\n", 4, "fixed.ticks", "ticks must be at least 1"},

@@ -75,6 +75,7 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	haveCampaigns := false
 	policyLine := 0           // where the policy key is, for its validation errors
 	lines := map[string]int{} // campaign name → line, for validation errors
+	var defaulted []map[string]bool // per campaign: the keys it left to the default
 	err := p.mapping(root, "", scenarioTopKeys, func(key string, k, v *yaml.Node) error {
 		switch key {
 		case "pool", "io_capacity", "inference_capacity", "grace", "leaky", "seed", "ticks", "sample_every":
@@ -115,6 +116,8 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 				if err != nil {
 					return err
 				}
+				defaulted = append(defaulted, map[string]bool{
+					"burst_ceiling": !hasKey(cn, "burst_ceiling"), "headroom": !hasKey(cn, "headroom")})
 				if line, dup := lines[c.Name]; dup {
 					return p.errAt(cn, fmt.Sprintf("campaigns[%d].name", i), "duplicate campaign name %q (first at line %d)", c.Name, line)
 				}
@@ -130,6 +133,7 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	if !haveCampaigns || len(s.Cast) == 0 {
 		return s, p.errAt(root, "campaigns", "missing: a scenario lists its campaigns (campaigns: [{name: victim, agent: victim}, …])")
 	}
+	fitDefaultsToPool(&s, defaulted)
 	if err := s.Validate(); err != nil {
 		// Point at the campaign the error names, if any.
 		line, key := root.Line, ""
@@ -146,6 +150,37 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 		return s, &Error{File: file, Line: line, Key: key, Msg: msg, Err: err}
 	}
 	return s, nil
+}
+
+// hasKey reports whether the mapping n has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// fitDefaultsToPool caps the defaults a campaign took from the paper's
+// 512-GPU cast at a smaller pool: a burst ceiling (384 for science and
+// storms) or a backfill headroom (160) the file did not write is at most
+// the pool, so that a minimal file with `pool: 128` runs. A value written
+// in the file is never changed (above the pool it is an error naming it),
+// and at 512 GPUs or more nothing moves: the paper's runs stay as they are.
+func fitDefaultsToPool(s *engine.Scenario, defaulted []map[string]bool) {
+	for i := range s.Cast {
+		if i >= len(defaulted) {
+			break
+		}
+		c := &s.Cast[i]
+		if defaulted[i]["burst_ceiling"] && !c.CeilingIsPool && c.BurstCeiling > s.Pool && !s.AllowBurstAbovePool {
+			c.BurstCeiling = max(s.Pool, c.Guaranteed)
+		}
+		if defaulted[i]["headroom"] && c.Agent == engine.AgentBackfill && c.Headroom > s.Pool {
+			c.Headroom = s.Pool
+		}
+	}
 }
 
 func (p *parser) integer(n *yaml.Node, key string) (int, error) {

@@ -121,7 +121,8 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"duplicate names", head + victim + victim, 5, `duplicate campaign name "victim" (first at line 3)`},
 		{"overbooked guarantees", "pool: 100\ncampaigns:\n" + victim + "  - name: big\n    agent: naive\n    guaranteed: 80\n    burst_ceiling: 90\n", 5, `campaign big: guaranteed: the guarantees up to this campaign sum to 112 GPUs, more than the pool of 100`},
 		{"burst ceiling above the pool", head + "  - name: s\n    agent: storm\n    burst_ceiling: 600\n", 3, `campaign s: burst_ceiling: 600 GPUs is above the pool of 512 (write pool, or allow_burst_above_pool: true`},
-		{"the paper's burst on a small pool", "pool: 300\ncampaigns:\n  - name: a\n    agent: adaptive\n", 3, `campaign a: burst_ceiling: 384 GPUs is above the pool of 300`},
+		{"a written burst above a small pool", "pool: 300\ncampaigns:\n  - name: a\n    agent: adaptive\n    burst_ceiling: 384\n", 3, `campaign a: burst_ceiling: 384 GPUs is above the pool of 300`},
+		{"a written headroom above the pool", "pool: 300\ncampaigns:\n  - name: b\n    agent: backfill\n    headroom: 301\n", 3, `campaign b: headroom: 301 GPUs is above the pool of 300`},
 		{"empty window", head + "  - name: s\n    agent: storm\n    window: {start: 50, end: 50}\n", 3, `campaign s: window: [start, end) = [50, 50) is empty`},
 		{"wrong type", head + "  - name: s\n    agent: storm\n    gpus: many\n", 5, `campaigns[0].gpus: campaigns[0].gpus takes a whole number, got "many"`},
 		{"pool word elsewhere", head + "  - name: s\n    agent: storm\n    bucket: pool\n", 5, `takes a number, got "pool"`},
@@ -303,4 +304,23 @@ func TestConfigSweepsAScenarioFileByPath(t *testing.T) {
 	// Without a scenario file, a campaign path is an error that says why.
 	_, err = Parse(file, []byte("experiment: x\nseeds: [7]\ngrid:\n  campaigns.storm.bucket: [1]\n"))
 	require.ErrorContains(t, err, "needs a scenario file")
+}
+
+// TestPaperDefaultsFitASmallPool: a campaign that leaves its burst ceiling
+// or the backfill's headroom to the paper's default gets at most the pool
+// (a minimal 128-GPU file runs); one that writes them keeps its value; at
+// 512 GPUs the defaults are the paper's.
+func TestPaperDefaultsFitASmallPool(t *testing.T) {
+	s, err := ParseScenario("small.yaml", []byte("pool: 128\ncampaigns:\n  - {name: victim, agent: victim}\n  - {name: sci, agent: adaptive}\n"+
+		"  - {name: storm, agent: storm}\n  - {name: bf, agent: backfill}\n"))
+	require.NoError(t, err)
+	require.Equal(t, 128, s.Cast[1].BurstCeiling)
+	require.Equal(t, 128, s.Cast[2].BurstCeiling)
+	require.Equal(t, 128, s.Cast[3].Headroom)
+	require.Equal(t, 16, s.Cast[0].GPUs, "only ceilings and headroom move")
+
+	s, err = ParseScenario("paper.yaml", []byte("campaigns:\n  - {name: sci, agent: adaptive}\n  - {name: bf, agent: backfill}\n"))
+	require.NoError(t, err)
+	require.Equal(t, 384, s.Cast[0].BurstCeiling)
+	require.Equal(t, 160, s.Cast[1].Headroom)
 }

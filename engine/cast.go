@@ -377,7 +377,7 @@ func (s *Scenario) validateCast() error {
 				}
 			}
 		}
-		if err := validateAgent(c, bad); err != nil {
+		if err := validateAgent(c, s.Pool, bad); err != nil {
 			return err
 		}
 		guaranteed += c.Guaranteed
@@ -388,7 +388,7 @@ func (s *Scenario) validateCast() error {
 	return nil
 }
 
-func validateAgent(c *Campaign, bad func(*Campaign, string, string, ...any) error) error {
+func validateAgent(c *Campaign, pool int, bad func(*Campaign, string, string, ...any) error) error {
 	pos := func(field string, v int) error {
 		if v < 1 {
 			return bad(c, field, "must be at least 1, got %d", v)
@@ -427,6 +427,9 @@ func validateAgent(c *Campaign, bad func(*Campaign, string, string, ...any) erro
 		}
 	case AgentBackfill:
 		errs = append(errs, nonneg("headroom", c.Headroom), nonneg("min_request", c.MinRequest), pos("lease", c.Lease))
+		if c.Headroom > pool {
+			errs = append(errs, bad(c, "headroom", "%d GPUs is above the pool of %d (the backfill leaves at most the whole pool idle)", c.Headroom, pool))
+		}
 	}
 	for _, err := range errs {
 		if err != nil {

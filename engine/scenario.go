@@ -85,7 +85,14 @@ type Knob struct {
 	Kind string
 	get  func(*Scenario) float64
 	set  func(*Scenario, float64)
+	// lo and hi bound the values Set takes (knobRanges); hi == lo means
+	// unbounded.
+	lo, hi float64
 }
+
+// Range is the values the knob takes, lo to hi inclusive (ok false: any
+// value of its kind).
+func (k *Knob) Range() (lo, hi float64, ok bool) { return k.lo, k.hi, k.hi > k.lo }
 
 // Get returns the knob's value in s as a float64 (bools are 0 or 1).
 func (k *Knob) Get(s *Scenario) float64 { return k.get(s) }
@@ -121,8 +128,55 @@ func (k *Knob) Set(s *Scenario, v float64) error {
 			return fmt.Errorf("knob %s takes true or false, got %v", k.Name, v)
 		}
 	}
+	if lo, hi, ok := k.Range(); ok {
+		num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+		switch {
+		case v < lo && lo == 0:
+			return fmt.Errorf("knob %s must not be negative, got %s", k.Name, num(v))
+		case v < lo:
+			return fmt.Errorf("knob %s must be at least %s, got %s", k.Name, num(lo), num(v))
+		case v > hi:
+			return fmt.Errorf("knob %s must be at most %s, got %s", k.Name, num(hi), num(v))
+		}
+	}
 	k.set(s, v)
 	return nil
+}
+
+// knobRanges bound every numeric knob, so that no value reaches the
+// simulation that would make it fail (a negative count indexes nothing) or
+// never end (a run's cost grows with ticks, storms, tasks and the pool).
+// The ceilings are far above any study here: the paper runs 7,200 ticks of
+// 512 GPUs, one storm and 3,000 tasks per science campaign. Cross-knob
+// rules (the guarantees within the pool, the storm window inside the run,
+// headroom within the pool) are Validate's.
+var knobRanges = map[string][2]float64{
+	"pool":               {1, 1 << 20},
+	"io_capacity":        {0, 1e12},
+	"inference_capacity": {0, 1e12},
+	"headroom":           {0, 1 << 20},
+	"seed":               {0, 1 << 53},
+	"tasks":              {0, 1_000_000},
+	"grace":              {0, 864_000},
+	"sci_rate":           {0, 1 << 20},
+	"sci_bucket":         {0, 1e12},
+	"sci_burst":          {0, 1 << 20},
+	"storms":             {0, 1000},
+	"storm_rate":         {0, 1 << 20},
+	"storm_bucket":       {0, 1e12},
+	"storm_burst":        {0, 1 << 20},
+	"storm_start":        {0, 864_000},
+	"storm_end":          {0, 864_000},
+	"ticks":              {1, 864_000},
+	"sample_every":       {1, 864_000},
+}
+
+func init() {
+	for i := range Knobs {
+		if r, ok := knobRanges[Knobs[i].Name]; ok {
+			Knobs[i].lo, Knobs[i].hi = r[0], r[1]
+		}
+	}
 }
 
 func intKnob(name, usage string, p func(*Scenario) *int) Knob {
@@ -340,6 +394,9 @@ func (s *Scenario) validateFields() error {
 	}
 	if g := guaranteedSum(s); g > s.Pool {
 		return bad("the guarantees (victim 32 + science 2×64 + storms %d×16 = %d GPUs) exceed the pool of %d", s.Storms, g, s.Pool)
+	}
+	if s.Headroom > s.Pool {
+		return bad("headroom %d GPUs is above the pool of %d (the backfill leaves at most the whole pool idle)", s.Headroom, s.Pool)
 	}
 	return nil
 }

@@ -65,9 +65,28 @@ func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 	}
 	s = s.Explicit()
 	if err := s.Validate(); err != nil {
-		return s, err
+		return s, withKnobFlags(c, err)
 	}
 	return s, nil
+}
+
+// withKnobFlags names the knob flags given beside a scenario's validation
+// error: a rule between knobs (the guarantees within the pool, the storm
+// window inside the run) is broken by the flags as much as by the file.
+func withKnobFlags(c *cli.Context, err error) error {
+	var given []string
+	for i := range engine.Knobs {
+		if name := flagName(&engine.Knobs[i]); c.IsSet(name) {
+			given = append(given, fmt.Sprintf("--%s %v", name, c.Value(name)))
+		}
+	}
+	if c.IsSet("policy") {
+		given = append(given, "--policy "+c.String("policy"))
+	}
+	if len(given) == 0 {
+		return err
+	}
+	return fmt.Errorf("with %s: %w", strings.Join(given, ", "), err)
 }
 
 // applyKnobFlags sets the knobs from their flags (only the flags given on
