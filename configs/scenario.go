@@ -73,8 +73,8 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	root := doc.Content[0]
 	s.Cast = []engine.Campaign{}
 	haveCampaigns := false
-	policyLine := 0           // where the policy key is, for its validation errors
-	lines := map[string]int{} // campaign name → line, for validation errors
+	policyLine := 0                 // where the policy key is, for its validation errors
+	lines := map[string]int{}       // campaign name → line, for validation errors
 	var defaulted []map[string]bool // per campaign: the keys it left to the default
 	err := p.mapping(root, "", scenarioTopKeys, func(key string, k, v *yaml.Node) error {
 		switch key {
