@@ -91,7 +91,10 @@ func InspectDataDir(dir string, last int) (Inspection, error) {
 		}
 		ins.Segments = append(ins.Segments, seg)
 	}
-	ins.Temps, _ = filepath.Glob(filepath.Join(dir, "."+snapName+".tmp-*"))
+	for _, name := range tempNames {
+		temps, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+		ins.Temps = append(ins.Temps, temps...)
+	}
 	return ins, nil
 }
 

@@ -206,6 +206,9 @@ func (s *snapshotWriter) finish() error {
 // Names of what compaction keeps besides the snapshot: the previous
 // snapshot and the journal segment between it and the current one, from
 // which a damaged snapshot can be rebuilt (RepairSnapshot).
+// tempNames are the files written through a temporary file.
+var tempNames = []string{snapName, markName, walName}
+
 const (
 	snapPrevName = "bursar.snap.prev"
 	walPrevName  = "bursar.wal.prev"
@@ -291,11 +294,12 @@ func fold(snapIn, segIn, out string, cfg policy.Config) error {
 	return nil
 }
 
-// cleanTemps removes temporary files that interrupted snapshot writes
-// left behind (atomicfile names them .<name>.tmp-*); nothing reads them.
+// cleanTemps removes temporary files that interrupted writes left behind
+// (snapshots, length marks, repairs: all named .<name>.tmp-*); nothing
+// reads them, and the data directory's lock is held.
 func cleanTemps(dir string) []string {
 	var removed []string
-	for _, name := range []string{snapName} {
+	for _, name := range tempNames {
 		paths, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
 		for _, p := range paths {
 			if os.Remove(p) == nil {

@@ -168,6 +168,6 @@ func printInspection(w io.Writer, ins service.Inspection) {
 		}
 	}
 	for _, t := range ins.Temps {
-		fmt.Fprintf(w, "leftover temporary file of an interrupted snapshot: %s\n", t)
+		fmt.Fprintf(w, "leftover temporary file of an interrupted write (removed at the next start): %s\n", t)
 	}
 }
