@@ -16,11 +16,11 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 )
 
-// randomOps draws a workload: registrations, requests, releases, consumes
-// and runs of ticks long enough to fold.
+// randomOps draws a workload: registrations, requests, withdrawals,
+// releases, consumes and runs of ticks long enough to fold.
 func randomOps(t *rapid.T) []*op {
 	var ops []*op
-	camps := 0
+	camps, reqs := 0, 0
 	for i := range rapid.IntRange(1, 60).Draw(t, "steps") {
 		switch k := rapid.IntRange(0, 9).Draw(t, fmt.Sprint("kind", i)); {
 		case k == 0 || camps == 0:
@@ -31,6 +31,7 @@ func randomOps(t *rapid.T) []*op {
 			ops = append(ops, &op{Op: opRegister, Env: &env, TokenHash: hexHash(hashToken(env.Name))})
 			camps++
 		case k <= 3:
+			reqs++
 			ops = append(ops, &op{Op: opRequest, C: rapid.IntRange(0, camps-1).Draw(t, "c"),
 				GPUs: rapid.IntRange(1, 40).Draw(t, "gpus"), Duration: rapid.IntRange(1, 30).Draw(t, "dur")})
 		case k == 4:
@@ -38,6 +39,11 @@ func randomOps(t *rapid.T) []*op {
 		case k == 5:
 			ops = append(ops, &op{Op: opConsume, C: rapid.IntRange(0, camps-1).Draw(t, "c"),
 				IO: rapid.Float64Range(0, 4).Draw(t, "io"), Inf: rapid.Float64Range(0, 100).Draw(t, "inf")})
+		case k == 6 && reqs > 0:
+			// A withdrawal of a request that is no longer pending
+			// (or another campaign's) is refused and leaves no record.
+			ops = append(ops, &op{Op: opWithdraw, C: rapid.IntRange(0, camps-1).Draw(t, "c"),
+				Lease: rapid.IntRange(1, reqs).Draw(t, "req")})
 		default:
 			for range rapid.IntRange(1, 25).Draw(t, "ticks") {
 				ops = append(ops, &op{Op: opTick})
