@@ -469,7 +469,12 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		return err
 	}
 	jobs := ""
-	if st.JobsDir != "" {
+	switch {
+	case st.JobsDir != "" && mergedStudyShards(c) != nil:
+		// The shards replayed, so they wrote the records, each into its
+		// own --out.
+		jobs = " (the per-job records are in jobs/ of the folders the shards ran in)"
+	case st.JobsDir != "":
 		jobs = fmt.Sprintf(", jobs/ (%d replays' per-job records)", st.Runs())
 	}
 	fmt.Fprintf(stdout, "%s: %d runs; wrote %s, manifest.json%s into %s\n", experiment, st.Runs(),
