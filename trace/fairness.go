@@ -21,11 +21,14 @@ const (
 const MinNUWTJobs = 5
 
 // FairSample draws the jobs whose fair start times are computed: n of the
-// jobs submitted in iv (all of them if there are fewer), uniformly without
+// jobs submitted in iv (all of them if there are fewer; none for n ≤ 0), uniformly without
 // replacement from a PCG generator seeded with seed, as indices into
 // w.Jobs in ascending order. It depends on the workload, the interval and
 // the seed only, so every policy gets the same jobs.
 func FairSample(w *Workload, iv Interval, n int, seed uint64) []int {
+	if n <= 0 {
+		return nil
+	}
 	var in []int
 	for i := range w.Jobs {
 		if iv.Contains(w.Jobs[i].Submit) {

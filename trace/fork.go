@@ -9,8 +9,9 @@ import (
 )
 
 // CloneAllocator is a deep copy of a policy's whole state (package
-// internal/deepcopy), with its recorder unset: the copy runs on alone,
-// and neither run sees the other's steps. The policies are pure state
+// internal/deepcopy) without a recorder: the copy runs on alone, and
+// neither run sees the other's steps. It unsets a's recorder first (a
+// recorder may hold files, which are not copied): the caller sets a's back. The policies are pure state
 // machines; a closure a policy caches (budget's and the EASY adapter's
 // eligibility tests) is dropped from the copy and rebuilt on first use,
 // bound to the copy. The property test TestForkContinuesLikeTheOriginal

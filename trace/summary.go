@@ -150,6 +150,9 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	if iv.Span() <= 0 {
 		return nil, errors.New("measure: empty interval")
 	}
+	if len(w.Jobs) == 0 {
+		return nil, errors.New("measure: no jobs")
+	}
 	recs := run.Records
 	stop := run.Stop
 	s := &Summary{Interval: iv, Pool: w.Pool, Converged: run.Converged}
