@@ -3,12 +3,14 @@ package engine
 import (
 	"testing"
 
+	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/stretchr/testify/require"
 )
 
 // The adaptive agent's hot-work index must decide exactly what the
 // task-by-task sum decides, on every tick of every kind of run.
 func TestHotIndexMatchesExactSum(t *testing.T) {
+	testlong.Skip(t, "the hot index against the exact sum, run after run")
 	variants := map[string]func(*Scenario){
 		"default":      func(*Scenario) {},
 		"probe":        func(s *Scenario) { s.Probe = true },

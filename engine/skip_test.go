@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -64,6 +65,7 @@ var steadyPolicies = []string{"fifo", "priority", "static", "quota"}
 // broker: event-driven and tick by tick print the same bytes. Its cast
 // has adaptive-sci, which acts on every tick, so nothing is skipped.
 func TestEventSkippingPaperScenarioIsExact(t *testing.T) {
+	testlong.Skip(t, "the paper scenario with and without event skipping")
 	for _, seed := range []int64{1, 2, 3, 4} {
 		for _, probe := range []bool{false, true} {
 			s := DefaultScenario()
@@ -79,6 +81,7 @@ func TestEventSkippingPaperScenarioIsExact(t *testing.T) {
 // baselines do skip. (With work, naive-sci asks on every tick under static
 // and quota, whose limits are below its 256-GPU request.)
 func TestEventSkippingEveryPolicyIsExact(t *testing.T) {
+	testlong.Skip(t, "every policy with and without event skipping")
 	for _, name := range Policies {
 		t.Run(name, func(t *testing.T) {
 			for _, probe := range []bool{false, true} {
@@ -104,6 +107,7 @@ func TestEventSkippingEveryPolicyIsExact(t *testing.T) {
 // on a 256-GPU pool is below naive-sci's 256-GPU request, which it then
 // files, and is denied, on every tick, so nothing is quiet there.
 func TestEventSkippingOffDefaultScenarios(t *testing.T) {
+	testlong.Skip(t, "random scenarios with and without event skipping")
 	variants := []struct {
 		name  string
 		tweak func(*Scenario)

@@ -3,6 +3,7 @@ package trace
 import (
 	"math"
 
+	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
 	"slices"
 	"testing"
@@ -20,6 +21,7 @@ func loadExcerpt(t testing.TB, opt Options) *Workload {
 }
 
 func TestExcerptReplayMatchesTickByTick(t *testing.T) {
+	testlong.Skip(t, "tick by tick over the 28-day excerpt")
 	if testing.Short() {
 		t.Skip("tick-by-tick over 28 days")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
 )
@@ -16,6 +17,7 @@ import (
 // state with the original (no pointer, slice, map or cached closure
 // aliases it). This is what makes the fair start times' forks sound.
 func TestForkContinuesLikeTheOriginal(t *testing.T) {
+	testlong.Skip(t, "forks replayed on against the whole run")
 	for _, name := range []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"} {
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {

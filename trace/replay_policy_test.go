@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
@@ -77,6 +78,7 @@ func TestReplayFifoMatchesReplayEASY(t *testing.T) {
 // and the tick-by-tick one write byte-identical journals and the same
 // starts, preemptions and lost work.
 func TestReplaySkippingIsExact(t *testing.T) {
+	testlong.Skip(t, "every policy tick by tick over the excerpt")
 	if testing.Short() {
 		t.Skip("tick-by-tick over 28 days")
 	}
@@ -191,6 +193,7 @@ func TestRandomTracesSkipExactly(t *testing.T) {
 // leaky grant-time enforcement): the same journal, run, metrics and final
 // broker state as ticking every second, and most ticks skipped.
 func TestReplayBursarSkippingIsExact(t *testing.T) {
+	testlong.Skip(t, "Bursar tick by tick over the excerpt")
 	if testing.Short() {
 		t.Skip("tick-by-tick over 28 days")
 	}
