@@ -28,11 +28,22 @@
 // damaged complete one stops the start with the repair command
 // (RepairJournal) unless RecoverTail.
 //
-// Exposure on a shared login node (issue 13): connections are capped to fit
-// the descriptor limit, the longest-idle shed first (connlimit.go); every
-// error is an RFC 9457 problem, bodies are strict JSON (strict.go); the
-// clock's speed is bounded and its lag logged and exported at /metrics
-// (clock.go, metrics.go). See docs/service.md for the exact guarantees.
+// Exposure on a shared login node (issues 13 and 22): connections are
+// capped to fit the descriptor limit, the longest-idle shed first, and
+// connections on which no request has authenticated ("strangers") hold at
+// most three quarters of the cap, busy or not (connlimit.go); every error
+// is an RFC 9457 problem; every request body is read by one bounded,
+// exact-case, duplicate-free JSON parser whose result both validation and
+// the handler use (strict.go); campaign tokens' writes are rate-limited
+// and consume calls bounded per tick (tenant.go); tokens can be rotated
+// and revoked (token.go); the clock's speed is bounded and its lag logged
+// and exported at /metrics (clock.go, metrics.go). Durability beyond the
+// journal: the last two snapshots are kept with the segment between them,
+// a missing or shortened journal is refused (the length mark, wal.go),
+// and repair.go rewrites a damaged header, rebuilds a damaged snapshot and
+// cuts a damaged tail, each after a backup; inspect.go reads a data
+// directory for `bursar journal inspect`. See docs/service.md for the
+// exact guarantees.
 //
 // Waiting and withdrawing (issues 22 §5, 23 §5): GET …/requests/{id}/wait
 // holds its answer until the durable tick that grants the request
