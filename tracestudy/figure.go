@@ -375,7 +375,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 
 // WriteBudgetKnobsFigure draws fig_budget_knobs: mean wait, lost GPU time
 // and unfinished jobs against the window W, one line per minimum runtime
-// m, with 95 % intervals over windows; "†" marks a cell with a replay
+// m, with 95 % intervals over windows; "×" marks, in every panel, a cell with a replay
 // that stopped at its horizon.
 func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 	st := s.Study
@@ -396,7 +396,7 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 	tops := [4]float64{}
 	for i, m := range mins {
 		var xw, xl, xu, xf plotter.XYs
-		var marks plotter.XYs
+		var marks [4]plotter.XYs // per panel: the cells that stopped at their horizon
 		for si, sp := range st.Specs {
 			if sp.MinRuntime != m {
 				continue
@@ -421,7 +421,10 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 			tops[2] = max(tops[2], unf)
 			if !conv {
 				stopped = true
-				marks = append(marks, plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
+				marks[0] = append(marks[0], plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
+				marks[1] = append(marks[1], plotter.XY{X: x, Y: nanTo0(ml.Mean)})
+				marks[2] = append(marks[2], plotter.XY{X: x, Y: unf})
+				marks[3] = append(marks[3], plotter.XY{X: x, Y: nanTo0(mf.Mean)})
 			}
 			for _, bar := range []struct {
 				p     *plot.Plot
@@ -459,13 +462,16 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 				pp.p.Legend.Add(label, ln, sc)
 			}
 		}
-		if len(marks) > 0 {
-			sc, err := plotter.NewScatter(marks)
+		for k, p := range []*plot.Plot{pw, pl, pu, pf} {
+			if len(marks[k]) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(marks[k])
 			if err != nil {
 				return err
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
-			pw.Add(sc)
+			p.Add(sc)
 		}
 	}
 	var ticks plot.ConstantTicks
