@@ -8,6 +8,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/fairshare"
 	"github.com/bursar-hpc/bursar/policy/policies"
@@ -43,7 +44,7 @@ var policyKnobKeys = map[string][]string{
 	static.Name:    {"owners", "lend"},
 	quota.Name:     {"borrowing_limit", "queueing_strategy"},
 	fairshare.Name: {"half_life", "w_fairshare", "w_age", "max_age", "calc_period"},
-	budget.Name:    {"window", "min_runtime", "groups", "calc_period"},
+	budget.Name:    {"window", "min_runtime", "groups", "calc_period", "restart"},
 }
 
 // allPolicyKnobKeys is every knob of every policy, for "did you mean".
@@ -187,13 +188,28 @@ func (p *parser) policyKnob(pc *Policy, sub string, v *yaml.Node, key string) er
 			if err != nil {
 				return p.errAt(ck, join(key, cls), "%v", err)
 			}
+			if cv.Kind == yaml.ScalarNode && cv.Value == "never" {
+				k.Budget.MinRuntime[c] = budget.Never
+				return nil
+			}
 			x, err := p.integer(cv, join(key, cls))
-			if err == nil && x < 0 {
-				return p.errAt(cv, join(key, cls), "a minimum runtime must be ≥ 0 seconds, got %d", x)
+			if err == nil && x < budget.Never {
+				return p.errAt(cv, join(key, cls), "a minimum runtime must be ≥ 0 seconds, or never (-1), got %d", x)
 			}
 			k.Budget.MinRuntime[c] = x
 			return err
 		})
+	case "restart":
+		text, err := p.str(v, key)
+		if err != nil {
+			return err
+		}
+		r, err := baseline.ParseRestart(text)
+		if err != nil {
+			return p.errAt(v, key, "%v", err)
+		}
+		k.Budget.Restart = r
+		return nil
 	case "groups":
 		if v.Kind != yaml.SequenceNode {
 			return p.errAt(v, key, "want a list of groups (- {name: …, members: [...]}), got %s", describe(v))
@@ -297,7 +313,11 @@ func FormatPolicy(s *engine.Scenario) string {
 		if b.MinRuntime != db.MinRuntime {
 			var m []string
 			for c, x := range b.MinRuntime {
-				m = append(m, policy.Class(c).String()+": "+strconv.Itoa(x))
+				v := strconv.Itoa(x)
+				if x == budget.Never {
+					v = "never"
+				}
+				m = append(m, policy.Class(c).String()+": "+v)
 			}
 			parts = append(parts, "min_runtime: {"+strings.Join(m, ", ")+"}")
 		}
@@ -310,6 +330,9 @@ func FormatPolicy(s *engine.Scenario) string {
 		}
 		if b.CalcPeriod != db.CalcPeriod {
 			parts = append(parts, "calc_period: "+strconv.Itoa(b.CalcPeriod))
+		}
+		if b.Restart != db.Restart {
+			parts = append(parts, "restart: "+b.Restart.String())
 		}
 	}
 	if len(parts) == 0 {

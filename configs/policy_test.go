@@ -24,7 +24,11 @@ func TestPolicyKeyRoundTrips(t *testing.T) {
 		{"{name: fairshare, calc_period: 300}", "{name: fairshare, calc_period: 300}"},
 		{"{name: budget, calc_period: 60}", "{name: budget, calc_period: 60}"},
 		{"{name: budget, window: 3600, min_runtime: {agent-burst: 60}, groups: [{name: sci, members: [victim]}]}",
-			`{name: budget, window: 3600, min_runtime: {deadline: 0, interactive: 0, agent-burst: 60, opportunistic: 0}, groups: [{name: "sci", members: ["victim"]}]}`},
+			`{name: budget, window: 3600, min_runtime: {deadline: never, interactive: never, agent-burst: 60, opportunistic: 0}, groups: [{name: "sci", members: ["victim"]}]}`},
+		{"{name: budget, min_runtime: {interactive: 600, opportunistic: never}, restart: zero}",
+			`{name: budget, min_runtime: {deadline: never, interactive: 600, agent-burst: 3600, opportunistic: never}, restart: zero}`},
+		{"{name: budget, restart: checkpoint}", "budget"},
+		{"{name: budget, restart: 'checkpoint:60'}", "{name: budget, restart: checkpoint:60}"},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {

@@ -139,6 +139,8 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"bad owners", "policy: {name: static, owners: -1}\n" + head + victim, 1, `owners must be ≥ 0 groups, got -1`},
 		{"inflating an unknown campaign", "pool: 512\npolicy: {name: priority, inflate: [victimm]}\ncampaigns:\n" + victim, 2, `policy: invalid scenario: policy: inflate names "victimm", which is not a campaign of the scenario`},
 		{"bad min runtime class", "policy: {name: budget, min_runtime: {vip: 5}}\n" + head + victim, 1, `policy.min_runtime.vip: unknown service class "vip"`},
+		{"negative min runtime", "policy: {name: budget, min_runtime: {interactive: -2}}\n" + head + victim, 1, `policy.min_runtime.interactive: a minimum runtime must be ≥ 0 seconds, or never (-1), got -2`},
+		{"bad restart", "policy: {name: budget, restart: 'checkpoint:0'}\n" + head + victim, 1, `policy.restart: restart "checkpoint:0": the checkpoint interval must be a whole number of seconds ≥ 1 (checkpoint:3600)`},
 		{"no campaigns", "pool: 512\n", 1, `campaigns: missing`},
 		{"reserved name", head + "  - name: overbooked\n    agent: victim\n", 3, `reserved`},
 		{"flow without bucket", head + victim + "    io: {rate: 3}\n", 5, `needs rate and bucket`},
@@ -229,6 +231,7 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add([]byte("pool: 64\ncampaigns:\n  - {name: v, agent: victim}\n"))
 	f.Add([]byte("campaigns: [{name: s, agent: storm, window: {start: 1, end: 0}}]\n"))
 	f.Add([]byte("policy: {name: budget, window: 60, min_runtime: {agent-burst: 5}, groups: [{name: g, members: [v]}]}\ncampaigns: [{name: v, agent: victim}]\n"))
+	f.Add([]byte("policy: {name: budget, min_runtime: {interactive: never, opportunistic: 30}, restart: zero}\ncampaigns: [{name: v, agent: victim}]\n"))
 	f.Add([]byte("policy: {name: priority, inflate: [v]}\ncampaigns: [{name: v, agent: victim}]\n"))
 	f.Add([]byte("policy: {name: fairshare, half_life: 1e-300, w_age: 0}\ncampaigns: [{name: v, agent: victim}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -102,6 +102,11 @@ type Event struct {
 	// preempt-notice
 	Grace int
 
+	// release of a preempted trace job: the seconds of its run that its
+	// checkpoints kept (docs/studies.md §6.7; 0 under restart zero). The
+	// JSON carries it only when it is not 0.
+	Kept int
+
 	// grant, with the rule inputs read at sort time.
 	Latency     int
 	Path        Path
@@ -242,6 +247,9 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		dst = appendStringField(dst, "campaign", e.Campaign)
 		dst = appendIntField(dst, "gpus", e.GPUs)
 		dst = appendStringField(dst, "reason", e.Reason)
+		if e.Kept != 0 {
+			dst = appendIntField(dst, "kept", e.Kept)
+		}
 	case EventRequestExpired:
 		dst = appendStringField(dst, "campaign", e.Campaign)
 		dst = appendIntField(dst, "gpus", e.GPUs)

@@ -33,6 +33,7 @@ type forkState struct {
 	base       int64
 	ids        []policy.CampaignID
 	jobOf      []int32 // request id → job, as the replay has it
+	kept       []int64 // each job's run kept by checkpoints, as the replay has it (read only)
 	next, done int     // the next job to file; the jobs finished or denied
 	stop       int     // the horizon tick
 	tickByTick bool
@@ -59,9 +60,16 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 	jobOf := fs.jobOf
 	n := len(w.Jobs)
 	next, done := fs.next, fs.done
+	// The copy's own checkpoints (§6.7), on top of the replay's at the
+	// fork, which the copy must not change.
+	var kept map[int32]int64
 	file := func(j int) error {
 		jb := &w.Jobs[j]
-		id, err := fileRigid(w, rr, fs.ids[jb.Campaign], jb, int(jb.Submit-base))
+		k := kept[int32(j)]
+		if fs.kept != nil {
+			k += fs.kept[j]
+		}
+		id, err := fileRigid(w, rr, fs.ids[jb.Campaign], jb, int(jb.Submit-base), k)
 		if id >= 0 {
 			for len(jobOf) <= id {
 				jobOf = append(jobOf, -1)
@@ -101,6 +109,12 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 					stopped = true
 				}
 			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
+				if e.Kept > 0 {
+					if kept == nil {
+						kept = map[int32]int64{}
+					}
+					kept[j] += int64(e.Kept)
+				}
 				requeue = append(requeue, j)
 			case e.Kind == policy.EventRelease:
 				done++

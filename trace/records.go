@@ -57,11 +57,15 @@ type JobRecord struct {
 	// start of a served job is the one that ran to End.
 	Starts  []int64
 	Aborted []int64
+	// Kept[k] is the seconds of the aborted run k its checkpoints kept
+	// (restart checkpoint:S, §6.7; 0 under restart zero): the job resumed
+	// from there, so that part of the run was useful work.
+	Kept []int64
 	// End is the served job's end, −1 otherwise.
 	End         int64
 	Preemptions int
-	// LostGPUSeconds is GPUs × the aborted runs' lengths, the work thrown
-	// away (§6.7).
+	// LostGPUSeconds is GPUs × the aborted runs' lengths less what their
+	// checkpoints kept, the work thrown away (§6.7).
 	LostGPUSeconds int64
 	State          State
 	// LogWait is the wait the log itself recorded for the job (SWF field
@@ -125,12 +129,18 @@ func (r *JobRecord) BSLD(stop int64) float64 {
 	return max(1, float64(r.Wait(stop)+r.Run)/float64(max(r.Run, BSLDTau)))
 }
 
-// Held calls f with every run of the job: [start, end) and whether it was
-// aborted. A run still going at the replay's stop ends at stop.
+// runs calls f with every run of the job: [start, end) and whether it
+// was thrown away. The part of an aborted run its checkpoints kept comes
+// first, as a run that was not (Kept). A run still going at the replay's
+// stop ends at stop.
 func (r *JobRecord) runs(stop int64, f func(start, end int64, aborted bool)) {
 	for k, s := range r.Starts {
 		switch {
 		case k < len(r.Aborted):
+			if k < len(r.Kept) && r.Kept[k] > 0 {
+				f(s, s+r.Kept[k], false)
+				s += r.Kept[k]
+			}
 			f(s, r.Aborted[k], true)
 		case r.State == Served:
 			f(s, r.End, false)

@@ -39,7 +39,10 @@ type ReplayOptions struct {
 // Run is the outcome of a replay under a policy.
 type Run struct {
 	// Start is each job's final start, in seconds of the log, indexed
-	// like Workload.Jobs; −1 for a job that never ran (Denied).
+	// like Workload.Jobs; −1 for a job that never ran (Denied). A job that
+	// resumed from a checkpoint ran only the rest of its run from there:
+	// its wait is response − run (§6.7), JobRecord.Wait, not start −
+	// submit.
 	Start []int64
 	// Denied marks the jobs the policy refused at once: larger than their
 	// campaign can ever hold (§6.1). They count as unserved.
@@ -50,10 +53,12 @@ type Run struct {
 	// (their Start is −1); Unfinished counts them.
 	Unfinished     []bool
 	UnfinishedJobs int
-	// Preemptions counts the jobs' leases ended by preemption; each one
-	// restarted from zero (§6.7).
+	// Preemptions counts the jobs' leases ended by preemption; each job
+	// was requeued, to restart from zero or resume from its last
+	// checkpoint as the policy's restart rule says (§6.7).
 	Preemptions int
-	// LostGPUSeconds is Σ GPUs × the aborted runs' lengths (§6.7).
+	// LostGPUSeconds is Σ GPUs × the aborted runs' lengths since their
+	// last checkpoint (the whole run under restart zero, §6.7).
 	LostGPUSeconds int64
 	// HeldGPUSeconds is every GPU-second held, lost work included.
 	HeldGPUSeconds int64
@@ -83,13 +88,16 @@ type Run struct {
 // fileRigid files job jb of campaign c as a rigid request submitted at
 // tick submitted, into its site queue by name where the policy reads
 // queues (baseline.QueuedRequester) and the log names it.
-func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *Job, submitted int) (int, error) {
+func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *Job, submitted int, kept int64) (int, error) {
+	// A job resumed from a checkpoint asks for what is left of its run
+	// and its estimate (§6.7).
+	est, run := int(jb.Estimate-kept), int(jb.Run-kept)
 	if qr, ok := rr.(baseline.QueuedRequester); ok {
 		if q := w.QueueName(jb); q != "" {
-			return qr.RequestRigidQueued(c, jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, submitted, q)
+			return qr.RequestRigidQueued(c, jb.GPUs, est, run, jb.Class, submitted, q)
 		}
 	}
-	return rr.RequestRigid(c, jb.GPUs, int(jb.Estimate), int(jb.Run), jb.Class, submitted)
+	return rr.RequestRigid(c, jb.GPUs, est, run, jb.Class, submitted)
 }
 
 // Replay replays the workload under alloc, a fresh policy with no
@@ -100,9 +108,11 @@ func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *J
 // number, just before the tick that may admit it, so that a job that
 // starts at once has wait 0 (§6.13) — and lets the policy end each lease
 // at its real end. A preempted job is requeued with its original submit
-// time after the tick of its preemption and restarts from zero; its aborted
-// run counts as lost GPU-seconds (§6.7). It runs until every job has
-// finished or been denied.
+// time after the tick of its preemption; it asks for what is left of its
+// run and its estimate after the seconds its checkpoints kept (the release
+// record's Kept: 0 under restart zero), and the rest of its aborted run
+// counts as lost GPU-seconds (§6.7). It runs until every job has finished
+// or been denied.
 //
 // Time: the policy's tick t is second t + (first submit − 1) of the log,
 // so that a window late in a log does not tick through its first years.
@@ -148,9 +158,12 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 
 	var jobOf []int32           // request id → job
 	granted := make([]int64, n) // tick of the current lease's grant
+	// kept is each job's run kept by checkpoints (§6.7): a requeued job
+	// asks for what is left of its run and of its estimate.
+	kept := make([]int64, n)
 	file := func(j int, submitted int) error {
 		jb := &w.Jobs[j]
-		id, err := fileRigid(w, rr, ids[jb.Campaign], jb, submitted)
+		id, err := fileRigid(w, rr, ids[jb.Campaign], jb, submitted, kept[j])
 		if id >= 0 {
 			for len(jobOf) <= id {
 				jobOf = append(jobOf, -1)
@@ -203,7 +216,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			next++
 		}
 		if opt.forkHook != nil {
-			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
+			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, kept: kept, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
 			if err := opt.forkHook(fs, alloc, cap); err != nil {
 				return nil, err
 			}
@@ -228,18 +241,23 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				recs[j].Starts = append(recs[j].Starts, int64(e.T)+base)
 			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
 				d := int64(e.T) - granted[j]
+				if e.Kept < 0 || int64(e.Kept) >= d {
+					return nil, fmt.Errorf("trace replay: job %d: a preempted lease of %d s kept %d s", jb.Number, d, e.Kept)
+				}
 				run.Preemptions++
-				run.LostGPUSeconds += int64(jb.GPUs) * d
+				run.LostGPUSeconds += int64(jb.GPUs) * (d - int64(e.Kept))
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
+				kept[j] += int64(e.Kept)
 				run.Start[j] = -1
 				recs[j].Aborted = append(recs[j].Aborted, int64(e.T)+base)
+				recs[j].Kept = append(recs[j].Kept, int64(e.Kept))
 				recs[j].Preemptions++
-				recs[j].LostGPUSeconds += int64(jb.GPUs) * d
+				recs[j].LostGPUSeconds += int64(jb.GPUs) * (d - int64(e.Kept))
 				requeue = append(requeue, j)
 			case e.Kind == policy.EventRelease:
 				d := int64(e.T) - granted[j]
-				if d != jb.Run {
-					return nil, fmt.Errorf("trace replay: job %d: lease ended after %d s (%s), run %d s", jb.Number, d, e.Reason, jb.Run)
+				if d != jb.Run-kept[j] {
+					return nil, fmt.Errorf("trace replay: job %d: lease ended after %d s (%s), run %d s of which %d s kept before", jb.Number, d, e.Reason, jb.Run, kept[j])
 				}
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
 				run.End = max(run.End, int64(e.T)+base)

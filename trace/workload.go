@@ -549,8 +549,9 @@ func (w *Workload) Entitlements() *baseline.Entitlements {
 // whole or not at all (§6.1); the lease it gets is released at grant +
 // Run (its real end, known to the replay), while Estimate is what
 // backfilling believes. A preempted job is requeued with its submit time
-// and restarts from zero (§6.7). Envelope reads every job: Envelopes
-// gives them all in one pass.
+// and restarts from zero or resumes from its last checkpoint, as the
+// policy's restart rule says (§6.7, Replay). Envelope reads every job:
+// Envelopes gives them all in one pass.
 func (w *Workload) Envelope(c int) policy.Envelope {
 	return w.envelope(c, w.largestJob(c))
 }

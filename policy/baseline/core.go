@@ -85,6 +85,7 @@ type Lease struct {
 	Granted     int
 	Expires     int
 	PreemptAt   int
+	NoticedAt   int // the tick of its notice, under notice
 	UnderNotice bool
 	ReservedFor int
 	// Rigid marks a trace job's lease (RequestRigid): Expires is the job's
@@ -471,7 +472,11 @@ func (k *Core) end(l *Lease, reason string) {
 		}
 	}
 	if k.rec != nil {
-		k.record(policy.Event{Kind: policy.EventRelease, Lease: l.ID, Campaign: cp.Env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Reason: reason})
+		e := policy.Event{Kind: policy.EventRelease, Lease: l.ID, Campaign: cp.Env.Name, CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Reason: reason}
+		if reason == policy.ReasonPreempted && l.Rigid {
+			e.Kept = k.Restart().Kept(l.Granted, l.NoticedAt)
+		}
+		k.record(e)
 	}
 }
 

@@ -32,6 +32,12 @@ type EASY struct {
 	// record reads them instead of over the whole queue each pass.
 	Key func(r *Request)
 
+	// Search, if set, is called before each victim search with the head,
+	// so that an eligibility that keeps running state (budget's
+	// final-share check counts what each victim campaign has lost so far)
+	// starts afresh. Like Order, a copy of the Core drops it.
+	Search func(head *Request)
+
 	// AdmitEASYRanked's scratch: the merge cursors of one rank, and the
 	// queue order it builds when it needs the plain backfill.
 	cursors []int
@@ -89,6 +95,9 @@ func (k *Core) startOrPreempt(e *EASY, i int, eligible func(head *Request, l *Le
 			e.el = func(l *Lease) bool { return e.eligible(e.head, l) }
 		}
 		e.head, e.eligible, el = &k.pending[i], eligible, e.el
+	}
+	if e.Search != nil {
+		e.Search(&k.pending[i])
 	}
 	k.Preempt(i, k.Missing(i, room), e.Order, el)
 	e.head = nil

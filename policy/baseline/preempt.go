@@ -104,6 +104,7 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, eligible func(l
 	for _, j := range victims {
 		l := &k.leases[j]
 		l.UnderNotice = true
+		l.NoticedAt = k.now
 		l.PreemptAt = k.now + k.cfg.Grace
 		l.ReservedFor = r.ID
 		if k.rec != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -255,4 +257,125 @@ type debits struct {
 	camp        []policy.CampaignID
 	size, off   []int
 	amount, pad []float64
+}
+
+// Restart is how a preempted trace job resumes when it is requeued
+// (docs/studies.md §6.7). The zero value is `zero`: it restarts from
+// scratch and its whole aborted run is lost (GPUs × its length). With
+// Checkpoint S > 0 (`checkpoint:S`) the job writes a checkpoint every S
+// seconds of run and resumes from the last one, so only the GPU-seconds
+// since it are lost. No checkpoint is written during the grace period:
+// the notice ends the run's useful part.
+type Restart struct {
+	Checkpoint int
+}
+
+// DefaultCheckpoint is S of `checkpoint` written without one: an hour,
+// how the AI lab's training runs checkpoint (docs/studies.md §2, budget).
+const DefaultCheckpoint = 3600
+
+// Kept is the seconds of run a lease granted at tick granted and noticed
+// at tick noticed keeps: the last checkpoint before the notice, ⌊(noticed
+// − granted) / S⌋ × S; 0 under `zero`.
+func (r Restart) Kept(granted, noticed int) int {
+	if r.Checkpoint <= 0 || noticed <= granted {
+		return 0
+	}
+	return (noticed - granted) / r.Checkpoint * r.Checkpoint
+}
+
+// String is the knob's text: `zero` or `checkpoint:S`.
+func (r Restart) String() string {
+	if r.Checkpoint <= 0 {
+		return "zero"
+	}
+	return "checkpoint:" + strconv.Itoa(r.Checkpoint)
+}
+
+// ParseRestart reads `zero`, `checkpoint` (S = DefaultCheckpoint) or
+// `checkpoint:S` with S ≥ 1 seconds.
+func ParseRestart(s string) (Restart, error) {
+	switch {
+	case s == "zero":
+		return Restart{}, nil
+	case s == "checkpoint":
+		return Restart{Checkpoint: DefaultCheckpoint}, nil
+	case strings.HasPrefix(s, "checkpoint:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "checkpoint:"))
+		if err != nil || n < 1 {
+			return Restart{}, fmt.Errorf("restart %q: the checkpoint interval must be a whole number of seconds ≥ 1 (checkpoint:3600)", s)
+		}
+		return Restart{Checkpoint: n}, nil
+	}
+	return Restart{}, fmt.Errorf("restart %q: want zero, checkpoint or checkpoint:S (S in seconds)", s)
+}
+
+// MarshalText writes the knob's text.
+func (r Restart) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads the knob's text (ParseRestart).
+func (r *Restart) UnmarshalText(b []byte) error {
+	v, err := ParseRestart(string(b))
+	if err == nil {
+		*r = v
+	}
+	return err
+}
+
+// Restarter is an optional Rule hook: the restart rule of its preempted
+// trace jobs (budget's `restart` knob). A rule without it restarts them
+// from zero.
+type Restarter interface {
+	Restart() Restart
+}
+
+// Restart is the rule's restart rule for preempted trace jobs. The
+// release record of a preempted rigid lease carries the seconds of run
+// its checkpoints kept (policy.Event.Kept), from which the replay
+// requeues what is left of the job (§6.7).
+func (k *Core) Restart() Restart {
+	if r, ok := k.rule.(Restarter); ok {
+		return r.Restart()
+	}
+	return Restart{}
+}
+
+// LostIfNoticed is the GPU-seconds lease l would lose if it were put
+// under notice now: its run until the notice ends it (now + grace, or its
+// own end if sooner — then nothing is lost), less what a rigid lease's
+// checkpoints keep (Restart). An agent lease is not requeued (§6.7): its
+// whole run is lost.
+func (k *Core) LostIfNoticed(l *Lease) int {
+	slope, at := k.LostLine(l)
+	return slope*k.now + at
+}
+
+// LostLine is LostIfNoticed as a line in the tick t, slope × t + at,
+// valid from now until LostBreak: it grows by the lease's GPUs a tick,
+// and drops at each checkpoint and to 0 once the lease would end by
+// itself within the grace — by its estimate, which is what a scheduler
+// knows of a trace job (Lease.Estimated).
+func (k *Core) LostLine(l *Lease) (slope, at int) {
+	if l.Estimated() <= k.now+k.cfg.Grace {
+		return 0, 0 // it ends by itself first
+	}
+	kept := 0
+	if l.Rigid {
+		kept = k.Restart().Kept(l.Granted, k.now)
+	}
+	return l.GPUs, l.GPUs * (k.cfg.Grace - l.Granted - kept)
+}
+
+// LostBreak is the first tick after now at which lease l's LostLine
+// changes: its next checkpoint, or the tick from which it would end by
+// itself within the grace (math.MaxInt: never).
+func (k *Core) LostBreak(l *Lease) int {
+	next := math.MaxInt
+	if e := l.Estimated() - k.cfg.Grace; e > k.now {
+		next = e
+	}
+	if s := k.Restart().Checkpoint; l.Rigid && s > 0 {
+		next = min(next, l.Granted+((k.now-l.Granted)/s+1)*s)
+	}
+	return next
 }

@@ -19,7 +19,8 @@ type Knobs struct {
 	// Window is the sliding usage window W, in seconds.
 	Window int `json:"window" yaml:"window"`
 	// MinRuntime is the minimum runtime m per class (indexed by
-	// policy.Class), in seconds.
+	// policy.Class), in seconds: a lease younger than m is never
+	// preempted; Never (−1): never preempted at all.
 	MinRuntime [4]int `json:"min_runtime" yaml:"min_runtime"`
 	// Groups form the hierarchy (§6.11): campaigns named in a group share
 	// its priority at the top level. A campaign in no group is a group of
@@ -29,7 +30,15 @@ type Knobs struct {
 	// window, in seconds (ticks), as Slurm's PriorityCalcPeriod; 1 is
 	// every tick.
 	CalcPeriod int `json:"calc_period" yaml:"calc_period"`
+	// Restart is how a preempted trace job resumes (docs/studies.md §6.7):
+	// from its last checkpoint (the default, every hour of run) or from
+	// zero.
+	Restart baseline.Restart `json:"restart" yaml:"restart"`
 }
+
+// Never is a minimum runtime that never runs out: the class is never
+// preempted.
+const Never = -1
 
 // SlurmCalcPeriod is Slurm's PriorityCalcPeriod default, 5 minutes, as
 // for fairshare: the period of the trace studies (policies.TraceKnobs).
@@ -41,9 +50,16 @@ type Group struct {
 	Members []string `json:"members" yaml:"members"`
 }
 
-// DefaultKnobs: W = 7 days; m = 0 except agent-burst, 300 s.
+// DefaultKnobs: W = 7 days; m: deadline and interactive never preempted,
+// agent-burst 1 h, opportunistic 0 (preemptible at once); restart from
+// an hourly checkpoint (docs/studies.md §2).
 func DefaultKnobs() Knobs {
-	return Knobs{Window: 7 * 24 * 3600, MinRuntime: [4]int{policy.AgentBurst: 300}, CalcPeriod: 1}
+	return Knobs{
+		Window:     7 * 24 * 3600,
+		MinRuntime: [4]int{policy.Deadline: Never, policy.Interactive: Never, policy.AgentBurst: 3600, policy.Opportunistic: 0},
+		CalcPeriod: 1,
+		Restart:    baseline.Restart{Checkpoint: baseline.DefaultCheckpoint},
+	}
 }
 
 // Validate checks the knobs; the error names the knob.
@@ -54,9 +70,12 @@ func (k Knobs) Validate() error {
 	if k.CalcPeriod < 1 {
 		return fmt.Errorf("budget: calc_period must be at least 1 s, got %d", k.CalcPeriod)
 	}
+	if k.Restart.Checkpoint < 0 {
+		return fmt.Errorf("budget: restart: the checkpoint interval must be ≥ 1 s (or 0 for zero), got %d", k.Restart.Checkpoint)
+	}
 	for c, m := range k.MinRuntime {
-		if m < 0 {
-			return fmt.Errorf("budget: min_runtime of %s must not be negative, got %d", policy.Class(c), m)
+		if m < Never {
+			return fmt.Errorf("budget: min_runtime of %s must be ≥ 0 seconds, or %d for never, got %d", policy.Class(c), Never, m)
 		}
 	}
 	var seen []string
@@ -75,19 +94,20 @@ func (k Knobs) Validate() error {
 }
 
 // segment is a run of ticks from start on with the same holding; cum is
-// the GPU-seconds held before start.
+// the GPU-seconds held before start (since the first segment).
 type segment struct{ start, held, cum int }
 
 // window is one campaign's holdings as change points with their running
 // sums: holdings change rarely, so this is small where a per-tick ring of
 // a 7-day window would be 600k entries, and the GPU-seconds of any span of
 // ticks are exact integers whether the ticks were executed or skipped.
+// Preloaded usage (docs/studies.md §6.16) is segments at ticks ≤ 0.
 type window struct {
 	segs []segment
 }
 
-// cum is the GPU-seconds held in ticks 1…t, for t no earlier than the
-// first segment kept (any t when none was dropped).
+// cum is the GPU-seconds held in the ticks up to t, for t no earlier than
+// the first segment kept (any t when none was dropped).
 func (w *window) cum(t int) int {
 	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1
 	if i < 0 {
@@ -99,15 +119,12 @@ func (w *window) cum(t int) int {
 
 // sum is the GPU-seconds held in the W ticks ending at t.
 func (w *window) sum(t, width int) int {
-	if t < 1 {
-		return 0
-	}
 	if n := len(w.segs); n == 0 || w.segs[n-1].held == 0 && w.segs[n-1].start <= t-width+1 {
 		// Nothing held in the window: most campaigns of a long trace,
 		// most of the time.
 		return 0
 	}
-	return w.cum(t) - w.cum(max(t-width, 0))
+	return w.cum(t) - w.cum(t-width)
 }
 
 // hold records the holding from tick t on.
@@ -134,6 +151,30 @@ func (w *window) trim(t int) {
 	}
 }
 
+// preload turns a campaign's usage before the replay (its history,
+// baseline.Usage: GPUs in the ticks Start … End − 1, those ≤ 0 only) into
+// its window's first segments: the holding at every change point, ending
+// with 0 by tick 1.
+func (w *window) preload(h []baseline.Usage) {
+	type step struct{ t, d int }
+	var steps []step
+	for _, u := range h {
+		if e := min(u.End, 1); u.Start < e && u.GPUs > 0 {
+			steps = append(steps, step{u.Start, u.GPUs}, step{e, -u.GPUs})
+		}
+	}
+	slices.SortFunc(steps, func(a, b step) int { return cmp.Compare(a.t, b.t) })
+	w.segs = w.segs[:0]
+	held := 0
+	for i, st := range steps {
+		held += st.d
+		if i+1 < len(steps) && steps[i+1].t == st.t {
+			continue // one change point per tick
+		}
+		w.hold(st.t, held)
+	}
+}
+
 // Rule is the budget rule.
 type Rule struct {
 	baseline.Base
@@ -147,8 +188,9 @@ type Rule struct {
 	easy baseline.EASY
 	// calcAt is the first tick of the calculation period the priorities
 	// were computed for (0: none yet): each campaign's group-level and
-	// member-level priority, from the windows ending the tick before, and
-	// the per-group sums they are made of.
+	// member-level usage ratio (window usage ÷ its entitled share of the
+	// window's GPU-seconds; lower goes first), from the windows ending
+	// the tick before, and the per-group sums they are made of.
 	calcAt          int
 	groupP, memberP []float64
 	// rank is each campaign's rank by priority (0 the highest); byRank
@@ -163,6 +205,23 @@ type Rule struct {
 	usage            []int
 	core             *baseline.Core
 	eligible         func(head *baseline.Request, l *baseline.Lease) bool
+	// The preemption contract's state for one victim search (Search):
+	// each campaign's and group's GPUs held and not under notice, the
+	// GPUs the search has taken from each so far, the head's campaign
+	// and size.
+	held, gHeld, taken, gTaken []int
+	headCamp                   policy.CampaignID
+	headGPUs                   int
+	order                      func(a, b *baseline.Lease) int
+	search                     func(head *baseline.Request)
+	// searchAt is the tick of the last victim search, and sensitive
+	// whether its outcome may depend on the victim order: a final-share
+	// test was made with GPUs already taken from the victim's node. The
+	// order (fewest GPU-seconds lost) moves with time, so such a search
+	// that failed is tried again at the next tick (NextEvent).
+	searchAt  int
+	sensitive bool
+	cands     []int // orderChange's scratch
 }
 
 // New returns a budget allocator.
@@ -179,9 +238,16 @@ func NewRule(knobs Knobs) *Rule { return &Rule{knobs: knobs} }
 // Name is the policy's name.
 func (*Rule) Name() string { return Name }
 
-// Registered starts a campaign with an empty window, in its group.
+// Restart is the restart knob (baseline.Restarter).
+func (r *Rule) Restart() baseline.Restart { return r.knobs.Restart }
+
+// Registered starts a campaign's window with its usage before the
+// replay (baseline.Core.History, docs/studies.md §6.16; empty without
+// one), in its group.
 func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
-	r.wins = append(r.wins, window{})
+	var w window
+	w.preload(k.History(c))
+	r.wins = append(r.wins, w)
 	g := len(r.knobs.Groups) + int(c)
 	name := k.Envelope(c).Name
 	for i, grp := range r.knobs.Groups {
@@ -207,10 +273,10 @@ func (r *Rule) now() int {
 	return r.core.Now()
 }
 
-// Priority is c's share less its usage fraction over the window through
-// the current tick, at the top level: its group's with groups (Σ of the
-// members' shares less Σ of their usage fractions), its own without. It
-// is what a calculation at the end of this tick gives.
+// Priority is c's usage ratio over the window through the current tick,
+// at the top level (lower goes first): its group's with groups (Σ of the
+// members' window usage ÷ (Σ of their entitlements × pool × W)), its own
+// without. It is what a calculation at the end of this tick gives.
 func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID) float64 {
 	r.core = k
 	r.priorities(k, k.Now())
@@ -218,8 +284,8 @@ func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID) float64 {
 	return r.groupP[c]
 }
 
-// MemberPriority is c's priority inside its group: its share of the
-// group's shares less its share of the group's window usage.
+// MemberPriority is c's usage ratio inside its group: its window usage
+// ÷ (its entitlement × pool × W).
 func (r *Rule) MemberPriority(k *baseline.Core, c policy.CampaignID) float64 {
 	r.core = k
 	r.priorities(k, k.Now())
@@ -290,17 +356,21 @@ func (r *Rule) sameOrder() bool {
 	return true
 }
 
-// higher orders campaigns a and b by priority, highest first.
+// higher orders campaigns a and b by priority, highest (the lowest usage
+// ratio) first: the group's, then the member's.
 func (r *Rule) higher(a, b int) int {
-	if c := cmp.Compare(r.groupP[b], r.groupP[a]); c != 0 {
+	if c := cmp.Compare(r.groupP[a], r.groupP[b]); c != 0 {
 		return c
 	}
-	return cmp.Compare(r.memberP[b], r.memberP[a])
+	return cmp.Compare(r.memberP[a], r.memberP[b])
 }
 
-// priorities computes both levels for every campaign from the windows
-// ending at tick t; the filler has 0 at both and counts in no total
-// (§6.11).
+// priorities computes both levels' usage ratios for every campaign from
+// the windows ending at tick t: usage ÷ (entitlement × pool × W), the
+// fraction of its entitled GPU-seconds of the window it used (+Inf for a
+// campaign with no entitlement that used any, so that it goes last). The
+// filler has 0 at both (§6.11: its usage counts nowhere; it is not in
+// the queue).
 func (r *Rule) priorities(k *baseline.Core, t int) {
 	n := k.NumCampaigns()
 	ng := len(r.knobs.Groups) + n
@@ -310,7 +380,6 @@ func (r *Rule) priorities(k *baseline.Core, t int) {
 	for range ng {
 		r.gShare = append(r.gShare, 0)
 	}
-	total := 0
 	for c := range n {
 		cp := k.Campaign(policy.CampaignID(c))
 		if cp.Filler {
@@ -318,10 +387,10 @@ func (r *Rule) priorities(k *baseline.Core, t int) {
 		}
 		u := r.wins[c].sum(t, r.knobs.Window)
 		r.usage[c] = u
-		total += u
 		r.gShare[r.group[c]] += cp.Share
 		r.gUsage[r.group[c]] += u
 	}
+	whole := float64(k.Config().Pool) * float64(r.knobs.Window)
 	r.groupP, r.memberP = r.groupP[:0], r.memberP[:0]
 	for c := range n {
 		cp := k.Campaign(policy.CampaignID(c))
@@ -330,61 +399,205 @@ func (r *Rule) priorities(k *baseline.Core, t int) {
 			continue
 		}
 		g := r.group[c]
-		r.groupP = append(r.groupP, r.gShare[g]-ratio(r.gUsage[g], total))
+		r.groupP = append(r.groupP, usageRatio(r.gUsage[g], r.gShare[g]*whole))
 		if g >= len(r.knobs.Groups) {
 			// A group of its own: the member level has nothing to order.
 			r.memberP = append(r.memberP, 0)
 			continue
 		}
-		share := 0.0
-		if r.gShare[g] > 0 {
-			share = cp.Share / r.gShare[g]
-		}
-		r.memberP = append(r.memberP, share-ratio(r.usage[c], r.gUsage[g]))
+		r.memberP = append(r.memberP, usageRatio(r.usage[c], cp.Share*whole))
 	}
 }
 
-func ratio(part, whole int) float64 {
-	if whole <= 0 {
+// usageRatio is used ÷ entitled, +Inf for a positive use of nothing and
+// 0 for no use.
+func usageRatio(used int, entitled float64) float64 {
+	switch {
+	case used == 0:
 		return 0
+	case entitled <= 0:
+		return math.Inf(1)
 	}
-	return float64(part) / float64(whole)
+	return float64(used) / entitled
 }
 
 // Admit orders the queue level by level — group priority, then member
 // priority inside the group (Slurm's Fair Tree walks the tree the same
-// way) — then submit time and id, and runs one EASY pass.
+// way) — then submit time and id, and runs one EASY pass in which only
+// the blocked head, the request holding the reservation, may preempt.
 func (r *Rule) Admit(k *baseline.Core) {
 	r.core = k
 	// The ranks change only with the priorities or the campaigns waiting;
 	// the queue is kept between admissions (baseline.Ranked). A request's
-	// key, its group's priority, is written as it is granted, where the
-	// grant record reads it.
+	// key, its group's usage ratio, is written as it is granted, where
+	// the grant record reads it.
 	recalc := r.recalc(k)
 	if grew := r.wait.Sync(k); grew || recalc && !r.sameOrder() {
 		r.ranks()
 	}
-	if r.easy.Key == nil {
-		r.easy.Key = func(req *baseline.Request) { req.Key = r.groupP[req.Campaign] }
-	}
-	if r.eligible == nil {
-		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
-			// "Above its share" is judged where the two paths split: the
-			// groups' priorities if they differ, the members' inside one.
-			p, v := r.groupP, r.groupP
-			if r.group[head.Campaign] == r.group[l.Campaign] {
-				p, v = r.memberP, r.memberP
-			}
-			return p[head.Campaign] > 0 && v[l.Campaign] < 0
-		}
-	}
+	r.Hooks(k, &r.easy)
 	// Its Limit is the pool (baseline.Base's), as AdmitEASYRanked needs.
 	k.AdmitEASYRanked(&r.easy, &r.wait, r.rank, r.byRank, r.eligible)
 }
 
-// Protected: a lease younger than its class's minimum runtime.
+// Hooks sets an EASY pass's key (unless set), victim order and victim
+// search to the rule's, on core k; Eligibility is the eligibility to pass
+// with it. The rule's own admission uses them, and so can a test's
+// oracle of it.
+func (r *Rule) Hooks(k *baseline.Core, e *baseline.EASY) {
+	r.core = k
+	if r.eligible == nil {
+		r.eligible = func(_ *baseline.Request, l *baseline.Lease) bool { return r.Eligible(l) }
+		r.order, r.search = r.VictimOrder, r.Search
+	}
+	if e.Key == nil {
+		e.Key = func(req *baseline.Request) { req.Key = r.groupP[req.Campaign] }
+	}
+	e.Order, e.Search = r.order, r.search
+}
+
+// Eligibility is the preemption contract's eligibility (Eligible) for
+// an EASY pass set up by Hooks.
+func (r *Rule) Eligibility() func(head *baseline.Request, l *baseline.Lease) bool {
+	return r.eligible
+}
+
+// Protected: a lease younger than its class's minimum runtime, or of a
+// class that is never preempted.
 func (r *Rule) Protected(k *baseline.Core, l *baseline.Lease) bool {
-	return k.Now()-l.Granted < r.knobs.MinRuntime[l.Class]
+	m := r.knobs.MinRuntime[l.Class]
+	return m < 0 || k.Now()-l.Granted < m
+}
+
+// VictimOrder is the order the blocked head takes victims in (§6.6):
+// lowest class first, then the fewest GPU-seconds lost if noticed now
+// (baseline.Core.LostIfNoticed: under checkpoint restart a lease just
+// past its checkpoint loses little), then newest first.
+func (r *Rule) VictimOrder(a, b *baseline.Lease) int {
+	if c := cmp.Compare(b.Class, a.Class); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(r.core.LostIfNoticed(a), r.core.LostIfNoticed(b)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Granted, a.Granted); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.ID, a.ID)
+}
+
+// Search starts a victim search for head (baseline.EASY.Search): what
+// each campaign and group holds now, leases under notice left out (they
+// are as good as gone), and nothing taken yet.
+func (r *Rule) Search(head *baseline.Request) {
+	k := r.core
+	n := k.NumCampaigns()
+	ng := len(r.knobs.Groups) + n
+	r.held, r.taken = baseline.Ints(r.held, n), baseline.Ints(r.taken, n)
+	r.gHeld, r.gTaken = baseline.Ints(r.gHeld, ng), baseline.Ints(r.gTaken, ng)
+	for _, l := range k.Leases() {
+		if !l.UnderNotice && !k.IsFiller(&l) {
+			r.held[l.Campaign] += l.GPUs
+			r.gHeld[r.group[l.Campaign]] += l.GPUs
+		}
+	}
+	r.shares(k)
+	r.headCamp, r.headGPUs = head.Campaign, head.GPUs
+	r.searchAt, r.sensitive = k.Now(), false
+}
+
+// shares fills gShare with each group's entitlement (Σ of its members'),
+// which Search reads whether or not the priorities were computed since
+// the last registration.
+func (r *Rule) shares(k *baseline.Core) {
+	ng := len(r.knobs.Groups) + k.NumCampaigns()
+	r.gShare = r.gShare[:0]
+	for range ng {
+		r.gShare = append(r.gShare, 0)
+	}
+	for c := range k.NumCampaigns() {
+		if cp := k.Campaign(policy.CampaignID(c)); !cp.Filler {
+			r.gShare[r.group[c]] += cp.Share
+		}
+	}
+}
+
+// Eligible is the contract's test for the search's head P (of size n)
+// and lease l of campaign V (not the filler's, not protected), at the
+// level where P's and V's paths split — the groups', or the members'
+// inside one group — with q = held ÷ (entitlement × pool):
+//
+//   - q_V > 1 and q_P < 1 (V above its entitlement, P below);
+//   - after the preemption q_P, counting n, is at most q_V, counting what
+//     V has lost to this search with l (Kueue's
+//     LessThanOrEqualToFinalShare), i.e. (held_P + n) × e_V ≤ (held_V −
+//     taken_V − l) × e_P.
+//
+// A lease it accepts is counted as taken.
+func (r *Rule) Eligible(l *baseline.Lease) bool {
+	k := r.core
+	pool := float64(k.Config().Pool)
+	p, v := int(r.headCamp), int(l.Campaign)
+	held, taken := r.gHeld, r.gTaken
+	node := func(c int) int { return r.group[c] }
+	ep, ev := r.gShare[r.group[p]], r.gShare[r.group[v]]
+	if r.group[p] == r.group[v] {
+		held, taken = r.held, r.taken
+		node = func(c int) int { return c }
+		ep, ev = k.Campaign(policy.CampaignID(p)).Share, k.Campaign(policy.CampaignID(v)).Share
+	}
+	hp, hv := held[node(p)], held[node(v)]
+	if !(float64(hv) > ev*pool && float64(hp) < ep*pool) {
+		return false
+	}
+	if taken[node(v)] > 0 {
+		r.sensitive = true
+	}
+	after := hv - taken[node(v)] - l.GPUs
+	if float64(hp+r.headGPUs)*ev > float64(after)*ep {
+		return false
+	}
+	r.taken[v] += l.GPUs
+	r.gTaken[r.group[v]] += l.GPUs
+	return true
+}
+
+// orderChange is the first tick after now at which the victim order of
+// the candidates of the last search (the leases of other campaigns than
+// the head's, not under notice, not protected) may change: a lease's
+// lost GPU-seconds jump (baseline.Core.LostBreak), or two leases next to
+// each other in the order cross. Between those ticks every lease's loss
+// is a line, and lines reorder only by neighbours crossing; the tick
+// returned may be early (rounded down), never late.
+func (r *Rule) orderChange(k *baseline.Core) int {
+	now := k.Now()
+	next := math.MaxInt
+	r.cands = r.cands[:0]
+	for i, l := range k.Leases() {
+		if !l.UnderNotice && l.Campaign != r.headCamp && !r.Protected(k, &l) {
+			r.cands = append(r.cands, i)
+			next = min(next, k.LostBreak(&l))
+		}
+	}
+	ls := k.Leases()
+	slices.SortFunc(r.cands, func(a, b int) int { return r.VictimOrder(&ls[a], &ls[b]) })
+	for x := 1; x < len(r.cands); x++ {
+		a, b := &ls[r.cands[x-1]], &ls[r.cands[x]]
+		if a.Class != b.Class {
+			continue
+		}
+		sa, ca := k.LostLine(a)
+		sb, cb := k.LostLine(b)
+		if sa == sb {
+			continue // parallel: they keep their order
+		}
+		// sa·t + ca = sb·t + cb at t = (cb − ca) / (sa − sb).
+		t := math.Floor(float64(cb-ca) / float64(sa-sb))
+		if t >= float64(now) && t < float64(next) {
+			next = max(int(t), now+1)
+		}
+	}
+	return next
 }
 
 // EndTick records the tick's holdings (the ticks the Core skipped held
@@ -427,13 +640,22 @@ func (r *Rule) EndTick(k *baseline.Core) {
 // differently (baseline.Paced): the next period's start, when the
 // priorities change — none while no request waits, since they order only
 // the queue and are computed lazily — or the first tick at which a lease
-// outlives its minimum runtime and may be preempted.
+// outlives its minimum runtime and may be preempted. The contract's
+// other inputs (what each campaign holds) change only with a grant, an
+// end or a notice, which are the Core's events. The victim order (the
+// GPU-seconds each lease would lose) moves with time: a failed search
+// whose outcome it may have decided (sensitive) is tried every tick.
 func (r *Rule) NextEvent(k *baseline.Core) int {
 	now := k.Now()
 	next := math.MaxInt
+	if r.sensitive && r.searchAt == now {
+		next = r.orderChange(k)
+	}
 	for _, l := range k.Leases() {
-		if end := l.Granted + r.knobs.MinRuntime[l.Class]; end > now {
-			next = min(next, end)
+		if m := r.knobs.MinRuntime[l.Class]; m >= 0 {
+			if end := l.Granted + m; end > now {
+				next = min(next, end)
+			}
 		}
 	}
 	for _, q := range k.Pending() {

@@ -44,13 +44,8 @@ func (p *plainRule) Admit(k *baseline.Core) {
 	}
 	r.rankSorted() // the same ranking, from the waiting campaigns found here
 	ids := p.queue.BuildRanked(k, r.rank)
-	k.AdmitEASY(&p.easy, ids, func(head *baseline.Request, l *baseline.Lease) bool {
-		pr, v := r.groupP, r.groupP
-		if r.group[head.Campaign] == r.group[l.Campaign] {
-			pr, v = r.memberP, r.memberP
-		}
-		return pr[head.Campaign] > 0 && v[l.Campaign] < 0
-	})
+	r.Hooks(k, &p.easy)
+	k.AdmitEASY(&p.easy, ids, r.Eligibility())
 }
 
 // The kept queue (baseline.Ranked, AdmitEASYRanked, the ranks kept while
@@ -64,7 +59,7 @@ func TestKeptQueueIsThePlainAdmission(t *testing.T) {
 		knobs.CalcPeriod = rapid.SampledFrom([]int{1, 2, 7, 300}).Draw(t, "calc-period")
 		knobs.Window = rapid.SampledFrom([]int{1, 7, 100, 604800}).Draw(t, "window")
 		for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
-			knobs.MinRuntime[c] = rapid.SampledFrom([]int{0, 5, 300}).Draw(t, "m")
+			knobs.MinRuntime[c] = rapid.SampledFrom([]int{Never, 0, 5, 300}).Draw(t, "m")
 		}
 		if rapid.Bool().Draw(t, "groups") {
 			knobs.Groups = []Group{{Name: "g", Members: []string{"c0", "c1"}}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -34,6 +35,9 @@ type oldWindow struct {
 // Rule is the budget rule.
 type perTick struct {
 	baseline.Base
+	// rule is the preemption contract (Hooks): what campaigns hold now,
+	// which no calculation period delays.
+	rule  *budget.Rule
 	knobs budget.Knobs
 	wins  []oldWindow
 	// group is each campaign's group: an index into knobs.Groups, or, for
@@ -47,13 +51,13 @@ type perTick struct {
 	gShare          []float64
 	gUsage          []int
 	core            *baseline.Core
-	eligible        func(head *baseline.Request, l *baseline.Lease) bool
 }
 
 func (*perTick) Name() string { return budget.Name }
 
 // Registered starts a campaign with an empty window, in its group.
 func (r *perTick) Registered(k *baseline.Core, c policy.CampaignID) {
+	r.rule.Registered(k, c)
 	r.wins = append(r.wins, oldWindow{})
 	g := len(r.knobs.Groups) + int(c)
 	name := k.Envelope(c).Name
@@ -93,16 +97,15 @@ func (r *perTick) priorities(k *baseline.Core) {
 	for range ng {
 		r.gShare = append(r.gShare, 0)
 	}
-	total := 0
 	for c := range n {
 		cp := k.Campaign(policy.CampaignID(c))
 		if cp.Filler {
 			continue
 		}
-		total += r.wins[c].sum
 		r.gShare[r.group[c]] += cp.Share
 		r.gUsage[r.group[c]] += r.wins[c].sum
 	}
+	whole := float64(k.Config().Pool) * float64(r.knobs.Window)
 	r.groupP, r.memberP = r.groupP[:0], r.memberP[:0]
 	for c := range n {
 		cp := k.Campaign(policy.CampaignID(c))
@@ -111,25 +114,26 @@ func (r *perTick) priorities(k *baseline.Core) {
 			continue
 		}
 		g := r.group[c]
-		r.groupP = append(r.groupP, r.gShare[g]-oldRatio(r.gUsage[g], total))
+		r.groupP = append(r.groupP, oldRatio(r.gUsage[g], r.gShare[g]*whole))
 		if g >= len(r.knobs.Groups) {
 			// A group of its own: the member level has nothing to order.
 			r.memberP = append(r.memberP, 0)
 			continue
 		}
-		share := 0.0
-		if r.gShare[g] > 0 {
-			share = cp.Share / r.gShare[g]
-		}
-		r.memberP = append(r.memberP, share-oldRatio(r.wins[c].sum, r.gUsage[g]))
+		r.memberP = append(r.memberP, oldRatio(r.wins[c].sum, cp.Share*whole))
 	}
 }
 
-func oldRatio(part, whole int) float64 {
-	if whole <= 0 {
+// oldRatio is used ÷ entitled: +Inf for a positive use of nothing, 0 for
+// no use.
+func oldRatio(used int, entitled float64) float64 {
+	switch {
+	case used == 0:
 		return 0
+	case entitled <= 0:
+		return math.Inf(1)
 	}
-	return float64(part) / float64(whole)
+	return float64(used) / entitled
 }
 
 // Admit orders the queue level by level — group priority, then member
@@ -142,10 +146,10 @@ func (r *perTick) Admit(k *baseline.Core) {
 		req.Key = r.groupP[req.Campaign]
 	}
 	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
-		if c := cmp.Compare(r.groupP[b.Campaign], r.groupP[a.Campaign]); c != 0 {
+		if c := cmp.Compare(r.groupP[a.Campaign], r.groupP[b.Campaign]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(r.memberP[b.Campaign], r.memberP[a.Campaign]); c != 0 {
+		if c := cmp.Compare(r.memberP[a.Campaign], r.memberP[b.Campaign]); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
@@ -153,25 +157,16 @@ func (r *perTick) Admit(k *baseline.Core) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	if r.eligible == nil {
-		r.eligible = func(head *baseline.Request, l *baseline.Lease) bool {
-			// "Above its share" is judged where the two paths split: the
-			// groups' priorities if they differ, the members' inside one.
-			p, v := r.groupP, r.groupP
-			if r.group[head.Campaign] == r.group[l.Campaign] {
-				p, v = r.memberP, r.memberP
-			}
-			return p[head.Campaign] > 0 && v[l.Campaign] < 0
-		}
-	}
 	r.core = k
-	k.AdmitEASY(&r.easy, ids, r.eligible)
+	r.easy.Key = func(*baseline.Request) {} // written above
+	r.rule.Hooks(k, &r.easy)
+	k.AdmitEASY(&r.easy, ids, r.rule.Eligibility())
 }
 
-// Protected: a lease younger than its class's minimum runtime.
-func (r *perTick) Protected(k *baseline.Core, l *baseline.Lease) bool {
-	return k.Now()-l.Granted < r.knobs.MinRuntime[l.Class]
-}
+// Protected and Restart are the rule's.
+func (r *perTick) Protected(k *baseline.Core, l *baseline.Lease) bool { return r.rule.Protected(k, l) }
+
+func (r *perTick) Restart() baseline.Restart { return r.rule.Restart() }
 
 // EndTick slides every campaign's window by one tick.
 func (r *perTick) EndTick(k *baseline.Core) {
@@ -210,7 +205,7 @@ func TestCalcPeriodOneIsPerTick(t *testing.T) {
 		knobs.CalcPeriod = 1
 		knobs.Window = rapid.SampledFrom([]int{1, 7, 100, 604800}).Draw(t, "window")
 		for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
-			knobs.MinRuntime[c] = rapid.SampledFrom([]int{0, 5, 300}).Draw(t, "m")
+			knobs.MinRuntime[c] = rapid.SampledFrom([]int{budget.Never, 0, 5, 300}).Draw(t, "m")
 		}
 		if rapid.Bool().Draw(t, "groups") {
 			knobs.Groups = []budget.Group{{Name: "g", Members: []string{"c0", "c1"}}}
@@ -222,7 +217,7 @@ func TestCalcPeriodOneIsPerTick(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		oracle := &perTick{knobs: knobs}
+		oracle := &perTick{knobs: knobs, rule: budget.NewRule(knobs)}
 		want, err := baseline.New(cfg, oracle)
 		if err != nil {
 			t.Fatal(err)

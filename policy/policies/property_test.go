@@ -63,7 +63,10 @@ func drawScenario(t *rapid.T) scenario {
 	sc.knobs.Fairshare.CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "fairshare-calc-period")
 	sc.knobs.Budget.CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "budget-calc-period")
 	sc.knobs.Budget.Window = rapid.SampledFrom([]int{10, 600, 604800}).Draw(t, "window")
-	sc.knobs.Budget.MinRuntime[policy.AgentBurst] = rapid.SampledFrom([]int{0, 30, 300}).Draw(t, "min-runtime")
+	for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
+		sc.knobs.Budget.MinRuntime[c] = rapid.SampledFrom([]int{budget.Never, 0, 30, 300}).Draw(t, "min-runtime")
+	}
+	sc.knobs.Budget.Restart = baseline.Restart{Checkpoint: rapid.SampledFrom([]int{0, 1, 60, 3600}).Draw(t, "restart")}
 	sc.knobs.Quota.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
 	sc.knobs.Quota.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "queueing-strategy")
 	sc.knobs.Static.Owners = rapid.IntRange(0, 6).Draw(t, "owners")
@@ -127,10 +130,59 @@ type ledger struct {
 	alive     map[int]int // lease → GPUs
 	granted   map[int]bool
 	notice    map[int]int // lease → tick of its notice
+
+	// For budget's contract (docs/studies.md §6.11): each lease's grant
+	// tick, campaign and class, what each campaign holds and not under
+	// notice, and the GPUs the current batch of notices took from each.
+	budget    *budget.Knobs
+	grantedAt map[int]int
+	campOf    map[int]policy.CampaignID
+	held      map[policy.CampaignID]int
+	batch     map[policy.CampaignID]int
+}
+
+// checkBudgetNotice checks a notice of a lease that is not the filler's
+// against budget's contract: the lease is at least its class's m old
+// (never, for a class m protects for ever), and, with no hierarchy, its
+// campaign held more than its entitlement before the batch of notices
+// it belongs to (q_V > 1).
+func (l *ledger) checkBudgetNotice(k *baseline.Core, e policy.Event) {
+	m := l.budget.MinRuntime[e.Class]
+	if age := e.T - l.grantedAt[e.Lease]; m < 0 || age < m {
+		l.t.Fatalf("budget: lease %d (%s) preempted %d s after its grant, m = %d", e.Lease, e.Class, age, m)
+	}
+	if len(l.budget.Groups) > 0 {
+		return
+	}
+	before := l.held[e.CampaignID] + l.batch[e.CampaignID]
+	if share := k.Campaign(e.CampaignID).Share; float64(before) <= share*float64(l.pool) {
+		l.t.Fatalf("budget: lease %d of %s preempted while it held %d GPUs, its entitlement %v × %d", e.Lease, e.Campaign, before, share, l.pool)
+	}
 }
 
 func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
+	k, _ := a.(*baseline.Core)
 	for _, e := range j.Events[l.seen:] {
+		if e.Kind != policy.EventPreemptNotice {
+			clear(l.batch)
+		}
+		if l.budget != nil && k != nil {
+			switch e.Kind {
+			case policy.EventGrant:
+				l.grantedAt[e.Lease], l.campOf[e.Lease] = e.T, e.CampaignID
+				l.held[e.CampaignID] += e.GPUs
+			case policy.EventRelease:
+				if _, noticed := l.notice[e.Lease]; !noticed {
+					l.held[e.CampaignID] -= e.GPUs
+				}
+			case policy.EventPreemptNotice:
+				if !k.Campaign(e.CampaignID).Filler {
+					l.checkBudgetNotice(k, e)
+				}
+				l.held[e.CampaignID] -= e.GPUs
+				l.batch[e.CampaignID] += e.GPUs
+			}
+		}
 		switch e.Kind {
 		case policy.EventGrant:
 			if l.granted[e.Lease] {
@@ -246,6 +298,11 @@ func run(t *rapid.T, name string, sc scenario, check bool) []byte {
 	}
 	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace, borrowing: sc.knobs.Quota.BorrowingLimit,
 		alive: map[int]int{}, granted: map[int]bool{}, notice: map[int]int{}}
+	if name == budget.Name {
+		l.budget = &sc.knobs.Budget
+		l.grantedAt, l.campOf = map[int]int{}, map[int]policy.CampaignID{}
+		l.held, l.batch = map[policy.CampaignID]int{}, map[policy.CampaignID]int{}
+	}
 	var leases []int
 	for _, o := range sc.ops {
 		c := ids[o.c]
