@@ -13,13 +13,19 @@ import (
 // CPU time (the machine is shared, so wall time is noisy) and ticks the
 // Ticks executed (the rest were skipped).
 func benchPolicies(b *testing.B, w *Workload) {
+	// The knobs the trace studies run with: the workload's entitlements,
+	// and priority's preempt from the log's header.
+	knobs := policies.TraceKnobs()
+	knobs.Entitlements = w.Entitlements()
+	preempt := w.Preemptible()
+	knobs.Priority.Preempt = &preempt
 	for _, name := range policies.Names {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var r *Run
 			cpu := cpuTime()
 			for b.Loop() {
-				r = replayPolicy(b, w, name, policies.TraceKnobs(), ReplayOptions{})
+				r = replayPolicy(b, w, name, knobs, ReplayOptions{})
 			}
 			reportCPU(b, cpu)
 			b.ReportMetric(float64(r.Ticks), "ticks")

@@ -158,15 +158,16 @@ func (k *Core) reshare() {
 	for i := range k.camps {
 		cp := &k.camps[i]
 		id := policy.CampaignID(i)
+		if cp.Filler {
+			cp.Share, cp.Group = 0, -1 // even if named: it only scavenges
+			continue
+		}
 		if ref, named := k.entOf[cp.Env.Name]; named {
 			cp.Share, cp.Group = ref.share, ref.group
 			k.groups[ref.group].Members = append(k.groups[ref.group].Members, id)
 			continue
 		}
 		switch {
-		case cp.Filler:
-			cp.Share, cp.Group = 0, -1
-			continue
 		case total > 0:
 			cp.Share = rest * cp.Env.Sustained / total
 		default:

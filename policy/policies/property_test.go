@@ -3,6 +3,8 @@ package policies_test
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +15,7 @@ import (
 	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/bursar-hpc/bursar/policy/static"
 )
@@ -114,7 +117,48 @@ func drawScenario(t *rapid.T) scenario {
 	if rapid.Bool().Draw(t, "inflate") {
 		sc.knobs.Priority.Inflate = []string{sc.envs[0].Name}
 	}
+	preempt := rapid.Bool().Draw(t, "priority-preempt")
+	sc.knobs.Priority.Preempt = &preempt
+	if rapid.Bool().Draw(t, "entitlements") {
+		sc.knobs.Entitlements = drawEntitlements(t, sc.envs)
+	}
 	return sc
+}
+
+// drawEntitlements puts the campaigns that are not the filler into one to
+// three groups with random shares summing to 1, each group's split
+// equally among its members (docs/studies.md §1).
+func drawEntitlements(t *rapid.T, envs []policy.Envelope) *baseline.Entitlements {
+	ng := rapid.IntRange(1, 3).Draw(t, "groups")
+	members := make([][]string, ng)
+	for _, e := range envs {
+		if e.Class != policy.Opportunistic {
+			g := rapid.IntRange(0, ng-1).Draw(t, e.Name+"-group")
+			members[g] = append(members[g], e.Name)
+		}
+	}
+	var e baseline.Entitlements
+	weights, sum := []float64{}, 0.0
+	for g := range members {
+		if len(members[g]) > 0 {
+			w := float64(rapid.IntRange(1, 10).Draw(t, "group-weight"))
+			weights, sum = append(weights, w), sum+w
+			e.Groups = append(e.Groups, baseline.GroupShare{Name: fmt.Sprintf("g%d", g)})
+		}
+	}
+	i := 0
+	for g := range members {
+		if len(members[g]) == 0 {
+			continue
+		}
+		share := weights[i] / sum
+		e.Groups[i].Share = share
+		for _, m := range members[g] {
+			e.Groups[i].Members = append(e.Groups[i].Members, baseline.MemberShare{Name: m, Share: share / float64(len(members[g]))})
+		}
+		i++
+	}
+	return &e
 }
 
 // ledger follows the journal: the leases alive, what was granted and
@@ -126,6 +170,10 @@ type ledger struct {
 	grace int
 	// borrowing is quota's borrowing limit (-1: unlimited).
 	borrowing int
+	// noPreempt: priority with its preempt knob off, which notices only
+	// the filler's leases (docs/studies.md §2, §6.2).
+	noPreempt bool
+	fillers   map[string]bool
 	seen      int
 	alive     map[int]int // lease → GPUs
 	granted   map[int]bool
@@ -197,6 +245,9 @@ func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
 			if _, ok := l.alive[e.Lease]; !ok {
 				l.t.Fatalf("%s: notice for lease %d that is not alive (t=%d)", l.name, e.Lease, e.T)
 			}
+			if l.noPreempt && !l.fillers[e.Campaign] {
+				l.t.Fatalf("%s: preempt off, yet lease %d of %s noticed (t=%d)", l.name, e.Lease, e.Campaign, e.T)
+			}
 			if _, again := l.notice[e.Lease]; again {
 				l.t.Fatalf("%s: lease %d noticed twice", l.name, e.Lease)
 			}
@@ -238,6 +289,7 @@ func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
 	// A baseline's campaign never holds more than its limit (partition,
 	// quota plus borrowing), and a quota cohort never more than its quotas.
 	if k, ok := a.(*baseline.Core); ok {
+		l.checkShares(k)
 		for c := range k.NumCampaigns() {
 			id := policy.CampaignID(c)
 			if h, lim := k.Held(id, policy.AnyClass), k.Rule().Limit(k, id); h > lim {
@@ -284,6 +336,41 @@ func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
 	}
 }
 
+// checkShares: the entitlements as every rule reads them
+// (docs/studies.md §1): the groups' shares sum to 1 whenever a campaign
+// other than the filler is registered; every such campaign is a member
+// of its group, and a group's members' shares sum to at most its share
+// (to it when all are registered); the filler is in no group.
+func (l *ledger) checkShares(k *baseline.Core) {
+	total, any := 0.0, false
+	for _, g := range k.Groups() {
+		total += g.Share
+		sum := 0.0
+		for _, c := range g.Members {
+			sum += k.Campaign(c).Share
+		}
+		if sum > g.Share+1e-9 {
+			l.t.Fatalf("%s: group %s's members hold %v of its %v", l.name, g.Name, sum, g.Share)
+		}
+	}
+	for c := range k.NumCampaigns() {
+		cp := k.Campaign(policy.CampaignID(c))
+		if cp.Filler {
+			if cp.Group != -1 || cp.Share != 0 {
+				l.t.Fatalf("%s: the filler has group %d, share %v", l.name, cp.Group, cp.Share)
+			}
+			continue
+		}
+		any = true
+		if !slices.Contains(k.Groups()[cp.Group].Members, policy.CampaignID(c)) {
+			l.t.Fatalf("%s: %s is not a member of its group %s", l.name, cp.Env.Name, k.Groups()[cp.Group].Name)
+		}
+	}
+	if any && math.Abs(total-1) > 1e-9 {
+		l.t.Fatalf("%s: the groups' shares sum to %v", l.name, total)
+	}
+}
+
 // run plays a scenario on a fresh policy and returns its journal.
 func run(t *rapid.T, name string, sc scenario, check bool) []byte {
 	a, err := policies.New(name, sc.cfg, sc.knobs)
@@ -297,7 +384,11 @@ func run(t *rapid.T, name string, sc scenario, check bool) []byte {
 		ids = append(ids, id)
 	}
 	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace, borrowing: sc.knobs.Quota.BorrowingLimit,
-		alive: map[int]int{}, granted: map[int]bool{}, notice: map[int]int{}}
+		alive: map[int]int{}, granted: map[int]bool{}, notice: map[int]int{},
+		noPreempt: name == priority.Name && !sc.knobs.Priority.Preempts(), fillers: map[string]bool{}}
+	for _, e := range sc.envs {
+		l.fillers[e.Name] = e.Class == policy.Opportunistic
+	}
 	if name == budget.Name {
 		l.budget = &sc.knobs.Budget
 		l.grantedAt, l.campOf = map[int]int{}, map[int]policy.CampaignID{}
