@@ -248,15 +248,41 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	var w window
 	w.preload(k.History(c))
 	r.wins = append(r.wins, w)
-	g := len(r.knobs.Groups) + int(c)
+	r.group = append(r.group, 0)
+	// Registering may regroup every campaign (the Core's groups grow, or
+	// its shares change): place them all again.
+	for d := range r.group {
+		r.group[d] = r.groupOf(k, policy.CampaignID(d))
+	}
+	r.calcAt = 0 // the shares changed
+}
+
+// groupOf is campaign c's group: with the Groups knob, the knob's group
+// naming it (an index into the knob), else a group of its own
+// (len(Groups) + c); without it, the Core's group from the entitlements
+// (baseline.Core.SetEntitlements, docs/studies.md §1: on a trace the
+// (user, group) associations of each SWF group), offset past the
+// campaigns' own groups so that the two never share an index.
+func (r *Rule) groupOf(k *baseline.Core, c policy.CampaignID) int {
+	own := len(r.knobs.Groups) + int(c)
+	if len(r.knobs.Groups) == 0 {
+		if g := k.Campaign(c).Group; g >= 0 {
+			return k.NumCampaigns() + g
+		}
+		return own
+	}
 	name := k.Envelope(c).Name
 	for i, grp := range r.knobs.Groups {
 		if slices.Contains(grp.Members, name) {
-			g = i
+			return i
 		}
 	}
-	r.group = append(r.group, g)
-	r.calcAt = 0 // the shares changed
+	return own
+}
+
+// numGroups bounds the group indices groupOf gives.
+func (r *Rule) numGroups(k *baseline.Core) int {
+	return len(r.knobs.Groups) + k.NumCampaigns() + len(k.Groups())
 }
 
 // WindowUsage is campaign c's GPU-seconds in the last W ticks, through
@@ -373,7 +399,7 @@ func (r *Rule) higher(a, b int) int {
 // the queue).
 func (r *Rule) priorities(k *baseline.Core, t int) {
 	n := k.NumCampaigns()
-	ng := len(r.knobs.Groups) + n
+	ng := r.numGroups(k)
 	r.gShare = r.gShare[:0]
 	r.gUsage = baseline.Ints(r.gUsage, ng)
 	r.usage = baseline.Ints(r.usage, n)
@@ -400,11 +426,8 @@ func (r *Rule) priorities(k *baseline.Core, t int) {
 		}
 		g := r.group[c]
 		r.groupP = append(r.groupP, usageRatio(r.gUsage[g], r.gShare[g]*whole))
-		if g >= len(r.knobs.Groups) {
-			// A group of its own: the member level has nothing to order.
-			r.memberP = append(r.memberP, 0)
-			continue
-		}
+		// In a group of its own the member's ratio is the group's: the
+		// member level orders nothing more.
 		r.memberP = append(r.memberP, usageRatio(r.usage[c], cp.Share*whole))
 	}
 }
@@ -492,7 +515,7 @@ func (r *Rule) VictimOrder(a, b *baseline.Lease) int {
 func (r *Rule) Search(head *baseline.Request) {
 	k := r.core
 	n := k.NumCampaigns()
-	ng := len(r.knobs.Groups) + n
+	ng := r.numGroups(k)
 	r.held, r.taken = baseline.Ints(r.held, n), baseline.Ints(r.taken, n)
 	r.gHeld, r.gTaken = baseline.Ints(r.gHeld, ng), baseline.Ints(r.gTaken, ng)
 	for _, l := range k.Leases() {
@@ -510,7 +533,7 @@ func (r *Rule) Search(head *baseline.Request) {
 // which Search reads whether or not the priorities were computed since
 // the last registration.
 func (r *Rule) shares(k *baseline.Core) {
-	ng := len(r.knobs.Groups) + k.NumCampaigns()
+	ng := r.numGroups(k)
 	r.gShare = r.gShare[:0]
 	for range ng {
 		r.gShare = append(r.gShare, 0)

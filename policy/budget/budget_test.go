@@ -182,17 +182,26 @@ func TestOrderIsFairTree(t *testing.T) {
 //     G1, b (0/5) against a (8/5 = 1.6): (0 + 4)/5 = 0.8 ≤ (8 − 4)/5 = 0.8,
 //     so a loses a lease.
 func TestHierarchyJudgesWherePathsSplit(t *testing.T) {
+	// The same hierarchy from the entitlements (baseline.Entitlements, as
+	// a trace's (user, group) associations give it) instead of the knob.
+	ent := &baseline.Entitlements{Groups: []baseline.GroupShare{
+		{Name: "G1", Share: 0.5, Members: []baseline.MemberShare{{Name: "a", Share: 0.25}, {Name: "b", Share: 0.25}}},
+		{Name: "G2", Share: 0.5, Members: []baseline.MemberShare{{Name: "c", Share: 0.5}}},
+	}}
 	for _, tc := range []struct {
 		groups []budget.Group
+		ent    *baseline.Entitlements
 		victim string
 	}{
-		{nil, "c"},
-		{[]budget.Group{{Name: "G1", Members: []string{"a", "b"}}}, "a"},
+		{nil, nil, "c"},
+		{[]budget.Group{{Name: "G1", Members: []string{"a", "b"}}}, nil, "a"},
+		{nil, ent, "a"},
 	} {
 		k := knobs(1000, 0, baseline.Restart{})
 		k.Groups = tc.groups
 		a, err := baseline.New(bt.Config(20, 5), budget.NewRule(k))
 		require.NoError(t, err)
+		require.NoError(t, a.SetEntitlements(tc.ent))
 		j := &bt.Journal{}
 		a.SetRecorder(j)
 		ca, _ := a.Register(bt.Env("a", 1, policy.AgentBurst))

@@ -17,8 +17,10 @@
 // walking groups before members is Fair Tree's depth-first walk
 // (https://slurm.schedmd.com/fair_tree.html). Admission is EASY
 // backfilling in that order (policy/easy through baseline's
-// AdmitEASYRanked). A campaign in no group is a group of its own; with
-// no groups the order is flat. The entitlements are the Core's shares
+// AdmitEASYRanked). The groups are the Groups knob's if it is set, else
+// the Core's entitlements' (baseline.Core.SetEntitlements: on a trace,
+// the SWF groups). A campaign in no group is a group of its own; with no
+// groups the order is flat. The entitlements are the Core's shares
 // (docs/studies.md §1: a campaign is one (user, group) association and
 // a group's members split its entitlement), so the group's entitlement is
 // the sum of its members'.
