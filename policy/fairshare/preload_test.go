@@ -70,3 +70,33 @@ func TestPreloadPerTickProperty(t *testing.T) {
 		}
 	})
 }
+
+// S is the member entitlement (docs/studies.md §1): group "physics" is
+// entitled to 1/2, split between ann and bob (S = 1/4 each); "chem" to
+// 1/2, cy alone (S = 1/2). With half-life 10 s each holds 4 GPUs for
+// ticks 1–10: equal usage, U = 1/3 of the total each, so F_ann = F_bob =
+// 2^(−(1/3)/(1/4)) = 2^(−4/3) and F_cy = 2^(−2/3) — although all three
+// registered the same R, which would have given S = 1/3 each.
+func TestShareIsTheMemberEntitlement(t *testing.T) {
+	knobs := fairshare.DefaultKnobs()
+	knobs.HalfLife = 10
+	rule := fairshare.NewRule(knobs)
+	a, err := baseline.New(bt.Config(12, 60), rule)
+	require.NoError(t, err)
+	require.NoError(t, a.SetEntitlements(&baseline.Entitlements{Groups: []baseline.GroupShare{
+		{Name: "physics", Share: 0.5, Members: []baseline.MemberShare{{Name: "ann", Share: 0.25}, {Name: "bob", Share: 0.25}}},
+		{Name: "chem", Share: 0.5, Members: []baseline.MemberShare{{Name: "cy", Share: 0.5}}},
+	}}))
+	var ids []policy.CampaignID
+	for _, n := range []string{"ann", "bob", "cy"} {
+		id, err := a.Register(bt.Env(n, 4, policy.AgentBurst))
+		require.NoError(t, err)
+		ids = append(ids, id)
+		_, _ = a.Request(id, 4, 10, policy.AnyClass)
+	}
+	bt.Ticks(a, 10)
+	require.InDelta(t, rule.Usage(ids[0]), rule.Usage(ids[2]), 1e-9)
+	require.InDelta(t, math.Exp2(-4.0/3), rule.Factor(a, ids[0]), 1e-12)
+	require.InDelta(t, math.Exp2(-4.0/3), rule.Factor(a, ids[1]), 1e-12)
+	require.InDelta(t, math.Exp2(-2.0/3), rule.Factor(a, ids[2]), 1e-12)
+}
