@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/internal/deepcopy"
 	"github.com/bursar-hpc/bursar/policy"
@@ -45,7 +46,7 @@ type forkState struct {
 // horizon, or grant (called with each grant's job and log time) says
 // stop. rec receives the copy's journal. The replay's jobOf is appended
 // to only beyond its length, which the replay overwrites as it goes on.
-func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, grant func(j int32, t int64) bool) error {
+func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Recorder, grant func(j int32, t int64) bool) error {
 	w, base := fs.w, fs.base
 	rr, ok := alloc.(policy.RigidRequester)
 	if !ok {
@@ -57,7 +58,25 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 	if fs.tickByTick {
 		skip = nil
 	}
-	jobOf := fs.jobOf
+	// The replay's request ids are read, never written: the copy's new
+	// ones go to its own table.
+	shared := fs.jobOf
+	var own []int32 // request id − len(shared) → job
+	jobOf := func(id int) int32 {
+		switch {
+		case id < 0:
+			return -1
+		case id < len(shared):
+			return shared[id]
+		case id-len(shared) < len(own):
+			return own[id-len(shared)]
+		}
+		return -1
+	}
+	end := fs.stop
+	if until > 0 {
+		end = min(end, until-1)
+	}
 	n := len(w.Jobs)
 	next, done := fs.next, fs.done
 	// The copy's own checkpoints (§6.7), on top of the replay's at the
@@ -70,11 +89,11 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 			k += fs.kept[j]
 		}
 		id, err := fileRigid(w, rr, fs.ids[jb.Campaign], jb, int(jb.Submit-base), k)
-		if id >= 0 {
-			for len(jobOf) <= id {
-				jobOf = append(jobOf, -1)
+		if id >= len(shared) {
+			for len(own) <= id-len(shared) {
+				own = append(own, -1)
 			}
-			jobOf[id] = int32(j)
+			own[id-len(shared)] = int32(j)
 		}
 		if errors.Is(err, policy.ErrExceedsLimit) {
 			done++
@@ -91,7 +110,7 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 			}
 			next++
 		}
-		if done == n {
+		if done == n || alloc.Now() >= end {
 			return nil
 		}
 		alloc.Tick()
@@ -99,10 +118,10 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 		stopped := false
 		for i := range cap.ev {
 			e := &cap.ev[i]
-			if e.Lease < 0 || e.Lease >= len(jobOf) || jobOf[e.Lease] < 0 {
+			j := jobOf(e.Lease)
+			if j < 0 {
 				continue
 			}
-			j := jobOf[e.Lease]
 			switch {
 			case e.Kind == policy.EventGrant:
 				if grant != nil && grant(j, int64(e.T)+base) {
@@ -126,11 +145,11 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 				return err
 			}
 		}
-		if stopped || done == n || alloc.Now() >= fs.stop {
+		if stopped || done == n || alloc.Now() >= end {
 			return nil
 		}
 		if skip != nil {
-			target := min(skip.NextChange()-1, fs.stop-1)
+			target := min(skip.NextChange()-1, end-1)
 			if next < limit {
 				target = min(target, int(w.Jobs[next].Submit-base)-1)
 			}
@@ -141,51 +160,148 @@ func (fs forkState) run(alloc policy.Allocator, limit int, rec policy.Recorder, 
 	}
 }
 
-// fairStarts resolves the sampled jobs filed by now (sample[fp:] with an
-// index below fs.next), just before the next submit is filed: up to this
-// point the replay is each one's withheld replay, so a job that has
-// started already has its fair start; for the others (jobs submitted at
-// one time share one fork) a copy of the policy runs on with every later
-// submit withheld until they have started (docs/studies.md §6.17). It
-// returns the next sample position.
-func fairStarts(fs forkState, alloc policy.Allocator, cap *capture, sample []int, fp int, run *Run) (int, error) {
+// fairForks holds the fair-start forks of a replay under a policy. A fork
+// is taken at the next submit after a sampled job's (until then the replay
+// is the job's withheld replay) if the job has not started by then, but
+// run only once the job has started in the replay, at a, and only up to
+// a: if the copy has not started the job by then, its fair start is at or
+// after its start and it was not late — what it is exactly does not
+// change the measure. Jobs submitted at one time share a fork, run once
+// all of them have started. Unstarted jobs' forks run at the end, to the
+// horizon.
+type fairForks struct {
+	sample  []int
+	run     *Run
+	pending []*pendingFork         // in the order taken
+	byJob   map[int32]*pendingFork // a sampled job's pending fork
+}
+
+type pendingFork struct {
+	fs      forkState
+	alloc   policy.Allocator
+	at      int   // the group's first position in the sample
+	group   []int // its jobs
+	waiting int   // its jobs not yet started (nor denied) in the replay
+	until   int64 // the latest first start among them, seconds of the log
+	done    bool
+}
+
+// take resolves the sampled jobs filed by now (sample[fp:] with an index
+// below fs.next), just before the next submit is filed: a job started
+// already has its fair start; for the others a copy is taken. It returns
+// the next sample position.
+func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp int) (int, error) {
+	sample, run := ff.sample, ff.run
 	for fp < len(sample) && sample[fp] < fs.next {
 		s := fs.w.Jobs[sample[fp]].Submit
 		q := fp
 		for q < len(sample) && fs.w.Jobs[sample[q]].Submit == s {
 			q++
 		}
-		group := sample[fp:q]
-		left := 0
-		for k, j := range group {
+		pf := &pendingFork{fs: fs, at: fp, group: sample[fp:q]}
+		for k, j := range pf.group {
 			switch r := &run.Records[j]; {
 			case len(r.Starts) > 0:
 				run.FairStart[fp+k] = r.Starts[0]
 			case !run.Denied[j]:
-				left++
+				pf.waiting++
 			}
 		}
-		if left > 0 {
+		if pf.waiting > 0 {
 			c, err := CloneAllocator(alloc)
 			alloc.SetRecorder(cap)
 			if err != nil {
 				return fp, err
 			}
-			at := fp
-			err = fs.run(c, fs.next, nil, func(j int32, t int64) bool {
-				for k, g := range group {
-					if g == int(j) && run.FairStart[at+k] < 0 {
-						run.FairStart[at+k] = t
-						left--
-					}
-				}
-				return left == 0
-			})
-			if err != nil {
-				return fp, fmt.Errorf("fair start of job %d: %w", fs.w.Jobs[group[0]].Number, err)
+			pf.alloc = c
+			pf.fs.jobOf = fs.jobOf[:len(fs.jobOf):len(fs.jobOf)]
+			// The replay's checkpoints go on changing; the copy needs them
+			// as they are now.
+			if fs.kept != nil {
+				pf.fs.kept = slices.Clone(fs.kept[:fs.next])
 			}
+			if ff.byJob == nil {
+				ff.byJob = map[int32]*pendingFork{}
+			}
+			for _, j := range pf.group {
+				ff.byJob[int32(j)] = pf
+			}
+			ff.pending = append(ff.pending, pf)
 		}
 		fp = q
 	}
 	return fp, nil
+}
+
+// started tells the forks that job j started (first) in the replay at a;
+// the job's fork runs once all of its group have.
+func (ff *fairForks) started(j int32, a int64) error {
+	pf := ff.byJob[j]
+	if pf == nil || pf.done {
+		return nil
+	}
+	delete(ff.byJob, j)
+	pf.waiting--
+	pf.until = max(pf.until, a)
+	if pf.waiting > 0 {
+		return nil
+	}
+	return ff.runFork(pf, int(pf.until-pf.fs.base))
+}
+
+// finish runs the forks still pending at the end of the replay, to the
+// horizon.
+func (ff *fairForks) finish() error {
+	for _, pf := range ff.pending {
+		if !pf.done {
+			if err := ff.runFork(pf, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runFork runs pf's copy up to the tick until (exclusive; 0: the horizon)
+// and sets its jobs' fair starts: the copy's first grant where it is
+// earlier than the job's first start in the replay, else that start.
+func (ff *fairForks) runFork(pf *pendingFork, until int) error {
+	run := ff.run
+	pf.done = true
+	left := pf.waiting
+	for _, j := range pf.group {
+		if len(run.Records[j].Starts) > 0 {
+			left++
+		}
+	}
+	found := make([]int64, len(pf.group))
+	for k := range found {
+		found[k] = -1
+	}
+	err := pf.fs.run(pf.alloc, pf.fs.next, until, nil, func(j int32, t int64) bool {
+		for k, g := range pf.group {
+			if g == int(j) && found[k] < 0 {
+				found[k] = t
+				left--
+			}
+		}
+		return left == 0
+	})
+	pf.alloc = nil
+	if err != nil {
+		return fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
+	}
+	for k, j := range pf.group {
+		r := &run.Records[j]
+		if run.FairStart[pf.at+k] >= 0 {
+			continue // started before the fork was taken
+		}
+		switch {
+		case len(r.Starts) > 0 && (found[k] < 0 || found[k] >= r.Starts[0]):
+			run.FairStart[pf.at+k] = r.Starts[0]
+		case found[k] >= 0:
+			run.FairStart[pf.at+k] = found[k]
+		}
+	}
+	return nil
 }

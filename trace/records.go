@@ -172,6 +172,11 @@ func ReplayExactFair(w *Workload, sample []int, seed uint64) *Run {
 	run := ReplayExact(w)
 	run.FairSample, run.FairSeed = sample, seed
 	run.FairStart = ExactFairStarts(w, sample)
+	// As Replay reports them: a fair start no earlier than the job's
+	// start is the start (the job was not late).
+	for k, j := range sample {
+		run.FairStart[k] = min(run.FairStart[k], run.Records[j].Starts[0])
+	}
 	return run
 }
 

@@ -76,9 +76,12 @@ type Run struct {
 	// unfinished (docs/studies.md §4.3): its numbers are lower bounds.
 	Converged bool
 	// FairStart is the fair start time of each job of
-	// ReplayOptions.FairStart (same order), in seconds of the log; −1
-	// where there is none: the job was denied, or the copy reached the
-	// horizon before the job started.
+	// ReplayOptions.FairStart (same order), in seconds of the log, where
+	// it is earlier than the job's first start in the replay; otherwise
+	// that first start (the job was not late: its fair start is at or
+	// after it, and how far after does not change the measure). −1 where
+	// there is none: the job was denied, or neither the replay nor the
+	// copy started it by the horizon.
 	FairStart []int64
 	// FairSample and FairSeed are ReplayOptions.FairStart and FairSeed.
 	FairSample []int
@@ -190,6 +193,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	next, done := 0, 0
 	var requeue []int32
 	fp := 0 // the next sampled job whose fair start is to be found
+	ff := &fairForks{sample: opt.FairStart, run: run}
 	run.FairSample, run.FairSeed = opt.FairStart, opt.FairSeed
 	run.FairStart = make([]int64, len(opt.FairStart))
 	for i := range run.FairStart {
@@ -200,9 +204,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		// The fair starts' forks are taken just before the next submit is
 		// filed: until then the replay is the withheld one (§6.17).
 		if fp < len(opt.FairStart) && opt.FairStart[fp] < next && next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
-			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
+			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, kept: kept, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
 			var err error
-			if fp, err = fairStarts(fs, alloc, cap, opt.FairStart, fp, run); err != nil {
+			if fp, err = ff.take(fs, alloc, cap, fp); err != nil {
 				return nil, err
 			}
 		}
@@ -239,6 +243,11 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				granted[j] = int64(e.T)
 				run.Start[j] = int64(e.T) + base
 				recs[j].Starts = append(recs[j].Starts, int64(e.T)+base)
+				if len(recs[j].Starts) == 1 && len(ff.pending) > 0 {
+					if err := ff.started(j, int64(e.T)+base); err != nil {
+						return nil, err
+					}
+				}
 			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
 				d := int64(e.T) - granted[j]
 				if e.Kept < 0 || int64(e.Kept) >= d {
@@ -302,6 +311,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				skip.SkipTo(target)
 			}
 		}
+	}
+	if err := ff.finish(); err != nil {
+		return nil, err
 	}
 	// The sampled jobs submitted after the last fork: no submit followed
 	// them, so the replay itself was their withheld one.
