@@ -6,6 +6,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 )
 
 // ErrMetered is what a metered agent's request returns when the broker's
@@ -56,8 +57,9 @@ type bucket struct {
 }
 
 var (
-	_ policy.RigidRequester = (*site)(nil)
-	_ policy.EventSkipper   = (*site)(nil)
+	_ policy.RigidRequester    = (*site)(nil)
+	_ policy.EventSkipper      = (*site)(nil)
+	_ baseline.QueuedRequester = (*site)(nil)
 )
 
 func newSite(a policy.Allocator, cast []engine.Campaign, seed int64, arrive, stay int, metered bool) (*site, error) {
@@ -84,6 +86,21 @@ func (s *site) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 		return -1, policy.ErrExceedsLimit
 	}
 	return s.rigid.RequestRigid(c, gpus, estimate, run, cls, submitted)
+}
+
+// RequestRigidQueued is RequestRigid into the job's site queue, passed on
+// to a policy that reads queues (priority's tiers, docs/studies.md §2).
+func (s *site) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int, queue string) (int, error) {
+	qr, ok := s.rigid.(baseline.QueuedRequester)
+	if !ok {
+		return s.RequestRigid(c, gpus, estimate, run, cls, submitted)
+	}
+	s.register()
+	if s.bursar && s.reserved > 0 && gpus > s.pool-s.reserved {
+		s.stranded++
+		return -1, policy.ErrExceedsLimit
+	}
+	return qr.RequestRigidQueued(c, gpus, estimate, run, cls, submitted, queue)
 }
 
 // Register passes the trace's campaigns on with a budget they cannot
