@@ -64,3 +64,10 @@ func (c *Client) AwaitGrant(ctx context.Context, name string, id int) (*RequestW
 		}
 	}
 }
+
+// SlurmToken asks for the signed token that carries lease id of campaign
+// name into Slurm (the job's --comment; docs/slurm.md).
+func (c *Client) SlurmToken(ctx context.Context, name string, id int) (*SlurmToken, error) {
+	var out SlurmToken
+	return &out, c.do(ctx, http.MethodPost, campaignPath(name, "leases", strconv.Itoa(id), "slurm-token"), nil, nil, &out)
+}

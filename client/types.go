@@ -11,6 +11,7 @@ type (
 	CampaignSpec    = api.CampaignSpec
 	Registration    = api.Registration
 	CampaignToken   = api.CampaignToken
+	SlurmToken      = api.SlurmToken
 	Campaign        = api.Campaign
 	CampaignOut     = api.CampaignOut
 	CampaignList    = api.CampaignList

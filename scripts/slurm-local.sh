@@ -14,6 +14,14 @@
 # nothing then uses), munged wants its socket folder mode 755, the hostname
 # may not resolve (everything is addressed as 127.0.0.1), and dead daemons
 # may linger as zombies (counted as stopped).
+#
+# Bursar's gate (docs/slurm.md): with BURSAR_SLURM_GATE_BIN (the bursar
+# binary) and BURSAR_SLURM_GATE_KEY (the key file serve --slurm-key-file
+# reads) set, slurmctld loads scripts/slurm/job_submit.lua (needs
+# slurm-wlm-basic-plugins) and records finished jobs with jobcomp/filetxt
+# in STATE_DIR/jobcomp.txt. BURSAR_SLURM_CPUS=N registers the node with N
+# CPUs whatever the machine has (the stand-ins for GPUs; jobs that only
+# sleep run fine).
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"   # the daemons are in sbin
 
@@ -77,6 +85,25 @@ start() {
   local node
   node=$(slurmd -C | head -n1)
   [[ $node == NodeName=* ]] || die "slurmd -C printed no node line: $node"
+  local extra="" jobcomp="JobCompType=jobcomp/none"
+  if [ -n "${BURSAR_SLURM_CPUS:-}" ]; then
+    local name mem
+    name=$(sed 's/^NodeName=\([^ ]*\).*/\1/' <<<"$node")
+    mem=$(grep -o 'RealMemory=[0-9]*' <<<"$node" || true)
+    node="NodeName=$name CPUs=$BURSAR_SLURM_CPUS $mem"
+    extra+=$'SlurmdParameters=config_overrides\n'
+  fi
+  if [ -n "${BURSAR_SLURM_GATE_BIN:-}" ]; then
+    [ -n "${BURSAR_SLURM_GATE_KEY:-}" ] || die "BURSAR_SLURM_GATE_BIN needs BURSAR_SLURM_GATE_KEY (the key file)"
+    [ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_lua.so ] || ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1 ||
+      die "job_submit_lua.so not found: apt-get install --no-install-recommends slurm-wlm-basic-plugins"
+    sed -e "s|@BURSAR@|$BURSAR_SLURM_GATE_BIN|" -e "s|@KEY_FILE@|$BURSAR_SLURM_GATE_KEY|" \
+      "$(dirname "$0")/slurm/job_submit.lua" > "$dir/job_submit.lua"
+    extra+=$'JobSubmitPlugins=lua\n'
+    jobcomp="JobCompType=jobcomp/filetxt"$'\n'"JobCompLoc=$dir/jobcomp.txt"
+  else
+    rm -f "$dir/job_submit.lua"
+  fi
   cat > "$dir/slurm.conf" <<CONF
 # Written by scripts/slurm-local.sh: a one-node cluster on localhost.
 ClusterName=bursar
@@ -103,8 +130,8 @@ MpiDefault=none
 ReturnToService=2
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
-$node NodeAddr=127.0.0.1 State=UNKNOWN
+$jobcomp
+$extra$node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
   # slurmd always loads a cgroup plugin and its auto-detection is fatal

@@ -136,6 +136,7 @@ func (s *Service) registerOperations() {
 		Description: "The broker's decision journal. The administrator reads every record (or one campaign's); a campaign token reads its own records only.",
 		Errors:      []int{http.StatusNotFound}}, s.journal)
 	s.registerTokenOperations()
+	s.registerSlurmOperations()
 }
 
 // fieldError is a 422 naming one field.

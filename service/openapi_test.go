@@ -30,19 +30,20 @@ func TestOpenAPI(t *testing.T) {
 	assert.Equal(t, "bearer", doc.Components.SecuritySchemes["bearer"]["scheme"])
 
 	want := map[string][]string{
-		"/healthz":                                         {"get"},
-		"/v1/campaigns":                                    {"get", "post"},
-		"/v1/campaigns/{campaign}":                         {"get"},
-		"/v1/campaigns/{campaign}/supply":                  {"get"},
-		"/v1/campaigns/{campaign}/requests":                {"post"},
-		"/v1/campaigns/{campaign}/requests/{request}":      {"get", "delete"},
-		"/v1/campaigns/{campaign}/requests/{request}/wait": {"get"},
-		"/v1/campaigns/{campaign}/leases":                  {"get", "delete"},
-		"/v1/campaigns/{campaign}/leases/{lease}":          {"delete"},
-		"/v1/campaigns/{campaign}/consume":                 {"post"},
-		"/v1/campaigns/{campaign}/grants":                  {"get"},
-		"/v1/campaigns/{campaign}/token":                   {"post", "delete"},
-		"/v1/journal":                                      {"get"},
+		"/healthz":                                            {"get"},
+		"/v1/campaigns":                                       {"get", "post"},
+		"/v1/campaigns/{campaign}":                            {"get"},
+		"/v1/campaigns/{campaign}/supply":                     {"get"},
+		"/v1/campaigns/{campaign}/requests":                   {"post"},
+		"/v1/campaigns/{campaign}/requests/{request}":         {"get", "delete"},
+		"/v1/campaigns/{campaign}/requests/{request}/wait":    {"get"},
+		"/v1/campaigns/{campaign}/leases":                     {"get", "delete"},
+		"/v1/campaigns/{campaign}/leases/{lease}":             {"delete"},
+		"/v1/campaigns/{campaign}/leases/{lease}/slurm-token": {"post"},
+		"/v1/campaigns/{campaign}/consume":                    {"post"},
+		"/v1/campaigns/{campaign}/grants":                     {"get"},
+		"/v1/campaigns/{campaign}/token":                      {"post", "delete"},
+		"/v1/journal":                                         {"get"},
 	}
 	assert.Len(t, doc.Paths, len(want))
 	for path, methods := range want {

@@ -88,6 +88,8 @@ type Options struct {
 	// MaxConsumePerTick is how many consume calls of one campaign are
 	// taken per broker second (0: DefaultMaxConsumePerTick).
 	MaxConsumePerTick int
+	// SlurmKey signs Slurm lease tokens (slurm.go); nil: none are issued.
+	SlurmKey []byte
 	// Logger receives the service log (nil: discard).
 	Logger *slog.Logger
 }
@@ -139,6 +141,9 @@ func (o *Options) fill() error {
 	}
 	if err := ValidSpeed(o.Speed); o.Speed != 0 && err != nil {
 		return fmt.Errorf("service: %w", err)
+	}
+	if len(o.SlurmKey) > 0 && len(o.SlurmKey) < MinSlurmKeyBytes {
+		return fmt.Errorf("service: the Slurm key must be at least %d bytes long, got %d", MinSlurmKeyBytes, len(o.SlurmKey))
 	}
 	if len(o.AdminToken) < MinAdminTokenBytes {
 		return fmt.Errorf("service: the administrator token must be at least %d bytes long", MinAdminTokenBytes)

@@ -86,6 +86,13 @@ sends SIGKILL itself if the wrapper is alive but has not ended COMMAND 2 s after
 (a stopped or hung wrapper). A watchdog rather than PR_SET_PDEATHSIG: the death signal reaches
 one process, not the group, cannot release the lease, and is Linux-only.
 
+Slurm. With --slurm, COMMAND is srun, sbatch or salloc: the wrapper asks the service for the
+lease's signed token and submits the job with it as its --comment, which slurmctld's gate
+(scripts/slurm/job_submit.lua) checks. The job is signalled through Slurm, at the notice with
+'scancel --signal=TERM --full' and at the end with scancel (srun turns a SIGTERM of its own into
+an immediate kill), and the lease is held until no job with the token is left, so an sbatch that returns at once keeps
+its lease for the batch job's life. See docs/slurm.md.
+
 Exit status: COMMAND's own (128+N when signal N ended it, 137 after SIGKILL), 75 when no grant
 came, 1 on any other failure of the wrapper's own.
 
@@ -116,6 +123,8 @@ func leaseCommand() *cli.Command {
 			&cli.DurationFlag{Name: "kill-after", Value: 10 * time.Second, Usage: "wall-clock time between SIGTERM and SIGKILL when the lease vanished without notice, the wrapper got SIGTERM, or the wrapper died (watchdog)"},
 			&cli.DurationFlag{Name: "poll", Value: time.Second, Usage: "how often the running lease is read (for a preemption notice or a release elsewhere)"},
 			&cli.DurationFlag{Name: "progress", Value: 5 * time.Second, Usage: "how often the progress line is printed while waiting (0: never)"},
+			&cli.BoolFlag{Name: "slurm", Usage: "COMMAND is srun, sbatch or salloc: submit the job with the lease's signed token as its --comment (for the job_submit gate), " +
+				"signal it through scancel, and hold the lease until the job ends (docs/slurm.md)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 		},
 		Action: runLease,
@@ -157,6 +166,9 @@ type leaseRun struct {
 	tty      bool      // out is a terminal: the progress line is rewritten in place
 	sigs     chan os.Signal
 	dog      *watchdog // nil when it could not be started
+	// slurmToken is the lease's Slurm token with --slurm ("" without):
+	// the job's comment, by which the wrapper finds and ends the job.
+	slurmToken string
 }
 
 func (r *leaseRun) say(format string, args ...any) {
@@ -209,6 +221,11 @@ func runLease(c *cli.Context) error {
 	if err := checkLeaseFlags(c); err != nil {
 		return exitWith(exitLeaseError, err)
 	}
+	if c.Bool("slurm") {
+		if _, err := withSlurmToken(args, ""); err != nil {
+			return exitWith(exitLeaseError, err)
+		}
+	}
 	tok, err := campaignToken(c)
 	if err != nil {
 		return exitWith(exitLeaseError, err)
@@ -243,6 +260,21 @@ func runLease(c *cli.Context) error {
 	g, code, err := r.acquire()
 	if err != nil || code != 0 {
 		return exitWith(code, err)
+	}
+	if c.Bool("slurm") {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := cl.SlurmToken(ctx, r.campaign, g.lease.ID)
+		cancel()
+		if err != nil {
+			if rerr := r.release(g.lease.ID); rerr != nil {
+				r.say("%v", rerr)
+			}
+			return exitWith(exitLeaseError, fmt.Errorf("slurm token for lease %d: %w", g.lease.ID, err))
+		}
+		r.slurmToken = st.Token
+		r.dog.tell(watchdogNote{SlurmToken: st.Token})
+		args, _ = withSlurmToken(args, st.Token)
+		r.say("lease %d goes to Slurm as account %s, until %s", g.lease.ID, st.Account, time.Unix(st.ExpiresUnix, 0).UTC().Format(time.TimeOnly))
 	}
 	code, err = r.run(g, args)
 	if rerr := r.release(g.lease.ID); rerr != nil && err == nil {

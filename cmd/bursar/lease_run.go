@@ -79,6 +79,9 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		"BURSAR_LEASE_ID="+strconv.Itoa(l.ID), "BURSAR_GPUS="+strconv.Itoa(l.GPUs),
 		"BURSAR_LEASE_EXPIRES="+strconv.Itoa(l.Expires), "BURSAR_LEASE_CLASS="+l.Class,
 		"BURSAR_CAMPAIGN="+r.campaign, "BURSAR_SERVER="+r.cl.BaseURL())
+	if r.slurmToken != "" {
+		cmd.Env = append(cmd.Env, "BURSAR_SLURM_TOKEN="+r.slurmToken)
+	}
 	// Its own process group, so that a signal reaches every process the
 	// command started (a shell's children, srun's steps); in the
 	// terminal's foreground when the wrapper is, so that it can read the
@@ -117,9 +120,20 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		}
 	}
 	var termSent, killSent, unreachable bool
+	// With --slurm the command is (or was) a Slurm client and the lease's
+	// jobs are what runs: they are signalled through Slurm, and the lease
+	// is held until none is left (tracked below).
+	slurm := r.slurmToken != ""
+	var procDone bool // the command ended (with --slurm, its jobs may not have)
+	var procCode int
 	term := func(why string) {
 		if !termSent {
 			termSent = true
+			if slurm {
+				ids, err := endSlurmJobs(r.slurmToken, true)
+				r.say("%s: SIGTERM through Slurm to jobs %v (%v)", why, ids, errOrOK(err))
+				return
+			}
 			r.say("%s: sending SIGTERM to the command", why)
 			group(syscall.SIGTERM)
 			group(syscall.SIGCONT) // a stopped command could not act on it
@@ -128,10 +142,20 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	kill := func(why string) {
 		if !killSent {
 			killSent = true
+			if slurm {
+				ids, err := endSlurmJobs(r.slurmToken, false)
+				r.say("%s: cancelled Slurm jobs %v (%v)", why, ids, errOrOK(err))
+				if procDone {
+					return
+				}
+			}
 			r.say("%s: sending SIGKILL to the command", why)
 			group(syscall.SIGKILL)
 		}
 	}
+	var track <-chan time.Time // with --slurm, after the command ended: look for its jobs
+	trackTicker := time.NewTicker(slurmTrackEvery)
+	defer trackTicker.Stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -162,6 +186,14 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			timer = tm.C
 		}
 		select {
+		case <-track:
+			ids, err := slurmJobsOf(r.slurmToken)
+			switch {
+			case err == nil && len(ids) == 0:
+				return procCode, nil
+			case killSent && time.Since(killAt) > slurmGiveUp:
+				return procCode, fmt.Errorf("the Slurm jobs %v of lease %d are still listed %v after they were cancelled (%v)", ids, l.ID, slurmGiveUp, errOrOK(err))
+			}
 		case ev := <-events:
 			switch {
 			case ev.err != nil:
@@ -176,16 +208,27 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			if tty >= 0 {
 				takeTerminal(tty, pgid)
 			}
+			code := ev.ws.ExitStatus()
 			if ev.ws.Signaled() {
-				return 128 + int(ev.ws.Signal()), nil
+				code = 128 + int(ev.ws.Signal())
 			}
-			return ev.ws.ExitStatus(), nil
+			if !slurm {
+				return code, nil
+			}
+			// sbatch returns once the job is queued: the lease is held
+			// until the job has ended.
+			procDone, procCode, track = true, code, trackTicker.C
+			continue
 		case sig := <-r.sigs:
 			s, ok := sig.(syscall.Signal)
 			if !ok {
 				continue
 			}
-			group(s)
+			if slurm && s == syscall.SIGTERM {
+				term("the wrapper got SIGTERM")
+			} else if !procDone {
+				group(s)
+			}
 			if s == syscall.SIGTERM && !killSent {
 				termSent = true
 				moveKill(time.Now().Add(killAfter), fmt.Sprintf("--kill-after %v since the SIGTERM", killAfter))
@@ -246,4 +289,19 @@ func unixNano(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixNano()
+}
+
+// slurmTrackEvery is how often the wrapper looks for a --slurm lease's
+// jobs after the submitting command ended; slurmGiveUp is how long after
+// cancelling them it stops looking.
+const (
+	slurmTrackEvery = 500 * time.Millisecond
+	slurmGiveUp     = 60 * time.Second
+)
+
+func errOrOK(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
 }

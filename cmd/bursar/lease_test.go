@@ -460,7 +460,7 @@ func TestLeaseHelp(t *testing.T) {
 	out, _, code := run(t, cleanEnv(), "lease", "--help")
 	require.Equal(t, 0, code)
 	for _, s := range []string{"So with the defaults '--duration 60' gets", "SIGTERM 30 broker seconds in", "--expiry-notice 0", "lease-watchdog", "PR_SET_PDEATHSIG",
-		"foreground group", "withdraws the request", "--min-gpus", "BURSAR_GPUS"} {
+		"foreground group", "withdraws the request", "--min-gpus", "BURSAR_GPUS", "scancel --signal=TERM --full"} {
 		assert.Contains(t, out, s)
 	}
 	flags := 0
@@ -473,7 +473,7 @@ func TestLeaseHelp(t *testing.T) {
 		flags++
 		assert.Contains(t, l, "(default: ", "every flag states its default: %s", l)
 	}
-	assert.Equal(t, 14, flags)
+	assert.Equal(t, 15, flags)
 }
 
 func TestLeaseFlagErrors(t *testing.T) {

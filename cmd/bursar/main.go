@@ -40,6 +40,6 @@ func newApp() *cli.App {
 			"   bursar demo  --admin-token-file admin.token\n\n" +
 			"Or, with nothing to set up:  bursar demo --selftest",
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{serveCommand(), demoCommand(), leaseCommand(), leaseWatchdogCommand(), campaignCommand(), journalCommand()},
+		Commands:             []*cli.Command{serveCommand(), demoCommand(), leaseCommand(), leaseWatchdogCommand(), campaignCommand(), journalCommand(), slurmCommand()},
 	}
 }

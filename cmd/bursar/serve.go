@@ -149,6 +149,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "write-burst", Category: "tenants", Usage: "writes one campaign token may make at once (default: twice --write-rate)"},
 			&cli.IntFlag{Name: "max-consume-per-tick", Value: service.DefaultMaxConsumePerTick, Category: "tenants",
 				Usage: "consume calls taken from one campaign per broker second; more are refused with 429, so that metering spam cannot grow the journal"},
+			&cli.PathFlag{Name: "slurm-key-file", EnvVars: []string{"BURSAR_SLURM_KEY_FILE"}, Category: "slurm",
+				Usage: "sign Slurm lease tokens with the key in this file (at least 32 bytes; the job_submit plugin checks them with the same file, docs/slurm.md)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug (one line per request), info, warn or error"},
 		}, brokerFlags()...),
 		Action: runServe,
@@ -215,8 +217,14 @@ func runServe(c *cli.Context) error {
 		}
 		tok = randomHex(16)
 	}
+	slurmKey, err := readSlurmKey(c.Path("slurm-key-file"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	svc, err := service.New(service.Options{
-		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
+		SlurmKey: slurmKey,
+		Broker:   brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
 		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),

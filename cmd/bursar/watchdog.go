@@ -54,7 +54,10 @@ type watchdogNote struct {
 	Lease   int   `json:"lease,omitempty"`   // held
 	Pgid    int   `json:"pgid,omitempty"`    // the command's process group
 	KillAt  int64 `json:"kill_at,omitempty"` // the local deadline, Unix ns
-	Goodbye bool  `json:"goodbye,omitempty"`
+	// SlurmToken is the lease's Slurm token (--slurm): the comment by
+	// which the watchdog finds the lease's Slurm jobs to cancel.
+	SlurmToken string `json:"slurm_token,omitempty"`
+	Goodbye    bool   `json:"goodbye,omitempty"`
 }
 
 // watchdogSlack is how long after the local deadline the watchdog kills a
@@ -169,6 +172,9 @@ func (s *watchdogState) apply(n watchdogNote) {
 	set(&s.Request, n.Request)
 	set(&s.Lease, n.Lease)
 	set(&s.Pgid, n.Pgid)
+	if n.SlurmToken != "" {
+		s.SlurmToken = n.SlurmToken
+	}
 	if n.KillAt != 0 {
 		s.KillAt = n.KillAt
 		if s.backstop != nil {
@@ -209,6 +215,11 @@ func runWatchdog(in io.Reader, out io.Writer) error {
 				s.say("the lease's deadline passed %v ago and the command still runs: SIGKILL to its process group %d", watchdogSlack, s.Pgid)
 				_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
 			}
+			if s.SlurmToken != "" {
+				if ids, err := endSlurmJobs(s.SlurmToken, false); err != nil || len(ids) > 0 {
+					s.say("the lease's deadline passed %v ago: cancelled its Slurm jobs %v (%v)", watchdogSlack, ids, err)
+				}
+			}
 		case <-eof:
 			s.cleanUp()
 			return nil
@@ -218,6 +229,22 @@ func runWatchdog(in io.Reader, out io.Writer) error {
 
 // cleanUp ends the command's group and gives back what the wrapper held.
 func (s *watchdogState) cleanUp() {
+	if s.SlurmToken != "" {
+		// The jobs get their notice through Slurm (a TERM to srun would
+		// kill the step at once), then are cancelled.
+		ids, err := endSlurmJobs(s.SlurmToken, true)
+		s.say("the wrapper died: SIGTERM through Slurm to jobs %v (%v), cancelled %v later", ids, err, s.KillAfter)
+		end := time.Now().Add(s.KillAfter)
+		for len(ids) > 0 && time.Now().Before(end) {
+			time.Sleep(200 * time.Millisecond)
+			if ids, err = slurmJobsOf(s.SlurmToken); err != nil {
+				break
+			}
+		}
+		if ids, err := endSlurmJobs(s.SlurmToken, false); len(ids) > 0 || err != nil {
+			s.say("cancelled Slurm jobs %v (%v)", ids, err)
+		}
+	}
 	if s.Pgid > 0 {
 		s.say("the wrapper died: SIGTERM to the command's process group %d, SIGKILL %v later", s.Pgid, s.KillAfter)
 		_ = syscall.Kill(-s.Pgid, syscall.SIGTERM)

@@ -1,0 +1,81 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Slurm jobs on a lease are found by their --comment, which holds the
+// lease's token (docs/slurm.md): that finds the job of an srun, an sbatch
+// or an salloc alike, without parsing what each prints.
+
+// slurmCmdTimeout bounds one squeue or scancel call.
+const slurmCmdTimeout = 15 * time.Second
+
+// slurmSubmitters are the commands `bursar lease --slurm` wraps.
+var slurmSubmitters = map[string]bool{"srun": true, "sbatch": true, "salloc": true}
+
+// withSlurmToken inserts the token as the job's comment right after the
+// submitting command's name, so that the user's own options (and the batch
+// script with its arguments) follow unchanged.
+func withSlurmToken(args []string, token string) ([]string, error) {
+	if !slurmSubmitters[filepath.Base(args[0])] {
+		return nil, fmt.Errorf("--slurm wraps srun, sbatch or salloc, not %s", args[0])
+	}
+	out := append([]string{args[0], "--comment=" + token}, args[1:]...)
+	return out, nil
+}
+
+// slurmJobsOf lists the ids of the jobs (pending, running or completing)
+// whose comment is token.
+func slurmJobsOf(token string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), slurmCmdTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-o", "%i|%k").Output()
+	if err != nil {
+		return nil, fmt.Errorf("squeue: %w", err)
+	}
+	var ids []string
+	for _, line := range strings.Split(string(out), "\n") {
+		id, comment, ok := strings.Cut(strings.TrimSpace(line), "|")
+		if ok && comment == token {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// scancelJobs ends jobs: with term, SIGTERM to every process of the job
+// (the batch shell too: --full), which is how a job's own trap gets the
+// notice (srun turns a SIGTERM it gets itself into an immediate kill);
+// without, Slurm cancels the jobs.
+func scancelJobs(ids []string, term bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []string{}
+	if term {
+		args = append(args, "--signal=TERM", "--full")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), slurmCmdTimeout)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "scancel", append(args, ids...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("scancel %s: %w: %s", strings.Join(ids, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// endSlurmJobs finds the token's jobs and ends them as scancelJobs does.
+func endSlurmJobs(token string, term bool) ([]string, error) {
+	ids, err := slurmJobsOf(token)
+	if err != nil {
+		return nil, err
+	}
+	return ids, scancelJobs(ids, term)
+}

@@ -1,0 +1,158 @@
+package service
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/bursar-hpc/bursar/api"
+)
+
+// Slurm lease tokens (issue 23, docs/slurm.md). A lease is carried into
+// Slurm as a token in the job's --comment; slurmctld's job_submit/lua
+// plugin has `bursar slurm check` verify it and refuses a job without a
+// valid, unexpired token for its size. The token is an HMAC-SHA256 over
+// the lease's id, campaign, GPUs and wall-clock expiry, keyed with a secret
+// the service and the plugin's host share (serve --slurm-key-file).
+//
+// The expiry is wall time, fixed when the token is issued from the
+// lease's broker expiry and the tick rate: a service that is down later
+// does not lengthen it (an outage stops the broker's clock, not the
+// wall's).
+
+// SlurmTokenPrefix starts every Slurm lease token (its version).
+const SlurmTokenPrefix = "bursar1"
+
+// MinSlurmKeyBytes is the shortest key accepted for Slurm lease tokens.
+const MinSlurmKeyBytes = 32
+
+// SlurmLease is what a Slurm lease token says.
+type SlurmLease struct {
+	Lease    int
+	Campaign string
+	GPUs     int
+	// Expires is the wall-clock end of the lease, unix seconds.
+	Expires int64
+}
+
+// slurmTokenRE matches a token: prefix, lease, campaign, GPUs, expiry,
+// 64 hex digits of MAC. Nothing in it needs quoting in a shell word.
+var slurmTokenRE = regexp.MustCompile(`^` + SlurmTokenPrefix + `:([0-9]{1,10}):([A-Za-z0-9][A-Za-z0-9._-]{0,63}):([0-9]{1,6}):([0-9]{1,12}):([0-9a-f]{64})$`)
+
+func (l SlurmLease) payload() string {
+	return fmt.Sprintf("%s:%d:%s:%d:%d", SlurmTokenPrefix, l.Lease, l.Campaign, l.GPUs, l.Expires)
+}
+
+func slurmMAC(key []byte, payload string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(payload))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// SignSlurmToken returns the token for l under key.
+func SignSlurmToken(key []byte, l SlurmLease) string {
+	p := l.payload()
+	return p + ":" + slurmMAC(key, p)
+}
+
+// Errors of VerifySlurmToken.
+var (
+	ErrSlurmTokenMalformed = errors.New("not a Bursar lease token")
+	ErrSlurmTokenForged    = errors.New("the lease token's signature does not match (forged, altered, or another key)")
+	ErrSlurmTokenExpired   = errors.New("the lease token has expired")
+)
+
+// VerifySlurmToken checks tok's form and signature under key and that it
+// has not expired at now.
+func VerifySlurmToken(key []byte, tok string, now time.Time) (SlurmLease, error) {
+	m := slurmTokenRE.FindStringSubmatch(strings.TrimSpace(tok))
+	if m == nil {
+		return SlurmLease{}, ErrSlurmTokenMalformed
+	}
+	var l SlurmLease
+	var err error
+	l.Campaign = m[2]
+	if l.Lease, err = strconv.Atoi(m[1]); err != nil {
+		return SlurmLease{}, ErrSlurmTokenMalformed
+	}
+	if l.GPUs, err = strconv.Atoi(m[3]); err != nil {
+		return SlurmLease{}, ErrSlurmTokenMalformed
+	}
+	if l.Expires, err = strconv.ParseInt(m[4], 10, 64); err != nil {
+		return SlurmLease{}, ErrSlurmTokenMalformed
+	}
+	if !hmac.Equal([]byte(slurmMAC(key, l.payload())), []byte(m[5])) {
+		return SlurmLease{}, ErrSlurmTokenForged
+	}
+	if now.Unix() >= l.Expires {
+		return l, ErrSlurmTokenExpired
+	}
+	return l, nil
+}
+
+type (
+	slurmTokenInput struct {
+		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
+		Lease    int    `path:"lease" minimum:"1" maximum:"2147483647" doc:"Lease id."`
+	}
+	slurmTokenOutput struct{ Body api.SlurmToken }
+)
+
+func (s *Service) registerSlurmOperations() {
+	operation(s, roleCampaign, huma.Operation{OperationID: "slurm-token", Method: http.MethodPost,
+		Path: "/v1/campaigns/{campaign}/leases/{lease}/slurm-token", Summary: "Issue a Slurm lease token", Tags: []string{"leases"},
+		Description: "Signs a token that carries the lease into Slurm (the job's --comment), for the job_submit plugin to check " +
+			"(docs/slurm.md). Its expiry is wall time: the lease's broker expiry (or the end of its preemption notice) at the tick rate, " +
+			"from now. 404 when the campaign holds no such lease; 409 when the service has no Slurm key or its clock is driven by hand.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict}}, s.slurmToken)
+}
+
+func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTokenOutput, error) {
+	if len(s.opts.SlurmKey) == 0 {
+		return nil, huma.Error409Conflict("this service has no Slurm key (serve --slurm-key-file)")
+	}
+	if s.opts.Speed <= 0 {
+		return nil, huma.Error409Conflict("this service's clock is driven by hand: a lease has no wall-clock expiry to sign")
+	}
+	var out slurmTokenOutput
+	err := s.withState(ctx, func(t *txn) error {
+		id, cs, err := t.campaign(in.Campaign)
+		if err != nil {
+			return err
+		}
+		now := t.c.b.Now()
+		for _, l := range t.c.b.Leases() {
+			if l.ID != in.Lease || l.Campaign != id {
+				continue
+			}
+			end := l.Expires
+			if l.UnderNotice && l.PreemptAt < end {
+				end = l.PreemptAt
+			}
+			wall := time.Now().Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
+			sl := SlurmLease{Lease: l.ID, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix()}
+			out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), Lease: l.ID, GPUs: l.GPUs,
+				Account: SlurmAccount(cs.name), ExpiresUnix: sl.Expires, T: now}
+			return nil
+		}
+		return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SlurmAccount is the Slurm account a campaign's jobs run under: its name
+// in lower case (Slurm folds account names to lower case).
+func SlurmAccount(campaign string) string { return strings.ToLower(campaign) }

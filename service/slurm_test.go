@@ -1,0 +1,124 @@
+package service_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/service"
+)
+
+var slurmKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestSlurmTokenByHand: the token is the payload and its HMAC-SHA256 in
+// hex, as `printf 'bursar1:7:sci:4:1800000000' | openssl dgst -sha256 -hmac
+// 0123456789abcdef0123456789abcdef` prints it.
+func TestSlurmTokenByHand(t *testing.T) {
+	l := service.SlurmLease{Lease: 7, Campaign: "sci", GPUs: 4, Expires: 1800000000}
+	tok := service.SignSlurmToken(slurmKey, l)
+	assert.Equal(t, "bursar1:7:sci:4:1800000000:565909cbc3e68882a45641e00c69ff8dc2efdc38ff50721d97d5052bace04c97", tok)
+}
+
+func TestSlurmTokenVerify(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	l := service.SlurmLease{Lease: 7, Campaign: "Sci.2_a-b", GPUs: 4, Expires: now.Unix() + 60}
+	tok := service.SignSlurmToken(slurmKey, l)
+	got, err := service.VerifySlurmToken(slurmKey, tok, now)
+	require.NoError(t, err)
+	assert.Equal(t, l, got)
+
+	_, err = service.VerifySlurmToken(slurmKey, tok, now.Add(60*time.Second))
+	assert.ErrorIs(t, err, service.ErrSlurmTokenExpired, "expired at its expiry second")
+	_, err = service.VerifySlurmToken([]byte("another key, 32 bytes or longer.."), tok, now)
+	assert.ErrorIs(t, err, service.ErrSlurmTokenForged)
+	bigger := strings.Replace(tok, ":4:", ":16:", 1)
+	_, err = service.VerifySlurmToken(slurmKey, bigger, now)
+	assert.ErrorIs(t, err, service.ErrSlurmTokenForged, "a token whose size was raised")
+	for _, bad := range []string{"", "bursar1", tok + "0", "bursar2" + tok[7:], "bursar1:7:sci:4:1800000000:xyz", "bursar1:7:s ci:4:1:" + strings.Repeat("0", 64)} {
+		_, err = service.VerifySlurmToken(slurmKey, bad, now)
+		assert.ErrorIs(t, err, service.ErrSlurmTokenMalformed, bad)
+	}
+}
+
+// TestSlurmTokenRoundTripProperty: every lease signs to a token that
+// verifies to the same lease before its expiry, and changing any one
+// character of it makes it fail.
+func TestSlurmTokenRoundTripProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		l := service.SlurmLease{
+			Lease:    rapid.IntRange(1, 2147483647).Draw(t, "lease"),
+			Campaign: rapid.StringMatching(`[A-Za-z0-9][A-Za-z0-9._-]{0,63}`).Draw(t, "campaign"),
+			GPUs:     rapid.IntRange(1, 999999).Draw(t, "gpus"),
+			Expires:  rapid.Int64Range(1, 999999999999).Draw(t, "expires"),
+		}
+		tok := service.SignSlurmToken(slurmKey, l)
+		now := time.Unix(l.Expires-1, 0)
+		got, err := service.VerifySlurmToken(slurmKey, tok, now)
+		if err != nil || got != l {
+			t.Fatalf("round trip: %v %+v", err, got)
+		}
+		i := rapid.IntRange(0, len(tok)-1).Draw(t, "i")
+		c := rapid.ByteRange('0', 'z').Draw(t, "c")
+		if c == tok[i] {
+			return
+		}
+		altered := tok[:i] + string(c) + tok[i+1:]
+		if _, err := service.VerifySlurmToken(slurmKey, altered, now); err == nil {
+			t.Fatalf("altered token %q verified", altered)
+		}
+	})
+}
+
+func FuzzVerifySlurmToken(f *testing.F) {
+	f.Add(service.SignSlurmToken(slurmKey, service.SlurmLease{Lease: 1, Campaign: "a", GPUs: 1, Expires: 2}))
+	f.Add("bursar1:1:a:1:2:")
+	f.Fuzz(func(t *testing.T, tok string) {
+		l, err := service.VerifySlurmToken(slurmKey, tok, time.Unix(1, 0))
+		if err == nil && service.SignSlurmToken(slurmKey, l) != strings.TrimSpace(tok) {
+			t.Fatalf("%q verified but is not the lease's token", tok)
+		}
+	})
+}
+
+// TestSlurmTokenEndpoint: a campaign gets a token for its own lease, whose
+// wall expiry is the lease's broker expiry at the tick rate; none without
+// a key, none for another's lease.
+func TestSlurmTokenEndpoint(t *testing.T) {
+	e := newEnv(t, service.Options{Speed: 10, SlurmKey: slurmKey})
+	admin := e.admin
+	ctx := context.Background()
+	_, err := admin.Register(ctx, client.CampaignSpec{Name: "Sci", Budget: 1e9, Guaranteed: 4, Sustained: 8, BurstCeiling: 8, Bucket: 1e6, Class: client.ClassDeadline})
+	require.NoError(t, err)
+	acc, err := admin.Request(ctx, "Sci", client.LeaseRequest{GPUs: 2, Duration: 100})
+	require.NoError(t, err)
+	w, err := admin.AwaitGrant(ctx, "Sci", acc.RequestID)
+	require.NoError(t, err)
+	before := time.Now()
+	st, err := admin.SlurmToken(ctx, "Sci", w.Lease.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "sci", st.Account)
+	assert.Equal(t, 2, st.GPUs)
+	// 100 broker s at 10 a second: about 10 s from now, never later.
+	assert.LessOrEqual(t, st.ExpiresUnix, time.Now().Add(10*time.Second).Unix())
+	assert.GreaterOrEqual(t, st.ExpiresUnix, before.Add(8*time.Second).Unix()-1)
+	l, err := service.VerifySlurmToken(slurmKey, st.Token, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, service.SlurmLease{Lease: w.Lease.ID, Campaign: "Sci", GPUs: 2, Expires: st.ExpiresUnix}, l)
+
+	_, err = admin.SlurmToken(ctx, "Sci", w.Lease.ID+1)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+
+	nokey := newEnv(t, service.Options{Speed: 10})
+	_, err = nokey.admin.Register(ctx, client.CampaignSpec{Name: "Sci", Budget: 1e9, Guaranteed: 4, Sustained: 8, BurstCeiling: 8, Bucket: 1e6, Class: client.ClassDeadline})
+	require.NoError(t, err)
+	_, err = nokey.admin.SlurmToken(ctx, "Sci", 1)
+	assert.ErrorIs(t, err, client.ErrConflict, "no key: no token")
+	_, err = service.New(service.Options{Broker: testConfig(), AdminToken: adminToken, SlurmKey: []byte("short")})
+	assert.ErrorContains(t, err, "Slurm key must be at least 32 bytes")
+}
