@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/quota"
+	"github.com/bursar-hpc/bursar/policy/static"
 )
 
 // Every policy through trace.Replay (issue 11's speed targets: ≤ 5 s per
@@ -12,6 +14,9 @@ import (
 // Each op is one whole replay, with the default horizon; cpu-ns/op is the
 // CPU time (the machine is shared, so wall time is noisy) and ticks the
 // Ticks executed (the rest were skipped).
+// The knobs off their defaults that change a policy's work the most have
+// a sub-benchmark of their own: static-scavenger (lend scavenger) and
+// quota-StrictFIFO.
 func benchPolicies(b *testing.B, w *Workload) {
 	// The knobs the trace studies run with: the workload's entitlements,
 	// and priority's preempt from the log's header.
@@ -19,17 +24,30 @@ func benchPolicies(b *testing.B, w *Workload) {
 	knobs.Entitlements = w.Entitlements()
 	preempt := w.Preemptible()
 	knobs.Priority.Preempt = &preempt
+	type variant struct {
+		name, policy string
+		knobs        policies.Knobs
+	}
+	var vs []variant
 	for _, name := range policies.Names {
-		b.Run(name, func(b *testing.B) {
+		vs = append(vs, variant{name, name, knobs})
+	}
+	scav, strict := knobs, knobs
+	scav.Static.Lend = static.LendScavenger
+	strict.Quota.QueueingStrategy = quota.StrictFIFO
+	vs = append(vs, variant{"static-scavenger", static.Name, scav}, variant{"quota-StrictFIFO", quota.Name, strict})
+	for _, v := range vs {
+		b.Run(v.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var r *Run
 			cpu := cpuTime()
 			for b.Loop() {
-				r = replayPolicy(b, w, name, knobs, ReplayOptions{})
+				r = replayPolicy(b, w, v.policy, v.knobs, ReplayOptions{})
 			}
 			reportCPU(b, cpu)
 			b.ReportMetric(float64(r.Ticks), "ticks")
 			b.ReportMetric(float64(r.UnfinishedJobs), "unfinished")
+			b.ReportMetric(float64(r.Unserved), "denied")
 		})
 	}
 }

@@ -320,22 +320,6 @@ func newFlow(f *policy.Flow) flowState {
 	return flowState{env: fl, lastJ: -1}
 }
 
-// Floored is share × pool rounded down: a static partition or a nominal
-// quota (docs/studies.md §2, §6.10). The filler gets the remainder.
-func (k *Core) Floored(c policy.CampaignID) int {
-	cp := &k.camps[c]
-	if !cp.Filler {
-		return int(math.Floor(cp.Share * float64(k.cfg.Pool)))
-	}
-	rest := k.cfg.Pool
-	for i := range k.camps {
-		if !k.camps[i].Filler {
-			rest -= int(math.Floor(k.camps[i].Share * float64(k.cfg.Pool)))
-		}
-	}
-	return rest
-}
-
 func (k *Core) check(c policy.CampaignID) error {
 	if uint(c) < uint(len(k.camps)) {
 		return nil
