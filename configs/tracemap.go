@@ -112,10 +112,10 @@ func CheckBucket(s string) error {
 	return fmt.Errorf("%q: want largest-job or hours:N (N > 0 hours of R)", s)
 }
 
-// CheckRestart checks a `restart` value: zero or checkpoint:S, S > 0
-// seconds.
+// CheckRestart checks a `restart` value: zero, checkpoint (an hour) or
+// checkpoint:S, S > 0 seconds.
 func CheckRestart(s string) error {
-	if s == "zero" {
+	if s == "zero" || s == "checkpoint" {
 		return nil
 	}
 	if v, ok := strings.CutPrefix(s, "checkpoint:"); ok {

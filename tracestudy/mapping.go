@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -34,7 +35,13 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 		opt.Bucket = m.Bucket
 	}
 	if m.Restart != "" {
-		return fmt.Errorf("restart %q: not supported by this build's budget policy", m.Restart)
+		r, err := baseline.ParseRestart(m.Restart)
+		if err != nil {
+			return err
+		}
+		for i := range specs {
+			specs[i].Knobs.Budget.Restart = r
+		}
 	}
 	return nil
 }

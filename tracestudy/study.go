@@ -166,9 +166,8 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		}
 	} else {
 		knobs := s.Knobs
-		if s.Policy == budget.Name && knobs.Budget.Groups == nil {
-			knobs.Budget.Groups = Hierarchy(w)
-		}
+		// budget's hierarchy is the entitlements' groups (its groups knob
+		// left unset), as every share-based policy reads them.
 		if knobs.Entitlements == nil {
 			knobs.Entitlements = w.Entitlements()
 		}

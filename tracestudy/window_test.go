@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/swf"
@@ -202,4 +204,25 @@ func mustReader(t *testing.T, log string) *swf.Reader {
 	r, err := swf.NewReader(strings.NewReader(log), "test.swf")
 	require.NoError(t, err)
 	return r
+}
+
+// The mapping knobs reach the options and every spec's knobs: restart
+// is budget's, the rest the trace's.
+func TestApplyMapping(t *testing.T) {
+	specs := append(TraceSpecs([]string{"fifo"}), BudgetKnobSpecs([]int{1, 7}, []int{0})...)
+	var opt trace.Options
+	m := configs.TraceMapping{By: "group", Shares: "window", Bucket: "hours:12", Restart: "zero",
+		Classes: map[string]policy.Class{"standby": policy.Interactive}}
+	require.NoError(t, ApplyMapping(m, &opt, specs))
+	assert.True(t, opt.ByGroup)
+	assert.Equal(t, trace.ShareWindow, opt.Shares)
+	assert.Equal(t, "hours:12", opt.Bucket)
+	assert.Equal(t, policy.Interactive, opt.Classes["standby"])
+	for _, s := range specs {
+		assert.Equal(t, baseline.Restart{}, s.Knobs.Budget.Restart, s.Label())
+	}
+	require.NoError(t, ApplyMapping(configs.TraceMapping{Restart: "checkpoint:600"}, &opt, specs))
+	assert.Equal(t, baseline.Restart{Checkpoint: 600}, specs[2].Knobs.Budget.Restart)
+	assert.Error(t, ApplyMapping(configs.TraceMapping{By: "users"}, &opt, specs))
+	assert.Error(t, ApplyMapping(configs.TraceMapping{Bucket: "hours:x"}, &opt, specs))
 }
