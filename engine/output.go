@@ -19,6 +19,12 @@ func MetricsFile(r *Result) []byte {
 		b = append(b, ": "...)
 		b = append(b, k.Format(&r.Scenario)...)
 	}
+	// A run that names its policy records it (the paper's run, which
+	// names none, keeps its bytes).
+	if r.Scenario.Policy != "" {
+		b = append(b, ",\n  \"policy\": "...)
+		b = strconv.AppendQuote(b, r.Scenario.Policy)
+	}
 	b = append(b, "\n },\n \"metrics\": "...)
 	b = r.Metrics.AppendJSON(b, " ")
 	return append(b, "\n}\n"...)

@@ -32,7 +32,15 @@ func WriteReport(w io.Writer, r *Result) error {
 	} else {
 		p.f("[invariant VIOLATED] an overbooked campaign was not refused (%v)\n", r.OverbookRefusal)
 	}
-	p.f("\n=== Bursar — %d-GPU pool, %ds simulated ===\n\n", s.Pool, s.Ticks)
+	// Under a baseline the report names it and makes no claim about
+	// Bursar's bucket or warm headroom: the run is the same workload under
+	// another admission rule (docs/policies.md).
+	baseline := s.Baseline()
+	if baseline == "" {
+		p.f("\n=== Bursar — %d-GPU pool, %ds simulated ===\n\n", s.Pool, s.Ticks)
+	} else {
+		p.f("\n=== %s (a baseline admission policy, docs/policies.md) — %d-GPU pool, %ds simulated ===\n\n", baseline, s.Pool, s.Ticks)
+	}
 
 	var byPath [policy.NumPaths][]int
 	for _, g := range r.Grants {
@@ -72,8 +80,13 @@ func WriteReport(w io.Writer, r *Result) error {
 	}
 	for i := range r.Storms {
 		st := &r.Storms[i]
-		p.f("[back pressure] %s throttle events: %d; %s held during window: peak=%d GPUs, mean=%s GPUs (ceiling %d, sustained R=%s — bucket forces reversion)\n",
-			st.Name, st.Throttles, st.Name, st.PeakHeld, pyFloat(st.MeanHeld, 0, 0), st.BurstCeiling, shortFloat(st.Sustained))
+		if baseline != "" {
+			p.f("[back pressure] %s throttle events: %d; %s held during window: peak=%d GPUs, mean=%s GPUs (its envelope: ceiling %d, sustained R=%s; admitted by %s's rules, not Bursar's bucket)\n",
+				st.Name, st.Throttles, st.Name, st.PeakHeld, pyFloat(st.MeanHeld, 0, 0), st.BurstCeiling, shortFloat(st.Sustained), baseline)
+		} else {
+			p.f("[back pressure] %s throttle events: %d; %s held during window: peak=%d GPUs, mean=%s GPUs (ceiling %d, sustained R=%s — bucket forces reversion)\n",
+				st.Name, st.Throttles, st.Name, st.PeakHeld, pyFloat(st.MeanHeld, 0, 0), st.BurstCeiling, shortFloat(st.Sustained))
+		}
 		if i == len(r.Storms)-1 {
 			p.f("\n")
 		}
@@ -103,7 +116,11 @@ func WriteReport(w io.Writer, r *Result) error {
 	}
 	p.f("\n")
 
-	p.f("[utilization] mean pool utilization: %s%% (warm headroom + preemption grace are the cost of latency)\n\n", pyFloat(100*m.Utilization, 0, 1))
+	if baseline != "" {
+		p.f("[utilization] mean pool utilization: %s%% under %s\n\n", pyFloat(100*m.Utilization, 0, 1), baseline)
+	} else {
+		p.f("[utilization] mean pool utilization: %s%% (warm headroom + preemption grace are the cost of latency)\n\n", pyFloat(100*m.Utilization, 0, 1))
+	}
 
 	p.f("[governance] sample journal records (full log in journal.jsonl):\n")
 	for _, e := range []*policy.Event{&r.FirstVictimGrant, &r.FirstThrottle, &r.FirstPreemptNotice} {

@@ -90,6 +90,16 @@ type Knob struct {
 	lo, hi float64
 }
 
+// Baseline is the name of the baseline admission policy the scenario runs
+// under, or "" for the Bursar broker (Policy "" or "bursar"): what the
+// report, the replay page and metrics.json name instead of Bursar.
+func (s *Scenario) Baseline() string {
+	if s.Policy == "" || s.Policy == "bursar" {
+		return ""
+	}
+	return s.Policy
+}
+
 // Range is the values the knob takes, lo to hi inclusive (ok false: any
 // value of its kind).
 func (k *Knob) Range() (lo, hi float64, ok bool) { return k.lo, k.hi, k.hi > k.lo }

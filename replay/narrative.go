@@ -76,6 +76,9 @@ func narrative(r *engine.Result) []paragraph {
 		}
 		p.t("); the storm window is ").n("%d s", s.StormStart).t(" to ").n("%d s", s.StormEnd).t(".")
 	}
+	if b := s.Baseline(); b != "" {
+		p.t(" Admission is by %s, a baseline policy (docs/policies.md), not by Bursar's broker: the campaigns and their envelopes are the same, but no token bucket meters them.", b)
+	}
 	out = append(out, p)
 
 	// The storm and the bucket that stopped it.
@@ -103,9 +106,12 @@ func narrative(r *engine.Result) []paragraph {
 		p.t(" and ").n("%s", num(m.StormMeanHeld, 0)).t(" on average, ").
 			n("%s GPU-s", num(m.StormExcessGPUSeconds, 0)).t(" above the sustained rate of ").n("%s GPUs", num(stormR, 0)).t("; admission throttled %s ", it).
 			n("%d", r.StormThrottles).t(" %s. ", plural(r.StormThrottles, "time", "times"))
-		if len(r.Storms) == 1 {
+		switch {
+		case s.Baseline() != "":
+			// No bucket to tell about under a baseline.
+		case len(r.Storms) == 1:
 			bucketStory(&p, sr, r.GroupOf(engine.AgentStorm), lo, hi, stormR, its, held)
-		} else {
+		default:
 			// Storm groups with windows of their own: one sentence each,
 			// over its own window, against its own rate.
 			for i := range r.Storms {

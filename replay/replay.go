@@ -187,6 +187,12 @@ func build(r *engine.Result) *page {
 		CSS:      template.CSS(pageCSS),
 		JS:       template.JS(pageJS),
 	}
+	if b := s.Baseline(); b != "" {
+		// The same workload under a baseline: the page names the policy
+		// that ran, not Bursar.
+		p.Title = b + " replay (a baseline admission policy)"
+		p.Subtitle = fmt.Sprintf("seed %d · %d-GPU pool · %s simulated · admission by %s", s.Seed, s.Pool, clock(s.Ticks), b)
+	}
 	ioRate, infRate := r.DisplayFlowRates()
 	colors := GroupColors(r.Groups)
 	for d, g := range r.Groups {

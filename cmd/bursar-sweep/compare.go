@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -30,7 +32,8 @@ func compareCommand() *cli.Command {
 			"utilization, adaptive and naive science per credit, Jain's index of usage ÷ share,\n" +
 			"preemptions and preempted GPU-seconds; docs/metrics.md). Writes into --out (default\n" +
 			out + "): summary.json (per policy: n and every metric's band with its interval),\n" +
-			"runs.csv (one row per run, with a policy column), latencies.json, manifest.json and\n" +
+			"runs.csv (one row per run, with a policy column), latencies.json, table.txt (the printed\n" +
+			"table), manifest.json and\n" +
 			"fig_policies.png (or --format svg|pdf): one panel per headline metric, the policies\n" +
 			"along the axis. --config FILE replaces the embedded configs/compare.yaml (e.g. other\n" +
 			"knobs, a scenario file, or a policy's knobs: policy: {name: quota, borrowing_limit: 64}).\n\n" +
@@ -66,14 +69,22 @@ func compareCommand() *cli.Command {
 				return err
 			}
 			w := sweepStdout(c)
-			if err := sweep.WriteCompareTable(w, results[0]); err != nil {
+			// The printed table is also the folder's table.txt.
+			var table bytes.Buffer
+			if err := sweep.WriteCompareTable(&table, results[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%s: %d policies × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
+			if err := atomicfile.Write(filepath.Join(st.out, compareTableFile), table.Bytes()); err != nil {
+				return err
+			}
+			if _, err := w.Write(table.Bytes()); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s: %d policies × %d seeds = %d runs in %.1f s; wrote %s, %s, %s and %s into %s\n",
 				compareExperiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), elapsed.Seconds(),
-				sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
+				sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, compareTableFile, st.out)
 			figErr := sweep.WritePoliciesFigure(st.out, st.format, results[0])
-			files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}
+			files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile, compareTableFile}
 			if figErr == nil {
 				files = append(files, sweep.PoliciesFigureFile(st.format))
 			}
@@ -88,6 +99,9 @@ func compareCommand() *cli.Command {
 		},
 	}
 }
+
+// compareTableFile is the printed comparison table, kept in the folder.
+const compareTableFile = "table.txt"
 
 // variantOutFor is variantOut for a config with seeds of its own (the
 // comparison's 30): the output folder is results/<label> for the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -54,7 +55,7 @@ func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 	if c.IsSet("policy") {
 		name := c.String("policy")
 		if !slices.Contains(engine.Policies, name) {
-			return s, fmt.Errorf("--policy: unknown admission policy %q (policies: %s)", name, strings.Join(engine.Policies, ", "))
+			return s, fmt.Errorf("--policy: unknown admission policy %q%s (policies: %s)", name, cliusage.DidYouMean(name, engine.Policies), strings.Join(engine.Policies, ", "))
 		}
 		if name != s.Policy {
 			// The file's knobs are for its own policy; another one runs

@@ -105,3 +105,38 @@ func TestScenarioFromStdin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, printed, again)
 }
+
+// TestPolicyTypoGetsASuggestion: a mistyped policy name is answered with
+// the nearest one.
+func TestPolicyTypoGetsASuggestion(t *testing.T) {
+	_, err := runSweepApp(t, "run", "--policy", "quoat")
+	require.ErrorContains(t, err, `--policy: unknown admission policy "quoat"; did you mean "quota"?`)
+}
+
+// TestBaselineRunIsLabelledAsSuch: under --policy quota the report, the
+// replay page and metrics.json name quota, and say nothing of Bursar's
+// bucket; the paper's run keeps its Bursar header.
+func TestBaselineRunIsLabelledAsSuch(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runSweepApp(t, "run", "--policy", "quota", "--ticks", "600", "--out", dir)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "=== quota (a baseline admission policy, docs/policies.md) —")
+	require.NotContains(t, out, "=== Bursar")
+	require.NotContains(t, out, "bucket forces reversion")
+	require.NotContains(t, out, "warm headroom")
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	require.Contains(t, string(page), "<title>quota replay (a baseline admission policy)")
+	require.Contains(t, string(page), "Admission is by quota, a baseline policy")
+	var m struct {
+		Scenario struct {
+			Policy string `json:"policy"`
+		} `json:"scenario"`
+	}
+	readJSONFile(t, filepath.Join(dir, "metrics.json"), &m)
+	require.Equal(t, "quota", m.Scenario.Policy)
+
+	out, err = runSweepApp(t, "run", "--ticks", "600", "--out", t.TempDir())
+	require.NoError(t, err, out)
+	require.Contains(t, out, "=== Bursar — 512-GPU pool")
+}

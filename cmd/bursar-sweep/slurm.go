@@ -221,6 +221,9 @@ func slurmScriptCommand() *cli.Command {
 				if binary, err = os.Executable(); err != nil {
 					return fmt.Errorf("--binary: %w", err)
 				}
+				if underGoBuildDir(binary) {
+					return fmt.Errorf("--binary: this bursar-sweep is %s, a temporary build of go run that is gone when it exits: run `make build` and use bin/bursar-sweep (or give --binary PATH)", binary)
+				}
 			}
 			if binary, err = filepath.Abs(binary); err != nil {
 				return err
@@ -241,4 +244,18 @@ func slurmScriptCommand() *cli.Command {
 			return err
 		},
 	}
+}
+
+// underGoBuildDir reports whether path is in one of the go command's
+// temporary build folders (go run and go test build there, in
+// $GOTMPDIR or the system's temporary folder, under go-build…/): such a
+// binary is deleted when the command exits, so a job script must not
+// name it.
+func underGoBuildDir(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+		if strings.HasPrefix(part, "go-build") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -59,4 +60,21 @@ func TestK8sManifest(t *testing.T) {
 	assert.Contains(t, out, "completionMode: Indexed\n")
 	assert.Contains(t, out, "- --out=/data/results/paper/shards\n")
 	assert.Contains(t, out, "image: registry.example/bursar:1\n")
+}
+
+// TestSlurmScriptRefusesATemporaryBinary: under go run (or go test) the
+// binary lives in a go-build folder that is deleted on exit; the script
+// would name a path that no longer exists, so it is refused unless --binary
+// is given.
+func TestSlurmScriptRefusesATemporaryBinary(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	if !underGoBuildDir(exe) {
+		t.Skipf("this test binary (%s) is not in a go-build folder", exe)
+	}
+	_, err = runSweepApp(t, "slurm-script", "--shards", "2", "paper")
+	require.ErrorContains(t, err, "a temporary build of go run")
+	require.ErrorContains(t, err, "make build")
+	assert.True(t, underGoBuildDir("/tmp/go-build123/b001/exe/bursar-sweep"))
+	assert.False(t, underGoBuildDir("/opt/bursar/bin/bursar-sweep"))
 }

@@ -56,6 +56,16 @@ func unknownCommand(app *cli.App, got string) error {
 	return fmt.Errorf("%s (commands: %s; %s --help explains them)", msg, strings.Join(names, ", "), app.Name)
 }
 
+// DidYouMean is `; did you mean "NAME"?` for the name nearest got (the
+// same rule as for commands and flags), or "" when none is close: for
+// values that name something, such as an admission policy.
+func DidYouMean(got string, names []string) string {
+	if near := nearest(got, names); near != "" {
+		return fmt.Sprintf("; did you mean %q?", near)
+	}
+	return ""
+}
+
 // nearest is the name closest to got by edit distance, or "" when none is
 // close enough to be a typo of it: at most 2 edits, or a third of the
 // name's length, or got is the start of the name. Ties go to the first

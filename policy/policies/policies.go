@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
@@ -94,5 +95,5 @@ func build(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error
 	case budget.Name:
 		return budget.New(cfg, knobs.Budget)
 	}
-	return nil, fmt.Errorf("unknown policy %q (want one of %s)", name, strings.Join(Names, ", "))
+	return nil, fmt.Errorf("unknown policy %q%s (want one of %s)", name, cliusage.DidYouMean(name, Names), strings.Join(Names, ", "))
 }
