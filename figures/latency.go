@@ -110,10 +110,25 @@ func headroomPanel(pts []HeadroomPoint, censor float64) *panel {
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = linearTicks{n: 5}
 	pn.right = ra
+	// A legend promises an interval only where one is drawn: a single seed
+	// (--quick) gives no t interval, and a percentile without a bootstrap
+	// interval shows none.
+	utilLabel := "utilization: mean, 95 % t interval over seeds (left)"
+	if !slices.ContainsFunc(ulo, finite) {
+		utilLabel = "utilization: mean over seeds; one seed, no interval (left)"
+	}
+	pctLabel := func(name string, ivs []Interval, vals []float64) string {
+		for i := range ivs {
+			if ivs[i].holds(vals[i]) {
+				return "probe " + name + ", pooled, 95 % bootstrap interval (right)"
+			}
+		}
+		return "probe " + name + ", pooled; no interval (right)"
+	}
 	pn.legend = []legendItem{
-		{"utilization: mean, 95 % t interval over seeds (left)", util.withFill(bandGrey)},
-		{"probe p50, pooled, 95 % bootstrap interval (right)", i50.withBar(lookP50.bar())},
-		{"probe p95, pooled, 95 % bootstrap interval (right)", i95.withBar(lookP95.bar())},
+		{utilLabel, util.withFill(bandGrey)},
+		{pctLabel("p50", p50iv, p50), i50.withBar(lookP50.bar())},
+		{pctLabel("p95", p95iv, p95), i95.withBar(lookP95.bar())},
 	}
 	if c50 || c95 {
 		pn.legend = append(pn.legend, legendItem{"at the " + fmtSeconds(censor) + " censor: a lower bound", boundMarkIcon(true)})
@@ -164,8 +179,15 @@ func gracePanel(pts []GracePoint, censor float64) *panel {
 		ticks = ts
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = ticks, ticks
+	label := "probe p50, pooled over seeds; no interval"
+	for i, iv := range ivs {
+		if iv.holds(ys[i]) {
+			label = "probe p50, pooled over seeds, 95 % bootstrap interval"
+			break
+		}
+	}
 	pn.legend = []legendItem{
-		{"probe p50, pooled over seeds, 95 % bootstrap interval", i50.withBar(lookP50.bar())},
+		{label, i50.withBar(lookP50.bar())},
 		{"y = x (the grace period)", ref},
 	}
 	if censored {
