@@ -127,7 +127,10 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	var procDone bool // the command ended (with --slurm, its jobs may not have)
 	var procCode int
 	term := func(why string) {
-		if !termSent {
+		// After the SIGKILL a SIGTERM says nothing new: the command is
+		// gone or going (the lease's end may be seen after the local
+		// deadline fired).
+		if !termSent && !killSent {
 			termSent = true
 			if slurm {
 				ids, err := endSlurmJobs(r.slurmToken, true)
