@@ -6,7 +6,7 @@ import "time"
 // the pending request that was withdrawn.
 type WithdrawResult struct {
 	T         int    `json:"t" doc:"Broker time of the withdrawal."`
-	RequestID int    `json:"request_id"`
+	RequestID int    `json:"request_id" doc:"The campaign's own request id."`
 	GPUs      int    `json:"gpus" doc:"The GPUs the request asked for; they no longer count as demand."`
 	Class     string `json:"class"`
 }
@@ -21,7 +21,7 @@ const StateWithdrawn = "withdrawn"
 // lease wrapper needs to keep its own deadline.
 type RequestWait struct {
 	T         int             `json:"t"`
-	RequestID int             `json:"request_id"`
+	RequestID int             `json:"request_id" doc:"The campaign's own request id."`
 	State     string          `json:"state" enum:"pending,granted"`
 	Pending   *PendingRequest `json:"pending,omitempty"`
 	Grant     *Grant          `json:"grant,omitempty"`

@@ -140,7 +140,7 @@ type LeaseRequest struct {
 
 // RequestAccepted answers a request that was queued for admission.
 type RequestAccepted struct {
-	RequestID int    `json:"request_id" doc:"Request id; a grant makes a lease with the same id."`
+	RequestID int    `json:"request_id" doc:"The campaign's own request id: its n-th request is n, whatever other campaigns file; a grant makes a lease with the same id."`
 	State     string `json:"state" enum:"pending"`
 	T         int    `json:"t" doc:"Broker time the request was filed at."`
 	GPUs      int    `json:"gpus"`
@@ -150,7 +150,7 @@ type RequestAccepted struct {
 
 // PendingRequest is a request waiting for admission.
 type PendingRequest struct {
-	ID        int    `json:"id"`
+	ID        int    `json:"id" doc:"The campaign's own request id (its n-th request is n)."`
 	GPUs      int    `json:"gpus"`
 	Duration  int    `json:"duration"`
 	Class     string `json:"class"`
@@ -159,7 +159,7 @@ type PendingRequest struct {
 
 // Lease is granted GPUs for a time.
 type Lease struct {
-	ID          int    `json:"id"`
+	ID          int    `json:"id" doc:"The campaign's own lease id, equal to its request id."`
 	GPUs        int    `json:"gpus"`
 	Class       string `json:"class"`
 	Submitted   int    `json:"submitted"`
@@ -189,7 +189,7 @@ type GrantRule struct {
 type Grant struct {
 	Seq     int64     `json:"seq" doc:"Ordinal of the grant among the campaign's grants, from 1."`
 	T       int       `json:"t"`
-	Lease   int       `json:"lease" doc:"Lease id, equal to the request id."`
+	Lease   int       `json:"lease" doc:"The campaign's own lease id, equal to its request id."`
 	GPUs    int       `json:"gpus"`
 	Class   string    `json:"class"`
 	Latency int       `json:"latency" doc:"Broker seconds from request to grant."`
@@ -210,7 +210,7 @@ type Grants struct {
 // RequestStatus says where a request stands.
 type RequestStatus struct {
 	T         int             `json:"t"`
-	RequestID int             `json:"request_id"`
+	RequestID int             `json:"request_id" doc:"The campaign's own request id."`
 	State     string          `json:"state" enum:"pending,granted"`
 	Pending   *PendingRequest `json:"pending,omitempty"`
 	Grant     *Grant          `json:"grant,omitempty"`
@@ -253,7 +253,7 @@ type JournalRecord struct {
 	Seq int64 `json:"seq"`
 	// Wall is when the operation that made the record was applied.
 	Wall   int64           `json:"wall,omitempty" doc:"Wall-clock time of the operation that made the record, UTC Unix milliseconds (absent for records replayed from a journal written before wall times; for grants replayed from a snapshot, the time of the last tick of the folded run)."`
-	Record json.RawMessage `json:"record" doc:"The broker's journal record; its first keys are t and event."`
+	Record json.RawMessage `json:"record" doc:"The broker's journal record; its first keys are t and event. In a campaign's scope its lease is the campaign's own id; in scope all (the administrator's) it is the broker's global id."`
 }
 
 // Journal is a page of the broker journal.

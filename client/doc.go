@@ -16,6 +16,12 @@
 // the grant as soon as the tick that made it is durable; WithdrawRequest
 // takes back a request an agent no longer waits for (requests.go).
 //
+// Request and lease ids are the campaign's own: its n-th request is id n
+// (a lease has its request's id), whatever other campaigns file, and the
+// same id means the same request whether the campaign's client or the
+// administrator's passes it. Only the administrator's whole journal
+// (Journal with campaign "") carries the broker's global ids.
+//
 // Every non-2xx answer is an *Error holding the RFC 9457 problem body; the
 // statuses an agent reacts to match sentinels with errors.Is
 // (ErrBudgetExhausted, ErrForbidden, ...).

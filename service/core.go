@@ -69,7 +69,7 @@ type op struct {
 
 // result is what apply reports back to a handler.
 type result struct {
-	id                           int // campaign id (register), request id (request)
+	id                           int // campaign id (register), the broker's request id (request)
 	releasedLeases, releasedGPUs int
 	droppedRequests, droppedGPUs int
 	allowedIO, allowedInference  float64
@@ -89,6 +89,9 @@ type campState struct {
 	pending int
 	// revoked: no token reaches the campaign (until a rotation).
 	revoked bool
+	// reqs are the broker's ids of the campaign's requests, in filing
+	// order: the campaign's request n is the broker's reqs[n-1] (ids.go).
+	reqs []int
 	// consumeT and consumeN count the consume calls taken at broker time
 	// consumeT (tenant.go); live only, not replayed.
 	consumeT, consumeN int
@@ -232,8 +235,10 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 		switch {
 		case err == nil:
 			cs.pending++
+			cs.noteRequest(id)
 			return res, true, nil
 		case errors.Is(err, policy.ErrBudgetExhausted):
+			cs.noteRequest(id)
 			return res, true, err
 		}
 		return res, false, err

@@ -35,9 +35,12 @@
 // is an RFC 9457 problem; every request body is read by one bounded,
 // exact-case, duplicate-free JSON parser whose result both validation and
 // the handler use (strict.go); campaign tokens' writes are rate-limited
-// and consume calls bounded per tick (tenant.go); tokens can be rotated
-// and revoked (token.go); the clock's speed is bounded and its lag logged
-// and exported at /metrics (clock.go, metrics.go). Durability beyond the
+// and consume calls bounded per tick (tenant.go); a campaign sees its
+// own request and lease ids (its n-th request is n), never the broker's
+// global ones, which would tell it how many requests others filed
+// (ids.go); tokens can be rotated and revoked (token.go); the clock's
+// speed is bounded and its lag logged and exported at /metrics (clock.go,
+// metrics.go). Durability beyond the
 // journal: the last two snapshots are kept with the segment between them,
 // a missing or shortened journal is refused (the length mark, wal.go),
 // and repair.go rewrites a damaged header, rebuilds a damaged snapshot and

@@ -34,7 +34,7 @@ type (
 	}
 	requestStatusInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"Request id."`
+		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"The campaign's own request id (its n-th request is n)."`
 	}
 	releaseAllInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
@@ -42,7 +42,7 @@ type (
 	}
 	releaseLeaseInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Lease    int    `path:"lease" minimum:"1" maximum:"2147483647" doc:"Lease id."`
+		Lease    int    `path:"lease" minimum:"1" maximum:"2147483647" doc:"The campaign's own lease id (equal to its request id)."`
 	}
 	consumeInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
@@ -175,9 +175,10 @@ func (c *core) campaignView(id policy.CampaignID) api.Campaign {
 	}
 }
 
-func grantOf(e *entry) api.Grant {
+// grantOf renders a grant of campaign cs, with the campaign's lease id.
+func grantOf(cs *campState, e *entry) api.Grant {
 	ev := &e.ev
-	return api.Grant{Seq: e.seq, T: ev.T, Lease: ev.Lease, GPUs: ev.GPUs, Class: ev.Class.String(),
+	return api.Grant{Seq: e.seq, T: ev.T, Lease: cs.localID(ev.Lease), GPUs: ev.GPUs, Class: ev.Class.String(),
 		Latency: ev.Latency, Path: ev.Path.String(),
 		Rule: api.GrantRule{ClassRank: ev.Class.Rank(), FairDeficit: ev.FairDeficit, Tokens: ev.RuleTokens}}
 }
@@ -305,9 +306,12 @@ func (s *Service) request(ctx context.Context, in *requestInput) (*requestOutput
 			return huma.Error429TooManyRequests(fmt.Sprintf("campaign %s has %d pending requests, the most the service queues per campaign; wait for grants or release some", cs.name, cs.pending))
 		}
 		res, err := t.apply(&op{Op: opRequest, C: int(id), GPUs: r.GPUs, Duration: r.Duration, Class: r.Class})
+		// The campaign sees its own count of requests, never the
+		// broker's id (ids.go).
+		local := cs.localID(res.id)
 		if errors.Is(err, policy.ErrBudgetExhausted) {
 			return huma.NewError(http.StatusPaymentRequired, fmt.Sprintf(
-				"campaign %s has no credits left (%.4g): only opportunistic requests are accepted; request %d was denied", cs.name, b.Credits(id), res.id))
+				"campaign %s has no credits left (%.4g): only opportunistic requests are accepted; request %d was denied", cs.name, b.Credits(id), local))
 		}
 		if err != nil {
 			return huma.Error422UnprocessableEntity(err.Error())
@@ -316,8 +320,8 @@ func (s *Service) request(ctx context.Context, in *requestInput) (*requestOutput
 		if cls == "" {
 			cls = b.Envelope(id).Class.String()
 		}
-		out = requestOutput{Location: "/v1/campaigns/" + cs.name + "/requests/" + strconv.Itoa(res.id),
-			Body: api.RequestAccepted{RequestID: res.id, State: api.StatePending, T: b.Now(), GPUs: r.GPUs, Duration: r.Duration, Class: cls}}
+		out = requestOutput{Location: "/v1/campaigns/" + cs.name + "/requests/" + strconv.Itoa(local),
+			Body: api.RequestAccepted{RequestID: local, State: api.StatePending, T: b.Now(), GPUs: r.GPUs, Duration: r.Duration, Class: cls}}
 		return nil
 	})
 	if err != nil {
@@ -333,23 +337,11 @@ func (s *Service) requestStatus(ctx context.Context, in *requestStatusInput) (*r
 		if err != nil {
 			return err
 		}
-		out.Body = api.RequestStatus{T: t.c.b.Now(), RequestID: in.Request}
-		for _, r := range t.c.b.Pending() {
-			if r.ID == in.Request && r.Campaign == id {
-				out.Body.State = api.StatePending
-				out.Body.Pending = &api.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration, Class: r.Class.String(), Submitted: r.Submitted}
-				return nil
-			}
+		out.Body = t.requestState(id, cs, in.Request)
+		if out.Body.State == "" {
+			return errRequestGone(in.Request, cs.name)
 		}
-		// Newest first: a recent request is found at once.
-		for i := len(cs.grants.buf) - 1; i >= 0; i-- {
-			if e := cs.grants.at(i); e.ev.Lease == in.Request {
-				g := grantOf(e)
-				out.Body.State, out.Body.Grant = api.StateGranted, &g
-				return nil
-			}
-		}
-		return huma.Error404NotFound(fmt.Sprintf("request %d of campaign %s is not pending and no retained grant is for it (expired, withdrawn, or not this campaign's)", in.Request, cs.name))
+		return nil
 	})
 	return &out, err
 }
@@ -357,7 +349,7 @@ func (s *Service) requestStatus(ctx context.Context, in *requestStatusInput) (*r
 func (s *Service) leases(ctx context.Context, in *campaignInput) (*leasesOutput, error) {
 	var out leasesOutput
 	err := s.withState(ctx, func(t *txn) error {
-		id, _, err := t.campaign(in.Campaign)
+		id, cs, err := t.campaign(in.Campaign)
 		if err != nil {
 			return err
 		}
@@ -366,7 +358,7 @@ func (s *Service) leases(ctx context.Context, in *campaignInput) (*leasesOutput,
 			Leases: []api.Lease{}, Pending: []api.PendingRequest{}}
 		for _, l := range b.Leases() {
 			if l.Campaign == id {
-				cl := api.Lease{ID: l.ID, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
+				cl := api.Lease{ID: cs.localID(l.ID), GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
 					Granted: l.Granted, Expires: l.Expires, UnderNotice: l.UnderNotice}
 				if l.UnderNotice {
 					cl.PreemptAt = l.PreemptAt
@@ -376,7 +368,7 @@ func (s *Service) leases(ctx context.Context, in *campaignInput) (*leasesOutput,
 		}
 		for _, r := range b.Pending() {
 			if r.Campaign == id {
-				out.Body.Pending = append(out.Body.Pending, api.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration,
+				out.Body.Pending = append(out.Body.Pending, api.PendingRequest{ID: cs.localID(r.ID), GPUs: r.GPUs, Duration: r.Duration,
 					Class: r.Class.String(), Submitted: r.Submitted})
 			}
 		}
@@ -410,9 +402,10 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if err != nil {
 			return err
 		}
+		lease := cs.globalID(in.Lease) // 0, which no lease has, if none
 		held := false
 		for _, l := range t.c.b.Leases() {
-			if l.ID == in.Lease && l.Campaign == id {
+			if l.ID == lease && l.Campaign == id {
 				held = true
 				break
 			}
@@ -420,7 +413,7 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if !held {
 			return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
 		}
-		res, err := t.apply(&op{Op: opReleaseLease, C: int(id), Lease: in.Lease})
+		res, err := t.apply(&op{Op: opReleaseLease, C: int(id), Lease: lease})
 		if err != nil {
 			return err
 		}
@@ -477,7 +470,7 @@ func (s *Service) grants(ctx context.Context, in *grantsInput) (*grantsOutput, e
 		out.Body = api.Grants{T: t.c.b.Now(), TotalGrants: cs.grants.last, TotalGPUs: cs.grantedGPUs,
 			Oldest: cs.grants.oldest(), Next: next, Grants: make([]api.Grant, 0, len(page))}
 		for _, e := range page {
-			out.Body.Grants = append(out.Body.Grants, grantOf(e))
+			out.Body.Grants = append(out.Body.Grants, grantOf(cs, e))
 		}
 		return nil
 	})
@@ -491,7 +484,9 @@ func (s *Service) journal(ctx context.Context, in *journalInput) (*journalOutput
 	}
 	var out journalOutput
 	err := s.withState(ctx, func(t *txn) error {
-		r, scope := &t.c.journal, "all"
+		// The whole journal (the administrator's) carries the broker's
+		// ids; a campaign's scope carries the campaign's own (ids.go).
+		r, scope, ids := &t.c.journal, "all", (*campState)(nil)
 		name := in.Campaign
 		if !p.admin {
 			name = p.name
@@ -501,14 +496,18 @@ func (s *Service) journal(ctx context.Context, in *journalInput) (*journalOutput
 			if err != nil {
 				return err
 			}
-			r, scope = &cs.journal, name
+			r, scope, ids = &cs.journal, name, cs
 		}
 		page, next, truncated := r.page(in.After, in.Limit)
 		out.Body = api.Journal{T: t.c.b.Now(), Scope: scope, Oldest: r.oldest(), Next: next, Truncated: truncated,
 			Records: make([]api.JournalRecord, 0, len(page))}
 		var buf []byte
 		for _, e := range page {
-			buf = e.ev.AppendJSON(buf[:0])
+			ev := e.ev
+			if ids != nil && ev.Lease != 0 {
+				ev.Lease = ids.localID(ev.Lease)
+			}
+			buf = ev.AppendJSON(buf[:0])
 			out.Body.Records = append(out.Body.Records, api.JournalRecord{Seq: e.seq, Wall: e.wall, Record: json.RawMessage(append([]byte(nil), buf...))})
 		}
 		return nil

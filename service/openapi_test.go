@@ -76,5 +76,30 @@ func TestOpenAPI(t *testing.T) {
 		assert.ElementsMatch(t, required, s["required"], name)
 		assert.Equal(t, false, s["additionalProperties"], "%s refuses unknown fields", name)
 	}
+	// Ids are the campaign's own (ids.go): every id a campaign passes or
+	// reads says so, so that no client takes them for global ones.
+	for _, pl := range [][2]string{
+		{"/v1/campaigns/{campaign}/requests/{request}", "get"},
+		{"/v1/campaigns/{campaign}/requests/{request}", "delete"},
+		{"/v1/campaigns/{campaign}/requests/{request}/wait", "get"},
+		{"/v1/campaigns/{campaign}/leases/{lease}", "delete"},
+	} {
+		found := false
+		for _, p := range doc.Paths[pl[0]][pl[1]]["parameters"].([]any) {
+			p := p.(map[string]any)
+			if p["in"] == "path" && p["name"] != "campaign" {
+				found = true
+				assert.Contains(t, p["description"], "campaign's own", "%s %s %s", pl[1], pl[0], p["name"])
+			}
+		}
+		assert.True(t, found, "%s %s has an id parameter", pl[1], pl[0])
+	}
+	for schema, field := range map[string]string{"RequestAccepted": "request_id", "RequestStatus": "request_id", "RequestWait": "request_id",
+		"WithdrawResult": "request_id", "PendingRequest": "id", "Lease": "id", "Grant": "lease"} {
+		props := doc.Components.Schemas[schema]["properties"].(map[string]any)
+		assert.Contains(t, props[field].(map[string]any)["description"], "campaign's own", "%s.%s", schema, field)
+	}
+	assert.Contains(t, doc.Components.Schemas["JournalRecord"]["properties"].(map[string]any)["record"].(map[string]any)["description"],
+		"global id", "the whole journal's ids are the broker's")
 	assert.JSONEq(t, string(body), string(e.svc.OpenAPI()))
 }

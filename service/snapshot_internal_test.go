@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,6 +93,7 @@ func TestSnapshotReplayProperty(t *testing.T) {
 		runOps(rt, b, ops)
 		live := fingerprint(a)
 		require.Equal(rt, live, fingerprint(b))
+		checkRequestIDs(rt, a)
 		require.NoError(rt, a.Close())
 		require.NoError(rt, b.Close())
 
@@ -103,6 +105,7 @@ func TestSnapshotReplayProperty(t *testing.T) {
 		defer b2.Close()
 		assert.Equal(rt, live, fingerprint(b2), "full replay")
 		assert.Equal(rt, live, fingerprint(a2), "snapshot + tail replay")
+		checkRequestIDs(rt, a2)
 		if rep := a2.Report(); a.snapshots.Load() > 0 {
 			assert.Positive(rt, rep.Snapshot, "the restart loaded a snapshot")
 		}
@@ -201,3 +204,39 @@ func TestSnapshotFoldsTicks(t *testing.T) {
 type bytesBuffer struct{ b []byte }
 
 func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+
+// checkRequestIDs checks the per-campaign request ids (ids.go): every id
+// the broker handed out belongs to exactly one campaign, in the order the
+// broker numbered them, and every pending request and live lease
+// translates to its campaign's id and back.
+func checkRequestIDs(t require.TestingT, s *Service) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.core
+	var all []int
+	for _, cs := range c.camps {
+		require.True(t, sort.IntsAreSorted(cs.reqs), "%s: %v", cs.name, cs.reqs)
+		for n, g := range cs.reqs {
+			require.Equal(t, n+1, cs.localID(g))
+			require.Equal(t, g, cs.globalID(n+1))
+		}
+		require.Zero(t, cs.globalID(0))
+		require.Zero(t, cs.globalID(len(cs.reqs)+1))
+		all = append(all, cs.reqs...)
+	}
+	sort.Ints(all)
+	for i, g := range all {
+		require.Equal(t, i+1, g, "the broker's ids 1..%d are each one campaign's", len(all))
+	}
+	for _, l := range c.b.Leases() {
+		require.NotZero(t, c.camps[l.Campaign].localID(l.ID), "lease %d", l.ID)
+	}
+	for _, r := range c.b.Pending() {
+		require.NotZero(t, c.camps[r.Campaign].localID(r.ID), "request %d", r.ID)
+	}
+	for _, cs := range c.camps {
+		for i := range cs.grants.buf {
+			require.NotZero(t, cs.localID(cs.grants.at(i).ev.Lease))
+		}
+	}
+}

@@ -36,7 +36,7 @@ const MaxRequestWait = api.MaxRequestWait
 type (
 	requestWaitInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"Request id."`
+		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"The campaign's own request id (its n-th request is n)."`
 		Wait     string `query:"wait" default:"0s" maxLength:"16" doc:"How long to wait while the request is pending: a duration such as 10s or 500ms, at most 20s; 0s answers at once."`
 	}
 	requestWaitOutput struct{ Body api.RequestWait }
@@ -94,24 +94,29 @@ type waitKey struct {
 	pending int
 }
 
-// requestState says where request req of campaign id stands: State is
+// requestState says where request req (the campaign's id, ids.go) of
+// campaign id stands: State is
 // pending or granted, or "" when it is neither (expired, withdrawn, not
 // this campaign's, or its grant no longer retained). It reads what
 // GET …/requests/{id} reads.
 func (t *txn) requestState(id policy.CampaignID, cs *campState, req int) api.RequestStatus {
 	st := api.RequestStatus{T: t.c.b.Now(), RequestID: req}
+	g := cs.globalID(req) // the broker's id; 0, which none has, if none
+	if g == 0 {
+		return st
+	}
 	for _, r := range t.c.b.Pending() {
-		if r.ID == req && r.Campaign == id {
+		if r.ID == g && r.Campaign == id {
 			st.State = api.StatePending
-			st.Pending = &api.PendingRequest{ID: r.ID, GPUs: r.GPUs, Duration: r.Duration, Class: r.Class.String(), Submitted: r.Submitted}
+			st.Pending = &api.PendingRequest{ID: req, GPUs: r.GPUs, Duration: r.Duration, Class: r.Class.String(), Submitted: r.Submitted}
 			return st
 		}
 	}
 	// Newest first: a recent request is found at once.
 	for i := len(cs.grants.buf) - 1; i >= 0; i-- {
-		if e := cs.grants.at(i); e.ev.Lease == req {
-			g := grantOf(e)
-			st.State, st.Grant = api.StateGranted, &g
+		if e := cs.grants.at(i); e.ev.Lease == g {
+			gr := grantOf(cs, e)
+			st.State, st.Grant = api.StateGranted, &gr
 			return st
 		}
 	}
@@ -189,9 +194,10 @@ func (t *txn) requestWait(id policy.CampaignID, cs *campState, req int, speed fl
 	st := t.requestState(id, cs, req)
 	w := api.RequestWait{T: st.T, RequestID: st.RequestID, State: st.State, Pending: st.Pending, Grant: st.Grant, Speed: speed}
 	if st.State == api.StateGranted {
+		g := cs.globalID(req)
 		for _, l := range t.c.b.Leases() {
-			if l.ID == st.Grant.Lease && l.Campaign == id {
-				cl := api.Lease{ID: l.ID, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
+			if l.ID == g && l.Campaign == id {
+				cl := api.Lease{ID: req, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
 					Granted: l.Granted, Expires: l.Expires, UnderNotice: l.UnderNotice}
 				if l.UnderNotice {
 					cl.PreemptAt = l.PreemptAt

@@ -109,8 +109,10 @@ func coreFingerprint(c *core) string {
 	fmt.Fprintf(&b, "t=%d free=%d leases=%+v pending=%+v\n", c.b.Now(), c.b.Free(), c.b.Leases(), c.b.Pending())
 	for i, cs := range c.camps {
 		id := policy.CampaignID(i)
-		fmt.Fprintf(&b, "%s %x credits=%v tokens=%v io=%v supply=%+v pending=%d granted=%d\n", cs.name, cs.hash, c.b.Credits(id), c.b.Tokens(id),
-			c.b.FlowTokens(id, policy.IO), c.b.Supply(id), cs.pending, cs.grantedGPUs)
+		// reqs: the campaign's request ids (ids.go) must survive a
+		// restart as exactly as the broker's state.
+		fmt.Fprintf(&b, "%s %x credits=%v tokens=%v io=%v supply=%+v pending=%d granted=%d reqs=%v\n", cs.name, cs.hash, c.b.Credits(id), c.b.Tokens(id),
+			c.b.FlowTokens(id, policy.IO), c.b.Supply(id), cs.pending, cs.grantedGPUs, cs.reqs)
 	}
 	es, _, _ := c.journal.page(0, 1<<30)
 	for _, e := range es {

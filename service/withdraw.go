@@ -29,7 +29,7 @@ const opWithdraw = "withdraw"
 type (
 	withdrawInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"Request id."`
+		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"The campaign's own request id (its n-th request is n)."`
 	}
 	withdrawOutput struct{ Body api.WithdrawResult }
 )
@@ -68,7 +68,7 @@ func (s *Service) withdraw(ctx context.Context, in *withdrawInput) (*withdrawOut
 		case st.State != api.StatePending:
 			return errRequestGone(in.Request, cs.name)
 		}
-		if _, err := t.apply(&op{Op: opWithdraw, C: int(id), Lease: in.Request}); err != nil {
+		if _, err := t.apply(&op{Op: opWithdraw, C: int(id), Lease: cs.globalID(in.Request)}); err != nil {
 			return err
 		}
 		out.Body = api.WithdrawResult{T: t.c.b.Now(), RequestID: in.Request, GPUs: st.Pending.GPUs, Class: st.Pending.Class}

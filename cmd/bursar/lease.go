@@ -42,7 +42,7 @@ const (
 const leaseDescription = `Negotiates a lease for a campaign, waits for the grant, runs COMMAND on it, stops COMMAND
 when the lease ends and releases the lease. COMMAND gets these variables:
 
-   BURSAR_LEASE_ID        the lease id (equal to the request id)
+   BURSAR_LEASE_ID        the campaign's lease id (equal to its request id; its n-th is n)
    BURSAR_GPUS            the GPUs granted (at least --min-gpus)
    BURSAR_LEASE_EXPIRES   the broker time the lease expires at (broker seconds)
    BURSAR_LEASE_CLASS     the service class
