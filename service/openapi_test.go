@@ -77,23 +77,26 @@ func TestOpenAPI(t *testing.T) {
 		assert.Equal(t, false, s["additionalProperties"], "%s refuses unknown fields", name)
 	}
 	// Ids are the campaign's own (ids.go): every id a campaign passes or
-	// reads says so, so that no client takes them for global ones.
-	for _, pl := range [][2]string{
-		{"/v1/campaigns/{campaign}/requests/{request}", "get"},
-		{"/v1/campaigns/{campaign}/requests/{request}", "delete"},
-		{"/v1/campaigns/{campaign}/requests/{request}/wait", "get"},
-		{"/v1/campaigns/{campaign}/leases/{lease}", "delete"},
-	} {
-		found := false
-		for _, p := range doc.Paths[pl[0]][pl[1]]["parameters"].([]any) {
-			p := p.(map[string]any)
-			if p["in"] == "path" && p["name"] != "campaign" {
-				found = true
-				assert.Contains(t, p["description"], "campaign's own", "%s %s %s", pl[1], pl[0], p["name"])
+	// reads says so, so that no client takes them for global ones. Every
+	// operation with a request or lease id in its path is checked, so that
+	// a new one is written against the campaign's ids too (its handler
+	// translates with campState.globalID and answers with the
+	// campaign's id).
+	idParams := 0
+	for path, ops := range doc.Paths {
+		for m, op := range ops {
+			params, _ := op["parameters"].([]any)
+			for _, p := range params {
+				p := p.(map[string]any)
+				if p["in"] == "path" && (p["name"] == "request" || p["name"] == "lease") {
+					idParams++
+					assert.Contains(t, p["description"], "campaign's own",
+						"%s %s: the %s id in the path is the campaign's own (translate it with campState.globalID, service/ids.go)", m, path, p["name"])
+				}
 			}
 		}
-		assert.True(t, found, "%s %s has an id parameter", pl[1], pl[0])
 	}
+	assert.GreaterOrEqual(t, idParams, 4, "get, delete and wait of a request, delete of a lease")
 	for schema, field := range map[string]string{"RequestAccepted": "request_id", "RequestStatus": "request_id", "RequestWait": "request_id",
 		"WithdrawResult": "request_id", "PendingRequest": "id", "Lease": "id", "Grant": "lease"} {
 		props := doc.Components.Schemas[schema]["properties"].(map[string]any)
