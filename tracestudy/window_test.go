@@ -226,3 +226,27 @@ func TestApplyMapping(t *testing.T) {
 	assert.Error(t, ApplyMapping(configs.TraceMapping{By: "users"}, &opt, specs))
 	assert.Error(t, ApplyMapping(configs.TraceMapping{Bucket: "hours:x"}, &opt, specs))
 }
+
+// A window late in the excerpt starts fairshare and budget from the usage
+// the log records before it (§6.16): the study hands it over, and it
+// changes what fairshare does.
+func TestStudyPreloadsTheLogsRecord(t *testing.T) {
+	from := int64(262 * Day)
+	opt := trace.Options{From: from, Until: from + 3*Day}
+	w, err := Load("", opt)
+	require.NoError(t, err)
+	recs, err := ReadRecorded("", w.Pool)
+	require.NoError(t, err)
+	win := Window{From: from, Until: from + 3*Day}
+	require.NoError(t, win.Measure(Day/2, Day/2))
+	st := &Study{Specs: TraceSpecs([]string{"fifo", "fairshare", "budget"}), Windows: []Window{win}, Loads: []*trace.Workload{w},
+		Recorded: recs, Options: opt}
+	rs, err := ExecutePlan(context.Background(), st, NewPlan("trace", "", st), sweep.StudyOptions{Workers: 1})
+	require.NoError(t, err)
+	assert.Zero(t, rs[0].PreloadedUsage, "fifo has no usage memory")
+	assert.Positive(t, rs[1].PreloadedUsage)
+	assert.Positive(t, rs[2].PreloadedUsage)
+	empty, _, err := RunWindow(w, win, st.Specs[1], RunOptions{Exact: true})
+	require.NoError(t, err)
+	assert.NotEqual(t, empty.Summary.All.MeanWait, rs[1].Summary.All.MeanWait, "the preloaded usage changes fairshare's order")
+}
