@@ -296,7 +296,7 @@ type ProblemDetail struct {
 // job's --comment (docs/slurm.md).
 type SlurmToken struct {
 	Token       string `json:"token" doc:"bursar1:<lease>:<campaign>:<gpus>:<expires unix s>:<HMAC-SHA256, hex>"`
-	Lease       int    `json:"lease"`
+	Lease       int    `json:"lease" doc:"The campaign's own lease id, as in the token."`
 	GPUs        int    `json:"gpus"`
 	Account     string `json:"account" doc:"The Slurm account the job must run under (the campaign's name in lower case)."`
 	ExpiresUnix int64  `json:"expires_unix" doc:"Wall-clock end of the lease, unix seconds; the job's time limit is cut to it."`

@@ -402,18 +402,11 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if err != nil {
 			return err
 		}
-		lease := cs.globalID(in.Lease) // 0, which no lease has, if none
-		held := false
-		for _, l := range t.c.b.Leases() {
-			if l.ID == lease && l.Campaign == id {
-				held = true
-				break
-			}
-		}
+		l, held := t.c.heldLease(id, cs, in.Lease)
 		if !held {
 			return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
 		}
-		res, err := t.apply(&op{Op: opReleaseLease, C: int(id), Lease: lease})
+		res, err := t.apply(&op{Op: opReleaseLease, C: int(id), Lease: l.ID})
 		if err != nil {
 			return err
 		}

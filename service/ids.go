@@ -1,6 +1,10 @@
 package service
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
 
 // Per-campaign request ids. The broker numbers requests with one counter
 // for all campaigns (a grant's lease keeps its request's id), so a
@@ -44,4 +48,21 @@ func (cs *campState) globalID(local int) int {
 		return 0
 	}
 	return cs.reqs[local-1]
+}
+
+// heldLease is the live lease the campaign knows as id local (a lease of
+// the campaign's that was released, expired or reclaimed is not found).
+// Handlers that take a lease id in the path look it up here, never among
+// the broker's ids.
+func (c *core) heldLease(cid policy.CampaignID, cs *campState, local int) (policy.Lease, bool) {
+	g := cs.globalID(local)
+	if g == 0 {
+		return policy.Lease{}, false
+	}
+	for _, l := range c.b.Leases() {
+		if l.ID == g && l.Campaign == cid {
+			return l, true
+		}
+	}
+	return policy.Lease{}, false
 }

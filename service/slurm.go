@@ -103,7 +103,7 @@ func VerifySlurmToken(key []byte, tok string, now time.Time) (SlurmLease, error)
 type (
 	slurmTokenInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
-		Lease    int    `path:"lease" minimum:"1" maximum:"2147483647" doc:"Lease id."`
+		Lease    int    `path:"lease" minimum:"1" maximum:"2147483647" doc:"The campaign's own lease id (equal to its request id)."`
 	}
 	slurmTokenOutput struct{ Body api.SlurmToken }
 )
@@ -131,21 +131,21 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 			return err
 		}
 		now := t.c.b.Now()
-		for _, l := range t.c.b.Leases() {
-			if l.ID != in.Lease || l.Campaign != id {
-				continue
-			}
-			end := l.Expires
-			if l.UnderNotice && l.PreemptAt < end {
-				end = l.PreemptAt
-			}
-			wall := time.Now().Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
-			sl := SlurmLease{Lease: l.ID, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix()}
-			out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), Lease: l.ID, GPUs: l.GPUs,
-				Account: SlurmAccount(cs.name), ExpiresUnix: sl.Expires, T: now}
-			return nil
+		// The token carries the campaign's own lease id (ids.go), which
+		// with the campaign's name names the lease.
+		l, ok := t.c.heldLease(id, cs, in.Lease)
+		if !ok {
+			return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
 		}
-		return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
+		end := l.Expires
+		if l.UnderNotice && l.PreemptAt < end {
+			end = l.PreemptAt
+		}
+		wall := time.Now().Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
+		sl := SlurmLease{Lease: in.Lease, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix()}
+		out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), Lease: in.Lease, GPUs: l.GPUs,
+			Account: SlurmAccount(cs.name), ExpiresUnix: sl.Expires, T: now}
+		return nil
 	})
 	if err != nil {
 		return nil, err

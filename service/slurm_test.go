@@ -95,10 +95,17 @@ func TestSlurmTokenEndpoint(t *testing.T) {
 	ctx := context.Background()
 	_, err := admin.Register(ctx, client.CampaignSpec{Name: "Sci", Budget: 1e9, Guaranteed: 4, Sustained: 8, BurstCeiling: 8, Bucket: 1e6, Class: client.ClassDeadline})
 	require.NoError(t, err)
+	// Another campaign's request comes first: Sci's lease is still its
+	// lease 1 (the broker's 2), and the token carries Sci's id (ids.go).
+	_, err = admin.Register(ctx, client.CampaignSpec{Name: "Other", Budget: 1e9, Guaranteed: 0, Sustained: 8, BurstCeiling: 8, Bucket: 1e6, Class: client.ClassDeadline})
+	require.NoError(t, err)
+	_, err = admin.Request(ctx, "Other", client.LeaseRequest{GPUs: 1, Duration: 100})
+	require.NoError(t, err)
 	acc, err := admin.Request(ctx, "Sci", client.LeaseRequest{GPUs: 2, Duration: 100})
 	require.NoError(t, err)
 	w, err := admin.AwaitGrant(ctx, "Sci", acc.RequestID)
 	require.NoError(t, err)
+	require.Equal(t, 1, w.Lease.ID)
 	before := time.Now()
 	st, err := admin.SlurmToken(ctx, "Sci", w.Lease.ID)
 	require.NoError(t, err)

@@ -194,17 +194,13 @@ func (t *txn) requestWait(id policy.CampaignID, cs *campState, req int, speed fl
 	st := t.requestState(id, cs, req)
 	w := api.RequestWait{T: st.T, RequestID: st.RequestID, State: st.State, Pending: st.Pending, Grant: st.Grant, Speed: speed}
 	if st.State == api.StateGranted {
-		g := cs.globalID(req)
-		for _, l := range t.c.b.Leases() {
-			if l.ID == g && l.Campaign == id {
-				cl := api.Lease{ID: req, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
-					Granted: l.Granted, Expires: l.Expires, UnderNotice: l.UnderNotice}
-				if l.UnderNotice {
-					cl.PreemptAt = l.PreemptAt
-				}
-				w.Lease = &cl
-				break
+		if l, ok := t.c.heldLease(id, cs, req); ok {
+			cl := api.Lease{ID: req, GPUs: l.GPUs, Class: l.Class.String(), Submitted: l.Submitted,
+				Granted: l.Granted, Expires: l.Expires, UnderNotice: l.UnderNotice}
+			if l.UnderNotice {
+				cl.PreemptAt = l.PreemptAt
 			}
+			w.Lease = &cl
 		}
 	}
 	return w
