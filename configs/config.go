@@ -321,6 +321,9 @@ func (p *parser) name(n *yaml.Node, key string) (string, error) {
 var topKeys = []string{"experiment", "description", "scenario", "policy", "seeds", "fixed", "grid", "series", "bootstrap"}
 var seriesKeys = []string{"name", "description", "policy", "fixed", "grid"}
 
+// axisKeys are the keys of a list written {full: [...], quick: [...]}.
+var axisKeys = []string{"full", "quick"}
+
 func (p *parser) config(root *yaml.Node) (*Config, error) {
 	c := &Config{File: p.file, Bootstrap: DefaultBootstrap}
 	// The scenario file comes first, wherever it is written: the knobs
@@ -504,7 +507,7 @@ func (p *parser) axis(kn *engine.Knob, k, n *yaml.Node, key string) (Axis, error
 		return a, err
 	case yaml.MappingNode:
 		var haveFull, haveQuick bool
-		err = p.mapping(n, key, []string{"full", "quick"}, func(which string, _, v *yaml.Node) error {
+		err = p.mapping(n, key, axisKeys, func(which string, _, v *yaml.Node) error {
 			var err error
 			if which == "full" {
 				haveFull = true

@@ -3,6 +3,10 @@
 // binary), the policy comparison (compare.yaml) and the strict parser that turns such a file into a Config and a
 // Config into a Plan: the list of scenarios a sweep runs.
 //
+// docs/configs.md lists every key of the three formats read here (a
+// config, a study config, a scenario file) with its type, default, range
+// and meaning; KeySets is the list of keys that page is tested against.
+//
 // A config file:
 //
 //	experiment: bucket            # required: the output folder and the runs.csv column

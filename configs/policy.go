@@ -47,6 +47,9 @@ var policyKnobKeys = map[string][]string{
 	budget.Name:    {"window", "min_runtime", "groups", "calc_period", "restart"},
 }
 
+// budgetGroupKeys are the keys of one item of budget's groups.
+var budgetGroupKeys = []string{"name", "members"}
+
 // allPolicyKnobKeys is every knob of every policy, for "did you mean".
 func allPolicyKnobKeys() []string {
 	var out []string
@@ -218,7 +221,7 @@ func (p *parser) policyKnob(pc *Policy, sub string, v *yaml.Node, key string) er
 		for i, gn := range v.Content {
 			gk := fmt.Sprintf("%s[%d]", key, i)
 			var g budget.Group
-			err := p.mapping(gn, gk, []string{"name", "members"}, func(f string, _, fv *yaml.Node) error {
+			err := p.mapping(gn, gk, budgetGroupKeys, func(f string, _, fv *yaml.Node) error {
 				var err error
 				if f == "name" {
 					g.Name, err = p.str(fv, join(gk, f))

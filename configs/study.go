@@ -53,6 +53,9 @@ var studyKeys = map[string][]string{
 	"agents-arrive": {"policies", "modes", "max_k", "stay", "seeds"},
 }
 
+// studyWindowKeys are the keys of a study config's window.
+var studyWindowKeys = []string{"from", "until"}
+
 var studyCommonKeys = []string{"experiment", "description", "trace", "window", "pool"}
 
 // StudyExperiments are the trace studies a StudyConfig may name.
@@ -274,7 +277,7 @@ func (p *parser) names(n *yaml.Node, key string, known []string) ([]string, erro
 func (p *parser) window(n *yaml.Node, key string) (*Window, error) {
 	w := &Window{}
 	var haveFrom bool
-	err := p.mapping(n, key, []string{"from", "until"}, func(name string, _, v *yaml.Node) error {
+	err := p.mapping(n, key, studyWindowKeys, func(name string, _, v *yaml.Node) error {
 		x, err := p.intIn(v, join(key, name), 0, math.MaxInt64)
 		if err != nil {
 			return err
