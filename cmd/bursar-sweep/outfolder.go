@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,4 +67,61 @@ func sweepOut(experiment string) string {
 		return filepath.Join("results", "sweep-paper")
 	}
 	return filepath.Join("results", experiment)
+}
+
+// customInputs are the flags that make a trace study's run custom: another
+// log, window, pool or study config. Without --out such a run writes into
+// customOut's folder, not the command's own.
+var customInputs = []string{"trace", "window", "pool", "config"}
+
+// customOut is the folder of a custom trace-study run,
+// results/<command>-custom-<digest>: the digest (8 hex digits of SHA-256)
+// covers the custom inputs as given (pool as a number) and the bytes of
+// the config file, so that runs with other inputs never overwrite each
+// other and the same run (or slurm-script's shards of it) finds the same
+// folder again. given maps a flag of customInputs to its value.
+func customOut(command string, given map[string]string) string {
+	var b []byte
+	for _, name := range customInputs {
+		v, ok := given[name]
+		if !ok {
+			continue
+		}
+		if name == "pool" {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				v = strconv.Itoa(n)
+			}
+		}
+		b = fmt.Appendf(b, "%s=%q\n", name, v)
+		if name == "config" {
+			// An unreadable file fails the run itself with a clear error.
+			if data, err := os.ReadFile(v); err == nil {
+				b = fmt.Appendf(b, "config-sha256=%s\n", manifest.Digest(data))
+			}
+		}
+	}
+	return filepath.Join("results", command+"-custom-"+manifest.Digest(b)[:8])
+}
+
+// customArgs finds the flags of customInputs in a command's arguments as
+// written (--window 0:86400 or --window=0:86400); nil when there are none.
+func customArgs(args []string) map[string]string {
+	var given map[string]string
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !slices.Contains(customInputs, name) {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			v = args[i+1]
+		}
+		if given == nil {
+			given = map[string]string{}
+		}
+		given[name] = v
+	}
+	return given
 }

@@ -36,19 +36,17 @@ func splittableCommands() []*cli.Command {
 }
 
 // commandOut is the folder a command writes into without --out (as its
-// own default says): "" for sweep, results/<command>-custom for a trace
-// study given another trace, window or pool.
+// own default says): "" for sweep, results/<command>-custom-<digest>
+// (customOut) for a trace study given another trace, window, pool or
+// config.
 func commandOut(command string, args []string) string {
 	for _, cmd := range splittableCommands() {
 		if cmd.Name != command {
 			continue
 		}
 		if cmd.Name == "trace" || cmd.Name == "budget-knobs" || cmd.Name == "agents-arrive" {
-			for _, a := range args {
-				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-				if strings.HasPrefix(a, "-") && (name == "trace" || name == "window" || name == "pool" || name == "config") {
-					return filepath.Join("results", command+"-custom")
-				}
+			if given := customArgs(args); given != nil {
+				return customOut(command, given)
 			}
 		}
 		for _, f := range cmd.Flags {

@@ -174,7 +174,7 @@ func TestSlurmScriptSplitsTraceStudies(t *testing.T) {
 		"trace":                      "OUT=results/trace\n",
 		"budget-knobs":               "OUT=results/trace/budget-knobs\n",
 		"agents-arrive":              "OUT=results/agents-arrive\n",
-		"trace --window 0:86400":     "OUT=results/trace-custom\n",
+		"trace --window 0:86400":     "OUT=results/trace-custom-",
 		"agents-arrive --out /x/aa ": "OUT=/x/aa\n",
 	} {
 		script, err := runSweepApp(t, append([]string{"slurm-script", "--shards", "4", "--binary", "/b", "--workdir", "/w"}, strings.Fields(cmd)...)...)

@@ -64,7 +64,7 @@ func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
 		&cli.StringFlag{Name: "window", Usage: "replay the jobs submitted in `START:END` (seconds after the log's start; END may be empty)"},
 		&cli.IntFlag{Name: "pool", Usage: "`GPUS` in the pool", DefaultText: "the log's MaxProcs"},
 		&cli.IntFlag{Name: "workers", Usage: "`N` runs at once", Value: runtime.NumCPU(), DefaultText: fmt.Sprintf("one per CPU, %d here", runtime.NumCPU())},
-		&cli.StringFlag{Name: "out", Usage: "output `FOLDER`", Value: defaultOut, DefaultText: defaultOut + " (results/<command>-custom with --trace, --window or --pool)"},
+		&cli.StringFlag{Name: "out", Usage: "output `FOLDER`", Value: defaultOut, DefaultText: defaultOut + " (results/<command>-custom-<digest of the inputs> with --trace, --window, --pool or --config)"},
 		&cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
 		&cli.StringFlag{Name: "config", Usage: "study config `FILE` (configs/<command>.yaml says what it may set); flags override it"},
@@ -212,12 +212,21 @@ func studyPolicies(c *cli.Context, cfg *configs.StudyConfig) ([]string, error) {
 	return parsePolicies(c)
 }
 
-// studyOut is --out, else results/<experiment>-custom when the trace, the
-// window or the pool is not the default one (a flag or --config), else
-// the command's default folder.
+// studyOut is --out, else results/<experiment>-custom-<digest> when the
+// trace, the window or the pool is not the default one (a flag or
+// --config; customOut), else the command's default folder.
 func studyOut(c *cli.Context, experiment string) string {
-	if !c.IsSet("out") && (c.IsSet("trace") || c.IsSet("window") || c.IsSet("pool") || c.IsSet("config")) {
-		return "results/" + experiment + "-custom"
+	if c.IsSet("out") {
+		return c.String("out")
+	}
+	given := map[string]string{}
+	for _, name := range customInputs {
+		if c.IsSet(name) {
+			given[name] = fmt.Sprint(c.Value(name))
+		}
+	}
+	if len(given) > 0 {
+		return customOut(experiment, given)
 	}
 	return c.String("out")
 }
