@@ -156,3 +156,23 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 // SlurmAccount is the Slurm account a campaign's jobs run under: its name
 // in lower case (Slurm folds account names to lower case).
 func SlurmAccount(campaign string) string { return strings.ToLower(campaign) }
+
+// SlurmLeaseHeld says whether campaign holds lease now and whether the
+// lease is under preemption notice: what `bursar serve --slurm-enforce`
+// asks about each job on a token (an error when the service cannot answer,
+// e.g. after a journal failure; the token's own expiry still applies).
+func (s *Service) SlurmLeaseHeld(ctx context.Context, campaign string, lease int) (held, underNotice bool, err error) {
+	err = s.withState(ctx, func(t *txn) error {
+		id, ok := t.c.byName[campaign]
+		if !ok {
+			return nil
+		}
+		for _, l := range t.c.b.Leases() {
+			if l.ID == lease && l.Campaign == id {
+				held, underNotice = true, l.UnderNotice
+			}
+		}
+		return nil
+	})
+	return held, underNotice, err
+}

@@ -272,6 +272,11 @@ func runLease(c *cli.Context) error {
 			return exitWith(exitLeaseError, fmt.Errorf("slurm token for lease %d: %w", g.lease.ID, err))
 		}
 		r.slurmToken = st.Token
+		// The gate and the service's enforcer count the token's expiry,
+		// whole seconds rounded down: end the jobs by it, not after.
+		if end := time.Unix(st.ExpiresUnix, 0); !g.deadline.IsZero() && end.Before(g.deadline) {
+			g.deadline = end
+		}
 		r.dog.tell(watchdogNote{SlurmToken: st.Token})
 		args, _ = withSlurmToken(args, st.Token)
 		r.say("lease %d goes to Slurm as account %s, until %s", g.lease.ID, st.Account, time.Unix(st.ExpiresUnix, 0).UTC().Format(time.TimeOnly))

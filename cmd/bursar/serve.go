@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -151,6 +152,10 @@ func serveCommand() *cli.Command {
 				Usage: "consume calls taken from one campaign per broker second; more are refused with 429, so that metering spam cannot grow the journal"},
 			&cli.PathFlag{Name: "slurm-key-file", EnvVars: []string{"BURSAR_SLURM_KEY_FILE"}, Category: "slurm",
 				Usage: "sign Slurm lease tokens with the key in this file (at least 32 bytes; the job_submit plugin checks them with the same file, docs/slurm.md)"},
+			&cli.BoolFlag{Name: "slurm-enforce", Category: "slurm",
+				Usage: "watch Slurm's queue: cancel every job on a lease token past its expiry, SIGTERM through Slurm then cancel --slurm-grace later a job whose lease is gone or under notice"},
+			&cli.DurationFlag{Name: "slurm-grace", Value: 10 * time.Second, Category: "slurm", Usage: "with --slurm-enforce: time between the SIGTERM and the cancellation"},
+			&cli.PathFlag{Name: "slurm-ledger", Category: "slurm", Usage: "with --slurm-enforce: append each job seen on a lease token to this file (JSON lines: job, lease, campaign, gpus, expires_unix)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug (one line per request), info, warn or error"},
 		}, brokerFlags()...),
 		Action: runServe,
@@ -247,6 +252,12 @@ func runServe(c *cli.Context) error {
 	where := "http://" + ln.Addr().String()
 	if isUnixSocket(ln.Addr()) {
 		where = client.UnixPrefix + ln.Addr().String()
+	}
+	if err := startSlurmEnforcer(ctx, slurmEnforceFlags{enforce: c.Bool("slurm-enforce"), grace: c.Duration("slurm-grace"), ledger: c.Path("slurm-ledger")},
+		svc, slurmKey, log); err != nil {
+		svc.Close()
+		ln.Close()
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "bursar: serving on %s (speed %g, %s)\n", where, c.Float64("speed"), durability(c.Path("data-dir")))
 	return svc.Serve(ctx, ln)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/bursar-hpc/bursar/service"
 )
+
+// slurmCmdTimeout bounds one squeue or scancel call.
+const slurmCmdTimeout = 15 * time.Second
 
 // readSlurmKey reads the key that signs Slurm lease tokens ("" path: none).
 // Surrounding white space is not part of the key, so that a key file
@@ -73,6 +77,16 @@ func slurmCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "ok %d %s %d %d %s\n", l.Lease, l.Campaign, l.GPUs, left, strings.ToLower(l.Campaign))
 				return nil
 			},
-		}},
+		}, slurmReconcileCommand()},
 	}
 }
+
+// slurmEnforceFlags are serve's --slurm-enforce, --slurm-grace and
+// --slurm-ledger.
+type slurmEnforceFlags struct {
+	enforce bool
+	grace   time.Duration
+	ledger  string
+}
+
+var errSlurmEnforceNoKey = errors.New("--slurm-enforce needs --slurm-key-file (the key the tokens are checked with)")

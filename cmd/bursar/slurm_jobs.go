@@ -4,19 +4,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // Slurm jobs on a lease are found by their --comment, which holds the
 // lease's token (docs/slurm.md): that finds the job of an srun, an sbatch
 // or an salloc alike, without parsing what each prints.
-
-// slurmCmdTimeout bounds one squeue or scancel call.
-const slurmCmdTimeout = 15 * time.Second
 
 // slurmSubmitters are the commands `bursar lease --slurm` wraps.
 var slurmSubmitters = map[string]bool{"srun": true, "sbatch": true, "salloc": true}
@@ -54,19 +51,28 @@ func slurmJobsOf(token string) ([]string, error) {
 // scancelJobs ends jobs: with term, SIGTERM to every process of the job
 // (the batch shell too: --full), which is how a job's own trap gets the
 // notice (srun turns a SIGTERM it gets itself into an immediate kill);
-// without, Slurm cancels the jobs.
+// without, SIGKILL to every process of the job and then Slurm's
+// cancellation (a bare scancel sends SIGTERM first and SIGKILL only
+// KillWait later, 30 s by default: the notice was the time to act on a
+// SIGTERM).
 func scancelJobs(ids []string, term bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	args := []string{}
-	if term {
-		args = append(args, "--signal=TERM", "--full")
+	run := func(args ...string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), slurmCmdTimeout)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "scancel", append(args, ids...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("scancel %s: %w: %s", strings.Join(ids, " "), err, strings.TrimSpace(string(out)))
+		}
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), slurmCmdTimeout)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "scancel", append(args, ids...)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("scancel %s: %w: %s", strings.Join(ids, " "), err, strings.TrimSpace(string(out)))
+	if term {
+		return run("--signal=TERM", "--full")
+	}
+	kerr := run("--signal=KILL", "--full") // fails for a job still pending: nothing runs to kill
+	if err := run(); err != nil {
+		return errors.Join(kerr, err)
 	}
 	return nil
 }

@@ -89,6 +89,9 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 			l.lease, l.campaign, l.account, job_desc.account))
 	end
 	job_desc.account = l.account
+	-- The lease in the job's records (jobcomp's WcKey): what `bursar slurm
+	-- reconcile` compares the job's size and end with.
+	job_desc.wckey = string.format("bursar:%d:%s:%d:%d", l.lease, l.campaign, l.gpus, os.time() + l.left)
 	job_desc.max_cpus = l.gpus
 	local minutes = math.max(1, math.ceil(l.left / 60))
 	if unset(job_desc.time_limit) or job_desc.time_limit > minutes then
