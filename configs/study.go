@@ -31,7 +31,7 @@ import (
 //	modes: [site, metered]      # agents-arrive
 //	max_k: 8                    # agents-arrive
 //	stay: 21600                 # agents-arrive: seconds
-//	seeds: 3                    # agents-arrive: task seeds 1 … N
+//	seeds: [1, 2, 3]            # agents-arrive: the task seeds (or nseeds: 3, seeds 1 … 3)
 //	by: user                    # trace, budget-knobs: a campaign is a user (or group)
 //	classes: {standby: opportunistic}  # trace, budget-knobs: queue → class
 //	shares: groups              # trace, budget-knobs: groups, window, users, equal-groups, equal-users
@@ -50,7 +50,7 @@ import (
 var studyKeys = map[string][]string{
 	"trace":         append([]string{"policies"}, traceMappingKeys...),
 	"budget-knobs":  append([]string{"windows_days", "min_runtimes_s"}, traceMappingKeys...),
-	"agents-arrive": {"policies", "modes", "max_k", "stay", "seeds"},
+	"agents-arrive": {"policies", "modes", "max_k", "stay", "seeds", "nseeds"},
 }
 
 // studyWindowKeys are the keys of a study config's window.
@@ -92,7 +92,10 @@ type StudyConfig struct {
 	// agents-arrive
 	Modes      []string
 	MaxK, Stay *int
-	Seeds      *int
+	// Seeds is `seeds: [1, 2, 3]`, the task seeds; NSeeds is `nseeds: N`,
+	// the seeds 1 … N. A file sets at most one of them.
+	Seeds  []int64
+	NSeeds *int
 }
 
 // LoadStudy reads and parses a trace-study config file.
@@ -194,7 +197,17 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 		case "stay":
 			c.Stay, err = p.intIn(v, key, 2, math.MaxInt32)
 		case "seeds":
-			c.Seeds, err = p.intIn(v, key, 1, maxStudySeeds)
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!int" {
+				return p.errAt(v, key, "seeds is a list of seeds, as on the command line: write seeds: [1, 2, 3], or nseeds: %s for the seeds 1 … %s", v.Value, v.Value)
+			}
+			var list []int
+			if list, err = p.ints(v, key, 0, 1<<53); err == nil {
+				for _, s := range list {
+					c.Seeds = append(c.Seeds, int64(s))
+				}
+			}
+		case "nseeds":
+			c.NSeeds, err = p.intIn(v, key, 1, maxStudySeeds)
 		default:
 			err = p.traceMappingKey(&c.Mapping, key, v)
 		}
@@ -202,6 +215,9 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c.Seeds != nil && c.NSeeds != nil {
+		return nil, p.errAt(root, "nseeds", "give seeds (a list) or nseeds (a count), not both")
 	}
 	if c.Experiment == "" {
 		return nil, p.errAt(root, "experiment", "missing: every config names its study (experiment: %s)", strings.Join(StudyExperiments, " | "))

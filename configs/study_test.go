@@ -23,7 +23,8 @@ func TestCommittedStudyConfigsParse(t *testing.T) {
 	assert.Equal(t, []string{"site", "metered"}, c.Modes)
 	assert.Equal(t, 8, *c.MaxK)
 	assert.Equal(t, 21600, *c.Stay)
-	assert.Equal(t, 3, *c.Seeds)
+	assert.Equal(t, []int64{1, 2, 3}, c.Seeds)
+	assert.Nil(t, c.NSeeds)
 	assert.Nil(t, c.Pool)
 	c, err = LoadStudy("budget-knobs.yaml")
 	require.NoError(t, err)
@@ -72,7 +73,11 @@ func TestStudyConfigErrors(t *testing.T) {
 		"experiment: agents-arrive\nmodes: [site, both]\n":       `s.yaml:2: modes[1]: unknown "both"`,
 		"experiment: agents-arrive\nmax_k: 65\n":                 "s.yaml:2: max_k: want a whole number from 0 to 64",
 		"experiment: agents-arrive\nstay: 1\n":                   "s.yaml:2: stay: want a whole number from 2",
-		"experiment: agents-arrive\nseeds: [1, 2]\n":             "s.yaml:2: seeds: want a whole number, got a list",
+		"experiment: agents-arrive\nseeds: 3\n":                  "s.yaml:2: seeds: seeds is a list of seeds, as on the command line: write seeds: [1, 2, 3], or nseeds: 3 for the seeds 1 … 3",
+		"experiment: agents-arrive\nseeds: [1, 1]\n":             "s.yaml:2: seeds[1]: 1 is listed twice (also line 2)",
+		"experiment: agents-arrive\nseeds: [-1]\n":               "s.yaml:2: seeds[0]: want a whole number from 0 to 9007199254740992, got -1",
+		"experiment: agents-arrive\nnseeds: 0\n":                 "s.yaml:2: nseeds: want a whole number from 1 to 1000, got 0",
+		"experiment: agents-arrive\nseeds: [1]\nnseeds: 2\n":     "s.yaml:1: nseeds: give seeds (a list) or nseeds (a count), not both",
 		"experiment: trace\n---\nexperiment: trace\n":            "s.yaml:2: a second YAML document starts here",
 		"experiment: &e trace\ndescription: *e\n":                "s.yaml:2: YAML aliases (*e) are not supported",
 		"experiment: trace\n  pool: [\n":                         "s.yaml:2: invalid YAML",
@@ -96,7 +101,8 @@ func FuzzParseStudy(f *testing.F) {
 	}
 	f.Add([]byte("experiment: trace\ntrace: x.swf\nwindow: {from: 1, until: 2}\npool: 3\n"))
 	f.Add([]byte("{experiment: budget-knobs, windows_days: [1, 2], min_runtimes_s: [0]}"))
-	f.Add([]byte("experiment: agents-arrive\nmodes: [metered]\nmax_k: 0\nstay: 2\nseeds: 1000\n"))
+	f.Add([]byte("experiment: agents-arrive\nmodes: [metered]\nmax_k: 0\nstay: 2\nnseeds: 1000\n"))
+	f.Add([]byte("experiment: agents-arrive\nseeds: [0, 7, 9007199254740992]\n"))
 	f.Add([]byte("experiment: trace\nwindow: {from: 9223372036854775807}\n"))
 	f.Add([]byte("experiment: trace\npolicies: [fifo, 7, null]\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -113,7 +119,7 @@ func FuzzParseStudy(f *testing.F) {
 		if c.Experiment != "budget-knobs" && (c.WindowsDays != nil || c.MinRuntimes != nil) {
 			t.Fatal("budget-knobs keys on another study")
 		}
-		if c.Experiment != "agents-arrive" && (c.Modes != nil || c.MaxK != nil || c.Stay != nil || c.Seeds != nil) {
+		if c.Experiment != "agents-arrive" && (c.Modes != nil || c.MaxK != nil || c.Stay != nil || c.Seeds != nil || c.NSeeds != nil) {
 			t.Fatal("agents-arrive keys on another study")
 		}
 		if w := c.Window; w != nil && (w.From < 0 || (w.Until != 0 && w.Until <= w.From)) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bursar-hpc/bursar/arrive"
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/sweep"
@@ -25,6 +27,8 @@ const (
 	arriveDefaultStay   = 6 * 3600
 	arriveDefaultSeeds  = 3
 	arriveMaxK          = 8
+	// arriveMaxSeeds bounds --nseeds as the config bounds nseeds.
+	arriveMaxSeeds = 1000
 )
 
 func arriveCommand() *cli.Command {
@@ -37,7 +41,8 @@ func arriveCommand() *cli.Command {
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-k", Usage: "largest number `K` of agent campaigns", Value: arriveMaxK},
 		&cli.IntFlag{Name: "stay", Usage: "`SECONDS` the agents act, from the window's start", Value: arriveDefaultStay},
-		&cli.IntFlag{Name: "seeds", Usage: "`N` task seeds (1 … N) where seeds matter (k ≥ 2)", Value: arriveDefaultSeeds},
+		&cli.StringFlag{Name: "seeds", Usage: "task seeds where seeds matter (k ≥ 2), a comma-separated `LIST` such as 1,2,3", DefaultText: "1,2,3"},
+		&cli.IntFlag{Name: "nseeds", Usage: "the task seeds 1 … `N`", DefaultText: strconv.Itoa(arriveDefaultSeeds)},
 		&cli.StringFlag{Name: "modes", Usage: "comma-separated `LIST` of modes: site (agents submit to the site's policy as ordinary users), metered (Bursar's cap and token checks first)", Value: arrive.ModeSite + "," + arrive.ModeMetered},
 		&cli.BoolFlag{Name: "metered", Usage: "only the metered mode (the same as --modes metered)"},
 	)
@@ -96,12 +101,12 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	maxK, stay, nSeeds := c.Int("max-k"), c.Int("stay"), c.Int("seeds")
+	maxK, stay := c.Int("max-k"), c.Int("stay")
 	for _, v := range []struct {
 		flag string
 		cfg  *int
 		dst  *int
-	}{{"max-k", cfg.MaxK, &maxK}, {"stay", cfg.Stay, &stay}, {"seeds", cfg.Seeds, &nSeeds}} {
+	}{{"max-k", cfg.MaxK, &maxK}, {"stay", cfg.Stay, &stay}} {
 		if !c.IsSet(v.flag) && v.cfg != nil {
 			*v.dst = *v.cfg
 		}
@@ -111,8 +116,10 @@ func runAgentsArrive(c *cli.Context) error {
 		return fmt.Errorf("--max-k must not be negative, got %d", maxK)
 	case stay < 2:
 		return fmt.Errorf("--stay must be at least 2 seconds, got %d", stay)
-	case nSeeds < 1:
-		return fmt.Errorf("--seeds must be at least 1, got %d", nSeeds)
+	}
+	seeds, err := arriveSeeds(c, cfg)
+	if err != nil {
+		return err
 	}
 	var modes []string
 	switch {
@@ -128,10 +135,6 @@ func runAgentsArrive(c *cli.Context) error {
 			}
 			modes = append(modes, m)
 		}
-	}
-	seeds := make([]int64, nSeeds)
-	for i := range seeds {
-		seeds[i] = int64(i + 1)
 	}
 	path, name := studyTrace(c, cfg)
 	w, err := tracestudy.Load(path, opt)
@@ -184,4 +187,31 @@ func runAgentsArrive(c *cli.Context) error {
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
 	m.Workers = workers
 	return m.Write(out, start, files)
+}
+
+// arriveSeeds is --seeds (a list) or --nseeds N (the seeds 1 … N), else
+// the config's seeds or nseeds, else 1, 2, 3: the meaning --seeds and
+// --nseeds have on every command, with agents-arrive's own sequence.
+func arriveSeeds(c *cli.Context, cfg *configs.StudyConfig) ([]int64, error) {
+	n := arriveDefaultSeeds
+	switch {
+	case c.IsSet("seeds") && c.IsSet("nseeds"):
+		return nil, fmt.Errorf("give --seeds (a list) or --nseeds (a count), not both")
+	case c.IsSet("seeds"):
+		return parseSeeds(c.String("seeds"))
+	case c.IsSet("nseeds"):
+		n = c.Int("nseeds")
+		if n < 1 || n > arriveMaxSeeds {
+			return nil, fmt.Errorf("--nseeds must be between 1 and %d, got %d", arriveMaxSeeds, n)
+		}
+	case cfg.Seeds != nil:
+		return cfg.Seeds, nil
+	case cfg.NSeeds != nil:
+		n = *cfg.NSeeds
+	}
+	seeds := make([]int64, n)
+	for i := range seeds {
+		seeds[i] = int64(i + 1)
+	}
+	return seeds, nil
 }

@@ -14,7 +14,7 @@ import (
 func TestAgentsArriveEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	console, err := runSweepApp(t, "agents-arrive", "--quiet", "--workers", "2", "--out", dir,
-		"--policies", "fifo,bursar", "--max-k", "2", "--seeds", "2", "--stay", "1200", "--window", "21772800:21859200")
+		"--policies", "fifo,bursar", "--max-k", "2", "--nseeds", "2", "--stay", "1200", "--window", "21772800:21859200")
 	require.NoError(t, err, console)
 	require.Contains(t, console, "mean bsld")
 	for _, f := range []string{"summary.json", "runs.csv", "fig_agents_arrive.png", "manifest.json"} {
@@ -39,6 +39,24 @@ func TestAgentsArriveEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 1+2*2*4)
 	require.Equal(t, "policy", rows[0][0])
+	require.Equal(t, []float64{1, 1, 1, 2}, runSeeds(sum.Runs[:4]), "--nseeds 2: seeds 1 and 2 at k = 2")
+
+	// --seeds is a list, as on paper and compare.
+	dir = t.TempDir()
+	console, err = runSweepApp(t, "agents-arrive", "--quiet", "--workers", "2", "--out", dir,
+		"--policies", "fifo", "--modes", "site", "--max-k", "2", "--seeds", "9,5", "--stay", "1200", "--window", "21772800:21859200")
+	require.NoError(t, err, console)
+	readJSONFile(t, filepath.Join(dir, "summary.json"), &sum)
+	require.Equal(t, []float64{9, 9, 9, 5}, runSeeds(sum.Runs))
+}
+
+// runSeeds lists the runs' seeds in order.
+func runSeeds(runs []map[string]any) []float64 {
+	var out []float64
+	for _, r := range runs {
+		out = append(out, r["seed"].(float64))
+	}
+	return out
 }
 
 func TestAgentsArriveBadFlags(t *testing.T) {
@@ -49,7 +67,10 @@ func TestAgentsArriveBadFlags(t *testing.T) {
 		{[]string{"--modes", "both"}, `unknown mode "both"`},
 		{[]string{"--max-k", "-1"}, "--max-k"},
 		{[]string{"--stay", "1"}, "--stay"},
-		{[]string{"--seeds", "0"}, "--seeds"},
+		{[]string{"--seeds", "1,1"}, "--seeds: seed 1 is listed twice"},
+		{[]string{"--seeds", "x"}, `--seeds: "x" is not a seed`},
+		{[]string{"--nseeds", "0"}, "--nseeds must be between 1 and 1000"},
+		{[]string{"--seeds", "1,2", "--nseeds", "2"}, "give --seeds (a list) or --nseeds (a count), not both"},
 		{[]string{"--policy", "lottery"}, `unknown policy "lottery"`},
 		{[]string{"--window", "5"}, "--window"},
 	} {

@@ -28,7 +28,7 @@ var studyCases = []struct {
 	// Through a config (recorded for merge as an absolute path): W × m
 	// cut to 2 × 2.
 	{"budget-knobs", []string{"--config", "<bk.yaml>"}, "fig_budget_knobs.svg"},
-	{"agents-arrive", []string{"--policies", "fifo,bursar", "--max-k", "2", "--seeds", "2", "--stay", "1200",
+	{"agents-arrive", []string{"--policies", "fifo,bursar", "--max-k", "2", "--seeds", "1,2", "--stay", "1200",
 		"--window", "21772800:21859200"}, "fig_agents_arrive.svg"},
 }
 
@@ -116,7 +116,7 @@ func TestTraceStudyMergeNamesWhatIsWrong(t *testing.T) {
 func TestInterruptedTraceStudyResumesFromTheCache(t *testing.T) {
 	dir := t.TempDir()
 	flags := []string{"agents-arrive", "--quiet", "--workers", "1", "--format", "svg", "--policies", "fifo,static,quota,priority",
-		"--max-k", "3", "--seeds", "3", "--stay", "1200", "--window", "21772800:21859200"}
+		"--max-k", "3", "--nseeds", "3", "--stay", "1200", "--window", "21772800:21859200"}
 	const total = 4 * 2 * (2 + 2*3) // policies × modes × (k 0, 1 once; k 2, 3 per seed)
 	whole := filepath.Join(dir, "whole")
 	out, err := runSweepApp(t, append(flags, "--out", whole)...)
@@ -228,7 +228,7 @@ func TestStudyConfigWithFlagsOnTop(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "logs", "sp2.swf"), swf, 0o644))
 	cfg := filepath.Join(dir, "aa.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("experiment: agents-arrive\ntrace: logs/sp2.swf\n"+
-		"window: {from: 21772800, until: 21859200}\npolicies: [fifo]\nmodes: [site]\nmax_k: 1\nstay: 1200\nseeds: 1\n"), 0o644))
+		"window: {from: 21772800, until: 21859200}\npolicies: [fifo]\nmodes: [site]\nmax_k: 1\nstay: 1200\nseeds: [1]\n"), 0o644))
 	out := filepath.Join(dir, "out")
 	console, err := runSweepApp(t, "agents-arrive", "--config", cfg, "--policies", "fifo,static", "--quiet", "--out", out)
 	require.NoError(t, err, console)
