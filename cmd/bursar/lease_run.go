@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -126,6 +127,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	slurm := r.slurmToken != ""
 	var procDone bool // the command ended (with --slurm, its jobs may not have)
 	var procCode int
+	var slurmIDs []string // the lease's jobs as found at the notice
 	term := func(why string) {
 		// After the SIGKILL a SIGTERM says nothing new: the command is
 		// gone or going (the lease's end may be seen after the local
@@ -134,6 +136,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			termSent = true
 			if slurm {
 				ids, err := endSlurmJobs(r.slurmToken, true)
+				slurmIDs = ids
 				r.say("%s: SIGTERM through Slurm to jobs %v (%v)", why, ids, errOrOK(err))
 				return
 			}
@@ -146,8 +149,11 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		if !killSent {
 			killSent = true
 			if slurm {
-				ids, err := endSlurmJobs(r.slurmToken, false)
-				r.say("%s: cancelled Slurm jobs %v (%v)", why, ids, errOrOK(err))
+				// The jobs found at the notice first, without another
+				// squeue: at the deadline every RPC counts.
+				err := scancelJobs(slurmIDs, false)
+				ids, ferr := endSlurmJobs(r.slurmToken, false)
+				r.say("%s: cancelled Slurm jobs %v (%v)", why, append(slurmIDs, ids...), errOrOK(errors.Join(err, ferr)))
 				if procDone {
 					return
 				}

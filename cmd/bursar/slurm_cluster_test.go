@@ -326,7 +326,7 @@ func TestSlurmGateStorm(t *testing.T) {
 	}
 	var all []launched
 	launch := func(tag, campaign string, args ...string) {
-		cmd := exec.Command(bin, append([]string{"lease", "--server", g.srv.url, "--campaign", campaign, "--slurm", "--quiet"}, args...)...)
+		cmd := exec.Command(bin, append([]string{"lease", "--server", g.srv.url, "--campaign", campaign, "--slurm", "--progress", "0"}, args...)...)
 		cmd.Env, cmd.Dir = g.env("BURSAR_TOKEN="+testToken, "JOBTAG="+tag), g.dir
 		all = append(all, launched{tag, time.Now(), startLeaseCmd(t, cmd)})
 	}
@@ -446,6 +446,11 @@ func TestSlurmGateStorm(t *testing.T) {
 	assert.Zero(t, unleased, "no job runs without a lease")
 	assert.Zero(t, overrun, "no job runs more than 0.5 s past its lease")
 	assert.LessOrEqual(t, maxStorm, 8, "the storm never holds more than the pool less science's guarantee")
+	if t.Failed() {
+		for _, l := range all {
+			t.Logf("%s (launched %s):\n%s", l.tag, l.at.Format("15:04:05.000"), l.lp.stderr)
+		}
+	}
 	out, code := g.sh(t, bin+" slurm reconcile --jobcomp "+filepath.Join(g.dir, "slurm", "jobcomp.txt"))
 	t.Logf("bursar slurm reconcile:\n%s", out)
 	assert.Equal(t, 0, code)
