@@ -115,11 +115,11 @@ func (r *perTick) priorities(k *baseline.Core) {
 		}
 		g := r.group[c]
 		r.groupP = append(r.groupP, oldRatio(r.gUsage[g], r.gShare[g]*whole))
-		if g >= len(r.knobs.Groups) {
-			// A group of its own: the member level has nothing to order.
-			r.memberP = append(r.memberP, 0)
-			continue
-		}
+		// The member's own ratio at the member level, also in a group of
+		// its own (where it equals the group's), as the rule defines it:
+		// two groups tied at the top level (both +Inf: used GPUs with no
+		// entitlement) are then ordered by their members' ratios, never
+		// by whether a group has one member or several.
 		r.memberP = append(r.memberP, oldRatio(r.wins[c].sum, cp.Share*whole))
 	}
 }
