@@ -58,16 +58,17 @@ const slurmTimeLayout = "2006-01-02T15:04:05"
 
 // slurmTime parses a time as Slurm prints it; "Unknown" and "None" (a job
 // cancelled before it started) are the zero time.
-func slurmTime(s string) (time.Time, error) {
+func slurmTime(s string, loc *time.Location) (time.Time, error) {
 	if s == "Unknown" || s == "None" {
 		return time.Time{}, nil
 	}
-	return time.ParseInLocation(slurmTimeLayout, s, time.Local)
+	return time.ParseInLocation(slurmTimeLayout, s, loc)
 }
 
 // readJobcomp parses a jobcomp/filetxt file: one finished job a line,
-// "Key=value" fields separated by spaces.
-func readJobcomp(r io.Reader, name string) ([]slurmJob, error) {
+// "Key=value" fields separated by spaces, times in loc (the controller's
+// zone).
+func readJobcomp(r io.Reader, name string, loc *time.Location) ([]slurmJob, error) {
 	var jobs []slurmJob
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -90,10 +91,10 @@ func readJobcomp(r io.Reader, name string) ([]slurmJob, error) {
 		if j.CPUs, err = strconv.Atoi(f["ProcCnt"]); err != nil || j.ID == "" {
 			return nil, fmt.Errorf("%s:%d: not a jobcomp/filetxt record (JobId and ProcCnt wanted)", name, line)
 		}
-		if j.Start, err = slurmTime(f["StartTime"]); err != nil {
+		if j.Start, err = slurmTime(f["StartTime"], loc); err != nil {
 			return nil, fmt.Errorf("%s:%d: StartTime: %w", name, line, err)
 		}
-		if j.End, err = slurmTime(f["EndTime"]); err != nil {
+		if j.End, err = slurmTime(f["EndTime"], loc); err != nil {
 			return nil, fmt.Errorf("%s:%d: EndTime: %w", name, line, err)
 		}
 		jobs = append(jobs, j)
@@ -185,7 +186,7 @@ func slurmReconcileCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit("bursar slurm reconcile: --jobcomp: "+err.Error(), 1)
 				}
-				done, err := readJobcomp(f, p)
+				done, err := readJobcomp(f, p, time.Local)
 				f.Close()
 				if err != nil {
 					return cli.Exit("bursar slurm reconcile: "+err.Error(), 1)

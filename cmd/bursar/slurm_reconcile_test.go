@@ -15,9 +15,6 @@ import (
 // 2027-01-15T08:00:00Z), one on 4 CPUs with a 2-GPU lease; and one job in
 // an ungated partition and one cancelled before it started, not checked.
 func TestReconcileByHand(t *testing.T) {
-	loc := time.Local
-	time.Local = time.UTC
-	t.Cleanup(func() { time.Local = loc })
 	text := `JobId=1 UserId=root(0) GroupId=root(0) Name=a b JobState=COMPLETED Partition=gpu TimeLimit=1 StartTime=2027-01-15T07:59:00 EndTime=2027-01-15T08:00:00 NodeList=vm NodeCnt=1 ProcCnt=2 WorkDir=/tmp Tres=cpu=2 Account=sci QOS= WcKey=bursar:7:sci:2:1800000000 Cluster=unknown ExitCode=0:0
 JobId=2 UserId=root(0) GroupId=root(0) Name=x JobState=COMPLETED Partition=gpu TimeLimit=1 StartTime=2027-01-15T07:59:00 EndTime=2027-01-15T08:00:00 NodeList=vm NodeCnt=1 ProcCnt=1 WorkDir=/tmp Tres=cpu=1 Account= QOS= WcKey= Cluster=unknown ExitCode=0:0
 JobId=3 UserId=root(0) GroupId=root(0) Name=x JobState=CANCELLED Partition=gpu TimeLimit=1 StartTime=2027-01-15T07:59:00 EndTime=2027-01-15T08:00:03 NodeList=vm NodeCnt=1 ProcCnt=2 WorkDir=/tmp Tres=cpu=2 Account=sci QOS= WcKey=bursar:8:sci:2:1800000000 Cluster=unknown ExitCode=0:0
@@ -25,7 +22,7 @@ JobId=4 UserId=root(0) GroupId=root(0) Name=x JobState=COMPLETED Partition=gpu T
 JobId=6 UserId=root(0) GroupId=root(0) Name=x JobState=CANCELLED Partition=gpu TimeLimit=1 StartTime=Unknown EndTime=2027-01-15T08:00:00 NodeList=(null) NodeCnt=0 ProcCnt=0 WorkDir=/tmp Tres= Account= QOS= WcKey= Cluster=unknown ExitCode=0:0
 JobId=5 UserId=root(0) GroupId=root(0) Name=x JobState=COMPLETED Partition=debug TimeLimit=1 StartTime=2027-01-15T07:59:00 EndTime=2027-01-15T08:00:00 NodeList=vm NodeCnt=1 ProcCnt=1 WorkDir=/tmp Tres=cpu=1 Account= QOS= WcKey= Cluster=unknown ExitCode=0:0
 `
-	jobs, err := readJobcomp(strings.NewReader(text), "jobcomp.txt")
+	jobs, err := readJobcomp(strings.NewReader(text), "jobcomp.txt", time.UTC)
 	require.NoError(t, err)
 	require.Len(t, jobs, 6)
 	assert.Equal(t, "bursar:7:sci:2:1800000000", jobs[0].WCKey)
@@ -38,8 +35,8 @@ JobId=5 UserId=root(0) GroupId=root(0) Name=x JobState=COMPLETED Partition=debug
 	assert.Equal(t, []string{"2 no lease", "3 past its lease", "4 larger than its lease"}, got)
 	assert.Contains(t, found[1].note, "3s later")
 
-	_, err = readJobcomp(strings.NewReader("JobId=1 Name=x\n"), "jobcomp.txt")
+	_, err = readJobcomp(strings.NewReader("JobId=1 Name=x\n"), "jobcomp.txt", time.UTC)
 	assert.ErrorContains(t, err, "jobcomp.txt:1: not a jobcomp/filetxt record")
-	_, err = readJobcomp(strings.NewReader("JobId=1 ProcCnt=1 StartTime=never EndTime=x\n"), "jobcomp.txt")
+	_, err = readJobcomp(strings.NewReader("JobId=1 ProcCnt=1 StartTime=never EndTime=x\n"), "jobcomp.txt", time.UTC)
 	assert.ErrorContains(t, err, "jobcomp.txt:1: StartTime")
 }
