@@ -163,15 +163,13 @@ func SlurmAccount(campaign string) string { return strings.ToLower(campaign) }
 // e.g. after a journal failure; the token's own expiry still applies).
 func (s *Service) SlurmLeaseHeld(ctx context.Context, campaign string, lease int) (held, underNotice bool, err error) {
 	err = s.withState(ctx, func(t *txn) error {
-		id, ok := t.c.byName[campaign]
-		if !ok {
-			return nil
+		id, cs, err := t.campaign(campaign)
+		if err != nil {
+			return nil // no such campaign: it holds nothing
 		}
-		for _, l := range t.c.b.Leases() {
-			if l.ID == lease && l.Campaign == id {
-				held, underNotice = true, l.UnderNotice
-			}
-		}
+		// lease is the campaign's own id, as in the token (ids.go).
+		l, ok := t.c.heldLease(id, cs, lease)
+		held, underNotice = ok, ok && l.UnderNotice
 		return nil
 	})
 	return held, underNotice, err

@@ -121,6 +121,24 @@ func TestSlurmTokenEndpoint(t *testing.T) {
 	_, err = admin.SlurmToken(ctx, "Sci", w.Lease.ID+1)
 	assert.ErrorIs(t, err, client.ErrNotFound)
 
+	// The enforcer's question (serve --slurm-enforce) takes the token's
+	// lease id, the campaign's own, not the broker's.
+	held, notice, err := e.svc.SlurmLeaseHeld(ctx, "Sci", l.Lease)
+	require.NoError(t, err)
+	assert.True(t, held, "Sci holds its lease 1 (the broker's 2)")
+	assert.False(t, notice)
+	held, _, err = e.svc.SlurmLeaseHeld(ctx, "Sci", 2)
+	require.NoError(t, err)
+	assert.False(t, held, "Sci has no lease 2")
+	held, _, err = e.svc.SlurmLeaseHeld(ctx, "Nobody", 1)
+	require.NoError(t, err)
+	assert.False(t, held)
+	_, err = admin.ReleaseLease(ctx, "Sci", w.Lease.ID)
+	require.NoError(t, err)
+	held, _, err = e.svc.SlurmLeaseHeld(ctx, "Sci", l.Lease)
+	require.NoError(t, err)
+	assert.False(t, held, "released")
+
 	nokey := newEnv(t, service.Options{Speed: 10})
 	_, err = nokey.admin.Register(ctx, client.CampaignSpec{Name: "Sci", Budget: 1e9, Guaranteed: 4, Sustained: 8, BurstCeiling: 8, Bucket: 1e6, Class: client.ClassDeadline})
 	require.NoError(t, err)
