@@ -150,7 +150,7 @@ func (r *Rule) Registered(k *baseline.Core, _ policy.CampaignID) { r.cut(k) }
 // §6.15), so that the cohort is the whole pool.
 func (r *Rule) cut(k *baseline.Core) {
 	n := k.NumCampaigns()
-	groups := entitlements(k)
+	groups := k.Groups()
 	shares := make([]float64, len(groups))
 	r.members = r.members[:0]
 	r.queueOf = slices.Grow(r.queueOf[:0], n)[:n]
@@ -158,9 +158,9 @@ func (r *Rule) cut(k *baseline.Core) {
 		r.queueOf[c] = -1
 	}
 	for g := range groups {
-		shares[g] = groups[g].share
-		r.members = append(r.members, groups[g].members)
-		for _, c := range groups[g].members {
+		shares[g] = groups[g].Share
+		r.members = append(r.members, groups[g].Members)
+		for _, c := range groups[g].Members {
 			r.queueOf[c] = g
 		}
 	}

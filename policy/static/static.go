@@ -124,24 +124,24 @@ func (r *Rule) Registered(k *baseline.Core, _ policy.CampaignID) { r.cut(k) }
 func (r *Rule) cut(k *baseline.Core) {
 	n := k.NumCampaigns()
 	r.partOf = slices.Grow(r.partOf[:0], n)[:n]
-	groups := entitlements(k)
+	groups := k.Groups()
 	rank := make([]int, len(groups))
 	for g := range rank {
 		rank[g] = g
 	}
-	slices.SortStableFunc(rank, func(a, b int) int { return cmp.Compare(groups[b].share, groups[a].share) })
+	slices.SortStableFunc(rank, func(a, b int) int { return cmp.Compare(groups[b].Share, groups[a].Share) })
 	owners := min(r.knobs.Owners, len(groups))
 	partOfGroup := make([]int, len(groups))
 	var shares []float64
 	for p, g := range rank[:owners] {
 		partOfGroup[g] = p
-		shares = append(shares, groups[g].share)
+		shares = append(shares, groups[g].Share)
 	}
 	if owners < len(groups) {
 		general := 0.0
 		for _, g := range rank[owners:] {
 			partOfGroup[g] = owners
-			general += groups[g].share
+			general += groups[g].Share
 		}
 		shares = append(shares, general)
 	}
@@ -150,7 +150,7 @@ func (r *Rule) cut(k *baseline.Core) {
 		r.partOf[c] = -1
 	}
 	for g := range groups {
-		for _, c := range groups[g].members {
+		for _, c := range groups[g].Members {
 			r.partOf[c] = partOfGroup[g]
 		}
 	}
