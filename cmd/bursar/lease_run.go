@@ -112,6 +112,11 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		}
 	}
 	r.dog.tell(watchdogNote{Pgid: pgid, KillAt: unixNano(killAt)})
+	if !killAt.IsZero() {
+		// Said once the watchdog holds the group and the deadline: from
+		// here on the command ends by then whatever becomes of this wrapper.
+		r.say("command started as process group %d; it is killed at %s (the lease's end) even if this wrapper dies", pgid, killAt.Format(time.TimeOnly))
+	}
 	// moveKill brings the SIGKILL forward (never later) and tells the
 	// watchdog.
 	moveKill := func(at time.Time, why string) {

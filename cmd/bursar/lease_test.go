@@ -40,6 +40,9 @@ func startLeaseCmd(t *testing.T, cmd *exec.Cmd) *leaseProc {
 	t.Helper()
 	lp := &leaseProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = lp.stderr
+	// A command that outlives a failed test keeps the stderr pipe open:
+	// Wait must not wait for it for ever.
+	cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, cmd.Start())
 	go func() {
 		_ = cmd.Wait()
@@ -207,6 +210,11 @@ func TestLeaseWatchdogBackstop(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, out, "\n", lp)))
 	require.NoError(t, err)
 	started := time.Now()
+	// Stop the wrapper only once it has handed the group and the deadline
+	// to its watchdog (it says so): stopped before that, nobody would know
+	// the command's deadline.
+	require.Eventually(t, func() bool { return strings.Contains(lp.stderr.String(), "command started as process group") },
+		10*time.Second, 5*time.Millisecond, "%s", lp.stderr)
 	require.NoError(t, lp.cmd.Process.Signal(syscall.SIGSTOP))
 	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond, "the command outlived its deadline")
 	ran := time.Since(started)
