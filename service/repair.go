@@ -116,6 +116,25 @@ func writeFile0600(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// lockForHeader checks the broker flags a new journal header is made
+// from and locks the data directory; the caller runs the returned unlock.
+func lockForHeader(dir string, cfg policy.Config) (func(), error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("broker flags: %w", err)
+	}
+	return lockDir(dir)
+}
+
+// freshHeader is the journal header (record 1) for cfg and the
+// operations the snapshot already covers.
+func freshHeader(dir string, cfg policy.Config) ([]byte, error) {
+	base, err := coveredBefore(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return headerLine(cfg, base)
+}
+
 // RewriteHeader replaces a damaged header (record 1) of the journal file
 // with one made from cfg and the operations before the journal, keeping
 // every record after it; the file is backed up first. The broker
@@ -124,10 +143,7 @@ func writeFile0600(path string, data []byte) error {
 func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
 	path := filepath.Join(dir, walName)
 	rep := RepairReport{Path: path}
-	if err := cfg.Validate(); err != nil {
-		return rep, fmt.Errorf("broker flags: %w", err)
-	}
-	unlock, err := lockDir(dir)
+	unlock, err := lockForHeader(dir, cfg)
 	if err != nil {
 		return rep, err
 	}
@@ -136,11 +152,7 @@ func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}
-	base, err := coveredBefore(dir, cfg)
-	if err != nil {
-		return rep, err
-	}
-	hdr, err := headerLine(cfg, base)
+	hdr, err := freshHeader(dir, cfg)
 	if err != nil {
 		return rep, err
 	}
@@ -167,10 +179,7 @@ func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
 func NewJournal(dir string, cfg policy.Config) (RepairReport, error) {
 	path := filepath.Join(dir, walName)
 	rep := RepairReport{Path: path}
-	if err := cfg.Validate(); err != nil {
-		return rep, fmt.Errorf("broker flags: %w", err)
-	}
-	unlock, err := lockDir(dir)
+	unlock, err := lockForHeader(dir, cfg)
 	if err != nil {
 		return rep, err
 	}
@@ -178,11 +187,7 @@ func NewJournal(dir string, cfg policy.Config) (RepairReport, error) {
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return rep, fmt.Errorf("journal file %s exists and is not empty; --new-journal only replaces a missing or empty one", path)
 	}
-	base, err := coveredBefore(dir, cfg)
-	if err != nil {
-		return rep, err
-	}
-	hdr, err := headerLine(cfg, base)
+	hdr, err := freshHeader(dir, cfg)
 	if err != nil {
 		return rep, err
 	}

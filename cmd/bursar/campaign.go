@@ -178,11 +178,10 @@ func campaignCreate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	admin, err := adminClient(c)
+	admin, ctx, cancel, err := adminCall(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
 	reg, err := admin.Register(ctx, spec)
 	if err != nil {
@@ -206,11 +205,10 @@ func campaignRotate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	admin, err := adminClient(c)
+	admin, ctx, cancel, err := adminCall(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
 	rot, err := admin.RotateToken(ctx, name)
 	if err != nil {
@@ -229,11 +227,10 @@ func campaignRevoke(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	admin, err := adminClient(c)
+	admin, ctx, cancel, err := adminCall(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
 	if _, err := admin.RevokeToken(ctx, name); err != nil {
 		return fmt.Errorf("revoke %s: %w", name, err)
@@ -246,11 +243,10 @@ func campaignList(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("campaign list takes no arguments, got %q", c.Args().Slice())
 	}
-	admin, err := adminClient(c)
+	admin, ctx, cancel, err := adminCall(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
 	list, err := admin.Campaigns(ctx)
 	if err != nil {
@@ -295,4 +291,15 @@ func nameFirst(args []string) []string {
 	}
 	out := append(append([]string{}, args[:3]...), args[4:]...)
 	return append(out, args[3])
+}
+
+// adminCall is the administrator's client and the context of one call to
+// the service: at most 30 s, and Ctrl-C ends it.
+func adminCall(c *cli.Context) (*client.Client, context.Context, context.CancelFunc, error) {
+	admin, err := adminClient(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+	return admin, ctx, cancel, nil
 }
