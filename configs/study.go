@@ -8,11 +8,17 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"gopkg.in/yaml.v3"
 )
+
+// BuiltinTraces are the names a config's trace may give for the logs
+// embedded in the binary (tracestudy.Builtin): the full SDSC-SP2 log and
+// its 28-day excerpt. They are not read as paths.
+var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 
 // The trace studies' configs (trace.yaml, budget-knobs.yaml,
 // agents-arrive.yaml; `--config FILE` on those commands): what a study
@@ -80,6 +86,7 @@ type StudyConfig struct {
 	// folder when the file gives a relative one); "" when not set.
 	// TraceName is the path as the file writes it, the name outputs give
 	// (the same however the config's own path was written).
+	// A built-in name (BuiltinTraces) is kept as it is.
 	Trace, TraceName string
 	Window           *Window
 	Pool             *int
@@ -175,7 +182,7 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 					return p.errAt(v, key, "the path is empty (leave trace out for the embedded excerpt)")
 				}
 				c.TraceName = path
-				if !filepath.IsAbs(path) {
+				if !filepath.IsAbs(path) && !slices.Contains(BuiltinTraces, path) {
 					path = filepath.Join(filepath.Dir(file), path)
 				}
 				c.Trace = path

@@ -3,6 +3,9 @@ package tracestudy
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
+	"io"
+	"os"
 
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
@@ -13,19 +16,70 @@ import (
 // (a test checks that the two agree).
 const ExcerptName = "SDSC-SP2-1998-4.2-cln.days252-280.swf"
 
+// FullSDSCName is the archive name of the embedded full SDSC-SP2 log: the
+// Parallel Workloads Archive's cleaned log, byte for byte as the archive
+// serves it (gzip), header and its terms intact (testdata/traces/README.md).
+const FullSDSCName = "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+// The names --trace accepts for the embedded logs, in place of a file.
+const (
+	// BuiltinFull names the embedded full SDSC-SP2 log (59,715 records,
+	// 729 days, 128 processors): agents-arrive's default.
+	BuiltinFull = "sdsc-sp2"
+	// BuiltinExcerpt names the embedded 28-day excerpt: the default of
+	// trace and budget-knobs.
+	BuiltinExcerpt = "sdsc-sp2-excerpt"
+)
+
 //go:embed excerpt.swf.gz
 var excerptGz []byte
 
-// Load reads the trace at path (plain or gzip), or the embedded excerpt
-// when path is empty.
-func Load(path string, opt trace.Options) (*trace.Workload, error) {
-	if path != "" {
-		return trace.Load(path, opt)
+//go:embed sdsc-sp2.swf.gz
+var fullGz []byte
+
+// Builtin is the embedded log that name stands for ("" is the excerpt):
+// its bytes as stored (gzip) and the name outputs give it. ok is false
+// when name is a file path, not a built-in name.
+func Builtin(name string) (gz []byte, archiveName string, ok bool) {
+	switch name {
+	case "", BuiltinExcerpt:
+		return excerptGz, ExcerptName, true
+	case BuiltinFull:
+		return fullGz, FullSDSCName, true
 	}
-	r, err := swf.NewReader(bytes.NewReader(excerptGz), ExcerptName+" (embedded)")
+	return nil, "", false
+}
+
+// Content is the log that path names, as stored: a built-in log's gzip
+// bytes, else the file's bytes. Digests and manifests are taken of it.
+func Content(path string) ([]byte, error) {
+	if gz, _, ok := Builtin(path); ok {
+		return gz, nil
+	}
+	return os.ReadFile(path)
+}
+
+// open is a reader of the log path names (a built-in name, "" for the
+// excerpt, or a file, plain or gzip) and what to close when done.
+func open(path string) (*swf.Reader, io.Closer, error) {
+	if gz, name, ok := Builtin(path); ok {
+		r, err := swf.NewReader(bytes.NewReader(gz), name+" (embedded)")
+		if err != nil {
+			return nil, nil, fmt.Errorf("the embedded %s: %w", name, err)
+		}
+		return r, io.NopCloser(nil), nil
+	}
+	return swf.Open(path)
+}
+
+// Load reads the trace at path (plain or gzip), or the embedded log a
+// built-in name stands for (BuiltinFull, BuiltinExcerpt; "" the excerpt).
+func Load(path string, opt trace.Options) (*trace.Workload, error) {
+	r, c, err := open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer c.Close()
 	return trace.Read(r, opt)
 }
 

@@ -1,7 +1,6 @@
 package tracestudy
 
 import (
-	"bytes"
 	"io"
 
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -26,22 +25,13 @@ type Recorded struct {
 }
 
 // ReadRecorded reads every replayable record of the log at path ("" the
-// embedded excerpt) that has a recorded wait, on a pool of pool GPUs.
+// embedded excerpt, or a built-in name: Builtin) that has a recorded wait, on a pool of pool GPUs.
 func ReadRecorded(path string, pool int) ([]Recorded, error) {
-	var r *swf.Reader
-	if path == "" {
-		var err error
-		if r, err = swf.NewReader(bytes.NewReader(excerptGz), ExcerptName+" (embedded)"); err != nil {
-			return nil, err
-		}
-	} else {
-		rd, c, err := swf.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		r = rd
+	r, c, err := open(path)
+	if err != nil {
+		return nil, err
 	}
+	defer c.Close()
 	var out []Recorded
 	for {
 		j, err := r.Next()

@@ -141,11 +141,9 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
-	content, embedded := tracestudy.ExcerptGz(), path == ""
-	if !embedded {
-		if content, err = os.ReadFile(path); err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
+	content, err := tracestudy.Content(path)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
 	}
 	dist, err := readStudyDist(c)
 	if err != nil {
@@ -184,7 +182,7 @@ func runAgentsArrive(c *cli.Context) error {
 		return err
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
-	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
+	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
 	m.Workers = workers
 	return m.Write(out, start, files)
 }

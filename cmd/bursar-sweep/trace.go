@@ -60,7 +60,7 @@ func traceCommands() []*cli.Command {
 
 func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "trace", Usage: "SWF log `FILE` (plain or .gz)", DefaultText: "the embedded SDSC-SP2 excerpt"},
+		&cli.StringFlag{Name: "trace", Usage: "SWF log `FILE` (plain or .gz), or sdsc-sp2 / sdsc-sp2-excerpt for the logs embedded in the binary", DefaultText: "the embedded SDSC-SP2 excerpt"},
 		&cli.StringFlag{Name: "window", Usage: "replay the jobs submitted in `START:END` (seconds after the log's start; END may be empty)"},
 		&cli.IntFlag{Name: "pool", Usage: "`GPUS` in the pool", DefaultText: "the log's MaxProcs"},
 		&cli.IntFlag{Name: "workers", Usage: "`N` runs at once", Value: runtime.NumCPU(), DefaultText: fmt.Sprintf("one per CPU, %d here", runtime.NumCPU())},
@@ -179,15 +179,25 @@ func studyConfig(c *cli.Context, experiment string) (*configs.StudyConfig, error
 
 // studyTrace is the log to read and the name outputs give it: --trace,
 // else the config's trace (read relative to the config's folder, named as
-// the config writes it), else "" and the embedded excerpt's name.
+// the config writes it), else "" and the embedded excerpt's name. A
+// built-in name (tracestudy.Builtin) is named by its archive name.
 func studyTrace(c *cli.Context, cfg *configs.StudyConfig) (path, name string) {
 	switch {
 	case c.IsSet("trace"):
-		return c.String("trace"), c.String("trace")
+		path, name = c.String("trace"), c.String("trace")
 	case cfg.Trace != "":
-		return cfg.Trace, cfg.TraceName
+		path, name = cfg.Trace, cfg.TraceName
 	}
-	return "", tracestudy.ExcerptName
+	if _, archive, ok := tracestudy.Builtin(path); ok {
+		name = archive
+	}
+	return path, name
+}
+
+// embeddedTrace reports whether path names a log embedded in the binary.
+func embeddedTrace(path string) bool {
+	_, _, ok := tracestudy.Builtin(path)
+	return ok
 }
 
 // studyPool sets opt.Pool from --pool, else the config's pool.
@@ -423,11 +433,9 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 			break
 		}
 	}
-	content, embedded := tracestudy.ExcerptGz(), path == ""
-	if !embedded {
-		if content, err = os.ReadFile(path); err != nil {
-			return fmt.Errorf("--trace: %w", err)
-		}
+	content, err := tracestudy.Content(path)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
 	}
 	dist, err := readStudyDist(c)
 	if err != nil {
@@ -472,7 +480,7 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		fmt.Fprintf(stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
-	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embedded, content))
+	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
 	m.Workers = workers
 	if err := m.Write(out, start, files); err != nil {
 		return err

@@ -1,0 +1,49 @@
+package tracestudy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/trace"
+)
+
+// The embedded full log is the archive's file byte for byte: its SHA-256
+// is that of SDSC-SP2-1998-4.2-cln.swf.gz as the Parallel Workloads
+// Archive serves it, so its header (and the terms in it) is intact.
+func TestBuiltinFullLogIsTheArchiveFile(t *testing.T) {
+	gz, name, ok := Builtin(BuiltinFull)
+	require.True(t, ok)
+	assert.Equal(t, FullSDSCName, name)
+	sum := sha256.Sum256(gz)
+	assert.Equal(t, "e03fe48be50c4ab04d6bb2285296d9c3399e9c1f27ee79b754ad32a14abd9bac", hex.EncodeToString(sum[:]))
+	w, err := Load(BuiltinFull, trace.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 128, w.Pool)
+	assert.Equal(t, FullSDSCName+" (embedded)", w.Name)
+	assert.Greater(t, len(w.Jobs), 50_000, "the full log replays tens of thousands of jobs")
+}
+
+// Every name a config may give for a built-in log is one Builtin knows,
+// and a file path is not a built-in name.
+func TestBuiltinNamesAgreeWithConfigs(t *testing.T) {
+	for _, n := range configs.BuiltinTraces {
+		_, _, ok := Builtin(n)
+		assert.True(t, ok, n)
+	}
+	for _, n := range []string{"x.swf", "sdsc-sp2.swf.gz", "./sdsc-sp2"} {
+		_, _, ok := Builtin(n)
+		assert.False(t, ok, n)
+	}
+	gz, name, ok := Builtin(BuiltinExcerpt)
+	require.True(t, ok)
+	assert.Equal(t, ExcerptName, name)
+	assert.Equal(t, ExcerptGz(), gz)
+	c, err := Content("")
+	require.NoError(t, err)
+	assert.Equal(t, ExcerptGz(), c)
+}
