@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
@@ -40,7 +39,7 @@ func pixelSize(w, h vg.Length) (int, int) {
 func newCanvas(f Format, w, h vg.Length) (vg.CanvasWriterTo, error) {
 	switch f {
 	case PNG:
-		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}, nil
+		return newPNGCanvas(w, h), nil
 	case SVG:
 		// Embedded fonts make the SVG look like the PNG anywhere: without
 		// them a viewer substitutes its own serif, whose widths no longer
@@ -91,9 +90,13 @@ func paintSafely(cv vg.CanvasWriterTo, paint painter, tr func(string) string) (e
 	}()
 	c := draw.New(cv)
 	// SVG and PDF canvases start transparent; paint white so every format
-	// shows the same figure whatever the viewer's background.
+	// shows the same figure whatever the viewer's background. A PNG
+	// canvas starts white: filling it again would change no pixel, only
+	// rasterize the whole canvas once more.
 	c.SetColor(color.White)
-	c.Fill(c.Rectangle.Path())
+	if _, white := cv.(pngCanvas); !white {
+		c.Fill(c.Rectangle.Path())
+	}
 	paint(c, tr)
 	return nil
 }
