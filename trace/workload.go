@@ -229,7 +229,13 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	if opt.Until != 0 && opt.Until <= opt.From {
 		return nil, fmt.Errorf("%s: window [%d, %d): empty", r.Name(), opt.From, opt.Until)
 	}
+	// Each queue's class, found once: a log has a handful of queues and
+	// tens of thousands of jobs.
+	classOf := map[int]policy.Class{}
 	queueClass := func(q int) policy.Class {
+		if c, ok := classOf[q]; ok {
+			return c
+		}
 		name := h.QueueName(q)
 		key := name
 		if key == "" {
@@ -238,16 +244,14 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		if c, ok := opt.Classes[key]; ok {
 			return c
 		}
-		return ClassOfQueue(name)
+		c := ClassOfQueue(name)
+		classOf[q] = c
+		return c
 	}
 	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh}
-	type row struct {
-		job Job
-		own owner
-	}
 	// MaxRecords is a capacity hint only, bounded so that a lying header
 	// cannot make us allocate much.
-	rows := make([]row, 0, min(max(h.MaxRecords, 0), 1<<20))
+	jobs := make([]Job, 0, min(max(h.MaxRecords, 0), 1<<20))
 	sorted := true
 	// The whole log's GPU-seconds by group, for ShareGroups.
 	logGS := map[groupKey]int64{}
@@ -274,33 +278,30 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		if j.Submit > maxTime || j.Estimate() > maxTime {
 			return nil, fmt.Errorf("%s:%d: job %d: submit time %d or estimate %d beyond %d s: not a real log", r.Name(), r.Line(), j.Number, j.Submit, j.Estimate(), int64(maxTime))
 		}
-		if n := len(rows); n > 0 {
-			p := &rows[n-1].job
+		if n := len(jobs); n > 0 {
+			p := &jobs[n-1]
 			sorted = sorted && (p.Submit < j.Submit || (p.Submit == j.Submit && p.Number < j.Number))
 		}
-		rows = append(rows, row{
-			job: Job{
-				Number: j.Number, Submit: j.Submit, Run: j.Run, Estimate: j.Estimate(),
-				GPUs: j.Procs(), Class: queueClass(j.Queue), Queue: j.Queue,
-				User: j.User, Group: j.Group, LogWait: j.Wait,
-			},
-			own: owner{j.User, j.Group},
+		jobs = append(jobs, Job{
+			Number: j.Number, Submit: j.Submit, Run: j.Run, Estimate: j.Estimate(),
+			GPUs: j.Procs(), Class: queueClass(j.Queue), Queue: j.Queue,
+			User: j.User, Group: j.Group, LogWait: j.Wait,
 		})
 	}
 	// Submit order, ties by job number (§2.1). PWA logs are in that order
 	// already; others are sorted, stably so that equal keys keep file order.
 	if !sorted {
-		slices.SortStableFunc(rows, func(a, b row) int {
-			if a.job.Submit != b.job.Submit {
-				return cmpInt(a.job.Submit, b.job.Submit)
+		slices.SortStableFunc(jobs, func(a, b Job) int {
+			if a.Submit != b.Submit {
+				return cmpInt(a.Submit, b.Submit)
 			}
-			return cmpInt(a.job.Number, b.job.Number)
+			return cmpInt(a.Number, b.Number)
 		})
 	}
-	w.Jobs = make([]Job, len(rows))
-	own := make([]owner, len(rows))
-	for i := range rows {
-		w.Jobs[i], own[i] = rows[i].job, rows[i].own
+	w.Jobs = slices.Clip(jobs)
+	own := make([]owner, len(jobs))
+	for i := range jobs {
+		own[i] = owner{jobs[i].User, jobs[i].Group}
 	}
 	if err := w.buildCampaigns(own, opt, logGS); err != nil {
 		return nil, err
