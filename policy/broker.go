@@ -428,25 +428,41 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 	if err := b.check(c); err != nil {
 		return err
 	}
-	w := 0
-	for i := range b.leases {
-		l := &b.leases[i]
-		if l.Campaign == c && classMatches(cls, l.Class) {
-			b.releaseLease(l, ReasonReleasedByAgent)
-			continue
-		}
-		b.leases[w] = *l
-		w++
-	}
-	b.leases = b.leases[:w]
+	// An agent with nothing to give back calls this every tick (the
+	// science agents when their work is cold or done): every lease and
+	// request holds at least one GPU, so a campaign that holds and asks
+	// for none of the class has none to release, and the walks over the
+	// lease table and the queue would change nothing.
 	cp := &b.camps[c]
-	w = 0
-	for _, r := range b.pending {
-		if r.Campaign == c && classMatches(cls, r.Class) {
+	if b.Outstanding(c, cls) == 0 {
+		return nil
+	}
+	if cp.heldAll > 0 && (cls == AnyClass || cp.held[cls] > 0) {
+		w := 0
+		for i := range b.leases {
+			if l := &b.leases[i]; l.Campaign == c && classMatches(cls, l.Class) {
+				b.releaseLease(l, ReasonReleasedByAgent)
+				continue
+			}
+			if w != i {
+				b.leases[w] = b.leases[i]
+			}
+			w++
+		}
+		b.leases = b.leases[:w]
+	}
+	if b.Outstanding(c, cls) == 0 {
+		return nil
+	}
+	w := 0
+	for i := range b.pending {
+		if r := &b.pending[i]; r.Campaign == c && classMatches(cls, r.Class) {
 			b.addPending(cp, r.Class, -r.GPUs)
 			continue
 		}
-		b.pending[w] = r
+		if w != i {
+			b.pending[w] = b.pending[i]
+		}
 		w++
 	}
 	b.pending = b.pending[:w]

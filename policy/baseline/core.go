@@ -400,25 +400,41 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 	if err := k.check(c); err != nil {
 		return err
 	}
-	w := 0
-	for i := range k.leases {
-		l := k.leases[i]
-		if l.Campaign == c && classMatches(cls, l.Asked) {
-			k.end(&l, policy.ReasonReleasedByAgent)
-			continue
-		}
-		k.leases[w] = l
-		w++
+	// An agent with nothing to give back calls this every tick (the
+	// science agents when their work is cold or done): every lease and
+	// request holds at least one GPU, so a campaign that holds and asks
+	// for none of the class has none to release, and the two walks over
+	// a trace's lease table and queue would change nothing.
+	cp := &k.camps[c]
+	if k.Outstanding(c, cls) == 0 {
+		return nil
 	}
-	k.leases = k.leases[:w]
-	w = 0
+	if cp.HeldAll > 0 && (cls == policy.AnyClass || cp.Held[cls] > 0) {
+		w := 0
+		for i := range k.leases {
+			if l := &k.leases[i]; l.Campaign == c && classMatches(cls, l.Asked) {
+				k.end(l, policy.ReasonReleasedByAgent)
+				continue
+			}
+			if w != i {
+				k.leases[w] = k.leases[i]
+			}
+			w++
+		}
+		k.leases = k.leases[:w]
+	}
+	if k.Outstanding(c, cls) == 0 {
+		return nil
+	}
+	w := 0
 	for i := range k.pending {
-		r := k.pending[i]
-		if r.Campaign == c && classMatches(cls, r.Asked) {
-			k.drop(&r)
+		if r := &k.pending[i]; r.Campaign == c && classMatches(cls, r.Asked) {
+			k.drop(r)
 			continue
 		}
-		k.pending[w] = r
+		if w != i {
+			k.pending[w] = k.pending[i]
+		}
 		w++
 	}
 	k.pending = k.pending[:w]
