@@ -141,7 +141,7 @@ type LeaseRequest struct {
 // RequestAccepted answers a request that was queued for admission.
 type RequestAccepted struct {
 	RequestID int    `json:"request_id" doc:"The campaign's own request id: its n-th request is n, whatever other campaigns file; a grant makes a lease with the same id."`
-	State     string `json:"state" enum:"pending"`
+	State     string `json:"state" enum:"pending,granted" doc:"pending: it waits for an admission pass; granted: a service that admits on request (serve --admit-on-request) granted it before answering."`
 	T         int    `json:"t" doc:"Broker time the request was filed at."`
 	GPUs      int    `json:"gpus"`
 	Duration  int    `json:"duration"`

@@ -65,6 +65,9 @@ type excessTracker struct {
 	tokensAt    map[int]float64 // τ_u by tick (τ before registration: B)
 	prevTick    int
 	lastShorten int // last tick that granted a lease shorter than one held
+	// seen holds the campaign's leases noteGrants has looked at: a lease
+	// not in it is new, whether a tick or an Admit between ticks granted it.
+	seen map[int]bool
 	// prefix is Σ e_u since registration and minPrefix its least value, so
 	// that prefix − minPrefix is the largest Σ e_u over a window ending now.
 	prefix, minPrefix float64
@@ -73,7 +76,32 @@ type excessTracker struct {
 }
 
 func newExcessTracker(b *Broker, c CampaignID) *excessTracker {
-	return &excessTracker{c: c, env: b.Envelope(c), tokensAt: map[int]float64{b.Now(): b.Tokens(c)}, prevTick: b.Now(), lastShorten: -1}
+	return &excessTracker{c: c, env: b.Envelope(c), tokensAt: map[int]float64{b.Now(): b.Tokens(c)}, prevTick: b.Now(), lastShorten: -1,
+		seen: map[int]bool{}}
+}
+
+// noteGrants looks at the leases granted since it last looked: the
+// campaign's leases before a new one in the list are exactly those it held
+// when the new one was granted, and a new one shorter than one of them
+// marks its grant time (Granted: the tick's, or Now at an Admit between
+// ticks, which counts as that tick's pass). afterTick calls it; call it
+// after Admit too, before anything can release a lease.
+func (k *excessTracker) noteGrants(b *Broker) {
+	longest := 0
+	for i := range b.leases {
+		l := &b.leases[i]
+		if l.Campaign != k.c {
+			continue
+		}
+		d := l.Expires - l.Granted
+		if !k.seen[l.ID] {
+			k.seen[l.ID] = true
+			if d < longest {
+				k.lastShorten = max(k.lastShorten, l.Granted)
+			}
+		}
+		longest = max(longest, d)
+	}
 }
 
 // afterTick returns a description of the first broken claim, or "".
@@ -89,20 +117,7 @@ func (k *excessTracker) afterTick(b *Broker) string {
 	delta := float64(k.env.BurstCeiling) - R
 	integralR := k.env.Sustained == math.Trunc(k.env.Sustained)
 
-	// Grants of this tick: the campaign's leases before a new one in the
-	// list are exactly those it held when the new one was granted.
-	longest := 0
-	for i := range b.leases {
-		l := &b.leases[i]
-		if l.Campaign != k.c {
-			continue
-		}
-		d := l.Expires - l.Granted
-		if l.Granted == u && d < longest {
-			k.lastShorten = u
-		}
-		longest = max(longest, d)
-	}
+	k.noteGrants(b)
 
 	since := u - 1 // a − 1 if this tick opens a busy period
 	if k.cur != nil {

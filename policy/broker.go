@@ -721,6 +721,19 @@ func (b *Broker) Tick() {
 	b.recordHistory()
 }
 
+// Admit runs one admission pass at the current time without advancing
+// the clock: the last step of a tick but expiry, buckets and accounting
+// (model.md §5), for a caller that decides a request as it arrives
+// instead of at the next tick (the service's admission on request,
+// docs/service.md). A lease granted here is granted at Now, exactly as if
+// the pass of the tick that reached Now had seen the request: it is
+// counted from the next refill on and expires at Now + duration; the rate
+// cap reads the tokens that tick's refill left, which are the ones the
+// prepaid bound charges a grant at Now against (docs/prepaid-bound.md).
+// Like every call between ticks it is the caller's to journal: replaying
+// the same calls in the same order gives the same broker.
+func (b *Broker) Admit() { b.admit() }
+
 func (b *Broker) expire() {
 	if b.now < b.nextDeadline {
 		return // most ticks: no lease is due

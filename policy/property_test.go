@@ -26,6 +26,9 @@ const (
 	opTick
 	opTicks
 	opRegister
+	// opAdmit is an admission pass between ticks (Broker.Admit), as the
+	// service runs after a request with admission on request.
+	opAdmit
 )
 
 type op struct {
@@ -89,7 +92,7 @@ func drawEnvelope(t *rapid.T, name string, gMax int, gLeR bool) Envelope {
 }
 
 func drawOp(t *rapid.T, maxDur int, allowLate bool) op {
-	kinds := []opKind{opRequest, opRequest, opRequest, opReleaseAll, opReleaseLease, opConsume, opTick, opTick, opTick, opTicks}
+	kinds := []opKind{opRequest, opRequest, opRequest, opReleaseAll, opReleaseLease, opConsume, opTick, opTick, opTick, opTicks, opAdmit, opAdmit}
 	if allowLate {
 		kinds = append(kinds, opRegister)
 	}
@@ -151,12 +154,16 @@ func drawScenario(t *rapid.T, bound bool) scenario {
 // runner applies a scenario's operations to a broker and checks the
 // invariants after every one of them.
 type runner struct {
-	t         *rapid.T
-	b         *Broker
-	j         *journal
-	sc        *scenario
-	late      int
-	lateTick  bool // a campaign registered after the first tick
+	t    *rapid.T
+	b    *Broker
+	j    *journal
+	sc   *scenario
+	late int
+	// lateTick: a campaign registered after the first admission pass (the
+	// first tick, or an Admit before it), when leases may hold the GPUs
+	// its guarantee needs.
+	lateTick  bool
+	admitted  bool // an admission pass has run
 	trackers  []*excessTracker
 	dryPeriod int // busy periods in which the bucket ran dry
 	leaks     int // busy periods that took more than their opening tokens
@@ -191,20 +198,24 @@ func (r *runner) campaign(i int) CampaignID { return CampaignID(i % r.b.NumCampa
 
 func (r *runner) tick() {
 	r.b.Tick()
-	// The pass left the list in admission order (class, deficit
-	// descending, tokens descending, by the keys it read).
-	if !slices.IsSortedFunc(r.b.pending, func(x, y Request) int {
-		return comparePendingKeys(pendingKey{class: x.Class, deficit: x.deficit, tokens: x.tokens},
-			pendingKey{class: y.Class, deficit: y.deficit, tokens: y.tokens})
-	}) {
-		r.t.Fatalf("t=%d: the pending list is not in admission order", r.b.Now())
-	}
+	r.checkOrder()
 	for _, k := range r.trackers {
 		if msg := k.afterTick(r.b); msg != "" {
 			r.t.Fatalf("t=%d campaign %s: prepaid bound: %s; periods %+v", r.b.Now(), k.env.Name, msg, k.all())
 		}
 	}
 	r.check()
+}
+
+// checkOrder: an admission pass left the list in admission order (class,
+// deficit descending, tokens descending, by the keys it read).
+func (r *runner) checkOrder() {
+	if !slices.IsSortedFunc(r.b.pending, func(x, y Request) int {
+		return comparePendingKeys(pendingKey{class: x.Class, deficit: x.deficit, tokens: x.tokens},
+			pendingKey{class: y.Class, deficit: y.deficit, tokens: y.tokens})
+	}) {
+		r.t.Fatalf("t=%d: the pending list is not in admission order", r.b.Now())
+	}
 }
 
 func (r *runner) apply(o op) {
@@ -241,6 +252,22 @@ func (r *runner) apply(o op) {
 		if err != nil || io < 0 || inf < 0 || io > o.io || inf > o.inf {
 			r.t.Fatalf("Consume(%v, %v) = %v, %v, %v", o.io, o.inf, io, inf, err)
 		}
+	case opAdmit:
+		before := b.Now()
+		b.Admit()
+		r.admitted = true
+		if b.Now() != before {
+			r.t.Fatalf("Admit moved the clock from %d to %d", before, b.Now())
+		}
+		r.checkOrder()
+		for _, l := range b.Leases() {
+			if l.Granted > before {
+				r.t.Fatalf("lease %d granted at %d, after Now %d", l.ID, l.Granted, before)
+			}
+		}
+		for _, k := range r.trackers {
+			k.noteGrants(b)
+		}
 	case opTick:
 		r.tick()
 	case opTicks:
@@ -258,7 +285,7 @@ func (r *runner) apply(o op) {
 					r.t.Fatalf("a refused registration changed the broker")
 				}
 			} else {
-				r.lateTick = r.lateTick || b.Now() > 0
+				r.lateTick = r.lateTick || b.Now() > 0 || r.admitted
 				r.track(c)
 			}
 		}
@@ -324,8 +351,8 @@ func (r *runner) check() {
 	if unmet != b.unmet {
 		t.Fatalf("unmet guarantees drifted: %d vs %d", unmet, b.unmet)
 	}
-	// With every campaign registered before the first tick, the free GPUs
-	// always cover every campaign's unmet guarantee.
+	// With every campaign registered before the first admission pass, the
+	// free GPUs always cover every campaign's unmet guarantee.
 	if !r.lateTick && b.Free() < unmet {
 		t.Fatalf("free %d < unmet guarantees %d", b.Free(), unmet)
 	}
@@ -447,6 +474,9 @@ func TestPropertyPrepaidBoundUnderAttack(t *testing.T) {
 		}
 		e.Guaranteed = rapid.IntRange(0, int(R)).Draw(t, "g")
 		b, c, k := trackedCampaign(t, 1000, e)
+		// With admission on request (the service's option) each request
+		// is decided between ticks.
+		onRequest := rapid.Bool().Draw(t, "admit-on-request")
 		for range 25 {
 			switch rapid.IntRange(0, 5).Draw(t, "action") {
 			case 0, 1, 2:
@@ -455,6 +485,10 @@ func TestPropertyPrepaidBoundUnderAttack(t *testing.T) {
 				d := rapid.SampledFrom([]int{200, 2, 30, 600}).Draw(t, "longest")
 				for range n {
 					_, _ = b.Request(c, rapid.SampledFrom([]int{60, 1, 16, 400}).Draw(t, "gpus"), d, AnyClass)
+					if onRequest {
+						b.Admit()
+						k.noteGrants(b)
+					}
 					d = max(1, d-rapid.IntRange(0, d).Draw(t, "shorter-by"))
 				}
 			case 3:
@@ -499,6 +533,7 @@ func TestPropertyPrepaidBoundOneDuration(t *testing.T) {
 		period := rapid.SampledFrom([]int{20, 1, 7, 200}).Draw(t, "period")
 		target := rapid.SampledFrom([]int{384, 16, 100, 1024}).Draw(t, "target")
 		release := rapid.SampledFrom([]int{0, 50, 333}).Draw(t, "release-every")
+		onRequest := rapid.Bool().Draw(t, "admit-on-request")
 		for tick := 1; tick <= 1800; tick++ {
 			if release > 0 && tick%release == 0 {
 				_ = b.ReleaseAll(c, AnyClass)
@@ -506,6 +541,10 @@ func TestPropertyPrepaidBoundOneDuration(t *testing.T) {
 			if tick%period == 0 {
 				if out := b.Outstanding(c, AnyClass); out < target {
 					_, _ = b.Request(c, target-out, d, AnyClass)
+					if onRequest {
+						b.Admit()
+						k.noteGrants(b)
+					}
 				}
 			}
 			b.Tick()

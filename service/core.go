@@ -166,7 +166,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	c.wall = o.Wall
 	switch o.Op {
-	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken:
+	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
@@ -192,6 +192,11 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 		for range o.N {
 			c.b.Tick()
 		}
+		return res, true, nil
+	case opAdmit:
+		// Always journaled: a pass that grants nothing may still reorder
+		// the pending list (admit.go).
+		c.b.Admit()
 		return res, true, nil
 
 	case opRegister:

@@ -52,4 +52,7 @@
 // holds its answer until the durable tick that grants the request
 // (wait.go), and DELETE …/requests/{id} withdraws a pending request, a
 // journaled "withdraw" operation (withdraw.go); `bursar lease` uses both.
+// With Options.AdmitOnRequest an admission pass, a journaled "admit"
+// operation, follows every request and release, so that a request the
+// pool can take is granted in its own answer (admit.go).
 package service

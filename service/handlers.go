@@ -320,13 +320,21 @@ func (s *Service) request(ctx context.Context, in *requestInput) (*requestOutput
 		if cls == "" {
 			cls = b.Envelope(id).Class.String()
 		}
+		if err := t.admitLocked(); err != nil {
+			return err
+		}
+		state := api.StatePending
+		if s.opts.AdmitOnRequest {
+			state = t.requestState(id, cs, local).State
+		}
 		out = requestOutput{Location: "/v1/campaigns/" + cs.name + "/requests/" + strconv.Itoa(local),
-			Body: api.RequestAccepted{RequestID: local, State: api.StatePending, T: b.Now(), GPUs: r.GPUs, Duration: r.Duration, Class: cls}}
+			Body: api.RequestAccepted{RequestID: local, State: state, T: b.Now(), GPUs: r.GPUs, Duration: r.Duration, Class: cls}}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.wakeAfterAdmit()
 	return &out, nil
 }
 
@@ -388,10 +396,16 @@ func (s *Service) releaseAll(ctx context.Context, in *releaseAllInput) (*release
 		if err != nil {
 			return err
 		}
+		if res.releasedLeases > 0 {
+			if err := t.admitLocked(); err != nil {
+				return err
+			}
+		}
 		out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs,
 			DroppedRequests: res.droppedRequests, DroppedGPUs: res.droppedGPUs}
 		return nil
 	})
+	s.wakeAfterAdmit()
 	return &out, err
 }
 
@@ -410,9 +424,13 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if err != nil {
 			return err
 		}
+		if err := t.admitLocked(); err != nil {
+			return err
+		}
 		out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs}
 		return nil
 	})
+	s.wakeAfterAdmit()
 	return &out, err
 }
 

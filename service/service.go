@@ -88,6 +88,10 @@ type Options struct {
 	// MaxConsumePerTick is how many consume calls of one campaign are
 	// taken per broker second (0: DefaultMaxConsumePerTick).
 	MaxConsumePerTick int
+	// AdmitOnRequest runs an admission pass right after every request and
+	// release instead of only at the ticks (admit.go), so that a request
+	// the pool can take is granted before its answer is sent.
+	AdmitOnRequest bool
 	// SlurmKey signs Slurm lease tokens (slurm.go); nil: none are issued.
 	SlurmKey []byte
 	// Logger receives the service log (nil: discard).
@@ -167,11 +171,16 @@ type Service struct {
 	log       *slog.Logger
 	adminHash [32]byte
 
-	mu     sync.Mutex
-	core   *core
-	wal    *wal // nil without a data directory
-	failed error
-	closed bool
+	mu   sync.Mutex
+	core *core
+	// tickWall is when the broker reached its current time, wall-clock
+	// UTC Unix milliseconds (the last tick, or the start): a lease's
+	// broker expiry falls at tickWall + (expiry − now)/speed, whenever in
+	// the second it was granted (slurm.go).
+	tickWall int64
+	wal      *wal // nil without a data directory
+	failed   error
+	closed   bool
 
 	failOnce sync.Once
 	failCh   chan struct{}
@@ -218,6 +227,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{opts: opts, log: opts.Logger, adminHash: hashToken(opts.AdminToken), core: c, wal: w, report: rep,
 		failCh: make(chan struct{}), stop: make(chan struct{}), writes: newWriteLimits(opts.WriteRate, opts.WriteBurst)}
 	s.durableT.Store(int64(c.b.Now()))
+	s.tickWall = time.Now().UnixMilli()
 	if w != nil {
 		if rep.CutBytes > 0 {
 			s.log.Warn("journal file: damaged tail cut", "file", rep.Path, "reason", rep.CutReason, "bytes", rep.CutBytes)
@@ -328,6 +338,9 @@ func (t *txn) apply(o *op) (result, error) {
 	}
 	o.Wall = time.Now().UnixMilli()
 	res, changed, err := t.c.apply(o)
+	if o.Op == opTick && err == nil {
+		t.s.tickWall = o.Wall
+	}
 	if changed && t.s.wal != nil {
 		pos, werr := t.s.wal.append(o)
 		if werr != nil {

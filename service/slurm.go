@@ -113,7 +113,7 @@ func (s *Service) registerSlurmOperations() {
 		Path: "/v1/campaigns/{campaign}/leases/{lease}/slurm-token", Summary: "Issue a Slurm lease token", Tags: []string{"leases"},
 		Description: "Signs a token that carries the lease into Slurm (the job's --comment), for the job_submit plugin to check " +
 			"(docs/slurm.md). Its expiry is wall time: the lease's broker expiry (or the end of its preemption notice) at the tick rate, " +
-			"from now. 404 when the campaign holds no such lease; 409 when the service has no Slurm key or its clock is driven by hand.",
+			"from the wall time of the broker's last tick. 404 when the campaign holds no such lease; 409 when the service has no Slurm key or its clock is driven by hand.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict}}, s.slurmToken)
 }
 
@@ -141,7 +141,12 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 		if l.UnderNotice && l.PreemptAt < end {
 			end = l.PreemptAt
 		}
-		wall := time.Now().Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
+		// From the wall time of the tick that reached now, not from the
+		// moment of issue: the broker ends the lease at tick `end`, which
+		// comes (end − now)/speed after that tick, however late in the
+		// second the lease was granted (admission on request grants
+		// between ticks) or the token asked for.
+		wall := time.UnixMilli(t.s.tickWall).Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
 		sl := SlurmLease{Lease: in.Lease, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix()}
 		out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), Lease: in.Lease, GPUs: l.GPUs,
 			Account: SlurmAccount(cs.name), ExpiresUnix: sl.Expires, T: now}

@@ -28,7 +28,7 @@ import (
 // grant), for an immediate grant (a free pool). The broker admits at its
 // next tick, so at --speed S the grant comes 0 to 1/S s after the request:
 // the wait for the tick is part of the figure, and sets its floor at low
-// speeds. Runs one after another would all file just after a tick (each
+// speeds; with --admit-on-request the request's own operation grants it. Runs one after another would all file just after a tick (each
 // ends at one), so each starts after a pause that spreads the requests
 // evenly over the tick period.
 //
@@ -41,11 +41,21 @@ func BenchmarkLeaseGate(b *testing.B) {
 	if w := os.Getenv("BURSAR_LEASE_BENCH_BIN"); w != "" {
 		wrapper = w
 	}
-	for _, speed := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("speed=%d", speed), func(b *testing.B) {
+	for _, c := range []struct {
+		speed     int
+		onRequest bool
+	}{{1, false}, {10, false}, {100, false}, {1, true}} {
+		speed := c.speed
+		name := fmt.Sprintf("speed=%d", speed)
+		args := []string{"--admin-token-file", "", "--speed", strconv.Itoa(speed), "--pool", "512", "--write-rate", "-1"}
+		if c.onRequest {
+			name += "/admit-on-request"
+			args = append(args, "--admit-on-request")
+		}
+		b.Run(name, func(b *testing.B) {
 			t := &testing.T{}
-			p := startServe(t, cleanEnv(), "--admin-token-file", tokenFile(t), "--speed", strconv.Itoa(speed), "--pool", "512",
-				"--write-rate", "-1")
+			args[1] = tokenFile(t)
+			p := startServe(t, cleanEnv(), args...)
 			defer p.cmd.Process.Kill()
 			admin, err := client.New(p.url, testToken)
 			require.NoError(b, err)

@@ -145,6 +145,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "campaign-journal-keep", Value: service.DefaultCampaignJournalKeep, Category: "retention", Usage: "journal records per campaign the API can page through"},
 			&cli.IntFlag{Name: "grant-keep", Value: service.DefaultGrantKeep, Category: "retention", Usage: "grants per campaign the API can page through"},
 			&cli.IntFlag{Name: "max-pending", Value: service.DefaultMaxPending, Usage: "pending requests one campaign may have; more are refused with 429"},
+			&cli.BoolFlag{Name: "admit-on-request", Category: "broker",
+				Usage: "run an admission pass right after every request and release, not only at the ticks: a request the pool can take is granted before it is answered (a gate in front of Slurm wants this; docs/service.md)"},
 			&cli.Float64Flag{Name: "write-rate", Value: service.DefaultWriteRate, Category: "tenants",
 				Usage: "writes (request, release, consume) per wall-clock second one campaign token may make; more are refused with 429 (-1: unlimited)"},
 			&cli.IntFlag{Name: "write-burst", Category: "tenants", Usage: "writes one campaign token may make at once (default: twice --write-rate)"},
@@ -228,8 +230,8 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	svc, err := service.New(service.Options{
-		SlurmKey: slurmKey,
-		Broker:   brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
+		SlurmKey: slurmKey, AdmitOnRequest: c.Bool("admit-on-request"),
+		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
 		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),
