@@ -1,14 +1,12 @@
 package sweep
 
 import (
-	"bytes"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/engine"
-	"github.com/parquet-go/parquet-go"
+	"github.com/bursar-hpc/bursar/internal/parquetfile"
 )
 
 // ParquetFile is runs.parquet, written beside runs.csv.
@@ -18,72 +16,43 @@ const ParquetFile = "runs.parquet"
 // runs.parquet (never NaN). The others are doubles, NaN as null.
 var intScalars = []string{"victim_violations_in", "warm", "reclaim", "cold", "storm_peak_held"}
 
-// runsColumn is one column of runs.parquet: its name and how a row's cell
-// is set on the row struct's field.
-type runsColumn struct {
-	name string
-	typ  reflect.Type
-}
-
-var (
-	stringType   = reflect.TypeFor[string]()
-	int64Type    = reflect.TypeFor[int64]()
-	boolType     = reflect.TypeFor[bool]()
-	float64Type  = reflect.TypeFor[float64]()
-	optFloatType = reflect.TypeFor[*float64]()
-)
-
 // runsColumns are runs.csv's columns, in its order, with parquet types:
 // experiment and series strings; run, seed and int knobs int64; bool
 // knobs boolean; float knobs double; metrics as intScalars says; with
 // study, the policy (a string) and the policy-study metrics (optional
 // doubles: null for a run that did not measure them), as in runs.csv.
-func runsColumns(study bool) []runsColumn {
-	cols := []runsColumn{{"experiment", stringType}, {"run", int64Type}, {"series", stringType}}
+func runsColumns(study bool) []parquetfile.Column {
+	cols := []parquetfile.Column{{Name: "experiment", Kind: parquetfile.String}, {Name: "run", Kind: parquetfile.Int64},
+		{Name: "series", Kind: parquetfile.String}}
 	for i := range engine.Knobs {
 		k := &engine.Knobs[i]
 		if k.Name == "seed" {
 			continue
 		}
-		t := float64Type
+		kind := parquetfile.Double
 		switch k.Kind {
 		case "int":
-			t = int64Type
+			kind = parquetfile.Int64
 		case "bool":
-			t = boolType
+			kind = parquetfile.Boolean
 		}
-		cols = append(cols, runsColumn{k.Name, t})
+		cols = append(cols, parquetfile.Column{Name: k.Name, Kind: kind})
 	}
-	cols = append(cols, runsColumn{"seed", int64Type})
+	cols = append(cols, parquetfile.Column{Name: "seed", Kind: parquetfile.Int64})
 	for _, key := range engine.ScalarKeys {
-		t := optFloatType
+		c := parquetfile.Column{Name: key, Kind: parquetfile.Double, Optional: true}
 		if slices.Contains(intScalars, key) {
-			t = int64Type
+			c = parquetfile.Column{Name: key, Kind: parquetfile.Int64}
 		}
-		cols = append(cols, runsColumn{key, t})
+		cols = append(cols, c)
 	}
 	if study {
-		cols = append(cols, runsColumn{"policy", stringType})
+		cols = append(cols, parquetfile.Column{Name: "policy", Kind: parquetfile.String})
 		for _, key := range engine.StudyKeys {
-			cols = append(cols, runsColumn{key, optFloatType})
+			cols = append(cols, parquetfile.Column{Name: key, Kind: parquetfile.Double, Optional: true})
 		}
 	}
 	return cols
-}
-
-// runsRowType is a struct with one field per column, tagged with the
-// column's name, so that parquet-go derives the schema with the columns
-// in runs.csv's order (a parquet.Group would sort them by name).
-func runsRowType(cols []runsColumn) reflect.Type {
-	fields := make([]reflect.StructField, len(cols))
-	for i, c := range cols {
-		tag := c.name
-		if c.typ == optFloatType {
-			tag += ",optional"
-		}
-		fields[i] = reflect.StructField{Name: fmt.Sprintf("C%d", i), Type: c.typ, Tag: reflect.StructTag(`parquet:"` + tag + `"`)}
-	}
-	return reflect.StructOf(fields)
 }
 
 // RunsParquet is runs.parquet: the rows of runs.csv (same order, same
@@ -91,68 +60,70 @@ func runsRowType(cols []runsColumn) reflect.Type {
 func RunsParquet(results []*Results) ([]byte, error) {
 	study := hasStudy(results)
 	cols := runsColumns(study)
-	typ := runsRowType(cols)
-	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()))
-	row := reflect.New(typ)
+	w, err := parquetfile.NewWriter(cols)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ParquetFile, err)
+	}
+	// optional writes a float metric: null where runs.csv's cell is empty.
+	optional := func(x float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			w.Null()
+		} else {
+			w.Double(x)
+		}
+	}
 	for _, r := range results {
 		for i := range r.Metrics {
 			pt, s := r.Plan.Run(i)
-			v := row.Elem()
-			v.SetZero()
-			c := 0
-			set := func(x any) {
-				v.Field(c).Set(reflect.ValueOf(x))
-				c++
-			}
-			set(r.Plan.Experiment)
-			set(int64(i))
-			set(pt.Series)
+			w.String(r.Plan.Experiment)
+			w.Int64(int64(i))
+			w.String(pt.Series)
+			c := 3
 			for k := range engine.Knobs {
 				kn := &engine.Knobs[k]
 				if kn.Name == "seed" {
 					continue
 				}
-				switch x := kn.Get(&s); cols[c].typ {
-				case int64Type:
-					set(int64(x))
-				case boolType:
-					set(x != 0)
+				switch x := kn.Get(&s); cols[c].Kind {
+				case parquetfile.Int64:
+					w.Int64(int64(x))
+				case parquetfile.Boolean:
+					w.Bool(x != 0)
 				default:
-					set(x)
+					w.Double(x)
 				}
+				c++
 			}
-			set(s.Seed)
+			w.Int64(s.Seed)
+			c++
 			for _, sc := range r.Metrics[i].Scalars() {
-				if cols[c].typ == int64Type {
-					set(int64(sc.Value))
-				} else if math.IsNaN(sc.Value) || math.IsInf(sc.Value, 0) {
-					c++ // null, like runs.csv's empty cell
+				if cols[c].Kind == parquetfile.Int64 {
+					w.Int64(int64(sc.Value))
 				} else {
-					set(&sc.Value)
+					optional(sc.Value)
 				}
+				c++
 			}
 			if study {
-				set(policyName(&s))
+				w.String(policyName(&s))
 				if st := r.Metrics[i].Study; st == nil {
-					c += len(engine.StudyKeys)
+					for range engine.StudyKeys {
+						w.Null()
+					}
 				} else {
 					for _, sc := range st.Scalars() {
-						if math.IsNaN(sc.Value) || math.IsInf(sc.Value, 0) {
-							c++
-						} else {
-							set(&sc.Value)
-						}
+						optional(sc.Value)
 					}
 				}
 			}
-			if err := w.Write(row.Interface()); err != nil {
+			if err := w.EndRow(); err != nil {
 				return nil, fmt.Errorf("%s: %w", ParquetFile, err)
 			}
 		}
 	}
-	if err := w.Close(); err != nil {
+	b, err := w.Bytes()
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ParquetFile, err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/internal/parquetfile"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,6 +93,33 @@ func checkParquetMatchesCSV(t *testing.T, results []*Results, study bool) int {
 		}
 	}
 	return nulls
+}
+
+// runsRowType is a struct with one field per column, tagged with the
+// column's name and type, for parquet-go (an independent reader) to read
+// the rows into.
+func runsRowType(cols []parquetfile.Column) reflect.Type {
+	fields := make([]reflect.StructField, len(cols))
+	for i, c := range cols {
+		var typ reflect.Type
+		switch c.Kind {
+		case parquetfile.String:
+			typ = reflect.TypeFor[string]()
+		case parquetfile.Int64:
+			typ = reflect.TypeFor[int64]()
+		case parquetfile.Boolean:
+			typ = reflect.TypeFor[bool]()
+		case parquetfile.Double:
+			typ = reflect.TypeFor[float64]()
+		}
+		tag := c.Name
+		if c.Optional {
+			typ = reflect.PointerTo(typ)
+			tag += ",optional"
+		}
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("C%d", i), Type: typ, Tag: reflect.StructTag(`parquet:"` + tag + `"`)}
+	}
+	return reflect.StructOf(fields)
 }
 
 // BenchmarkRunsParquet writes runs.parquet for the quick paper grid on 3

@@ -1,7 +1,6 @@
 package tracestudy
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -11,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/internal/parquetfile"
 	"github.com/bursar-hpc/bursar/trace"
-	"github.com/parquet-go/parquet-go"
 )
 
 // JobRow is one row of jobs.parquet and jobs.csv (docs/studies.md §4.6):
@@ -45,6 +44,70 @@ type JobRow struct {
 var JobColumns = []string{"job", "user", "group", "queue", "class", "gpus", "submit", "estimate", "run", "starts", "end",
 	"preemptions", "lost_gpu_seconds", "state", "log_wait", "measured", "wait", "bsld"}
 
+// jobsParquetColumns are jobs.parquet's columns: JobColumns with JobRow's
+// types (its parquet tags say the same, for readers of the file into a
+// JobRow).
+func jobsParquetColumns() []parquetfile.Column {
+	cols := make([]parquetfile.Column, len(JobColumns))
+	for i, name := range JobColumns {
+		cols[i] = parquetfile.Column{Name: name, Kind: parquetfile.Int64}
+		switch name {
+		case "class", "state":
+			cols[i].Kind = parquetfile.String
+		case "starts":
+			cols[i].Kind = parquetfile.Int64List
+		case "measured":
+			cols[i].Kind = parquetfile.Boolean
+		case "wait":
+			cols[i].Optional = true
+		case "bsld":
+			cols[i].Kind, cols[i].Optional = parquetfile.Double, true
+		}
+	}
+	return cols
+}
+
+// jobsParquet encodes rows as jobs.parquet.
+func jobsParquet(rows []JobRow) ([]byte, error) {
+	w, err := parquetfile.NewWriter(jobsParquetColumns())
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		r := &rows[i]
+		w.Int64(r.Job)
+		w.Int64(r.User)
+		w.Int64(r.Group)
+		w.Int64(r.Queue)
+		w.String(r.Class)
+		w.Int64(r.GPUs)
+		w.Int64(r.Submit)
+		w.Int64(r.Estimate)
+		w.Int64(r.Run)
+		w.Int64List(r.Starts)
+		w.Int64(r.End)
+		w.Int64(r.Preemptions)
+		w.Int64(r.LostGPUSeconds)
+		w.String(r.State)
+		w.Int64(r.LogWait)
+		w.Bool(r.Measured)
+		if r.Wait != nil {
+			w.Int64(*r.Wait)
+		} else {
+			w.Null()
+		}
+		if r.BSLD != nil {
+			w.Double(*r.BSLD)
+		} else {
+			w.Null()
+		}
+		if err := w.EndRow(); err != nil {
+			return nil, err
+		}
+	}
+	return w.Bytes()
+}
+
 // JobRows turns a replay's records into rows; win says which are
 // measured, stop is the replay's stop (trace.Run.Stop).
 func JobRows(recs []trace.JobRecord, win Window, stop int64) []JobRow {
@@ -76,15 +139,11 @@ func RunFileLabel(s Spec, win Window) string {
 
 // WriteJobs writes dir/label/jobs.parquet and jobs.csv, atomically.
 func WriteJobs(dir, label string, rows []JobRow) error {
-	var b bytes.Buffer
-	pw := parquet.NewGenericWriter[JobRow](&b)
-	if _, err := pw.Write(rows); err != nil {
+	b, err := jobsParquet(rows)
+	if err != nil {
 		return fmt.Errorf("jobs.parquet: %w", err)
 	}
-	if err := pw.Close(); err != nil {
-		return fmt.Errorf("jobs.parquet: %w", err)
-	}
-	if err := atomicfile.Write(filepath.Join(dir, label, "jobs.parquet"), b.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, label, "jobs.parquet"), b); err != nil {
 		return err
 	}
 	return atomicfile.WriteFunc(filepath.Join(dir, label, "jobs.csv"), func(w io.Writer) error {
