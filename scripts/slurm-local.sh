@@ -15,7 +15,7 @@
 # may not resolve (everything is addressed as 127.0.0.1), and dead daemons
 # may linger as zombies (counted as stopped).
 #
-# Bursar's gate (docs/slurm.md): with BURSAR_SLURM_GATE_BIN (the bursar
+# Bursar's gate (docs/slurm.md): with BURSAR_SLURM_GATE_BIN (bursar-slurm-check or the bursar
 # binary) and BURSAR_SLURM_GATE_KEY (the key file serve --slurm-key-file
 # reads) set, slurmctld loads scripts/slurm/job_submit.lua (needs
 # slurm-wlm-basic-plugins) and records finished jobs with jobcomp/filetxt

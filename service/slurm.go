@@ -2,20 +2,14 @@ package service
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/bursar-hpc/bursar/api"
+	"github.com/bursar-hpc/bursar/internal/slurmtoken"
 )
 
 // Slurm lease tokens (issue 23, docs/slurm.md). A lease is carried into
@@ -30,75 +24,41 @@ import (
 // does not lengthen it (an outage stops the broker's clock, not the
 // wall's).
 
+// The token itself lives in internal/slurmtoken, which the small
+// bursar-slurm-check binary shares; these are its names here.
+
 // SlurmTokenPrefix starts every Slurm lease token (its version).
-const SlurmTokenPrefix = "bursar1"
+const SlurmTokenPrefix = slurmtoken.Prefix
 
 // MinSlurmKeyBytes is the shortest key accepted for Slurm lease tokens.
-const MinSlurmKeyBytes = 32
+const MinSlurmKeyBytes = slurmtoken.MinKeyBytes
 
 // SlurmLease is what a Slurm lease token says.
-type SlurmLease struct {
-	Lease    int
-	Campaign string
-	GPUs     int
-	// Expires is the wall-clock end of the lease, unix seconds.
-	Expires int64
-}
-
-// slurmTokenRE matches a token: prefix, lease, campaign, GPUs, expiry,
-// 64 hex digits of MAC. Nothing in it needs quoting in a shell word.
-var slurmTokenRE = regexp.MustCompile(`^` + SlurmTokenPrefix + `:([0-9]{1,10}):([A-Za-z0-9][A-Za-z0-9._-]{0,63}):([0-9]{1,6}):([0-9]{1,12}):([0-9a-f]{64})$`)
-
-func (l SlurmLease) payload() string {
-	return fmt.Sprintf("%s:%d:%s:%d:%d", SlurmTokenPrefix, l.Lease, l.Campaign, l.GPUs, l.Expires)
-}
-
-func slurmMAC(key []byte, payload string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(payload))
-	return hex.EncodeToString(m.Sum(nil))
-}
+type SlurmLease = slurmtoken.Lease
 
 // SignSlurmToken returns the token for l under key.
-func SignSlurmToken(key []byte, l SlurmLease) string {
-	p := l.payload()
-	return p + ":" + slurmMAC(key, p)
-}
+func SignSlurmToken(key []byte, l SlurmLease) string { return slurmtoken.Sign(key, l) }
 
 // Errors of VerifySlurmToken.
 var (
-	ErrSlurmTokenMalformed = errors.New("not a Bursar lease token")
-	ErrSlurmTokenForged    = errors.New("the lease token's signature does not match (forged, altered, or another key)")
-	ErrSlurmTokenExpired   = errors.New("the lease token has expired")
+	ErrSlurmTokenMalformed = slurmtoken.ErrMalformed
+	ErrSlurmTokenForged    = slurmtoken.ErrForged
+	ErrSlurmTokenExpired   = slurmtoken.ErrExpired
 )
 
 // VerifySlurmToken checks tok's form and signature under key and that it
 // has not expired at now.
 func VerifySlurmToken(key []byte, tok string, now time.Time) (SlurmLease, error) {
-	m := slurmTokenRE.FindStringSubmatch(strings.TrimSpace(tok))
-	if m == nil {
-		return SlurmLease{}, ErrSlurmTokenMalformed
-	}
-	var l SlurmLease
-	var err error
-	l.Campaign = m[2]
-	if l.Lease, err = strconv.Atoi(m[1]); err != nil {
-		return SlurmLease{}, ErrSlurmTokenMalformed
-	}
-	if l.GPUs, err = strconv.Atoi(m[3]); err != nil {
-		return SlurmLease{}, ErrSlurmTokenMalformed
-	}
-	if l.Expires, err = strconv.ParseInt(m[4], 10, 64); err != nil {
-		return SlurmLease{}, ErrSlurmTokenMalformed
-	}
-	if !hmac.Equal([]byte(slurmMAC(key, l.payload())), []byte(m[5])) {
-		return SlurmLease{}, ErrSlurmTokenForged
-	}
-	if now.Unix() >= l.Expires {
-		return l, ErrSlurmTokenExpired
-	}
-	return l, nil
+	return slurmtoken.Verify(key, tok, now)
 }
+
+// ParseSlurmToken reads what a token says without checking its signature
+// (slurmtoken.Parse).
+func ParseSlurmToken(tok string) (SlurmLease, error) { return slurmtoken.Parse(tok) }
+
+// SlurmWCKey is the WcKey the gate gives a job on lease l, as Slurm keeps
+// it (slurmtoken.WCKey).
+func SlurmWCKey(l SlurmLease) string { return slurmtoken.WCKey(l) }
 
 type (
 	slurmTokenInput struct {
@@ -160,7 +120,7 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 
 // SlurmAccount is the Slurm account a campaign's jobs run under: its name
 // in lower case (Slurm folds account names to lower case).
-func SlurmAccount(campaign string) string { return strings.ToLower(campaign) }
+func SlurmAccount(campaign string) string { return slurmtoken.Account(campaign) }
 
 // SlurmLeaseHeld says whether campaign holds lease now and whether the
 // lease is under preemption notice: what `bursar serve --slurm-enforce`

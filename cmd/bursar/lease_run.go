@@ -4,11 +4,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -132,7 +132,15 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	slurm := r.slurmToken != ""
 	var procDone bool // the command ended (with --slurm, its jobs may not have)
 	var procCode int
-	var slurmIDs []string // the lease's jobs as found at the notice
+	// With --slurm the notice and the end go to Slurm off this loop, by
+	// the lease's WcKey (no squeue first): the loop keeps its deadlines
+	// while a loaded slurmctld answers.
+	var hand *slurmHand
+	var cmdGone atomic.Bool // the command was reaped: its group id may be reused
+	if slurm {
+		hand = newSlurmHand(r.slurmToken, r.say)
+		defer hand.close()
+	}
 	term := func(why string) {
 		// After the SIGKILL a SIGTERM says nothing new: the command is
 		// gone or going (the lease's end may be seen after the local
@@ -140,9 +148,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		if !termSent && !killSent {
 			termSent = true
 			if slurm {
-				ids, err := endSlurmJobs(r.slurmToken, true)
-				slurmIDs = ids
-				r.say("%s: SIGTERM through Slurm to jobs %v (%v)", why, ids, errOrOK(err))
+				hand.send(slurmAct{term: true, why: why})
 				return
 			}
 			r.say("%s: sending SIGTERM to the command", why)
@@ -154,14 +160,14 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		if !killSent {
 			killSent = true
 			if slurm {
-				// The jobs found at the notice first, without another
-				// squeue: at the deadline every RPC counts.
-				err := scancelJobs(slurmIDs, false)
-				ids, ferr := endSlurmJobs(r.slurmToken, false)
-				r.say("%s: cancelled Slurm jobs %v (%v)", why, append(slurmIDs, ids...), errOrOK(errors.Join(err, ferr)))
-				if procDone {
-					return
-				}
+				// The Slurm client (srun, salloc) gets its SIGKILL once
+				// its jobs are cancelled, so that it reports their end.
+				hand.send(slurmAct{why: why, after: func() {
+					if !cmdGone.Load() {
+						group(syscall.SIGKILL)
+					}
+				}})
+				return
 			}
 			r.say("%s: sending SIGKILL to the command", why)
 			group(syscall.SIGKILL)
@@ -218,6 +224,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 				}
 				continue
 			}
+			cmdGone.Store(true)
 			r.dog.tell(watchdogNote{Pgid: -1})
 			if tty >= 0 {
 				takeTerminal(tty, pgid)

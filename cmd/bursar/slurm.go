@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bursar-hpc/bursar/internal/slurmtoken"
 	"github.com/bursar-hpc/bursar/service"
 )
 
@@ -37,9 +37,11 @@ func readSlurmKey(path string) ([]byte, error) {
 const slurmCheckDescription = `Checks a Slurm lease token (what 'bursar lease --slurm' puts in the job's --comment) with the
 key the service signs with, and prints one line for the job_submit plugin (scripts/slurm/job_submit.lua):
 
-   ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT
+   ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
 
-or, with exit status 1, 'refuse: REASON'. See docs/slurm.md.`
+(EXPIRES: the lease's end, unix seconds) or, with exit status 1, 'refuse: REASON'. The small
+bursar-slurm-check binary (cmd/bursar-slurm-check) does the same with the same arguments and
+starts several times faster, which counts inside slurmctld. See docs/slurm.md.`
 
 func slurmCommand() *cli.Command {
 	return &cli.Command{
@@ -54,27 +56,16 @@ func slurmCommand() *cli.Command {
 				&cli.PathFlag{Name: "key-file", Required: true, Usage: "the key the service signs with (serve --slurm-key-file)"},
 			},
 			Action: func(c *cli.Context) error {
-				refuse := func(format string, args ...any) error {
-					fmt.Fprintf(c.App.Writer, "refuse: "+format+"\n", args...)
+				if c.NArg() != 1 {
+					fmt.Fprintln(c.App.Writer, "refuse: give exactly one token")
 					return cli.Exit("", 1)
 				}
-				if c.NArg() != 1 {
-					return refuse("give exactly one token")
+				// The same check as the small bursar-slurm-check binary.
+				line, ok := slurmtoken.Check(c.Path("key-file"), c.Args().First(), time.Now())
+				fmt.Fprintln(c.App.Writer, line)
+				if !ok {
+					return cli.Exit("", 1)
 				}
-				key, err := readSlurmKey(c.Path("key-file"))
-				if err != nil {
-					return refuse("%v", err)
-				}
-				now := time.Now()
-				l, err := service.VerifySlurmToken(key, c.Args().First(), now)
-				if err != nil {
-					if l.Lease > 0 {
-						return refuse("lease %d of campaign %s: %v", l.Lease, l.Campaign, err)
-					}
-					return refuse("%v", err)
-				}
-				left := l.Expires - now.Unix()
-				fmt.Fprintf(c.App.Writer, "ok %d %s %d %d %s\n", l.Lease, l.Campaign, l.GPUs, left, strings.ToLower(l.Campaign))
 				return nil
 			},
 		}, slurmReconcileCommand()},

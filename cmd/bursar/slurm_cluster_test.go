@@ -37,8 +37,9 @@ type slurmGate struct {
 }
 
 // startSlurmGate starts the cluster with the gate and a service at speed 1
-// (a broker second is a wall-clock second) with campaign "sci".
-func startSlurmGate(t *testing.T) *slurmGate {
+// (a broker second is a wall-clock second, serveArgs added to its flags)
+// with campaign "sci".
+func startSlurmGate(t *testing.T, serveArgs ...string) *slurmGate {
 	t.Helper()
 	if os.Getenv("BURSAR_SLURM") != "1" {
 		t.Skip("set BURSAR_SLURM=1 to gate a one-node Slurm cluster (root; apt-get install --no-install-recommends slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins)")
@@ -56,11 +57,16 @@ func startSlurmGate(t *testing.T) *slurmGate {
 	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "slurm-local.sh"))
 	require.NoError(t, err)
 	state := filepath.Join(dir, "slurm")
+	// The plugin runs the small check binary, as docs/slurm.md advises.
+	check := filepath.Join(dir, "bursar-slurm-check")
+	if out, err := exec.Command(goTool(), "build", "-o", check, "../bursar-slurm-check").CombinedOutput(); err != nil {
+		t.Fatalf("building bursar-slurm-check: %v\n%s", err, out)
+	}
 	start := exec.Command(script, "start", state)
 	// Ports of its own, so that another cluster on the machine (another
 	// test, another checkout's CI) is not in the way.
 	ctld, slurmd := freePort(t), freePort(t)
-	start.Env = append(os.Environ(), "BURSAR_SLURM_CPUS=16", "BURSAR_SLURM_GATE_BIN="+bin, "BURSAR_SLURM_GATE_KEY="+g.key,
+	start.Env = append(os.Environ(), "BURSAR_SLURM_CPUS=16", "BURSAR_SLURM_GATE_BIN="+check, "BURSAR_SLURM_GATE_KEY="+g.key,
 		"SLURMCTLD_PORT="+strconv.Itoa(ctld), "SLURMD_PORT="+strconv.Itoa(slurmd))
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("starting the cluster: %v\n%s", err, out)
@@ -70,7 +76,7 @@ func startSlurmGate(t *testing.T) *slurmGate {
 			t.Errorf("stopping the cluster: %v\n%s", err, out)
 		}
 	})
-	g.srv, g.admin = g.serve(t)
+	g.srv, g.admin = g.serve(t, serveArgs...)
 	return g
 }
 
@@ -393,7 +399,8 @@ func TestSlurmGateStorm(t *testing.T) {
 	if os.Getenv("BURSAR_SLURM_STORM") != "1" {
 		t.Skip("set BURSAR_SLURM=1 BURSAR_SLURM_STORM=1 to run the storm on the gated cluster")
 	}
-	g := startSlurmGate(t)
+	// The service's enforcer beside the wrappers, as a site runs it.
+	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "3s")
 	ctx := context.Background()
 	_, err := g.admin.Register(ctx, client.CampaignSpec{Name: "storm", Budget: 1e9, Guaranteed: 0, Sustained: 2,
 		BurstCeiling: 8, Bucket: 1e5, Class: client.ClassAgentBurst})

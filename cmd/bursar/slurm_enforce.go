@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bursar-hpc/bursar/service"
@@ -20,7 +21,12 @@ import (
 // SIGTERM through Slurm, then cancellation --slurm-grace later, once its
 // lease is no longer held (released, reclaimed) or is under preemption
 // notice. Token expiries are wall time fixed at issue, so a restart or an
-// outage of the service does not lengthen what it enforces. Each job seen
+// outage of the service does not lengthen what it enforces. A job is
+// cancelled at its expiry by a timer set when it is first seen, not at the
+// next read of the queue, and every call is batched: one scancel for all
+// the jobs due in the same second, and per read one for the notices and
+// one for the cancellations (on a loaded slurmctld each call takes up to
+// a second, which a call per job would add up). Each job seen
 // on a token is written once to the ledger (a JSON line: job id, lease,
 // campaign, GPUs, expiry, CPUs), binding the lease to its Slurm job ids.
 type slurmEnforcer struct {
@@ -29,16 +35,32 @@ type slurmEnforcer struct {
 	grace  time.Duration
 	ledger string // "" none
 	log    *slog.Logger
+	ctx    context.Context
 
+	// The loop's own: the jobs seen so far and when each got its SIGTERM.
 	seen   map[string]bool
 	termed map[string]time.Time
+
+	// mu guards what the expiry timers share with the loop: the jobs due
+	// at each expiry second, and when each job was last cancelled.
+	mu        sync.Mutex
+	due       map[int64][]string
+	cancelled map[string]time.Time
+	live      map[string]bool // the jobs the last squeue listed
 }
 
-// slurmEnforceEvery is how often the enforcer reads the queue.
-const slurmEnforceEvery = 500 * time.Millisecond
+// slurmEnforceEvery is how often the enforcer reads the queue;
+// slurmRecancel is how long a job still listed after its cancellation is
+// left before it is cancelled again.
+const (
+	slurmEnforceEvery = 500 * time.Millisecond
+	slurmRecancel     = 3 * time.Second
+)
 
 func (e *slurmEnforcer) run(ctx context.Context) {
+	e.ctx = ctx
 	e.seen, e.termed = map[string]bool{}, map[string]time.Time{}
+	e.due, e.cancelled, e.live = map[int64][]string{}, map[string]time.Time{}, map[string]bool{}
 	tk := time.NewTicker(slurmEnforceEvery)
 	defer tk.Stop()
 	for {
@@ -62,6 +84,61 @@ type ledgerEntry struct {
 	Seen     int64  `json:"seen_unix"`
 }
 
+// schedule has job id cancelled at its token's expiry by a timer of its
+// own, whatever the loop is doing then (an squeue on a loaded slurmctld
+// takes up to a second): every job due in the same second goes in one
+// scancel.
+func (e *slurmEnforcer) schedule(id string, expires int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids, ok := e.due[expires]
+	e.due[expires] = append(ids, id)
+	if !ok {
+		time.AfterFunc(time.Until(time.Unix(expires, 0)), func() { e.expire(expires) })
+	}
+}
+
+// expire cancels the jobs due at expires.
+func (e *slurmEnforcer) expire(expires int64) {
+	e.mu.Lock()
+	var ids []string
+	for _, id := range e.due[expires] {
+		if e.live[id] { // not one that ended already
+			ids = append(ids, id)
+		}
+	}
+	delete(e.due, expires)
+	e.mu.Unlock()
+	if e.ctx.Err() == nil {
+		e.cancel(ids, "cancelled jobs at their lease's end")
+	}
+}
+
+// cancel ends jobs at once (SIGKILL through Slurm, then cancellation), in
+// one call each, and notes when.
+func (e *slurmEnforcer) cancel(ids []string, why string) {
+	if len(ids) == 0 {
+		return
+	}
+	now := time.Now()
+	e.mu.Lock()
+	for _, id := range ids {
+		e.cancelled[id] = now
+	}
+	e.mu.Unlock()
+	// A job that ended meanwhile makes scancel fail for its id only.
+	err := scancelJobs(ids, false)
+	e.log.Info("slurm enforcer: "+why, "jobs", strings.Join(ids, ","), "scancel", errOrOK(err))
+}
+
+// recentlyCancelled: the job was cancelled less than slurmRecancel ago.
+func (e *slurmEnforcer) recentlyCancelled(id string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.cancelled[id]
+	return ok && now.Sub(at) < slurmRecancel
+}
+
 func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 	qctx, cancel := context.WithTimeout(ctx, slurmCmdTimeout)
 	out, err := exec.CommandContext(qctx, "squeue", "-h", "-o", "%i|%k|%T|%C").Output()
@@ -70,6 +147,8 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 		e.log.Warn("slurm enforcer: squeue failed", "err", err)
 		return
 	}
+	// The calls to make, batched: one scancel for each list.
+	var expired, notice, graceOver []string
 	live := map[string]bool{}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
@@ -87,26 +166,36 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 		case !e.seen[id]:
 			e.seen[id] = true
 			e.record(ledgerEntry{Job: id, Lease: l.Lease, Campaign: l.Campaign, GPUs: l.GPUs, Expires: l.Expires, CPUs: f[3], Seen: now.Unix()})
+			if err == nil {
+				e.mu.Lock()
+				e.live[id] = true // the timer may fire before this pass ends
+				e.mu.Unlock()
+				e.schedule(id, l.Expires)
+			}
 		}
 		if err != nil { // expired
-			if ids := []string{id}; scancelJobs(ids, false) == nil {
-				e.log.Info("slurm enforcer: cancelled a job past its lease", "job", id, "lease", l.Lease, "campaign", l.Campaign)
+			if !e.recentlyCancelled(id, now) {
+				expired = append(expired, id)
 			}
 			continue
 		}
-		held, notice, err := e.held(ctx, l.Campaign, l.Lease)
-		if err != nil || (held && !notice) || f[2] == "PENDING" && held {
+		held, underNotice, err := e.held(ctx, l.Campaign, l.Lease)
+		if err != nil || (held && !underNotice) || f[2] == "PENDING" && held {
 			continue
 		}
 		if at, ok := e.termed[id]; !ok {
 			e.termed[id] = now
-			_ = scancelJobs([]string{id}, true)
-			e.log.Info("slurm enforcer: SIGTERM through Slurm", "job", id, "lease", l.Lease, "held", held, "under_notice", notice)
-		} else if now.Sub(at) >= e.grace {
-			_ = scancelJobs([]string{id}, false)
-			e.log.Info("slurm enforcer: cancelled", "job", id, "lease", l.Lease)
+			notice = append(notice, id)
+		} else if now.Sub(at) >= e.grace && !e.recentlyCancelled(id, now) {
+			graceOver = append(graceOver, id)
 		}
 	}
+	e.cancel(expired, "cancelled jobs past their lease")
+	if len(notice) > 0 {
+		err := scancelJobs(notice, true)
+		e.log.Info("slurm enforcer: SIGTERM through Slurm to jobs whose lease is gone or under notice", "jobs", strings.Join(notice, ","), "scancel", errOrOK(err))
+	}
+	e.cancel(graceOver, "cancelled jobs whose lease is gone, after the grace")
 	for id := range e.termed {
 		if !live[id] {
 			delete(e.termed, id)
@@ -117,6 +206,14 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 			delete(e.seen, id)
 		}
 	}
+	e.mu.Lock()
+	for id := range e.cancelled {
+		if !live[id] {
+			delete(e.cancelled, id)
+		}
+	}
+	e.live = live
+	e.mu.Unlock()
 }
 
 func (e *slurmEnforcer) record(en ledgerEntry) {

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,20 @@ func TestSlurmCheck(t *testing.T) {
 	key := filepath.Join(dir, "key")
 	require.NoError(t, os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef\n"), 0o600))
 	k := []byte("0123456789abcdef0123456789abcdef")
-	tok := service.SignSlurmToken(k, service.SlurmLease{Lease: 7, Campaign: "Sci", GPUs: 4, Expires: time.Now().Unix() + 100})
+	expires := time.Now().Unix() + 100
+	tok := service.SignSlurmToken(k, service.SlurmLease{Lease: 7, Campaign: "Sci", GPUs: 4, Expires: expires})
 	out, _, code := run(t, cleanEnv(), "slurm", "check", "--key-file", key, tok)
 	require.Equal(t, 0, code)
 	f := strings.Fields(out)
-	require.Len(t, f, 6, out)
+	require.Len(t, f, 7, out)
 	assert.Equal(t, []string{"ok", "7", "Sci", "4"}, f[:4])
 	assert.Equal(t, "sci", f[5])
+	assert.Equal(t, strconv.FormatInt(expires, 10), f[6], "the token's own expiry, from which the gate writes the WcKey")
+	// The WcKey the wrapper signals the lease's jobs by is the one the
+	// gate writes from those fields, as Slurm keeps it (lower case).
+	l, err := service.ParseSlurmToken(tok)
+	require.NoError(t, err)
+	assert.Equal(t, "bursar:7:sci:4:"+f[6], service.SlurmWCKey(l))
 
 	old := service.SignSlurmToken(k, service.SlurmLease{Lease: 7, Campaign: "Sci", GPUs: 4, Expires: time.Now().Unix() - 1})
 	short := filepath.Join(dir, "short")

@@ -216,9 +216,8 @@ func runWatchdog(in io.Reader, out io.Writer) error {
 				_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
 			}
 			if s.SlurmToken != "" {
-				if ids, err := endSlurmJobs(s.SlurmToken, false); err != nil || len(ids) > 0 {
-					s.say("the lease's deadline passed %v ago: cancelled its Slurm jobs %v (%v)", watchdogSlack, ids, err)
-				}
+				what, err := endSlurmLease(s.SlurmToken, false)
+				s.say("the lease's deadline passed %v ago: cancelled %s (%v)", watchdogSlack, what, errOrOK(err))
 			}
 		case <-eof:
 			s.cleanUp()
@@ -232,17 +231,17 @@ func (s *watchdogState) cleanUp() {
 	if s.SlurmToken != "" {
 		// The jobs get their notice through Slurm (a TERM to srun would
 		// kill the step at once), then are cancelled.
-		ids, err := endSlurmJobs(s.SlurmToken, true)
-		s.say("the wrapper died: SIGTERM through Slurm to jobs %v (%v), cancelled %v later", ids, err, s.KillAfter)
+		what, err := endSlurmLease(s.SlurmToken, true)
+		s.say("the wrapper died: SIGTERM through Slurm to %s (%v), cancelled %v later", what, errOrOK(err), s.KillAfter)
 		end := time.Now().Add(s.KillAfter)
-		for len(ids) > 0 && time.Now().Before(end) {
+		for time.Now().Before(end) {
 			time.Sleep(200 * time.Millisecond)
-			if ids, err = slurmJobsOf(s.SlurmToken); err != nil {
+			if ids, err := slurmJobsOf(s.SlurmToken); err != nil || len(ids) == 0 {
 				break
 			}
 		}
-		if ids, err := endSlurmJobs(s.SlurmToken, false); len(ids) > 0 || err != nil {
-			s.say("cancelled Slurm jobs %v (%v)", ids, err)
+		if what, err := endSlurmLease(s.SlurmToken, false); err != nil {
+			s.say("cancelling %s: %v", what, err)
 		}
 	}
 	if s.Pgid > 0 {

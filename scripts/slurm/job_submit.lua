@@ -7,17 +7,20 @@ the lease's campaign. An accepted job gets the campaign's account and a
 time limit that ends no later than the lease (Slurm counts it in whole
 minutes, rounded up; Bursar itself cancels the job at the lease's end).
 
-The token is checked by `bursar slurm check` (the same code that signs
-it): Lua 5.1, which Debian's slurmctld embeds, has no bit operations and
-no crypto library, and an HMAC-SHA256 written in pure Lua 5.1 would be
-slow and an own crypto implementation to trust.
+The token is checked by `bursar-slurm-check` (cmd/bursar-slurm-check; or
+`bursar slurm check`, the same code that signs it, slower to start): Lua
+5.1, which Debian's slurmctld embeds, has no bit operations and no crypto
+library, and an HMAC-SHA256 written in pure Lua 5.1 would be slow and an
+own crypto implementation to trust.
 
 Install: put this file beside slurm.conf, set the three values below,
 and add JobSubmitPlugins=lua to slurm.conf (scontrol reconfigure).
 --]]
 
--- The bursar binary and the key the service signs with (serve
--- --slurm-key-file); the key file must be readable by SlurmUser only.
+-- The checker (bursar-slurm-check, or the bursar binary) and the key the
+-- service signs with (serve --slurm-key-file); the key file must be
+-- readable by SlurmUser only. The checker runs with slurmctld's job lock
+-- held: the small binary keeps that short.
 local BURSAR = "@BURSAR@"
 local KEY_FILE = "@KEY_FILE@"
 -- Partitions that are NOT gated; every other one is (fail closed).
@@ -55,18 +58,20 @@ local function refuse(msg)
 	return slurm.ERROR
 end
 
--- check runs `bursar slurm check TOKEN`: ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT.
+-- check runs `BURSAR slurm check --key-file KEY TOKEN`:
+-- ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES.
 local function check(token)
 	local f = io.popen(BURSAR .. " slurm check --key-file " .. KEY_FILE .. " " .. token .. " 2>&1")
 	if f == nil then return nil, "cannot run the Bursar token check" end
 	local out = f:read("*a") or ""
 	f:close()
-	local lease, campaign, gpus, left, account = string.match(out, "^ok (%d+) (%S+) (%d+) (%-?%d+) (%S+)")
+	local lease, campaign, gpus, left, account, expires = string.match(out, "^ok (%d+) (%S+) (%d+) (%-?%d+) (%S+) (%d+)")
 	if lease == nil then
 		local why = string.match(out, "^refuse: ([^\n]*)") or ("the token check failed: " .. out)
 		return nil, why
 	end
-	return { lease = tonumber(lease), campaign = campaign, gpus = tonumber(gpus), left = tonumber(left), account = account }
+	return { lease = tonumber(lease), campaign = campaign, gpus = tonumber(gpus), left = tonumber(left), account = account,
+		expires = tonumber(expires) }
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
@@ -90,8 +95,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	end
 	job_desc.account = l.account
 	-- The lease in the job's records (jobcomp's WcKey): what `bursar slurm
-	-- reconcile` compares the job's size and end with.
-	job_desc.wckey = string.format("bursar:%d:%s:%d:%d", l.lease, l.campaign, l.gpus, os.time() + l.left)
+	-- reconcile` compares the job's size and end with, and what Bursar
+	-- signals the lease's jobs by (scancel --wckey): made of the token's own
+	-- fields, so that the wrapper knows it without asking Slurm.
+	job_desc.wckey = string.format("bursar:%d:%s:%d:%d", l.lease, l.campaign, l.gpus, l.expires)
 	job_desc.max_cpus = l.gpus
 	local minutes = math.max(1, math.ceil(l.left / 60))
 	if unset(job_desc.time_limit) or job_desc.time_limit > minutes then

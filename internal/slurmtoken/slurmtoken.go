@@ -1,0 +1,162 @@
+// Package slurmtoken owns Bursar's Slurm lease tokens (issue 23,
+// docs/slurm.md): the signed string that carries a lease into Slurm as a
+// job's --comment, its check for slurmctld's job_submit/lua plugin, and
+// the WcKey the plugin gives the job. It is small on purpose: the plugin
+// runs the check once per submission inside slurmctld, with slurmctld's
+// job lock held, so the binary that runs it (cmd/bursar-slurm-check, or
+// `bursar slurm check`) should start fast; this package imports nothing
+// beyond the standard library's crypto and text.
+//
+// A token is prefix:lease:campaign:gpus:expires:mac, where lease is the
+// campaign's own lease id, expires the lease's wall-clock end in unix
+// seconds, and mac the HMAC-SHA256 of the rest under a key the service
+// and the plugin's host share.
+package slurmtoken
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Prefix starts every token (its version).
+const Prefix = "bursar1"
+
+// MinKeyBytes is the shortest key accepted.
+const MinKeyBytes = 32
+
+// Lease is what a token says.
+type Lease struct {
+	Lease    int
+	Campaign string
+	GPUs     int
+	// Expires is the wall-clock end of the lease, unix seconds.
+	Expires int64
+}
+
+// tokenRE matches a token: prefix, lease, campaign, GPUs, expiry, 64 hex
+// digits of MAC. Nothing in it needs quoting in a shell word.
+var tokenRE = regexp.MustCompile(`^` + Prefix + `:([0-9]{1,10}):([A-Za-z0-9][A-Za-z0-9._-]{0,63}):([0-9]{1,6}):([0-9]{1,12}):([0-9a-f]{64})$`)
+
+func (l Lease) payload() string {
+	return fmt.Sprintf("%s:%d:%s:%d:%d", Prefix, l.Lease, l.Campaign, l.GPUs, l.Expires)
+}
+
+func mac(key []byte, payload string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(payload))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Sign returns the token for l under key.
+func Sign(key []byte, l Lease) string {
+	p := l.payload()
+	return p + ":" + mac(key, p)
+}
+
+// Errors of Verify.
+var (
+	ErrMalformed = errors.New("not a Bursar lease token")
+	ErrForged    = errors.New("the lease token's signature does not match (forged, altered, or another key)")
+	ErrExpired   = errors.New("the lease token has expired")
+)
+
+// Verify checks tok's form and signature under key and that it has not
+// expired at now. An expired token's lease is returned with ErrExpired.
+func Verify(key []byte, tok string, now time.Time) (Lease, error) {
+	l, m, err := parse(tok)
+	if err != nil {
+		return Lease{}, err
+	}
+	if !hmac.Equal([]byte(mac(key, l.payload())), []byte(m)) {
+		return Lease{}, ErrForged
+	}
+	if now.Unix() >= l.Expires {
+		return l, ErrExpired
+	}
+	return l, nil
+}
+
+// Parse reads what a token says without checking its signature: for the
+// lease wrapper, which holds no key and needs the lease's WcKey (the gate
+// checks the signature).
+func Parse(tok string) (Lease, error) {
+	l, _, err := parse(tok)
+	return l, err
+}
+
+func parse(tok string) (Lease, string, error) {
+	m := tokenRE.FindStringSubmatch(strings.TrimSpace(tok))
+	if m == nil {
+		return Lease{}, "", ErrMalformed
+	}
+	var l Lease
+	var err error
+	l.Campaign = m[2]
+	if l.Lease, err = strconv.Atoi(m[1]); err != nil {
+		return Lease{}, "", ErrMalformed
+	}
+	if l.GPUs, err = strconv.Atoi(m[3]); err != nil {
+		return Lease{}, "", ErrMalformed
+	}
+	if l.Expires, err = strconv.ParseInt(m[4], 10, 64); err != nil {
+		return Lease{}, "", ErrMalformed
+	}
+	return l, m[5], nil
+}
+
+// Account is the Slurm account a campaign's jobs run under: its name in
+// lower case (Slurm folds account names to lower case).
+func Account(campaign string) string { return strings.ToLower(campaign) }
+
+// WCKey is the WcKey the gate gives a job on lease l
+// (scripts/slurm/job_submit.lua), as Slurm keeps it: in lower case. It is
+// the lease's name in Slurm's records (bursar slurm reconcile reads it),
+// and `scancel --wckey` signals every job of the lease in one call, with
+// no squeue to find them first.
+func WCKey(l Lease) string {
+	return strings.ToLower(fmt.Sprintf("bursar:%d:%s:%d:%d", l.Lease, l.Campaign, l.GPUs, l.Expires))
+}
+
+// ReadKey reads a key file. Surrounding white space is not part of the
+// key, so that a key file written with echo works in both places.
+func ReadKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < MinKeyBytes {
+		return nil, fmt.Errorf("%s: the key must be at least %d bytes long, got %d", path, MinKeyBytes, len(b))
+	}
+	return b, nil
+}
+
+// Check is the plugin's question: the line it parses, and whether the
+// token admits a job. A valid token gives
+//
+//	ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
+//
+// and anything else "refuse: REASON", the reason the user is shown.
+func Check(keyFile, tok string, now time.Time) (line string, ok bool) {
+	key, err := ReadKey(keyFile)
+	if err != nil {
+		return "refuse: " + err.Error(), false
+	}
+	l, err := Verify(key, tok, now)
+	switch {
+	case err != nil && l.Lease > 0:
+		return fmt.Sprintf("refuse: lease %d of campaign %s: %v", l.Lease, l.Campaign, err), false
+	case err != nil:
+		return "refuse: " + err.Error(), false
+	}
+	return fmt.Sprintf("ok %d %s %d %d %s %d", l.Lease, l.Campaign, l.GPUs, l.Expires-now.Unix(), Account(l.Campaign), l.Expires), true
+}
