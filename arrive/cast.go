@@ -16,31 +16,33 @@ const PaperPool = 512
 var Mix = [3]string{engine.AgentStorm, engine.AgentNaive, engine.AgentAdaptive}
 
 // ScaleGPUs scales a GPU quantity of the paper's agents to a pool
-// (docs/studies.md §6.14): q × pool / 512 rounded down, at least 1.
-func ScaleGPUs(q, pool int) int {
-	return max(1, q*pool/PaperPool)
+// (docs/studies.md §6.14): q × pool / 512 × scale (`agent_scale`)
+// rounded down, at least 1 (exact at scale 1: the division is by a power
+// of two).
+func ScaleGPUs(q, pool int, scale float64) int {
+	return max(1, int(math.Floor(float64(q)*float64(pool)/PaperPool*scale)))
 }
 
 // ScaleRate is ScaleGPUs for a rate (R, GPUs) or a bucket (B,
 // GPU-seconds): rounded down to a whole number, at least 1.
-func ScaleRate(x float64, pool int) float64 {
-	return max(1, math.Floor(x*float64(pool)/PaperPool))
+func ScaleRate(x float64, pool int, scale float64) float64 {
+	return max(1, math.Floor(x*float64(pool)/PaperPool*scale))
 }
 
 // Cast is the k agent campaigns that arrive on a pool, active for active
-// seconds: the paper's storm, naive-sci and adaptive-sci (model.md §6,
+// seconds, sized by scale (`agent_scale`, 1 the paper's agents): the paper's storm, naive-sci and adaptive-sci (model.md §6,
 // §7; engine.PaperCast at the published knobs) taken in Mix order and
 // named storm-1, naive-sci-1, adaptive-sci-1, storm-2, …. Their GPU
 // quantities — requests and targets, guarantees, R, burst ceilings, B —
-// scale by pool/512 (§6.14). Two things are not GPU quantities and are
+// scale by pool/512 × scale (§6.14). Two things are not GPU quantities and are
 // set for the longer stay instead: a storm storms for the whole stay
 // (its window is [1, active)), and budgets grow by active / 7200 (the
 // paper's run), so that an agent can keep its paper behaviour for the
 // whole stay. Each science campaign draws its own task list (Stream =
 // its index in the cast). Flow envelopes are the paper's.
-func Cast(k, pool, active int) ([]engine.Campaign, error) {
-	if k < 0 || pool < 1 || active < 2 {
-		return nil, fmt.Errorf("agents cast: k %d, pool %d, stay %d s: want k ≥ 0, pool ≥ 1, stay ≥ 2 s", k, pool, active)
+func Cast(k, pool, active int, scale float64) ([]engine.Campaign, error) {
+	if k < 0 || pool < 1 || active < 2 || !(scale > 0) || math.IsInf(scale, 0) {
+		return nil, fmt.Errorf("agents cast: k %d, pool %d, stay %d s, agent_scale %v: want k ≥ 0, pool ≥ 1, stay ≥ 2 s, 0 < agent_scale < ∞", k, pool, active, scale)
 	}
 	s := engine.DefaultScenario()
 	paper := engine.PaperCast(&s)
@@ -54,35 +56,38 @@ func Cast(k, pool, active int) ([]engine.Campaign, error) {
 	}
 	budgetScale := float64(active) / float64(s.Ticks)
 	cast := make([]engine.Campaign, 0, k)
+	guaranteed := 0
 	for i := range k {
 		kind := Mix[i%len(Mix)]
 		c := template(kind)
 		base := map[string]string{engine.AgentStorm: "storm", engine.AgentNaive: "naive-sci", engine.AgentAdaptive: "adaptive-sci"}[kind]
 		c.Name = fmt.Sprintf("%s-%d", base, i/len(Mix)+1)
 		c.Group = ""
-		c.Guaranteed = ScaleGPUs(c.Guaranteed, pool)
-		c.Sustained = ScaleRate(c.Sustained, pool)
-		c.BurstCeiling = ScaleGPUs(c.BurstCeiling, pool)
-		c.Bucket = ScaleRate(c.Bucket, pool)
-		c.GPUs = ScaleGPUs(c.GPUs, pool)
+		c.Guaranteed = ScaleGPUs(c.Guaranteed, pool, scale)
+		c.Sustained = ScaleRate(c.Sustained, pool, scale)
+		c.BurstCeiling = ScaleGPUs(c.BurstCeiling, pool, scale)
+		c.Bucket = ScaleRate(c.Bucket, pool, scale)
+		c.GPUs = ScaleGPUs(c.GPUs, pool, scale)
 		c.Budget *= budgetScale
 		switch kind {
 		case engine.AgentStorm:
 			c.Window = engine.Window{Start: 1, End: active}
 		case engine.AgentAdaptive:
-			c.MinGPUs = ScaleGPUs(c.MinGPUs, pool)
-			c.StarvedGPUs = ScaleGPUs(c.StarvedGPUs, pool)
-			c.OpportunisticMax = ScaleGPUs(c.OpportunisticMax, pool)
-			c.OpportunisticKeep = ScaleGPUs(c.OpportunisticKeep, pool)
+			c.MinGPUs = ScaleGPUs(c.MinGPUs, pool, scale)
+			c.StarvedGPUs = ScaleGPUs(c.StarvedGPUs, pool, scale)
+			c.OpportunisticMax = ScaleGPUs(c.OpportunisticMax, pool, scale)
+			c.OpportunisticKeep = ScaleGPUs(c.OpportunisticKeep, pool, scale)
 		}
 		if kind != engine.AgentStorm {
 			c.Stream = i
 		}
 		cast = append(cast, c)
+		guaranteed += c.Guaranteed
+	}
+	// The broker and every baseline refuse guarantees above the pool
+	// (model.md §5): say which knob did it.
+	if guaranteed > pool {
+		return nil, fmt.Errorf("agents cast: %d agents at agent_scale %v guarantee %d GPUs, more than the pool of %d", k, scale, guaranteed, pool)
 	}
 	return cast, nil
 }
-
-// DefaultFrom is the default window's start: day 252 of the SDSC-SP2 log,
-// the committed excerpt's first day (seconds after the log's start).
-const DefaultFrom = 252 * 86400

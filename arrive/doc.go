@@ -1,50 +1,62 @@
-// Package arrive is the agents-arrive study of docs/studies.md
-// §3.3, §5 and §6.14: k agent campaigns from the paper's cast (storm,
-// naive-sci, adaptive-sci; model.md §6, §7) arrive on a machine that is
-// replaying a real trace, and the study measures what the trace's own
-// users lose — their mean bounded slowdown and p95 wait (§4) — per
-// policy, against k.
+// Package arrive is the agents-arrive study of docs/studies.md §3.3, §5
+// and §6.14: the facility's question — if we put Bursar in front of the
+// scheduler we run today, are our users protected when agents arrive? k
+// agent campaigns from the paper's cast (storm, naive-sci, adaptive-sci;
+// model.md §6, §7) arrive on a machine replaying windows of a real log,
+// and the study measures what the log's own users lose, per site policy,
+// with the agents unmetered against metered.
 //
 // It owns:
 //
-//   - The cast (Cast): the k-th agent is Mix[(k−1) mod 3] (storm,
-//     naive-sci, adaptive-sci, storm, …), its GPU quantities (requests
-//     and targets, guarantees, R, burst, B) scaled by pool/512 rounded
-//     down, at least 1 (§6.14). A storm storms for the agents' whole stay;
-//     budgets grow with the stay (budget × stay / 7200 s, the paper's run).
-//   - The site (an unexported policy.Allocator around the site's policy):
-//     trace.Replay drives it unchanged, and it steps an engine.Crew of the
-//     agents inside each Tick, before the policy's own tick (the engine's
-//     order). The agents register after the trace's campaigns, so that
-//     the baselines normalise shares over all campaigns, users and agents
-//     (§6.14; policy/baseline reshares at each registration), and step
-//     at their ticks 1 … stay. With no agents the site is the policy:
-//     k = 0 is exactly the plain replay (a test checks it, ticks
-//     included). Event skipping is the policy's, except that no tick is
-//     skipped while the agents are on the machine.
-//   - Two modes: ModeSite, the agents submit to the site's policy as
-//     ordinary users; ModeMetered, an agent's request must first pass
-//     the Bursar broker's rate cap for its envelope (model.md §5 step 2,
-//     prepaid leases), against a GPU bucket kept as the broker keeps it
-//     (model.md §3: tokens = clamp(tokens + R − held, 0, B)), before the
-//     site's policy sees it. The gate counts what the agent already has
-//     outstanding, not only what it holds, because the site's policy will
-//     not check the cap again at admission.
-//   - Under the Bursar broker itself the agents' guarantees are reserved
-//     for them (model.md §5, grantable), so a trace job wider than the
-//     pool less the agents' guarantees could never start; the site denies
-//     it as a request its campaign can never hold (§6.1) and counts it
-//     (Result.Stranded). A replay that still cannot finish stops at
-//     trace.Replay's horizon; its unfinished jobs are counted
-//     (Result.Unfinished) and left out of the users' metrics.
-//   - Specs, NewPlan and ExecutePlan (sweep.ExecuteStudy: a bounded
-//     worker pool, results in spec order, the same at any worker count;
-//     --shard, merge and --cache as for the sweeps; Codec writes a Result
-//     exactly into shard files and cache entries), Execute (the same
-//     without shard or cache), Points (means over seeds with Student t
-//     95 % intervals, sweep.TInterval), summary.json, runs.csv, the table
-//     and fig_agents_arrive.
+//   - The contrast (Modes, BursarLine). For every site policy (fifo,
+//     priority, static, fairshare, quota, budget) the agents either submit
+//     to it as its users do (ModeUnmetered), or each agent request first
+//     passes Bursar's cap and token checks for the agent's envelope
+//     (ModeMetered; model.md §3, §5: the prepaid cap max(min(burst,
+//     trunc(R + tokens ÷ duration)), g) less what the agent holds and has
+//     pending, against a bucket kept as the broker keeps it). The users
+//     are never metered. bursar is one more line, not a mode: Bursar as
+//     the whole site policy, users metered too. k = 0 has no agents and
+//     no mode: one run per window stands for both modes and every seed.
+//   - The cast (Cast): the k-th agent is Mix[(k−1) mod 3], its GPU
+//     quantities scaled by pool/512 × agent_scale rounded down, at least
+//     1; a storm storms for the whole stay and budgets grow with the stay.
+//   - The agents' share (Entitlements, WithAgentShare): the agents form
+//     one group entitled to agent_share of the pool, split equally among
+//     them, and the users' entitlements (and so, under Bursar, their
+//     rates R) are scaled to the rest, so that adding agents does not
+//     quietly dilute every user.
+//   - When (Arrival): the agents arrive after the warm-up at a time drawn
+//     from the seed and the window, so that their whole stay falls among
+//     the measured submits, and leave at its end (their leases released).
+//   - The site (an unexported policy.Allocator around the policy):
+//     trace.Replay drives it unchanged; it registers the crew after the
+//     log's campaigns, steps it inside each Tick before the policy's own
+//     (the engine's order), never skips a tick while the agents are on the
+//     machine, gates the metered agents' requests and counts what each
+//     agent got (GPU-seconds, requests, refusals, grants and expiries from
+//     the policy's journal). Under Bursar the agents' guarantees are
+//     reserved, so a trace job wider than the pool less them is denied
+//     (Result.Stranded).
+//   - The study (Study): windows, warm-up and cool-down, the log's usage
+//     before each window for fairshare and budget (docs/studies.md §6.16)
+//     and the per-job records are the trace studies' (tracestudy.Windows,
+//     History, JobRows; trace.Measure for served / denied / unfinished,
+//     censored waits and convergence). Each run measures the users over
+//     the window's measured jobs and over the jobs submitted during the
+//     stay. Plan, NewPlan and ExecutePlan run it through
+//     sweep.ExecuteStudy (--shard, merge and --cache; Codec writes a
+//     Result exactly), in plan order at any worker count.
+//   - The estimates (Points, Contrasts): seeds are averaged inside a
+//     window first (runs on one window are not independent), then each
+//     point is the mean over windows with a 95 % Student t interval over
+//     windows (docs/studies.md §5); contrasts are paired differences,
+//     seed by seed inside a window, then over windows: metered −
+//     unmetered, and each line − its k = 0.
+//   - The outputs (Write, PrintTable, WriteFigure): summary.json,
+//     runs.csv, agents.csv, the table and fig_agents_arrive (docs/metrics.md).
 //
-// Seeds matter only where a science agent is in the cast (k ≥ 2): they
-// draw its task list (each science agent its own stream).
+// The replay is open-loop: the log's users submit as they did whatever
+// the load, so the study measures what the agents would cost them, not
+// how they would react.
 package arrive

@@ -1,63 +1,56 @@
 package arrive
 
 import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bursar-hpc/bursar/trace"
+	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// The findings README.md states ("When agents arrive"), each checked on
-// the committed excerpt at the command's defaults: days 252–254 of
-// SDSC-SP2, agents for the first six hours, seed 1 (the trace users'
-// metrics hardly move with the seed: the 95 % intervals of the committed
-// run are all but zero wide).
-func TestFindingsOnTheExcerpt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays the excerpt under several policies")
-	}
-	// The mapping the findings were measured on: docs/studies.md
-	// revision 1's one campaign per user, with per-user shares.
-	w, err := trace.Load(excerpt, trace.Options{From: DefaultFrom, Until: DefaultFrom + 2*86400, UserCampaigns: true, Shares: trace.ShareUsers})
+var update = flag.Bool("update", false, "rewrite testdata/reduced-summary.json from the reduced study")
+
+// reducedStudy is the committed reduced version of the default study:
+// two windows of 4 days of the embedded excerpt (half a day of warm-up
+// and cool-down), the agents staying 12 h, k ≤ 2, one seed, fifo and
+// fairshare both ways and the bursar line. It exercises everything the
+// default study does (windows, the log's history, the arrival draw, both
+// modes, the k = 0 dedupe, intervals over windows) in seconds.
+func reducedStudy(t *testing.T) (*Study, *trace.Workload) {
+	t.Helper()
+	st := NewStudy()
+	st.Policies, st.MaxK, st.Seeds, st.Stay = []string{"fifo", "fairshare", BursarLine}, 2, []int64{1}, 12*3600
+	w, err := st.Lay(tracestudy.BuiltinExcerpt, trace.Options{}, 2, 4, 12*3600, 12*3600)
 	require.NoError(t, err)
-	st := Stay{Stay: 6 * 3600}
-	run := func(p, m string, k int) Result {
-		t.Helper()
-		r, err := RunOne(w, Spec{Policy: p, Mode: m, K: k, Seed: 1}, st)
-		require.NoError(t, err)
-		return r
+	require.NoError(t, st.Check())
+	st.Plan()
+	return st, w
+}
+
+// TestReducedSummaryReproduces: the committed reduced summary
+// (testdata/reduced-summary.json) is what the code computes now, byte for
+// byte; run with -update after a change that is meant to move it.
+func TestReducedSummaryReproduces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the reduced study")
 	}
-	// 1. Eight agent campaigns slow the trace's own users down under every
-	// policy that lets the agents in: fifo 1.11 → 2.9, fairshare 1.11 →
-	// 18, budget 1.11 → 14, bursar 58.5 → 161 (mean bounded slowdown).
-	for _, p := range []string{"fifo", "fairshare", "budget", "bursar", "priority"} {
-		k0, k8 := run(p, ModeSite, 0), run(p, ModeSite, 8)
-		require.Greater(t, k8.Users.MeanBSLD, k0.Users.MeanBSLD, p)
+	st, w := reducedStudy(t)
+	rs, err := st.ExecutePlan(context.Background(), st.NewPlan(""), sweepOptions(2))
+	require.NoError(t, err)
+	s := &Summary{Trace: tracestudy.Info(w, tracestudy.ExcerptName, 0, 0), Study: st, Warmup: 12 * 3600, Cooldown: 12 * 3600, Runs: rs}
+	got, err := s.marshal()
+	require.NoError(t, err)
+	path := filepath.Join("testdata", "reduced-summary.json")
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
-	// 2. Metering by Bursar cuts one storm's take under every baseline
-	// that lets it in, from about 491 to about 106 GPU-hours in its six
-	// hours — R × 6 h plus its bucket, as the envelope allows.
-	for _, p := range []string{"fifo", "priority", "fairshare", "quota", "budget"} {
-		site, met := run(p, ModeSite, 1), run(p, ModeMetered, 1)
-		require.Greater(t, float64(site.AgentGPUSeconds), 4*float64(met.AgentGPUSeconds), p)
-	}
-	// 3. With one of each agent (k = 3), metering lowers the trace users'
-	// mean bounded slowdown under fifo, fairshare and budget (fairshare:
-	// 11.5 → 2.2).
-	for _, p := range []string{"fifo", "fairshare", "budget"} {
-		site, met := run(p, ModeSite, 3), run(p, ModeMetered, 3)
-		require.Less(t, met.Users.MeanBSLD, site.Users.MeanBSLD, p)
-	}
-	// 4. Under static the agents' requests are cut to their partitions,
-	// and the trace's partitions shrink by the agents' shares: more of its
-	// jobs become wider than their partition and are denied.
-	s0, s3 := run("static", ModeSite, 0), run("static", ModeSite, 3)
-	require.Positive(t, s3.AgentGPUSeconds)
-	require.Greater(t, s3.Unserved, s0.Unserved)
-	// 5. Under bursar the agents' guarantees are reserved for them, so
-	// trace jobs wider than the pool less those guarantees can never
-	// start: at k = 8 they are denied (stranded).
-	b8 := run("bursar", ModeSite, 8)
-	require.Positive(t, b8.Stranded)
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got), "the reduced study no longer reproduces %s (go test ./arrive -run TestReducedSummaryReproduces -update rewrites it)", path)
 }

@@ -4,76 +4,43 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
-	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// Point is one (policy, mode, k): the trace users' mean bounded slowdown
-// and p95 wait, each the mean over the seeds with its 95 % Student t
-// interval (NaN bounds with one seed: k < 2, where seeds do not matter).
-type Point struct {
-	Policy       string  `json:"policy"`
-	Mode         string  `json:"mode"`
-	K            int     `json:"k"`
-	Seeds        int     `json:"seeds"`
-	MeanBSLD     float64 `json:"mean_bsld"`
-	MeanBSLDLo   float64 `json:"mean_bsld_lo"`
-	MeanBSLDHi   float64 `json:"mean_bsld_hi"`
-	P95Wait      float64 `json:"p95_wait"`
-	P95WaitLo    float64 `json:"p95_wait_lo"`
-	P95WaitHi    float64 `json:"p95_wait_hi"`
-	Unserved     float64 `json:"unserved"`
-	AgentGPUSecs float64 `json:"agent_gpu_seconds"`
-}
-
-// Points reduces the runs (in Specs order) to one point per policy, mode
-// and k, in first-appearance order; means are summed in seed order.
-func Points(rs []Result) []Point {
-	var ps []Point
-	for i := 0; i < len(rs); {
-		j := i
-		for j < len(rs) && rs[j].Policy == rs[i].Policy && rs[j].Mode == rs[i].Mode && rs[j].K == rs[i].K {
-			j++
-		}
-		var bsld, p95, un, ag []float64
-		for _, r := range rs[i:j] {
-			bsld = append(bsld, r.Users.MeanBSLD)
-			p95 = append(p95, r.Users.P95Wait)
-			un = append(un, float64(r.Unserved))
-			ag = append(ag, float64(r.AgentGPUSeconds))
-		}
-		b, p := sweep.TInterval(bsld), sweep.TInterval(p95)
-		ps = append(ps, Point{Policy: rs[i].Policy, Mode: rs[i].Mode, K: rs[i].K, Seeds: j - i,
-			MeanBSLD: sweep.BandOf(bsld).Mean, MeanBSLDLo: b.Lo, MeanBSLDHi: b.Hi,
-			P95Wait: sweep.BandOf(p95).Mean, P95WaitLo: p.Lo, P95WaitHi: p.Hi,
-			Unserved: sweep.BandOf(un).Mean, AgentGPUSecs: sweep.BandOf(ag).Mean})
-		i = j
-	}
-	return ps
-}
-
-// Summary is summary.json.
+// Summary is what Write writes: the study, the log and the results.
 type Summary struct {
-	Experiment string               `json:"experiment"`
-	Trace      tracestudy.TraceInfo `json:"trace"`
-	Stay       Stay                 `json:"stay"`
-	Mix        []string             `json:"mix"`
-	Points     []map[string]any     `json:"points"`
-	Runs       []map[string]any     `json:"runs"`
+	Trace            tracestudy.TraceInfo
+	Study            *Study
+	Warmup, Cooldown int64
+	Runs             []Result
+
+	points            []Point
+	contrasts         []Contrast
+	pointsOK, contrOK bool
+}
+
+// Points are the summary's points (computed once).
+func (s *Summary) Points() []Point {
+	if !s.pointsOK {
+		s.points, s.pointsOK = Points(s.Study, s.Runs), true
+	}
+	return s.points
+}
+
+// Contrasts are the summary's paired differences (computed once).
+func (s *Summary) Contrasts() []Contrast {
+	if !s.contrOK {
+		s.contrasts, s.contrOK = Contrasts(s.Study, s.Runs), true
+	}
+	return s.contrasts
 }
 
 // num writes NaN and ±Inf as null (JSON has no NaN).
@@ -84,25 +51,115 @@ func num(x float64) any {
 	return x
 }
 
-func pointMap(p Point) map[string]any {
-	return map[string]any{"policy": p.Policy, "mode": p.Mode, "k": p.K, "seeds": p.Seeds,
-		"mean_bsld": num(p.MeanBSLD), "mean_bsld_lo": num(p.MeanBSLDLo), "mean_bsld_hi": num(p.MeanBSLDHi),
-		"p95_wait": num(p.P95Wait), "p95_wait_lo": num(p.P95WaitLo), "p95_wait_hi": num(p.P95WaitHi),
-		"unserved": num(p.Unserved), "agent_gpu_seconds": num(p.AgentGPUSecs)}
+func ivMap(iv tracestudy.Interval) map[string]any {
+	m := map[string]any{"mean": num(iv.Mean), "lo": num(iv.Lo), "hi": num(iv.Hi), "n": iv.N}
+	if iv.Lower {
+		m["lower_bound"] = true
+	}
+	return m
 }
 
-func runMap(r Result) map[string]any {
-	return map[string]any{"policy": r.Policy, "mode": r.Mode, "k": r.K, "seed": r.Seed, "jobs": r.Jobs,
-		"unserved": r.Unserved, "stranded": r.Stranded, "preemptions": r.Preemptions, "lost_gpu_seconds": r.LostGPUSeconds,
-		"users_mean_wait": num(r.Users.MeanWait), "users_p50_wait": num(r.Users.P50Wait), "users_p95_wait": num(r.Users.P95Wait),
-		"users_mean_bsld": num(r.Users.MeanBSLD), "users_p95_bsld": num(r.Users.P95BSLD), "jain": num(r.Jain),
-		"makespan": r.Makespan, "agent_gpu_seconds": r.AgentGPUSeconds, "science": num(r.Science), "completed": r.Completed,
-		"meter_refusals": r.MeterRefusals, "ticks": r.Ticks, "unfinished": r.Unfinished}
+func statsMap(u Users) map[string]any {
+	m := map[string]any{"jobs": u.Jobs, "served": u.Served, "denied": u.Denied, "unfinished": u.Unfinished,
+		"served_work": num(u.ServedWork), "mean_wait": num(u.Stats.MeanWait), "p50_wait": num(u.Stats.P50Wait),
+		"p95_wait": num(u.Stats.P95Wait), "mean_bsld": num(u.Stats.MeanBSLD), "p95_bsld": num(u.Stats.P95BSLD),
+		"censored": u.Stats.Censored}
+	var lower []string
+	for _, l := range []struct {
+		k string
+		b bool
+	}{{"mean_wait", u.Stats.MeanWaitLower}, {"p50_wait", u.Stats.P50WaitLower}, {"p95_wait", u.Stats.P95WaitLower},
+		{"mean_bsld", u.Stats.MeanBSLDLower}, {"p95_bsld", u.Stats.P95BSLDLower}} {
+		if l.b {
+			lower = append(lower, l.k)
+		}
+	}
+	if lower != nil {
+		m["lower_bounds"] = lower
+	}
+	return m
 }
 
-var csvHeader = []string{"policy", "mode", "k", "seed", "jobs", "unserved", "stranded", "preemptions", "lost_gpu_seconds",
-	"users_mean_wait", "users_p50_wait", "users_p95_wait", "users_mean_bsld", "users_p95_bsld", "jain", "makespan",
-	"agent_gpu_seconds", "science", "completed", "meter_refusals", "ticks", "unfinished"}
+func agentMap(a *AgentResult) map[string]any {
+	return map[string]any{"name": a.Name, "kind": a.Kind, "gpu_hours": float64(a.GPUSeconds) / 3600, "science": num(a.Science),
+		"completed": a.Completed, "requests": a.Requests, "refused": a.Refused, "denied": a.Denied, "granted": a.Granted,
+		"expired": a.Expired, "served_fraction": num(a.ServedFraction())}
+}
+
+func runMap(r *Result) map[string]any {
+	m := map[string]any{"policy": r.Policy, "mode": r.Mode, "k": r.K, "seed": r.Seed, "window": r.Window, "from": r.From,
+		"until": r.Until, "converged": r.Converged, "ticks": r.Ticks, "preemptions": r.Preemptions,
+		"lost_gpu_seconds": r.LostGPUSeconds, "stranded": r.Stranded, "preloaded_jobs": r.PreloadedUsage, "users": statsMap(r.Users)}
+	if r.K > 0 {
+		m["arrive"] = r.Arrive
+	}
+	var during []any
+	for _, d := range r.During {
+		during = append(during, map[string]any{"seed": d.Seed, "arrive": d.Arrive, "users": statsMap(d.Users)})
+	}
+	m["during"] = during
+	agents := []any{}
+	for i := range r.Agents {
+		agents = append(agents, agentMap(&r.Agents[i]))
+	}
+	m["agents"] = agents
+	return m
+}
+
+func (s *Summary) marshal() ([]byte, error) {
+	st := s.Study
+	wins := make([]any, len(st.Windows))
+	for k, w := range st.Windows {
+		wins[k] = map[string]any{"index": w.Index, "from": w.From, "until": w.Until, "measure_from": w.MeasureFrom,
+			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs)}
+	}
+	var points []any
+	for _, p := range s.Points() {
+		mets := map[string]any{}
+		for i := range Metrics {
+			mets[Metrics[i].Key] = ivMap(p.Values[i])
+		}
+		points = append(points, map[string]any{"policy": p.Policy, "mode": p.Mode, "k": p.K, "runs": p.Runs,
+			"unconverged": p.Unconverged, "converged": p.Converged(), "metrics": mets})
+	}
+	var contrasts []any
+	for _, c := range s.Contrasts() {
+		m := ivMap(c.Diff)
+		m["policy"], m["a"], m["b"], m["k"], m["metric"] = c.Policy, c.A, c.B, c.K, c.Metric
+		m["below"], m["above"], m["converged"] = c.Below, c.Above, c.Converged
+		contrasts = append(contrasts, m)
+	}
+	runs := make([]any, len(s.Runs))
+	for i := range s.Runs {
+		runs[i] = runMap(&s.Runs[i])
+	}
+	seeds := make([]any, len(st.Seeds))
+	for i, sd := range st.Seeds {
+		seeds[i] = sd
+	}
+	b, err := json.MarshalIndent(map[string]any{"experiment": "agents-arrive", "trace": s.Trace, "windows": wins,
+		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "stay_s": st.Stay, "agent_scale": st.AgentScale,
+		"agent_share": st.AgentShare, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
+		"interval": "mean over windows of the per-window mean over seeds; 95 % Student t over windows",
+		"points":   points, "contrasts": contrasts, "runs": runs}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// RunsColumns are runs.csv's columns: the run's identity, then Metrics.
+func RunsColumns() []string {
+	h := []string{"policy", "mode", "k", "seed", "window", "from", "until", "arrive", "ticks"}
+	for i := range Metrics {
+		h = append(h, Metrics[i].Key)
+	}
+	return h
+}
+
+// AgentsColumns are agents.csv's columns.
+var AgentsColumns = []string{"policy", "mode", "k", "seed", "window", "agent", "kind", "gpu_hours", "science", "completed",
+	"requests", "refused", "denied", "granted", "expired", "served_fraction"}
 
 func cell(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -111,170 +168,176 @@ func cell(x float64) string {
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }
 
-// Write writes summary.json, runs.csv and fig_agents_arrive into out and
-// returns the files written, relative to out.
-func Write(out string, f figures.Format, info tracestudy.TraceInfo, st Stay, rs []Result) ([]string, error) {
-	s := Summary{Experiment: "agents-arrive", Trace: info, Stay: st, Mix: Mix[:]}
-	for _, p := range Points(rs) {
-		s.Points = append(s.Points, pointMap(p))
-	}
-	for _, r := range rs {
-		s.Runs = append(s.Runs, runMap(r))
-	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := atomicfile.Write(filepath.Join(out, "summary.json"), append(b, '\n')); err != nil {
-		return nil, err
-	}
-	err = atomicfile.WriteFunc(filepath.Join(out, "runs.csv"), func(w io.Writer) error {
+func writeCSV(path string, header []string, rows func(emit func([]string) error) error) error {
+	return atomicfile.WriteFunc(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
-		if err := cw.Write(csvHeader); err != nil {
+		if err := cw.Write(header); err != nil {
 			return err
 		}
-		for _, r := range rs {
-			row := []string{r.Policy, r.Mode, strconv.Itoa(r.K), strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs),
-				strconv.Itoa(r.Unserved), strconv.Itoa(r.Stranded), strconv.Itoa(r.Preemptions), strconv.FormatInt(r.LostGPUSeconds, 10),
-				cell(r.Users.MeanWait), cell(r.Users.P50Wait), cell(r.Users.P95Wait), cell(r.Users.MeanBSLD), cell(r.Users.P95BSLD),
-				cell(r.Jain), strconv.FormatInt(r.Makespan, 10), strconv.FormatInt(r.AgentGPUSeconds, 10), cell(r.Science),
-				strconv.Itoa(r.Completed), strconv.Itoa(r.MeterRefusals), strconv.FormatInt(r.Ticks, 10), strconv.Itoa(r.Unfinished)}
-			if err := cw.Write(row); err != nil {
-				return err
-			}
+		if err := rows(cw.Write); err != nil {
+			return err
 		}
 		cw.Flush()
 		return cw.Error()
+	})
+}
+
+// Write writes summary.json, runs.csv, agents.csv and fig_agents_arrive
+// into out and returns the files written, relative to out. runs.csv has
+// one row per run and stay: the k = 0 replay of a window once per seed,
+// each row with that seed's stay (its users_* columns repeat).
+func Write(out string, f figures.Format, s *Summary) ([]string, error) {
+	b, err := s.marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.Write(filepath.Join(out, "summary.json"), b); err != nil {
+		return nil, err
+	}
+	i64 := func(x int64) string { return strconv.FormatInt(x, 10) }
+	err = writeCSV(filepath.Join(out, "runs.csv"), RunsColumns(), func(emit func([]string) error) error {
+		for i := range s.Runs {
+			r := &s.Runs[i]
+			for j := range r.During {
+				d := &r.During[j]
+				row := []string{r.Policy, r.Mode, strconv.Itoa(r.K), i64(d.Seed), strconv.Itoa(r.Window), i64(r.From), i64(r.Until), i64(d.Arrive), i64(r.Ticks)}
+				for k := range Metrics {
+					row = append(row, cell(Metrics[k].Get(r, d)))
+				}
+				if err := emit(row); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = writeCSV(filepath.Join(out, "agents.csv"), AgentsColumns, func(emit func([]string) error) error {
+		for i := range s.Runs {
+			r := &s.Runs[i]
+			for k := range r.Agents {
+				a := &r.Agents[k]
+				if err := emit([]string{r.Policy, r.Mode, strconv.Itoa(r.K), i64(r.Seed), strconv.Itoa(r.Window), a.Name, a.Kind,
+					cell(float64(a.GPUSeconds) / 3600), cell(a.Science), strconv.Itoa(a.Completed), strconv.Itoa(a.Requests),
+					strconv.Itoa(a.Refused), strconv.Itoa(a.Denied), strconv.Itoa(a.Granted), strconv.Itoa(a.Expired),
+					cell(a.ServedFraction())}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	fig := "fig_agents_arrive." + string(f)
-	if err := WriteFigure(filepath.Join(out, fig), f, info.Name, Points(rs)); err != nil {
+	if err := WriteFigure(filepath.Join(out, fig), f, s); err != nil {
 		return nil, err
 	}
-	return []string{"summary.json", "runs.csv", fig}, nil
+	return []string{"summary.json", "runs.csv", "agents.csv", fig}, nil
 }
 
-// PrintTable prints one row per point.
-func PrintTable(w io.Writer, ps []Point) error {
+// fmtIv writes an interval's mean (× scale) ± its half-width, "≥" before
+// a lower bound, "*" after a point with an unconverged run.
+func fmtIv(iv tracestudy.Interval, scale float64, prec int) string {
+	if math.IsNaN(iv.Mean) {
+		return "–"
+	}
+	s := strconv.FormatFloat(iv.Mean*scale, 'f', prec, 64)
+	if iv.Lower {
+		s = "≥" + s
+	}
+	if !math.IsNaN(iv.Hi) {
+		s += " ± " + strconv.FormatFloat((iv.Hi-iv.Mean)*scale, 'f', prec, 64)
+	}
+	return s
+}
+
+func fmtDiff(iv tracestudy.Interval, prec int) string {
+	if math.IsNaN(iv.Mean) {
+		return "–"
+	}
+	s := strconv.FormatFloat(iv.Mean, 'f', prec, 64)
+	if iv.Mean > 0 {
+		s = "+" + s
+	}
+	if !math.IsNaN(iv.Hi) {
+		s += fmt.Sprintf(" [%s, %s]", strconv.FormatFloat(iv.Lo, 'f', prec, 64), strconv.FormatFloat(iv.Hi, 'f', prec, 64))
+	}
+	return s
+}
+
+// PrintTable prints one row per policy and k: the users' mean bounded
+// slowdown and p95 wait unmetered and metered (the bursar line: its own),
+// the paired difference of the slowdown with the windows where metering
+// lowered it, the unfinished jobs, and what the agents got.
+func PrintTable(w io.Writer, s *Summary) error {
+	st := s.Study
+	pts := map[[3]string]*Point{}
+	ps := s.Points()
+	for i := range ps {
+		p := &ps[i]
+		pts[[3]string{p.Policy, p.Mode, strconv.Itoa(p.K)}] = p
+	}
+	contr := map[[3]string]*Contrast{}
+	cs := s.Contrasts()
+	for i := range cs {
+		c := &cs[i]
+		if c.A == ModeMetered && c.B == ModeUnmetered {
+			contr[[3]string{c.Policy, c.Metric, strconv.Itoa(c.K)}] = c
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tmode\tk\tseeds\tmean bsld\t95% CI\tp95 wait s\t95% CI\tunserved\tagent GPU-h\t")
-	ci := func(lo, hi float64, prec int) string {
-		if math.IsNaN(lo) {
-			return "–"
-		}
-		return fmt.Sprintf("[%.*f, %.*f]", prec, lo, prec, hi)
-	}
-	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%s\t%.0f\t%s\t%.1f\t%.1f\t\n", p.Policy, p.Mode, p.K, p.Seeds,
-			p.MeanBSLD, ci(p.MeanBSLDLo, p.MeanBSLDHi, 2), p.P95Wait, ci(p.P95WaitLo, p.P95WaitHi, 0), p.Unserved, p.AgentGPUSecs/3600)
-	}
-	return tw.Flush()
-}
-
-// palette: Okabe–Ito and black, one per policy in order of appearance.
-var palette = []color.Color{
-	color.Gray{Y: 0},
-	color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xff},
-	color.RGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0xff},
-	color.RGBA{R: 0xE6, G: 0x9F, B: 0x00, A: 0xff},
-	color.RGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0xff},
-	color.RGBA{R: 0xCC, G: 0x79, B: 0xA7, A: 0xff},
-	color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xff},
-}
-
-// WriteFigure draws fig_agents_arrive: one panel per metric and mode (the
-// trace users' mean bounded slowdown and p95 wait), one line per policy,
-// k on the x axis, 95 % intervals as error bars.
-func WriteFigure(path string, f figures.Format, traceName string, ps []Point) error {
-	var modes, pols []string
-	for _, p := range ps {
-		if !contains(modes, p.Mode) {
-			modes = append(modes, p.Mode)
-		}
-		if !contains(pols, p.Policy) {
-			pols = append(pols, p.Policy)
-		}
-	}
-	metrics := []struct {
-		name      string
-		v, lo, hi func(Point) float64
-	}{
-		{"trace users' mean bounded slowdown", func(p Point) float64 { return p.MeanBSLD }, func(p Point) float64 { return p.MeanBSLDLo }, func(p Point) float64 { return p.MeanBSLDHi }},
-		{"trace users' p95 wait (h)", func(p Point) float64 { return p.P95Wait / 3600 }, func(p Point) float64 { return p.P95WaitLo / 3600 }, func(p Point) float64 { return p.P95WaitHi / 3600 }},
-	}
-	var grid [][]*plot.Plot
-	for _, m := range modes {
-		var row []*plot.Plot
-		for _, mt := range metrics {
-			pl := plot.New()
-			pl.Title.Text = fmt.Sprintf("%s — agents %s", mt.name, modeLabel(m))
-			pl.X.Label.Text = "agent campaigns k"
-			pl.Add(plotter.NewGrid())
-			for i, pol := range pols {
-				var xys plotter.XYs
-				var errs plotter.YErrors
-				for _, p := range ps {
-					if p.Mode != m || p.Policy != pol || math.IsNaN(mt.v(p)) {
-						continue
-					}
-					xys = append(xys, plotter.XY{X: float64(p.K), Y: mt.v(p)})
-					lo, hi := mt.lo(p), mt.hi(p)
-					if math.IsNaN(lo) {
-						lo, hi = mt.v(p), mt.v(p)
-					}
-					errs = append(errs, struct{ Low, High float64 }{mt.v(p) - lo, hi - mt.v(p)})
+	fmt.Fprintln(tw, "policy\tk\tmean bsld unmetered\tmetered\tΔ metered − unmetered [95% CI]\twindows lower\t"+
+		"p95 wait h unmetered\tmetered\tunfinished u/m\tagent GPU-h u/m\tadaptive science u/m\tagents served u/m\t")
+	for _, p := range st.Policies {
+		for k := 0; k <= st.MaxK; k++ {
+			get := func(m string) *Point { return pts[[3]string{p, m, strconv.Itoa(k)}] }
+			u, m := get(ModeUnmetered), get(ModeMetered)
+			col := func(pt *Point, key string, scale float64, prec int) string {
+				if pt == nil {
+					return ""
 				}
-				if len(xys) == 0 {
-					continue
+				v := fmtIv(pt.Value(key), scale, prec)
+				if !pt.Converged() {
+					v += "*"
 				}
-				l, err := plotter.NewLine(xys)
-				if err != nil {
-					return err
-				}
-				l.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(float64(i)), vg.Points(float64(i))}}
-				if i == 0 {
-					l.LineStyle.Dashes = nil
-				}
-				eb, err := plotter.NewYErrorBars(struct {
-					plotter.XYer
-					plotter.YErrorer
-				}{xys, errs})
-				if err != nil {
-					return err
-				}
-				eb.LineStyle.Color = palette[i%len(palette)]
-				pl.Add(l, eb)
-				if len(grid) == 0 && len(row) == 0 {
-					pl.Legend.Add(pol, l)
-				}
+				return v
 			}
-			pl.Legend.Top, pl.Legend.Left = true, true
-			row = append(row, pl)
+			pair := func(key string, scale float64, prec int) string {
+				a, b := "–", col(m, key, scale, prec)
+				if u != nil {
+					iv := u.Value(key)
+					if !math.IsNaN(iv.Mean) {
+						a = strconv.FormatFloat(iv.Mean*scale, 'f', prec, 64)
+					}
+				}
+				if m != nil {
+					iv := m.Value(key)
+					b = "–"
+					if !math.IsNaN(iv.Mean) {
+						b = strconv.FormatFloat(iv.Mean*scale, 'f', prec, 64)
+					}
+				}
+				return a + " / " + b
+			}
+			d, lower := "", ""
+			if c := contr[[3]string{p, "users_mean_bsld", strconv.Itoa(k)}]; c != nil {
+				d, lower = fmtDiff(c.Diff, 2), fmt.Sprintf("%d/%d", c.Below, c.Diff.N)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p, k,
+				col(u, "users_mean_bsld", 1, 2), col(m, "users_mean_bsld", 1, 2), d, lower,
+				col(u, "users_p95_wait", 1.0/3600, 1), col(m, "users_p95_wait", 1.0/3600, 1),
+				pair("users_unfinished", 1, 1), pair("agent_gpu_hours", 1, 0), pair("adaptive_science", 1, 1), pair("agent_served_fraction", 1, 2))
 		}
-		grid = append(grid, row)
 	}
-	if len(grid) == 0 {
-		return fmt.Errorf("%s: no points to draw", path)
+	if err := tw.Flush(); err != nil {
+		return err
 	}
-	width, height := 11*vg.Inch, vg.Length(len(grid))*3.6*vg.Inch
-	_ = traceName
-	return figures.WriteGrid(path, f, width, height, grid)
-}
-
-func modeLabel(m string) string {
-	if m == ModeMetered {
-		return "metered by Bursar"
-	}
-	return "as site users"
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+	_, err := fmt.Fprintf(w, "Means over %d window(s) of the per-window means over %d seed(s) ± the half-width of a 95 %% t interval over windows; "+
+		"Δ is the paired difference, seed by seed inside a window; * marks a point with a run stopped at its horizon (a lower bound).\n",
+		len(st.Windows), len(st.Seeds))
+	return err
 }

@@ -1,7 +1,9 @@
 package arrive
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 
@@ -10,89 +12,94 @@ import (
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// SharedInputs is the canonical text of what every run of the study on w
-// shares: tracestudy.SharedInputs and when the agents arrive and stay.
-func SharedInputs(traceDigest string, opt trace.Options, w *trace.Workload, st Stay) string {
-	return fmt.Sprintf("%s\nagents arrive %d stay %d", tracestudy.SharedInputs(traceDigest, opt, w), st.Arrive, st.Stay)
+// SharedInputs is the canonical text of what every run of the study
+// shares: tracestudy.SharedInputs of the log, the windows, the stay, the
+// agents' scale and share, the knobs and the seeds (a k = 0 run measures
+// every seed's stay).
+func (st *Study) SharedInputs(traceDigest string, w *trace.Workload) string {
+	k, err := json.Marshal(st.Knobs)
+	if err != nil {
+		panic(err) // plain fields
+	}
+	wins := ""
+	for i, win := range st.Windows {
+		wins += fmt.Sprintf("\nwindow %d [%d, %d) measured [%d, %d) jobs %d", win.Index, win.From, win.Until, win.MeasureFrom, win.MeasureUntil, len(st.Loads[i].Jobs))
+	}
+	return fmt.Sprintf("%s\nagents-arrive stay %d agent_scale %v agent_share %v seeds %v knobs %s recorded %d%s",
+		tracestudy.SharedInputs(traceDigest, st.Options, w), st.Stay, st.AgentScale, st.AgentShare, st.Seeds, k, len(st.Recorded), wins)
 }
 
-// Label names the run.
-func (sp Spec) Label() string {
-	return fmt.Sprintf("%s %s k=%d seed %d", sp.Policy, sp.Mode, sp.K, sp.Seed)
-}
-
-// Inputs is the canonical text of the run's own inputs.
+// Inputs is the canonical text of one run's own inputs.
 func (sp Spec) Inputs() string {
-	return fmt.Sprintf("policy %s\nmode %s\nk %d\nseed %d", sp.Policy, sp.Mode, sp.K, sp.Seed)
+	return fmt.Sprintf("policy %s\nmode %s\nk %d\nseed %d\nwindow %d", sp.Policy, sp.Mode, sp.K, sp.Seed, sp.Window)
 }
 
-// Cost is the run's expected cost for the shards' balance: the trace's
-// jobs times the policy's factor (tracestudy.PolicyFactor), raised by a
-// quarter per agent campaign, whose requests the policy must also serve
-// and which keep it ticking through their stay.
-func (sp Spec) Cost(w *trace.Workload) float64 {
-	return float64(len(w.Jobs)) * tracestudy.PolicyFactor(sp.Policy) * (1 + float64(sp.K)/4)
+// Cost is a run's expected cost for the shards' balance: the window's
+// jobs times the policy's factor (tracestudy.PolicyFactor), plus, with
+// agents, the ticks of their stay (no tick is skipped while they are on
+// the machine), each costing about what a job does per agent.
+func (st *Study) Cost(sp Spec) float64 {
+	jobs := float64(len(st.Loads[sp.Window].Jobs))
+	c := jobs * tracestudy.PolicyFactor(sp.Policy)
+	if sp.K > 0 {
+		c += float64(st.Stay) / 100 * (1 + float64(sp.K)/4)
+	}
+	return c
 }
 
-// NewPlan is the study plan of specs on w; shared is SharedInputs.
-func NewPlan(shared string, w *trace.Workload, specs []Spec) *sweep.StudyPlan {
-	p := &sweep.StudyPlan{Command: "agents-arrive", Inputs: shared, Runs: make([]sweep.StudyRun, len(specs))}
-	for i, sp := range specs {
-		p.Runs[i] = sweep.StudyRun{Label: sp.Label(), Inputs: sp.Inputs(), Cost: sp.Cost(w)}
+// NewPlan is the study plan of st (Plan called); shared is SharedInputs.
+func (st *Study) NewPlan(shared string) *sweep.StudyPlan {
+	p := &sweep.StudyPlan{Command: "agents-arrive", Inputs: shared, Runs: make([]sweep.StudyRun, len(st.Specs))}
+	for i, sp := range st.Specs {
+		p.Runs[i] = sweep.StudyRun{Label: Label(sp, st.Windows[sp.Window]), Inputs: sp.Inputs(), Cost: st.Cost(sp)}
 	}
 	return p
 }
 
-// ExecutePlan runs plan (NewPlan of specs on w) with opt: every run, one
-// shard's, from the cache or computed.
-func ExecutePlan(ctx context.Context, w *trace.Workload, specs []Spec, st Stay, plan *sweep.StudyPlan, opt sweep.StudyOptions) ([]Result, error) {
-	if len(plan.Runs) != len(specs) {
-		return nil, fmt.Errorf("internal: a plan of %d runs for %d specs", len(plan.Runs), len(specs))
+// ExecutePlan runs plan (NewPlan of st) with opt: every run, one shard's,
+// from the cache or computed, in spec order whatever the worker count.
+func (st *Study) ExecutePlan(ctx context.Context, plan *sweep.StudyPlan, opt sweep.StudyOptions) ([]Result, error) {
+	if len(plan.Runs) != len(st.Specs) {
+		return nil, fmt.Errorf("internal: a plan of %d runs for %d specs", len(plan.Runs), len(st.Specs))
 	}
-	return sweep.ExecuteStudy(ctx, plan, func(i int) (Result, error) { return RunOne(w, specs[i], st) }, Codec, opt)
+	return sweep.ExecuteStudy(ctx, plan, st.Run, Codec, opt)
 }
 
-// Codec writes a Result to shard files and cache entries exactly (every
-// float as sweep.ExactFloat, NaN as null).
+// Execute plans st and runs it with at most workers at once, without
+// shard or cache; progress may be nil.
+func (st *Study) Execute(ctx context.Context, workers int, progress func(done, total int)) ([]Result, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("workers must be at least 1, got %d", workers)
+	}
+	if err := st.Check(); err != nil {
+		return nil, err
+	}
+	st.Plan()
+	return st.ExecutePlan(ctx, st.NewPlan(""), sweep.StudyOptions{Workers: workers, Progress: progress})
+}
+
+// Codec writes a Result to shard files and cache entries exactly: the
+// result in encoding/gob (every float64 bit for bit, NaN included; Result
+// holds no map, so the same result gives the same bytes), as a JSON
+// string.
 var Codec = sweep.StudyCodec[Result]{Encode: encodeResult, Decode: decodeResult}
 
-type wireResult struct {
-	Policy          string               `json:"policy"`
-	Mode            string               `json:"mode"`
-	K               int                  `json:"k"`
-	Seed            int64                `json:"seed"`
-	Jobs            int                  `json:"jobs"`
-	Unserved        int                  `json:"unserved"`
-	Preemptions     int                  `json:"preemptions"`
-	LostGPUSeconds  int64                `json:"lost_gpu_seconds"`
-	Users           tracestudy.WireStats `json:"users"`
-	Jain            sweep.ExactFloat     `json:"jain"`
-	Makespan        int64                `json:"makespan"`
-	AgentGPUSeconds int64                `json:"agent_gpu_seconds"`
-	Science         sweep.ExactFloat     `json:"science"`
-	Completed       int                  `json:"completed"`
-	MeterRefusals   int                  `json:"meter_refusals"`
-	Stranded        int                  `json:"stranded"`
-	Ticks           int64                `json:"ticks"`
-	Unfinished      int                  `json:"unfinished"`
-}
-
 func encodeResult(r *Result) ([]byte, error) {
-	return json.Marshal(&wireResult{Policy: r.Policy, Mode: r.Mode, K: r.K, Seed: r.Seed, Jobs: r.Jobs, Unserved: r.Unserved,
-		Preemptions: r.Preemptions, LostGPUSeconds: r.LostGPUSeconds, Users: tracestudy.ToWireStats(r.Users),
-		Jain: sweep.ExactFloat(r.Jain), Makespan: r.Makespan, AgentGPUSeconds: r.AgentGPUSeconds,
-		Science: sweep.ExactFloat(r.Science), Completed: r.Completed, MeterRefusals: r.MeterRefusals,
-		Stranded: r.Stranded, Ticks: r.Ticks, Unfinished: r.Unfinished})
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(r); err != nil {
+		return nil, err
+	}
+	return json.Marshal(b.Bytes())
 }
 
 func decodeResult(b []byte) (Result, error) {
-	var w wireResult
-	if err := json.Unmarshal(b, &w); err != nil {
+	var raw []byte
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return Result{}, err
 	}
-	return Result{Policy: w.Policy, Mode: w.Mode, K: w.K, Seed: w.Seed, Jobs: w.Jobs, Unserved: w.Unserved,
-		Preemptions: w.Preemptions, LostGPUSeconds: w.LostGPUSeconds, Users: w.Users.Stats(),
-		Jain: float64(w.Jain), Makespan: w.Makespan, AgentGPUSeconds: w.AgentGPUSeconds,
-		Science: float64(w.Science), Completed: w.Completed, MeterRefusals: w.MeterRefusals,
-		Stranded: w.Stranded, Ticks: w.Ticks, Unfinished: w.Unfinished}, nil
+	var r Result
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
+		return Result{}, fmt.Errorf("an agents-arrive result: %w", err)
+	}
+	return r, nil
 }

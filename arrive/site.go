@@ -37,15 +37,41 @@ type site struct {
 	err     error
 	metered bool
 	meter   []bucket
-	// refused counts the agents' requests the meter refused.
-	refused int
 	// reserved is Σ of the agents' guarantees; bursar marks the Bursar
 	// broker; stranded counts the trace jobs denied for the reserve.
 	reserved int
 	bursar   bool
 	stranded int
-	// agentHeld is the GPU-seconds the agents held during their stay.
-	agentHeld int64
+	// agents is what each agent got, in cast order.
+	agents []AgentResult
+}
+
+// agentRecorder counts the agents' grants and expiries from the policy's
+// journal, and passes every event on to the
+// replay's own recorder.
+type agentRecorder struct {
+	s    *site
+	next policy.Recorder
+}
+
+func (r *agentRecorder) Record(e policy.Event) {
+	if m := r.s.member(e.CampaignID); m >= 0 {
+		a := &r.s.agents[m]
+		switch e.Kind {
+		case policy.EventGrant:
+			a.Granted++
+		case policy.EventRequestExpired:
+			a.Expired++
+		}
+	}
+	if r.next != nil {
+		r.next.Record(e)
+	}
+}
+
+// SetRecorder puts the agents' counter between the policy and rec.
+func (s *site) SetRecorder(rec policy.Recorder) {
+	s.Allocator.SetRecorder(&agentRecorder{s: s, next: rec})
 }
 
 // bucket is a metered agent's GPU bucket as the broker keeps it (model.md
@@ -137,18 +163,28 @@ func (s *site) member(c policy.CampaignID) int {
 // the GPUs already asked for. A request with no headroom is refused; a
 // larger one is cut to the headroom.
 func (s *site) Request(c policy.CampaignID, gpus, duration int, cls policy.Class) (int, error) {
-	if m := s.member(c); m >= 0 && s.metered {
+	m := s.member(c)
+	if m < 0 {
+		return s.Allocator.Request(c, gpus, duration, cls)
+	}
+	a := &s.agents[m]
+	a.Requests++
+	if s.metered {
 		b := &s.meter[m]
 		afford := b.env.Sustained + b.tokens/float64(max(duration, 1))
 		capGPUs := max(min(b.env.BurstCeiling, int(math.Trunc(afford))), b.env.Guaranteed)
 		head := capGPUs - s.Allocator.Outstanding(c, policy.AnyClass)
 		if head <= 0 {
-			s.refused++
+			a.Refused++
 			return -1, ErrMetered
 		}
 		gpus = min(gpus, head)
 	}
-	return s.Allocator.Request(c, gpus, duration, cls)
+	id, err := s.Allocator.Request(c, gpus, duration, cls)
+	if err != nil {
+		a.Denied++
+	}
+	return id, err
 }
 
 // Tokens is what an agent reads as its GPU bucket: the meter's when
@@ -173,6 +209,7 @@ func (s *site) register() {
 	}
 	for i := range s.cast {
 		env := s.cast[i].Envelope(s.pool)
+		s.agents = append(s.agents, AgentResult{Name: s.cast[i].Name, Kind: s.cast[i].Agent})
 		s.reserved += env.Guaranteed
 		if s.metered {
 			s.meter = append(s.meter, bucket{tokens: env.Bucket, env: env})
@@ -191,7 +228,7 @@ func (s *site) Tick() {
 	s.Allocator.Tick()
 	if active {
 		for i := range s.cast {
-			s.agentHeld += int64(s.Allocator.Held(s.first+policy.CampaignID(i), policy.AnyClass))
+			s.agents[i].GPUSeconds += int64(s.Allocator.Held(s.first+policy.CampaignID(i), policy.AnyClass))
 		}
 	}
 	if active && s.metered {
@@ -199,6 +236,16 @@ func (s *site) Tick() {
 			b := &s.meter[i]
 			held := s.Allocator.Held(s.first+policy.CampaignID(i), policy.AnyClass)
 			b.tokens = min(b.env.Bucket, max(0, b.tokens+b.env.Sustained-float64(held)))
+		}
+	}
+	// The agents leave at the end of their stay: their leases are
+	// released and their pending requests dropped, so that what they got
+	// is what they held during the stay.
+	if active && at == s.stay {
+		for i := range s.cast {
+			if err := s.Allocator.ReleaseAll(s.first+policy.CampaignID(i), policy.AnyClass); err != nil && s.err == nil {
+				s.err = err
+			}
 		}
 	}
 }

@@ -34,18 +34,19 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 //	policies: [fifo, bursar]    # trace, agents-arrive
 //	windows_days: [1, 3, 7, 14] # budget-knobs: W
 //	min_runtimes_s: [0, 300]    # budget-knobs: m
-//	modes: [site, metered]      # agents-arrive
 //	max_k: 8                    # agents-arrive
-//	stay: 21600                 # agents-arrive: seconds
-//	seeds: [1, 2, 3]            # agents-arrive: the task seeds (or nseeds: 3, seeds 1 … 3)
-//	by: user                    # trace, budget-knobs: a campaign is a user (or group)
-//	classes: {standby: opportunistic}  # trace, budget-knobs: queue → class
-//	shares: groups              # trace, budget-knobs: groups, window, users, equal-groups, equal-users
-//	bucket: largest-job         # trace, budget-knobs: Bursar's bucket (or hours:N)
-//	restart: checkpoint:3600    # trace, budget-knobs: budget's restart (or zero)
-//	warmup: 1d                  # trace, budget-knobs: replayed, not measured
-//	cooldown: 1d                # trace, budget-knobs
-//	windows: 4x14d              # trace, budget-knobs: N windows of D days
+//	stay: 2d                    # agents-arrive: how long the agents act (a duration)
+//	seeds: [1, 2, 3]            # agents-arrive: the seeds (or nseeds: 3, seeds 1 … 3)
+//	agent_scale: 1              # agents-arrive: the agents' size × pool/512
+//	agent_share: 0.1            # agents-arrive: the agents' group's entitlement
+//	by: user                    # every study: a campaign is a user (or group)
+//	classes: {standby: opportunistic}  # every study: queue → class
+//	shares: groups              # every study: groups, window, users, equal-groups, equal-users
+//	bucket: largest-job         # every study: Bursar's bucket (or hours:N)
+//	restart: checkpoint:3600    # every study: budget's restart (or zero)
+//	warmup: 1d                  # every study: replayed, not measured
+//	cooldown: 1d                # every study
+//	windows: 4x14d              # every study: N windows of D days
 //
 // Decoding is as strict as a sweep config's: an unknown key (or one the
 // experiment does not take), a duplicate, a value of the wrong type or out
@@ -56,7 +57,7 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 var studyKeys = map[string][]string{
 	"trace":         append([]string{"policies"}, traceMappingKeys...),
 	"budget-knobs":  append([]string{"windows_days", "min_runtimes_s"}, traceMappingKeys...),
-	"agents-arrive": {"policies", "modes", "max_k", "stay", "seeds", "nseeds"},
+	"agents-arrive": append([]string{"policies", "max_k", "stay", "seeds", "nseeds", "agent_scale", "agent_share"}, traceMappingKeys...),
 }
 
 // studyWindowKeys are the keys of a study config's window.
@@ -66,9 +67,6 @@ var studyCommonKeys = []string{"experiment", "description", "trace", "window", "
 
 // StudyExperiments are the trace studies a StudyConfig may name.
 var StudyExperiments = []string{"trace", "budget-knobs", "agents-arrive"}
-
-// StudyModes are the agents-arrive modes (arrive.ModeSite, ModeMetered).
-var StudyModes = []string{"site", "metered"}
 
 // Window is a window of a trace: the jobs submitted in [From, Until)
 // seconds after the log's start; Until 0 means no end.
@@ -96,9 +94,11 @@ type StudyConfig struct {
 	// Mapping is the trace mapping and measurement knobs (trace,
 	// budget-knobs).
 	Mapping TraceMapping
-	// agents-arrive
-	Modes      []string
-	MaxK, Stay *int
+	// agents-arrive: Stay in seconds; AgentScale and AgentShare as
+	// docs/studies.md §6.14 says.
+	MaxK                   *int
+	Stay                   *int64
+	AgentScale, AgentShare *float64
 	// Seeds is `seeds: [1, 2, 3]`, the task seeds; NSeeds is `nseeds: N`,
 	// the seeds 1 … N. A file sets at most one of them.
 	Seeds  []int64
@@ -193,8 +193,6 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 			c.Pool, err = p.intIn(v, key, 1, math.MaxInt32)
 		case "policies":
 			c.Policies, err = p.names(v, key, policies.Names)
-		case "modes":
-			c.Modes, err = p.names(v, key, StudyModes)
 		case "windows_days":
 			c.WindowsDays, err = p.ints(v, key, 1, 3650)
 		case "min_runtimes_s":
@@ -202,7 +200,14 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 		case "max_k":
 			c.MaxK, err = p.intIn(v, key, 0, maxStudyK)
 		case "stay":
-			c.Stay, err = p.intIn(v, key, 2, math.MaxInt32)
+			c.Stay, err = p.duration(v, key, 2)
+		case "agent_scale":
+			c.AgentScale, err = p.floatIn(v, key, 0, MaxAgentScale, false)
+		case "agent_share":
+			// The users keep the rest: below 1.
+			if c.AgentShare, err = p.floatIn(v, key, 0, 1, false); err == nil && *c.AgentShare == 1 {
+				err = p.errAt(v, key, "want a number above 0 and below 1 (the users keep the rest), got %s", v.Value)
+			}
 		case "seeds":
 			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!int" {
 				return p.errAt(v, key, "seeds is a list of seeds, as on the command line: write seeds: [1, 2, 3], or nseeds: %s for the seeds 1 … %s", v.Value, v.Value)
@@ -243,6 +248,36 @@ func (p *parser) intIn(n *yaml.Node, key string, lo, hi int64) (*int, error) {
 	}
 	v := int(x)
 	return &v, nil
+}
+
+// MaxAgentScale bounds agent_scale (arrive.MaxAgentScale).
+const MaxAgentScale = 64
+
+// floatIn reads a number in (lo, hi] (or [lo, hi] with closedLo).
+func (p *parser) floatIn(n *yaml.Node, key string, lo, hi float64, closedLo bool) (*float64, error) {
+	var x float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&x) != nil {
+		return nil, p.errAt(n, key, "want a number, got %s", describe(n))
+	}
+	if math.IsNaN(x) || x > hi || x < lo || (x == lo && !closedLo) {
+		return nil, p.errAt(n, key, "want a number above %v and at most %v, got %s", lo, hi, n.Value)
+	}
+	return &x, nil
+}
+
+// duration reads a duration (ParseDuration) of at least lo seconds.
+func (p *parser) duration(n *yaml.Node, key string, lo int64) (*int64, error) {
+	if n.Kind != yaml.ScalarNode {
+		return nil, p.errAt(n, key, "want a duration such as 2d, got %s", describe(n))
+	}
+	d, err := ParseDuration(n.Value)
+	if err != nil {
+		return nil, p.errAt(n, key, "%v", err)
+	}
+	if d < lo {
+		return nil, p.errAt(n, key, "want at least %d s, got %s", lo, n.Value)
+	}
+	return &d, nil
 }
 
 // ints reads a non-empty list of distinct whole numbers in [lo, hi].

@@ -19,10 +19,12 @@ func TestCommittedStudyConfigsParse(t *testing.T) {
 	}
 	c, err := LoadStudy("agents-arrive.yaml")
 	require.NoError(t, err)
-	assert.Equal(t, &Window{21772800, 21945600}, c.Window)
-	assert.Equal(t, []string{"site", "metered"}, c.Modes)
+	assert.Equal(t, "sdsc-sp2", c.Trace)
+	assert.Equal(t, &WindowsSpec{4, 7}, c.Mapping.Windows)
 	assert.Equal(t, 8, *c.MaxK)
-	assert.Equal(t, 21600, *c.Stay)
+	assert.Equal(t, int64(2*86400), *c.Stay)
+	assert.Equal(t, 1.0, *c.AgentScale)
+	assert.Equal(t, 0.1, *c.AgentShare)
 	assert.Equal(t, []int64{1, 2, 3}, c.Seeds)
 	assert.Nil(t, c.NSeeds)
 	assert.Nil(t, c.Pool)
@@ -70,9 +72,12 @@ func TestStudyConfigErrors(t *testing.T) {
 		"experiment: budget-knobs\nwindows_days: [1, 0]\n":       "s.yaml:2: windows_days[1]: want a whole number from 1 to 3650, got 0",
 		"experiment: budget-knobs\nmin_runtimes_s: [300, 300]\n": "s.yaml:2: min_runtimes_s[1]: 300 is listed twice (also line 2)",
 		"experiment: budget-knobs\npolicies: [budget]\n":         "s.yaml:2: policies: unknown key",
-		"experiment: agents-arrive\nmodes: [site, both]\n":       `s.yaml:2: modes[1]: unknown "both"`,
+		"experiment: agents-arrive\nmodes: [metered]\n":          `s.yaml:2: modes: unknown key`,
+		"experiment: agents-arrive\nagent_share: 1\n":            "s.yaml:2: agent_share: want a number above 0 and below 1",
+		"experiment: agents-arrive\nagent_scale: 0\n":            "s.yaml:2: agent_scale: want a number above 0 and at most 64, got 0",
+		"experiment: agents-arrive\nagent_scale: x\n":            "s.yaml:2: agent_scale: want a number",
 		"experiment: agents-arrive\nmax_k: 65\n":                 "s.yaml:2: max_k: want a whole number from 0 to 64",
-		"experiment: agents-arrive\nstay: 1\n":                   "s.yaml:2: stay: want a whole number from 2",
+		"experiment: agents-arrive\nstay: 1\n":                   "s.yaml:2: stay: want at least 2 s",
 		"experiment: agents-arrive\nseeds: 3\n":                  "s.yaml:2: seeds: seeds is a list of seeds, as on the command line: write seeds: [1, 2, 3], or nseeds: 3 for the seeds 1 … 3",
 		"experiment: agents-arrive\nseeds: [1, 1]\n":             "s.yaml:2: seeds[1]: 1 is listed twice (also line 2)",
 		"experiment: agents-arrive\nseeds: [-1]\n":               "s.yaml:2: seeds[0]: want a whole number from 0 to 9007199254740992, got -1",
@@ -101,7 +106,7 @@ func FuzzParseStudy(f *testing.F) {
 	}
 	f.Add([]byte("experiment: trace\ntrace: x.swf\nwindow: {from: 1, until: 2}\npool: 3\n"))
 	f.Add([]byte("{experiment: budget-knobs, windows_days: [1, 2], min_runtimes_s: [0]}"))
-	f.Add([]byte("experiment: agents-arrive\nmodes: [metered]\nmax_k: 0\nstay: 2\nnseeds: 1000\n"))
+	f.Add([]byte("experiment: agents-arrive\nagent_share: 0.5\nmax_k: 0\nstay: 2d\nnseeds: 1000\nagent_scale: 64\n"))
 	f.Add([]byte("experiment: agents-arrive\nseeds: [0, 7, 9007199254740992]\n"))
 	f.Add([]byte("experiment: trace\nwindow: {from: 9223372036854775807}\n"))
 	f.Add([]byte("experiment: trace\npolicies: [fifo, 7, null]\n"))
@@ -119,7 +124,7 @@ func FuzzParseStudy(f *testing.F) {
 		if c.Experiment != "budget-knobs" && (c.WindowsDays != nil || c.MinRuntimes != nil) {
 			t.Fatal("budget-knobs keys on another study")
 		}
-		if c.Experiment != "agents-arrive" && (c.Modes != nil || c.MaxK != nil || c.Stay != nil || c.Seeds != nil || c.NSeeds != nil) {
+		if c.Experiment != "agents-arrive" && (c.AgentScale != nil || c.AgentShare != nil || c.MaxK != nil || c.Stay != nil || c.Seeds != nil || c.NSeeds != nil) {
 			t.Fatal("agents-arrive keys on another study")
 		}
 		if w := c.Window; w != nil && (w.From < 0 || (w.Until != 0 && w.Until <= w.From)) {
@@ -147,14 +152,14 @@ func TestStudyConfigTraceMapping(t *testing.T) {
 	assert.Equal(t, int64(0), *m.Cooldown)
 	assert.Equal(t, WindowsSpec{N: 4, Days: 14}, *m.Windows)
 	for src, want := range map[string]string{
-		"experiment: trace\nby: users\n":              `m.yaml:2: by: "users": want user or group`,
-		"experiment: trace\nshares: group\n":          `m.yaml:2: shares: "group": want one of groups, window, users, equal-groups, equal-users; did you mean "groups"?`,
-		"experiment: trace\nbucket: hours:-1\n":       `m.yaml:2: bucket: "hours:-1": want largest-job or hours:N`,
-		"experiment: trace\nrestart: checkpoint:0\n":  `m.yaml:2: restart: "checkpoint:0": want zero or checkpoint:S`,
-		"experiment: trace\nwarmup: -1d\n":            `m.yaml:2: warmup: "-1d": want a duration`,
-		"experiment: trace\nwindows: 4x\n":            `m.yaml:2: windows: "4x": D must be a whole number of days`,
-		"experiment: trace\nclasses: {a: burst}\n":    `m.yaml:2: classes.a: unknown class "burst"`,
-		"experiment: agents-arrive\nwindows: 4x14d\n": `m.yaml:2: windows: unknown key`,
+		"experiment: trace\nby: users\n":             `m.yaml:2: by: "users": want user or group`,
+		"experiment: trace\nshares: group\n":         `m.yaml:2: shares: "group": want one of groups, window, users, equal-groups, equal-users; did you mean "groups"?`,
+		"experiment: trace\nbucket: hours:-1\n":      `m.yaml:2: bucket: "hours:-1": want largest-job or hours:N`,
+		"experiment: trace\nrestart: checkpoint:0\n": `m.yaml:2: restart: "checkpoint:0": want zero or checkpoint:S`,
+		"experiment: trace\nwarmup: -1d\n":           `m.yaml:2: warmup: "-1d": want a duration`,
+		"experiment: trace\nwindows: 4x\n":           `m.yaml:2: windows: "4x": D must be a whole number of days`,
+		"experiment: trace\nclasses: {a: burst}\n":   `m.yaml:2: classes.a: unknown class "burst"`,
+		"experiment: agents-arrive\nwindows: 4x\n":   `m.yaml:2: windows: "4x": D must be a whole number of days`,
 	} {
 		_, err := ParseStudy("m.yaml", []byte(src))
 		require.Error(t, err, src)

@@ -46,16 +46,10 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 	return nil
 }
 
-// Header reads the header of the log at path ("" the embedded excerpt).
+// Header reads the header of the log at path (a built-in name, "" the
+// embedded excerpt, or a file).
 func Header(path string) (*swf.Header, error) {
-	if path == "" {
-		w, err := Load("", trace.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return w.Header, nil
-	}
-	r, c, err := swf.Open(path)
+	r, c, err := open(path)
 	if err != nil {
 		return nil, err
 	}

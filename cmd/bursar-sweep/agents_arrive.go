@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,46 +16,70 @@ import (
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
-	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// Defaults of agents-arrive: two days of the excerpt (days 252–254 of
-// the SDSC-SP2 log), agents on the machine for its first six hours, three
-// seeds, both modes.
+// Defaults of agents-arrive (docs/studies.md §5, §6.14): 4 windows of 7
+// days of the full SDSC-SP2 log (embedded), the agents staying 2 days,
+// seeds 1 … 3 in each window.
 const (
-	arriveDefaultWindow = "21772800:21945600"
-	arriveDefaultStay   = 6 * 3600
-	arriveDefaultSeeds  = 3
-	arriveMaxK          = 8
+	arriveDefaultWindows = "4x7d"
+	arriveDefaultSeeds   = 3
 	// arriveMaxSeeds bounds --nseeds as the config bounds nseeds.
 	arriveMaxSeeds = 1000
 )
 
 func arriveCommand() *cli.Command {
-	flags := traceFlags("results/agents-arrive", true)
-	for _, f := range flags {
-		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "window" {
-			sf.DefaultText = arriveDefaultWindow + " (days 252–254 of SDSC-SP2) on the excerpt; another --trace is replayed whole (322 runs of the full SDSC-SP2 log take tens of minutes: give a window)"
+	var flags []cli.Flag
+	for _, f := range append(traceFlags("results/agents-arrive", true), mappingFlags()...) {
+		switch sf := f.(type) {
+		case *cli.StringFlag:
+			switch sf.Name {
+			case "trace":
+				sf.DefaultText = "sdsc-sp2, the full SDSC-SP2 log embedded in the binary"
+			case "windows":
+				sf.DefaultText = arriveDefaultWindows + " (one window with --window)"
+			case "policies":
+				sf.DefaultText = strings.Join(arrive.DefaultPolicies, ",")
+			}
+		case *cli.IntFlag:
+			if sf.Name == "fair-sample" {
+				continue // no fair start times here
+			}
+		case *cli.BoolFlag:
+			if sf.Name == "jobs" {
+				sf.Usage = "also write every run's per-job records, jobs/<policy>-<mode>-k<K>-s<seed>-w<window>/jobs.parquet and jobs.csv"
+			}
 		}
+		flags = append(flags, f)
 	}
 	flags = append(flags,
-		&cli.IntFlag{Name: "max-k", Usage: "largest number `K` of agent campaigns", Value: arriveMaxK},
-		&cli.IntFlag{Name: "stay", Usage: "`SECONDS` the agents act, from the window's start", Value: arriveDefaultStay},
-		&cli.StringFlag{Name: "seeds", Usage: "task seeds where seeds matter (k ≥ 2), a comma-separated `LIST` such as 1,2,3", DefaultText: "1,2,3"},
-		&cli.IntFlag{Name: "nseeds", Usage: "the task seeds 1 … `N`", DefaultText: strconv.Itoa(arriveDefaultSeeds)},
-		&cli.StringFlag{Name: "modes", Usage: "comma-separated `LIST` of modes: site (agents submit to the site's policy as ordinary users), metered (Bursar's cap and token checks first)", Value: arrive.ModeSite + "," + arrive.ModeMetered},
-		&cli.BoolFlag{Name: "metered", Usage: "only the metered mode (the same as --modes metered)"},
+		&cli.IntFlag{Name: "max-k", Usage: "largest number `K` of agent campaigns", Value: arrive.DefaultMaxK},
+		&cli.StringFlag{Name: "stay", Usage: "`DURATION` the agents act (2d, 12h, 3600), from a time after the warm-up drawn from the seed", DefaultText: "2d"},
+		&cli.StringFlag{Name: "seeds", Usage: "seeds, a comma-separated `LIST` such as 1,2,3: each draws the agents' arrival and the science agents' tasks", DefaultText: "1,2,3"},
+		&cli.IntFlag{Name: "nseeds", Usage: "the seeds 1 … `N`", DefaultText: strconv.Itoa(arriveDefaultSeeds)},
+		&cli.Float64Flag{Name: "agent-scale", Usage: "`X`: the agents' GPU quantities are the paper's × pool/512 × X", Value: arrive.DefaultAgentScale},
+		&cli.Float64Flag{Name: "agent-share", Usage: "`FRACTION` of the pool the agents' group is entitled to, split equally among them; the users keep the rest", Value: arrive.DefaultAgentShare},
 	)
 	return &cli.Command{
 		Name:  "agents-arrive",
-		Usage: "k = 0…8 agent campaigns arrive on a trace: the trace users' mean bounded slowdown and p95 wait against k",
-		Description: "docs/studies.md §3.3, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order, cycling)\n" +
-			"arrive on a trace replay, their GPU quantities scaled by pool/512, and act for --stay seconds;\n" +
-			"per policy and mode, the trace users' mean bounded slowdown and p95 wait against k, with 95 %\n" +
-			"intervals over task seeds. Writes summary.json, runs.csv, fig_agents_arrive and manifest.json.\n" +
-			studyDistHelp("agents-arrive"),
+		Usage: "k = 0…8 agent campaigns arrive on a trace: are the site's users protected with Bursar in front of its policy?",
+		Description: "docs/studies.md §3.3, §5, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order,\n" +
+			"cycling), their GPU quantities scaled by pool/512 × --agent-scale, arrive on a replay of each\n" +
+			"window after its warm-up (at a time drawn from the seed) and act for --stay. For every site policy\n" +
+			"(fifo, priority, static, fairshare, quota, budget) the agents either submit to it unmetered, or\n" +
+			"each request first passes Bursar's cap and token checks for the agent's envelope (metered); the\n" +
+			"site's users are never metered. bursar is one more line: Bursar as the whole site policy, users\n" +
+			"metered too. The agents form one group entitled to --agent-share of the pool; the users'\n" +
+			"entitlements are scaled to the rest. k = 0 is one run per window. The users' metrics are\n" +
+			"measured over each window less its warm-up and cool-down, and over the jobs submitted during\n" +
+			"the stay; each point is the mean over windows of the per-window mean over seeds, with a 95 % t\n" +
+			"interval over windows. Writes summary.json, runs.csv, agents.csv, fig_agents_arrive,\n" +
+			"manifest.json and with --jobs every run's per-job records (docs/metrics.md). The default log is\n" +
+			"the full SDSC-SP2 log embedded in the binary (--trace sdsc-sp2), 4 windows of 7 days; --trace\n" +
+			"FILE reads any SWF log, plain or gzip.\n" + studyDistHelp("agents-arrive"),
 		Flags:  flags,
 		Action: runAgentsArrive,
 	}
@@ -76,71 +102,76 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var opt trace.Options
+	mapping, err := studyMapping(c, cfg)
+	if err != nil {
+		return err
+	}
+	path, name := studyTrace(c, cfg)
+	if !c.IsSet("trace") && cfg.Trace == "" {
+		path, name = tracestudy.BuiltinFull, tracestudy.FullSDSCName
+	}
+	st := arrive.NewStudy()
+	if st.Policies, err = studyPolicies(c, cfg); err != nil {
+		return err
+	}
+	if !c.IsSet("policies") && !c.IsSet("policy") && cfg.Policies == nil {
+		st.Policies = append([]string{}, arrive.DefaultPolicies...)
+	}
+	var opt = st.Options
 	switch {
 	case c.IsSet("window"):
-		if opt.From, opt.Until, err = parseWindow(c.String("window")); err != nil {
+		h, err := tracestudy.Header(path)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		if opt.From, opt.Until, err = parseWindowAt(c.String("window"), h); err != nil {
 			return err
 		}
 	case cfg.Window != nil:
 		opt.From, opt.Until = cfg.Window.From, cfg.Window.Until
-	default:
-		// Another trace than the excerpt is replayed whole.
-		window := arriveDefaultWindow
-		if p, _ := studyTrace(c, cfg); p != "" {
-			window = "0:"
-		}
-		if opt.From, opt.Until, err = parseWindow(window); err != nil {
-			return err
-		}
 	}
 	if err := studyPool(c, cfg, &opt); err != nil {
 		return err
 	}
-	names, err := studyPolicies(c, cfg)
-	if err != nil {
+	specs := []tracestudy.Spec{{Policy: policies.Bursar, Knobs: st.Knobs}}
+	if err := tracestudy.ApplyMapping(mapping, &opt, specs); err != nil {
 		return err
 	}
-	maxK, stay := c.Int("max-k"), c.Int("stay")
-	for _, v := range []struct {
-		flag string
-		cfg  *int
-		dst  *int
-	}{{"max-k", cfg.MaxK, &maxK}, {"stay", cfg.Stay, &stay}} {
-		if !c.IsSet(v.flag) && v.cfg != nil {
-			*v.dst = *v.cfg
-		}
+	st.Knobs = specs[0].Knobs
+	warmup, cooldown := int64(tracestudy.DefaultWarmup), int64(tracestudy.DefaultCooldown)
+	if mapping.Warmup != nil {
+		warmup = *mapping.Warmup
 	}
+	if mapping.Cooldown != nil {
+		cooldown = *mapping.Cooldown
+	}
+	// Windows: --windows (or the config's), else one window where a
+	// --window narrows the log, else the default 4×7d.
+	n, days := 0, int64(0)
 	switch {
-	case maxK < 0:
-		return fmt.Errorf("--max-k must not be negative, got %d", maxK)
-	case stay < 2:
-		return fmt.Errorf("--stay must be at least 2 seconds, got %d", stay)
+	case mapping.Windows != nil:
+		n, days = mapping.Windows.N, mapping.Windows.Days
+	case opt.From == 0 && opt.Until == 0:
+		ws, _ := configs.ParseWindows(arriveDefaultWindows)
+		n, days = ws.N, ws.Days
 	}
-	seeds, err := arriveSeeds(c, cfg)
-	if err != nil {
+	if err := arriveKnobs(c, cfg, st); err != nil {
 		return err
 	}
-	var modes []string
-	switch {
-	case c.Bool("metered"):
-		modes = []string{arrive.ModeMetered}
-	case !c.IsSet("modes") && cfg.Modes != nil:
-		modes = cfg.Modes
-	default:
-		for _, m := range strings.Split(c.String("modes"), ",") {
-			m = strings.TrimSpace(m)
-			if m != arrive.ModeSite && m != arrive.ModeMetered {
-				return fmt.Errorf("--modes: unknown mode %q (want %s or %s)", m, arrive.ModeSite, arrive.ModeMetered)
-			}
-			modes = append(modes, m)
-		}
+	if st.Seeds, err = arriveSeeds(c, cfg); err != nil {
+		return err
 	}
-	path, name := studyTrace(c, cfg)
-	w, err := tracestudy.Load(path, opt)
+	w, err := st.Lay(path, opt, n, days, warmup, cooldown)
 	if err != nil {
-		return fmt.Errorf("--trace: %w", err)
+		if opt.From != 0 || opt.Until != 0 {
+			return fmt.Errorf("--window (or the config's window) on %s: %w", name, err)
+		}
+		return fmt.Errorf("--trace %s, --windows, --warmup, --cooldown: %w", name, err)
 	}
+	if err := st.Check(); err != nil {
+		return fmt.Errorf("%w (--stay, --agent-scale, --agent-share, --max-k, --windows)", err)
+	}
+	st.Plan()
 	content, err := tracestudy.Content(path)
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
@@ -150,41 +181,110 @@ func runAgentsArrive(c *cli.Context) error {
 		return err
 	}
 	out := studyOut(c, "agents-arrive")
-	specs := arrive.Specs(names, modes, maxK, seeds)
-	st := arrive.Stay{Stay: stay}
-	plan := arrive.NewPlan(arrive.SharedInputs(tracestudy.Digest(content), opt, w, st), w, specs)
+	if c.Bool("jobs") {
+		if dist.cache != "" {
+			return fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
+		}
+		st.JobsDir = filepath.Join(out, "jobs")
+	}
+	plan := st.NewPlan(st.SharedInputs(tracestudy.Digest(content), w))
 	sopt := sweep.StudyOptions{Workers: workers}
 	stderr := sweepStderr(c)
 	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
-		n := len(specs)
+		total := len(st.Specs)
 		if dist.shard != nil {
-			n = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
+			total = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
 		}
-		fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (%d jobs, pool %d), agents for %d s, %d workers\n", n, w.Name, len(w.Jobs), w.Pool, stay, workers)
-		step := max(1, n/10)
+		fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (pool %d), %d window(s) of %s, agents for %s, k ≤ %d, %d seed(s), %d workers\n",
+			total, name, w.Pool, len(st.Windows), fmtDays(st.Windows[0].Days()), fmtDays(float64(st.Stay)/tracestudy.Day), st.MaxK, len(st.Seeds), workers)
+		step := max(1, total/20)
+		began := time.Now()
 		sopt.Progress = func(done, total int) {
 			if done%step == 0 || done == total {
-				fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total)
+				fmt.Fprintf(stderr, "  %d/%d runs done (%s)\n", done, total, time.Since(began).Round(time.Second))
 			}
 		}
 	}
 	rs, err := runStudy(c, dist, out, plan, arrive.Codec, sopt, func(ctx context.Context, o sweep.StudyOptions) ([]arrive.Result, error) {
-		return arrive.ExecutePlan(ctx, w, specs, st, plan, o)
+		return st.ExecutePlan(ctx, plan, o)
 	})
 	if err != nil || rs == nil { // nil results: a shard, written
 		return err
 	}
-	files, err := arrive.Write(out, format, tracestudy.Info(w, name, opt.From, opt.Until), st, rs)
+	sum := &arrive.Summary{Trace: tracestudy.Info(w, name, opt.From, opt.Until), Study: st, Warmup: warmup, Cooldown: cooldown, Runs: rs}
+	files, err := arrive.Write(out, format, sum)
 	if err != nil {
 		return err
 	}
-	if err := arrive.PrintTable(sweepStdout(c), arrive.Points(rs)); err != nil {
+	stdout := sweepStdout(c)
+	if err := arrive.PrintTable(stdout, sum); err != nil {
 		return err
 	}
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
 	m.Workers = workers
-	return m.Write(out, start, files)
+	if err := m.Write(out, start, files); err != nil {
+		return err
+	}
+	jobs := ""
+	if st.JobsDir != "" {
+		jobs = fmt.Sprintf(", jobs/ (%d runs' per-job records)", len(st.Specs))
+	}
+	fmt.Fprintf(stdout, "agents-arrive: %d runs; wrote %s, manifest.json%s into %s\n", len(rs), strings.Join(files, ", "), jobs, out)
+	return nil
+}
+
+func fmtDays(d float64) string {
+	if d == math.Trunc(d) {
+		return fmt.Sprintf("%.0f d", d)
+	}
+	return fmt.Sprintf("%.2f d", d)
+}
+
+// arriveKnobs sets the study's max-k, stay, agent scale and share from
+// the flags, else the config, else the defaults NewStudy set.
+func arriveKnobs(c *cli.Context, cfg *configs.StudyConfig, st *arrive.Study) error {
+	switch {
+	case c.IsSet("max-k"):
+		st.MaxK = c.Int("max-k")
+	case cfg.MaxK != nil:
+		st.MaxK = *cfg.MaxK
+	}
+	if st.MaxK < 0 || st.MaxK > 64 {
+		return fmt.Errorf("--max-k must be between 0 and 64, got %d", st.MaxK)
+	}
+	switch {
+	case c.IsSet("stay"):
+		d, err := configs.ParseDuration(c.String("stay"))
+		if err != nil {
+			return fmt.Errorf("--stay %w", err)
+		}
+		st.Stay = d
+	case cfg.Stay != nil:
+		st.Stay = *cfg.Stay
+	}
+	if st.Stay < 2 {
+		return fmt.Errorf("--stay must be at least 2 seconds, got %d", st.Stay)
+	}
+	switch {
+	case c.IsSet("agent-scale"):
+		st.AgentScale = c.Float64("agent-scale")
+	case cfg.AgentScale != nil:
+		st.AgentScale = *cfg.AgentScale
+	}
+	if !(st.AgentScale > 0 && st.AgentScale <= arrive.MaxAgentScale) {
+		return fmt.Errorf("--agent-scale must be above 0 and at most %d, got %v", arrive.MaxAgentScale, st.AgentScale)
+	}
+	switch {
+	case c.IsSet("agent-share"):
+		st.AgentShare = c.Float64("agent-share")
+	case cfg.AgentShare != nil:
+		st.AgentShare = *cfg.AgentShare
+	}
+	if !(st.AgentShare > 0 && st.AgentShare < 1) {
+		return fmt.Errorf("--agent-share must be above 0 and below 1 (the users keep the rest), got %v", st.AgentShare)
+	}
+	return nil
 }
 
 // arriveSeeds is --seeds (a list) or --nseeds N (the seeds 1 … N), else

@@ -28,8 +28,8 @@ var studyCases = []struct {
 	// Through a config (recorded for merge as an absolute path): W × m
 	// cut to 2 × 2.
 	{"budget-knobs", []string{"--config", "<bk.yaml>"}, "fig_budget_knobs.svg"},
-	{"agents-arrive", []string{"--policies", "fifo,bursar", "--max-k", "2", "--seeds", "1,2", "--stay", "1200",
-		"--window", "21772800:21859200"}, "fig_agents_arrive.svg"},
+	{"agents-arrive", []string{"--trace", "sdsc-sp2-excerpt", "--policies", "fifo,bursar", "--max-k", "2", "--seeds", "1,2", "--stay", "1200",
+		"--window", "21772800:21859200", "--warmup", "2h", "--cooldown", "2h"}, "fig_agents_arrive.svg"},
 }
 
 // studyFiles are the outputs a merged study must write byte for byte as
@@ -116,8 +116,9 @@ func TestTraceStudyMergeNamesWhatIsWrong(t *testing.T) {
 func TestInterruptedTraceStudyResumesFromTheCache(t *testing.T) {
 	dir := t.TempDir()
 	flags := []string{"agents-arrive", "--quiet", "--workers", "1", "--format", "svg", "--policies", "fifo,static,quota,priority",
-		"--max-k", "3", "--nseeds", "3", "--stay", "1200", "--window", "21772800:21859200"}
-	const total = 4 * 2 * (2 + 2*3) // policies × modes × (k 0, 1 once; k 2, 3 per seed)
+		"--max-k", "3", "--nseeds", "3", "--stay", "1200", "--trace", "sdsc-sp2-excerpt", "--window", "21772800:21859200",
+		"--warmup", "2h", "--cooldown", "2h"}
+	const total = 4 * (1 + 2*3*3) // policies × (k 0 once; 2 modes × k 1 … 3 × 3 seeds)
 	whole := filepath.Join(dir, "whole")
 	out, err := runSweepApp(t, append(flags, "--out", whole)...)
 	require.NoError(t, err, out)
@@ -149,7 +150,7 @@ func TestInterruptedTraceStudyResumesFromTheCache(t *testing.T) {
 	require.NotEmpty(t, entries)
 	data, err := os.ReadFile(entries[0])
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(entries[0], bytes.Replace(data, []byte(`"jobs":`), []byte(`"jobs":1`), 1), 0o644))
+	require.NoError(t, os.WriteFile(entries[0], bytes.Replace(data, []byte(`"result":"`), []byte(`"result":"A`), 1), 0o644))
 
 	out, err = runSweepApp(t, append(flags, "--cache", cache, "--out", resumed)...)
 	require.NoError(t, err, out)
@@ -228,7 +229,7 @@ func TestStudyConfigWithFlagsOnTop(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "logs", "sp2.swf"), swf, 0o644))
 	cfg := filepath.Join(dir, "aa.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("experiment: agents-arrive\ntrace: logs/sp2.swf\n"+
-		"window: {from: 21772800, until: 21859200}\npolicies: [fifo]\nmodes: [site]\nmax_k: 1\nstay: 1200\nseeds: [1]\n"), 0o644))
+		"window: {from: 21772800, until: 21859200}\nwarmup: 2h\ncooldown: 2h\npolicies: [fifo]\nmax_k: 1\nstay: 1200\nseeds: [1]\n"), 0o644))
 	out := filepath.Join(dir, "out")
 	console, err := runSweepApp(t, "agents-arrive", "--config", cfg, "--policies", "fifo,static", "--quiet", "--out", out)
 	require.NoError(t, err, console)
@@ -248,9 +249,9 @@ func TestStudyConfigWithFlagsOnTop(t *testing.T) {
 	assert.Equal(t, "logs/sp2.swf", sum.Trace.Name)
 	assert.Equal(t, int64(21772800), sum.Trace.From)
 	assert.Equal(t, int64(21859200), sum.Trace.Until)
-	require.Len(t, sum.Runs, 4, "fifo and static (the flag) × site × k 0, 1")
-	assert.Equal(t, "static", sum.Runs[3].Policy)
-	assert.Equal(t, "site", sum.Runs[3].Mode)
+	require.Len(t, sum.Runs, 6, "fifo and static (the flag) × (k 0; unmetered and metered k 1)")
+	assert.Equal(t, "static", sum.Runs[5].Policy)
+	assert.Equal(t, "metered", sum.Runs[5].Mode)
 
 	_, err = runSweepApp(t, "trace", "--config", cfg, "--quiet", "--out", out)
 	require.ErrorContains(t, err, "is a config of agents-arrive, not of trace")

@@ -78,10 +78,6 @@ func traceFlags(defaultOut string, withPolicies bool) []cli.Flag {
 	return flags
 }
 
-// parseWindow reads --window START:END in seconds or days after the
-// log's start (252d:280d); dates need the log's header (parseWindowAt).
-func parseWindow(s string) (from, until int64, err error) { return parseWindowAt(s, nil) }
-
 // parseWindowAt reads --window START:END: each end whole seconds after
 // the log's start (21772800), days after it (252d, 252.5d), or a date
 // (1998-12-01) at midnight in the log's time zone (its header's
