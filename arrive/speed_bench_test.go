@@ -3,8 +3,6 @@
 package arrive
 
 import (
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -12,55 +10,41 @@ import (
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// loadWeek is the second of the default study's four disjoint 7-day
-// windows of the full SDSC-SP2 log (docs/studies.md §6.16), read from
-// $BURSAR_TRACES; the benchmark skips without it.
-func loadWeek(b *testing.B) *trace.Workload {
-	dir := os.Getenv("BURSAR_TRACES")
-	if dir == "" {
-		b.Skip("set BURSAR_TRACES to the folder holding SDSC-SP2-1998-4.2-cln.swf.gz")
-	}
-	path := filepath.Join(dir, "SDSC-SP2-1998-4.2-cln.swf.gz")
-	full, err := trace.Load(path, trace.Options{})
-	if err != nil {
-		b.Skipf("full SDSC-SP2 log: %v", err)
-	}
-	first, last := full.Jobs[0].Submit, full.Jobs[len(full.Jobs)-1].Submit
-	ws, err := tracestudy.Windows(first, last, 4, 7*tracestudy.Day, tracestudy.DefaultWarmup, tracestudy.DefaultCooldown)
-	if err != nil {
+// weekStudy is the default study laid on the full SDSC-SP2 log embedded
+// in the binary (4 disjoint 7-day windows, docs/studies.md §6.16).
+func weekStudy(b *testing.B) *Study {
+	st := NewStudy()
+	if _, err := st.Lay(tracestudy.BuiltinFull, trace.Options{}, 4, 7, tracestudy.DefaultWarmup, tracestudy.DefaultCooldown); err != nil {
 		b.Fatal(err)
 	}
-	w, err := trace.Load(path, trace.Options{From: ws[1].From, Until: ws[1].Until})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return w
+	return st
 }
 
 // BenchmarkArriveWeek is one run of the default agents-arrive study per
-// site policy: a 7-day window of the full log, the agents arriving after
-// the one-day warm-up and staying two days (k = 8), or none (k = 0: the
-// plain replay of the window).
+// site policy and mode, on the second 7-day window of the full log: the
+// agents arriving after the one-day warm-up (seed 1's draw) and staying
+// two days (k = 8), or none (k = 0: the plain replay of the window).
 func BenchmarkArriveWeek(b *testing.B) {
-	w := loadWeek(b)
-	b.ReportMetric(float64(len(w.Jobs)), "jobs")
-	st := Stay{Arrive: 86400, Stay: 2 * 86400}
+	st := weekStudy(b)
+	b.ReportMetric(float64(len(st.Loads[1].Jobs)), "jobs")
 	for _, k := range []int{0, 8} {
-		for _, p := range []string{"fifo", "priority", "static", "fairshare", "quota", "budget", "bursar"} {
-			modes := []string{ModeSite}
-			if k > 0 && p != "bursar" {
-				modes = append(modes, ModeMetered)
+		for _, p := range DefaultPolicies {
+			modes := []string{""}
+			if k > 0 {
+				modes = ModesOf(p)
 			}
 			for _, m := range modes {
 				name := p + "/k=0"
+				sp := Spec{Policy: p, Window: 1}
 				if k > 0 {
 					name = p + "/" + m + "/k=8"
+					sp = Spec{Policy: p, Mode: m, K: k, Seed: 1, Window: 1}
 				}
 				b.Run(name, func(b *testing.B) {
 					b.ReportAllocs()
 					cpu := cpuNanos()
 					for b.Loop() {
-						if _, err := RunOne(w, Spec{Policy: p, Mode: m, K: k, Seed: 1}, st); err != nil {
+						if _, _, _, err := st.RunSpec(sp); err != nil {
 							b.Fatal(err)
 						}
 					}
