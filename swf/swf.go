@@ -214,7 +214,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		}
 		gz.Multistream(true)
 		rd.gz = gz
-		src = gz
+		src = newReadahead(gz)
 	}
 	rd.sc = bufio.NewScanner(src)
 	rd.sc.Buffer(make([]byte, 64<<10), maxLine)

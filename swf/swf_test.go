@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -275,6 +276,51 @@ func BenchmarkReadExcerpt(b *testing.B) {
 			if _, err := r.Next(); err != nil {
 				break
 			}
+		}
+	}
+}
+
+// A gzipped log of many readahead blocks, in two gzip members, reads as
+// its plain text does; one cut short, or with a damaged byte, is an error
+// that names the file (never a panic, never a silent end).
+func TestGzipReadaheadBlocks(t *testing.T) {
+	var text bytes.Buffer
+	text.WriteString("; MaxProcs: 128\n")
+	for i := range 30000 { // about 2.4 MB: ten blocks
+		fmt.Fprintf(&text, "%d %d 10 3600 4 -1 -1 4 7200 -1 1 %d 2 -1 1 -1 -1 -1\n", i+1, 60*i, i%97)
+	}
+	raw := text.Bytes()
+	half := bytes.IndexByte(raw[len(raw)/2:], '\n') + len(raw)/2 + 1
+	twoMembers := append(gz(t, raw[:half]), gz(t, raw[half:])...)
+	a, err := NewReader(bytes.NewReader(raw), "plain.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewReader(bytes.NewReader(twoMembers), "two.swf.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, jb := readAll(t, a), readAll(t, b)
+	if len(ja) != 30000 || len(jb) != len(ja) {
+		t.Fatalf("%d vs %d records", len(ja), len(jb))
+	}
+	for i := range ja {
+		if ja[i] != jb[i] {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+	whole := gz(t, raw)
+	damaged := bytes.Clone(whole)
+	damaged[len(damaged)/2] ^= 0xff
+	for name, data := range map[string][]byte{"cut.swf.gz": whole[:len(whole)*2/3], "damaged.swf.gz": damaged} {
+		r, err := NewReader(bytes.NewReader(data), name)
+		if err == nil {
+			for err == nil {
+				_, err = r.Next()
+			}
+		}
+		if err == io.EOF || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
 		}
 	}
 }

@@ -291,8 +291,11 @@ func demandChanges(recs []JobRecord, stop int64) []demandChange {
 		}
 		ch = append(ch, demandChange{r.Submit, int32(r.Campaign), int32(r.GPUs)}, demandChange{end, int32(r.Campaign), -int32(r.GPUs)})
 	}
-	slices.SortFunc(ch, func(a, b demandChange) int { return cmpInt(a.t, b.t) })
-	return ch
+	// In time order; the order of one time's changes is any: both readers
+	// apply all of a time's changes before they read the demands (Shares'
+	// fair split keeps the busy campaigns sorted by demand ÷ share and
+	// index, whatever order they changed in).
+	return sortByTime(ch, func(c demandChange) int64 { return c.t })
 }
 
 // ShareControl is the control set of the share-based measure: for each
@@ -303,6 +306,11 @@ type ShareControl struct {
 	Interval Interval
 	Days     [][]int32 // day d is [From + d·Length, From + (d+1)·Length)
 	Length   int64     // the day's length: Day (a test shortens it)
+	// fifo and changes are the fifo replay the set was drawn from and its
+	// demand changes, which Shares reuses when it measures that very
+	// replay (the fifo run of a study) instead of sorting them again.
+	fifo    *Run
+	changes []demandChange
 }
 
 // FifoControl is the control set from a fifo replay of w (ReplayExact).
@@ -327,6 +335,7 @@ func fifoControl(w *Workload, fifo *Run, iv Interval, dayLength int64) ShareCont
 		}
 	}
 	ch := demandChanges(fifo.Records, fifo.Stop)
+	ctl.fifo, ctl.changes = fifo, ch
 	for k := 0; k < len(ch); {
 		t := ch[k].t
 		k0 := k
@@ -401,7 +410,10 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 	}
 	var f fairSplit
 	f.init(w)
-	ch := demandChanges(run.Records, run.Stop)
+	ch := ctl.changes
+	if ctl.fifo != run || ch == nil {
+		ch = demandChanges(run.Records, run.Stop)
+	}
 	for j := 0; j < len(ch); {
 		t := ch[j].t
 		for j < len(ch) && ch[j].t == t {
