@@ -19,7 +19,8 @@
 # binary) and BURSAR_SLURM_GATE_KEY (the key file serve --slurm-key-file
 # reads) set, slurmctld loads scripts/slurm/job_submit.lua (needs
 # slurm-wlm-basic-plugins) and records finished jobs with jobcomp/filetxt
-# in STATE_DIR/jobcomp.txt. BURSAR_SLURM_CPUS=N registers the node with N
+# in STATE_DIR/jobcomp.txt; each lease's token admits one job (the records
+# in STATE_DIR/bursar-once). BURSAR_SLURM_CPUS=N registers the node with N
 # CPUs whatever the machine has (the stand-ins for GPUs; jobs that only
 # sleep run fine).
 set -euo pipefail
@@ -97,7 +98,8 @@ start() {
     [ -n "${BURSAR_SLURM_GATE_KEY:-}" ] || die "BURSAR_SLURM_GATE_BIN needs BURSAR_SLURM_GATE_KEY (the key file)"
     [ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_lua.so ] || ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1 ||
       die "job_submit_lua.so not found: apt-get install --no-install-recommends slurm-wlm-basic-plugins"
-    sed -e "s|@BURSAR@|$BURSAR_SLURM_GATE_BIN|" -e "s|@KEY_FILE@|$BURSAR_SLURM_GATE_KEY|" \
+    mkdir -p "$dir/bursar-once" && chmod 700 "$dir/bursar-once"   # one token, one job
+    sed -e "s|@BURSAR@|$BURSAR_SLURM_GATE_BIN|" -e "s|@KEY_FILE@|$BURSAR_SLURM_GATE_KEY|" -e "s|@ONCE_DIR@|$dir/bursar-once|" \
       "$(dirname "$0")/slurm/job_submit.lua" > "$dir/job_submit.lua"
     extra+=$'JobSubmitPlugins=lua\n'
     jobcomp="JobCompType=jobcomp/filetxt"$'\n'"JobCompLoc=$dir/jobcomp.txt"

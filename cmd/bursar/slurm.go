@@ -54,6 +54,7 @@ func slurmCommand() *cli.Command {
 			Description: slurmCheckDescription,
 			Flags: []cli.Flag{
 				&cli.PathFlag{Name: "key-file", Required: true, Usage: "the key the service signs with (serve --slurm-key-file)"},
+				&cli.PathFlag{Name: "once-dir", Usage: "record each lease that admitted a job in this folder and refuse its token a second time: one token, one job (writable by SlurmUser only)"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
@@ -61,7 +62,7 @@ func slurmCommand() *cli.Command {
 					return cli.Exit("", 1)
 				}
 				// The same check as the small bursar-slurm-check binary.
-				line, ok := slurmtoken.Check(c.Path("key-file"), c.Args().First(), time.Now())
+				line, ok := slurmtoken.Check(c.Path("key-file"), c.Args().First(), c.Path("once-dir"), time.Now())
 				fmt.Fprintln(c.App.Writer, line)
 				if !ok {
 					return cli.Exit("", 1)

@@ -194,6 +194,23 @@ func TestSlurmGate(t *testing.T) {
 		assert.Empty(t, g.jobs(t))
 	})
 
+	t.Run("one token, one job", func(t *testing.T) {
+		ctx := context.Background()
+		acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: 1, Duration: 60})
+		require.NoError(t, err)
+		_, err = g.admin.AwaitGrant(ctx, "sci", acc.RequestID)
+		require.NoError(t, err)
+		st, err := g.admin.SlurmToken(ctx, "sci", acc.RequestID)
+		require.NoError(t, err)
+		out, code := g.sh(t, "srun --comment="+st.Token+" -n 1 true")
+		assert.Equal(t, 0, code, out)
+		out, code = g.sh(t, "srun --comment="+st.Token+" -n 1 true")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, out, "admitted a job already")
+		_, err = g.admin.ReleaseLease(ctx, "sci", acc.RequestID)
+		require.NoError(t, err)
+	})
+
 	t.Run("size enforced", func(t *testing.T) {
 		lp := g.lease(t, g.srv, "--gpus", "2", "--duration", "60", "--", "srun", "-n", "4", "true")
 		assert.NotEqual(t, 0, lp.wait(t, time.Minute))

@@ -40,6 +40,10 @@ type slurmEnforcer struct {
 	// The loop's own: the jobs seen so far and when each got its SIGTERM.
 	seen   map[string]bool
 	termed map[string]time.Time
+	// bound is the job each lease's token admitted first (by the lease's
+	// WcKey, which names the token): one token, one job. It is read back
+	// from the ledger at start.
+	bound map[string]string
 
 	// mu guards what the expiry timers share with the loop: the jobs due
 	// at each expiry second, and when each job was last cancelled.
@@ -59,7 +63,7 @@ const (
 
 func (e *slurmEnforcer) run(ctx context.Context) {
 	e.ctx = ctx
-	e.seen, e.termed = map[string]bool{}, map[string]time.Time{}
+	e.seen, e.termed, e.bound = map[string]bool{}, map[string]time.Time{}, e.readLedger()
 	e.due, e.cancelled, e.live = map[int64][]string{}, map[string]time.Time{}, map[string]bool{}
 	tk := time.NewTicker(slurmEnforceEvery)
 	defer tk.Stop()
@@ -148,7 +152,7 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 		return
 	}
 	// The calls to make, batched: one scancel for each list.
-	var expired, notice, graceOver []string
+	var expired, notice, graceOver, reused []string
 	live := map[string]bool{}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
@@ -165,6 +169,15 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 			continue
 		case !e.seen[id]:
 			e.seen[id] = true
+			key := service.SlurmWCKey(l)
+			if first, ok := e.bound[key]; ok && first != id {
+				// The gate admits one job per token (its --once-dir);
+				// one that got past it, or a gate without it, is ended.
+				e.log.Warn("slurm enforcer: a second job on one lease token: cancelled", "job", id, "first", first, "lease", l.Lease, "campaign", l.Campaign)
+				reused = append(reused, id)
+				continue
+			}
+			e.bound[key] = id
 			e.record(ledgerEntry{Job: id, Lease: l.Lease, Campaign: l.Campaign, GPUs: l.GPUs, Expires: l.Expires, CPUs: f[3], Seen: now.Unix()})
 			if err == nil {
 				e.mu.Lock()
@@ -190,6 +203,7 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 			graceOver = append(graceOver, id)
 		}
 	}
+	e.cancel(reused, "cancelled jobs on a lease token that admitted another job")
 	e.cancel(expired, "cancelled jobs past their lease")
 	if len(notice) > 0 {
 		err := scancelJobs(notice, true)
@@ -206,6 +220,11 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 			delete(e.seen, id)
 		}
 	}
+	for key := range e.bound {
+		if k, ok := parseLeaseKey(key); ok && k.Expires < now.Unix()-60 {
+			delete(e.bound, key) // its token is refused as expired anyway
+		}
+	}
 	e.mu.Lock()
 	for id := range e.cancelled {
 		if !live[id] {
@@ -214,6 +233,32 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 	}
 	e.live = live
 	e.mu.Unlock()
+}
+
+// readLedger binds the jobs of the ledger's live leases again after a
+// restart (the ledger's first job of a lease is the one its token
+// admitted).
+func (e *slurmEnforcer) readLedger() map[string]string {
+	bound := map[string]string{}
+	if e.ledger == "" {
+		return bound
+	}
+	b, err := os.ReadFile(e.ledger)
+	if err != nil {
+		return bound
+	}
+	now := time.Now().Unix()
+	for _, line := range strings.Split(string(b), "\n") {
+		var en ledgerEntry
+		if json.Unmarshal([]byte(line), &en) != nil || en.Expires < now-60 {
+			continue
+		}
+		key := service.SlurmWCKey(service.SlurmLease{Lease: en.Lease, Campaign: en.Campaign, GPUs: en.GPUs, Expires: en.Expires})
+		if _, ok := bound[key]; !ok {
+			bound[key] = en.Job
+		}
+	}
+	return bound
 }
 
 func (e *slurmEnforcer) record(en ledgerEntry) {

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -145,8 +146,9 @@ func ReadKey(path string) ([]byte, error) {
 //
 //	ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
 //
-// and anything else "refuse: REASON", the reason the user is shown.
-func Check(keyFile, tok string, now time.Time) (line string, ok bool) {
+// and anything else "refuse: REASON", the reason the user is shown. With
+// onceDir (not "") a token admits one job only (Claim).
+func Check(keyFile, tok, onceDir string, now time.Time) (line string, ok bool) {
 	key, err := ReadKey(keyFile)
 	if err != nil {
 		return "refuse: " + err.Error(), false
@@ -158,5 +160,55 @@ func Check(keyFile, tok string, now time.Time) (line string, ok bool) {
 	case err != nil:
 		return "refuse: " + err.Error(), false
 	}
+	if onceDir != "" {
+		if err := Claim(onceDir, l, now); err != nil {
+			return "refuse: " + err.Error(), false
+		}
+	}
 	return fmt.Sprintf("ok %d %s %d %d %s %d", l.Lease, l.Campaign, l.GPUs, l.Expires-now.Unix(), Account(l.Campaign), l.Expires), true
+}
+
+// ErrUsed is Claim's answer for a token that admitted a job already.
+var ErrUsed = errors.New("one lease token admits one job")
+
+// Claim records in dir that lease l admitted a job, and refuses when it
+// has already: one token, one job (issue 23). The record is a file named
+// by the lease (its expiry, campaign and id: a token's identity, since
+// the signature covers exactly those and the size), created exclusively,
+// so that two submissions racing on one token cannot both win. Records
+// of leases over for a minute are removed as new ones are made, so the
+// folder holds about as many files as there are live leases. dir must be
+// writable by SlurmUser only (docs/slurm.md).
+func Claim(dir string, l Lease, now time.Time) error {
+	name := fmt.Sprintf("%d.%s.%d", l.Expires, Account(l.Campaign), l.Lease)
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, os.ErrExist):
+		return fmt.Errorf("lease %d of campaign %s admitted a job already: %w (ask for another lease)", l.Lease, l.Campaign, ErrUsed)
+	case err != nil:
+		return fmt.Errorf("cannot record the lease's job (%v): refused, since the token could otherwise be used again", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot record the lease's job (%v): refused, since the token could otherwise be used again", err)
+	}
+	sweep(dir, now)
+	return nil
+}
+
+// sweep removes the records of leases that ended over a minute ago: their
+// tokens are refused as expired anyway.
+func sweep(dir string, now time.Time) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		exp, _, ok := strings.Cut(e.Name(), ".")
+		if !ok {
+			continue
+		}
+		if t, err := strconv.ParseInt(exp, 10, 64); err == nil && t < now.Unix()-60 {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package slurmtoken
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,4 +59,41 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, l, again)
 	})
+}
+
+// One token, one job: the first claim of a lease wins and the second is
+// refused, another lease (or the same id of another campaign) is free,
+// and the records of leases over for a minute are swept as new ones come.
+func TestClaim(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1000, 0)
+	a := Lease{Lease: 1, Campaign: "Sci", GPUs: 2, Expires: 1100}
+	require.NoError(t, Claim(dir, a, now))
+	err := Claim(dir, a, now)
+	require.ErrorIs(t, err, ErrUsed)
+	assert.Contains(t, err.Error(), "lease 1 of campaign Sci admitted a job already")
+	require.NoError(t, Claim(dir, Lease{Lease: 2, Campaign: "Sci", GPUs: 2, Expires: 1100}, now))
+	require.NoError(t, Claim(dir, Lease{Lease: 1, Campaign: "storm", GPUs: 2, Expires: 1100}, now))
+	old := Lease{Lease: 3, Campaign: "sci", GPUs: 1, Expires: 930}
+	require.NoError(t, Claim(dir, old, time.Unix(900, 0)))
+	require.NoError(t, Claim(dir, Lease{Lease: 4, Campaign: "sci", GPUs: 1, Expires: 1100}, now))
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"1100.sci.1", "1100.sci.2", "1100.storm.1", "1100.sci.4"}, names, "lease 3 ended 70 s ago: swept")
+
+	key := []byte("0123456789abcdef0123456789abcdef")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	require.NoError(t, os.WriteFile(keyFile, key, 0o600))
+	tok := Sign(key, Lease{Lease: 9, Campaign: "sci", GPUs: 1, Expires: 2000})
+	line, ok := Check(keyFile, tok, dir, now)
+	assert.True(t, ok, line)
+	line, ok = Check(keyFile, tok, dir, now)
+	assert.False(t, ok)
+	assert.Equal(t, "refuse: lease 9 of campaign sci admitted a job already: one lease token admits one job (ask for another lease)", line)
+	line, ok = Check(keyFile, tok, "", now)
+	assert.True(t, ok, "without a folder a token admits jobs until it expires: %s", line)
 }

@@ -13,7 +13,7 @@ The token is checked by `bursar-slurm-check` (cmd/bursar-slurm-check; or
 library, and an HMAC-SHA256 written in pure Lua 5.1 would be slow and an
 own crypto implementation to trust.
 
-Install: put this file beside slurm.conf, set the three values below,
+Install: put this file beside slurm.conf, set the four values below,
 and add JobSubmitPlugins=lua to slurm.conf (scontrol reconfigure).
 --]]
 
@@ -23,6 +23,10 @@ and add JobSubmitPlugins=lua to slurm.conf (scontrol reconfigure).
 -- held: the small binary keeps that short.
 local BURSAR = "@BURSAR@"
 local KEY_FILE = "@KEY_FILE@"
+-- A folder, writable by SlurmUser only, where each lease that admitted a
+-- job is recorded, so that its token admits no second one ("" : a token
+-- admits jobs until it expires).
+local ONCE_DIR = "@ONCE_DIR@"
 -- Partitions that are NOT gated; every other one is (fail closed).
 local UNGATED = { }
 
@@ -61,7 +65,9 @@ end
 -- check runs `BURSAR slurm check --key-file KEY TOKEN`:
 -- ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES.
 local function check(token)
-	local f = io.popen(BURSAR .. " slurm check --key-file " .. KEY_FILE .. " " .. token .. " 2>&1")
+	local once = ""
+	if ONCE_DIR ~= "" then once = " --once-dir " .. ONCE_DIR end
+	local f = io.popen(BURSAR .. " slurm check --key-file " .. KEY_FILE .. once .. " " .. token .. " 2>&1")
 	if f == nil then return nil, "cannot run the Bursar token check" end
 	local out = f:read("*a") or ""
 	f:close()
