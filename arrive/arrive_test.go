@@ -297,6 +297,15 @@ func TestCodecRoundTripIsExact(t *testing.T) {
 		y, _ := os.ReadFile(filepath.Join(b, f))
 		require.True(t, bytes.Equal(x, y), f)
 	}
+	// The bursar line's agents are metered once, by the broker: the
+	// site's gate refuses none of their requests.
+	for i := range rs {
+		if rs[i].Policy == BursarLine {
+			for _, a := range rs[i].Agents {
+				require.Zero(t, a.Refused, "%s under bursar: metered twice", a.Name)
+			}
+		}
+	}
 	p := st.NewPlan("")
 	require.Len(t, p.Runs, len(st.Specs))
 	require.Equal(t, "fifo k=0 w1 days 252–254", p.Runs[0].Label)

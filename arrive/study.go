@@ -347,7 +347,10 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 		// the agents' first tick is arrive + 1.
 		arrive = r.Arrive - w.Jobs[0].Submit
 	}
-	s, err := newSite(a, cast, sp.Seed, int(arrive), int(st.Stay), sp.Mode == ModeMetered)
+	// The bursar line's broker meters the agents itself: the site's gate
+	// would apply its cap a second time.
+	gate := sp.Mode == ModeMetered && sp.Policy != BursarLine
+	s, err := newSite(a, cast, sp.Seed, int(arrive), int(st.Stay), gate)
 	if err != nil {
 		return fail(err)
 	}
