@@ -111,6 +111,9 @@ func (f *backfill) nextAct(t int) int {
 // tick, a policy that can skip, and a cast whose every agent can be quiet.
 func (w *world) skipperFor(opt Options) (policy.EventSkipper, []quietAgent) {
 	if opt.TickByTick {
+		if t, ok := w.b.a.(policy.TickByTicker); ok {
+			t.SetTickByTick(true)
+		}
 		return nil, nil
 	}
 	sk, ok := w.b.a.(policy.EventSkipper)

@@ -18,6 +18,14 @@ type RigidRequester interface {
 	RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, submitted int) (int, error)
 }
 
+// TickByTicker is an optional Allocator hook: SetTickByTick(true) makes
+// every Tick run its whole admission even where NextChange says the tick
+// is quiet, the oracle the event-skipping tests compare against (the
+// baselines' Core takes this shortcut inside Tick).
+type TickByTicker interface {
+	SetTickByTick(on bool)
+}
+
 // EventSkipper is a policy that can say when its state next changes by
 // itself, so that a driver may jump over the quiet ticks between events
 // (arrivals, lease ends, notice deadlines, request expiries).

@@ -157,6 +157,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	skip, _ := alloc.(policy.EventSkipper)
 	if opt.TickByTick {
 		skip = nil
+		if t, ok := alloc.(policy.TickByTicker); ok {
+			t.SetTickByTick(true)
+		}
 	}
 
 	var jobOf []int32           // request id → job

@@ -106,10 +106,24 @@ func (l *Lease) Estimated() int {
 // the next tick after any change, and otherwise the first lease end,
 // preemption or request expiry, or a Paced rule's next event. A rule
 // that is neither Steady nor Paced changes every tick.
+//
+// A Paced rule's next event is its own as of its last admission (budget's
+// victim order is the last search's), so the answer is worked out right
+// after a tick that admitted and kept until something changes: asked
+// later, after quiet ticks or a skip, it is the same answer, as a driver
+// that skips asks once and skips to it. Asked later without one (only a
+// change can get there, and a change means the next tick), it is the next
+// tick.
 func (k *Core) NextChange() int {
 	_, steady := k.rule.(Steady)
 	paced, isPaced := k.rule.(Paced)
 	if !steady && !isPaced || k.changedAt >= k.now {
+		return k.now + 1
+	}
+	if k.quietFrom == k.admittedAt && k.changedAt < k.quietFrom {
+		return max(k.quietUntil, k.now+1)
+	}
+	if k.admittedAt != k.now {
 		return k.now + 1
 	}
 	next := math.MaxInt
@@ -126,7 +140,9 @@ func (k *Core) NextChange() int {
 			}
 		}
 	}
-	return max(next, k.now+1)
+	next = max(next, k.now+1)
+	k.quietFrom, k.quietUntil = k.now, next
+	return next
 }
 
 // SkipTo advances the clock to tick t exactly as Ticks would when t is

@@ -67,6 +67,9 @@ type Rule struct {
 	factorAt []int
 	queue    baseline.Queue
 	easy     baseline.EASY
+	// core is the Core the rule was registered on: Usage and Factor
+	// charge the ticks its quiet ticks left to the rule (see accrue).
+	core *baseline.Core
 }
 
 // New returns a fair-share allocator.
@@ -108,6 +111,7 @@ func (*Rule) Name() string { return Name }
 // the next EndTick, which is right: it can hold nothing before a tick
 // admits.
 func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
+	r.core = k
 	r.usage = append(r.usage, Preload(k.History(c), r.knobs.HalfLife))
 	r.charge = append(r.charge, 0)
 	r.held = append(r.held, 0)
@@ -141,12 +145,28 @@ func Preload(h []baseline.Usage, halfLife float64) float64 {
 
 // Usage is campaign c's decayed usage as of the last period boundary, in
 // GPU-seconds.
-func (r *Rule) Usage(c policy.CampaignID) float64 { return r.usage[c] }
+func (r *Rule) Usage(c policy.CampaignID) float64 {
+	r.catchUp()
+	return r.usage[c]
+}
 
 // Factor is campaign c's fair-share factor F = 2^(−U/S), from the usage
 // as of the last period boundary.
 func (r *Rule) Factor(k *baseline.Core, c policy.CampaignID) float64 {
+	r.catchUp()
 	return r.factorOf(k, c, r.total())
+}
+
+// catchUp charges the holdings through the Core's current tick. The
+// Core's quiet ticks (baseline.Core.Tick) call no EndTick: nothing was
+// granted or released in them, so the holdings EndTick saw last were
+// held through them, and accrue charges them at once, with the same
+// integer charges and the same decays at the same boundaries as tick by
+// tick.
+func (r *Rule) catchUp() {
+	if r.core != nil {
+		r.accrue(r.core.Now())
+	}
 }
 
 // total is the decayed usage of every campaign, the filler's included.
