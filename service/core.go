@@ -65,6 +65,8 @@ type op struct {
 	Lease    int     `json:"lease,omitempty"`
 	IO       float64 `json:"io,omitempty"`
 	Inf      float64 `json:"inf,omitempty"`
+	// slurm-job: the Slurm job id bound to the lease (slurmjob.go).
+	Job string `json:"job,omitempty"`
 }
 
 // result is what apply reports back to a handler.
@@ -92,6 +94,9 @@ type campState struct {
 	// reqs are the broker's ids of the campaign's requests, in filing
 	// order: the campaign's request n is the broker's reqs[n-1] (ids.go).
 	reqs []int
+	// slurmJobs binds the campaign's leases (the broker's ids) to the
+	// Slurm job each admitted (slurmjob.go).
+	slurmJobs map[int]string
 	// consumeT and consumeN count the consume calls taken at broker time
 	// consumeT (tenant.go); live only, not replayed.
 	consumeT, consumeN int
@@ -166,7 +171,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	c.wall = o.Wall
 	switch o.Op {
-	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit:
+	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
@@ -226,6 +231,8 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 	switch o.Op {
 	case opToken:
 		return c.applyToken(cs, o)
+	case opSlurmJob:
+		return c.applySlurmJob(cid, cs, o)
 	case opWithdraw:
 		return c.applyWithdraw(cid, cs, o)
 	case opRequest:

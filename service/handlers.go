@@ -518,7 +518,11 @@ func (s *Service) journal(ctx context.Context, in *journalInput) (*journalOutput
 			if ids != nil && ev.Lease != 0 {
 				ev.Lease = ids.localID(ev.Lease)
 			}
-			buf = ev.AppendJSON(buf[:0])
+			if e.job != "" {
+				buf = appendSlurmJobRecord(buf[:0], ev, e.job)
+			} else {
+				buf = ev.AppendJSON(buf[:0])
+			}
 			out.Body.Records = append(out.Body.Records, api.JournalRecord{Seq: e.seq, Wall: e.wall, Record: json.RawMessage(append([]byte(nil), buf...))})
 		}
 		return nil

@@ -10,6 +10,10 @@ type entry struct {
 	// wall is when the operation that made the record was applied, UTC
 	// Unix milliseconds (0: a journal written before wall times).
 	wall int64
+	// job is, for a slurm-job record (the service's own, not the
+	// broker's: slurmjob.go), the Slurm job id; ev then holds its time,
+	// lease and campaign.
+	job string
 }
 
 // ring keeps the newest max records of an unbounded stream, numbered 1, 2,
@@ -26,9 +30,16 @@ type ring struct {
 
 func newRing(max int) ring { return ring{max: max} }
 
-func (r *ring) push(ev policy.Event, wall int64) int64 {
+func (r *ring) push(ev policy.Event, wall int64) int64 { return r.pushEntry(entry{ev: ev, wall: wall}) }
+
+// pushJob adds a slurm-job record.
+func (r *ring) pushJob(ev policy.Event, job string, wall int64) int64 {
+	return r.pushEntry(entry{ev: ev, wall: wall, job: job})
+}
+
+func (r *ring) pushEntry(e entry) int64 {
 	r.last++
-	e := entry{seq: r.last, ev: ev, wall: wall}
+	e.seq = r.last
 	if len(r.buf) < r.max {
 		r.buf = append(r.buf, e)
 		return r.last

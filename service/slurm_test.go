@@ -147,3 +147,54 @@ func TestSlurmTokenEndpoint(t *testing.T) {
 	_, err = service.New(service.Options{Broker: testConfig(), AdminToken: adminToken, SlurmKey: []byte("short")})
 	assert.ErrorContains(t, err, "Slurm key must be at least 32 bytes")
 }
+
+// A lease is bound to the first Slurm job the enforcer reports on it, in
+// the journal: a second job is answered with the first one's id, the
+// campaign's journal shows one slurm-job record with its wall time and
+// the campaign's own lease id, and a restart keeps the binding.
+func TestBindSlurmJob(t *testing.T) {
+	ctx := context.Background()
+	opts := serviceOptionsWithDir(t)
+	opts.AdmitOnRequest = true
+	e := newEnv(t, opts)
+	_, err := e.admin.Register(ctx, client.CampaignSpec{Name: "Other", Budget: 1e9, Guaranteed: 0, Sustained: 8, BurstCeiling: 8, Bucket: 1e6, Class: client.ClassDeadline})
+	require.NoError(t, err)
+	_, err = e.admin.Request(ctx, "Other", client.LeaseRequest{GPUs: 1, Duration: 100})
+	require.NoError(t, err)
+	sci := e.register(t, spec("sci"))
+	acc, err := sci.Request(ctx, "sci", client.LeaseRequest{GPUs: 2, Duration: 100})
+	require.NoError(t, err)
+	require.Equal(t, 1, acc.RequestID)
+
+	bound, err := e.svc.BindSlurmJob(ctx, "sci", 1, "42")
+	require.NoError(t, err)
+	assert.Equal(t, "42", bound)
+	bound, err = e.svc.BindSlurmJob(ctx, "sci", 1, "42")
+	require.NoError(t, err)
+	assert.Equal(t, "42", bound, "the same job again: nothing new")
+	bound, err = e.svc.BindSlurmJob(ctx, "sci", 1, "43")
+	require.NoError(t, err)
+	assert.Equal(t, "42", bound, "a second job on the lease gets the first one's id")
+	_, err = e.svc.BindSlurmJob(ctx, "sci", 2, "44")
+	assert.Error(t, err, "sci has no lease 2")
+	_, err = e.svc.BindSlurmJob(ctx, "sci", 1, "42; rm")
+	assert.Error(t, err)
+
+	j, err := sci.Journal(ctx, "sci", client.Page{Limit: 100})
+	require.NoError(t, err)
+	var jobs []string
+	for _, r := range j.Records {
+		if strings.Contains(string(r.Record), `"slurm-job"`) {
+			jobs = append(jobs, string(r.Record))
+			assert.NotZero(t, r.Wall)
+		}
+	}
+	assert.Equal(t, []string{`{"t":0,"event":"slurm-job","lease":1,"campaign":"sci","job":"42"}`}, jobs, "the campaign's own lease id (the broker's is 2)")
+
+	require.NoError(t, e.svc.Close())
+	opts.Logger = nil
+	e2 := newEnv(t, opts)
+	bound, err = e2.svc.BindSlurmJob(ctx, "sci", 1, "43")
+	require.NoError(t, err)
+	assert.Equal(t, "42", bound, "replayed from the journal")
+}

@@ -325,6 +325,17 @@ func TestSlurmGateEnforcer(t *testing.T) {
 	b, err := os.ReadFile(ledger)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"job":"`+job+`"`, "the ledger binds the job to its lease")
+	// So does the journal, with the campaign's lease id and a wall time.
+	j, err := admin.Journal(ctx, "sci", client.Page{Limit: 1000})
+	require.NoError(t, err)
+	var bound string
+	for _, r := range j.Records {
+		if strings.Contains(string(r.Record), `"slurm-job"`) && strings.Contains(string(r.Record), `"job":"`+job+`"`) {
+			bound = string(r.Record)
+			assert.NotZero(t, r.Wall)
+		}
+	}
+	assert.Contains(t, bound, `"lease":`+strconv.Itoa(id)+`,`, "the journal binds job %s to lease %d", job, id)
 	out, code = g.sh(t, bin+" slurm reconcile --jobcomp "+filepath.Join(g.dir, "slurm", "jobcomp.txt"))
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "2 jobs checked: 0 without a lease, 0 past their lease, 0 larger than their lease")

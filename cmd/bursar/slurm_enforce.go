@@ -30,8 +30,11 @@ import (
 // on a token is written once to the ledger (a JSON line: job id, lease,
 // campaign, GPUs, expiry, CPUs), binding the lease to its Slurm job ids.
 type slurmEnforcer struct {
-	key    []byte
-	held   func(ctx context.Context, campaign string, lease int) (bool, bool, error)
+	key  []byte
+	held func(ctx context.Context, campaign string, lease int) (bool, bool, error)
+	// bind journals the binding of a lease to its first job and answers
+	// the job the lease is bound to (service.BindSlurmJob).
+	bind   func(ctx context.Context, campaign string, lease int, job string) (string, error)
 	grace  time.Duration
 	ledger string // "" none
 	log    *slog.Logger
@@ -170,7 +173,17 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 		case !e.seen[id]:
 			e.seen[id] = true
 			key := service.SlurmWCKey(l)
-			if first, ok := e.bound[key]; ok && first != id {
+			first, ok := e.bound[key]
+			if e.bind != nil && (!ok || first == id) {
+				// The journal's binding (it survives a restart with
+				// --data-dir): the job bound before, or this one now.
+				if b, err := e.bind(ctx, l.Campaign, l.Lease, id); err == nil {
+					first, ok = b, true
+				} else {
+					e.log.Warn("slurm enforcer: cannot journal the job's lease", "job", id, "lease", l.Lease, "campaign", l.Campaign, "err", err)
+				}
+			}
+			if ok && first != id {
 				// The gate admits one job per token (its --once-dir);
 				// one that got past it, or a gate without it, is ended.
 				e.log.Warn("slurm enforcer: a second job on one lease token: cancelled", "job", id, "first", first, "lease", l.Lease, "campaign", l.Campaign)
@@ -286,7 +299,7 @@ func startSlurmEnforcer(ctx context.Context, c slurmEnforceFlags, svc *service.S
 	if len(key) == 0 {
 		return errSlurmEnforceNoKey
 	}
-	e := &slurmEnforcer{key: key, held: svc.SlurmLeaseHeld, grace: c.grace, ledger: c.ledger, log: log}
+	e := &slurmEnforcer{key: key, held: svc.SlurmLeaseHeld, bind: svc.BindSlurmJob, grace: c.grace, ledger: c.ledger, log: log}
 	go e.run(ctx)
 	log.Info("slurm enforcer started", "grace", c.grace, "ledger", c.ledger)
 	return nil
