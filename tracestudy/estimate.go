@@ -189,13 +189,21 @@ func Estimate(st *Study, rs []Result, ref int) []Estimates {
 
 // Reference is the spec the paired differences are taken against: fifo
 // in a trace study (the site's default core), the budget policy's
-// default W and m (7 days, 1 hour) in budget-knobs; else the first spec.
+// default W, m and restart (7 days, 1 hour, checkpoint:3600) in
+// budget-knobs — with one restart in the grid, that one; else the first
+// spec.
 func Reference(specs []Spec) int {
+	restart := ""
+	for _, s := range specs {
+		if s.WindowDays > 0 && (restart == "" || s.Restart == "checkpoint:3600") {
+			restart = s.Restart
+		}
+	}
 	for i, s := range specs {
 		if s.WindowDays == 0 && s.Policy == "fifo" {
 			return i
 		}
-		if s.WindowDays == 7 && s.MinRuntime == 3600 {
+		if s.WindowDays == 7 && s.MinRuntime == 3600 && s.Restart == restart {
 			return i
 		}
 	}

@@ -373,136 +373,180 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 12*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}, {pl, pj}})
 }
 
-// WriteBudgetKnobsFigure draws fig_budget_knobs: mean wait, lost GPU time
-// and unfinished jobs against the window W, one line per minimum runtime
-// m, with 95 % intervals over windows; "×" marks, in every panel, a cell with a replay
-// that stopped at its horizon.
+// WriteBudgetKnobsFigure draws fig_budget_knobs: the mean wait's paired
+// difference from the reference cell (Reference: W = 7 d, m = 1 h, an
+// hourly checkpoint), work lost to preemption, preemptions and the
+// share-based fairness against the window W, one line per minimum
+// runtime m, one column per restart rule (an hourly checkpoint, zero),
+// each point the mean over the windows with its 95 % interval; a row
+// shares its y axis. "×" marks a cell with a replay that stopped at its
+// horizon (not converged: its numbers are lower bounds).
 func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 	st := s.Study
 	nw := len(st.Windows)
-	ests := Estimate(st, s.Runs, -1)
-	pw := newPanel("Mean wait", "budget window W (days)", "hours")
-	pl := newPanel("Work lost to preemption", "budget window W (days)", "fraction of pool × measured interval")
-	pu := newPanel("Unfinished at the horizon (summed over windows)", "budget window W (days)", "jobs")
-	pf := newPanel("Fairness: usage ÷ fair allocation per day", "budget window W (days)", "Jain's index (1 = fair)")
-	pu.Y.Tick.Marker = cleanTicks{}
-	var mins []int
+	ref := Reference(st.Specs)
+	ests := Estimate(st, s.Runs, ref)
+	var mins, ws []int
+	var restarts []string
 	for _, sp := range st.Specs {
 		if !containsInt(mins, sp.MinRuntime) {
 			mins = append(mins, sp.MinRuntime)
 		}
+		if !containsInt(ws, sp.WindowDays) {
+			ws = append(ws, sp.WindowDays)
+		}
+		if !slices.Contains(restarts, sp.Restart) {
+			restarts = append(restarts, sp.Restart)
+		}
 	}
+	rows := []struct {
+		title, unit, key string
+		scale            float64
+		paired           bool
+	}{
+		{"Mean wait: paired Δ from the reference", "hours", "mean_wait", 1.0 / 3600, true},
+		{"Work lost to preemption", "fraction of pool × measured interval", "lost_utilization", 1, false},
+		{"Preemptions per window", "leases", "preemptions", 1, false},
+		{"Fairness: usage ÷ fair allocation per day", "Jain's index (1 = fair)", "share_jain", 1, false},
+	}
+	grid := make([][]*plot.Plot, len(rows))
+	tops, bottoms := make([]float64, len(rows)), make([]float64, len(rows))
 	stopped := false
-	tops := [4]float64{}
-	for i, m := range mins {
-		var xw, xl, xu, xf plotter.XYs
-		var marks [4]plotter.XYs // per panel: the cells that stopped at their horizon
-		for si, sp := range st.Specs {
-			if sp.MinRuntime != m {
-				continue
-			}
-			x := float64(sp.WindowDays)
-			e := ests[si]
-			mw, ml := intervalsOf([]Estimates{e}, "mean_wait")[0], intervalsOf([]Estimates{e}, "lost_utilization")[0]
-			mf := intervalsOf([]Estimates{e}, "share_jain")[0]
-			var unf float64
-			conv := true
-			for k := range nw {
-				unf += float64(s.Runs[si*nw+k].Summary.Unfinished)
-				conv = conv && s.Runs[si*nw+k].Summary.Converged
-			}
-			xw = append(xw, plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
-			xl = append(xl, plotter.XY{X: x, Y: nanTo0(ml.Mean)})
-			xu = append(xu, plotter.XY{X: x, Y: unf})
-			xf = append(xf, plotter.XY{X: x, Y: nanTo0(mf.Mean)})
-			tops[3] = max(tops[3], nanTo0(mf.Hi), nanTo0(mf.Mean))
-			tops[0] = max(tops[0], nanTo0(mw.Hi)/3600, nanTo0(mw.Mean)/3600)
-			tops[1] = max(tops[1], nanTo0(ml.Hi), nanTo0(ml.Mean))
-			tops[2] = max(tops[2], unf)
-			if !conv {
-				stopped = true
-				marks[0] = append(marks[0], plotter.XY{X: x, Y: nanTo0(mw.Mean) / 3600})
-				marks[1] = append(marks[1], plotter.XY{X: x, Y: nanTo0(ml.Mean)})
-				marks[2] = append(marks[2], plotter.XY{X: x, Y: unf})
-				marks[3] = append(marks[3], plotter.XY{X: x, Y: nanTo0(mf.Mean)})
-			}
-			for _, bar := range []struct {
-				p     *plot.Plot
-				iv    Interval
-				scale float64
-			}{{pw, mw, 1.0 / 3600}, {pl, ml, 1}, {pf, mf, 1}} {
-				if math.IsNaN(bar.iv.Lo) {
+	for _, rs := range restarts {
+		col := "restart " + rs
+		if rs == "" {
+			col = "restart as knobs"
+		}
+		if len(col) > 18 {
+			col = rs
+		}
+		for ri, row := range rows {
+			p := newPanel(row.title+" — "+col, "budget window W (days)", row.unit)
+			for i, m := range mins {
+				var xys, marks plotter.XYs
+				for si, sp := range st.Specs {
+					if sp.MinRuntime != m || sp.Restart != rs {
+						continue
+					}
+					x := float64(sp.WindowDays)
+					iv := intervalsOf([]Estimates{ests[si]}, row.key)[0]
+					if row.paired {
+						// The reference is its own zero, with no interval.
+						iv = Interval{Mean: 0, Lo: math.NaN(), Hi: math.NaN()}
+						if si != ref {
+							iv = diffOf(ests[si], row.key)
+						}
+					}
+					y := nanTo0(iv.Mean) * row.scale
+					xys = append(xys, plotter.XY{X: x, Y: y})
+					tops[ri] = max(tops[ri], y, nanTo0(iv.Hi)*row.scale)
+					bottoms[ri] = min(bottoms[ri], y, nanTo0(iv.Lo)*row.scale)
+					conv := true
+					for k := range nw {
+						conv = conv && s.Runs[si*nw+k].Summary.Converged
+					}
+					if !conv {
+						stopped = true
+						marks = append(marks, plotter.XY{X: x, Y: y})
+					}
+					if math.IsNaN(iv.Lo) {
+						continue
+					}
+					// Each m's interval a little to the side, so that
+					// they do not hide one another.
+					xo := x + (float64(i)-float64(len(mins)-1)/2)*0.12
+					lo := iv.Lo * row.scale
+					if !row.paired {
+						lo = max(0, lo)
+					}
+					seg, err := plotter.NewLine(plotter.XYs{{X: xo, Y: lo}, {X: xo, Y: iv.Hi * row.scale}})
+					if err != nil {
+						return err
+					}
+					seg.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(0.8)}
+					p.Add(seg)
+				}
+				if len(xys) == 0 {
 					continue
 				}
-				// Each m's interval a little to the side, so that they do
-				// not hide one another.
-				xo := x + (float64(i)-float64(len(mins)-1)/2)*0.12
-				seg, err := plotter.NewLine(plotter.XYs{{X: xo, Y: max(0, bar.iv.Lo*bar.scale)}, {X: xo, Y: bar.iv.Hi * bar.scale}})
+				ln, sc, err := plotter.NewLinePoints(xys)
 				if err != nil {
 					return err
 				}
-				seg.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(0.8)}
-				bar.p.Add(seg)
+				ln.LineStyle = lineStyle(i)
+				sc.Color = palette[i%len(palette)]
+				sc.Shape = draw.CircleGlyph{}
+				p.Add(ln, sc)
+				if ri == 0 {
+					p.Legend.Add(fmt.Sprintf("m = %s", fmtDur(m)), ln, sc)
+				}
+				if len(marks) > 0 {
+					mk, err := plotter.NewScatter(marks)
+					if err != nil {
+						return err
+					}
+					mk.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+					p.Add(mk)
+				}
 			}
-		}
-		label := fmt.Sprintf("m = %s", fmtDur(m))
-		for k, pp := range []struct {
-			p   *plot.Plot
-			xys plotter.XYs
-		}{{pw, xw}, {pl, xl}, {pu, xu}, {pf, xf}} {
-			ln, sc, err := plotter.NewLinePoints(pp.xys)
-			if err != nil {
-				return err
-			}
-			ln.LineStyle = lineStyle(i)
-			sc.Color = palette[i%len(palette)]
-			sc.Shape = draw.CircleGlyph{}
-			pp.p.Add(ln, sc)
-			if k == 0 {
-				pp.p.Legend.Add(label, ln, sc)
-			}
-		}
-		for k, p := range []*plot.Plot{pw, pl, pu, pf} {
-			if len(marks[k]) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(marks[k])
-			if err != nil {
-				return err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
-			p.Add(sc)
+			grid[ri] = append(grid[ri], p)
 		}
 	}
 	var ticks plot.ConstantTicks
-	var ws []int
-	for _, sp := range st.Specs {
-		if !containsInt(ws, sp.WindowDays) {
-			ws = append(ws, sp.WindowDays)
-			ticks = append(ticks, plot.Tick{Value: float64(sp.WindowDays), Label: fmt.Sprint(sp.WindowDays)})
+	for _, w := range ws {
+		ticks = append(ticks, plot.Tick{Value: float64(w), Label: fmt.Sprint(w)})
+	}
+	for ri, row := range grid {
+		for _, p := range row {
+			p.X.Tick.Marker = ticks
+			p.Y.Tick.Marker = cleanTicks{}
+			p.Y.Min, p.Y.Max = bottoms[ri]*1.15, max(tops[ri]*1.15, 1e-9)
+			if ri == 0 {
+				// Room above the lines for the legend.
+				p.Y.Max = max(tops[ri]+(tops[ri]-bottoms[ri])*(0.2+0.12*float64(len(mins))), 1e-9)
+				p.Legend.Top = true
+				p.Legend.Left = true
+			}
+			if len(ws) > 0 {
+				p.X.Min, p.X.Max = float64(slices.Min(ws))-0.5, float64(slices.Max(ws))+0.5
+			}
 		}
 	}
-	for k, p := range []*plot.Plot{pw, pl, pu, pf} {
-		p.X.Tick.Marker = ticks
-		p.Y.Tick.Marker = cleanTicks{}
-		p.Y.Min, p.Y.Max = 0, max(tops[k]*1.15, 1e-9)
-		if k == 0 {
-			// Room above the lines for the legend.
-			p.Y.Max = max(tops[k]*(1.2+0.12*float64(len(mins))), 1e-9)
-		}
-		if len(ws) > 0 {
-			p.X.Min, p.X.Max = float64(slices.Min(ws))-0.5, float64(slices.Max(ws))+0.5
-		}
-	}
-	pw.Legend.Top = true
 	title := "Budget policy: lookback window W × minimum runtime m on " + shortName(s.Trace.Name)
 	if nw > 1 {
-		title += fmt.Sprintf(", %d windows of %s days (lines: 95 %% intervals)", nw, fmtDay(st.Windows[0].Until-st.Windows[0].From))
+		title += fmt.Sprintf(", %d windows of %s days (points: means over windows, lines: 95 %% intervals)", nw, fmtDay(st.Windows[0].Until-st.Windows[0].From))
 	}
+	title += "; reference " + refLabel(st.Specs, ref)
 	if stopped {
 		title += "; × = a replay stopped at its horizon: lower bounds"
+	} else {
+		title += "; every replay converged"
 	}
-	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 8.5*vg.Inch, title, [][]*plot.Plot{{pw, pl}, {pu, pf}})
+	width := 5.5 * vg.Inch * vg.Length(len(restarts))
+	return figures.WriteTitledGrid(path, f, max(width, 8*vg.Inch), 13*vg.Inch, title, grid)
+}
+
+// diffOf is e's paired difference in the metric key.
+func diffOf(e Estimates, key string) Interval {
+	for i := range Metrics {
+		if Metrics[i].Key == key && e.Diffs != nil {
+			return e.Diffs[i]
+		}
+	}
+	return Interval{Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+}
+
+// refLabel names the reference cell of a budget-knobs figure.
+func refLabel(specs []Spec, ref int) string {
+	if ref < 0 {
+		return "the first cell"
+	}
+	sp := specs[ref]
+	l := fmt.Sprintf("W = %d d, m = %s", sp.WindowDays, fmtDur(sp.MinRuntime))
+	if sp.Restart != "" {
+		l += ", " + sp.Restart
+	}
+	return l
 }
 
 func containsInt(xs []int, x int) bool {

@@ -41,6 +41,9 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 		}
 		for i := range specs {
 			specs[i].Knobs.Budget.Restart = r
+			if specs[i].Restart != "" {
+				specs[i].Restart = r.String()
+			}
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func marshal(s Summary) ([]byte, error) {
 		sp := st.Specs[e.Spec]
 		m := map[string]any{"label": e.Label, "policy": sp.Policy, "windows": len(st.Windows), "metrics": intervalsMap(e.Intervals)}
 		if sp.WindowDays > 0 {
-			m["window_days"], m["min_runtime_s"] = sp.WindowDays, sp.MinRuntime
+			m["window_days"], m["min_runtime_s"], m["restart"] = sp.WindowDays, sp.MinRuntime, sp.Restart
 		}
 		if e.Versus != "" {
 			m["versus"], m["paired_difference"] = e.Versus, intervalsMap(e.Diffs)
@@ -151,13 +151,14 @@ func resultMap(r *Result) map[string]any {
 	if r.WindowDays > 0 {
 		m["window_days"] = r.WindowDays
 		m["min_runtime_s"] = r.MinRuntime
+		m["restart"] = r.Restart
 	}
 	return m
 }
 
 // csvHeader is runs.csv's columns: the run's identity, then Metrics.
 func csvHeader() []string {
-	h := []string{"experiment", "policy", "window_days", "min_runtime_s", "window", "from", "until"}
+	h := []string{"experiment", "policy", "window_days", "min_runtime_s", "restart", "window", "from", "until"}
 	for i := range Metrics {
 		h = append(h, Metrics[i].Key)
 	}
@@ -183,7 +184,7 @@ func writeCSV(path, experiment string, rs []Result) error {
 			if r.WindowDays > 0 {
 				wd, mr = strconv.Itoa(r.WindowDays), strconv.Itoa(r.MinRuntime)
 			}
-			row := []string{experiment, r.Policy, wd, mr, strconv.Itoa(r.Window), strconv.FormatInt(r.From, 10), strconv.FormatInt(r.Until, 10)}
+			row := []string{experiment, r.Policy, wd, mr, r.Restart, strconv.Itoa(r.Window), strconv.FormatInt(r.From, 10), strconv.FormatInt(r.Until, 10)}
 			for k := range Metrics {
 				row = append(row, cell(Metrics[k].Get(r)))
 			}
@@ -237,7 +238,7 @@ func PrintTable(w io.Writer, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "policy\t"
 	if s.Experiment == "budget-knobs" {
-		head = "W (d)\tm\t"
+		head = "restart\tW (d)\tm\t"
 	}
 	vs := ""
 	if ref >= 0 {
@@ -275,7 +276,7 @@ func PrintTable(w io.Writer, s Summary) error {
 		}
 		row := sp.Policy + "\t"
 		if s.Experiment == "budget-knobs" {
-			row = fmt.Sprintf("%d\t%s\t", sp.WindowDays, fmtDur(sp.MinRuntime))
+			row = fmt.Sprintf("%s\t%d\t%s\t", sp.Restart, sp.WindowDays, fmtDur(sp.MinRuntime))
 		}
 		p95 := fmtIv(at(e, "p95_wait"), 1.0/3600, 1)
 		if e.MinP95Jobs < 200 {

@@ -58,10 +58,15 @@ func SharedInputs(traceDigest string, opt trace.Options, w *trace.Workload) stri
 	return fmt.Sprintf("trace %s\noptions %s\npool %d jobs %d", traceDigest, o, w.Pool, len(w.Jobs))
 }
 
-// Label names the run: the policy, and for a budget-knobs run its W and m.
+// Label names the run: the policy, and for a budget-knobs run its W, m
+// and restart.
 func (s Spec) Label() string {
 	if s.WindowDays > 0 {
-		return fmt.Sprintf("%s W=%dd m=%ds", s.Policy, s.WindowDays, s.MinRuntime)
+		l := fmt.Sprintf("%s W=%dd m=%ds", s.Policy, s.WindowDays, s.MinRuntime)
+		if s.Restart != "" {
+			l += " " + s.Restart
+		}
+		return l
 	}
 	return s.Policy
 }

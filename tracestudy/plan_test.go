@@ -21,7 +21,7 @@ func TestCodecRoundTripIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := append(TraceSpecs([]string{"fifo", "static", "bursar"}), BudgetKnobSpecs([]int{1}, []int{300})...)
+	specs := append(TraceSpecs([]string{"fifo", "static", "bursar"}), bkSpecs(t, []int{1}, []int{300})...)
 	rs, err := Execute(context.Background(), w, specs, 2, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -94,12 +94,26 @@ func TestPlanInputsAndCosts(t *testing.T) {
 	if c.RunKey(0) == b.RunKey(0) {
 		t.Fatal("another window, the same key")
 	}
-	k := BudgetKnobSpecs([]int{1, 3}, []int{0})
+	k := bkSpecs(t, []int{1, 3}, []int{0})
 	d := NewPlan("budget-knobs", shared, study(k))
-	if d.RunKey(0) == d.RunKey(1) || !strings.HasPrefix(d.Runs[0].Label, "budget W=1d m=0s w1 days") {
+	if d.RunKey(0) == d.RunKey(1) || !strings.HasPrefix(d.Runs[0].Label, "budget W=1d m=0s checkpoint:3600 w1 days") {
 		t.Fatalf("budget-knobs runs: %q %q", d.RunKey(0), d.Runs[0].Label)
 	}
 	if a.Runs[1].Cost <= a.Runs[0].Cost {
 		t.Fatal("budget costs no more than fifo")
 	}
+}
+
+// bkSpecs is BudgetKnobSpecs with the default restart, or the restarts
+// given.
+func bkSpecs(t testing.TB, windows, mins []int, restarts ...string) []Spec {
+	t.Helper()
+	if restarts == nil {
+		restarts = BudgetRestarts[:1]
+	}
+	specs, err := BudgetKnobSpecs(windows, mins, restarts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
 }

@@ -13,22 +13,24 @@ import (
 	"github.com/bursar-hpc/bursar/trace"
 )
 
-// Spec is one policy with its knobs. WindowDays and MinRuntime are the
-// budget knobs a budget-knobs run varies (for the record; Knobs holds
-// them).
+// Spec is one policy with its knobs. WindowDays, MinRuntime and Restart
+// are the budget knobs a budget-knobs run varies (for the record; Knobs
+// holds them).
 type Spec struct {
 	Policy     string
 	Knobs      policies.Knobs
-	WindowDays int // budget-knobs only
-	MinRuntime int // budget-knobs only, seconds
+	WindowDays int    // budget-knobs only
+	MinRuntime int    // budget-knobs only, seconds
+	Restart    string // budget-knobs only: zero or checkpoint:S
 }
 
 // Result is one replay's outcome: one Spec on one Window, measured over
 // the window less its warm-up and cool-down (trace.Measure).
 type Result struct {
 	Policy     string
-	WindowDays int // budget-knobs only
-	MinRuntime int // budget-knobs only, seconds
+	WindowDays int    // budget-knobs only
+	MinRuntime int    // budget-knobs only, seconds
+	Restart    string // budget-knobs only
 	// Window is the index of the window in the study's list; From and
 	// Until its submits.
 	Window      int
@@ -195,7 +197,7 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		sum.Shares = &sf
 	}
 	r := Result{
-		Policy: s.Policy, WindowDays: s.WindowDays, MinRuntime: s.MinRuntime,
+		Policy: s.Policy, WindowDays: s.WindowDays, MinRuntime: s.MinRuntime, Restart: s.Restart,
 		Window: win.Index, From: win.From, Until: win.Until, Summary: *sum,
 		Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds, Ticks: run.Ticks,
 		PreloadedUsage: len(o.History),
@@ -229,23 +231,35 @@ func TraceSpecs(names []string) []Spec {
 	return specs
 }
 
-// Budget-knobs grid (docs/studies.md §5): W in days, m in seconds.
+// Budget-knobs grid (docs/studies.md §5): W in days, m in seconds, and
+// the restart rules (§6.7): the default, an hourly checkpoint, and zero,
+// the sensitivity case.
 var (
 	BudgetWindows     = []int{1, 3, 7, 14}
 	BudgetMinRuntimes = []int{0, 300, 3600, 14400}
+	BudgetRestarts    = []string{"checkpoint:3600", "zero"}
 )
 
-// BudgetKnobSpecs is the budget policy at every W × m; m is the minimum
-// runtime of every class (a trace job declares one m whatever its queue).
-func BudgetKnobSpecs(windows, mins []int) []Spec {
+// BudgetKnobSpecs is the budget policy at every restart × m × W (W
+// fastest); m is the minimum runtime of every class (a trace job declares
+// one m whatever its queue). A restart is checked with
+// baseline.ParseRestart.
+func BudgetKnobSpecs(windows, mins []int, restarts []string) ([]Spec, error) {
 	var specs []Spec
-	for _, m := range mins {
-		for _, wd := range windows {
-			k := policies.TraceKnobs()
-			k.Budget.Window = wd * 86400
-			k.Budget.MinRuntime = [4]int{m, m, m, m}
-			specs = append(specs, Spec{Policy: "budget", Knobs: k, WindowDays: wd, MinRuntime: m})
+	for _, rs := range restarts {
+		r, err := baseline.ParseRestart(rs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mins {
+			for _, wd := range windows {
+				k := policies.TraceKnobs()
+				k.Budget.Window = wd * 86400
+				k.Budget.MinRuntime = [4]int{m, m, m, m}
+				k.Budget.Restart = r
+				specs = append(specs, Spec{Policy: "budget", Knobs: k, WindowDays: wd, MinRuntime: m, Restart: r.String()})
+			}
 		}
 	}
-	return specs
+	return specs, nil
 }

@@ -47,7 +47,7 @@ func TestOutputsIndependentOfWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := append(TraceSpecs([]string{"fifo", "static", "quota", "priority"}), BudgetKnobSpecs([]int{1, 7}, []int{0, 3600})...)
+	specs := append(TraceSpecs([]string{"fifo", "static", "quota", "priority"}), bkSpecs(t, []int{1, 7}, []int{0, 3600})...)
 	var sums [2][]byte
 	for i, workers := range []int{1, 3} {
 		rs, err := Execute(context.Background(), w, specs, workers, nil)

@@ -209,7 +209,7 @@ func mustReader(t *testing.T, log string) *swf.Reader {
 // The mapping knobs reach the options and every spec's knobs: restart
 // is budget's, the rest the trace's.
 func TestApplyMapping(t *testing.T) {
-	specs := append(TraceSpecs([]string{"fifo"}), BudgetKnobSpecs([]int{1, 7}, []int{0})...)
+	specs := append(TraceSpecs([]string{"fifo"}), bkSpecs(t, []int{1, 7}, []int{0})...)
 	var opt trace.Options
 	m := configs.TraceMapping{By: "group", Shares: "window", Bucket: "hours:12", Restart: "zero",
 		Classes: map[string]policy.Class{"standby": policy.Interactive}}

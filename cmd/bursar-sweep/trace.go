@@ -48,11 +48,14 @@ func traceCommands() []*cli.Command {
 			Usage: "the budget policy's window W × minimum runtime m against fairness, wait and lost work",
 			Description: "The study a site runs before changing its lookback window (docs/studies.md §5): the budget\n" +
 				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
-				"class), with the trace's groups as the hierarchy, on one window or --windows N×D (each\n" +
-				"estimate with a 95 % interval over windows, each cell a paired difference from W = 7 d,\n" +
-				"m = 1 h). Writes summary.json, runs.csv, fig_budget_knobs (mean wait, lost work, unfinished\n" +
-				"jobs and fairness against W, one line per m) and manifest.json.\n" + studyDistHelp("budget-knobs"),
-			Flags:  append(traceFlags("results/trace/budget-knobs", false), mappingFlags()...),
+				"class) × restart ∈ {checkpoint:3600, zero}, with the trace's groups as the hierarchy. By default\n" +
+				"on 8 windows of 14 days of the full SDSC-SP2 log (embedded; 256 replays, about 100 s of CPU);\n" +
+				"--windows N×D, --window or --trace choose others. Each estimate gets a 95 % interval over the\n" +
+				"windows and each cell a paired difference from W = 7 d, m = 1 h, checkpoint:3600. Writes\n" +
+				"summary.json, runs.csv, fig_budget_knobs (mean wait, lost work, preemptions and fairness\n" +
+				"against W, one line per m, a column per restart, × on a cell that did not converge) and\n" +
+				"manifest.json.\n" + studyDistHelp("budget-knobs"),
+			Flags:  budgetKnobsFlags(),
 			Action: func(c *cli.Context) error { return runTraceStudy(c, "budget-knobs") },
 		},
 	}
@@ -263,6 +266,50 @@ func parsePolicies(c *cli.Context) ([]string, error) {
 	return names, nil
 }
 
+// budgetKnobsFlags are trace's flags without --policies, with
+// budget-knobs' own defaults in their help.
+func budgetKnobsFlags() []cli.Flag {
+	flags := append(traceFlags("results/trace/budget-knobs", false), mappingFlags()...)
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			switch f.Name {
+			case "trace":
+				f.DefaultText = budgetKnobsTrace + ", the full SDSC-SP2 log embedded in the binary"
+			case "windows":
+				f.DefaultText = budgetKnobsWindows.String() + " (one window with --window)"
+			case "restart":
+				f.Usage = "only this restart rule after a preemption, `zero` or checkpoint:S"
+				f.DefaultText = strings.Join(tracestudy.BudgetRestarts, " and ")
+			}
+		}
+	}
+	return flags
+}
+
+// Budget-knobs' own defaults (docs/studies.md §5: over several windows):
+// the full SDSC-SP2 log, embedded, in 8 windows of 14 days. 256 replays
+// take about 100 s of CPU (docs/traces.md).
+var (
+	budgetKnobsTrace   = tracestudy.BuiltinFull
+	budgetKnobsWindows = configs.WindowsSpec{N: 8, Days: 14}
+)
+
+// budgetKnobsDefaults applies budget-knobs' defaults: its trace when no
+// --trace or config trace names one, its windows when no --windows,
+// --window or config window or windows is given.
+func budgetKnobsDefaults(c *cli.Context, cfg *configs.StudyConfig, m *configs.TraceMapping, path, name string) (string, string) {
+	if !c.IsSet("trace") && cfg.Trace == "" {
+		path = budgetKnobsTrace
+		_, name, _ = tracestudy.Builtin(path)
+	}
+	if m.Windows == nil && !c.IsSet("window") && cfg.Window == nil {
+		w := budgetKnobsWindows
+		m.Windows = &w
+	}
+	return path, name
+}
+
 // mappingFlags are the trace mapping and measurement flags of trace and
 // budget-knobs (configs.TraceMapping; docs/traces.md).
 func mappingFlags() []cli.Flag {
@@ -347,6 +394,9 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		return err
 	}
 	path, name := studyTrace(c, cfg)
+	if experiment == "budget-knobs" {
+		path, name = budgetKnobsDefaults(c, cfg, &mapping, path, name)
+	}
 	var opt trace.Options
 	switch {
 	case c.IsSet("window"):
@@ -372,7 +422,13 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		if cfg.MinRuntimes != nil {
 			mins = cfg.MinRuntimes
 		}
-		specs = tracestudy.BudgetKnobSpecs(windows, mins)
+		restarts := tracestudy.BudgetRestarts
+		if mapping.Restart != "" {
+			restarts = []string{mapping.Restart}
+		}
+		if specs, err = tracestudy.BudgetKnobSpecs(windows, mins, restarts); err != nil {
+			return fmt.Errorf("--restart: %w", err)
+		}
 	} else {
 		names, err := studyPolicies(c, cfg)
 		if err != nil {
