@@ -42,7 +42,7 @@ func (pc *Policy) Apply(s *engine.Scenario) {
 var policyKnobKeys = map[string][]string{
 	priority.Name:  {"inflate"},
 	static.Name:    {"owners", "lend"},
-	quota.Name:     {"borrowing_limit", "queueing_strategy"},
+	quota.Name:     {"borrowing_limit", "queueing_strategy", "preemption_strategies"},
 	fairshare.Name: {"half_life", "w_fairshare", "w_age", "max_age", "calc_period"},
 	budget.Name:    {"window", "min_runtime", "groups", "calc_period", "restart"},
 }
@@ -145,6 +145,19 @@ func (p *parser) policyKnob(pc *Policy, sub string, v *yaml.Node, key string) er
 		}
 		k.Quota.QueueingStrategy = x
 		return err
+	case "preemption_strategies":
+		x, err := p.strings(v, key)
+		if err != nil {
+			return err
+		}
+		if err := quota.CheckPreemptionStrategies(x); err != nil {
+			return p.errAt(v, key, "%s", strings.TrimPrefix(err.Error(), "quota: "))
+		}
+		if slices.Equal(x, quota.ValidPreemptionStrategies[0]) {
+			x = nil // the default, as it reads when left out
+		}
+		k.Quota.PreemptionStrategies = x
+		return nil
 	case "owners":
 		x, err := p.integer(v, key)
 		if err == nil && x < 0 {
@@ -287,6 +300,9 @@ func FormatPolicy(s *engine.Scenario) string {
 		}
 		if k.Quota.QueueingStrategy != "" && k.Quota.QueueingStrategy != d.Quota.QueueingStrategy {
 			parts = append(parts, "queueing_strategy: "+k.Quota.QueueingStrategy)
+		}
+		if k.Quota.PreemptionStrategies != nil && !slices.Equal(k.Quota.PreemptionStrategies, quota.ValidPreemptionStrategies[0]) {
+			parts = append(parts, "preemption_strategies: "+list(k.Quota.PreemptionStrategies))
 		}
 	case static.Name:
 		if k.Static.Owners != d.Static.Owners {

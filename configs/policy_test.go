@@ -15,6 +15,8 @@ func TestPolicyKeyRoundTrips(t *testing.T) {
 		{"{name: quota, borrowing_limit: -1}", "quota"},
 		{"{name: quota, queueing_strategy: StrictFIFO}", "{name: quota, queueing_strategy: StrictFIFO}"},
 		{"{name: quota, queueing_strategy: BestEffortFIFO}", "quota"},
+		{"{name: quota, preemption_strategies: [LessThanOrEqualToFinalShare]}", `{name: quota, preemption_strategies: ["LessThanOrEqualToFinalShare"]}`},
+		{"{name: quota, preemption_strategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]}", "quota"},
 		{"static", "static"},
 		{"{name: static, owners: 3, lend: scavenger}", "{name: static, owners: 3, lend: scavenger}"},
 		{"{name: static, owners: 8, lend: none}", "static"},

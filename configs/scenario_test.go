@@ -135,6 +135,8 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"policy mapping without name", "policy: {borrowing_limit: 60}\n" + head + victim, 1, `policy.name: missing`},
 		{"bad borrowing limit", "policy:\n  name: quota\n  borrowing_limit: -2\n" + head + victim, 3, `borrowing_limit must be ≥ 0 GPUs, or -1`},
 		{"bad queueing strategy", "policy: {name: quota, queueing_strategy: LIFO}\n" + head + victim, 1, `queueing_strategy must be BestEffortFIFO or StrictFIFO, got "LIFO"`},
+		{"bad preemption strategies", "policy: {name: quota, preemption_strategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n" + head + victim, 1,
+			`preemption_strategies must be [LessThanOrEqualToFinalShare, LessThanInitialShare], [LessThanOrEqualToFinalShare] or [LessThanInitialShare], got [LessThanInitialShare LessThanOrEqualToFinalShare]`},
 		{"bad lend", "policy: {name: static, lend: always}\n" + head + victim, 1, `lend must be none or scavenger, got "always"`},
 		{"bad owners", "policy: {name: static, owners: -1}\n" + head + victim, 1, `owners must be ≥ 0 groups, got -1`},
 		{"inflating an unknown campaign", "pool: 512\npolicy: {name: priority, inflate: [victimm]}\ncampaigns:\n" + victim, 2, `policy: invalid scenario: policy: inflate names "victimm", which is not a campaign of the scenario`},

@@ -15,8 +15,9 @@ import (
 // CPU time (the machine is shared, so wall time is noisy) and ticks the
 // Ticks executed (the rest were skipped).
 // The knobs off their defaults that change a policy's work the most have
-// a sub-benchmark of their own: static-scavenger (lend scavenger) and
-// quota-StrictFIFO.
+// a sub-benchmark of their own: static-scavenger (lend scavenger),
+// quota-StrictFIFO and quota-FinalShare (Kueue's first fair-sharing
+// strategy alone, LessThanOrEqualToFinalShare).
 func benchPolicies(b *testing.B, w *Workload) {
 	// The knobs the trace studies run with: the workload's entitlements,
 	// and priority's preempt from the log's header.
@@ -32,10 +33,12 @@ func benchPolicies(b *testing.B, w *Workload) {
 	for _, name := range policies.Names {
 		vs = append(vs, variant{name, name, knobs})
 	}
-	scav, strict := knobs, knobs
+	scav, strict, final := knobs, knobs, knobs
 	scav.Static.Lend = static.LendScavenger
 	strict.Quota.QueueingStrategy = quota.StrictFIFO
-	vs = append(vs, variant{"static-scavenger", static.Name, scav}, variant{"quota-StrictFIFO", quota.Name, strict})
+	final.Quota.PreemptionStrategies = []string{quota.LessThanOrEqualToFinalShare}
+	vs = append(vs, variant{"static-scavenger", static.Name, scav}, variant{"quota-StrictFIFO", quota.Name, strict},
+		variant{"quota-FinalShare", quota.Name, final})
 	for _, v := range vs {
 		b.Run(v.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -48,6 +51,8 @@ func benchPolicies(b *testing.B, w *Workload) {
 			b.ReportMetric(float64(r.Ticks), "ticks")
 			b.ReportMetric(float64(r.UnfinishedJobs), "unfinished")
 			b.ReportMetric(float64(r.Unserved), "denied")
+			b.ReportMetric(float64(r.Preemptions), "preemptions")
+			b.ReportMetric(float64(r.LostGPUSeconds)/3600, "lost-GPU-h")
 		})
 	}
 }

@@ -20,12 +20,14 @@ import (
 // (2,661 jobs) and on the full SDSC-SP2 log (54k jobs), relative to fifo,
 // rounded (BenchmarkReplayPolicyExcerpt, BenchmarkReplayPolicySDSC on this
 // 2-core machine, December 2026): static 0.4–0.5, priority 1.4–2.9,
-// fairshare 1.6–2.5, quota 1.1–8, bursar 3.1–3.2, budget 6–41 (budget on
-// a contended trace preempts and requeues, and its queue grows). Only the
-// ordering and rough ratios matter; an unknown policy costs as much as
-// budget.
+// fairshare 1.6–2.5, quota 1.4–5.8 (re-measured 2 December: 41 ms against
+// fifo's 29 on the excerpt, 2.7–2.8 s against 0.49 s on the full log,
+// whose 44k fair-sharing preemptions requeue and retry), bursar 3.1–3.2,
+// budget 6–41 (budget on a contended trace preempts and requeues, and its
+// queue grows). Only the ordering and rough ratios matter; an unknown
+// policy costs as much as budget.
 var PolicyCost = map[string]float64{
-	"fifo": 1, "static": 0.5, "priority": 2, "quota": 2,
+	"fifo": 1, "static": 0.5, "priority": 2, "quota": 3,
 	"fairshare": 2, "bursar": 3, "budget": 10,
 }
 

@@ -72,6 +72,7 @@ func drawScenario(t *rapid.T) scenario {
 	sc.knobs.Budget.Restart = baseline.Restart{Checkpoint: rapid.SampledFrom([]int{0, 1, 60, 3600}).Draw(t, "restart")}
 	sc.knobs.Quota.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
 	sc.knobs.Quota.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "queueing-strategy")
+	sc.knobs.Quota.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
 	sc.knobs.Static.Owners = rapid.IntRange(0, 6).Draw(t, "owners")
 	sc.knobs.Static.Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
 	n := rapid.IntRange(1, 5).Draw(t, "campaigns")

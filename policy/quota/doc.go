@@ -13,8 +13,11 @@
 // then, from the borrowing queue with the highest share, every lease if
 // the preemptor stays within its nominal quota (reclaimWithinCohort: Any),
 // else the leases that LessThanOrEqualToFinalShare allows and then those
-// LessThanInitialShare allows, as a minimal set, only if the request then
-// fits, with the grace notice (§6.6).
+// LessThanInitialShare allows (PreemptionStrategies: Kueue's
+// fairSharing.preemptionStrategies, both by default), as a minimal set,
+// only if the request then fits, with the grace notice (§6.6). Under
+// StrictFIFO a preemptor in flight goes before its queue's head (a
+// requeued victim may come back ahead of it).
 //
 // docs/policies.md states every rule, knob and choice with its source:
 // Kueue's cluster_queue, preemption and fair_sharing concept pages and

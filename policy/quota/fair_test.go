@@ -2,6 +2,7 @@ package quota_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -221,6 +222,7 @@ func TestPreemptionNeverLeavesThePreemptorAboveTheVictim(t *testing.T) {
 		k := quota.DefaultKnobs()
 		k.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 8, 32}).Draw(t, "borrowing-limit")
 		k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
+		k.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
 		a, err := quota.New(bt.Config(pool, rapid.IntRange(0, 10).Draw(t, "grace")), k)
 		require.NoError(t, err)
 		n := rapid.IntRange(2, 5).Draw(t, "queues")
@@ -237,6 +239,9 @@ func TestPreemptionNeverLeavesThePreemptorAboveTheVictim(t *testing.T) {
 			}
 			if d.PreemptorShare > d.VictimBefore {
 				t.Fatalf("%+v: the preemptor ends above the victim's share before", d)
+			}
+			if d.Strategy != quota.Reclaim && !slices.Contains(k.PreemptionStrategies, d.Strategy) {
+				t.Fatalf("%+v: a strategy not in %v", d, k.PreemptionStrategies)
 			}
 			switch d.Strategy {
 			case quota.Reclaim:

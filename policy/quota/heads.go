@@ -126,10 +126,25 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 // over (BestEffortFIFO) or makes the queue done (StrictFIFO). least[q]
 // bounds the widths of q's workloads from below (see Filed), so that a
 // queue none of whose workloads could fit is skipped without a walk.
+//
+// Under StrictFIFO a workload with GPUs on their way to it (reserved, or
+// under notice for it) is its queue's candidate before the head: it was
+// the head when it preempted. Kueue requeues a preempted workload behind
+// it (requeuingStrategy timestamp Eviction, the default), but a trace job
+// is requeued with its original submit time (docs/studies.md §6.7) and
+// may come back ahead of its own preemptor; as head it would block the
+// queue while the GPUs freed for the preemptor stay reserved, and neither
+// would ever start (the excerpt stopped at its horizon with 462 jobs
+// waiting and nothing running: TestStrictFIFOPreemptorGoesFirst).
 func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 	qu := &r.queues[q]
 	free := max(0, k.FreeGeneral())
 	room := r.limitOf(k, q) - r.usage[q]
+	if r.strict && r.bonusSum > 0 {
+		if h, ok := r.inFlight(k, q, room); ok {
+			return h, true
+		}
+	}
 	if !r.plain && r.cursor[q] == 0 && qu.least > min(room, free+r.touchMax+r.bonusSum) {
 		r.done[q] = true
 		return head{}, false
@@ -237,4 +252,36 @@ func (r *Rule) touchable(q, want int) int {
 		}
 	}
 	return r.fillerKept + r.keptSum[lo]
+}
+
+// inFlight is queue q's first waiting workload (in queue order) with GPUs
+// on their way to it, if any.
+func (r *Rule) inFlight(k *baseline.Core, q, room int) (head, bool) {
+	var best waiting
+	found := false
+	for _, b := range r.bonus {
+		if b.id >= len(r.live) || !r.live[b.id] {
+			continue
+		}
+		i := k.Index(b.id)
+		if i < 0 {
+			continue
+		}
+		req := k.Pend(i)
+		if r.queueOf[req.Campaign] != q {
+			continue
+		}
+		e := waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}
+		if !found || e.before(&best) {
+			best, found = e, true
+		}
+	}
+	if !found {
+		return head{}, false
+	}
+	want := best.gpus
+	if !best.rigid {
+		want = min(best.gpus, max(room, 0))
+	}
+	return head{queue: q, id: best.id, submitted: best.submitted, class: best.class, key: r.share(q, r.kept[q]+want)}, true
 }

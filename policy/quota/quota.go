@@ -33,15 +33,49 @@ type Knobs struct {
 	// QueueingStrategy is BestEffortFIFO (the default; "" reads as it) or
 	// StrictFIFO.
 	QueueingStrategy string `json:"queueing_strategy" yaml:"queueing_strategy"`
+	// PreemptionStrategies are Kueue's fairSharing.preemptionStrategies:
+	// the first is tried lease by lease, the second (if any) over the
+	// leases the first set aside. nil is Kueue's default,
+	// [LessThanOrEqualToFinalShare, LessThanInitialShare]; Kueue also
+	// accepts either one alone (ValidPreemptionStrategies).
+	PreemptionStrategies []string `json:"preemption_strategies,omitempty" yaml:"preemption_strategies"`
 }
 
-// DefaultKnobs are Kueue's defaults: no borrowing limit, BestEffortFIFO.
+// DefaultKnobs are Kueue's defaults: no borrowing limit, BestEffortFIFO,
+// both fair-sharing strategies (PreemptionStrategies nil).
 func DefaultKnobs() Knobs { return Knobs{BorrowingLimit: Unlimited, QueueingStrategy: BestEffortFIFO} }
+
+// ValidPreemptionStrategies are the lists of fair-sharing strategies
+// Kueue's configuration accepts (its validation of
+// fairSharing.preemptionStrategies), the default first.
+var ValidPreemptionStrategies = [][]string{
+	{LessThanOrEqualToFinalShare, LessThanInitialShare},
+	{LessThanOrEqualToFinalShare},
+	{LessThanInitialShare},
+}
+
+// CheckPreemptionStrategies reports whether s is one of
+// ValidPreemptionStrategies (nil is the default).
+func CheckPreemptionStrategies(s []string) error {
+	if s == nil {
+		return nil
+	}
+	for _, v := range ValidPreemptionStrategies {
+		if slices.Equal(s, v) {
+			return nil
+		}
+	}
+	return fmt.Errorf("quota: preemption_strategies must be [%s, %s], [%s] or [%s], got %v", LessThanOrEqualToFinalShare,
+		LessThanInitialShare, LessThanOrEqualToFinalShare, LessThanInitialShare, s)
+}
 
 // Validate names the first bad knob.
 func (kn Knobs) Validate() error {
 	if kn.BorrowingLimit < Unlimited {
 		return fmt.Errorf("quota: borrowing_limit must be ≥ 0 GPUs, or -1 for unlimited, got %d", kn.BorrowingLimit)
+	}
+	if err := CheckPreemptionStrategies(kn.PreemptionStrategies); err != nil {
+		return err
 	}
 	switch kn.QueueingStrategy {
 	case "", BestEffortFIFO, StrictFIFO:
@@ -55,6 +89,11 @@ type Rule struct {
 	baseline.Base
 	knobs  Knobs
 	strict bool
+	// first is the strategy tried lease by lease (LessThanOrEqualToFinalShare
+	// or LessThanInitialShare); second whether LessThanInitialShare then
+	// runs over the leases the first set aside.
+	first  string
+	second bool
 
 	// The ClusterQueues, cut when a campaign registers: by campaign its
 	// queue (-1: the filler, outside the cohort), by queue its nominal
@@ -135,7 +174,12 @@ func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
 	if err := knobs.Validate(); err != nil {
 		return nil, err
 	}
-	return baseline.New(cfg, &Rule{knobs: knobs, strict: knobs.QueueingStrategy == StrictFIFO})
+	strategies := knobs.PreemptionStrategies
+	if strategies == nil {
+		strategies = ValidPreemptionStrategies[0]
+	}
+	return baseline.New(cfg, &Rule{knobs: knobs, strict: knobs.QueueingStrategy == StrictFIFO,
+		first: strategies[0], second: len(strategies) > 1})
 }
 
 // Name is the policy's name.
@@ -496,15 +540,19 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 		for r.next[q] < len(r.cands[q]) {
 			j := r.cands[q][r.next[q]]
 			r.next[q]++
-			if pNew <= r.share(q, r.sim[q]-leases[j].GPUs) {
-				take(q, j, LessThanOrEqualToFinalShare)
+			pass := pNew <= r.share(q, r.sim[q]-leases[j].GPUs) // S2-a
+			if r.first == LessThanInitialShare {
+				pass = pNew < r.share(q, r.sim[q]) // S2-b, lease by lease
+			}
+			if pass {
+				take(q, j, r.first)
 				break // the shares changed: choose the queue again
 			}
 			r.retry[q] = append(r.retry[q], j)
 		}
 	}
 	// The second strategy, over the leases the first set aside.
-	if got < need && !within {
+	if got < need && !within && r.second {
 		for _, q := range r.withC {
 			r.next[q] = 0
 		}
