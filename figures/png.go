@@ -87,32 +87,32 @@ const pngStrips = 4
 // twice the time. The rows are cut into pngStrips strips deflated
 // concurrently at BestSpeed, each ended by a sync flush (byte-aligned,
 // the last one closed), so that their concatenation is one zlib stream
-// (RFC 1950, 1951) — the way parallel gzip tools split their input. The
-// PNG layout (signature, IHDR, IDAT, IEND, CRC-32 per chunk) follows the
+// (RFC 1950, 1951) — the way parallel gzip tools split their input —
+// whose Adler-32 is combined from the strips' own. Each strip converts
+// one row at a time into a small buffer, so the encoder holds no second
+// copy of the image. The PNG layout (signature, IHDR, IDAT, IEND, CRC-32 per chunk) follows the
 // PNG specification (W3C, 2nd ed., §5, §11.2).
 func encodePNG(w io.Writer, m *image.RGBA) error {
 	b := m.Bounds()
 	width, height := b.Dx(), b.Dy()
-	stride := 1 + 3*width // the filter byte, then RGB
-	raw := make([]byte, height*stride)
 	strips := make([]bytes.Buffer, pngStrips)
+	sums := make([]uint32, pngStrips) // each strip's Adler-32
 	errs := make([]error, pngStrips)
 	var wg sync.WaitGroup
 	for s := range pngStrips {
 		y0, y1 := height*s/pngStrips, height*(s+1)/pngStrips
 		wg.Go(func() {
-			part := raw[y0*stride : y1*stride]
-			for y := y0; y < y1; y++ {
-				row := part[(y-y0)*stride : (y-y0+1)*stride]
-				row[0] = 0 // filter type None
+			// One row at a time: the filter byte, then RGB.
+			row := make([]byte, 1+3*width)
+			sum := adler32.New()
+			fw, err := flate.NewWriter(&strips[s], flate.BestSpeed)
+			for y := y0; y < y1 && err == nil; y++ {
 				px := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):]
 				for x := range width {
 					copy(row[1+3*x:4+3*x], px[4*x:4*x+3])
 				}
-			}
-			fw, err := flate.NewWriter(&strips[s], flate.BestSpeed)
-			if err == nil {
-				_, err = fw.Write(part)
+				sum.Write(row)
+				_, err = fw.Write(row)
 			}
 			if err == nil {
 				if s == pngStrips-1 {
@@ -121,7 +121,7 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 					err = fw.Flush()
 				}
 			}
-			errs[s] = err
+			sums[s], errs[s] = sum.Sum32(), err
 		})
 	}
 	wg.Wait()
@@ -139,10 +139,13 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 	// CMF 0x78: deflate with a 32 KiB window; FLG 0x01: the fastest
 	// level, and CMF·256 + FLG a multiple of 31 (RFC 1950 §2.2).
 	z.Write([]byte{0x78, 0x01})
+	sum := uint32(1) // the Adler-32 of nothing
 	for s := range strips {
 		z.Write(strips[s].Bytes())
+		rows := int64(height*(s+1)/pngStrips - height*s/pngStrips)
+		sum = adler32Combine(sum, sums[s], rows*int64(1+3*width))
 	}
-	z.Write(binary.BigEndian.AppendUint32(nil, adler32.Checksum(raw)))
+	z.Write(binary.BigEndian.AppendUint32(nil, sum))
 	if _, err := w.Write([]byte("\x89PNG\r\n\x1a\n")); err != nil {
 		return err
 	}
@@ -153,6 +156,20 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 		return err
 	}
 	return writeChunk(w, "IEND", nil)
+}
+
+// adler32Combine is the Adler-32 of a‖b from those of a and b and b's
+// length n. Adler-32 is two sums modulo 65521 (RFC 1950 §8): s1 = 1 + Σ
+// bytes, s2 = Σ of the successive s1; appending b adds b's byte sum to s1
+// and, to s2, b's own s2 plus n times (a's s1 − 1), the part of every
+// one of b's prefix sums that comes from a.
+func adler32Combine(a, b uint32, n int64) uint32 {
+	const mod = 65521
+	a1, a2 := int64(a&0xffff), int64(a>>16)
+	b1, b2 := int64(b&0xffff), int64(b>>16)
+	s1 := (a1 + b1 - 1 + mod) % mod
+	s2 := (a2 + b2 + (n%mod)*((a1-1+mod)%mod)) % mod
+	return uint32(s2<<16 | s1)
 }
 
 // writeChunk writes one PNG chunk: length, type, data, CRC-32 of type and

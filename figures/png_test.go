@@ -2,6 +2,7 @@ package figures
 
 import (
 	"bytes"
+	"hash/adler32"
 	"image"
 	"image/color"
 	"image/draw"
@@ -116,4 +117,18 @@ func TestPNGCanvasDrawsAsVgimg(t *testing.T) {
 		require.Equal(t, want.Bounds(), fast.img.Bounds(), "size %v", size)
 		require.True(t, bytes.Equal(want.Pix, fast.img.Pix), "size %v: pixels differ", size)
 	}
+}
+
+// adler32Combine gives the Adler-32 of a concatenation, for any split,
+// lengths across the modulus included.
+func TestAdler32Combine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(t, "a")
+		b := rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(t, "b")
+		if rapid.Bool().Draw(t, "long") {
+			b = append(b, bytes.Repeat([]byte{0xff}, 70000)...) // past 65521
+		}
+		got := adler32Combine(adler32.Checksum(a), adler32.Checksum(b), int64(len(b)))
+		require.Equal(t, adler32.Checksum(append(append([]byte{}, a...), b...)), got)
+	})
 }
