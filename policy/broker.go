@@ -242,10 +242,14 @@ type Broker struct {
 	nextChange, nextChangeNow int
 	// SkipTo's scratch lists, kept so that a skip allocates nothing once
 	// they have grown.
-	skipToks, skipSlide []int32
-	skipWatch           []int32
-	skipFlows           []*flowState
-	skipRuns            []pendingKey
+	skipToks, skipLazy, skipSlide []int32
+	skipWatch                     []int32
+	skipFlows                     []*flowState
+	skipRuns                      []pendingKey
+	skipMuls                      []mulRun
+	skipOff, skipAt, skipOrder    []int32
+	skipAdds, skipSlope           []float64
+	skipEnds                      []int32
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the
@@ -822,15 +826,21 @@ func (b *Broker) account() {
 	leases, camps := b.leases, b.camps
 	for i := range leases {
 		l := &leases[i]
-		lm := 1.0
-		if l.Class == AgentBurst || l.Class == Interactive {
-			lm = m
-		}
-		if l.chargeM != lm {
-			l.charge, l.chargeM = float64(float64(l.GPUs)*basePrice[l.Class]*lm)/3600, lm
-		}
-		camps[l.Campaign].credits -= l.charge
+		camps[l.Campaign].credits -= l.chargeAt(m)
 	}
+}
+
+// chargeAt is what one tick of the lease costs at congestion multiplier m
+// (which applies to the burst and interactive classes).
+func (l *Lease) chargeAt(m float64) float64 {
+	lm := 1.0
+	if l.Class == AgentBurst || l.Class == Interactive {
+		lm = m
+	}
+	if l.chargeM != lm {
+		l.charge, l.chargeM = float64(float64(l.GPUs)*basePrice[l.Class]*lm)/3600, lm
+	}
+	return l.charge
 }
 
 func (b *Broker) recordHistory() {

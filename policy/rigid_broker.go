@@ -62,7 +62,13 @@ func (b *Broker) rateCapFull(cp *campaign, duration int) int {
 // admitRigid is admitOne for a trace job: no expiry, no partial grant.
 // The job starts whole when its cap and the guarantee reserve allow it;
 // otherwise a non-opportunistic job reclaims opportunistic leases as any
-// request does.
+// request does, but only when that lets it start: when it would fit once
+// every lease under notice and every opportunistic lease not yet under
+// notice were gone (docs/studies.md §6.6, "only if the request then
+// fits"). An elastic request takes whatever a reclaim frees (a partial
+// grant); a whole-or-nothing job that a reclaim cannot seat would only
+// have its victims requeued and re-granted the GPUs it freed, and noticed
+// again a grace period later, for as long as it waits (docs/traces.md).
 func (b *Broker) admitRigid(r *Request) (keep bool) {
 	cp := &b.camps[r.Campaign]
 	limit := b.rateCap(cp, r.Duration)
@@ -85,8 +91,19 @@ func (b *Broker) admitRigid(r *Request) (keep bool) {
 		b.leases[len(b.leases)-1].rigid = true
 		return false
 	}
-	if r.Class != Opportunistic {
+	if r.Class != Opportunistic && b.fitsAfterReclaim(cp, r.GPUs) {
 		b.preemptFor(r.GPUs - x)
 	}
 	return true
+}
+
+// fitsAfterReclaim is whether grantable(cp, n) would reach n with the GPUs
+// of every lease under notice and of every opportunistic lease not under
+// notice free as well.
+func (b *Broker) fitsAfterReclaim(cp *campaign, n int) bool {
+	free := b.Free() + b.inFlight + b.reclaimable
+	own := unmetOf(cp)
+	guar := min(n, own, free)
+	extra := max(0, free-(b.unmet-own)-guar)
+	return guar+min(n-guar, extra) >= n
 }

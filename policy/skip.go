@@ -200,19 +200,35 @@ func (b *Broker) SkipTo(t int) {
 
 // skipQuiet is ticks Now()+1 … t, all quiet, after a quiet tick with no
 // call since: the same steps as Tick in the same order, each left out
-// where its result is known.
+// where its result is known, and each sum that nothing reads before t
+// taken in closed form (repeat.go) rather than a tick at a time.
+//
+// Within the skipped ticks only the order checks read anything that
+// moves: the pending campaigns' GPU tokens and fair-share deficits. So
+// the ticks are stepped one by one only while a check can still find
+// something (the first CongestionWindow ticks, while a usage window
+// still slides, while the pending list's order hangs on its campaigns'
+// tokens), and only the pending campaigns' buckets with them; every
+// other bucket, the flow buckets, the credits and the utilization sum
+// jump to t at the end.
 func (b *Broker) skipQuiet(t int) {
 	camps := b.camps
+	start := b.now
 	// The campaigns whose GPU bucket still moves (a bucket at its fixed
-	// point stays there: the map is the same each tick), the flow buckets
-	// that still fill or still show the last tick's use (after the real
-	// tick nobody draws on them), and the usage windows that do not yet
-	// hold one value.
-	toks, flows, slide := b.skipToks[:0], b.skipFlows[:0], b.skipSlide[:0]
+	// point stays there: the map is the same each tick): those with
+	// pending requests, stepped with the order checks, and the rest; the
+	// flow buckets that still fill or still show the last tick's use
+	// (after the real tick nobody draws on them), and the usage windows
+	// that do not yet hold one value.
+	toks, lazy, flows, slide := b.skipToks[:0], b.skipLazy[:0], b.skipFlows[:0], b.skipSlide[:0]
 	for i := range camps {
 		cp := &camps[i]
 		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
-			toks = append(toks, int32(i))
+			if cp.pending != ([numClasses]int{}) {
+				toks = append(toks, int32(i))
+			} else {
+				lazy = append(lazy, int32(i))
+			}
 		}
 		if cp.io.tokens != cp.io.Bucket || cp.io.usedLast != 0 {
 			flows = append(flows, &cp.io)
@@ -234,7 +250,37 @@ func (b *Broker) skipQuiet(t int) {
 	// the last history step, or the runs are new).
 	stale := true
 	watch := b.skipWatch[:0]
+	// The multiplier each tick's accounting charges at, in runs.
+	muls := b.skipMuls[:0]
+	stepped := b.now // toks hold the tokens of this tick
 	for b.now < t {
+		if congPushes == 0 && len(slide) == 0 {
+			// The windows hold one value each: a push only turns the
+			// congestion window, a write changes no usage slot.
+			k := 0
+			switch {
+			case !(len(runs) >= 2 && (stale || len(watch) > 0 && len(toks) > 0)):
+				// And the pending list's order cannot change: nothing
+				// reads a tick any more.
+				k = t - b.now
+				b.refillSkipped(toks, t-stepped)
+			case !stale:
+				// Only the watched pairs read the ticks: up to the tick
+				// before the first at which one may change places.
+				k = b.watchRun(toks, runs, watch, t-b.now)
+			}
+			if k > 0 {
+				muls = appendMul(muls, b.Multiplier(), k)
+				b.cong.pos = (b.cong.pos + k) % CongestionWindow
+				b.usagePos = (b.usagePos + k) % FairShareWindow
+				b.now += k
+				stepped = b.now
+				if b.now == t {
+					b.stampPending()
+				}
+				continue
+			}
+		}
 		b.now++
 		// refill
 		w := 0
@@ -248,17 +294,9 @@ func (b *Broker) skipQuiet(t int) {
 			}
 		}
 		toks = toks[:w]
-		w = 0
-		for _, f := range flows {
-			before := f.tokens
-			f.refill()
-			if f.tokens != before {
-				flows[w] = f
-				w++
-			}
-		}
-		flows = flows[:w]
-		b.account()
+		stepped = b.now
+		// account
+		muls = appendMul(muls, b.Multiplier(), 1)
 		// admit: nothing is granted, expired, throttled or noticed; the
 		// list is sorted as Tick's pass would sort it.
 		switch {
@@ -273,21 +311,21 @@ func (b *Broker) skipQuiet(t int) {
 			}
 		case len(toks) > 0:
 			// With the deficits fixed, only a pair they do not order can
-			// change places: one whose later run gains more tokens.
+			// change places: one whose later run gains more tokens. The
+			// runs are put in order as units (reorderRuns), and the list
+			// is then in the order of this tick's keys, so the deficits
+			// still fixed, the new watched pairs are again the only ones
+			// that can change places.
 			for _, i := range watch {
 				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
-					b.sortPending()
-					runs = b.pendingRuns(runs[:0])
-					stale = true
+					runs = b.reorderRuns(runs)
+					watch = tokenDecided(runs, watch[:0])
 					break
 				}
 			}
 		}
-		if b.now == t && (len(b.pending) > 1 || b.rec != nil) {
-			for i := range b.pending {
-				r := &b.pending[i]
-				r.deficit, r.tokens = b.FairDeficit(r.Campaign), camps[r.Campaign].tokens
-			}
+		if b.now == t {
+			b.stampPending()
 		}
 		// recordHistory
 		if congPushes > 0 {
@@ -316,13 +354,227 @@ func (b *Broker) skipQuiet(t int) {
 		if b.usagePos++; b.usagePos == FairShareWindow {
 			b.usagePos = 0
 		}
-		b.utilSum += util
-		b.utilN++
 	}
+	// What nothing read: the other buckets, the flows, the credits and
+	// the utilization sum, all start+1 … t at once.
+	n := t - start
+	b.refillSkipped(lazy, n)
+	for _, f := range flows {
+		// As flowState.refill: nobody draws on the flows (usedNow is 0).
+		if f.usedNow != 0 || f.tokens != f.Bucket {
+			f.tokens = refillSteps(f.tokens, f.Rate, f.usedNow, f.Bucket, n)
+		}
+		f.usedLast, f.usedNow = f.usedNow, 0
+	}
+	b.chargeSkipped(muls)
+	b.utilSum = sumSteps(b.utilSum, []float64{util}, n)
+	b.utilN += n
 	for i := range camps {
 		camps[i].deficitAt = -1
 	}
-	b.skipToks, b.skipFlows, b.skipSlide, b.skipRuns, b.skipWatch = toks, flows, slide, runs, watch
+	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.skipRuns, b.skipWatch, b.skipMuls = toks, lazy, flows, slide, runs, watch, muls
+}
+
+// refillSkipped refills the buckets of the campaigns listed n ticks at
+// once.
+func (b *Broker) refillSkipped(list []int32, n int) {
+	if n <= 0 {
+		return
+	}
+	for _, i := range list {
+		cp := &b.camps[i]
+		cp.tokens = refillSteps(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, n)
+	}
+}
+
+// stampPending writes, as the admission pass of this tick would, each
+// pending request's sort keys (read by the grant record).
+func (b *Broker) stampPending() {
+	if len(b.pending) > 1 || b.rec != nil {
+		for i := range b.pending {
+			r := &b.pending[i]
+			r.deficit, r.tokens = b.FairDeficit(r.Campaign), b.camps[r.Campaign].tokens
+		}
+	}
+}
+
+// mulRun is n consecutive ticks whose accounting charges at multiplier m.
+type mulRun struct {
+	m float64
+	n int
+}
+
+func appendMul(runs []mulRun, m float64, n int) []mulRun {
+	if k := len(runs); k > 0 && runs[k-1].m == m {
+		runs[k-1].n += n
+		return runs
+	}
+	return append(runs, mulRun{m, n})
+}
+
+// chargeSkipped is the accounting of the skipped ticks, run by run of one
+// multiplier: each campaign's credits lose its leases' charges in lease
+// order every tick (as account takes them), in closed form. The leases are
+// the same throughout, and campaigns' credits do not interact.
+func (b *Broker) chargeSkipped(muls []mulRun) {
+	leases := b.leases
+	if len(leases) == 0 {
+		return
+	}
+	// The leases by campaign, lease order kept (a counting sort).
+	nc := len(b.camps)
+	off := append(b.skipOff[:0], make([]int32, nc+1)...)
+	for i := range leases {
+		off[leases[i].Campaign+1]++
+	}
+	for c := range nc {
+		off[c+1] += off[c]
+	}
+	at := append(b.skipAt[:0], off[:nc]...)
+	order := append(b.skipOrder[:0], make([]int32, len(leases))...)
+	for i := range leases {
+		c := leases[i].Campaign
+		order[at[c]] = int32(i)
+		at[c]++
+	}
+	adds := append(b.skipAdds[:0], make([]float64, len(leases))...)
+	for _, run := range muls {
+		for j, i := range order {
+			adds[j] = -leases[i].chargeAt(run.m)
+		}
+		for c := range nc {
+			if off[c] < off[c+1] {
+				cp := &b.camps[c]
+				cp.credits = sumSteps(cp.credits, adds[off[c]:off[c+1]], run.n)
+			}
+		}
+	}
+	b.skipOff, b.skipAt, b.skipOrder, b.skipAdds = off, at, order, adds
+}
+
+// watchRun is how many ticks k ≤ limit from now change only the tokens
+// of the pending campaigns' buckets (toks) and not the order of a watched
+// pair of runs (while the deficits stand, the only pairs whose order can
+// change): each bucket moves by a constant in closed form over them
+// (refillRun), and a watched pair changes places at the first tick at
+// which the later run's tokens exceed the earlier's, found exactly on
+// those lines. It moves the buckets k ticks on; 0 where no such k ≥ 2 is
+// shown.
+func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit int) int {
+	camps := b.camps
+	if len(b.skipSlope) < len(camps) {
+		b.skipSlope = make([]float64, len(camps))
+	}
+	slope := b.skipSlope
+	k := limit
+	for _, i := range toks {
+		cp := &camps[i]
+		n, d := refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, k)
+		slope[i] = d
+		if k = min(k, n); k < 2 {
+			break
+		}
+	}
+	if k >= 2 {
+		for _, w := range watch {
+			// Tokens of the earlier run's campaign a and the later's c
+			// after j ticks, exact on these lines: t + j·d. They are in
+			// order now (c's ≤ a's); c overtakes a where c rises faster.
+			a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
+			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
+			if !(tc+float64(k)*dc > ta+float64(k)*da) {
+				continue // the difference is linear in j: not by k, not before
+			}
+			lo, hi := 0, k // not overtaken after lo ticks, overtaken after hi
+			for hi-lo > 1 {
+				mid := lo + (hi-lo)/2
+				if tc+float64(mid)*dc > ta+float64(mid)*da {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			if k = lo; k < 2 {
+				break
+			}
+		}
+	}
+	if k < 2 {
+		k = 0
+	}
+	for _, i := range toks {
+		if k > 0 {
+			camps[i].tokens += float64(k) * slope[i]
+		}
+		slope[i] = 0
+	}
+	return k
+}
+
+// reorderRuns puts the pending list in the order of this tick's sort keys,
+// as sortPending would, when only adjacent runs that their tokens order
+// may be out of order: the requests of a run share their keys and stand
+// together, so a stable sort of the requests is a stable sort of the runs
+// as units (an insertion sort, on runs that are nearly in order), and only
+// the stretch of the list whose runs moved is rewritten. It returns the
+// runs of the new list (runs of one campaign and class that now meet are
+// one).
+func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
+	pend, camps := b.pending, b.camps
+	ends := b.skipEnds[:0]
+	for i := range runs {
+		runs[i].tokens = camps[pend[runs[i].pos].Campaign].tokens
+		end := len(pend)
+		if i+1 < len(runs) {
+			end = runs[i+1].pos
+		}
+		ends = append(ends, int32(end))
+	}
+	lo, hi := len(runs), -1
+	for i := 1; i < len(runs); i++ {
+		if comparePendingKeys(runs[i], runs[i-1]) >= 0 {
+			continue
+		}
+		x, e := runs[i], ends[i]
+		j := i
+		for ; j > 0 && comparePendingKeys(x, runs[j-1]) < 0; j-- {
+			runs[j], ends[j] = runs[j-1], ends[j-1]
+		}
+		runs[j], ends[j] = x, e
+		lo, hi = min(lo, j), max(hi, i)
+	}
+	b.skipEnds = ends
+	if hi < 0 {
+		return runs
+	}
+	// Runs lo … hi held one stretch of the list between them, in another
+	// order: write their requests back in the new one.
+	start := runs[lo].pos
+	for k := lo; k <= hi; k++ {
+		start = min(start, runs[k].pos)
+	}
+	buf := b.pendingSpare[:0]
+	for k := lo; k <= hi; k++ {
+		buf = append(buf, pend[runs[k].pos:ends[k]]...)
+	}
+	copy(pend[start:], buf)
+	clear(buf)
+	b.pendingSpare = buf[:0]
+	p := start
+	for k := lo; k <= hi; k++ {
+		n := int(ends[k]) - runs[k].pos
+		runs[k].pos = p
+		p += n
+	}
+	w := 0
+	for _, r := range runs {
+		if w > 0 && runs[w-1].class == r.class && pend[runs[w-1].pos].Campaign == pend[r.pos].Campaign {
+			continue
+		}
+		runs[w] = r
+		w++
+	}
+	return runs[:w]
 }
 
 // pendingRuns appends the pending list's runs: maximal stretches of one

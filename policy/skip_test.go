@@ -121,6 +121,9 @@ func (p *skipPair) compare(after string) {
 		}
 		fail("journals of %d and %d lines", len(x), len(y))
 	}
+	if math.Float64bits(a.utilSum) != math.Float64bits(b.utilSum) || a.utilN != b.utilN {
+		fail("utilization sums %v/%v over %d/%d ticks", a.utilSum, b.utilSum, a.utilN, b.utilN)
+	}
 	if !sameFloat(a.Utilization(), b.Utilization()) || a.CongestionIndex() != b.CongestionIndex() || a.Free() != b.Free() {
 		fail("utilization %v/%v, congestion %v/%v", a.Utilization(), b.Utilization(), a.CongestionIndex(), b.CongestionIndex())
 	}
@@ -224,4 +227,115 @@ func TestSkipToMatchesTicks(t *testing.T) {
 	if skipped < total/2 {
 		t.Fatalf("only %d of %d ticks skipped", skipped, total)
 	}
+}
+
+// The trace regime (docs/traces.md, the Bursar envelope): no guarantees,
+// so every idle campaign's deficit is 0 and its pending jobs are ordered
+// by tokens alone; rates a small fraction of a GPU and buckets deep
+// enough for a wide job's estimate, which refill over long waits; rigid
+// jobs that wait for tokens, overtake each other in the pending list and
+// reclaim opportunistic ones. SkipTo's closed forms (repeat.go), its jumps
+// from one change of order to the next (watchRun) and its reordering of
+// runs (reorderRuns) against ticking.
+func TestSkipToMatchesTicksTraceEnvelopes(t *testing.T) {
+	total, skipped := 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.SampledFrom([]int{16, 64, 128}).Draw(t, "pool")
+		cfg := DefaultConfig(pool)
+		p := &skipPair{t: t}
+		p.tick, _ = New(cfg)
+		p.skip, _ = New(cfg)
+		p.tick.SetRecorder(&p.tj)
+		p.skip.SetRecorder(&p.sj)
+		nc := rapid.IntRange(2, 8).Draw(t, "campaigns")
+		// Each campaign's largest job (G GPUs for an estimate of E) sizes
+		// its bucket as the trace mapping does: B = (G − R + 1) × E.
+		widest, longest := make([]int, nc), make([]int, nc)
+		for i := range nc {
+			r := math.Ldexp(rapid.Float64Range(1, 2).Draw(t, "R-mantissa"), rapid.IntRange(-3, 1).Draw(t, "R-exp"))
+			if rapid.Bool().Draw(t, "same-R") {
+				r = 0.375 // equal rates: campaigns of one group
+			}
+			widest[i] = rapid.IntRange(1, pool).Draw(t, "G")
+			longest[i] = rapid.IntRange(50, 2000).Draw(t, "E")
+			e := Envelope{Name: fmt.Sprintf("c%d", i), Budget: 1e9, Sustained: r, BurstCeiling: pool,
+				Bucket: max(0, (float64(widest[i])-r+1)*float64(longest[i])), Class: AgentBurst}
+			p.both(func(b *Broker) (int, error) { c, err := b.Register(e); return int(c), err })
+		}
+		for range rapid.IntRange(10, 60).Draw(t, "op-count") {
+			ci := rapid.IntRange(0, nc-1).Draw(t, "campaign")
+			c := CampaignID(ci)
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
+			case 0, 1:
+				// A few jobs at once, most of them wide and long for
+				// their campaign: the later ones wait for tokens.
+				for range rapid.IntRange(1, 4).Draw(t, "jobs") {
+					gpus := rapid.IntRange(max(1, widest[ci]/2), widest[ci]).Draw(t, "gpus")
+					est := rapid.IntRange(longest[ci]/2, longest[ci]).Draw(t, "estimate")
+					run := rapid.IntRange(1, est).Draw(t, "run")
+					cls := rapid.SampledFrom([]Class{AgentBurst, AgentBurst, Interactive, Opportunistic}).Draw(t, "class")
+					sub := p.tick.now + 1
+					p.both(func(b *Broker) (int, error) { return b.RequestRigid(c, gpus, est, run, cls, sub) })
+				}
+			default:
+				p.wait(rapid.SampledFrom([]int{1, 61, 700, 5000, 40000}).Draw(t, "ticks"))
+			}
+			p.compare("op")
+		}
+		p.wait(40000)
+		p.compare("the final wait")
+		total += p.tick.now
+		skipped += p.skipped
+	})
+	t.Logf("%d of %d ticks skipped", skipped, total)
+}
+
+// Two jobs waiting for tokens change places in the pending list during a
+// skip, by hand. Pool 64. c0 (R = 0.5, B = (16 − 0.5 + 1) × 1,000 =
+// 16,500) and c1 (R = 2, B = (12 − 2 + 1) × 1,000 = 11,000) each run a
+// 10-GPU job for 1,000 s from tick 1, which leaves them 7,000 and 3,000
+// tokens. At tick 1,001 c0 asks twice for 16 GPUs and c1 once for 12, all
+// estimated at 1,000 s: c0 needs 15,500 tokens (17,000 s away), c1 10,000
+// (3,500 s away). Idle, they tie on deficit and their tokens order them:
+// c0's two jobs first, until c1's line (3,000 + 2s) crosses c0's
+// (7,000 + 0.5s) at s = 2,667, when c1's job moves ahead of both of c0's;
+// it starts at s = 3,500. The skipping broker jumps to the crossing
+// (watchRun), reorders the runs there (reorderRuns) and matches the
+// ticking one throughout.
+func TestSkipToReordersCrossingRuns(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p := &skipPair{t: t}
+		p.tick, _ = New(DefaultConfig(64))
+		p.skip, _ = New(DefaultConfig(64))
+		p.tick.SetRecorder(&p.tj)
+		p.skip.SetRecorder(&p.sj)
+		for i, e := range []Envelope{
+			{Name: "c0", Budget: 1e9, Sustained: 0.5, BurstCeiling: 64, Bucket: 16500, Class: AgentBurst},
+			{Name: "c1", Budget: 1e9, Sustained: 2, BurstCeiling: 64, Bucket: 11000, Class: AgentBurst},
+		} {
+			p.both(func(b *Broker) (int, error) { c, err := b.Register(e); return int(c) - i, err })
+			p.both(func(b *Broker) (int, error) { return b.RequestRigid(CampaignID(i), 10, 1000, 1000, AgentBurst, 1) })
+		}
+		p.wait(1000)
+		for _, j := range []struct{ c, gpus int }{{0, 16}, {0, 16}, {1, 12}} {
+			p.both(func(b *Broker) (int, error) {
+				return b.RequestRigid(CampaignID(j.c), j.gpus, 1000, 1000, AgentBurst, b.now+1)
+			})
+		}
+		p.wait(2660)
+		p.compare("before the crossing")
+		if c := p.skip.Pending()[0].Campaign; c != 0 {
+			t.Fatalf("before the crossing, campaign %d's job is first", c)
+		}
+		p.wait(20)
+		p.compare("after the crossing")
+		if c := p.skip.Pending()[0].Campaign; c != 1 {
+			t.Fatalf("after the crossing, campaign %d's job is first", c)
+		}
+		p.wait(20000)
+		p.compare("the end")
+		if p.skipped < 15000 {
+			t.Fatalf("only %d ticks skipped", p.skipped)
+		}
+	})
 }
