@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -154,6 +155,8 @@ func serveCommand() *cli.Command {
 				Usage: "consume calls taken from one campaign per broker second; more are refused with 429, so that metering spam cannot grow the journal"},
 			&cli.PathFlag{Name: "slurm-key-file", EnvVars: []string{"BURSAR_SLURM_KEY_FILE"}, Category: "slurm",
 				Usage: "sign Slurm lease tokens with the key in this file (at least 32 bytes; the job_submit plugin checks them with the same file, docs/slurm.md)"},
+			&cli.StringFlag{Name: "pool-from-slurm", Category: "slurm",
+				Usage: "set the pool from this Slurm partition (sinfo): its nodes' GPUs (GRES gpu), or their CPUs when it has no GPU; instead of --pool"},
 			&cli.BoolFlag{Name: "slurm-enforce", Category: "slurm",
 				Usage: "watch Slurm's queue: cancel every job on a lease token past its expiry, SIGTERM through Slurm then cancel --slurm-grace later a job whose lease is gone or under notice"},
 			&cli.DurationFlag{Name: "slurm-grace", Value: 10 * time.Second, Category: "slurm", Usage: "with --slurm-enforce: time between the SIGTERM and the cancellation"},
@@ -193,6 +196,19 @@ func runServe(c *cli.Context) error {
 	}
 	if c.Duration("idle-timeout") <= 0 {
 		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
+	}
+	if part := c.String("pool-from-slurm"); part != "" {
+		if c.IsSet("pool") {
+			return fmt.Errorf("give --pool or --pool-from-slurm, not both")
+		}
+		n, unit, err := slurmPool(part)
+		if err != nil {
+			return fmt.Errorf("--pool-from-slurm %s: %w", part, err)
+		}
+		if err := c.Set("pool", strconv.Itoa(n)); err != nil {
+			return err
+		}
+		log.Info("pool read from Slurm", "partition", part, "pool", n, "unit", unit)
 	}
 	// Everything that can be refused is checked before a made-up token
 	// is printed (a refused start must not have shown a secret).

@@ -194,6 +194,18 @@ func TestSlurmGate(t *testing.T) {
 		assert.Empty(t, g.jobs(t))
 	})
 
+	t.Run("the pool from sinfo", func(t *testing.T) {
+		p := startServe(t, g.env(), "--admin-token-file", tokenFile(t), "--pool-from-slurm", "local")
+		admin, err := client.New(p.url, testToken)
+		require.NoError(t, err)
+		l, err := admin.Campaigns(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, 16, l.Pool, "the node's 16 CPUs (it has no GPU GRES)")
+		out, code := g.sh(t, bin+" serve --insecure-dev --listen 127.0.0.1:0 --pool 8 --pool-from-slurm local")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, out, "give --pool or --pool-from-slurm, not both")
+	})
+
 	t.Run("one token, one job", func(t *testing.T) {
 		ctx := context.Background()
 		acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: 1, Duration: 60})
