@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -65,8 +66,24 @@ type Rule struct {
 	totalAt  float64
 	factor   []float64
 	factorAt []int
-	queue    baseline.Queue
 	easy     baseline.EASY
+	// The queue in priority order as the last admission left it (ids),
+	// valid for the period starting at sortedAt (0: none): every key is
+	// fixed within a period (the factors and the ages are the period
+	// start's), so the next admission of the period keeps the order of
+	// the requests still waiting and merges in the ones filed since,
+	// instead of sorting the whole queue (see order). key and submitted
+	// are by request id; seen is the mark of the last admission that saw
+	// the id waiting (0: none; ids are never reused).
+	sorted, fresh, merged []int
+	sortedAt              int
+	key                   []float64
+	submitted             []int
+	seen                  []uint32
+	mark                  uint32
+	// plain sorts the whole queue at every admission (tests: the oracle
+	// of order).
+	plain bool
 	// core is the Core the rule was registered on: Usage and Factor
 	// charge the ticks its quiet ticks left to the rule (see accrue).
 	core *baseline.Core
@@ -118,6 +135,7 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	r.factor = append(r.factor, 0)
 	r.factorAt = append(r.factorAt, 0)
 	r.calcAt = 0 // the shares changed
+	r.sortedAt = 0
 	clear(r.factorAt)
 }
 
@@ -256,20 +274,78 @@ func (r *Rule) accrue(t int) {
 // Admit orders the queue by priority and runs one EASY pass.
 func (r *Rule) Admit(k *baseline.Core) {
 	r.recalc(k)
-	for _, id := range r.queue.Build(k, nil) {
-		req := k.Pend(k.Index(id))
-		req.Key = r.priority(k, req.Campaign, req.Submitted)
+	k.AdmitEASY(&r.easy, r.order(k), eligible)
+}
+
+// before is the queue's order: priority descending, then submit time,
+// then id (a total order: ids are unique).
+func before(ka float64, sa, ida int, kb float64, sb, idb int) int {
+	if c := cmp.Compare(kb, ka); c != 0 {
+		return c
 	}
-	ids := r.queue.Build(k, func(a, b *baseline.Request) int {
-		if c := cmp.Compare(b.Key, a.Key); c != 0 {
-			return c
+	if c := cmp.Compare(sa, sb); c != 0 {
+		return c
+	}
+	return cmp.Compare(ida, idb)
+}
+
+// order writes each waiting request's priority into its Key and returns
+// their ids (the filler's left out) in the queue's order. The order is
+// total, so it does not depend on how it is reached: within the period of
+// the last admission, the requests still waiting keep their order and the
+// ones filed since are sorted and merged in.
+func (r *Rule) order(k *baseline.Core) []int {
+	pend := k.Pending()
+	if r.mark++; r.mark == 0 { // wrapped: forget every mark
+		clear(r.seen)
+		r.mark = 1
+		r.sortedAt = 0
+	}
+	keep := !r.plain && r.sortedAt == r.calcAt && r.calcAt != 0
+	fresh := r.fresh[:0]
+	for i := range pend {
+		req := &pend[i]
+		if k.Campaign(req.Campaign).Filler {
+			continue
 		}
-		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
-			return c
+		req.Key = r.priority(k, req.Campaign, req.Submitted)
+		id := req.ID
+		if id >= len(r.seen) {
+			n := 2*id + 64
+			r.seen = append(r.seen, make([]uint32, n-len(r.seen))...)
+			r.key = append(r.key, make([]float64, n-len(r.key))...)
+			r.submitted = append(r.submitted, make([]int, n-len(r.submitted))...)
 		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	k.AdmitEASY(&r.easy, ids, eligible)
+		if !keep || r.seen[id] == 0 {
+			fresh = append(fresh, id)
+		}
+		r.seen[id] = r.mark
+		r.key[id], r.submitted[id] = req.Key, req.Submitted
+	}
+	cmpID := func(a, b int) int { return before(r.key[a], r.submitted[a], a, r.key[b], r.submitted[b], b) }
+	slices.SortFunc(fresh, cmpID)
+	merged := r.merged[:0]
+	if keep {
+		// The previous order, less the requests that left it, merged with
+		// the new ones.
+		j := 0
+		for _, id := range r.sorted {
+			if r.seen[id] != r.mark {
+				continue
+			}
+			for j < len(fresh) && cmpID(fresh[j], id) < 0 {
+				merged = append(merged, fresh[j])
+				j++
+			}
+			merged = append(merged, id)
+		}
+		merged = append(merged, fresh[j:]...)
+	} else {
+		merged = append(merged, fresh...)
+	}
+	r.sorted, r.merged, r.fresh = merged, r.sorted, fresh
+	r.sortedAt = r.calcAt
+	return merged
 }
 
 // eligible: only opportunistic leases are preemptible, and only for a head
