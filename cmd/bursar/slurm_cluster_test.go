@@ -348,9 +348,9 @@ func TestSlurmGateEnforcer(t *testing.T) {
 		}
 	}
 	assert.Contains(t, bound, `"lease":`+strconv.Itoa(id)+`,`, "the journal binds job %s to lease %d", job, id)
-	out, code = g.sh(t, bin+" slurm reconcile --jobcomp "+filepath.Join(g.dir, "slurm", "jobcomp.txt"))
+	out, code = g.sh(t, "BURSAR_ADMIN_TOKEN="+testToken+" "+bin+" slurm reconcile --jobcomp "+filepath.Join(g.dir, "slurm", "jobcomp.txt")+" --server "+p.url)
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "2 jobs checked: 0 without a lease, 0 past their lease, 0 larger than their lease")
+	assert.Contains(t, out, "2 jobs checked: 0 without a lease, 0 past their lease, 0 larger than their lease; the journal binds 2 of them to their lease, 0 are a second job on a lease")
 }
 
 // TestSlurmGateLatency measures the gate's overhead on an idle pool: 20

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/bursar-hpc/bursar/client"
 )
 
 // Reconciliation (issue 23 item 6, docs/slurm.md): the gate writes each
@@ -132,10 +135,53 @@ type finding struct {
 	note string
 }
 
+// journalBindings are the journal's slurm-job records (service/slurmjob.go):
+// the job each lease was bound to, by "campaign:lease" (the campaign in
+// lower case, as in the WcKey; the campaign's own lease id).
+type journalBindings map[string]string
+
+func bindingKey(campaign string, lease int) string {
+	return strings.ToLower(campaign) + ":" + strconv.Itoa(lease)
+}
+
+// readBindings reads every campaign's journal for its slurm-job records
+// (as many as the service retains: --campaign-journal-keep).
+func readBindings(ctx context.Context, admin *client.Client) (journalBindings, error) {
+	list, err := admin.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := journalBindings{}
+	for _, cp := range list.Campaigns {
+		for after := int64(0); ; {
+			j, err := admin.Journal(ctx, cp.Name, client.Page{After: after, Limit: 1000})
+			if err != nil {
+				return nil, fmt.Errorf("the journal of %s: %w", cp.Name, err)
+			}
+			for _, r := range j.Records {
+				var rec struct {
+					Event, Campaign, Job string
+					Lease                int
+				}
+				if json.Unmarshal(r.Record, &rec) == nil && rec.Event == "slurm-job" {
+					b[bindingKey(rec.Campaign, rec.Lease)] = rec.Job
+				}
+			}
+			if len(j.Records) == 0 || j.Next <= after {
+				break
+			}
+			after = j.Next
+		}
+	}
+	return b, nil
+}
+
 // reconcile checks jobs against the leases in their WcKeys: at now for
 // jobs still running. slack is the end-time tolerance (Slurm's records
-// count whole seconds).
-func reconcile(jobs []slurmJob, ungated map[string]bool, now time.Time, slack time.Duration) []finding {
+// count whole seconds). With the journal's bindings (nil: not read), a job
+// on a lease the journal binds to another job is a finding too (one token,
+// one job).
+func reconcile(jobs []slurmJob, ungated map[string]bool, now time.Time, slack time.Duration, bound journalBindings) []finding {
 	var out []finding
 	for _, j := range jobs {
 		if ungated[j.Partition] || j.Start.IsZero() {
@@ -157,6 +203,9 @@ func reconcile(jobs []slurmJob, ungated map[string]bool, now time.Time, slack ti
 		if j.CPUs > k.GPUs {
 			out = append(out, finding{j, "larger than its lease", fmt.Sprintf("%d CPUs on lease %d of %d", j.CPUs, k.Lease, k.GPUs)})
 		}
+		if first, ok := bound[bindingKey(k.Campaign, k.Lease)]; ok && first != j.ID {
+			out = append(out, finding{j, "a second job on its lease", fmt.Sprintf("the journal binds lease %d of %s to job %s", k.Lease, k.Campaign, first)})
+		}
 	}
 	return out
 }
@@ -175,6 +224,8 @@ func slurmReconcileCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-squeue", Usage: "do not read the running jobs"},
 			&cli.StringSliceFlag{Name: "ungated", Usage: "partitions the gate lets through (not checked)"},
 			&cli.DurationFlag{Name: "slack", Value: time.Second, Usage: "tolerance on a job's end"},
+			&cli.StringFlag{Name: "server", EnvVars: []string{"BURSAR_SERVER"}, Usage: "also read the service's journal (its slurm-job records, with the administrator token): a job on a lease the journal binds to another job is a finding"},
+			adminTokenFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Duration("slack") < 0 {
@@ -207,15 +258,37 @@ func slurmReconcileCommand() *cli.Command {
 			for _, p := range c.StringSlice("ungated") {
 				ungated[p] = true
 			}
-			found := reconcile(jobs, ungated, time.Now(), c.Duration("slack"))
+			var bound journalBindings
+			if c.String("server") != "" {
+				admin, ctx, cancel, err := adminCall(c)
+				if err != nil {
+					return cli.Exit("bursar slurm reconcile: "+err.Error(), 1)
+				}
+				bound, err = readBindings(ctx, admin)
+				cancel()
+				if err != nil {
+					return cli.Exit("bursar slurm reconcile: --server: "+err.Error(), 1)
+				}
+			}
+			found := reconcile(jobs, ungated, time.Now(), c.Duration("slack"), bound)
 			w := c.App.Writer
 			counts := map[string]int{}
 			for _, f := range found {
 				counts[f.kind]++
 				fmt.Fprintf(w, "job %s (%s, %s, %d CPUs): %s: %s\n", f.job.ID, f.job.Partition, f.job.State, f.job.CPUs, f.kind, f.note)
 			}
-			fmt.Fprintf(w, "%d jobs checked: %d without a lease, %d past their lease, %d larger than their lease\n",
+			fmt.Fprintf(w, "%d jobs checked: %d without a lease, %d past their lease, %d larger than their lease",
 				len(jobs), counts["no lease"], counts["past its lease"], counts["larger than its lease"])
+			if bound != nil {
+				n := 0
+				for _, j := range jobs {
+					if k, ok := parseLeaseKey(j.WCKey); ok && bound[bindingKey(k.Campaign, k.Lease)] == j.ID {
+						n++
+					}
+				}
+				fmt.Fprintf(w, "; the journal binds %d of them to their lease, %d are a second job on a lease", n, counts["a second job on its lease"])
+			}
+			fmt.Fprintln(w)
 			if len(found) > 0 {
 				return cli.Exit("", 3)
 			}

@@ -27,13 +27,25 @@ JobId=5 UserId=root(0) GroupId=root(0) Name=x JobState=COMPLETED Partition=debug
 	require.Len(t, jobs, 6)
 	assert.Equal(t, "bursar:7:sci:2:1800000000", jobs[0].WCKey)
 	assert.Equal(t, int64(1800000000), jobs[0].End.Unix())
-	found := reconcile(jobs, map[string]bool{"debug": true}, time.Unix(1800000100, 0), time.Second)
+	found := reconcile(jobs, map[string]bool{"debug": true}, time.Unix(1800000100, 0), time.Second, nil)
 	var got []string
 	for _, f := range found {
 		got = append(got, f.job.ID+" "+f.kind)
 	}
 	assert.Equal(t, []string{"2 no lease", "3 past its lease", "4 larger than its lease"}, got)
 	assert.Contains(t, found[1].note, "3s later")
+
+	// With the journal's bindings: lease 7 of sci is job 1's, lease 8 is
+	// bound to job 30, so job 3 is a second job on it; lease 9 is not
+	// bound (a job the enforcer never saw), which is no finding.
+	found = reconcile(jobs, map[string]bool{"debug": true}, time.Unix(1800000100, 0), time.Second,
+		journalBindings{"sci:7": "1", "sci:8": "30"})
+	got = nil
+	for _, f := range found {
+		got = append(got, f.job.ID+" "+f.kind)
+	}
+	assert.Equal(t, []string{"2 no lease", "3 past its lease", "3 a second job on its lease", "4 larger than its lease"}, got)
+	assert.Equal(t, "the journal binds lease 8 of sci to job 30", found[2].note)
 
 	_, err = readJobcomp(strings.NewReader("JobId=1 Name=x\n"), "jobcomp.txt", time.UTC)
 	assert.ErrorContains(t, err, "jobcomp.txt:1: not a jobcomp/filetxt record")
