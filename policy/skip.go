@@ -306,8 +306,8 @@ func (b *Broker) skipQuiet(t int) {
 				watch = tokenDecided(runs, watch[:0])
 				stale = false
 			} else {
-				b.sortPending()
-				runs = b.pendingRuns(runs[:0])
+				// runsSorted left each run its keys of this tick.
+				runs = b.sortRuns(runs)
 			}
 		case len(toks) > 0:
 			// With the deficits fixed, only a pair they do not order can
@@ -513,17 +513,25 @@ func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit 
 
 // reorderRuns puts the pending list in the order of this tick's sort keys,
 // as sortPending would, when only adjacent runs that their tokens order
-// may be out of order: the requests of a run share their keys and stand
-// together, so a stable sort of the requests is a stable sort of the runs
-// as units (an insertion sort, on runs that are nearly in order), and only
-// the stretch of the list whose runs moved is rewritten. It returns the
-// runs of the new list (runs of one campaign and class that now meet are
-// one).
+// may be out of order (the deficits the runs hold still stand): it reads
+// the runs' tokens and sorts them (sortRuns).
 func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
-	pend, camps := b.pending, b.camps
+	for i := range runs {
+		runs[i].tokens = b.camps[b.pending[runs[i].pos].Campaign].tokens
+	}
+	return b.sortRuns(runs)
+}
+
+// sortRuns is sortPending on runs that hold their keys of this tick: a
+// stable sort of the runs as units (the requests of a run share their
+// keys and stand together, so this is the stable sort of the requests),
+// by insertion, since the runs are nearly in order; only the stretch of
+// the list whose runs moved is rewritten. It returns the runs of the new
+// list (runs of one campaign and class that now meet are one).
+func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
+	pend := b.pending
 	ends := b.skipEnds[:0]
 	for i := range runs {
-		runs[i].tokens = camps[pend[runs[i].pos].Campaign].tokens
 		end := len(pend)
 		if i+1 < len(runs) {
 			end = runs[i+1].pos
