@@ -3,7 +3,9 @@ package arrive
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,4 +55,178 @@ func TestReducedSummaryReproduces(t *testing.T) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(want, got), "the reduced study no longer reproduces %s (go test ./arrive -run TestReducedSummaryReproduces -update rewrites it)", path)
+}
+
+// committedSummary is results/agents-arrive/summary.json, the default
+// study's committed output that README.md's findings quote.
+type committedSummary struct {
+	Windows   []map[string]any `json:"windows"`
+	Points    []jsonPoint      `json:"points"`
+	Contrasts []jsonContrast   `json:"contrasts"`
+}
+
+type jsonIv struct {
+	Mean, Lo, Hi *float64
+	N            int
+	Lower        bool `json:"lower_bound"`
+}
+
+type jsonPoint struct {
+	Policy, Mode string
+	K            int
+	Converged    bool
+	Metrics      map[string]jsonIv
+}
+
+type jsonContrast struct {
+	Policy, A, B, Metric string
+	K                    int
+	Mean, Lo, Hi         *float64
+	N, Below, Above      int
+	Converged            bool
+}
+
+func readCommitted(t *testing.T) *committedSummary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "results", "agents-arrive", "summary.json"))
+	require.NoError(t, err)
+	var s committedSummary
+	require.NoError(t, json.Unmarshal(b, &s))
+	return &s
+}
+
+func (s *committedSummary) contrast(t *testing.T, policy, a, b, metric string, k int) jsonContrast {
+	t.Helper()
+	for _, c := range s.Contrasts {
+		if c.Policy == policy && c.A == a && c.B == b && c.Metric == metric && c.K == k {
+			return c
+		}
+	}
+	t.Fatalf("no contrast %s %s − %s %s at k=%d", policy, a, b, metric, k)
+	return jsonContrast{}
+}
+
+func (s *committedSummary) point(t *testing.T, policy, mode string, k int) jsonPoint {
+	t.Helper()
+	for _, p := range s.Points {
+		if p.Policy == policy && p.Mode == mode && p.K == k {
+			return p
+		}
+	}
+	t.Fatalf("no point %s %s k=%d", policy, mode, k)
+	return jsonPoint{}
+}
+
+// siteBut are the site policies but static, the ones that let the
+// agents past their own partition.
+var siteBut = []string{"fifo", "priority", "fairshare", "quota", "budget"}
+
+// TestREADMEAgentsArriveFindings checks each finding README.md ("When
+// agents arrive") states against the committed default run
+// (results/agents-arrive/summary.json): 4 windows of 7 days of the full
+// SDSC-SP2 log, 3 seeds each, 95 % t intervals over windows.
+func TestREADMEAgentsArriveFindings(t *testing.T) {
+	s := readCommitted(t)
+	require.Len(t, s.Windows, 4)
+	const K = 8
+	// Every site policy's runs converged (the findings rest on them).
+	for _, p := range append([]string{"static"}, siteBut...) {
+		for _, m := range Modes {
+			for k := 0; k <= K; k++ {
+				require.True(t, s.point(t, p, m, k).Converged, "%s %s k=%d", p, m, k)
+			}
+		}
+	}
+	// 1. Eight unmetered agents raise the users' mean bounded slowdown
+	// under every site policy but static in every window; no interval
+	// over the 4 windows excludes 0.
+	for _, p := range siteBut {
+		c := s.contrast(t, p, ModeUnmetered, "k=0", "users_mean_bsld", K)
+		require.Equal(t, 4, c.Above, p)
+		require.Positive(t, *c.Mean, p)
+		require.Negative(t, *c.Lo, p)
+	}
+	// 2. One storm (k = 1): metering cuts its GPU-hours in every window
+	// under each of these policies, with an interval below 0 under
+	// priority, fairshare and budget.
+	for _, p := range siteBut {
+		c := s.contrast(t, p, ModeMetered, ModeUnmetered, "agent_gpu_hours", 1)
+		require.Equal(t, 4, c.Below, p)
+	}
+	for _, p := range []string{"priority", "fairshare", "budget"} {
+		require.Negative(t, *s.contrast(t, p, ModeMetered, ModeUnmetered, "agent_gpu_hours", 1).Hi, p)
+	}
+	// ... and lowers the users' slowdown in every window under fairshare
+	// and budget (intervals include 0).
+	for _, p := range []string{"fairshare", "budget"} {
+		c := s.contrast(t, p, ModeMetered, ModeUnmetered, "users_mean_bsld", 1)
+		require.Equal(t, 4, c.Below, p)
+		require.Positive(t, *c.Hi, p)
+	}
+	// 3. At k = 8 metering moves the users' slowdown by no more than a
+	// few units under any policy, every interval including 0: the eight
+	// envelopes' rates (Σ R = 208 GPUs) exceed the pool of 128.
+	for _, p := range siteBut {
+		c := s.contrast(t, p, ModeMetered, ModeUnmetered, "users_mean_bsld", K)
+		require.Less(t, *c.Lo, 0.0, p)
+		require.Greater(t, *c.Hi, 0.0, p)
+		require.LessOrEqual(t, math.Abs(*c.Mean), 6.0, p)
+	}
+	// 4. Under static the meter changes nothing at any k: the agents'
+	// partition (their share, 13 of 128 GPUs) holds them below their
+	// envelopes.
+	for k := 1; k <= K; k++ {
+		for _, key := range []string{"users_mean_bsld", "agent_gpu_hours"} {
+			c := s.contrast(t, "static", ModeMetered, ModeUnmetered, key, k)
+			require.Zero(t, *c.Mean, "k=%d %s", k, key)
+		}
+	}
+	// ... and the re-cut partitions, not the agents' load, move the
+	// users: the same at k = 1 and k = 8.
+	s0, s1, s8 := s.point(t, "static", ModeUnmetered, 0), s.point(t, "static", ModeUnmetered, 1), s.point(t, "static", ModeUnmetered, K)
+	require.InDelta(t, 221, *s0.Metrics["users_denied"].Mean, 0.5)
+	require.InDelta(t, 121, *s1.Metrics["users_denied"].Mean, 0.5)
+	require.Equal(t, *s1.Metrics["users_mean_bsld"].Mean, *s8.Metrics["users_mean_bsld"].Mean)
+	require.Greater(t, *s1.Metrics["users_mean_bsld"].Mean, 2**s0.Metrics["users_mean_bsld"].Mean)
+	// 5. Metering does not starve the well-behaved science agent:
+	// adaptive-sci's science metered is at least 90 % of unmetered at
+	// every k ≥ 3 under every site policy.
+	for _, p := range append([]string{"static"}, siteBut...) {
+		for k := 3; k <= K; k++ {
+			un := s.point(t, p, ModeUnmetered, k).Metrics["adaptive_science"]
+			met := s.point(t, p, ModeMetered, k).Metrics["adaptive_science"]
+			require.GreaterOrEqual(t, *met.Mean, 0.9**un.Mean, "%s k=%d", p, k)
+		}
+	}
+}
+
+// TestREADMEAgentsArriveWhomAndBursar: the README's "whom it hurts" and
+// "bursar did not converge" findings, on the committed default run.
+func TestREADMEAgentsArriveWhomAndBursar(t *testing.T) {
+	s := readCommitted(t)
+	const K = 8
+	// The users submitting during the stay lose more than the whole
+	// window under priority, fairshare, quota and budget, in every window.
+	for _, p := range []string{"priority", "fairshare", "quota", "budget"} {
+		during := s.contrast(t, p, ModeUnmetered, "k=0", "during_mean_bsld", K)
+		whole := s.contrast(t, p, ModeUnmetered, "k=0", "users_mean_bsld", K)
+		require.Equal(t, 4, during.Above, p)
+		require.Greater(t, *during.Mean, 1.5**whole.Mean, p)
+	}
+	require.Negative(t, *s.contrast(t, "fifo", ModeUnmetered, "k=0", "during_mean_bsld", K).Mean)
+	// Bursar as the whole site policy: no point converged, k = 0
+	// included; 22–27 measured jobs unfinished per window.
+	for k := 0; k <= K; k++ {
+		pt := s.point(t, BursarLine, ModeMetered, k)
+		require.False(t, pt.Converged, "k=%d", k)
+		u := *pt.Metrics["users_unfinished"].Mean
+		require.True(t, u >= 22 && u <= 27, "k=%d: %v unfinished", k, u)
+	}
+	// At k = 1 metered, the users' slowdown under fairshare and budget is
+	// within 20 % of k = 0.
+	for _, p := range []string{"fairshare", "budget"} {
+		k0 := *s.point(t, p, ModeUnmetered, 0).Metrics["users_mean_bsld"].Mean
+		m1 := *s.point(t, p, ModeMetered, 1).Metrics["users_mean_bsld"].Mean
+		require.InEpsilon(t, k0, m1, 0.2, p)
+	}
 }
