@@ -129,13 +129,14 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 //
 // Under StrictFIFO a workload with GPUs on their way to it (reserved, or
 // under notice for it) is its queue's candidate before the head: it was
-// the head when it preempted. Kueue requeues a preempted workload behind
-// it (requeuingStrategy timestamp Eviction, the default), but a trace job
-// is requeued with its original submit time (docs/studies.md §6.7) and
-// may come back ahead of its own preemptor; as head it would block the
-// queue while the GPUs freed for the preemptor stay reserved, and neither
-// would ever start (the excerpt stopped at its horizon with 462 jobs
-// waiting and nothing running: TestStrictFIFOPreemptorGoesFirst).
+// the head when it preempted. A job of its queue preempted earlier by
+// another queue is requeued with its original submit time (docs/studies.md
+// §6.7; Kueue too orders a preempted workload by its creation time, see
+// docs/policies.md) and may come back ahead of the preemptor; as head it
+// would block the queue while the GPUs freed for the preemptor stay
+// reserved (a reservation Kueue does not keep), and neither would ever
+// start (the excerpt stopped at its horizon with 462 jobs waiting and
+// nothing running: TestStrictFIFOPreemptorGoesFirst).
 func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 	qu := &r.queues[q]
 	free := max(0, k.FreeGeneral())

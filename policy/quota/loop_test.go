@@ -23,7 +23,10 @@ import (
 // nominal). C is idle and lends its 6. B holds L2 (8 GPUs), then the newer
 // L1 (4): 11 above its nominal. A's J (10 GPUs) waits: with it A would be
 // 5 above. Nothing is free. Every preempted job is requeued with its
-// submit time, as a trace replay does (docs/studies.md §6.7).
+// submit time, as a trace replay does (docs/studies.md §6.7) and as Kueue
+// does: it orders a workload preempted by fair sharing by its creation
+// time, not its eviction time (GetQueueOrderTimestamp, docs/policies.md),
+// so the loop is Kueue's, not an artefact of the replay's requeue rule.
 //
 //  1. J preempts. B is the only borrower. L1 (newest first): B would
 //     keep 8, 7 above ≥ 5: S2-a takes it; 4 of the 10 GPUs. L2: B would
