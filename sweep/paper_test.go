@@ -366,14 +366,36 @@ func TestProgressPlainLines(t *testing.T) {
 	assert.Equal(t, "paper: 4/10 runs (40%), 2.0 s\npaper: 8/10 runs (80%), 4.0 s\npaper: 10/10 runs (100%), 5.0 s\n", buf.String())
 }
 
+// On a terminal: one line rewritten after a carriage return, at most
+// every 100 ms but always at the end, its count, rate and time left, and
+// cleared when the sweep finishes; an abandoned bar stays, ended by a
+// line break.
 func TestProgressBarOnTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	p := NewProgress(&buf, true, "paper", 3)
-	for d := 1; d <= 3; d++ {
-		p.Update(d, 3)
+	p := NewProgress(&buf, true, "paper", 4)
+	now := p.start
+	p.now = func() time.Time { return now }
+	for d := 1; d <= 4; d++ {
+		now = now.Add(60 * time.Millisecond)
+		p.Update(d, 4)
 	}
+	out := buf.String()
+	frames := strings.Split(out, "\r")[1:]
+	// Drawn at 0, then at 120 ms (2 of 4), then at the end (4 of 4); the
+	// updates 60 ms after a redraw are skipped.
+	require.Len(t, frames, 3, "%q", out)
+	assert.Equal(t, "paper   0% [                              ] 0/4 runs", frames[0])
+	assert.Equal(t, "paper  50% [===============               ] 2/4 runs, 16.7 runs/s, 0 s left", frames[1])
+	assert.Equal(t, "paper 100% [==============================] 4/4 runs, 16.7 runs/s"+strings.Repeat(" ", 10), frames[2])
 	p.Finish()
-	assert.Contains(t, buf.String(), "paper")
+	assert.True(t, strings.HasSuffix(buf.String(), "\r"+strings.Repeat(" ", len(frames[2])-10)+"\r"), "%q", buf.String())
+	assert.NotContains(t, buf.String(), "\n")
+
+	buf.Reset()
+	p = NewProgress(&buf, true, "paper", 4)
+	p.Update(1, 4)
+	p.Abandon()
+	assert.True(t, strings.HasSuffix(buf.String(), "\n"))
 }
 
 // BenchmarkPaper is the full paper grid: 105 runs on every CPU and the
