@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bursar-hpc/bursar/internal/slurmtoken"
-	"github.com/bursar-hpc/bursar/service"
 )
 
 // slurmCmdTimeout bounds one squeue or scancel call.
@@ -23,13 +20,9 @@ func readSlurmKey(path string) ([]byte, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := slurmtoken.ReadKey(path)
 	if err != nil {
 		return nil, fmt.Errorf("--slurm-key-file: %w", err)
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) < service.MinSlurmKeyBytes {
-		return nil, fmt.Errorf("--slurm-key-file %s: the key must be at least %d bytes long, got %d", path, service.MinSlurmKeyBytes, len(b))
 	}
 	return b, nil
 }
