@@ -165,11 +165,19 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	var jobOf []int32           // request id → job
 	granted := make([]int64, n) // tick of the current lease's grant
 	// kept is each job's run kept by checkpoints (§6.7): a requeued job
-	// asks for what is left of its run and of its estimate.
-	kept := make([]int64, n)
+	// asks for what is left of its run and of its estimate. It stays nil
+	// until a checkpoint keeps something (only under a checkpointing
+	// restart rule), so that a fork need not copy it (fairForks.take).
+	var kept []int64
+	keptOf := func(j int) int64 {
+		if kept == nil {
+			return 0
+		}
+		return kept[j]
+	}
 	file := func(j int, submitted int) error {
 		jb := &w.Jobs[j]
-		id, err := fileRigid(w, rr, ids[jb.Campaign], jb, submitted, kept[j])
+		id, err := fileRigid(w, rr, ids[jb.Campaign], jb, submitted, keptOf(j))
 		if id >= 0 {
 			for len(jobOf) <= id {
 				jobOf = append(jobOf, -1)
@@ -259,7 +267,12 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				run.Preemptions++
 				run.LostGPUSeconds += int64(jb.GPUs) * (d - int64(e.Kept))
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
-				kept[j] += int64(e.Kept)
+				if e.Kept > 0 {
+					if kept == nil {
+						kept = make([]int64, n)
+					}
+					kept[j] += int64(e.Kept)
+				}
 				run.Start[j] = -1
 				recs[j].Aborted = append(recs[j].Aborted, int64(e.T)+base)
 				recs[j].Kept = append(recs[j].Kept, int64(e.Kept))
@@ -268,8 +281,8 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 				requeue = append(requeue, j)
 			case e.Kind == policy.EventRelease:
 				d := int64(e.T) - granted[j]
-				if d != jb.Run-kept[j] {
-					return nil, fmt.Errorf("trace replay: job %d: lease ended after %d s (%s), run %d s of which %d s kept before", jb.Number, d, e.Reason, jb.Run, kept[j])
+				if d != jb.Run-keptOf(int(j)) {
+					return nil, fmt.Errorf("trace replay: job %d: lease ended after %d s (%s), run %d s of which %d s kept before", jb.Number, d, e.Reason, jb.Run, keptOf(int(j)))
 				}
 				run.HeldGPUSeconds += int64(jb.GPUs) * d
 				run.End = max(run.End, int64(e.T)+base)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"unsafe"
 )
 
@@ -67,7 +68,17 @@ type copier struct {
 	seen    map[seenKey]bool
 	maps    map[uintptr]reflect.Value // old map → its copy (pass 2), or a mark (pass 1)
 	types   map[reflect.Type]*typeInfo
+	// building counts the info calls under way and built the infos they
+	// made: published to plans once the outermost call returns, when every
+	// one of them is complete.
+	building int
+	built    []*typeInfo
 }
+
+// plans holds every type's copy plan (*typeInfo, immutable once complete)
+// for the life of the process: a fork copies the same few types hundreds
+// of times, and finding a plan is a walk over the type's fields.
+var plans sync.Map // reflect.Type → *typeInfo
 
 // typeInfo is what the copy needs to know of a type, found once per type:
 // whether its values hold references that need copying (pointers, slices,
@@ -92,8 +103,22 @@ func (c *copier) info(t reflect.Type) *typeInfo {
 	if ti, ok := c.types[t]; ok {
 		return ti
 	}
+	if ti, ok := plans.Load(t); ok {
+		c.types[t] = ti.(*typeInfo)
+		return ti.(*typeInfo)
+	}
 	ti := &typeInfo{t: t, kind: t.Kind()}
 	c.types[t] = ti // before the contents: a recursive type refers to itself
+	c.building++
+	c.built = append(c.built, ti)
+	defer func() {
+		if c.building--; c.building == 0 {
+			for _, b := range c.built {
+				plans.LoadOrStore(b.t, b)
+			}
+			c.built = c.built[:0]
+		}
+	}()
 	switch ti.kind {
 	case reflect.Pointer, reflect.Slice:
 		ti.deep = true
