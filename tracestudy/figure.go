@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/trace"
 )
 
 // palette: the Okabe–Ito colours (safe for colour-blind readers) and black,
@@ -270,6 +271,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if nw > 1 {
 		sub += fmt.Sprintf(", %d windows of %s days", nw, fmtDay(st.Windows[0].Until-st.Windows[0].From))
 	}
+	sub += mappingNote(st.Options)
 	cdf := newPanel("Bounded slowdown CDF, all measured jobs", "bounded slowdown (τ = 10 s, log scale)", "fraction of jobs ≤ x")
 	cdf.X.Scale = plot.LogScale{}
 	cdf.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -569,6 +571,26 @@ func fmtDur(s int) string {
 		return fmt.Sprintf("%d min", s/60)
 	}
 	return fmt.Sprintf("%d s", s)
+}
+
+// mappingNote names the mapping knobs a figure was drawn with where they
+// are not the defaults (docs/studies.md §1, §3), so that a sensitivity
+// run's figure says which it is.
+func mappingNote(o trace.Options) string {
+	var n string
+	if o.ByGroup {
+		n += ", a campaign per group"
+	}
+	if o.UserCampaigns {
+		n += ", a campaign per user"
+	}
+	if o.Shares != "" && o.Shares != trace.ShareGroups {
+		n += ", shares: " + string(o.Shares)
+	}
+	if o.Bucket != "" && o.Bucket != trace.BucketLargestJob {
+		n += ", Bursar's bucket: " + o.Bucket
+	}
+	return n
 }
 
 // shortName is a trace's file name without its folders, for titles.

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The trace study's committed runs on windows of the full logs, and its
+# sensitivity to the mapping knobs (README.md "Real traces",
+# docs/traces.md): every policy on four 14-day windows of SDSC-SP2 and of
+# KTH-SP2, then the SDSC-SP2 windows again under each other `shares` rule
+# (docs/studies.md §1, §5) and under Bursar's old `bucket: hours:24`. Each
+# run writes its folder under results/trace/ and its printed table to
+# table.txt there.
+#
+#   scripts/trace-windows.sh [TRACES_DIR]   # default: traces/ (the logs as docs/traces.md downloads them)
+#
+# Needs bin/bursar-sweep (make build). About 4 minutes of CPU in all; the
+# policies that read no shares (priority) or no bucket (all but bursar)
+# are left out of the sensitivity runs, fifo kept as the paired control.
+set -euo pipefail
+dir=${1:-traces}
+sdsc="$dir/SDSC-SP2-1998-4.2-cln.swf.gz"
+kth="$dir/KTH-SP2-1996-2.1-cln.swf.gz"
+bin=${BURSAR_SWEEP:-bin/bursar-sweep}
+
+run() { # run OUT ARGS…: bursar-sweep trace ARGS… into results/trace/OUT
+	local out=results/trace/$1
+	shift
+	mkdir -p "$out"
+	"$bin" trace --windows 4x14d --quiet --out "$out" "$@" > "$out/table.txt"
+}
+
+run sdsc-sp2-4x14d --trace "$sdsc"
+run kth-sp2-4x14d --trace "$kth"
+for s in window users equal-groups equal-users; do
+	run "shares/$s" --trace "$sdsc" --shares "$s" --policies bursar,fifo,static,fairshare,quota,budget
+done
+run shares/bucket-hours24 --trace "$sdsc" --bucket hours:24 --policies bursar,fifo
