@@ -404,3 +404,71 @@ func TestCommittedTraceWindowFindings(t *testing.T) {
 		}
 	}
 }
+
+// The README's sensitivity of the trace findings to the mapping, checked
+// against the committed runs: the SDSC-SP2 windows under each `shares`
+// rule (groups is the default run, sdsc-sp2-4x14d) and under Bursar's
+// `bucket: hours:24`.
+func TestCommittedSharesFindings(t *testing.T) {
+	const hour = 3600.0
+	rules := []struct {
+		name, folder     string
+		bursarUnfinished float64 // summed over the 4 windows
+		quotaLost        float64
+		staticDenied     float64
+	}{
+		{"groups", "sdsc-sp2-4x14d", 317, 0.245, 910},
+		{"window", "shares/window", 47, 0.236, 1163},
+		{"users", "shares/users", 0, 0.236, 1163},
+		{"equal-groups", "shares/equal-groups", 232, 0.214, 541},
+		{"equal-users", "shares/equal-users", 130, 0.213, 751},
+	}
+	for _, r := range rules {
+		es := committedEstimates(t, r.folder)
+		b := es["bursar"]
+		conv := b.Metrics["converged"].Mean
+		if r.name == "users" {
+			// converges in every window, serves every job, 11.4 h [3.6,
+			// 19.3] later than fifo.
+			if conv != 1 || b.Metrics["served"].Mean != b.Metrics["jobs"].Mean {
+				t.Errorf("shares users: bursar converged in %v of the windows, %v of %v jobs served", conv, b.Metrics["served"].Mean, b.Metrics["jobs"].Mean)
+			}
+			d := b.PairedDifference["mean_wait"]
+			if math.Abs(d.Mean/hour-11.4) > 0.05 || math.Abs(d.Lo/hour-3.6) > 0.05 || math.Abs(d.Hi/hour-19.3) > 0.05 {
+				t.Errorf("shares users: bursar Δ mean wait %v [%v, %v] h", d.Mean/hour, d.Lo/hour, d.Hi/hour)
+			}
+		} else if conv != 0 {
+			t.Errorf("shares %s: bursar converged in %v of the windows, the README says none", r.name, conv)
+		}
+		if got := b.Metrics["unfinished"].Mean * 4; math.Abs(got-r.bursarUnfinished) > 0.5 {
+			t.Errorf("shares %s: bursar %v unfinished, the README says %v", r.name, got, r.bursarUnfinished)
+		}
+		if got := es["quota"].Metrics["lost_utilization"].Mean; math.Abs(got-r.quotaLost) > 0.0005 || got < 0.21 || got > 0.25 {
+			t.Errorf("shares %s: quota lost %v of the pool's time, the README says %v (0.21–0.25)", r.name, got, r.quotaLost)
+		}
+		if got := es["static"].Metrics["denied"].Mean * 4; math.Abs(got-r.staticDenied) > 0.5 {
+			t.Errorf("shares %s: static denied %v, the README says %v", r.name, got, r.staticDenied)
+		}
+		if u := es["static"].Metrics["useful_utilization"].Mean; u < 0.15 || u > 0.48 {
+			t.Errorf("shares %s: static useful %v, the README says 0.15–0.48", r.name, u)
+		}
+		// fairshare and budget: Δ mean wait from −1.0 to −0.3 h, the
+		// interval including 0 except fairshare's under equal-users.
+		for _, p := range []string{"fairshare", "budget"} {
+			d := es[p].PairedDifference["mean_wait"]
+			m := math.Round(d.Mean/hour*10) / 10
+			excludes0 := d.Lo > 0 || d.Hi < 0
+			if m < -1.0 || m > -0.3 || excludes0 != (p == "fairshare" && r.name == "equal-users") {
+				t.Errorf("shares %s: %s Δ mean wait %v [%v, %v] h", r.name, p, d.Mean/hour, d.Lo/hour, d.Hi/hour)
+			}
+		}
+		if u := es["fifo"].Metrics["useful_utilization"].Mean; math.Abs(u-0.78) > 0.005 {
+			t.Errorf("shares %s: fifo useful %v", r.name, u)
+		}
+	}
+	// The old bucket: 3 of 4 windows converge, 1,190 of 4,060 jobs denied.
+	b := committedEstimates(t, "shares/bucket-hours24")["bursar"]
+	if c, d := b.Metrics["converged"].Mean*4, b.Metrics["denied"].Mean*4; c != 3 || math.Abs(d-1190) > 0.5 || math.Abs(b.Metrics["jobs"].Mean*4-4060) > 0.5 {
+		t.Errorf("bucket hours:24: bursar converged in %v windows, %v denied", c, d)
+	}
+}

@@ -173,3 +173,40 @@ func TestCopyMirrorsRandomGraphs(t *testing.T) {
 		}
 	})
 }
+
+// recursive is a type no other test copies first, so that the copy
+// plans below are built by the racing copies themselves.
+type recursive struct {
+	kids []*recursive
+	up   *recursive
+	tags map[string][]int
+}
+
+// Copies made at once from several goroutines share the process's copy
+// plans (plans): each is whole and right, and under -race the plans'
+// publication is checked for data races.
+func TestCopyConcurrent(t *testing.T) {
+	root := &recursive{tags: map[string][]int{"a": {1, 2}}}
+	for range 3 {
+		root.kids = append(root.kids, &recursive{up: root, tags: map[string][]int{"b": {3}}})
+	}
+	const n = 8
+	errs := make(chan error, n)
+	copies := make(chan *recursive, n)
+	for range n {
+		go func() {
+			c, err := Copy(root, Options{})
+			errs <- err
+			copies <- c
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		c := <-copies
+		if c == root || len(c.kids) != 3 || c.kids[0].up != c || c.kids[2].tags["b"][0] != 3 || c.tags["a"][1] != 2 || c.kids[1] == root.kids[1] {
+			t.Fatalf("a concurrent copy is wrong: %+v", c)
+		}
+	}
+}
