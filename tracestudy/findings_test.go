@@ -10,11 +10,6 @@ import (
 	"github.com/bursar-hpc/bursar/trace"
 )
 
-// revision1 is the mapping the README's budget-knobs findings were
-// measured on: docs/studies.md revision 1's one campaign per user, with
-// per-user shares and B = R × 24 h.
-var revision1 = trace.Options{UserCampaigns: true, Shares: trace.ShareUsers, Bucket: "hours:24"}
-
 // excerptStudy replays the committed excerpt as `bursar-sweep trace` does
 // with its defaults (revision 2's mapping, one window with a day of
 // warm-up and of cool-down, the log's record before it, fairSample fair
