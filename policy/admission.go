@@ -62,15 +62,7 @@ func (b *Broker) admit() {
 	if len(b.pending) == 0 {
 		return
 	}
-	if len(b.pending) == 1 {
-		// Nothing to order: the keys only feed the journal's grant record.
-		if b.rec != nil {
-			r := &b.pending[0]
-			r.deficit, r.tokens = b.FairDeficit(r.Campaign), b.camps[r.Campaign].tokens
-		}
-	} else {
-		b.sortPending()
-	}
+	b.order()
 	// admitOne only changes the request it is given, and grants only
 	// append leases, so the list can be walked and compacted in place.
 	w := 0
@@ -84,6 +76,21 @@ func (b *Broker) admit() {
 	}
 	clear(b.pending[w:])
 	b.pending = b.pending[:w]
+}
+
+// order is admission's first step: the pending list in admission order,
+// each request's sort keys written for the journal's grant record.
+func (b *Broker) order() {
+	switch {
+	case len(b.pending) == 1:
+		// Nothing to order: the keys only feed the journal's grant record.
+		if b.rec != nil {
+			r := &b.pending[0]
+			r.deficit, r.tokens = b.FairDeficit(r.Campaign), b.camps[r.Campaign].tokens
+		}
+	case len(b.pending) > 1:
+		b.sortPending()
+	}
 }
 
 // sortPending puts the pending list in admission order, reading each

@@ -240,6 +240,13 @@ type Broker struct {
 	// nextChange is NextChange's answer at tick nextChangeNow, with no
 	// change since (-1: none).
 	nextChange, nextChangeNow int
+	// admittedAt is the last tick whose admission tried the pending
+	// requests; NextChange's answer right after it is kept as quietUntil
+	// (quietFrom = that tick, -1: none) while nothing changes, for the
+	// quiet ticks of Tick. tickByTick: every Tick tries them
+	// (SetTickByTick).
+	admittedAt, quietFrom, quietUntil int
+	tickByTick                        bool
 	// SkipTo's scratch lists, kept so that a skip allocates nothing once
 	// they have grown.
 	skipToks, skipLazy, skipSlide []int32
@@ -268,7 +275,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt, nextChangeNow: -1}, nil
+	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt, nextChangeNow: -1, quietFrom: -1}, nil
 }
 
 // SetRecorder routes the journal to r (nil: no journal, and no cost).
@@ -716,14 +723,37 @@ func (b *Broker) Utilization() float64 {
 
 // Tick advances the broker one second: expiry, buckets, accounting,
 // admission, history, in that order (model.md §4).
+//
+// A quiet tick (before NextChange) keeps the books and the pending list's
+// order but does not try the requests: none of them would be granted,
+// expire, be throttled for the first time or notice a lease (skip.go), so
+// trying them changes nothing. A driver that ticks every second because
+// it acts between ticks (the agents of agents-arrive meter their flows
+// every tick) pays for the tries only when a call or an event may change
+// their outcome.
 func (b *Broker) Tick() {
+	if !b.tickByTick && b.NextChange() > b.now+1 {
+		b.now++
+		b.expire()
+		b.refill()
+		b.account()
+		b.order()
+		b.recordHistory()
+		return
+	}
 	b.now++
 	b.expire()
 	b.refill()
 	b.account()
 	b.admit()
 	b.recordHistory()
+	b.admittedAt = b.now
 }
+
+// SetTickByTick makes every Tick try the pending requests, quiet or not:
+// the oracle the tests of the quiet ticks compare against
+// (TickByTicker).
+func (b *Broker) SetTickByTick(on bool) { b.tickByTick = on }
 
 // Admit runs one admission pass at the current time without advancing
 // the clock: the last step of a tick but expiry, buckets and accounting

@@ -21,7 +21,7 @@ type RigidRequester interface {
 // TickByTicker is an optional Allocator hook: SetTickByTick(true) makes
 // every Tick run its whole admission even where NextChange says the tick
 // is quiet, the oracle the event-skipping tests compare against (the
-// baselines' Core takes this shortcut inside Tick).
+// baselines' Core and the Bursar broker take this shortcut inside Tick).
 type TickByTicker interface {
 	SetTickByTick(on bool)
 }

@@ -49,9 +49,16 @@ import (
 // next tick after any change; otherwise the first lease deadline, request
 // expiry, or tick at which a pending request's rate cap may leave the
 // interval that keeps its outcome.
+//
+// The answer worked out right after a tick that tried the requests holds
+// until a change (it bounds the outcomes from that tick on): it is kept
+// through Tick's quiet ticks, and asked again after them it is the same.
 func (b *Broker) NextChange() int {
 	if b.changedAt >= b.now {
 		return b.now + 1
+	}
+	if b.quietFrom == b.admittedAt && b.changedAt < b.quietFrom {
+		return max(b.quietUntil, b.now+1)
 	}
 	// Nothing NextChange reads moves between ticks without a change
 	// (changedAt = now), so SkipTo's check reuses the driver's answer.
@@ -70,6 +77,9 @@ func (b *Broker) NextChange() int {
 		}
 	}
 	b.nextChange, b.nextChangeNow = max(next, b.now+1), b.now
+	if b.admittedAt == b.now {
+		b.quietFrom, b.quietUntil = b.now, b.nextChange
+	}
 	return b.nextChange
 }
 

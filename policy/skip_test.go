@@ -173,6 +173,7 @@ func TestSkipToMatchesTicks(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.skip, _ = New(cfg)
+		p.tick.SetTickByTick(true) // the oracle tries every request every tick
 		p.tick.SetRecorder(&p.tj)
 		p.skip.SetRecorder(&p.sj)
 		register := func(e Envelope) {
@@ -245,6 +246,7 @@ func TestSkipToMatchesTicksTraceEnvelopes(t *testing.T) {
 		p := &skipPair{t: t}
 		p.tick, _ = New(cfg)
 		p.skip, _ = New(cfg)
+		p.tick.SetTickByTick(true) // the oracle tries every request every tick
 		p.tick.SetRecorder(&p.tj)
 		p.skip.SetRecorder(&p.sj)
 		nc := rapid.IntRange(2, 8).Draw(t, "campaigns")
