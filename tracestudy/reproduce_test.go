@@ -1,0 +1,109 @@
+package tracestudy
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bursar-hpc/bursar/trace"
+)
+
+// The committed window runs (scripts/trace-windows.sh) are what this code
+// gives: each is replayed again from the full log in $BURSAR_TRACES, as
+// `bursar-sweep trace --windows 4x14d` replays it, and every metric of
+// every run is compared with its summary.json. A change that moves a
+// number the README cites fails here until the runs are regenerated and
+// the findings rechecked (TestCommittedTraceWindowFindings,
+// TestCommittedSharesFindings).
+func TestCommittedWindowRunsReproduce(t *testing.T) {
+	dir := os.Getenv("BURSAR_TRACES")
+	if dir == "" {
+		t.Skip("set BURSAR_TRACES to the folder holding SDSC-SP2-1998-4.2-cln.swf.gz and KTH-SP2-1996-2.1-cln.swf.gz")
+	}
+	if testing.Short() {
+		t.Skip("replays the committed window runs (about a minute of CPU)")
+	}
+	if raceDetector {
+		t.Skip("single-goroutine replays: run without -race")
+	}
+	all := []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"}
+	shareRun := []string{"bursar", "fifo", "static", "fairshare", "quota", "budget"}
+	sdsc, kth := "SDSC-SP2-1998-4.2-cln.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz"
+	for _, c := range []struct {
+		folder, log string
+		opt         trace.Options
+		policies    []string
+	}{
+		{"sdsc-sp2-4x14d", sdsc, trace.Options{}, all},
+		{"kth-sp2-4x14d", kth, trace.Options{}, all},
+		{"shares/window", sdsc, trace.Options{Shares: trace.ShareWindow}, shareRun},
+		{"shares/users", sdsc, trace.Options{Shares: trace.ShareUsers}, shareRun},
+		{"shares/equal-groups", sdsc, trace.Options{Shares: trace.ShareEqualGroups}, shareRun},
+		{"shares/equal-users", sdsc, trace.Options{Shares: trace.ShareEqualUsers}, shareRun},
+		{"shares/bucket-hours24", sdsc, trace.Options{Bucket: "hours:24"}, []string{"bursar", "fifo"}},
+	} {
+		t.Run(c.folder, func(t *testing.T) {
+			path := filepath.Join(dir, c.log)
+			if _, err := os.Stat(path); err != nil {
+				t.Skipf("%s not present: %v", c.log, err)
+			}
+			w, err := LoadRange(path, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &Study{Specs: TraceSpecs(c.policies), Options: c.opt, FairSample: trace.DefaultFairSample}
+			if st.Windows, err = Windows(w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit, 4, 14*Day, DefaultWarmup, DefaultCooldown); err != nil {
+				t.Fatal(err)
+			}
+			if st.Loads, err = LoadWindows(path, c.opt, st.Windows); err != nil {
+				t.Fatal(err)
+			}
+			if st.Recorded, err = ReadRecorded(path, w.Pool); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join("..", "results", "trace", c.folder, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var committed struct {
+				Runs []map[string]any `json:"runs"`
+			}
+			if err := json.Unmarshal(b, &committed); err != nil {
+				t.Fatal(err)
+			}
+			if len(committed.Runs) != st.Runs() {
+				t.Fatalf("%d committed runs, %d to replay", len(committed.Runs), st.Runs())
+			}
+			for i, want := range committed.Runs {
+				r, err := st.Run(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want["policy"] != r.Policy || want["window"] != float64(r.Window) {
+					t.Fatalf("run %d: committed %v window %v, replayed %s window %d", i, want["policy"], want["window"], r.Policy, r.Window)
+				}
+				for _, m := range Metrics {
+					got := m.Get(&r)
+					var w float64
+					switch v := want[m.Key].(type) {
+					case float64:
+						w = v
+					case bool: // converged
+						if v {
+							w = 1
+						}
+					case nil: // NaN is written as null
+						w = math.NaN()
+					default:
+						t.Fatalf("%s: %v", m.Key, v)
+					}
+					if !(got == w || math.IsNaN(got) && math.IsNaN(w) || math.Abs(got-w) <= 1e-9*math.Abs(w)) {
+						t.Errorf("%s window %d: %s %v, committed %v: regenerate with scripts/trace-windows.sh and recheck the README's findings", r.Policy, r.Window, m.Key, got, w)
+					}
+				}
+			}
+		})
+	}
+}
