@@ -334,3 +334,54 @@ func TestRestartKnob(t *testing.T) {
 	require.Equal(t, 300, r.Kept(10, 399))
 	require.Equal(t, 0, baseline.Restart{}.Kept(10, 5000))
 }
+
+// The property suite's draw (rapid seed 14324177848823794110, as
+// policy/policies' TestPropertiesEveryPolicy found it): a victim below
+// its own member entitlement may be preempted by a head of another
+// group, for q_V is its group's where the paths split (docs/studies.md
+// §2, §6.11). Pool 64, no Groups knob; entitlements G0 = {c0, c2, c3}
+// with 1/2 (each member 1/6: 64/6 ≈ 10.67 GPUs) and G1 = {c1} with 1/2
+// (32 GPUs). At tick 1 c0 runs 30 GPUs, c2 6 (class opportunistic), c3
+// 4, c1 10; 14 free. c1 then asks for 20 (rigid). Paths split at the
+// groups: q_G0 = 40/32 > 1, q_G1 = 10/32 < 1, and taking c2's 6
+// (lowest class first) leaves (10 + 20) × 1/2 ≤ (40 − 6) × 1/2 and frees
+// the 6 GPUs the head lacks: c2's lease is noticed at tick 2 although c2
+// holds 6 < 10.67 (q_c2 = 0.5625 at the member level, which orders only
+// c0, c2, c3 against each other). After the 10 s grace c1 gets its 20.
+func TestVictimBelowItsMemberShareOfAGroupAboveItsShare(t *testing.T) {
+	ent := &baseline.Entitlements{Groups: []baseline.GroupShare{
+		{Name: "G0", Share: 0.5, Members: []baseline.MemberShare{{Name: "c0", Share: 0.5 / 3}, {Name: "c2", Share: 0.5 / 3}, {Name: "c3", Share: 0.5 / 3}}},
+		{Name: "G1", Share: 0.5, Members: []baseline.MemberShare{{Name: "c1", Share: 0.5}}},
+	}}
+	a, err := baseline.New(bt.Config(64, 10), budget.NewRule(knobs(1000, 0, baseline.Restart{})))
+	require.NoError(t, err)
+	require.NoError(t, a.SetEntitlements(ent))
+	j := &bt.Journal{}
+	a.SetRecorder(j)
+	var ids []policy.CampaignID
+	for _, name := range []string{"c0", "c1", "c2", "c3"} {
+		id, err := a.Register(bt.Env(name, 1, policy.AgentBurst))
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	for _, job := range []struct {
+		c, gpus int
+		cls     policy.Class
+	}{{0, 30, policy.AgentBurst}, {2, 6, policy.Opportunistic}, {3, 4, policy.AgentBurst}, {1, 10, policy.AgentBurst}} {
+		_, err := a.RequestRigid(ids[job.c], job.gpus, 5000, 5000, job.cls, 1)
+		require.NoError(t, err)
+	}
+	a.Tick()
+	require.Equal(t, 14, a.Free())
+	require.Less(t, float64(a.Held(ids[2], policy.AnyClass)), a.Campaign(ids[2]).Share*64)
+	_, err = a.RequestRigid(ids[1], 20, 100, 100, policy.AgentBurst, 2)
+	require.NoError(t, err)
+	a.Tick()
+	n := j.Of(policy.EventPreemptNotice)
+	require.Len(t, n, 1)
+	require.Equal(t, "c2", n[0].Campaign)
+	require.Equal(t, 6, n[0].GPUs)
+	require.Equal(t, 2, n[0].T)
+	bt.Ticks(a, 10)
+	require.Equal(t, 30, a.Held(ids[1], policy.AnyClass), "c1's 10 and its 20 after the grace")
+}

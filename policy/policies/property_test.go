@@ -182,19 +182,25 @@ type ledger struct {
 
 	// For budget's contract (docs/studies.md §6.11): each lease's grant
 	// tick, campaign and class, what each campaign holds and not under
-	// notice, and the GPUs the current batch of notices took from each.
+	// notice, and the GPUs the current batch of notices (one admission's:
+	// notices in a row at one tick) took from each.
 	budget    *budget.Knobs
 	grantedAt map[int]int
 	campOf    map[int]policy.CampaignID
 	held      map[policy.CampaignID]int
 	batch     map[policy.CampaignID]int
+	batchAt   int
 }
 
 // checkBudgetNotice checks a notice of a lease that is not the filler's
-// against budget's contract: the lease is at least its class's m old
-// (never, for a class m protects for ever), and, with no hierarchy, its
-// campaign held more than its entitlement before the batch of notices
-// it belongs to (q_V > 1).
+// against budget's contract (docs/studies.md §2, §6.11): the lease is at
+// least its class's m old (never, for a class m protects for ever), and,
+// without the Groups knob, q_V > 1 and q_P < 1 before the batch of
+// notices it belongs to, at the level where the paths of the head's
+// campaign P and the victim's V split: the entitlements' groups when P
+// and V are in different groups (q = the group's GPUs ÷ (Σ of its
+// registered members' entitlements × pool)), the campaigns inside one
+// group. The head is the request the lease's GPUs are reserved for.
 func (l *ledger) checkBudgetNotice(k *baseline.Core, e policy.Event) {
 	m := l.budget.MinRuntime[e.Class]
 	if age := e.T - l.grantedAt[e.Lease]; m < 0 || age < m {
@@ -203,17 +209,61 @@ func (l *ledger) checkBudgetNotice(k *baseline.Core, e policy.Event) {
 	if len(l.budget.Groups) > 0 {
 		return
 	}
-	before := l.held[e.CampaignID] + l.batch[e.CampaignID]
-	if share := k.Campaign(e.CampaignID).Share; float64(before) <= share*float64(l.pool) {
-		l.t.Fatalf("budget: lease %d of %s preempted while it held %d GPUs, its entitlement %v × %d", e.Lease, e.Campaign, before, share, l.pool)
+	head := l.headOf(k, e.Lease)
+	p, v := k.Campaign(head.Campaign), k.Campaign(e.CampaignID)
+	members := []policy.CampaignID{e.CampaignID}
+	heads := []policy.CampaignID{head.Campaign}
+	level := "campaign"
+	if p.Group != v.Group {
+		members, heads, level = k.Groups()[v.Group].Members, k.Groups()[p.Group].Members, "group"
 	}
+	heldV, shareV := l.before(k, members)
+	heldP, shareP := l.before(k, heads)
+	pool := float64(l.pool)
+	if float64(heldV) <= shareV*pool {
+		l.t.Fatalf("budget: lease %d of %s preempted while its %s held %d GPUs, its entitlement %v × %d", e.Lease, e.Campaign, level, heldV, shareV, l.pool)
+	}
+	if float64(heldP) >= shareP*pool {
+		l.t.Fatalf("budget: lease %d of %s preempted for %s, whose %s held %d GPUs, its entitlement %v × %d", e.Lease, e.Campaign, p.Env.Name, level, heldP, shareP, l.pool)
+	}
+}
+
+// before is what the campaigns cs held, not under notice, before the
+// current batch of notices, and the sum of their entitlements.
+func (l *ledger) before(k *baseline.Core, cs []policy.CampaignID) (held int, share float64) {
+	for _, c := range cs {
+		held += l.held[c] + l.batch[c]
+		share += k.Campaign(c).Share
+	}
+	return held, share
+}
+
+// headOf is the waiting request that the noticed lease's GPUs are
+// reserved for: the blocked head whose search noticed it. The lease is
+// still alive when its notice is checked (it ends a grace of at least
+// one tick later).
+func (l *ledger) headOf(k *baseline.Core, lease int) baseline.Request {
+	for _, ls := range k.Leases() {
+		if ls.ID != lease {
+			continue
+		}
+		for _, r := range k.Pending() {
+			if r.ID == ls.ReservedFor {
+				return r
+			}
+		}
+		l.t.Fatalf("budget: lease %d is reserved for request %d, which is not waiting", lease, ls.ReservedFor)
+	}
+	l.t.Fatalf("budget: noticed lease %d is not alive", lease)
+	return baseline.Request{}
 }
 
 func (l *ledger) check(a policy.Allocator, j *bt.Journal) {
 	k, _ := a.(*baseline.Core)
 	for _, e := range j.Events[l.seen:] {
-		if e.Kind != policy.EventPreemptNotice {
+		if e.Kind != policy.EventPreemptNotice || e.T != l.batchAt {
 			clear(l.batch)
+			l.batchAt = e.T
 		}
 		if l.budget != nil && k != nil {
 			switch e.Kind {
