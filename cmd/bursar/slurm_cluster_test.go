@@ -397,16 +397,20 @@ func TestSlurmGateLatency(t *testing.T) {
 	}
 	require.Len(t, fromGrant, len(overhead))
 	// Slurm's own part, for comparison: srun with a valid token given by
-	// hand (the plugin's check included, no wrapper, no service).
+	// hand (the plugin's check included, no wrapper, no service). A token
+	// admits one job (the gate's ONCE_DIR), so each srun gets its own
+	// lease, taken and its token fetched before the clock starts, and
+	// released after.
 	ctx := context.Background()
-	acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: 2, Duration: 300})
-	require.NoError(t, err)
-	_, err = g.admin.AwaitGrant(ctx, "sci", acc.RequestID)
-	require.NoError(t, err)
-	st, err := g.admin.SlurmToken(ctx, "sci", acc.RequestID)
-	require.NoError(t, err)
 	var srunOnly []float64
 	for i := range 20 {
+		acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: 2, Duration: 300})
+		require.NoError(t, err)
+		w, err := g.admin.AwaitGrant(ctx, "sci", acc.RequestID)
+		require.NoError(t, err)
+		require.NotNil(t, w.Grant, "an idle pool grants at once")
+		st, err := g.admin.SlurmToken(ctx, "sci", acc.RequestID)
+		require.NoError(t, err)
 		tag := fmt.Sprintf("srun-%d", i)
 		cmd := exec.Command("srun", "--comment="+st.Token, "-n", "1", "-Q", quick)
 		cmd.Env, cmd.Dir = g.env("JOBTAG="+tag), g.dir
@@ -418,6 +422,8 @@ func TestSlurmGateLatency(t *testing.T) {
 		sec, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
 		require.NoError(t, err)
 		srunOnly = append(srunOnly, sec-float64(at.UnixNano())/1e9)
+		_, err = g.admin.ReleaseLease(ctx, "sci", w.Grant.Lease)
+		require.NoError(t, err)
 	}
 	t.Logf("gate overhead, an immediate grant, request (granted in its own operation) → the job's first line: %s", quantiles(fromGrant))
 	t.Logf("gate overhead, an immediate grant, wrapper launch → the job's first line: %s", quantiles(overhead))
