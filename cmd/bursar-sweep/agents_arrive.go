@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -217,9 +218,10 @@ func runAgentsArrive(c *cli.Context) error {
 		return err
 	}
 	stdout := sweepStdout(c)
-	if err := arrive.PrintTable(stdout, sum); err != nil {
+	if err := printTableFile(stdout, out, func(w io.Writer) error { return arrive.PrintTable(w, sum) }); err != nil {
 		return err
 	}
+	files = append(files, studyTableFile)
 	m := manifest.New(programName, os.Args, c.Command.Name, start)
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
 	m.Workers = workers

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
@@ -191,6 +194,23 @@ func studyTrace(c *cli.Context, cfg *configs.StudyConfig) (path, name string) {
 		name = archive
 	}
 	return path, name
+}
+
+// studyTableFile is a trace study's printed table, kept in its folder.
+const studyTableFile = "table.txt"
+
+// printTableFile prints the table print draws to stdout and writes the
+// same bytes, atomically, to the folder's table.txt.
+func printTableFile(stdout io.Writer, out string, print func(io.Writer) error) error {
+	var table bytes.Buffer
+	if err := print(&table); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(out, studyTableFile), table.Bytes()); err != nil {
+		return err
+	}
+	_, err := stdout.Write(table.Bytes())
+	return err
 }
 
 // embeddedTrace reports whether path names a log embedded in the binary.
@@ -531,9 +551,10 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 		return err
 	}
 	stdout := sweepStdout(c)
-	if err := tracestudy.PrintTable(stdout, sum); err != nil {
+	if err := printTableFile(stdout, out, func(w io.Writer) error { return tracestudy.PrintTable(w, sum) }); err != nil {
 		return err
 	}
+	files = append(files, studyTableFile)
 	if tw := w.Skipped.TooWide; tw > 0 {
 		fmt.Fprintf(stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 	}

@@ -19,10 +19,14 @@ func TestTraceCommandWritesItsOutputs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, console, "fifo")
 	assert.Contains(t, console, "static")
-	for _, f := range []string{"summary.json", "runs.csv", "fig_trace.png", "manifest.json"} {
+	for _, f := range []string{"summary.json", "runs.csv", "fig_trace.png", "manifest.json", "table.txt"} {
 		_, err := os.Stat(filepath.Join(out, f))
 		require.NoError(t, err, f)
 	}
+	// table.txt is the table the console shows, byte for byte.
+	table, err := os.ReadFile(filepath.Join(out, "table.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, console, string(table))
 	var m struct {
 		Inputs []struct {
 			Kind     string `json:"kind"`
@@ -77,7 +81,7 @@ func TestTraceWindowsAndWindowUnits(t *testing.T) {
 	require.NoError(t, err, console)
 	assert.Contains(t, console, "Δ mean wait vs fifo (h)")
 	assert.Contains(t, console, "Means over 3 windows")
-	assert.Contains(t, console, "wrote summary.json, runs.csv, fig_trace.png, manifest.json, jobs/ (6 replays' per-job records) into "+out)
+	assert.Contains(t, console, "wrote summary.json, runs.csv, fig_trace.png, table.txt, manifest.json, jobs/ (6 replays' per-job records) into "+out)
 	var s struct {
 		Windows []struct {
 			From, Until int64
