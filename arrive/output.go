@@ -64,17 +64,7 @@ func statsMap(u Users) map[string]any {
 		"served_work": num(u.ServedWork), "mean_wait": num(u.Stats.MeanWait), "p50_wait": num(u.Stats.P50Wait),
 		"p95_wait": num(u.Stats.P95Wait), "mean_bsld": num(u.Stats.MeanBSLD), "p95_bsld": num(u.Stats.P95BSLD),
 		"censored": u.Stats.Censored}
-	var lower []string
-	for _, l := range []struct {
-		k string
-		b bool
-	}{{"mean_wait", u.Stats.MeanWaitLower}, {"p50_wait", u.Stats.P50WaitLower}, {"p95_wait", u.Stats.P95WaitLower},
-		{"mean_bsld", u.Stats.MeanBSLDLower}, {"p95_bsld", u.Stats.P95BSLDLower}} {
-		if l.b {
-			lower = append(lower, l.k)
-		}
-	}
-	if lower != nil {
+	if lower := u.Stats.LowerBounds(); lower != nil {
 		m["lower_bounds"] = lower
 	}
 	return m

@@ -81,6 +81,22 @@ type Stats struct {
 	P95BSLDLower  bool `json:"p95_bsld_lower,omitempty"`
 }
 
+// LowerBounds names, by their output keys, the estimates that censored
+// waits make lower bounds ("≥"), in a fixed order; nil when none is.
+func (s Stats) LowerBounds() []string {
+	var lower []string
+	for _, l := range []struct {
+		key   string
+		lower bool
+	}{{"mean_wait", s.MeanWaitLower}, {"p50_wait", s.P50WaitLower}, {"p95_wait", s.P95WaitLower},
+		{"mean_bsld", s.MeanBSLDLower}, {"p95_bsld", s.P95BSLDLower}} {
+		if l.lower {
+			lower = append(lower, l.key)
+		}
+	}
+	return lower
+}
+
 // Summary is the metrics of one replay over one measurement interval
 // (docs/studies.md §4), computed from the per-job records alone.
 type Summary struct {

@@ -107,17 +107,7 @@ func num(x float64) any {
 func statsMap(s trace.Stats) map[string]any {
 	m := map[string]any{"jobs": s.Jobs, "denied": s.Denied, "censored": s.Censored, "mean_wait": num(s.MeanWait),
 		"p50_wait": num(s.P50Wait), "p95_wait": num(s.P95Wait), "mean_bsld": num(s.MeanBSLD), "p95_bsld": num(s.P95BSLD)}
-	var lower []string
-	for _, l := range []struct {
-		k string
-		b bool
-	}{{"mean_wait", s.MeanWaitLower}, {"p50_wait", s.P50WaitLower}, {"p95_wait", s.P95WaitLower},
-		{"mean_bsld", s.MeanBSLDLower}, {"p95_bsld", s.P95BSLDLower}} {
-		if l.b {
-			lower = append(lower, l.k)
-		}
-	}
-	if lower != nil {
+	if lower := s.LowerBounds(); lower != nil {
 		m["lower_bounds"] = lower
 	}
 	return m
