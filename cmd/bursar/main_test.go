@@ -227,8 +227,13 @@ func TestServeRefusesWithoutAdminToken(t *testing.T) {
 
 func TestServeInsecureDev(t *testing.T) {
 	p := startServe(t, cleanEnv(), "--insecure-dev")
-	m := regexp.MustCompile(`BURSAR_ADMIN_TOKEN=([0-9a-f]{32})`).FindStringSubmatch(p.stderr.String())
-	require.NotNil(t, m, "the made-up token is printed: %s", p.stderr)
+	// The token goes to stderr before the address goes to stdout, but the
+	// two pipes are copied by different goroutines: the address can be
+	// read here before the token line has reached the buffer.
+	tokenLine := regexp.MustCompile(`BURSAR_ADMIN_TOKEN=([0-9a-f]{32})`)
+	var m []string
+	require.Eventually(t, func() bool { m = tokenLine.FindStringSubmatch(p.stderr.String()); return m != nil },
+		10*time.Second, 10*time.Millisecond, "the made-up token is printed: %s", p.stderr)
 	admin, err := client.New(p.url, m[1])
 	require.NoError(t, err)
 	_, err = admin.Campaigns(context.Background())
