@@ -229,36 +229,6 @@ func Write(out string, f figures.Format, s *Summary) ([]string, error) {
 	return []string{"summary.json", "runs.csv", "agents.csv", fig}, nil
 }
 
-// fmtIv writes an interval's mean (× scale) ± its half-width, "≥" before
-// a lower bound, "*" after a point with an unconverged run.
-func fmtIv(iv tracestudy.Interval, scale float64, prec int) string {
-	if math.IsNaN(iv.Mean) {
-		return "–"
-	}
-	s := strconv.FormatFloat(iv.Mean*scale, 'f', prec, 64)
-	if iv.Lower {
-		s = "≥" + s
-	}
-	if !math.IsNaN(iv.Hi) {
-		s += " ± " + strconv.FormatFloat((iv.Hi-iv.Mean)*scale, 'f', prec, 64)
-	}
-	return s
-}
-
-func fmtDiff(iv tracestudy.Interval, prec int) string {
-	if math.IsNaN(iv.Mean) {
-		return "–"
-	}
-	s := strconv.FormatFloat(iv.Mean, 'f', prec, 64)
-	if iv.Mean > 0 {
-		s = "+" + s
-	}
-	if !math.IsNaN(iv.Hi) {
-		s += fmt.Sprintf(" [%s, %s]", strconv.FormatFloat(iv.Lo, 'f', prec, 64), strconv.FormatFloat(iv.Hi, 'f', prec, 64))
-	}
-	return s
-}
-
 // PrintTable prints one row per policy and k: the users' mean bounded
 // slowdown and p95 wait unmetered and metered (the bursar line: its own),
 // the paired difference of the slowdown with the windows where metering
@@ -290,7 +260,7 @@ func PrintTable(w io.Writer, s *Summary) error {
 				if pt == nil {
 					return ""
 				}
-				v := fmtIv(pt.Value(key), scale, prec)
+				v := pt.Value(key).Format(scale, prec)
 				if !pt.Converged() {
 					v += "*"
 				}
@@ -315,7 +285,7 @@ func PrintTable(w io.Writer, s *Summary) error {
 			}
 			d, lower := "", ""
 			if c := contr[[3]string{p, "users_mean_bsld", strconv.Itoa(k)}]; c != nil {
-				d, lower = fmtDiff(c.Diff, 2), fmt.Sprintf("%d/%d", c.Below, c.Diff.N)
+				d, lower = c.Diff.FormatDiff(1, 2), fmt.Sprintf("%d/%d", c.Below, c.Diff.N)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p, k,
 				col(u, "users_mean_bsld", 1, 2), col(m, "users_mean_bsld", 1, 2), d, lower,

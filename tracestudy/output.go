@@ -268,20 +268,20 @@ func PrintTable(w io.Writer, s Summary) error {
 		if s.Experiment == "budget-knobs" {
 			row = fmt.Sprintf("%s\t%d\t%s\t", sp.Restart, sp.WindowDays, fmtDur(sp.MinRuntime))
 		}
-		p95 := fmtIv(at(e, "p95_wait"), 1.0/3600, 1)
+		p95 := at(e, "p95_wait").Format(1.0/3600, 1)
 		if e.MinP95Jobs < 200 {
 			p95 += fmt.Sprintf(" (n=%d)", e.MinP95Jobs)
 		}
 		row += fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t",
-			served, denied, unfinished, fmtIv(at(e, "served_work"), 1, 3), fmtIv(at(e, "mean_wait"), 1.0/3600, 1), p95,
-			fmtIv(at(e, "mean_bsld"), 1, 1), fmtIv(at(e, "useful_utilization"), 1, 3), fmtIv(at(e, "lost_utilization"), 1, 3),
-			fmtIv(at(e, "idle_while_waiting"), 1, 3), lateCell(e, rs, si, nw), fmtIv(at(e, "nuwt_cv"), 1, 2),
-			fmtIv(at(e, "share_jain"), 1, 3), fmtIv(at(e, "preemptions"), 1, 0), conv, nw)
+			served, denied, unfinished, at(e, "served_work").Format(1, 3), at(e, "mean_wait").Format(1.0/3600, 1), p95,
+			at(e, "mean_bsld").Format(1, 1), at(e, "useful_utilization").Format(1, 3), at(e, "lost_utilization").Format(1, 3),
+			at(e, "idle_while_waiting").Format(1, 3), lateCell(e, rs, si, nw), at(e, "nuwt_cv").Format(1, 2),
+			at(e, "share_jain").Format(1, 3), at(e, "preemptions").Format(1, 0), conv, nw)
 		if ref >= 0 {
 			if si == ref {
 				row += "—\t"
 			} else {
-				row += fmtDiff(diff(e, "mean_wait"), 1.0/3600, 1) + "\t"
+				row += diff(e, "mean_wait").FormatDiff(1.0/3600, 1) + "\t"
 			}
 		}
 		fmt.Fprintln(tw, row)
@@ -295,9 +295,9 @@ func PrintTable(w io.Writer, s Summary) error {
 	return nil
 }
 
-// fmtIv writes an interval's mean (× scale) with the half-width of its
-// interval where there is one, "≥" before a lower bound.
-func fmtIv(iv Interval, scale float64, prec int) string {
+// Format writes the interval's mean (× scale) with the half-width of its
+// interval where there is one, "≥" before a lower bound: a table cell.
+func (iv Interval) Format(scale float64, prec int) string {
 	if math.IsNaN(iv.Mean) {
 		return "–"
 	}
@@ -311,8 +311,9 @@ func fmtIv(iv Interval, scale float64, prec int) string {
 	return s
 }
 
-// fmtDiff writes a paired difference with its interval [lo, hi].
-func fmtDiff(iv Interval, scale float64, prec int) string {
+// FormatDiff writes a paired difference (× scale), signed, with its
+// interval [lo, hi] where there is one: a table cell.
+func (iv Interval) FormatDiff(scale float64, prec int) string {
 	if math.IsNaN(iv.Mean) {
 		return "–"
 	}
@@ -333,7 +334,7 @@ func lateCell(e Estimates, rs []Result, si, nw int) string {
 	if fs := rs[si].Summary.FairStart; nw == 1 && fs != nil && !math.IsNaN(fs.LateLo) {
 		return fmt.Sprintf("%.3f [%.3f, %.3f]", fs.LateFrac, fs.LateLo, fs.LateHi)
 	}
-	return fmtIv(iv, 1, 3)
+	return iv.Format(1, 3)
 }
 
 // metricIndex is the index of the metric key in Metrics.
