@@ -274,7 +274,7 @@ func fold(snapIn, segIn, out string, cfg policy.Config) error {
 	}
 	total := base + m
 	cfgCopy := cfg
-	err = atomicfile.WriteFunc(out, func(w io.Writer) error {
+	err = atomicfile.WriteFuncMode(out, 0o600, func(w io.Writer) error {
 		sw := newSnapshotWriter(w)
 		sw.line(&op{Op: opOpen, Version: walVersion, Config: &cfgCopy, Base: total})
 		for _, o := range ops {
@@ -286,9 +286,6 @@ func fold(snapIn, segIn, out string, cfg policy.Config) error {
 		return sw.finish()
 	})
 	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	if err := os.Chmod(out, 0o600); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	return nil

@@ -125,6 +125,9 @@ func TestSnapshotCrashPoints(t *testing.T) {
 	want := fingerprint(s)
 	require.NoError(t, s.Close())
 	require.Positive(t, s.snapshots.Load())
+	st, err := os.Stat(filepath.Join(dir, snapName))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "a snapshot holds token hashes: private, like the journal")
 
 	// State 1: rotated, snapshot not yet written: bursar.wal.old holds
 	// the records the snapshot would cover. Rebuild it from a never-

@@ -20,8 +20,16 @@ func Write(path string, data []byte) error {
 
 // WriteFunc streams the file's content from fill and renames the result
 // into place only if fill and the sync succeed; otherwise the target is
-// left as it was and the temporary file is removed.
-func WriteFunc(path string, fill func(io.Writer) error) (err error) {
+// left as it was and the temporary file is removed. The file gets mode
+// 0644 (outputs meant to be read); WriteFuncMode chooses another.
+func WriteFunc(path string, fill func(io.Writer) error) error {
+	return WriteFuncMode(path, 0o644, fill)
+}
+
+// WriteFuncMode is WriteFunc with the file's mode given. The mode is set on
+// the temporary file before the rename, so a private file (a service's
+// snapshot, mode 0600) is never visible under its name with a wider mode.
+func WriteFuncMode(path string, mode os.FileMode, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create folder for %s: %w", path, err)
@@ -46,7 +54,7 @@ func WriteFunc(path string, fill func(io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
+	if err = os.Chmod(tmp, mode); err != nil {
 		return fmt.Errorf("chmod %s: %w", path, err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
