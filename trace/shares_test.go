@@ -56,8 +56,11 @@ func TestSharesWholeLogAndWindow(t *testing.T) {
 // Over random logs, windows and modes: the groups' shares sum to 1, and so
 // do the campaigns'; each group's members sum to the group's share; in
 // every mode but the per-user ones a member holds its group's share ÷ its
-// members; the entitlements handed to the policies validate and say the
-// same.
+// members; Bursar's rates (Rate) add up to the group's share × pool, and
+// are the members' shares × pool in every mode but window, where each is
+// its part of the group's work in the window (under window, as under
+// users, a campaign's rate is its own share of the window's work); the
+// entitlements handed to the policies validate and say the same.
 func TestSharesProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 60).Draw(t, "jobs")
@@ -83,13 +86,26 @@ func TestSharesProperty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var total int64
+		for _, c := range w.Campaigns {
+			total += c.GPUSeconds
+		}
 		gsum, csum := 0.0, 0.0
 		for _, g := range w.Groups {
 			gsum += g.Share
-			msum := 0.0
+			msum, rsum := 0.0, 0.0
 			for _, c := range g.Members {
 				cp := w.Campaigns[c]
 				msum += cp.Share
+				rate := w.Rate(c)
+				rsum += rate
+				want := cp.Share * 16
+				if opt.Shares == ShareWindow {
+					want = 16 * float64(cp.GPUSeconds) / float64(total)
+				}
+				if math.Abs(rate-want) > 1e-9 {
+					t.Fatalf("%s (%s): R = %v, want %v", cp.Name, opt.Shares, rate, want)
+				}
 				if opt.Shares != ShareUsers && opt.Shares != ShareEqualUsers && cp.Share != g.Share/float64(len(g.Members)) {
 					t.Fatalf("%s in %s: %v, not %v ÷ %d", cp.Name, g.Name, cp.Share, g.Share, len(g.Members))
 				}
@@ -99,6 +115,9 @@ func TestSharesProperty(t *testing.T) {
 			}
 			if math.Abs(msum-g.Share) > 1e-12 {
 				t.Fatalf("%s: members sum to %v, share %v", g.Name, msum, g.Share)
+			}
+			if math.Abs(rsum-16*g.Share) > 1e-9 {
+				t.Fatalf("%s: members' rates sum to %v, share × pool %v", g.Name, rsum, 16*g.Share)
 			}
 		}
 		for _, c := range w.Campaigns {

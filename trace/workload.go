@@ -128,7 +128,8 @@ type Campaign struct {
 	// Share is the campaign's entitlement, a fraction of the pool: its
 	// group's split equally among the group's members (docs/studies.md §1),
 	// or its own under ShareUsers and ShareEqualUsers. It sums to 1 over
-	// the campaigns.
+	// the campaigns. Bursar's R is Share × pool but under ShareWindow
+	// (Workload.Rate).
 	Share      float64
 	GPUSeconds int64 // Σ GPUs × Run over its jobs in the window
 	Jobs       int
@@ -160,11 +161,15 @@ type Workload struct {
 	// BucketHours is B ÷ R of the Bursar envelope, in hours; 0 is the
 	// largest-job bucket (Options.Bucket).
 	BucketHours float64
-	Jobs        []Job // by submit time, then job number
-	Campaigns   []Campaign
-	Groups      []Group
-	Skipped     swf.Skips
-	Records     int // records read in the window, kept or skipped
+	// Shares is the entitlement rule the workload was read with
+	// (Options.Shares; "" is ShareGroups). It decides how Bursar's R is
+	// split inside a group (Rate).
+	Shares    ShareMode
+	Jobs      []Job // by submit time, then job number
+	Campaigns []Campaign
+	Groups    []Group
+	Skipped   swf.Skips
+	Records   int // records read in the window, kept or skipped
 }
 
 // maxTime bounds submit times and estimates (about 35,000 years), so that
@@ -447,6 +452,7 @@ func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]i
 			w.Groups[g].LogGPUSeconds = w.Groups[g].GPUSeconds
 		}
 	}
+	w.Shares = opt.Shares
 	w.entitle(opt.Shares, total)
 	return nil
 }
@@ -534,7 +540,8 @@ func (w *Workload) Entitlements() *baseline.Entitlements {
 }
 
 // Envelope is campaign c's Bursar envelope (docs/studies.md §3.2): no
-// guarantee (g = 0), sustained rate R = its entitlement × pool, burst
+// guarantee (g = 0), sustained rate R = Rate(c) (its entitlement × pool,
+// under `shares: window` split by the members' work), burst
 // ceiling = the pool, class burst (each request carries its job's own
 // class), a credit budget that never binds (the whole pool for the whole
 // trace span plus a day, at the highest class price, 4 per GPU-hour), and
@@ -576,8 +583,7 @@ func (w *Workload) Envelopes() []policy.Envelope {
 // jobNeed is the bucket job j needs to fit its campaign's cap:
 // (gpus − R + 1) × estimate.
 func (w *Workload) jobNeed(j *Job) float64 {
-	r := w.Campaigns[j.Campaign].Share * float64(w.Pool)
-	return (float64(j.GPUs) - r + 1) * float64(j.Estimate)
+	return (float64(j.GPUs) - w.Rate(j.Campaign) + 1) * float64(j.Estimate)
 }
 
 // largestJob is campaign c's largest-job bucket (0 unless BucketHours is 0).
@@ -593,8 +599,31 @@ func (w *Workload) largestJob(c int) float64 {
 	return need
 }
 
+// Rate is campaign c's sustained rate R under Bursar, in GPUs: its
+// entitlement × pool (docs/studies.md §3.2), except under `shares: window`,
+// where its group's entitlement × pool is split among the members by
+// their GPU-seconds in the window instead of equally (docs/studies.md
+// §3.2, **choice**; docs/traces.md "The Bursar envelope"). Why: a share
+// weighs a job's place in a ranking policy's queue (fairshare's S,
+// budget's order), but R is a meter: a campaign whose work in the window
+// is above its bucket plus R × the time to its horizon cannot finish even
+// on an idle machine. Under `window` every group's entitlement is its own
+// work, so its rate pays for it; the equal split handed the member that
+// did nearly all of its group's work a fraction of that rate, and 47 jobs
+// of the full SDSC-SP2 log's 4 × 14-day windows were left unfinished.
+// The members' rates still add up to their group's entitlement × pool.
+func (w *Workload) Rate(c int) float64 {
+	cp := &w.Campaigns[c]
+	if w.Shares == ShareWindow && cp.Group < len(w.Groups) {
+		if grp := &w.Groups[cp.Group]; grp.GPUSeconds > 0 {
+			return grp.Share * float64(w.Pool) * float64(cp.GPUSeconds) / float64(grp.GPUSeconds)
+		}
+	}
+	return cp.Share * float64(w.Pool)
+}
+
 func (w *Workload) envelope(c int, largest float64) policy.Envelope {
-	r := w.Campaigns[c].Share * float64(w.Pool)
+	r := w.Rate(c)
 	first, last := w.Span()
 	hours := float64(last-first)/3600 + 24
 	b := largest
