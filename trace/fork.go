@@ -38,7 +38,15 @@ type forkState struct {
 	next, done int     // the next job to file; the jobs finished or denied
 	stop       int     // the horizon tick
 	tickByTick bool
+	// grantsOnly: the copy is read only for its grants, so a policy that
+	// can (grantsOnlier) stops keeping its books where that cannot change
+	// one.
+	grantsOnly bool
 }
+
+// grantsOnlier is a policy that can stop keeping the books no grant
+// depends on, up to a given tick (baseline.Core.GrantsOnly).
+type grantsOnlier interface{ GrantsOnly(until int) bool }
 
 // run drives alloc (a copy of the replay's policy at the fork point) on as
 // Replay does, filing the jobs from next up to limit (later ones are
@@ -76,6 +84,9 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 	end := fs.stop
 	if until > 0 {
 		end = min(end, until-1)
+	}
+	if g, ok := alloc.(grantsOnlier); ok && fs.grantsOnly {
+		g.GrantsOnly(end)
 	}
 	n := len(w.Jobs)
 	next, done := fs.next, fs.done
@@ -199,6 +210,7 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 			q++
 		}
 		pf := &pendingFork{fs: fs, at: fp, group: sample[fp:q]}
+		pf.fs.grantsOnly = true
 		for k, j := range pf.group {
 			switch r := &run.Records[j]; {
 			case len(r.Starts) > 0:

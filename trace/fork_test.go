@@ -26,6 +26,10 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 					w.BucketHours = DefaultBucketHours
 				}
 				at := rapid.IntRange(0, len(w.Jobs)-1).Draw(t, "fork after job")
+				// A copy read only for its grants may stop keeping its
+				// books (baseline.Core.GrantsOnly): its journal must not
+				// change either.
+				grantsOnly := rapid.Bool().Draw(t, "grants only")
 				knobs := policies.TraceKnobs()
 				knobs.Budget.MinRuntime = [4]int{0, 0, 60, 0}
 				var plain, main, fork journal
@@ -41,6 +45,7 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 					if err != nil {
 						return err
 					}
+					fs.grantsOnly = grantsOnly
 					return fs.run(c, len(w.Jobs), 0, &fork, nil)
 				}}
 				replayPolicy(t, w, name, knobs, opt)

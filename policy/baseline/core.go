@@ -220,6 +220,9 @@ type Core struct {
 	quietFrom, quietUntil int
 	// tickByTick: every Tick admits, even a quiet one (SetTickByTick).
 	tickByTick bool
+	// grantsOnly: credits and the utilization sum are no longer kept
+	// (GrantsOnly), in a copy read only for its grants.
+	grantsOnly bool
 
 	// scratch for Preempt, kept so that a pass allocates nothing.
 	cands  []int
@@ -749,15 +752,19 @@ func (k *Core) Tick() {
 	if !k.tickByTick && k.NextChange() > k.now+1 {
 		k.now++
 		k.resetFlows()
-		k.account()
-		k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
-		k.utilN++
+		if !k.grantsOnly {
+			k.account()
+			k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
+			k.utilN++
+		}
 		return
 	}
 	k.now++
 	k.expire()
 	k.resetFlows()
-	k.account()
+	if !k.grantsOnly {
+		k.account()
+	}
 	k.expireRequests()
 	k.rule.Admit(k)
 	if _, own := k.rule.(FillerAdmitter); !own {
@@ -765,8 +772,10 @@ func (k *Core) Tick() {
 	}
 	k.rule.EndTick(k)
 	k.admittedAt = k.now
-	k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
-	k.utilN++
+	if !k.grantsOnly {
+		k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
+		k.utilN++
+	}
 }
 
 // SetTickByTick makes every Tick admit, quiet or not: the oracle that

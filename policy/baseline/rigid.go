@@ -159,6 +159,10 @@ func (k *Core) SkipTo(t int) {
 	// One tick resets the flows; with nobody consuming, further resets
 	// change nothing.
 	k.resetFlows()
+	if k.grantsOnly {
+		k.now = t
+		return
+	}
 	u := float64(k.leased) / float64(k.cfg.Pool)
 	// Ticks in the same order as Tick, per variable: the credits, then
 	// the utilization sum.
