@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"math"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -49,6 +50,66 @@ type queue struct {
 	// while the widths that could start reach no further, a walk may
 	// begin at skipTo (BestEffortFIFO).
 	skipTo, skipReach int
+	// blockLeast[b] is at most the fewest GPUs any live workload of
+	// list[b·blockLen : (b+1)·blockLen] could start with (a rigid job's
+	// width, 1 for an elastic request; noLive if none is live), for the
+	// blocks b < blocksKnown; the others are worked out again when a walk
+	// needs them. A workload that leaves only makes the bound lower than
+	// it need be; one filed in the middle of the list shifts the blocks
+	// after it, and the list's compaction all of them.
+	blockLeast  []int
+	blocksKnown int
+}
+
+// blockLen is the number of workloads a queue's walk may skip at once
+// (BestEffortFIFO): the full SDSC-SP2 log's queues hold thousands of jobs,
+// most of them wider than the GPUs in reach, and a walk of each one by one
+// per round cost most of a replay.
+const blockLen = 64
+
+// noLive is the blockLeast of a block with no live workload.
+const noLive = math.MaxInt
+
+// leastOf is the fewest GPUs e could start with, at most: its width if
+// rigid, else 1 (an elastic request may start with a partial grant).
+func (e *waiting) leastOf() int {
+	if e.rigid {
+		return e.gpus
+	}
+	return 1
+}
+
+// filedAt keeps the block bounds told of a workload filed at list[at].
+func (qu *queue) filedAt(at int) {
+	b := at / blockLen
+	switch {
+	case at < len(qu.list)-1:
+		qu.blocksKnown = min(qu.blocksKnown, b) // the blocks from b on shift
+	case b < qu.blocksKnown:
+		qu.blockLeast[b] = min(qu.blockLeast[b], qu.list[at].leastOf())
+	case b == qu.blocksKnown && at%blockLen == 0:
+		qu.blockLeast = append(qu.blockLeast[:b], qu.list[at].leastOf())
+		qu.blocksKnown = b + 1
+	}
+}
+
+// knowBlocks works out the bounds of the blocks not known.
+func (r *Rule) knowBlocks(qu *queue) {
+	n := (len(qu.list) + blockLen - 1) / blockLen
+	if qu.blocksKnown >= n {
+		return
+	}
+	qu.blockLeast = slices.Grow(qu.blockLeast[:qu.blocksKnown], n-qu.blocksKnown)[:n]
+	for b := qu.blocksKnown; b < n; b++ {
+		least := noLive
+		for x := b * blockLen; x < min(len(qu.list), (b+1)*blockLen); x++ {
+			if e := &qu.list[x]; r.live[e.id] {
+				least = min(least, e.leastOf())
+			}
+		}
+		qu.blockLeast[b] = least
+	}
+	qu.blocksKnown = n
 }
 
 // Filed adds a campaign's request to its queue (baseline.Watcher). The
@@ -60,11 +121,14 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	}
 	for len(r.live) <= q.ID {
 		r.live = append(r.live, false)
+		r.filed = append(r.filed, waiting{})
+		r.filedQueue = append(r.filedQueue, -1)
 	}
 	r.live[q.ID] = true
 	qu := &r.queues[qi]
 	qu.live++
 	e := waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}
+	r.filed[q.ID], r.filedQueue[q.ID] = e, int32(qi)
 	w := q.GPUs
 	if !q.Rigid {
 		w = 1
@@ -78,6 +142,7 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	}
 	qu.list = slices.Insert(qu.list, at, e)
 	qu.skipTo = min(qu.skipTo, at)
+	qu.filedAt(at)
 }
 
 // Left forgets a request (baseline.Watcher).
@@ -113,6 +178,7 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 		}
 		qu.list = qu.list[:w]
 		r.cursor[qi], qu.skipTo = cur, skip
+		qu.blocksKnown = 0
 	}
 }
 
@@ -185,7 +251,39 @@ func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 			qu.skipTo = 0
 		}
 	}
+	// Whole blocks of workloads none of which could start are skipped
+	// (BestEffortFIFO; StrictFIFO stops at its first live workload
+	// anyway). A workload of least GPUs could start if least ≤ reach; while
+	// GPUs are on their way to some workloads, also if least is within
+	// the room and the free GPUs plus what it has coming: so a block whose
+	// narrowest workload is wider than beyond is skipped, unless it holds
+	// one of the few with GPUs coming (stop: the first of those from the
+	// cursor on that could start).
+	beyond, stop := reach, len(qu.list)
+	if r.bonusSum > 0 {
+		beyond = max(reach, min(room, free))
+		stop = r.firstInFlight(k, q, room, free)
+	}
+	blocks := !r.plain && !r.strict && beyond >= 1
+	if blocks {
+		r.knowBlocks(qu)
+	}
 	for ; r.cursor[q] < len(qu.list); r.cursor[q]++ {
+		if blocks && r.cursor[q]%blockLen == 0 {
+			for min(len(qu.list), r.cursor[q]+blockLen) <= stop && r.cursor[q] < len(qu.list) && qu.blockLeast[r.cursor[q]/blockLen] > beyond {
+				// Only gone workloads and rigid jobs wider than
+				// beyond ≥ reach with nothing coming: the walk would
+				// pass over each.
+				seen = min(seen, qu.blockLeast[r.cursor[q]/blockLen])
+				r.cursor[q] = min(len(qu.list), r.cursor[q]+blockLen)
+				if prefix {
+					qu.skipTo, qu.skipReach = r.cursor[q], reach
+				}
+			}
+			if r.cursor[q] >= len(qu.list) {
+				break
+			}
+		}
 		e := &qu.list[r.cursor[q]]
 		if !r.live[e.id] {
 			if prefix {
@@ -228,6 +326,45 @@ func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 	return head{}, false
 }
 
+// firstInFlight is the position in queue q's list, from its cursor on,
+// of the first live workload with GPUs on their way to it (reserved, or
+// under notice for it) that could start with them: the walk's test in
+// candidate. len(list) if none; the cursor if one cannot be found in the
+// list (nothing is skipped then).
+func (r *Rule) firstInFlight(k *baseline.Core, q, room, free int) int {
+	qu := &r.queues[q]
+	stop := len(qu.list)
+	for _, b := range r.bonus {
+		if b.id >= len(r.live) || !r.live[b.id] || int(r.filedQueue[b.id]) != q {
+			continue
+		}
+		e := r.filed[b.id]
+		least := e.gpus
+		if !e.rigid {
+			least = min(e.gpus, max(room, 0), policy.PartialGrantMin)
+		}
+		if least < 1 || least > room || least > free+b.gpus {
+			continue
+		}
+		at, found := slices.BinarySearchFunc(qu.list, e, func(x, y waiting) int {
+			switch {
+			case x.before(&y):
+				return -1
+			case y.before(&x):
+				return 1
+			}
+			return 0
+		})
+		if !found || qu.list[at].id != e.id {
+			return r.cursor[q]
+		}
+		if at >= r.cursor[q] {
+			stop = min(stop, at)
+		}
+	}
+	return stop
+}
+
 // touchable bounds what preemption could free for a request of queue q of
 // want GPUs: the filler's GPUs not under notice, and the GPUs not under
 // notice of the other borrowing queues it may take from. With the request
@@ -261,18 +398,10 @@ func (r *Rule) inFlight(k *baseline.Core, q, room int) (head, bool) {
 	var best waiting
 	found := false
 	for _, b := range r.bonus {
-		if b.id >= len(r.live) || !r.live[b.id] {
+		if b.id >= len(r.live) || !r.live[b.id] || int(r.filedQueue[b.id]) != q {
 			continue
 		}
-		i := k.Index(b.id)
-		if i < 0 {
-			continue
-		}
-		req := k.Pend(i)
-		if r.queueOf[req.Campaign] != q {
-			continue
-		}
-		e := waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}
+		e := r.filed[b.id]
 		if !found || e.before(&best) {
 			best, found = e, true
 		}

@@ -107,6 +107,11 @@ type Rule struct {
 	// The waiting workloads of each queue (heads.go).
 	queues []queue
 	live   []bool // by request id: waiting, and not the filler's
+	// By request id, the workload as filed and its queue: what inFlight
+	// reads of a request with GPUs coming, without looking it up in the
+	// Core's pending list (whose positions every grant shifts).
+	filed      []waiting
+	filedQueue []int32
 
 	// Admission state, rebuilt each pass: by queue the GPUs its members
 	// hold, the GPUs they hold that are not under notice (what the shares
