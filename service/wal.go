@@ -32,8 +32,18 @@ import (
 // state.
 
 const (
-	walName    = "bursar.wal"
-	walVersion = 1
+	walName = "bursar.wal"
+	// walVersion is the format this build writes. Version 2 adds the
+	// "admit" (admission on request) and "slurm-job" (a lease bound to
+	// its Slurm job) operations: a build that reads only version 1 then
+	// refuses the whole journal by its header, before replaying any of
+	// it, rather than at the first record it does not know.
+	walVersion = 2
+	// walMinVersion is the oldest format this build reads: a version-1
+	// journal holds a subset of version 2's operations (builds from
+	// before the bump wrote admit and slurm-job records under version 1
+	// too, which is why version 1 is read with all of them).
+	walMinVersion = 1
 	// maxRecord bounds one line. Real records are well under a kilobyte
 	// (a campaign name is at most 64 bytes); a longer line can only be
 	// damage.
@@ -434,8 +444,8 @@ func checkHeader(o *op, cfg policy.Config) error {
 	if o.Op != opOpen {
 		return fmt.Errorf("not a bursar journal: first record is %q, want %q", o.Op, opOpen)
 	}
-	if o.Version != walVersion {
-		return fmt.Errorf("journal format version %d, this build reads %d", o.Version, walVersion)
+	if o.Version < walMinVersion || o.Version > walVersion {
+		return fmt.Errorf("journal format version %d, this build reads %d to %d", o.Version, walMinVersion, walVersion)
 	}
 	return sameConfig(o, cfg)
 }

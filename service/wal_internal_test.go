@@ -297,6 +297,29 @@ func TestDamageBeforeIntactRecordsIsFatal(t *testing.T) {
 	}
 }
 
+// TestVersion1JournalLoads: a journal written before the format's
+// version 2 (its header says 1) replays to the same state as the same
+// records under a version-2 header, and the service goes on appending to
+// it.
+func TestVersion1JournalLoads(t *testing.T) {
+	dir, lines := goodWAL(t)
+	s := openDir(t, dir)
+	want := fingerprint(s)
+	require.NoError(t, s.Close())
+	_, header, ok := strings.Cut(strings.TrimSuffix(lines[0], "\n"), " ")
+	require.True(t, ok)
+	require.Contains(t, header, `"version":2`)
+	v1 := strings.Replace(header, `"version":2`, `"version":1`, 1)
+	old := t.TempDir()
+	writeWAL(t, old, fmt.Sprintf("%08x %s\n", crc32Of(v1), v1)+strings.Join(lines[1:], ""))
+	s = openDir(t, old)
+	assert.Equal(t, want, fingerprint(s))
+	require.NoError(t, s.Tick())
+	require.NoError(t, s.Close())
+	s = openDir(t, old)
+	assert.NotEqual(t, want, fingerprint(s), "the tick appended to the version-1 journal was replayed")
+}
+
 func TestIntactButWrongRecordsAreFatal(t *testing.T) {
 	_, lines := goodWAL(t)
 	line := func(payload string) string {
@@ -309,13 +332,14 @@ func TestIntactButWrongRecordsAreFatal(t *testing.T) {
 		"unknown camp":   lines[0] + line(`{"op":"request","t":0,"c":3,"gpus":1,"duration":1}`),
 		"no-op":          lines[0] + lines[1] + line(`{"op":"release-all","t":0,"c":0}`),
 		"no header":      line(`{"op":"tick","t":1}`),
-		"other version":  line(`{"op":"open","t":0,"version":2,"config":{}}`),
+		"other version":  line(`{"op":"open","t":0,"version":3,"config":{}}`),
+		"version 0":      line(`{"op":"open","t":0,"config":{}}`),
 		"bad token hash": lines[0] + line(`{"op":"register","t":0,"env":{"name":"x","budget":1,"guaranteed":0,"sustained":1,"burst_ceiling":1,"bucket":1,"class":"deadline"},"token_hash":"zz"}`),
 	}
 	want := map[string]string{
 		"bad json": "does not decode", "unknown op": `unknown operation "teleport"`, "wrong time": "stamped t=5 at broker time 0",
 		"unknown camp": "unknown campaign 3", "no-op": "changes nothing on replay", "no header": "not a bursar journal",
-		"other version": "format version 2", "bad token hash": "bad token hash",
+		"other version": "format version 3, this build reads 1 to 2", "version 0": "format version 0", "bad token hash": "bad token hash",
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
