@@ -22,7 +22,7 @@
 # in STATE_DIR/jobcomp.txt; each lease's token admits one job (the records
 # in STATE_DIR/bursar-once). BURSAR_SLURM_CPUS=N registers the node with N
 # CPUs whatever the machine has (the stand-ins for GPUs; jobs that only
-# sleep run fine).
+# sleep run fine). SLURM_NICE (default -10) is the daemons' niceness.
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"   # the daemons are in sbin
 
@@ -78,7 +78,12 @@ start() {
   chmod 755 "$dir" "$dir/munge-run"   # munged refuses a socket folder of another mode
   [ -f "$dir/munge-key/munge.key" ] || mungekey --create --keyfile="$dir/munge-key/munge.key"
   chmod 600 "$dir/munge-key/munge.key"
-  munged --socket="$dir/munge-run/munge.socket" --key-file="$dir/munge-key/munge.key" \
+  # The daemons run ahead of the machine's other work (nice -10, as root):
+  # a site's controller has a host of its own, but here it shares a few
+  # cores with the tests and whatever else runs, and a slurmctld that
+  # waits for a core makes every submission, squeue and scancel wait.
+  local prio="nice -n ${SLURM_NICE:--10}"
+  $prio munged --socket="$dir/munge-run/munge.socket" --key-file="$dir/munge-key/munge.key" \
     --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munge-lib/munged.seed" \
     --origin=127.0.0.1
 
@@ -101,7 +106,10 @@ start() {
     mkdir -p "$dir/bursar-once" && chmod 700 "$dir/bursar-once"   # one token, one job
     sed -e "s|@BURSAR@|$BURSAR_SLURM_GATE_BIN|" -e "s|@KEY_FILE@|$BURSAR_SLURM_GATE_KEY|" -e "s|@ONCE_DIR@|$dir/bursar-once|" \
       "$(dirname "$0")/slurm/job_submit.lua" > "$dir/job_submit.lua"
-    extra+=$'JobSubmitPlugins=lua\n'
+    # GresTypes=gpu: a job asking for GPUs (--gpus, --gres=gpu:N) reaches
+    # the plugin, which checks the count against its lease, rather than
+    # being refused by srun first; the node has none, so none is granted.
+    extra+=$'JobSubmitPlugins=lua\nGresTypes=gpu\n'
     jobcomp="JobCompType=jobcomp/filetxt"$'\n'"JobCompLoc=$dir/jobcomp.txt"
   else
     rm -f "$dir/job_submit.lua"
@@ -140,8 +148,8 @@ CONF
   # without systemd; v1 is loaded but unused with the plugins above.
   echo "CgroupPlugin=cgroup/v1" > "$dir/cgroup.conf"
   export SLURM_CONF="$dir/slurm.conf"
-  slurmctld -c -f "$SLURM_CONF"
-  slurmd -f "$SLURM_CONF"
+  $prio slurmctld -c -f "$SLURM_CONF"
+  $prio slurmd -f "$SLURM_CONF"
   local i state=""
   for i in $(seq 150); do
     state=$(sinfo -h -o %T 2>/dev/null || true)

@@ -40,6 +40,28 @@ func TestRun(t *testing.T) {
 		assert.False(t, ok, "%v", args)
 		assert.Contains(t, line, "refuse: ")
 	}
+	// The job as the plugin describes it: GPUs (as Slurm writes them),
+	// CPUs, nodes, tasks, account; a refusal leaves the token unspent.
+	once := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tres-per-node", "gres:gpu:2", "--min-nodes", "2", "--max-nodes=2"}, "refuse: the job asks for 4 GPUs but lease 3 is for 2"},
+		{[]string{"--unit", "gpu", "--cpus", "64", "--tres-per-task=gres:gpu:1", "--tasks", "3"}, "refuse: the job asks for 3 GPUs but lease 3 is for 2"},
+		{[]string{"--cpus", "3"}, "refuse: the job asks for 3 CPUs but lease 3 is for 2"},
+		{[]string{"--account", "storm"}, "refuse: lease 3 is campaign Sci's: the job must run under account sci, not storm"},
+		{[]string{"--tres-per-socket", "gres:gpu:1"}, "refuse: GPUs per socket"},
+		{[]string{"--unit", "tpu"}, "refuse: --unit is cpu or gpu"},
+		{[]string{"--cpus", "-1"}, "refuse: --cpus wants a whole number"},
+		{[]string{"--unit", "gpu", "--cpus", "64", "--tres-per-job", "gres:gpu:a100:2", "--account", "SCI"}, "ok 3 Sci 2 "},
+		{[]string{"--cpus", "1"}, "refuse: lease 3 of campaign Sci admitted a job already"},
+	} {
+		line, ok := run(append(append([]string{"slurm", "check", "--key-file", keyFile, "--once-dir", once}, c.args...), tok))
+		assert.Equal(t, c.want[:2] == "ok", ok, "%v: %s", c.args, line)
+		assert.Contains(t, line, c.want, "%v", c.args)
+	}
+
 	line, ok := run([]string{"--key-file", keyFile, tok[:len(tok)-1] + "0"})
 	assert.False(t, ok)
 	if tok[len(tok)-1] != '0' {

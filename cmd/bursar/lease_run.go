@@ -125,7 +125,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			r.dog.tell(watchdogNote{KillAt: unixNano(killAt)})
 		}
 	}
-	var termSent, killSent, unreachable bool
+	var termSent, killSent, unreachable, recancelled bool
 	// With --slurm the command is (or was) a Slurm client and the lease's
 	// jobs are what runs: they are signalled through Slurm, and the lease
 	// is held until none is left (tracked below).
@@ -163,6 +163,12 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 				// The Slurm client (srun, salloc) gets its SIGKILL once
 				// its jobs are cancelled, so that it reports their end.
 				hand.send(slurmAct{why: why, after: func() {
+					// srun ends by itself once its tasks are killed; one
+					// killed first never reports their end, and Slurm
+					// keeps the job "running" until it is cancelled.
+					for i := 0; i < 10 && !cmdGone.Load(); i++ {
+						time.Sleep(100 * time.Millisecond)
+					}
 					if !cmdGone.Load() {
 						group(syscall.SIGKILL)
 					}
@@ -211,6 +217,14 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			switch {
 			case err == nil && len(ids) == 0:
 				return procCode, nil
+			case err == nil && killSent && !recancelled && time.Since(killAt) > slurmRecancel:
+				// Still listed after their steps were killed: a job whose
+				// srun was killed before it reported its tasks' end stays
+				// "running" with nothing in it, until it is cancelled
+				// (which, with nothing left to ignore its SIGTERM, costs
+				// no KillWait).
+				recancelled = true
+				hand.send(slurmAct{why: "the lease's jobs are still listed after the kill", cancel: ids})
 			case killSent && time.Since(killAt) > slurmGiveUp:
 				return procCode, fmt.Errorf("the Slurm jobs %v of lease %d are still listed %v after they were cancelled (%v)", ids, l.ID, slurmGiveUp, errOrOK(err))
 			}

@@ -32,7 +32,16 @@ key the service signs with, and prints one line for the job_submit plugin (scrip
 
    ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
 
-(EXPIRES: the lease's end, unix seconds) or, with exit status 1, 'refuse: REASON'. The small
+(EXPIRES: the lease's end, unix seconds) or, with exit status 1, 'refuse: REASON'.
+
+--key-file: the key the service signs with (serve --slurm-key-file). --once-dir: record each lease
+that admitted a job in this folder (writable by SlurmUser only) and refuse its token a second time:
+one token, one job. The job's own flags, which the plugin reads from the job description: --cpus
+(its size in CPUs), --account, the GPU requests as Slurm writes them (--tres-per-job, -node, -task,
+-socket: 'gres:gpu:2'), -N as --min-nodes/--max-nodes, -n as --tasks, and --unit (what a lease's
+size counts: cpu, where CPUs stand in for GPUs, or gpu). With any of them the job must fit the lease
+(no more CPUs or GPUs, its account the campaign's), checked before the token is spent, so that a job
+refused for its size or account leaves the token for a corrected one. The small
 bursar-slurm-check binary (cmd/bursar-slurm-check) does the same with the same arguments and
 starts several times faster, which counts inside slurmctld. See docs/slurm.md.`
 
@@ -42,20 +51,18 @@ func slurmCommand() *cli.Command {
 		Usage: "Slurm integration: check a lease token (for the job_submit plugin), reconcile",
 		Subcommands: []*cli.Command{{
 			Name:        "check",
-			Usage:       "check a Slurm lease token and print what it grants",
-			ArgsUsage:   "TOKEN",
+			Usage:       "check a Slurm lease token (and the job it would admit) and print what it grants",
+			ArgsUsage:   "--key-file KEY [--once-dir DIR] [--cpus N] [--account A] [--unit cpu|gpu] [--tres-per-job S] [--tres-per-node S] [--tres-per-task S] [--tres-per-socket S] [--min-nodes N] [--max-nodes N] [--tasks N] TOKEN",
 			Description: slurmCheckDescription,
-			Flags: []cli.Flag{
-				&cli.PathFlag{Name: "key-file", Required: true, Usage: "the key the service signs with (serve --slurm-key-file)"},
-				&cli.PathFlag{Name: "once-dir", Usage: "record each lease that admitted a job in this folder and refuse its token a second time: one token, one job (writable by SlurmUser only)"},
-			},
+			// The arguments are read by the same code as the small
+			// bursar-slurm-check binary's (slurmtoken.RunCheck), so that
+			// the plugin may run either with the same line.
+			SkipFlagParsing: true,
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					fmt.Fprintln(c.App.Writer, "refuse: give exactly one token")
-					return cli.Exit("", 1)
+				if a := c.Args().Slice(); len(a) == 1 && (a[0] == "--help" || a[0] == "-h") {
+					return cli.ShowSubcommandHelp(c)
 				}
-				// The same check as the small bursar-slurm-check binary.
-				line, ok := slurmtoken.Check(c.Path("key-file"), c.Args().First(), c.Path("once-dir"), time.Now())
+				line, ok := slurmtoken.RunCheck(c.Args().Slice(), time.Now())
 				fmt.Fprintln(c.App.Writer, line)
 				if !ok {
 					return cli.Exit("", 1)

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -54,6 +55,12 @@ type slurmEnforcer struct {
 	due       map[int64][]string
 	cancelled map[string]time.Time
 	live      map[string]bool // the jobs the last squeue listed
+	// steps are the running steps of the jobs due soon, read ahead of
+	// their kill (killSlurmSteps): JOB.STEP, or JOB for a batch shell.
+	steps map[string][]string
+	// kills are how long the last kills took (killSlurmJobs, from the
+	// call to the answer of the cancellation), newest last: the lead.
+	kills []time.Duration
 }
 
 // slurmEnforceEvery is how often the enforcer reads the queue;
@@ -61,8 +68,41 @@ type slurmEnforcer struct {
 // left before it is cancelled again.
 const (
 	slurmEnforceEvery = 500 * time.Millisecond
-	slurmRecancel     = 3 * time.Second
+	slurmRecancel     = time.Second
 )
+
+// The kill at a lease's end starts this far before the token's expiry:
+// as long as the slowest of the last slurmLeadOf kills took, at least
+// slurmMinLead and at most slurmMaxLead. A kill is a squeue and three
+// scancels, each a round trip through slurmctld, which answers in
+// milliseconds when idle and in seconds when it is busy (a storm of
+// submissions, each holding its job lock while the gate's check runs);
+// started at the expiry, the job would run that much past it, on GPUs
+// the broker has already given to the next lease. Starting it early
+// takes at most slurmMaxLead off a lease whose token already ends on a
+// whole second at or before the broker's end.
+const (
+	slurmMinLead = 250 * time.Millisecond
+	slurmMaxLead = 2 * time.Second
+	slurmLeadOf  = 8
+)
+
+// lead is how long before a token's expiry its jobs' kill starts.
+func (e *slurmEnforcer) lead() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leadLocked()
+}
+
+// leadLocked is how long before a token's expiry its jobs' kill starts
+// (the caller holds mu).
+func (e *slurmEnforcer) leadLocked() time.Duration {
+	d := slurmMinLead
+	for _, k := range e.kills {
+		d = max(d, k)
+	}
+	return min(d, slurmMaxLead)
+}
 
 func (e *slurmEnforcer) run(ctx context.Context) {
 	e.ctx = ctx
@@ -101,7 +141,7 @@ func (e *slurmEnforcer) schedule(id string, expires int64) {
 	ids, ok := e.due[expires]
 	e.due[expires] = append(ids, id)
 	if !ok {
-		time.AfterFunc(time.Until(time.Unix(expires, 0)), func() { e.expire(expires) })
+		time.AfterFunc(time.Until(time.Unix(expires, 0).Add(-e.leadLocked())), func() { e.expire(expires) })
 	}
 }
 
@@ -117,25 +157,114 @@ func (e *slurmEnforcer) expire(expires int64) {
 	delete(e.due, expires)
 	e.mu.Unlock()
 	if e.ctx.Err() == nil {
-		e.cancel(ids, "cancelled jobs at their lease's end")
+		e.kill(ids, "cancelled jobs at their lease's end")
 	}
 }
 
-// cancel ends jobs at once (SIGKILL through Slurm, then cancellation), in
-// one call each, and notes when.
-func (e *slurmEnforcer) cancel(ids []string, why string) {
+// stepsFor is what kill signals for jobs ids: the steps the last read
+// ahead found (readSteps) when it found some for each of ids; otherwise
+// (a job that was pending then may have started since, and a job with no
+// step is cancelled) a fresh read.
+func (e *slurmEnforcer) stepsFor(ids []string) (steps, batch []string, err error) {
+	e.mu.Lock()
+	for _, id := range ids {
+		ss := e.steps[id]
+		if len(ss) == 0 {
+			e.mu.Unlock()
+			return slurmStepsOf(ids)
+		}
+		for _, st := range ss {
+			if strings.Contains(st, ".") {
+				steps = append(steps, st)
+			} else {
+				batch = append(batch, st)
+			}
+		}
+	}
+	e.mu.Unlock()
+	return steps, batch, nil
+}
+
+// readSteps reads the running steps of the live jobs ahead of their kill
+// when one is due within the lead and a read of the queue from now, so
+// that the kill itself is one round of calls: on a busy slurmctld every
+// call takes its turn behind the others.
+func (e *slurmEnforcer) readSteps(now time.Time, live map[string]bool) {
+	e.mu.Lock()
+	soon := now.Add(e.leadLocked() + 2*slurmEnforceEvery).Unix()
+	need := false
+	for exp, ids := range e.due {
+		if exp <= soon && len(ids) > 0 {
+			need = true
+			break
+		}
+	}
+	e.mu.Unlock()
+	if !need {
+		return
+	}
+	out, err := squeueSteps()
+	if err != nil {
+		e.log.Warn("slurm enforcer: squeue -s failed", "err", err)
+		return
+	}
+	steps, batch := parseSlurmSteps(out, live)
+	m := make(map[string][]string, len(live))
+	for id := range live {
+		m[id] = []string{}
+	}
+	for _, st := range steps {
+		job, _, _ := strings.Cut(st, ".")
+		m[job] = append(m[job], st)
+	}
+	for _, job := range batch {
+		m[job] = append(m[job], job)
+	}
+	e.mu.Lock()
+	e.steps = m
+	e.mu.Unlock()
+}
+
+// kill ends jobs at once: SIGKILL through Slurm to their steps and batch
+// shells (killSlurmSteps, with the steps read ahead when it can), then
+// their cancellation, each call for all of ids; it notes when, and how
+// long the kill took (the lead of the kills to come).
+func (e *slurmEnforcer) kill(ids []string, why string) {
 	if len(ids) == 0 {
 		return
 	}
 	now := time.Now()
+	var again []string
 	e.mu.Lock()
 	for _, id := range ids {
+		if _, ok := e.cancelled[id]; ok {
+			again = append(again, id)
+		}
 		e.cancelled[id] = now
 	}
 	e.mu.Unlock()
-	// A job that ended meanwhile makes scancel fail for its id only.
-	err := scancelJobs(ids, false)
-	e.log.Info("slurm enforcer: "+why, "jobs", strings.Join(ids, ","), "scancel", errOrOK(err))
+	steps, batch, err := e.stepsFor(ids)
+	if err == nil {
+		err = killSlurmJobsWith(ids, steps, batch)
+	}
+	if len(again) > 0 {
+		// Still listed a second after its steps were killed: its steps'
+		// processes are gone, but Slurm still counts the job as running
+		// (its srun was killed before it could report their end, so the
+		// step is listed and takes signals while nothing runs in it).
+		// Only a cancellation ends such a job, and with nothing left to
+		// ignore its SIGTERM it costs no KillWait.
+		err = errors.Join(err, runScancel(again...))
+	}
+	took := time.Since(now)
+	e.mu.Lock()
+	e.kills = append(e.kills, took)
+	if len(e.kills) > slurmLeadOf {
+		e.kills = e.kills[1:]
+	}
+	e.mu.Unlock()
+	e.log.Info("slurm enforcer: "+why, "jobs", strings.Join(ids, ","), "scancel", errOrOK(err), "kill took", took.Round(time.Millisecond),
+		"lead", e.lead().Round(time.Millisecond))
 }
 
 // recentlyCancelled: the job was cancelled less than slurmRecancel ago.
@@ -155,7 +284,7 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 		return
 	}
 	// The calls to make, batched: one scancel for each list.
-	var expired, notice, graceOver, reused []string
+	var expired, notice, graceOver, reused, gone []string
 	live := map[string]bool{}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
@@ -200,14 +329,27 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 			}
 		}
 		if err != nil { // expired
-			if !e.recentlyCancelled(id, now) {
+			// A completing job has had its kill (or ended): Slurm takes
+			// no more signals for it.
+			if f[2] != "COMPLETING" && !e.recentlyCancelled(id, now) {
 				expired = append(expired, id)
 			}
 			continue
 		}
 		held, underNotice, err := e.held(ctx, l.Campaign, l.Lease)
-		if err != nil || (held && !underNotice) || f[2] == "PENDING" && held {
+		switch {
+		case err != nil || (held && !underNotice):
 			continue
+		case f[2] == "PENDING" && !held:
+			// Nothing runs, so nothing to warn: it goes at once. (A
+			// SIGTERM to a pending job is refused as "can not be
+			// altered now", and scancel then retries for 5 s.)
+			if !e.recentlyCancelled(id, now) {
+				gone = append(gone, id)
+			}
+			continue
+		case f[2] != "RUNNING":
+			continue // pending on a lease under notice; completing
 		}
 		if at, ok := e.termed[id]; !ok {
 			e.termed[id] = now
@@ -216,13 +358,14 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 			graceOver = append(graceOver, id)
 		}
 	}
-	e.cancel(reused, "cancelled jobs on a lease token that admitted another job")
-	e.cancel(expired, "cancelled jobs past their lease")
+	e.kill(reused, "cancelled jobs on a lease token that admitted another job")
+	e.kill(expired, "cancelled jobs past their lease")
+	e.kill(gone, "cancelled pending jobs whose lease is gone")
 	if len(notice) > 0 {
 		err := scancelJobs(notice, true)
 		e.log.Info("slurm enforcer: SIGTERM through Slurm to jobs whose lease is gone or under notice", "jobs", strings.Join(notice, ","), "scancel", errOrOK(err))
 	}
-	e.cancel(graceOver, "cancelled jobs whose lease is gone, after the grace")
+	e.kill(graceOver, "cancelled jobs whose lease is gone, after the grace")
 	for id := range e.termed {
 		if !live[id] {
 			delete(e.termed, id)
@@ -246,6 +389,7 @@ func (e *slurmEnforcer) pass(ctx context.Context, now time.Time) {
 	}
 	e.live = live
 	e.mu.Unlock()
+	e.readSteps(now, live)
 }
 
 // readLedger binds the jobs of the ledger's live leases again after a

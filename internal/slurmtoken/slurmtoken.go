@@ -147,8 +147,11 @@ func ReadKey(path string) ([]byte, error) {
 //	ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
 //
 // and anything else "refuse: REASON", the reason the user is shown. With
-// onceDir (not "") a token admits one job only (Claim).
-func Check(keyFile, tok, onceDir string, now time.Time) (line string, ok bool) {
+// onceDir (not "") a token admits one job only (Claim). With job (not
+// nil) the job must fit the lease (Job.Fits), checked before the token
+// is spent: a job refused for its size or account leaves the token for a
+// corrected one.
+func Check(keyFile, tok, onceDir string, job *Job, now time.Time) (line string, ok bool) {
 	key, err := ReadKey(keyFile)
 	if err != nil {
 		return "refuse: " + err.Error(), false
@@ -159,6 +162,11 @@ func Check(keyFile, tok, onceDir string, now time.Time) (line string, ok bool) {
 		return fmt.Sprintf("refuse: lease %d of campaign %s: %v", l.Lease, l.Campaign, err), false
 	case err != nil:
 		return "refuse: " + err.Error(), false
+	}
+	if job != nil {
+		if err := job.Fits(l); err != nil {
+			return "refuse: " + err.Error(), false
+		}
 	}
 	if onceDir != "" {
 		if err := Claim(onceDir, l, now); err != nil {

@@ -2,8 +2,11 @@
 Bursar's gate in slurmctld (job_submit/lua; docs/slurm.md).
 
 A job in a gated partition is refused unless its --comment holds a valid,
-unexpired Bursar lease token for its size, and its account (if given) is
-the lease's campaign. An accepted job gets the campaign's account and a
+unexpired Bursar lease token for its size (its CPUs, or its GPUs: UNIT
+below; GPUs asked for with --gres=gpu:N, --gpus, --gpus-per-node or
+--gpus-per-task never more than the lease's), and its account (if given)
+is the lease's campaign. These are checked before the token is spent, so
+a refused job leaves it usable. An accepted job gets the campaign's account and a
 time limit that ends no later than the lease (Slurm counts it in whole
 minutes, rounded up; Bursar itself cancels the job at the lease's end).
 
@@ -13,7 +16,7 @@ The token is checked by `bursar-slurm-check` (cmd/bursar-slurm-check; or
 library, and an HMAC-SHA256 written in pure Lua 5.1 would be slow and an
 own crypto implementation to trust.
 
-Install: put this file beside slurm.conf, set the four values below,
+Install: put this file beside slurm.conf, set the values below,
 and add JobSubmitPlugins=lua to slurm.conf (scontrol reconfigure).
 --]]
 
@@ -29,6 +32,11 @@ local KEY_FILE = "@KEY_FILE@"
 local ONCE_DIR = "@ONCE_DIR@"
 -- Partitions that are NOT gated; every other one is (fail closed).
 local UNGATED = { }
+-- What a lease's size counts: "cpu" where CPUs stand in for GPUs (a
+-- cluster without GPU GRES, as the one-node pilot), "gpu" where the
+-- partition's GPUs are the pool (serve --pool-from-slurm reads them).
+-- Either way a job asking for more GPUs than its lease is refused.
+local UNIT = "cpu"
 
 local function unset(v)
 	return v == nil or v >= 65534
@@ -62,12 +70,42 @@ local function refuse(msg)
 	return slurm.ERROR
 end
 
--- check runs `BURSAR slurm check --key-file KEY TOKEN`:
+-- quote makes a value from the job description one shell word, or nil
+-- when it holds anything a TRES string or an account name does not.
+local function quote(v)
+	if v == nil then return nil end
+	v = tostring(v)
+	if #v > 256 or not string.match(v, "^[%w:/%.,()_=+-]*$") then return nil end
+	return "'" .. v .. "'"
+end
+
+-- check runs `BURSAR slurm check --key-file KEY [--once-dir DIR] JOB TOKEN`,
+-- where JOB is what the job asks for (its CPUs, account, GPUs, nodes and
+-- tasks): the check refuses a job larger than its lease or under another
+-- account before it spends the token (one token, one job), so that a
+-- refused submission leaves the token for a corrected one. It answers
 -- ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES.
-local function check(token)
-	local once = ""
-	if ONCE_DIR ~= "" then once = " --once-dir " .. ONCE_DIR end
-	local f = io.popen(BURSAR .. " slurm check --key-file " .. KEY_FILE .. once .. " " .. token .. " 2>&1")
+local function check(token, job_desc)
+	local args = { BURSAR, "slurm check --key-file", KEY_FILE }
+	if ONCE_DIR ~= "" then table.insert(args, "--once-dir " .. ONCE_DIR) end
+	table.insert(args, "--unit " .. UNIT)
+	table.insert(args, "--cpus " .. cpus(job_desc))
+	local fields = { { "--account", job_desc.account }, { "--tres-per-job", job_desc.tres_per_job },
+		{ "--tres-per-node", job_desc.tres_per_node }, { "--tres-per-task", job_desc.tres_per_task },
+		{ "--tres-per-socket", job_desc.tres_per_socket } }
+	for _, f in ipairs(fields) do
+		if f[2] ~= nil and f[2] ~= "" then
+			local q = quote(f[2])
+			if q == nil then return nil, "the job's " .. string.sub(f[1], 3) .. " holds characters a Bursar gate does not accept" end
+			table.insert(args, f[1] .. " " .. q)
+		end
+	end
+	local counts = { { "--min-nodes", job_desc.min_nodes }, { "--max-nodes", job_desc.max_nodes }, { "--tasks", job_desc.num_tasks } }
+	for _, f in ipairs(counts) do
+		if not unset(f[2]) then table.insert(args, f[1] .. " " .. string.format("%d", f[2])) end
+	end
+	table.insert(args, token)
+	local f = io.popen(table.concat(args, " ") .. " 2>&1")
 	if f == nil then return nil, "cannot run the Bursar token check" end
 	local out = f:read("*a") or ""
 	f:close()
@@ -89,29 +127,21 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	if #token > 256 or not string.match(token, "^bursar1:[%w%.:_-]+$") then
 		return refuse("the job's --comment is not a Bursar lease token")
 	end
-	local l, why = check(token)
+	local l, why = check(token, job_desc)
 	if l == nil then return refuse(why) end
-	local n = cpus(job_desc)
-	if n > l.gpus then
-		return refuse(string.format("the job asks for %d CPUs but lease %d is for %d", n, l.lease, l.gpus))
-	end
-	if job_desc.account ~= nil and job_desc.account ~= "" and string.lower(job_desc.account) ~= l.account then
-		return refuse(string.format("lease %d is campaign %s's: the job must run under account %s, not %s",
-			l.lease, l.campaign, l.account, job_desc.account))
-	end
 	job_desc.account = l.account
 	-- The lease in the job's records (jobcomp's WcKey): what `bursar slurm
 	-- reconcile` compares the job's size and end with, and what Bursar
 	-- signals the lease's jobs by (scancel --wckey): made of the token's own
 	-- fields, so that the wrapper knows it without asking Slurm.
 	job_desc.wckey = string.format("bursar:%d:%s:%d:%d", l.lease, l.campaign, l.gpus, l.expires)
-	job_desc.max_cpus = l.gpus
+	if UNIT == "cpu" then job_desc.max_cpus = l.gpus end
 	local minutes = math.max(1, math.ceil(l.left / 60))
 	if unset(job_desc.time_limit) or job_desc.time_limit > minutes then
 		job_desc.time_limit = minutes
 	end
 	slurm.log_info("bursar gate: lease %d (%s, %d GPUs, %d s left) admits a job of %d CPUs, time limit %d min",
-		l.lease, l.campaign, l.gpus, l.left, n, minutes)
+		l.lease, l.campaign, l.gpus, l.left, cpus(job_desc), minutes)
 	return slurm.SUCCESS
 end
 

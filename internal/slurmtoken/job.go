@@ -1,0 +1,135 @@
+package slurmtoken
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Job is what a submission asks for, as the gate's plugin reads it from
+// slurmctld's job description (scripts/slurm/job_submit.lua) and hands it
+// to the check: the check decides whether the job fits its lease before
+// it spends the token (Claim), so that a job refused for its size or its
+// account leaves the token usable for a corrected one. Zero fields were
+// not given.
+type Job struct {
+	// CPUs is the job's size in CPUs as the plugin counts it: the
+	// largest of min_cpus and tasks × CPUs per task.
+	CPUs int
+	// Account is the job's --account ("" none).
+	Account string
+	// The GPU requests as job_submit/lua sees them on Slurm 22.05: the
+	// tres_per_job, tres_per_node, tres_per_task and tres_per_socket
+	// strings ("gres:gpu:2", "gres:gpu:a100:2", several comma-separated;
+	// --gpus, --gres=gpu:N and --gpus-per-node, --gpus-per-task,
+	// --gpus-per-socket).
+	TRESPerJob, TRESPerNode, TRESPerTask, TRESPerSocket string
+	// MinNodes, MaxNodes and Tasks are -N MIN[-MAX] and -n.
+	MinNodes, MaxNodes, Tasks int
+	// Unit is what a lease's size counts: UnitCPU (the one-node pilot,
+	// where CPUs stand in for GPUs) or UnitGPU.
+	Unit string
+}
+
+// The units a lease's size may count.
+const (
+	UnitCPU = "cpu"
+	UnitGPU = "gpu"
+)
+
+// GPUs is the most GPUs the job can get: the largest of what it asks per
+// job, per node times its nodes, and per task times its tasks. Its nodes
+// are -N's maximum when given, else the larger of -N's minimum and its
+// tasks (Slurm may put each task on a node of its own); its tasks are -n,
+// or one per node. GPUs per socket are refused: the job description does
+// not say how many sockets the job gets.
+func (j Job) GPUs() (int, error) {
+	perJob, err := gpusIn(j.TRESPerJob)
+	if err != nil {
+		return 0, err
+	}
+	perNode, err := gpusIn(j.TRESPerNode)
+	if err != nil {
+		return 0, err
+	}
+	perTask, err := gpusIn(j.TRESPerTask)
+	if err != nil {
+		return 0, err
+	}
+	perSocket, err := gpusIn(j.TRESPerSocket)
+	if err != nil {
+		return 0, err
+	}
+	if perSocket > 0 {
+		return 0, errors.New("GPUs per socket (--gpus-per-socket) cannot be checked against a lease: ask for GPUs per job, node or task")
+	}
+	nodes := max(j.MinNodes, 1)
+	switch {
+	case j.MaxNodes > nodes:
+		nodes = j.MaxNodes
+	case j.MaxNodes == 0:
+		nodes = max(nodes, j.Tasks)
+	}
+	tasks := max(j.Tasks, j.MinNodes, 1)
+	return max(perJob, perNode*nodes, perTask*tasks), nil
+}
+
+// gpusIn is the GPU count in a TRES string: each comma-separated item is
+// [gres: or gres/]NAME[:TYPE][:COUNT][(…)], and only NAME gpu counts; a
+// GPU item without a count asks for one.
+func gpusIn(spec string) (int, error) {
+	n := 0
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if i := strings.IndexByte(item, '('); i >= 0 {
+			item = item[:i] // gpu:a100:4(S:0-1): the sockets, not a count
+		}
+		item = strings.TrimPrefix(strings.TrimPrefix(item, "gres:"), "gres/")
+		f := strings.Split(item, ":")
+		if f[0] != "gpu" {
+			continue
+		}
+		c, last := 1, f[len(f)-1]
+		switch {
+		case len(f) == 1:
+		case last != "" && last[0] >= '0' && last[0] <= '9':
+			// A count (a type name starts with a letter): one that does
+			// not read as a modest whole number is refused, not taken for
+			// a type and counted as one GPU.
+			v, err := strconv.Atoi(last)
+			if err != nil || v > 1<<20 {
+				return 0, fmt.Errorf("cannot read the GPU count in %q", spec)
+			}
+			c = v
+		case len(f) > 3 || last == "":
+			return 0, fmt.Errorf("cannot read the GPU count in %q", spec)
+		} // else gpu:a100: a type, one GPU
+		n += c
+	}
+	return n, nil
+}
+
+// Fits says why job j does not fit lease l (nil when it does): larger
+// than the lease in the lease's unit (and, counting CPUs, in GPUs too,
+// where the cluster has them), or under another account than the lease's
+// campaign.
+func (j Job) Fits(l Lease) error {
+	gpus, err := j.GPUs()
+	if err != nil {
+		return err
+	}
+	if j.Unit != UnitGPU && j.CPUs > l.GPUs {
+		return fmt.Errorf("the job asks for %d CPUs but lease %d is for %d", j.CPUs, l.Lease, l.GPUs)
+	}
+	if gpus > l.GPUs {
+		return fmt.Errorf("the job asks for %d GPUs but lease %d is for %d", gpus, l.Lease, l.GPUs)
+	}
+	if j.Account != "" && strings.ToLower(j.Account) != Account(l.Campaign) {
+		return fmt.Errorf("lease %d is campaign %s's: the job must run under account %s, not %s", l.Lease, l.Campaign, Account(l.Campaign), j.Account)
+	}
+	return nil
+}
