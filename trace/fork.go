@@ -9,17 +9,27 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 )
 
-// CloneAllocator is a deep copy of a policy's whole state (package
-// internal/deepcopy) without a recorder: the copy runs on alone, and
-// neither run sees the other's steps. It unsets a's recorder first (a
-// recorder may hold files, which are not copied): the caller sets a's back. The policies are pure state
-// machines; a closure a policy caches (budget's and the EASY adapter's
-// eligibility tests) is dropped from the copy and rebuilt on first use,
-// bound to the copy. The property test TestForkContinuesLikeTheOriginal
-// checks, policy by policy, that a copy continued gives the journal the
-// original gives.
+// Cloner is a policy that copies its own state (baseline.Core.Clone):
+// cheaper than a reflective copy of all of it.
+type Cloner interface {
+	Clone() (policy.Allocator, error)
+}
+
+// CloneAllocator is a copy of a policy's whole state without a recorder:
+// the copy runs on alone, and neither run sees the other's steps. A
+// Cloner copies itself; any other policy is copied whole by
+// internal/deepcopy. It unsets a's recorder first (a recorder may hold
+// files, which are not copied): the caller sets a's back. The policies are
+// pure state machines; a closure a policy caches (budget's and the EASY
+// adapter's eligibility tests) is dropped from the copy and rebuilt on
+// first use, bound to the copy. The property test
+// TestForkContinuesLikeTheOriginal checks, policy by policy, that a copy
+// continued gives the journal the original gives.
 func CloneAllocator(a policy.Allocator) (policy.Allocator, error) {
 	a.SetRecorder(nil)
+	if c, ok := a.(Cloner); ok {
+		return c.Clone()
+	}
 	h, err := deepcopy.Copy(&struct{ a policy.Allocator }{a}, deepcopy.Options{DropFuncs: true})
 	if err != nil {
 		return nil, fmt.Errorf("copy of policy %T: %w", a, err)

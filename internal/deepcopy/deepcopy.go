@@ -14,6 +14,12 @@ type Options struct {
 	// DropFuncs leaves every non-nil function nil in the copy instead of
 	// refusing it: for state whose closures are caches rebuilt on demand.
 	DropFuncs bool
+	// Replace maps pointers the copy does not follow to what they become
+	// in the copy (a pointer of the same type): for a graph that hangs off
+	// an object the caller copies itself. Nothing else in the graph may
+	// point into a replaced object or into what it refers to: the copy
+	// would not alias it.
+	Replace map[any]any
 }
 
 // Copy returns a deep copy of the graph reachable from p.
@@ -22,6 +28,16 @@ func Copy[T any](p *T, opt Options) (*T, error) {
 		return nil, nil
 	}
 	c := &copier{opt: opt, seen: map[seenKey]bool{}, maps: map[uintptr]reflect.Value{}, types: map[reflect.Type]*typeInfo{}}
+	for old, new := range opt.Replace {
+		o, n := reflect.ValueOf(old), reflect.ValueOf(new)
+		if o.Kind() != reflect.Pointer || o.IsNil() || n.Type() != o.Type() {
+			return nil, fmt.Errorf("deepcopy: Replace: %T by %T: need two pointers of one type, the first not nil", old, new)
+		}
+		if c.replace == nil {
+			c.replace = map[seenKey]reflect.Value{}
+		}
+		c.replace[seenKey{o.Pointer(), o.Type().Elem()}] = n
+	}
 	root := reflect.ValueOf(p)
 	if err := c.walk(root, c.info(root.Type())); err != nil {
 		return nil, err
@@ -68,6 +84,7 @@ type copier struct {
 	seen    map[seenKey]bool
 	maps    map[uintptr]reflect.Value // old map → its copy (pass 2), or a mark (pass 1)
 	types   map[reflect.Type]*typeInfo
+	replace map[seenKey]reflect.Value // Options.Replace by the old pointer
 	// building counts the info calls under way and built the infos they
 	// made: published to plans once the outermost call returns, when every
 	// one of them is complete.
@@ -166,6 +183,9 @@ func (c *copier) walk(v reflect.Value, ti *typeInfo) error {
 		}
 		addr := v.Pointer()
 		et := t.Elem()
+		if _, ok := c.replace[seenKey{addr, et}]; ok {
+			return nil
+		}
 		c.regions = append(c.regions, region{ptr: v.UnsafePointer(), addr: addr, size: et.Size(), typ: et})
 		if k := (seenKey{addr, et}); !c.seen[k] {
 			c.seen[k] = true
@@ -328,6 +348,10 @@ func (c *copier) copyInto(dst, src reflect.Value, ti *typeInfo) {
 		}
 		if t.Elem().Size() == 0 {
 			dst.Set(reflect.New(t.Elem()))
+			return
+		}
+		if r, ok := c.replace[seenKey{src.Pointer(), t.Elem()}]; ok {
+			dst.Set(r)
 			return
 		}
 		dst.Set(reflect.NewAt(t.Elem(), c.mapAddr(src.Pointer())))

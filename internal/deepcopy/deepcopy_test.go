@@ -210,3 +210,26 @@ func TestCopyConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Replace: a graph that hangs off an object the caller copies itself
+// points to the caller's copy, and the replaced object is not copied.
+func TestCopyReplaces(t *testing.T) {
+	type owner struct{ n int }
+	type part struct {
+		own  *owner
+		also *owner
+		vals []int
+	}
+	o, o2 := &owner{n: 1}, &owner{n: 2}
+	p := &part{own: o, also: o, vals: []int{1, 2}}
+	c, err := Copy(p, Options{Replace: map[any]any{o: o2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.own != o2 || c.also != o2 || o.n != 1 || &c.vals[0] == &p.vals[0] {
+		t.Fatalf("replaced pointers %p %p, want %p", c.own, c.also, o2)
+	}
+	if _, err := Copy(p, Options{Replace: map[any]any{o: 3}}); err == nil {
+		t.Fatal("a replacement of another type was accepted")
+	}
+}

@@ -1,10 +1,55 @@
 package baseline
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
+	"github.com/bursar-hpc/bursar/internal/deepcopy"
 	"github.com/bursar-hpc/bursar/policy"
 )
+
+// Clone is a copy of the Core and its rule that runs on alone, without a
+// recorder: the fair start times' forks (docs/studies.md §4.4) run one on
+// from a sampled job's submit with later arrivals withheld. It shares
+// nothing the copy or the original changes: the Core's tables are copied
+// by hand (a reflective copy of its campaigns and queue was most of a
+// fork's cost), the scratch buffers start empty, and the rule's state is
+// copied by internal/deepcopy with its pointers to the Core turned to the
+// copy's and its cached closures dropped (rebuilt on first use, bound to
+// the copy). What is set once and only ever replaced whole is shared: the
+// entitlements, the history, and the groups' member lists (reshare makes
+// new ones). trace's TestForkContinuesLikeTheOriginal checks, rule by
+// rule, that a copy continued writes the journal the original writes.
+func (k *Core) Clone() (policy.Allocator, error) {
+	c := new(Core)
+	*c = *k
+	c.rec = nil
+	c.camps = slices.Clone(k.camps)
+	for i := range c.camps {
+		env := &c.camps[i].Env
+		if env.IO != nil {
+			f := *env.IO
+			env.IO = &f
+		}
+		if env.Inference != nil {
+			f := *env.Inference
+			env.Inference = &f
+		}
+	}
+	c.leases = slices.Clone(k.leases)
+	c.pending = slices.Clone(k.pending)
+	c.groups = slices.Clone(k.groups)
+	c.posOf = slices.Clone(k.posOf)
+	c.cands, c.victim, c.debits = nil, nil, debits{}
+	r, err := deepcopy.Copy(&struct{ r Rule }{k.rule}, deepcopy.Options{DropFuncs: true, Replace: map[any]any{k: c}})
+	if err != nil {
+		return nil, fmt.Errorf("copy of rule %s: %w", k.rule.Name(), err)
+	}
+	c.rule = r.r
+	c.watch, _ = c.rule.(Watcher)
+	return c, nil
+}
 
 // GrantsOnly stops keeping credits and the utilization sum from now on, in
 // a copy of the Core that is read only for its grants and releases (the
