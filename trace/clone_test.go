@@ -8,7 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/bursar-hpc/bursar/internal/deepcopy"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/policies"
 )
 
@@ -16,7 +18,10 @@ import (
 // no memory the original or the copy may change: no pointer target, slice
 // array or map of the copy lies in the original's. Only what a Core sets
 // once and only ever replaces whole may be shared (its entitlements,
-// history and the groups' member lists: baseline.Core.Clone), and strings.
+// history and the groups' member lists: baseline.Core.Clone; a rule's
+// knobs), and strings. A rule that copies itself (baseline.RuleCloner)
+// makes what internal/deepcopy makes of it, field for field: a field its
+// CloneRule forgets fails here.
 // TestForkContinuesLikeTheOriginal checks that the copy continues like
 // the original; this checks that neither can reach into the other.
 func TestCloneSharesNothingMutable(t *testing.T) {
@@ -38,6 +43,17 @@ func TestCloneSharesNothingMutable(t *testing.T) {
 					alloc.SetRecorder(cap)
 					if err != nil {
 						return err
+					}
+					if k, ok := alloc.(*baseline.Core); ok {
+						if _, own := k.Rule().(baseline.RuleCloner); own {
+							want, err := deepcopy.Copy(&struct{ r baseline.Rule }{k.Rule()}, deepcopy.Options{DropFuncs: true, Replace: map[any]any{k: c}})
+							if err != nil {
+								return err
+							}
+							if got := c.(*baseline.Core).Rule(); !reflect.DeepEqual(got, want.r) {
+								t.Fatalf("CloneRule made\n%+v\ninternal/deepcopy\n%+v", got, want.r)
+							}
+						}
 					}
 					orig, cp := memoryOf(alloc), memoryOf(c)
 					for _, r := range cp {
@@ -78,7 +94,7 @@ type span struct {
 func memoryOf(a policy.Allocator) []span {
 	var out []span
 	seen := map[span]bool{}
-	shared := map[string]bool{"baseline.Core.ent": true, "baseline.Core.entOf": true, "baseline.Core.history": true, "baseline.Group.Members": true}
+	shared := map[string]bool{"baseline.Core.ent": true, "baseline.Core.entOf": true, "baseline.Core.history": true, "baseline.Group.Members": true, "budget.Knobs.Groups": true}
 	var walk func(v reflect.Value, what string)
 	walk = func(v reflect.Value, what string) {
 		switch v.Kind() {

@@ -42,13 +42,74 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	c.groups = slices.Clone(k.groups)
 	c.posOf = slices.Clone(k.posOf)
 	c.cands, c.victim, c.debits = nil, nil, debits{}
-	r, err := deepcopy.Copy(&struct{ r Rule }{k.rule}, deepcopy.Options{DropFuncs: true, Replace: map[any]any{k: c}})
-	if err != nil {
-		return nil, fmt.Errorf("copy of rule %s: %w", k.rule.Name(), err)
+	if rc, ok := k.rule.(RuleCloner); ok {
+		c.rule = rc.CloneRule(k, c)
+	} else {
+		r, err := deepcopy.Copy(&struct{ r Rule }{k.rule}, deepcopy.Options{DropFuncs: true, Replace: map[any]any{k: c}})
+		if err != nil {
+			return nil, fmt.Errorf("copy of rule %s: %w", k.rule.Name(), err)
+		}
+		c.rule = r.r
 	}
-	c.rule = r.r
 	c.watch, _ = c.rule.(Watcher)
 	return c, nil
+}
+
+// RuleCloner is an optional Rule hook: a rule that copies its own state
+// for Core.Clone, cheaper than the reflective copy Clone makes otherwise.
+// CloneRule returns a copy of the rule that shares no memory either may
+// change, its references to the Core from turned to the Core to, its
+// cached closures nil (rebuilt on first use, bound to the copy): what
+// internal/deepcopy would make of it (a test checks it field for field).
+type RuleCloner interface {
+	CloneRule(from, to *Core) Rule
+}
+
+// Clone is a copy of the EASY pass's buffers that shares none of them,
+// without the rule's hooks (Order, Key, Search; a rule sets them again
+// before its next pass) or the cached eligibility.
+func (e *EASY) Clone() EASY {
+	return EASY{
+		pass:    e.pass.Clone(),
+		running: slices.Clone(e.running),
+		jobs:    slices.Clone(e.jobs),
+		ids:     slices.Clone(e.ids),
+		wants:   slices.Clone(e.wants),
+		cursors: slices.Clone(e.cursors),
+		keys:    slices.Clone(e.keys),
+		order:   e.order.Clone(),
+	}
+}
+
+// Clone is a copy of the queue's buffers that shares none of them.
+func (q *Queue) Clone() Queue {
+	return Queue{ids: slices.Clone(q.ids), counts: slices.Clone(q.counts)}
+}
+
+// Clone is a copy of the queue that shares nothing with it, synced to the
+// Core to where it was synced to the Core from (a copy of that Core).
+func (q *Ranked) Clone(from, to *Core) Ranked {
+	c := *q
+	if q.core == from {
+		c.core = to
+	}
+	c.jobs = slices.Clone(q.jobs)
+	c.camps = cloneLists(q.camps)
+	c.bySize = cloneLists(q.bySize)
+	c.sized = slices.Clone(q.sized)
+	return c
+}
+
+// cloneLists is a copy of lists that shares no array with it.
+func cloneLists[E any](lists [][]E) [][]E {
+	if lists == nil {
+		return nil
+	}
+	c := make([][]E, len(lists))
+	for i, l := range lists {
+		c[i] = slices.Clone(l)
+	}
+	return c
 }
 
 // GrantsOnly stops keeping credits and the utilization sum from now on, in

@@ -691,3 +691,34 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 	}
 	return next
 }
+
+// CloneRule is a copy of the rule for a copy of its Core
+// (baseline.RuleCloner): every table copied, the queue synced to the
+// copy, the cached closures left to be made again. The knobs are shared:
+// nothing changes them after New.
+func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
+	c := *r
+	c.wins = make([]window, len(r.wins))
+	for i := range r.wins {
+		c.wins[i].segs = slices.Clone(r.wins[i].segs)
+	}
+	if r.wins == nil {
+		c.wins = nil
+	}
+	c.group = slices.Clone(r.group)
+	c.wait = r.wait.Clone(from, to)
+	c.easy = r.easy.Clone()
+	c.groupP, c.memberP = slices.Clone(r.groupP), slices.Clone(r.memberP)
+	c.rank, c.byRank = slices.Clone(r.rank), slices.Clone(r.byRank)
+	c.holding, c.touched = slices.Clone(r.holding), slices.Clone(r.touched)
+	c.seen = slices.Clone(r.seen)
+	c.gShare, c.gUsage, c.usage = slices.Clone(r.gShare), slices.Clone(r.gUsage), slices.Clone(r.usage)
+	if r.core == from {
+		c.core = to
+	}
+	c.eligible, c.order, c.search = nil, nil, nil
+	c.held, c.gHeld = slices.Clone(r.held), slices.Clone(r.gHeld)
+	c.taken, c.gTaken = slices.Clone(r.taken), slices.Clone(r.gTaken)
+	c.cands = slices.Clone(r.cands)
+	return &c
+}

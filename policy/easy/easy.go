@@ -1,6 +1,9 @@
 package easy
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Running is one lease in progress as the EASY pass sees it.
 type Running struct {
@@ -137,4 +140,10 @@ func siftDown(h []Running, i int) {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
+}
+
+// Clone is a copy of the scheduler that shares no buffer with it (a
+// policy's copy, baseline.Core.Clone).
+func (s *Scheduler) Clone() Scheduler {
+	return Scheduler{started: slices.Clone(s.started), ends: slices.Clone(s.ends)}
 }
