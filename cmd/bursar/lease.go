@@ -35,7 +35,10 @@ const (
 // leaseWait is how long one long poll on the request asks the service to
 // hold its answer; the HTTP client's timeout must exceed it.
 const (
-	leaseWait        = 10 * time.Second
+	leaseWait = 10 * time.Second
+	// leaseQuickRead: a poll answered later than this after it was sent
+	// is read again without waiting before the deadline is counted from it.
+	leaseQuickRead   = 250 * time.Millisecond
 	leaseHTTPTimeout = 20 * time.Second
 )
 
@@ -434,6 +437,18 @@ func (r *leaseRun) acquireOnce(deadline <-chan time.Time) (*grant, int, error) {
 				case <-time.After(time.Duration(failures) * 200 * time.Millisecond):
 				}
 				continue
+			}
+			if err == nil && w.State == client.StateGranted && w.Speed > 0 && time.Since(sent) > leaseQuickRead {
+				// The long poll waited for the grant: its answer describes
+				// a moment up to leaseWait after it was sent, so a
+				// deadline counted from the sending would come early by
+				// the wait (a reclaim-path grant after 9 s ended its job
+				// before it started). A read that does not wait bounds
+				// the moment again.
+				again := time.Now()
+				if w2, err2 := r.cl.AwaitRequest(ctx, r.campaign, acc.RequestID, 0); err2 == nil && w2.State == client.StateGranted {
+					w, sent = w2, again
+				}
 			}
 			polls <- polled{w, err, sent}
 			return

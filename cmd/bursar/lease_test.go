@@ -310,6 +310,34 @@ while :; do sleep 0.05; done`
 	t.Logf("command ran %v after it started; bursar lease said:\n%s", ran.Round(time.Millisecond), s)
 }
 
+// TestLeaseDeadlineAfterWait: a lease granted after the wrapper waited
+// for it (here 2.5 s, the pool held by vip) is counted from its grant,
+// not from the long poll that waited for it: with the service gone once
+// the command runs, the local deadline gives the command its whole lease
+// (40 broker s at 20 ticks/s: 2 s). Counted from the poll's sending, the
+// command was killed about as soon as it started.
+func TestLeaseDeadlineAfterWait(t *testing.T) {
+	p, admin, oppToken := leasePool(t)
+	blocker := hold(t, admin, "vip", 64)
+	out := filepath.Join(t.TempDir(), "out")
+	lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out),
+		"--server", p.url, "--campaign", "opp", "--gpus", "4", "--duration", "40", "--expiry-notice", "0",
+		"--poll", "50ms", "--", "sh", "-c", `echo started > "$OUT"; while :; do sleep 0.05; done`)
+	time.Sleep(2500 * time.Millisecond)
+	_, err := admin.ReleaseLease(context.Background(), "vip", blocker)
+	require.NoError(t, err)
+	waitFile(t, out, "started", lp)
+	started := time.Now()
+	require.NoError(t, p.cmd.Process.Kill())
+	<-p.done
+	lp.wait(t, 20*time.Second)
+	ran := time.Since(started)
+	s := lp.stderr.String()
+	assert.NotContains(t, s, "after 0 broker s", "granted after a wait")
+	assert.Greater(t, ran, 1200*time.Millisecond, "the command had its lease\n%s", s)
+	assert.Less(t, ran, 3*time.Second, "%s", s)
+}
+
 // TestLeaseKillAfter: when the lease vanishes without notice (released by
 // the administrator), or the wrapper gets SIGTERM, a command that ignores
 // SIGTERM gets SIGKILL --kill-after later, not at the next poll. The time

@@ -87,10 +87,9 @@ func runScancelWithin(d time.Duration, args ...string) error {
 }
 
 // killSlurmJobs ends jobs at once, whatever their processes do with
-// SIGTERM: SIGKILL to each of their steps and batch shells directly, and
-// Slurm's cancellation only for those of them that run neither (pending,
-// or an allocation with no step). A running job is never cancelled
-// while it has a step: on Slurm 22.05 slurmctld turns a SIGKILL for a
+// SIGTERM: SIGKILL to each of their steps and batch shells directly, then
+// Slurm's cancellation (killSlurmJobsWith). A running job is never
+// cancelled before its steps were killed: on Slurm 22.05 slurmctld turns a SIGKILL for a
 // whole running job (`scancel --signal=KILL [--full] JOB`, like a bare
 // `scancel`) into a cancellation, for which slurmd sends the job's steps
 // SIGTERM and SIGKILL only KillWait later (30 s by default), and a
@@ -112,50 +111,49 @@ func killSlurmJobs(ids []string) error {
 }
 
 // killSlurmJobsWith is killSlurmJobs with the steps and batch shells of
-// ids already read (slurmStepsOf).
+// ids already read (slurmStepsOf). The steps are killed before the batch
+// shells (a batch shell's end ends the job, and its steps then get the
+// cancellation's SIGTERM and KillWait), and the jobs are cancelled once
+// both kills went through, which takes them out of the running state at
+// once rather than when their srun has reported the end (slow on a busy
+// login node); if a kill failed, only the jobs with nothing to kill are
+// cancelled, and the rest are left for the next kill.
 func killSlurmJobsWith(ids, steps, batch []string) error {
 	kerr := killSlurmSteps(steps, batch)
-	running := make(map[string]bool, len(steps)+len(batch))
-	for _, st := range steps {
-		job, _, _ := strings.Cut(st, ".")
-		running[job] = true
-	}
-	for _, job := range batch {
-		running[job] = true
-	}
-	var idle []string
-	for _, id := range ids {
-		if !running[id] {
-			idle = append(idle, id)
+	cancel := ids
+	if kerr != nil {
+		running := make(map[string]bool, len(steps)+len(batch))
+		for _, st := range steps {
+			job, _, _ := strings.Cut(st, ".")
+			running[job] = true
+		}
+		for _, job := range batch {
+			running[job] = true
+		}
+		cancel = nil
+		for _, id := range ids {
+			if !running[id] {
+				cancel = append(cancel, id)
+			}
 		}
 	}
-	if len(idle) == 0 {
+	if len(cancel) == 0 {
 		return kerr
 	}
 	// A job that ended meanwhile makes scancel fail for its id only.
-	return errors.Join(kerr, runScancel(idle...))
+	return errors.Join(kerr, runScancel(cancel...))
 }
 
-// killSlurmSteps sends SIGKILL through Slurm to steps (JOB.STEP) and to
-// the batch shells of jobs batch, the two calls side by side.
+// killSlurmSteps sends SIGKILL through Slurm to steps (JOB.STEP), then
+// to the batch shells of jobs batch.
 func killSlurmSteps(steps, batch []string) error {
-	var wg sync.WaitGroup
 	var kerr, berr error
 	if len(steps) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			kerr = runScancelWithin(slurmKillTimeout, append([]string{"--signal=KILL"}, steps...)...)
-		}()
+		kerr = runScancelWithin(slurmKillTimeout, append([]string{"--signal=KILL"}, steps...)...)
 	}
 	if len(batch) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			berr = runScancelWithin(slurmKillTimeout, append([]string{"--signal=KILL", "--batch"}, batch...)...)
-		}()
+		berr = runScancelWithin(slurmKillTimeout, append([]string{"--signal=KILL", "--batch"}, batch...)...)
 	}
-	wg.Wait()
 	return errors.Join(kerr, berr)
 }
 
