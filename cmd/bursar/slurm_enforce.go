@@ -18,18 +18,20 @@ import (
 
 // slurmEnforcer is the service's own hand on Slurm (serve --slurm-enforce,
 // issue 23 item 2): whatever the wrappers do, every job on a lease token
-// is cancelled once the token's wall-clock expiry has passed, and gets
-// SIGTERM through Slurm, then cancellation --slurm-grace later, once its
-// lease is no longer held (released, reclaimed) or is under preemption
-// notice. Token expiries are wall time fixed at issue, so a restart or an
-// outage of the service does not lengthen what it enforces. A job is
-// cancelled at its expiry by a timer set when it is first seen, not at the
-// next read of the queue, and every call is batched: one scancel for all
-// the jobs due in the same second, and per read one for the notices and
-// one for the cancellations (on a loaded slurmctld each call takes up to
-// a second, which a call per job would add up). Each job seen
-// on a token is written once to the ledger (a JSON line: job id, lease,
-// campaign, GPUs, expiry, CPUs), binding the lease to its Slurm job ids.
+// is killed (killSlurmJobs: SIGKILL to each step, then cancellation) by
+// the token's wall-clock expiry, and gets SIGTERM through Slurm, then the
+// kill --slurm-grace later, once its lease is no longer held (released,
+// reclaimed) or is under preemption notice; a pending job whose lease is
+// gone is cancelled at once. Token expiries are wall time fixed at issue,
+// so a restart or an outage of the service does not lengthen what it
+// enforces. A job is killed by a timer set when it is first seen, ahead of
+// its expiry by the time the last kills took (lead), not at the next read
+// of the queue, and every call is batched: one round of calls for all the
+// jobs due in the same second, and per read one for the notices and one
+// for the kills (on a loaded slurmctld each call takes up to a second,
+// which a call per job would add up). Each job seen on a token is written
+// once to the ledger (a JSON line: job id, lease, campaign, GPUs, expiry,
+// CPUs), binding the lease to its Slurm job ids.
 type slurmEnforcer struct {
 	key  []byte
 	held func(ctx context.Context, campaign string, lease int) (bool, bool, error)
