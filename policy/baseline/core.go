@@ -201,6 +201,8 @@ type Core struct {
 	ent    *Entitlements
 	entOf  map[string]entRef
 	groups []Group
+	// sharesEpoch counts the reshares (SharesEpoch).
+	sharesEpoch uint64
 	// history is the usage before the replay by campaign name (shares.go).
 	history map[string][]Usage
 

@@ -128,6 +128,11 @@ type entRef struct {
 	share float64
 }
 
+// SharesEpoch changes whenever the campaigns' shares and groups may have
+// (a registration, SetEntitlements): a rule that caches what it derives
+// from them keeps it while the epoch stays.
+func (k *Core) SharesEpoch() uint64 { return k.sharesEpoch }
+
 // Groups is every group in order: the entitlements' groups as listed,
 // then one per campaign in no group, in registration order. The filler is
 // in none. Read only.
@@ -136,6 +141,7 @@ func (k *Core) Groups() []Group { return k.groups }
 // reshare sets every campaign's Share and Group, and the groups (see
 // SetEntitlements and Entitlements).
 func (k *Core) reshare() {
+	k.sharesEpoch++
 	k.groups = k.groups[:0]
 	if k.ent != nil {
 		for _, g := range k.ent.Groups {

@@ -127,6 +127,19 @@ func (w *window) sum(t, width int) int {
 	return w.cum(t) - w.cum(t-width)
 }
 
+// quietFrom is the first tick t from which the W ticks ending at t hold
+// nothing (sum is 0): never while the last holding is not 0.
+func (w *window) quietFrom(width int) int {
+	n := len(w.segs)
+	switch {
+	case n == 0:
+		return math.MinInt
+	case w.segs[n-1].held != 0:
+		return math.MaxInt
+	}
+	return w.segs[n-1].start + width - 1
+}
+
 // hold records the holding from tick t on.
 func (w *window) hold(t, held int) {
 	n := len(w.segs)
@@ -200,11 +213,24 @@ type Rule struct {
 	// seen and touched EndTick's scratch.
 	holding, touched []int
 	seen             []bool
-	gShare           []float64
-	gUsage           []int
-	usage            []int
-	core             *baseline.Core
-	eligible         func(head *baseline.Request, l *baseline.Lease) bool
+	// gShare is each group's entitlement (Σ of its members' shares, in
+	// campaign order), share each campaign's (0 for the filler) and filler
+	// which campaign is the filler, worked out again only when the Core's
+	// shares change (sharesAt: its SharesEpoch + 1; 0 none yet): the
+	// priorities read them every calculation and the victim search at
+	// every search, and summing them each time was a fifth of a replay.
+	gShare   []float64
+	share    []float64
+	filler   []bool
+	sharesAt uint64
+	// quiet is each campaign's window's quietFrom, kept as it changes: the
+	// priorities pass over the campaigns whose windows are quiet (most of
+	// them, most of the time) reading one dense list.
+	quiet    []int
+	gUsage   []int
+	usage    []int
+	core     *baseline.Core
+	eligible func(head *baseline.Request, l *baseline.Lease) bool
 	// The preemption contract's state for one victim search (Search):
 	// each campaign's and group's GPUs held and not under notice, the
 	// GPUs the search has taken from each so far, the head's campaign
@@ -248,6 +274,7 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	var w window
 	w.preload(k.History(c))
 	r.wins = append(r.wins, w)
+	r.quiet = append(r.quiet, w.quietFrom(r.knobs.Window))
 	r.group = append(r.group, 0)
 	// Registering may regroup every campaign (the Core's groups grow, or
 	// its shares change): place them all again.
@@ -399,36 +426,30 @@ func (r *Rule) higher(a, b int) int {
 // the queue).
 func (r *Rule) priorities(k *baseline.Core, t int) {
 	n := k.NumCampaigns()
-	ng := r.numGroups(k)
-	r.gShare = r.gShare[:0]
-	r.gUsage = baseline.Ints(r.gUsage, ng)
+	r.shares(k)
+	r.gUsage = baseline.Ints(r.gUsage, r.numGroups(k))
 	r.usage = baseline.Ints(r.usage, n)
-	for range ng {
-		r.gShare = append(r.gShare, 0)
-	}
 	for c := range n {
-		cp := k.Campaign(policy.CampaignID(c))
-		if cp.Filler {
+		if r.filler[c] || t >= r.quiet[c] {
 			continue
 		}
-		u := r.wins[c].sum(t, r.knobs.Window)
-		r.usage[c] = u
-		r.gShare[r.group[c]] += cp.Share
-		r.gUsage[r.group[c]] += u
+		if u := r.wins[c].sum(t, r.knobs.Window); u != 0 {
+			r.usage[c] = u
+			r.gUsage[r.group[c]] += u
+		}
 	}
 	whole := float64(k.Config().Pool) * float64(r.knobs.Window)
-	r.groupP, r.memberP = r.groupP[:0], r.memberP[:0]
+	r.groupP, r.memberP = slices.Grow(r.groupP[:0], n)[:n], slices.Grow(r.memberP[:0], n)[:n]
 	for c := range n {
-		cp := k.Campaign(policy.CampaignID(c))
-		if cp.Filler {
-			r.groupP, r.memberP = append(r.groupP, 0), append(r.memberP, 0)
+		if r.filler[c] {
+			r.groupP[c], r.memberP[c] = 0, 0
 			continue
 		}
 		g := r.group[c]
-		r.groupP = append(r.groupP, usageRatio(r.gUsage[g], r.gShare[g]*whole))
+		r.groupP[c] = usageRatio(r.gUsage[g], r.gShare[g]*whole)
 		// In a group of its own the member's ratio is the group's: the
 		// member level orders nothing more.
-		r.memberP = append(r.memberP, usageRatio(r.usage[c], cp.Share*whole))
+		r.memberP[c] = usageRatio(r.usage[c], r.share[c]*whole)
 	}
 }
 
@@ -530,18 +551,27 @@ func (r *Rule) Search(head *baseline.Request) {
 }
 
 // shares fills gShare with each group's entitlement (Σ of its members'),
-// which Search reads whether or not the priorities were computed since
-// the last registration.
+// share and filler, unless the Core's shares are unchanged since: Search
+// reads gShare whether or not the priorities were computed since the
+// last registration.
 func (r *Rule) shares(k *baseline.Core) {
-	ng := r.numGroups(k)
-	r.gShare = r.gShare[:0]
-	for range ng {
-		r.gShare = append(r.gShare, 0)
+	if r.sharesAt == k.SharesEpoch()+1 && len(r.share) == k.NumCampaigns() {
+		return
 	}
-	for c := range k.NumCampaigns() {
-		if cp := k.Campaign(policy.CampaignID(c)); !cp.Filler {
-			r.gShare[r.group[c]] += cp.Share
+	r.sharesAt = k.SharesEpoch() + 1
+	n := k.NumCampaigns()
+	r.gShare = slices.Grow(r.gShare[:0], r.numGroups(k))[:r.numGroups(k)]
+	clear(r.gShare)
+	r.share = slices.Grow(r.share[:0], n)[:n]
+	r.filler = baseline.Flags(r.filler, n)
+	for c := range n {
+		cp := k.Campaign(policy.CampaignID(c))
+		r.share[c], r.filler[c] = cp.Share, cp.Filler
+		if cp.Filler {
+			r.share[c] = 0
+			continue
 		}
+		r.gShare[r.group[c]] += cp.Share
 	}
 }
 
@@ -653,6 +683,7 @@ func (r *Rule) EndTick(k *baseline.Core) {
 		w := &r.wins[c]
 		w.hold(now, held)
 		w.trim(lo)
+		r.quiet[c] = w.quietFrom(r.knobs.Window)
 		if held != 0 {
 			r.holding = append(r.holding, c)
 		}

@@ -13,8 +13,9 @@ import (
 // told of them by the Core (baseline.Watcher): walking the whole pending
 // list for every queue every round cost most of a replay of the full
 // SDSC-SP2 log, whose queue runs to thousands of jobs. A workload that
-// leaves is forgotten lazily: live says which ids are still waiting, and
-// a list drops its dead entries once they outnumber the live ones.
+// leaves is taken out of its list at once, found by a binary search (a
+// list kept its dead entries until they outnumbered the live ones, and
+// passing over them was most of the walks' steps on the full log).
 //
 // Admission walks each list from the start with a cursor that only moves
 // forward within a tick: a workload set aside (BestEffortFIFO) stays set
@@ -41,22 +42,21 @@ func (a *waiting) before(b *waiting) bool {
 
 type queue struct {
 	list []waiting
-	live int // entries of list still waiting
+	live int // len(list): the workloads waiting
 	// least is at most the fewest GPUs any of its waiting workloads could
 	// start with (a rigid job's width, 1 for an elastic request): lowered
 	// as workloads are filed, raised only by a walk of the whole list.
 	least int
-	// list[:skipTo] holds only rigid jobs wider than skipReach (or gone):
+	// list[:skipTo] holds only rigid jobs wider than skipReach:
 	// while the widths that could start reach no further, a walk may
 	// begin at skipTo (BestEffortFIFO).
 	skipTo, skipReach int
-	// blockLeast[b] is at most the fewest GPUs any live workload of
+	// blockLeast[b] is the fewest GPUs any workload of
 	// list[b·blockLen : (b+1)·blockLen] could start with (a rigid job's
-	// width, 1 for an elastic request; noLive if none is live), for the
-	// blocks b < blocksKnown; the others are worked out again when a walk
-	// needs them. A workload that leaves only makes the bound lower than
-	// it need be; one filed in the middle of the list shifts the blocks
-	// after it, and the list's compaction all of them.
+	// width, 1 for an elastic request), for the blocks b < blocksKnown;
+	// the others are worked out again when a walk needs them. A workload
+	// filed or taken out in the middle of the list shifts the blocks
+	// after it.
 	blockLeast  []int
 	blocksKnown int
 }
@@ -66,9 +66,6 @@ type queue struct {
 // most of them wider than the GPUs in reach, and a walk of each one by one
 // per round cost most of a replay.
 const blockLen = 64
-
-// noLive is the blockLeast of a block with no live workload.
-const noLive = math.MaxInt
 
 // leastOf is the fewest GPUs e could start with, at most: its width if
 // rigid, else 1 (an elastic request may start with a partial grant).
@@ -101,11 +98,9 @@ func (r *Rule) knowBlocks(qu *queue) {
 	}
 	qu.blockLeast = slices.Grow(qu.blockLeast[:qu.blocksKnown], n-qu.blocksKnown)[:n]
 	for b := qu.blocksKnown; b < n; b++ {
-		least := noLive
+		least := math.MaxInt
 		for x := b * blockLen; x < min(len(qu.list), (b+1)*blockLen); x++ {
-			if e := &qu.list[x]; r.live[e.id] {
-				least = min(least, e.leastOf())
-			}
+			least = min(least, qu.list[x].leastOf())
 		}
 		qu.blockLeast[b] = least
 	}
@@ -121,14 +116,11 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	}
 	for len(r.live) <= q.ID {
 		r.live = append(r.live, false)
-		r.filed = append(r.filed, waiting{})
-		r.filedQueue = append(r.filedQueue, -1)
 	}
 	r.live[q.ID] = true
 	qu := &r.queues[qi]
 	qu.live++
 	e := waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}
-	r.filed[q.ID], r.filedQueue[q.ID] = e, int32(qi)
 	w := q.GPUs
 	if !q.Rigid {
 		w = 1
@@ -145,41 +137,45 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	qu.filedAt(at)
 }
 
-// Left forgets a request (baseline.Watcher).
+// Left forgets a request (baseline.Watcher), keeping the cursor on the
+// same workload and the skipped prefix over the same ones.
 func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 	if q.ID >= len(r.live) || !r.live[q.ID] {
 		return // the filler's
 	}
 	r.live[q.ID] = false
+	if x := slices.IndexFunc(r.preemptors, func(f preemptor) bool { return f.id == q.ID }); x >= 0 {
+		r.preemptors = slices.Delete(r.preemptors, x, x+1)
+	}
 	qi := r.queueOf[q.Campaign]
 	qu := &r.queues[qi]
-	qu.live--
-	if len(qu.list) > 2*qu.live+32 {
-		// Compact, keeping the cursor on the same live entry and the
-		// skipped prefix over the same entries.
-		w, cur, skip := 0, r.cursor[qi], 0
-		for x := range qu.list {
-			if x == r.cursor[qi] {
-				cur = w
-			}
-			if x == qu.skipTo {
-				skip = w
-			}
-			if r.live[qu.list[x].id] {
-				qu.list[w] = qu.list[x]
-				w++
-			}
+	at, found := slices.BinarySearchFunc(qu.list, waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}, queueOrder)
+	if !found {
+		// Not where its order puts it (never, as filed): look for it.
+		if at = slices.IndexFunc(qu.list, func(e waiting) bool { return e.id == q.ID }); at < 0 {
+			return
 		}
-		if r.cursor[qi] >= len(qu.list) {
-			cur = w
-		}
-		if qu.skipTo >= len(qu.list) {
-			skip = w
-		}
-		qu.list = qu.list[:w]
-		r.cursor[qi], qu.skipTo = cur, skip
-		qu.blocksKnown = 0
 	}
+	qu.list = slices.Delete(qu.list, at, at+1)
+	qu.live--
+	if at < r.cursor[qi] {
+		r.cursor[qi]--
+	}
+	if at < qu.skipTo {
+		qu.skipTo--
+	}
+	qu.blocksKnown = min(qu.blocksKnown, at/blockLen)
+}
+
+// queueOrder is a queue's order (before) as a comparison.
+func queueOrder(x, y waiting) int {
+	switch {
+	case x.before(&y):
+		return -1
+	case y.before(&x):
+		return 1
+	}
+	return 0
 }
 
 // candidate is queue q's next candidate this round: its first live
@@ -271,9 +267,8 @@ func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 	for ; r.cursor[q] < len(qu.list); r.cursor[q]++ {
 		if blocks && r.cursor[q]%blockLen == 0 {
 			for min(len(qu.list), r.cursor[q]+blockLen) <= stop && r.cursor[q] < len(qu.list) && qu.blockLeast[r.cursor[q]/blockLen] > beyond {
-				// Only gone workloads and rigid jobs wider than
-				// beyond ≥ reach with nothing coming: the walk would
-				// pass over each.
+				// Only rigid jobs wider than beyond ≥ reach with
+				// nothing coming: the walk would pass over each.
 				seen = min(seen, qu.blockLeast[r.cursor[q]/blockLen])
 				r.cursor[q] = min(len(qu.list), r.cursor[q]+blockLen)
 				if prefix {
@@ -285,12 +280,6 @@ func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 			}
 		}
 		e := &qu.list[r.cursor[q]]
-		if !r.live[e.id] {
-			if prefix {
-				qu.skipTo, qu.skipReach = r.cursor[q]+1, reach
-			}
-			continue
-		}
 		least := e.gpus // a rigid job starts whole
 		if !e.rigid {
 			least = min(e.gpus, max(room, 0), policy.PartialGrantMin)
@@ -335,10 +324,10 @@ func (r *Rule) firstInFlight(k *baseline.Core, q, room, free int) int {
 	qu := &r.queues[q]
 	stop := len(qu.list)
 	for _, b := range r.bonus {
-		if b.id >= len(r.live) || !r.live[b.id] || int(r.filedQueue[b.id]) != q {
+		e, ok := r.inFlightOf(k, b.id, q)
+		if !ok {
 			continue
 		}
-		e := r.filed[b.id]
 		least := e.gpus
 		if !e.rigid {
 			least = min(e.gpus, max(room, 0), policy.PartialGrantMin)
@@ -346,16 +335,8 @@ func (r *Rule) firstInFlight(k *baseline.Core, q, room, free int) int {
 		if least < 1 || least > room || least > free+b.gpus {
 			continue
 		}
-		at, found := slices.BinarySearchFunc(qu.list, e, func(x, y waiting) int {
-			switch {
-			case x.before(&y):
-				return -1
-			case y.before(&x):
-				return 1
-			}
-			return 0
-		})
-		if !found || qu.list[at].id != e.id {
+		at, found := slices.BinarySearchFunc(qu.list, e, queueOrder)
+		if !found {
 			return r.cursor[q]
 		}
 		if at >= r.cursor[q] {
@@ -392,16 +373,35 @@ func (r *Rule) touchable(q, want int) int {
 	return r.fillerKept + r.keptSum[lo]
 }
 
+// inFlightOf is waiting workload id of queue q, with GPUs coming (ok:
+// it waits, in q): from the preemptors, or else the Core's pending list.
+func (r *Rule) inFlightOf(k *baseline.Core, id, q int) (waiting, bool) {
+	if id >= len(r.live) || !r.live[id] {
+		return waiting{}, false
+	}
+	for _, f := range r.preemptors {
+		if f.id == id {
+			return f.waiting, f.queue == q
+		}
+	}
+	i := k.Index(id)
+	if i < 0 {
+		return waiting{}, false
+	}
+	req := k.Pend(i)
+	return waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}, r.queueOf[req.Campaign] == q
+}
+
 // inFlight is queue q's first waiting workload (in queue order) with GPUs
 // on their way to it, if any.
 func (r *Rule) inFlight(k *baseline.Core, q, room int) (head, bool) {
 	var best waiting
 	found := false
 	for _, b := range r.bonus {
-		if b.id >= len(r.live) || !r.live[b.id] || int(r.filedQueue[b.id]) != q {
+		e, ok := r.inFlightOf(k, b.id, q)
+		if !ok {
 			continue
 		}
-		e := r.filed[b.id]
 		if !found || e.before(&best) {
 			best, found = e, true
 		}

@@ -107,11 +107,13 @@ type Rule struct {
 	// The waiting workloads of each queue (heads.go).
 	queues []queue
 	live   []bool // by request id: waiting, and not the filler's
-	// By request id, the workload as filed and its queue: what inFlight
-	// reads of a request with GPUs coming, without looking it up in the
-	// Core's pending list (whose positions every grant shifts).
-	filed      []waiting
-	filedQueue []int32
+	// preemptors are the waiting workloads that noticed leases, with
+	// their queues, until they leave: what inFlight reads of a request
+	// with GPUs coming, without looking it up in the Core's pending list
+	// (whose positions every grant shifts, so that each lookup rebuilt
+	// them). Few at a time, and a fork copies them (where a table by
+	// request id would be copied whole into every fair-start fork).
+	preemptors []preemptor
 
 	// Admission state, rebuilt each pass: by queue the GPUs its members
 	// hold, the GPUs they hold that are not under notice (what the shares
@@ -150,6 +152,12 @@ type Rule struct {
 	// plain walks every queue from its start (tests: the oracle of the
 	// skips in candidate).
 	plain bool
+}
+
+// preemptor is a waiting workload that noticed leases, and its queue.
+type preemptor struct {
+	waiting
+	queue int
 }
 
 // bonus is what a preemptor has coming: GPUs reserved for it and GPUs of
@@ -594,6 +602,9 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 				r.decide(d)
 			}
 		}
+	}
+	if !slices.ContainsFunc(r.preemptors, func(f preemptor) bool { return f.id == req.ID }) {
+		r.preemptors = append(r.preemptors, preemptor{waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}, p})
 	}
 	for _, j := range targets {
 		if q := r.queueOf[leases[j].Campaign]; q >= 0 {
