@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -487,7 +488,10 @@ func TestSlurmGateStorm(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte("#!/bin/bash\n"+body), 0o755))
 		return p
 	}
-	stamp := "date +%s.%N > " + g.dir + "/start.$JOBTAG\n"
+	// The start is stamped by bash itself (no date process): a job killed
+	// between the shell's truncation of the file and date's write left it
+	// empty (seen once).
+	stamp := "echo \"$EPOCHREALTIME\" > " + g.dir + "/start.$JOBTAG\n"
 	// The jobs sleep in one process (bash runs a trap during `wait`, not
 	// during a foreground sleep): 40 jobs each forking a sleep ten times a
 	// second would load the two cores as much as Slurm itself.
@@ -571,19 +575,33 @@ func TestSlurmGateStorm(t *testing.T) {
 	g.waitQueueEmpty(t, 30*time.Second)
 	took := time.Since(start)
 
-	var stormLat, sciLat []float64
+	var stormLat, sciLat, left []float64
 	for _, l := range all {
 		b, err := os.ReadFile(filepath.Join(g.dir, "start."+l.tag))
 		if !assert.NoError(t, err, "job %s started\n%s", l.tag, l.lp.stderr) {
 			continue
 		}
 		sec, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
-		require.NoError(t, err)
+		if !assert.NoError(t, err, "job %s's start stamp\n%s", l.tag, l.lp.stderr) {
+			continue
+		}
 		lat := sec - float64(l.at.UnixNano())/1e9
 		if strings.HasPrefix(l.tag, "sci") {
 			sciLat = append(sciLat, lat)
 		} else {
 			stormLat = append(stormLat, lat)
+		}
+		// How much of its lease the job had: from its start to the
+		// token's expiry, which the wrapper prints (time of day, UTC).
+		if m := leaseUntil.FindStringSubmatch(l.lp.stderr.String()); m != nil {
+			if tod, err := time.Parse(time.TimeOnly, m[1]); err == nil {
+				day := l.at.UTC().Truncate(24 * time.Hour)
+				end := day.Add(time.Duration(tod.Hour())*time.Hour + time.Duration(tod.Minute())*time.Minute + time.Duration(tod.Second())*time.Second)
+				if end.Before(l.at.Add(-time.Hour)) {
+					end = end.Add(24 * time.Hour) // past midnight
+				}
+				left = append(left, float64(end.UnixNano())/1e9-sec)
+			}
 		}
 	}
 	unleased, overrun, maxStorm := 0, 0, 0
@@ -596,6 +614,10 @@ func TestSlurmGateStorm(t *testing.T) {
 		len(all), len(stormLat), len(sciLat), took.Seconds(), len(snaps), unleased, overrun, worst.Round(time.Millisecond), maxStorm)
 	t.Logf("wrapper launch → Slurm start, waiting for the grant included, storm: %s", quantiles(stormLat))
 	t.Logf("wrapper launch → Slurm start, science: %s", quantiles(sciLat))
+	sort.Float64s(left)
+	if len(left) > 0 {
+		t.Logf("lease left at the job's start (to the token's expiry; 8 s leases): least %.2f s, p50 %.2f s", left[0], left[len(left)/2])
+	}
 	assert.Greater(t, len(snaps), 20)
 	assert.Zero(t, unleased, "no job runs without a lease")
 	assert.Zero(t, overrun, "no job runs more than 0.5 s past its lease")
@@ -610,6 +632,9 @@ func TestSlurmGateStorm(t *testing.T) {
 	t.Logf("bursar slurm reconcile:\n%s", out)
 	assert.Equal(t, 0, code)
 }
+
+// leaseUntil finds the token's expiry in bursar lease --slurm's output.
+var leaseUntil = regexp.MustCompile(`goes to Slurm as account \S+, until (\d\d:\d\d:\d\d)`)
 
 // quantiles formats p50, p95, p99 and max of xs (seconds).
 func quantiles(xs []float64) string {
