@@ -54,10 +54,6 @@ func comparePendingKeys(a, b pendingKey) int {
 // admit is one admission pass (model.md §5). The pending list is put in the
 // order of a stable sort and keeps that order; then every request is tried
 // once, in order, against grants made earlier in the same pass.
-//
-// The sort runs over small keys and the requests are then moved once into
-// the spare buffer, which becomes the list: a stable sort of the requests
-// themselves moves them O(n log² n) times.
 func (b *Broker) admit() {
 	if len(b.pending) == 0 {
 		return
@@ -74,52 +70,33 @@ func (b *Broker) admit() {
 			w++
 		}
 	}
-	clear(b.pending[w:])
-	b.pending = b.pending[:w]
+	if w < len(b.pending) {
+		clear(b.pending[w:])
+		b.pending = b.pending[:w]
+		b.runsOK = false
+	}
 }
 
-// order is admission's first step: the pending list in admission order,
-// each request's sort keys written for the journal's grant record.
+// order is admission's first step: the pending list in the order of a
+// stable sort by its sort keys (class rank, fair-share deficit, GPU
+// tokens). The requests of a run share their keys and stand together in
+// a stable sort, so the list is ordered run by run (sortRuns): one key per
+// run is read, and the list is rewritten only where runs move.
 func (b *Broker) order() {
-	switch {
-	case len(b.pending) == 1:
-		// Nothing to order: the keys only feed the journal's grant record.
-		if b.rec != nil {
-			r := &b.pending[0]
-			r.deficit, r.tokens = b.FairDeficit(r.Campaign), b.camps[r.Campaign].tokens
+	if len(b.pending) > 1 {
+		if runs := b.runsOf(); !b.runsSorted(runs) {
+			b.runs = b.sortRuns(runs)
 		}
-	case len(b.pending) > 1:
-		b.sortPending()
 	}
 }
 
-// sortPending puts the pending list in admission order, reading each
-// request's keys once.
-func (b *Broker) sortPending() {
-	keys := b.pendingKeys[:0]
-	// The slices are read once (stores through r would otherwise reload
-	// them per request), and the scratch buffer is stored back only when
-	// append moved it.
-	pending, camps := b.pending, b.camps
-	for i := range pending {
-		r := &pending[i]
-		r.deficit = b.FairDeficit(r.Campaign)
-		r.tokens = camps[r.Campaign].tokens
-		keys = append(keys, pendingKey{deficit: r.deficit, tokens: r.tokens, pos: i, class: r.Class})
+// runsOf is the pending list's runs, rebuilt if a removal left them
+// stale.
+func (b *Broker) runsOf() []pendingKey {
+	if !b.runsOK {
+		b.runs, b.runsOK = b.pendingRuns(b.runs[:0]), true
 	}
-	if cap(keys) != cap(b.pendingKeys) {
-		b.pendingKeys = keys
-	}
-	// Most passes find the list in order already (a few requests, rarely
-	// reordered): then there is nothing to move.
-	if !pendingKeysSorted(keys) {
-		slices.SortFunc(keys, comparePendingKeys)
-		sorted := b.pendingSpare[:0]
-		for _, k := range keys {
-			sorted = append(sorted, b.pending[k.pos])
-		}
-		b.pendingSpare, b.pending = b.pending, sorted
-	}
+	return b.runs
 }
 
 // pendingKeysSorted is slices.IsSortedFunc(keys, comparePendingKeys) with
@@ -325,6 +302,6 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 	if b.rec != nil {
 		b.record(Event{Kind: EventGrant, Lease: r.ID, Campaign: cp.env.Name, CampaignID: r.Campaign,
 			GPUs: n, Class: r.Class, Latency: latency, Path: path,
-			FairDeficit: r.deficit, RuleTokens: r.tokens})
+			FairDeficit: b.FairDeficit(r.Campaign), RuleTokens: cp.tokens})
 	}
 }

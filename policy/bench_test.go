@@ -247,6 +247,7 @@ func (s *admissionState) reset() {
 		b.addPending(&b.camps[r.Campaign], r.Class, -r.GPUs)
 	}
 	b.pending = append(b.pending[:0], s.pending...)
+	b.runsOK = false
 	for i := range b.pending {
 		r := &b.pending[i]
 		b.addPending(&b.camps[r.Campaign], r.Class, r.GPUs)

@@ -98,9 +98,6 @@ type Request struct {
 	// expired; run is its real run time (Duration is its estimate).
 	rigid bool
 	run   int
-	// Admission sort keys, read once per pass.
-	deficit float64
-	tokens  float64
 }
 
 // flowState is one campaign's token bucket in one flow dimension.
@@ -227,9 +224,15 @@ type Broker struct {
 	candPos      int
 	candsValid   bool
 
-	// Admission's sort keys and the buffer the sorted list is built in;
-	// kept so that a pass allocates nothing once they have grown.
-	pendingKeys  []pendingKey
+	// runs are the pending list's runs (pendingRuns): maximal stretches
+	// of one campaign and class, whose requests always share their sort
+	// keys, so that ordering the list reads one key per run, not one per
+	// request. Valid while runsOK; a filed request extends them, and a
+	// removal from the list rebuilds them when next read (runsOf).
+	runs   []pendingKey
+	runsOK bool
+	// The buffer a reordered list is built in; kept so that a pass
+	// allocates nothing once it has grown.
 	pendingSpare []Request
 
 	// changedAt is the last tick at which anything admission reads other
@@ -252,11 +255,16 @@ type Broker struct {
 	skipToks, skipLazy, skipSlide []int32
 	skipWatch                     []int32
 	skipFlows                     []*flowState
-	skipRuns                      []pendingKey
 	skipMuls                      []mulRun
 	skipOff, skipAt, skipOrder    []int32
 	skipAdds, skipSlope           []float64
 	skipEnds                      []int32
+	// reorderMoved's: the moved campaigns, each campaign's runs (valid
+	// while skipIdxOK), the pairs it checks and their ties before.
+	skipMoved, skipPairs              []int32
+	skipRunOff, skipRunAt, skipRunIdx []int32
+	skipTies                          []bool
+	skipIdxOK                         bool
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the
@@ -391,6 +399,9 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 		return id, ErrBudgetExhausted
 	}
 	b.pending = append(b.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: b.now})
+	if n, p := len(b.runs), len(b.pending); b.runsOK && (n == 0 || b.runs[n-1].class != cls || b.pending[p-2].Campaign != c) {
+		b.runs = append(b.runs, pendingKey{pos: p - 1, class: cls})
+	}
 	b.addPending(cp, cls, gpus)
 	return id, nil
 }
@@ -477,6 +488,7 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 		w++
 	}
 	b.pending = b.pending[:w]
+	b.runsOK = false
 	return nil
 }
 

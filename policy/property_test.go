@@ -197,8 +197,11 @@ func (r *runner) track(c CampaignID) {
 func (r *runner) campaign(i int) CampaignID { return CampaignID(i % r.b.NumCampaigns()) }
 
 func (r *runner) tick() {
+	// The usage sums the tick's admission pass reads are those before
+	// its history step.
+	sums, total := r.usageSums()
 	r.b.Tick()
-	r.checkOrder()
+	r.checkOrder(sums, total)
 	for _, k := range r.trackers {
 		if msg := k.afterTick(r.b); msg != "" {
 			r.t.Fatalf("t=%d campaign %s: prepaid bound: %s; periods %+v", r.b.Now(), k.env.Name, msg, k.all())
@@ -207,13 +210,23 @@ func (r *runner) tick() {
 	r.check()
 }
 
+func (r *runner) usageSums() (sums []int, total int) {
+	sums = make([]int, r.b.NumCampaigns())
+	for i := range sums {
+		sums[i] = r.b.camps[i].usage.sum
+	}
+	return sums, r.b.usageTotal
+}
+
 // checkOrder: an admission pass left the list in admission order (class,
-// deficit descending, tokens descending, by the keys it read).
-func (r *runner) checkOrder() {
-	if !slices.IsSortedFunc(r.b.pending, func(x, y Request) int {
-		return comparePendingKeys(pendingKey{class: x.Class, deficit: x.deficit, tokens: x.tokens},
-			pendingKey{class: y.Class, deficit: y.deficit, tokens: y.tokens})
-	}) {
+// deficit descending, tokens descending, by the keys it read: the usage
+// sums before the tick's history step, and the tokens of its refill).
+func (r *runner) checkOrder(sums []int, total int) {
+	key := func(x Request) pendingKey {
+		cp := &r.b.camps[x.Campaign]
+		return pendingKey{class: x.Class, deficit: cp.share - float64(sums[x.Campaign])/float64(max(total, 1)), tokens: cp.tokens}
+	}
+	if !slices.IsSortedFunc(r.b.pending, func(x, y Request) int { return comparePendingKeys(key(x), key(y)) }) {
 		r.t.Fatalf("t=%d: the pending list is not in admission order", r.b.Now())
 	}
 }
@@ -254,12 +267,13 @@ func (r *runner) apply(o op) {
 		}
 	case opAdmit:
 		before := b.Now()
+		sums, total := r.usageSums()
 		b.Admit()
 		r.admitted = true
 		if b.Now() != before {
 			r.t.Fatalf("Admit moved the clock from %d to %d", before, b.Now())
 		}
-		r.checkOrder()
+		r.checkOrder(sums, total)
 		for _, l := range b.Leases() {
 			if l.Granted > before {
 				r.t.Fatalf("lease %d granted at %d, after Now %d", l.ID, l.Granted, before)

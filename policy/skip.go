@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Event skipping for the broker (EventSkipper): what lets a trace replay
@@ -250,7 +251,7 @@ func (b *Broker) skipQuiet(t int) {
 			slide = append(slide, int32(i))
 		}
 	}
-	runs := b.pendingRuns(b.skipRuns[:0])
+	runs := b.runsOf()
 	free := b.Free()
 	util := 1 - float64(free)/float64(b.cfg.Pool)
 	// After CongestionWindow pushes of the one (demand, free) pair the
@@ -259,6 +260,13 @@ func (b *Broker) skipQuiet(t int) {
 	// stale: the runs' deficits need recomputing (the usage sums moved in
 	// the last history step, or the runs are new).
 	stale := true
+	// byUsage: every pending campaign's share is 0, so the deficits order
+	// the runs as their usage sums do (usageOrdered), and only the runs
+	// whose usage moved (moved, from the last history step) can change
+	// places by deficit; full: the runs' keys are not yet this skip's.
+	byUsage, full := b.usageOrdered(runs), true
+	moved := b.skipMoved[:0]
+	b.skipIdxOK = false
 	watch := b.skipWatch[:0]
 	// The multiplier each tick's accounting charges at, in runs.
 	muls := b.skipMuls[:0]
@@ -285,9 +293,6 @@ func (b *Broker) skipQuiet(t int) {
 				b.usagePos = (b.usagePos + k) % FairShareWindow
 				b.now += k
 				stepped = b.now
-				if b.now == t {
-					b.stampPending()
-				}
 				continue
 			}
 		}
@@ -311,6 +316,18 @@ func (b *Broker) skipQuiet(t int) {
 		// list is sorted as Tick's pass would sort it.
 		switch {
 		case len(runs) < 2:
+		case stale && byUsage && !full:
+			runs, watch = b.reorderMoved(runs, watch, moved)
+			stale = false
+		case stale && byUsage:
+			if b.runsSortedByUsage(runs) {
+				watch = tokenDecided(runs, watch[:0])
+			} else {
+				runs = b.sortRuns(runs)
+				watch = tokenDecided(runs, watch[:0])
+				b.skipIdxOK = false
+			}
+			stale, full = false, false
 		case stale:
 			if b.runsSorted(runs) {
 				watch = tokenDecided(runs, watch[:0])
@@ -330,13 +347,12 @@ func (b *Broker) skipQuiet(t int) {
 				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
 					runs = b.reorderRuns(runs)
 					watch = tokenDecided(runs, watch[:0])
+					b.skipIdxOK = false
 					break
 				}
 			}
 		}
-		if b.now == t {
-			b.stampPending()
-		}
+		moved = moved[:0]
 		// recordHistory
 		if congPushes > 0 {
 			congPushes--
@@ -354,7 +370,15 @@ func (b *Broker) skipQuiet(t int) {
 			u.buf[pos] = int32(cp.heldAll)
 			u.sum += d
 			b.usageTotal += d
-			stale = stale || d != 0
+			if d != 0 && byUsage {
+				// Only a pending campaign's usage orders runs.
+				if cp.pending != ([numClasses]int{}) {
+					moved = append(moved, i)
+					stale = true
+				}
+			} else {
+				stale = stale || d != 0
+			}
 			if u.heldAt+FairShareWindow > b.now {
 				slide[w] = i
 				w++
@@ -382,7 +406,7 @@ func (b *Broker) skipQuiet(t int) {
 	for i := range camps {
 		camps[i].deficitAt = -1
 	}
-	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.skipRuns, b.skipWatch, b.skipMuls = toks, lazy, flows, slide, runs, watch, muls
+	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.runs, b.skipWatch, b.skipMuls, b.skipMoved = toks, lazy, flows, slide, runs, watch, muls, moved
 }
 
 // refillSkipped refills the buckets of the campaigns listed n ticks at
@@ -394,17 +418,6 @@ func (b *Broker) refillSkipped(list []int32, n int) {
 	for _, i := range list {
 		cp := &b.camps[i]
 		cp.tokens = refillSteps(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, n)
-	}
-}
-
-// stampPending writes, as the admission pass of this tick would, each
-// pending request's sort keys (read by the grant record).
-func (b *Broker) stampPending() {
-	if len(b.pending) > 1 || b.rec != nil {
-		for i := range b.pending {
-			r := &b.pending[i]
-			r.deficit, r.tokens = b.FairDeficit(r.Campaign), b.camps[r.Campaign].tokens
-		}
 	}
 }
 
@@ -522,7 +535,7 @@ func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit 
 }
 
 // reorderRuns puts the pending list in the order of this tick's sort keys,
-// as sortPending would, when only adjacent runs that their tokens order
+// as order would, when only adjacent runs that their tokens order
 // may be out of order (the deficits the runs hold still stand): it reads
 // the runs' tokens and sorts them (sortRuns).
 func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
@@ -532,7 +545,7 @@ func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 	return b.sortRuns(runs)
 }
 
-// sortRuns is sortPending on runs that hold their keys of this tick: a
+// sortRuns is order's sort, on runs that hold their keys of this tick: a
 // stable sort of the runs as units (the requests of a run share their
 // keys and stand together, so this is the stable sort of the requests),
 // by insertion, since the runs are nearly in order; only the stretch of
@@ -540,6 +553,9 @@ func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 // list (runs of one campaign and class that now meet are one).
 func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	pend := b.pending
+	if inversions(runs) > sortRunsInsertionMax {
+		return b.sortRunsWhole(runs)
+	}
 	ends := b.skipEnds[:0]
 	for i := range runs {
 		end := len(pend)
@@ -595,6 +611,56 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	return runs[:w]
 }
 
+// sortRunsInsertionMax is the most adjacent runs out of order that
+// sortRuns puts in place by insertion; beyond it a few runs moving far
+// could cost a shift per pair of runs, and it sorts them whole.
+const sortRunsInsertionMax = 8
+
+// inversions is the number of adjacent runs out of order.
+func inversions(runs []pendingKey) int {
+	n := 0
+	for i := 1; i < len(runs); i++ {
+		if comparePendingKeys(runs[i], runs[i-1]) < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// sortRunsWhole is sortRuns by an O(r log r) sort of the runs (their
+// positions, distinct and in list order, make the unstable sort the
+// stable one) and one rewrite of the whole list.
+func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
+	pend := b.pending
+	// ends[i] is where the run starting at starts[i] ends; the starts
+	// ascend, so a sorted run finds its end by binary search.
+	starts, ends := b.skipAt[:0], b.skipEnds[:0]
+	for i := range runs {
+		end := len(pend)
+		if i+1 < len(runs) {
+			end = runs[i+1].pos
+		}
+		starts, ends = append(starts, int32(runs[i].pos)), append(ends, int32(end))
+	}
+	b.skipAt, b.skipEnds = starts, ends
+	slices.SortFunc(runs, comparePendingKeys)
+	sorted := b.pendingSpare[:0]
+	w := 0
+	for _, r := range runs {
+		i, _ := slices.BinarySearch(starts, int32(r.pos))
+		from := r.pos
+		r.pos = len(sorted)
+		sorted = append(sorted, pend[from:ends[i]]...)
+		if w > 0 && runs[w-1].class == r.class && sorted[runs[w-1].pos].Campaign == sorted[r.pos].Campaign {
+			continue
+		}
+		runs[w] = r
+		w++
+	}
+	b.pendingSpare, b.pending = pend[:0], sorted
+	return runs[:w]
+}
+
 // pendingRuns appends the pending list's runs: maximal stretches of one
 // campaign and class, whose requests always share their sort keys (so a
 // run is always in order within itself). pos is the run's index.
@@ -631,4 +697,121 @@ func tokenDecided(runs []pendingKey, watch []int32) []int32 {
 		}
 	}
 	return watch
+}
+
+// usageOrdered is whether every pending campaign has share 0 (no
+// guarantee of its own: every trace campaign, docs/studies.md §3.2), and
+// the usage total stays below 2⁵³. Then a deficit is 0 − fl(U_c ÷ U) with
+// 0 ≤ U_c ≤ U < 2⁵³, and two sums U_a < U_b give quotients more than
+// 2⁻⁵³ apart in [0, 1], where no rounding cell is wider: the deficits
+// are equal exactly when the sums are, and larger exactly when the sum
+// is smaller. So −U_c orders the runs exactly as the deficit does, and
+// it moves only when the campaign's own usage does, not with the total.
+func (b *Broker) usageOrdered(runs []pendingKey) bool {
+	if float64(b.cfg.Pool)*FairShareWindow >= 1<<53 {
+		return false // the total is at most the pool over the window
+	}
+	for _, r := range runs {
+		if b.camps[b.pending[r.pos].Campaign].share != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runsSortedByUsage is runsSorted with −U_c for the deficit
+// (usageOrdered).
+func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
+	for i := range runs {
+		k := &runs[i]
+		cp := &b.camps[b.pending[k.pos].Campaign]
+		k.deficit, k.tokens = -float64(cp.usage.sum), cp.tokens
+	}
+	return pendingKeysSorted(runs)
+}
+
+// reorderMoved is a skipped tick's ordering step under usageOrdered,
+// with the list in order under the last tick's keys and watch its pairs
+// tied by class and deficit: only the campaigns in moved changed their
+// usage sums. A pair of adjacent runs neither of which moved keeps its
+// deficits, so it stays in order unless it is tied and its tokens swap
+// (a watched pair); so the pairs next to a moved run are checked on all
+// their keys and the watched pairs on their tokens, and the list is
+// sorted (reorderRuns) only if one of them is out of order. The watched
+// pairs are redone when a moved run's ties changed.
+func (b *Broker) reorderMoved(runs []pendingKey, watch []int32, moved []int32) ([]pendingKey, []int32) {
+	camps, pend := b.camps, b.pending
+	if !b.skipIdxOK {
+		b.indexRuns(runs)
+	}
+	off, idx := b.skipRunOff, b.skipRunIdx
+	pairs := b.skipPairs[:0] // j: the pair of runs j−1 and j
+	for _, c := range moved {
+		for _, i := range idx[off[c]:off[c+1]] {
+			if i > 0 {
+				pairs = append(pairs, i)
+			}
+			if int(i)+1 < len(runs) {
+				pairs = append(pairs, i+1)
+			}
+		}
+	}
+	ties := b.skipTies[:0]
+	for _, j := range pairs {
+		ties = append(ties, tiedRuns(&runs[j-1], &runs[j]))
+	}
+	for _, c := range moved {
+		key := -float64(camps[c].usage.sum)
+		for _, i := range idx[off[c]:off[c+1]] {
+			runs[i].deficit = key
+		}
+	}
+	need, retie := false, false
+	for k, j := range pairs {
+		a, c := &runs[j-1], &runs[j]
+		a.tokens, c.tokens = camps[pend[a.pos].Campaign].tokens, camps[pend[c.pos].Campaign].tokens
+		need = need || comparePendingKeys(*c, *a) < 0
+		retie = retie || tiedRuns(a, c) != ties[k]
+	}
+	for _, i := range watch {
+		if need {
+			break
+		}
+		need = camps[pend[runs[i].pos].Campaign].tokens > camps[pend[runs[i-1].pos].Campaign].tokens
+	}
+	switch {
+	case need:
+		runs = b.reorderRuns(runs)
+		watch = tokenDecided(runs, watch[:0])
+		b.skipIdxOK = false
+	case retie:
+		watch = tokenDecided(runs, watch[:0])
+	}
+	b.skipPairs, b.skipTies = pairs, ties
+	return runs, watch
+}
+
+// tiedRuns is whether class and deficit leave runs a and c to their
+// tokens (tokenDecided's test).
+func tiedRuns(a, c *pendingKey) bool { return a.class == c.class && a.deficit == c.deficit }
+
+// indexRuns lists each campaign's runs by index (skipRunIdx[skipRunOff[c]:
+// skipRunOff[c+1]]), for reorderMoved.
+func (b *Broker) indexRuns(runs []pendingKey) {
+	nc := len(b.camps)
+	off := append(b.skipRunOff[:0], make([]int32, nc+1)...)
+	for _, r := range runs {
+		off[b.pending[r.pos].Campaign+1]++
+	}
+	for c := range nc {
+		off[c+1] += off[c]
+	}
+	at := append(b.skipRunAt[:0], off[:nc]...)
+	idx := append(b.skipRunIdx[:0], make([]int32, len(runs))...)
+	for i, r := range runs {
+		c := b.pending[r.pos].Campaign
+		idx[at[c]] = int32(i)
+		at[c]++
+	}
+	b.skipRunOff, b.skipRunAt, b.skipRunIdx, b.skipIdxOK = off, at, idx, true
 }

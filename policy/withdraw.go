@@ -19,6 +19,7 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 			// slices.Delete keeps the admission order of the others
 			// and zeroes the vacated slot.
 			b.pending = slices.Delete(b.pending, i, i+1)
+			b.runsOK = false
 			return r, true, nil
 		}
 	}
