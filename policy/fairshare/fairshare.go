@@ -388,3 +388,18 @@ func (r *Rule) waiting(k *baseline.Core) bool {
 	}
 	return false
 }
+
+// CloneRule is a copy of the rule for a copy of its Core
+// (baseline.RuleCloner): every table copied, bound to the copy.
+func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
+	c := *r
+	c.usage, c.charge, c.held = slices.Clone(r.usage), slices.Clone(r.charge), slices.Clone(r.held)
+	c.factor, c.factorAt = slices.Clone(r.factor), slices.Clone(r.factorAt)
+	c.easy = r.easy.Clone()
+	c.sorted, c.fresh, c.merged = slices.Clone(r.sorted), slices.Clone(r.fresh), slices.Clone(r.merged)
+	c.key, c.submitted, c.seen = slices.Clone(r.key), slices.Clone(r.submitted), slices.Clone(r.seen)
+	if r.core == from {
+		c.core = to
+	}
+	return &c
+}
