@@ -20,5 +20,7 @@
 // in the new object. Strings are shared (they are immutable). Channels and
 // unsafe pointers are refused; functions are refused unless DropFuncs
 // asks for them to be left nil in the copy (a closure bound to the old
-// state would alias it).
+// state would alias it). Replace lets a caller copy part of the graph
+// itself: the pointers it names are not followed but set to the caller's
+// copies (baseline.Core.Clone copies the Core by hand and its rule here).
 package deepcopy

@@ -31,7 +31,11 @@
 //     tokens = the flow bucket, free = what the campaign could be granted
 //     now without preempting anyone);
 //   - the journal, in the broker's vocabulary and layout, so that metrics
-//     and the replay read any policy's journal unchanged.
+//     and the replay read any policy's journal unchanged;
+//   - copies of itself for the fair start times' forks (docs/studies.md
+//     §4.4): Core.Clone (a rule may copy its own state, RuleCloner) and
+//     Core.GrantsOnly, a copy that keeps no books where no grant can
+//     depend on them.
 //
 // docs/policies.md states every rule, knob, default and source.
 package baseline
