@@ -13,32 +13,53 @@ import (
 	"github.com/bursar-hpc/bursar/figures"
 )
 
-// Okabe–Ito colours (safe for colour-blind readers): unmetered blue,
-// metered vermilion, the bursar line grey, an unconverged point's mark
-// black.
-var (
-	colUnmetered = color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xff}
-	colMetered   = color.RGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0xff}
-	colBursar    = color.Gray{Y: 0x70}
-)
-
+// Every policy is drawn in its fixed colour and marker
+// (figures.PolicyStyle, the same as in the trace figures); the mode tells
+// the two lines of a site policy apart: unmetered agents a solid line and
+// filled markers, metered ones a dashed line and open markers. The bursar
+// line has Bursar's own look; an unconverged point's mark is a black ×.
 type lineDef struct {
 	policy, mode, name string
 	style              draw.LineStyle
-	glyph              draw.GlyphDrawer
+	glyph              draw.GlyphStyle
 }
 
+var meteredDash = []vg.Length{vg.Points(5), vg.Points(3)}
+
 func lineDefs(policy string) []lineDef {
+	pl, bl := figures.PolicyStyle(policy), figures.PolicyStyle(BursarLine)
 	return []lineDef{
-		{policy, ModeUnmetered, "agents unmetered", draw.LineStyle{Color: colUnmetered, Width: vg.Points(1.6)}, draw.CircleGlyph{}},
-		{policy, ModeMetered, "agents metered by Bursar", draw.LineStyle{Color: colMetered, Width: vg.Points(1.6), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}, draw.TriangleGlyph{}},
-		{BursarLine, ModeMetered, "bursar as the whole policy", draw.LineStyle{Color: colBursar, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}}, draw.SquareGlyph{}},
+		{policy, ModeUnmetered, "agents unmetered: solid, filled", draw.LineStyle{Color: pl.Line.Color, Width: vg.Points(1.6)}, pl.Filled()},
+		{policy, ModeMetered, "agents metered by Bursar: dashed, open", draw.LineStyle{Color: pl.Line.Color, Width: vg.Points(1.6), Dashes: meteredDash}, pl.Hollow()},
+		{BursarLine, ModeMetered, "bursar as the whole policy", bl.Line, bl.Filled()},
 	}
+}
+
+// withRadius is g at radius r points.
+func withRadius(g draw.GlyphStyle, r float64) draw.GlyphStyle {
+	g.Radius = vg.Points(r)
+	return g
+}
+
+// bounds are the ranges the figure's metrics cannot leave: a bounded
+// slowdown is at least 1, a wait and a science count at least 0. A t
+// interval over a few windows ignores them; the figure clips it there and
+// its title says so.
+var bounds = map[string]float64{"users_mean_bsld": 1, "users_p95_wait": 0, "adaptive_science": 0}
+
+// clipLo clips an interval's lower end at the metric's bound (after
+// scale) and reports whether it did.
+func clipLo(key string, lo, scale float64) (float64, bool) {
+	b, ok := bounds[key]
+	if !ok || lo >= b*scale {
+		return lo, false
+	}
+	return b * scale, true
 }
 
 // series is one line's points of metric key (× scale), with the
 // intervals and the unconverged points.
-func series(ps []Point, policy, mode, key string, scale float64) (xy plotter.XYs, lo, hi []float64, stopped plotter.XYs) {
+func series(ps []Point, policy, mode, key string, scale float64) (xy plotter.XYs, lo, hi []float64, stopped plotter.XYs, clipped bool) {
 	mi := MetricIndex(key)
 	for i := range ps {
 		p := &ps[i]
@@ -53,14 +74,16 @@ func series(ps []Point, policy, mode, key string, scale float64) (xy plotter.XYs
 		xy = append(xy, plotter.XY{X: float64(p.K), Y: v})
 		l, h := v, v
 		if !math.IsNaN(iv.Lo) {
-			l, h = iv.Lo*scale, iv.Hi*scale
+			var c bool
+			l, c = clipLo(key, iv.Lo*scale, scale)
+			h, clipped = iv.Hi*scale, clipped || c
 		}
 		lo, hi = append(lo, l), append(hi, h)
 		if !p.Converged() {
 			stopped = append(stopped, plotter.XY{X: float64(p.K), Y: v})
 		}
 	}
-	return xy, lo, hi, stopped
+	return xy, lo, hi, stopped, clipped
 }
 
 // axis picks a log y axis where the values spread over more than 20×
@@ -108,8 +131,8 @@ func newPanel(title, x string) *plot.Plot {
 // linePanel is one site policy's panel of metric key against k: the two
 // modes and the bursar line, each with its intervals as error bars and a
 // black × on every point with a run stopped at its horizon.
-func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale float64, withBursar, legend bool) (*plot.Plot, error) {
-	p := newPanel(title, xlabel)
+func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale float64, withBursar, legend bool) (p *plot.Plot, clipped bool, err error) {
+	p = newPanel(title, xlabel)
 	var vals []float64
 	type drawn struct {
 		d       lineDef
@@ -122,10 +145,11 @@ func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale floa
 		if d.policy == BursarLine && (!withBursar || policy == BursarLine) {
 			continue
 		}
-		xy, lo, hi, st := series(ps, d.policy, d.mode, key, scale)
+		xy, lo, hi, st, c := series(ps, d.policy, d.mode, key, scale)
 		if len(xy) == 0 {
 			continue
 		}
+		clipped = clipped || c
 		ds = append(ds, drawn{d, xy, lo, hi, st})
 		for i := range xy {
 			vals = append(vals, xy[i].Y, hi[i])
@@ -138,22 +162,28 @@ func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale floa
 	for _, d := range ds {
 		l, err := plotter.NewLine(d.xy)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		l.LineStyle = d.d.style
 		sc, err := plotter.NewScatter(d.xy)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: d.d.style.Color, Radius: vg.Points(2.5), Shape: d.d.glyph}
+		sc.GlyphStyle = withRadius(d.d.glyph, 2.5)
 		p.Add(l, sc)
+		// Each mode's intervals a little to its side, so that the two
+		// modes' bars at one k do not hide each other.
+		dx := map[string]float64{ModeUnmetered: -0.09, ModeMetered: 0.09}[d.d.mode]
+		if d.d.policy == BursarLine {
+			dx = 0
+		}
 		for i := range d.xy {
 			if d.hi[i] == d.lo[i] {
 				continue
 			}
-			bar, err := plotter.NewLine(plotter.XYs{{X: d.xy[i].X, Y: max(d.lo[i], floor)}, {X: d.xy[i].X, Y: d.hi[i]}})
+			bar, err := plotter.NewLine(plotter.XYs{{X: d.xy[i].X + dx, Y: max(d.lo[i], floor)}, {X: d.xy[i].X + dx, Y: d.hi[i]}})
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			bar.LineStyle = draw.LineStyle{Color: d.d.style.Color, Width: vg.Points(0.9)}
 			p.Add(bar)
@@ -161,7 +191,7 @@ func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale floa
 		if len(d.stopped) > 0 {
 			x, err := plotter.NewScatter(d.stopped)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			x.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 			p.Add(x)
@@ -176,7 +206,7 @@ func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale floa
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.X.Min, p.X.Max = -0.3, float64(maxK(ps))+0.3
-	return p, nil
+	return p, clipped, nil
 }
 
 func maxK(ps []Point) int {
@@ -199,14 +229,13 @@ func atK(ps []Point, policy, mode string, k int) *Point {
 
 // summaryPanel is each policy's metric key at k, unmetered (left) and
 // metered (right), with intervals; the bursar line as its own column.
-func summaryPanel(ps []Point, pols []string, k int, title, ylabel, key string, scale float64) (*plot.Plot, error) {
-	p := newPanel(title, "")
+func summaryPanel(ps []Point, pols []string, k int, title, ylabel, key string, scale float64) (p *plot.Plot, clipped bool, err error) {
+	p = newPanel(title, "")
 	var vals []float64
 	type mark struct {
 		x         float64
 		v, lo, hi float64
-		c         color.Color
-		glyph     draw.GlyphDrawer
+		glyph     draw.GlyphStyle
 		stopped   bool
 	}
 	var marks []mark
@@ -227,16 +256,17 @@ func summaryPanel(ps []Point, pols []string, k int, title, ylabel, key string, s
 				continue
 			}
 			x := float64(i) - 0.15
-			c, g := d.style.Color, d.glyph
 			if d.mode == ModeMetered {
 				x = float64(i) + 0.15
 			}
 			if pol == BursarLine {
-				x, c = float64(i), colBursar
+				x = float64(i)
 			}
-			m := mark{x: x, v: iv.Mean * scale, lo: iv.Mean * scale, hi: iv.Mean * scale, c: c, glyph: g, stopped: !pt.Converged()}
+			m := mark{x: x, v: iv.Mean * scale, lo: iv.Mean * scale, hi: iv.Mean * scale, glyph: d.glyph, stopped: !pt.Converged()}
 			if !math.IsNaN(iv.Lo) {
-				m.lo, m.hi = iv.Lo*scale, iv.Hi*scale
+				var c bool
+				m.lo, c = clipLo(key, iv.Lo*scale, scale)
+				m.hi, clipped = iv.Hi*scale, clipped || c
 			}
 			marks = append(marks, m)
 			vals = append(vals, m.v, m.hi)
@@ -246,37 +276,38 @@ func summaryPanel(ps []Point, pols []string, k int, title, ylabel, key string, s
 		}
 	}
 	if len(marks) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	floor := axis(p, ylabel, vals)
 	for _, m := range marks {
-		sc, err := plotter.NewScatter(plotter.XYs{{X: m.x, Y: m.v}})
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: m.c, Radius: vg.Points(3.5), Shape: m.glyph}
-		p.Add(sc)
 		if m.hi != m.lo {
 			bar, err := plotter.NewLine(plotter.XYs{{X: m.x, Y: max(m.lo, floor)}, {X: m.x, Y: m.hi}})
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			bar.LineStyle = draw.LineStyle{Color: m.c, Width: vg.Points(1.2)}
+			bar.LineStyle = draw.LineStyle{Color: m.glyph.Color, Width: vg.Points(1.2)}
 			p.Add(bar)
 		}
+		// The marker over its bar, so that an open marker stays open.
+		sc, err := plotter.NewScatter(plotter.XYs{{X: m.x, Y: m.v}})
+		if err != nil {
+			return nil, false, err
+		}
+		sc.GlyphStyle = withRadius(m.glyph, 3.5)
+		p.Add(sc)
 		if m.stopped {
 			x, err := plotter.NewScatter(plotter.XYs{{X: m.x, Y: m.v}})
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			x.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
 			p.Add(x)
 		}
 	}
 	p.NominalX(pols...)
-	p.X.Label.Text = "site policy (left unmetered, right metered)"
+	p.X.Label.Text = "site policy (left unmetered, filled; right metered, open)"
 	p.X.Min, p.X.Max = -0.6, float64(len(pols))-0.4
-	return p, nil
+	return p, clipped, nil
 }
 
 // countsLabel is the x label of a p95 panel: k, and at the largest k the
@@ -330,20 +361,22 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 		grid[r] = make([]*plot.Plot, cols+1)
 	}
 	k := st.MaxK
+	clipped := false
 	for i, pol := range panelsOf {
 		r, c := i/cols, i%cols
 		title := pol
 		if pol == BursarLine {
 			title = "bursar (everyone metered)"
 		}
-		b, err := linePanel(ps, pol, title+": users' slowdown", "agent campaigns k", "mean bounded slowdown", "users_mean_bsld", 1, hasBursar, false)
+		b, c1, err := linePanel(ps, pol, title+": users' slowdown", "agent campaigns k", "mean bounded slowdown", "users_mean_bsld", 1, hasBursar, false)
 		if err != nil {
 			return err
 		}
-		w, err := linePanel(ps, pol, title+": users' p95 wait", countsLabel(ps, pol, k), "p95 wait (h)", "users_p95_wait", 1.0/3600, hasBursar, false)
+		w, c2, err := linePanel(ps, pol, title+": users' p95 wait", countsLabel(ps, pol, k), "p95 wait (h)", "users_p95_wait", 1.0/3600, hasBursar, false)
 		if err != nil {
 			return err
 		}
+		clipped = clipped || c1 || c2
 		grid[r][c], grid[rowsPer+r][c] = b, w
 	}
 	all := append([]string{}, site...)
@@ -351,19 +384,21 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 		all = append(all, BursarLine)
 	}
 	var column []*plot.Plot
-	p, err := summaryPanel(ps, all, k, fmt.Sprintf("k=%d: users' mean bounded slowdown", k), "mean bounded slowdown", "users_mean_bsld", 1)
+	p, c, err := summaryPanel(ps, all, k, fmt.Sprintf("k=%d: users' mean bounded slowdown", k), "mean bounded slowdown", "users_mean_bsld", 1)
 	if err != nil {
 		return err
 	}
+	clipped = clipped || c
 	column = append(column, p)
 	if p, err = contrastPanel(s.Contrasts(), site, k); err != nil {
 		return err
 	}
 	column = append(column, p)
-	if p, err = summaryPanel(ps, all, k, fmt.Sprintf("k=%d: adaptive-sci's science", k), "science", "adaptive_science", 1); err != nil {
+	if p, c, err = summaryPanel(ps, all, k, fmt.Sprintf("k=%d: adaptive-sci's science", k), "science", "adaptive_science", 1); err != nil {
 		return err
 	}
-	column = append(column, p, legendPanel(hasBursar))
+	clipped = clipped || c
+	column = append(column, p, legendPanel(hasBursar, clipped))
 	for i, p := range column {
 		if i < len(grid) {
 			grid[i][cols] = p
@@ -375,6 +410,9 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 	width, height := 20*vg.Inch, vg.Length(len(grid))*3.6*vg.Inch
 	title := fmt.Sprintf("Agents arrive on %s: %d window(s) of %s, the agents staying %s, %d seed(s) per window; points are means over windows, bars 95 %% t intervals over windows",
 		s.Trace.Name, len(st.Windows), fmtSeconds(int64(st.Windows[0].Days()*86400)), fmtSeconds(st.Stay), len(st.Seeds))
+	if clipped {
+		title += ", clipped at the metric's bound"
+	}
 	return figures.WriteTitledGrid(path, f, width, height, title, grid)
 }
 
@@ -392,22 +430,23 @@ func contrastPanel(cs []Contrast, site []string, k int) (*plot.Plot, error) {
 			if c.Policy != pol || c.K != k || c.Metric != "users_mean_bsld" || c.A != ModeMetered || c.B != ModeUnmetered || math.IsNaN(c.Diff.Mean) {
 				continue
 			}
-			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: c.Diff.Mean}})
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: colMetered, Radius: vg.Points(3.5), Shape: draw.TriangleGlyph{}}
-			p.Add(sc)
-			lo, hi = min(lo, c.Diff.Mean), max(hi, c.Diff.Mean)
+			look := figures.PolicyStyle(pol)
 			if !math.IsNaN(c.Diff.Lo) {
 				bar, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: c.Diff.Lo}, {X: float64(i), Y: c.Diff.Hi}})
 				if err != nil {
 					return nil, err
 				}
-				bar.LineStyle = draw.LineStyle{Color: colMetered, Width: vg.Points(1.2)}
+				bar.LineStyle = draw.LineStyle{Color: look.Line.Color, Width: vg.Points(1.2)}
 				p.Add(bar)
 				lo, hi = min(lo, c.Diff.Lo), max(hi, c.Diff.Hi)
 			}
+			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: c.Diff.Mean}})
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = withRadius(look.Filled(), 3.5)
+			p.Add(sc)
+			lo, hi = min(lo, c.Diff.Mean), max(hi, c.Diff.Mean)
 			if !c.Converged {
 				x, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: c.Diff.Mean}})
 				if err != nil {
@@ -433,7 +472,7 @@ func contrastPanel(cs []Contrast, site []string, k int) (*plot.Plot, error) {
 }
 
 // legendPanel is the figure's key, alone in a panel with no axes.
-func legendPanel(withBursar bool) *plot.Plot {
+func legendPanel(withBursar, clipped bool) *plot.Plot {
 	p := plot.New()
 	p.HideAxes()
 	p.Title.Text = "key"
@@ -444,13 +483,19 @@ func legendPanel(withBursar bool) *plot.Plot {
 		l, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
 		l.LineStyle = d.style
 		sc, _ := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
-		sc.GlyphStyle = draw.GlyphStyle{Color: d.style.Color, Radius: vg.Points(3), Shape: d.glyph}
+		sc.GlyphStyle = withRadius(d.glyph, 3)
 		p.Legend.Add(d.name, l, sc)
 	}
+	p.Legend.Add("colour and marker shape: the site policy, as in every figure")
 	x, _ := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
 	x.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 	p.Legend.Add("a run stopped at its horizon (lower bound)", x)
-	p.Legend.Add("bars: 95 % t interval over windows")
+	if clipped {
+		p.Legend.Add("bars: 95 % t interval over windows, clipped at the metric's bound")
+		p.Legend.Add("(slowdown ≥ 1, wait and science ≥ 0; a bar to a log axis' floor reaches 0)")
+	} else {
+		p.Legend.Add("bars: 95 % t interval over windows")
+	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	return p

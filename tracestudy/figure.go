@@ -18,8 +18,9 @@ import (
 	"github.com/bursar-hpc/bursar/trace"
 )
 
-// palette: the Okabe–Ito colours (safe for colour-blind readers) and black,
-// one per policy in policies.Names order; dashes tell them apart in grey.
+// palette: the Okabe–Ito colours (safe for colour-blind readers) and
+// black, for bars (a line or marker of a policy takes its fixed
+// figures.PolicyStyle instead).
 var palette = []color.Color{
 	color.Gray{Y: 0},
 	color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xff},
@@ -30,11 +31,30 @@ var palette = []color.Color{
 	color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xff},
 }
 
-var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2.5)}, {vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)},
-	{vg.Points(1.2), vg.Points(2)}, {vg.Points(9), vg.Points(3)}, {vg.Points(3), vg.Points(3)}, {vg.Points(12), vg.Points(2), vg.Points(2), vg.Points(2)}}
+// clipNote is what a figure's title says when it clipped an interval: a
+// t interval over a few windows ignores the range its quantity cannot
+// leave (docs/metrics.md), so a figure clips it there and says so.
+const clipNote = "; intervals clipped to the quantity's range (fractions to [0, 1], waits and counts to ≥ 0)"
 
-func lineStyle(i int) draw.LineStyle {
-	return draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1.4), Dashes: dashes[i%len(dashes)]}
+// offsetBar is a vertical interval at data x moved dx on the canvas: the
+// interval of one bar of a group, which gonum places by a canvas offset.
+type offsetBar struct {
+	x, lo, hi float64
+	dx        vg.Length
+	style     draw.LineStyle
+}
+
+func (b offsetBar) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x := trX(b.x) + b.dx
+	c.StrokeLine2(b.style, x, trY(b.lo), x, trY(b.hi))
+}
+
+// nominalRange gives a panel of n categories half a category of room on
+// either side, so that no bar or interval of the last one is cut by the
+// frame.
+func nominalRange(p *plot.Plot, n int) {
+	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
 }
 
 func newPanel(title, x, y string) *plot.Plot {
@@ -68,11 +88,21 @@ func specLabels(s Summary) (labels []string, anyStopped bool) {
 }
 
 // ivBars is a bar panel of one estimate per spec with its 95 % interval
-// over windows as an error bar; log y when the positive values span more
-// than a decade and a half (a zero is then drawn at the axis' floor and
-// labelled).
-func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*plot.Plot, error) {
-	p := newPanel(title, "", y)
+// over windows as an error bar, clipped to [floor, ceil] (the quantity's
+// range, after scale; clipped reports whether any was); log y when the
+// positive values span more than a decade and a half (a zero is then
+// drawn at the axis' floor and labelled).
+func ivBars(title, y string, names []string, ivs []Interval, scale, floor, ceil float64) (p *plot.Plot, clipped bool, err error) {
+	p = newPanel(title, "", y)
+	ivs = slices.Clone(ivs)
+	for i := range ivs {
+		if math.IsNaN(ivs[i].Lo) {
+			continue
+		}
+		var c bool
+		ivs[i].Lo, ivs[i].Hi, c = figures.ClipInterval(ivs[i].Lo, ivs[i].Hi, floor/scale, ceil/scale)
+		clipped = clipped || c
+	}
 	vals := make(plotter.Values, len(ivs))
 	lo, hi := math.Inf(1), 0.0
 	for i, iv := range ivs {
@@ -91,14 +121,14 @@ func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*pl
 		}
 	}
 	logY := hi > 0 && lo < math.Inf(1) && hi/lo > 30
-	floor := 0.0
+	axisFloor := 0.0
 	if logY {
-		floor = math.Pow(10, math.Floor(math.Log10(lo))-0.3)
+		axisFloor = math.Pow(10, math.Floor(math.Log10(lo))-0.3)
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Y.Label.Text = y + " (log scale)"
 		for i := range vals {
-			vals[i] = max(vals[i], floor)
+			vals[i] = max(vals[i], axisFloor)
 		}
 	}
 	if logY {
@@ -109,14 +139,14 @@ func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*pl
 		}
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: palette[1], Radius: vg.Points(4), Shape: draw.BoxGlyph{}}
 		p.Add(sc)
 	} else {
 		b, err := plotter.NewBarChart(vals, vg.Points(14))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		b.Color = palette[1]
 		b.LineStyle.Width = 0
@@ -126,13 +156,10 @@ func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*pl
 		if math.IsNaN(iv.Lo) {
 			continue
 		}
-		l, h := max(iv.Lo*scale, floor), iv.Hi*scale
-		if logY && l <= 0 {
-			l = floor
-		}
+		l, h := max(iv.Lo*scale, axisFloor), iv.Hi*scale
 		seg, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: l}, {X: float64(i), Y: h}})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		seg.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
 		p.Add(seg)
@@ -141,19 +168,24 @@ func ivBars(title, y string, names []string, ivs []Interval, scale float64) (*pl
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	if logY {
-		p.Y.Min, p.Y.Max = floor, hi*2
+		p.Y.Min, p.Y.Max = axisFloor, hi*2
 	} else {
 		p.Y.Min, p.Y.Max = 0, max(hi*1.08, 1e-9)
 		p.Y.Tick.Marker = cleanTicks{}
 	}
-	return p, nil
+	nominalRange(p, len(names))
+	return p, clipped, nil
 }
 
 // countBars is the served, denied and unfinished jobs per spec, summed
 // over the windows, as stacked bars (every job counted, §4.1).
 func countBars(s Summary, names []string) (*plot.Plot, error) {
-	p := newPanel("Every job counted (summed over windows)", "", "jobs")
 	nw := len(s.Study.Windows)
+	title := "Every job counted"
+	if nw > 1 {
+		title += fmt.Sprintf(" (summed over the %d windows)", nw)
+	}
+	p := newPanel(title, "", "jobs")
 	var served, denied, unfinished plotter.Values
 	total := 0.0
 	for si := range s.Study.Specs {
@@ -189,15 +221,17 @@ func countBars(s Summary, names []string) (*plot.Plot, error) {
 	// Room above the bars for the legend, so that it covers no bar.
 	p.Y.Min, p.Y.Max = 0, total*1.45
 	p.Y.Tick.Marker = cleanTicks{}
+	nominalRange(p, len(names))
 	p.Legend.Top = true
 	return p, nil
 }
 
 // groupedUtil is useful, lost and idle-while-waiting per spec, as
 // fractions of pool × the measured interval, grouped bars with their
-// intervals.
-func groupedUtil(names []string, ests []Estimates) (*plot.Plot, error) {
-	p := newPanel("One interval: GPU time", "", "fraction of pool × measured interval")
+// intervals over windows (clipped to [0, 1]; clipped reports whether any
+// was).
+func groupedUtil(names []string, ests []Estimates) (p *plot.Plot, clipped bool, err error) {
+	p = newPanel("One interval: GPU time", "", "fraction of pool × measured interval")
 	keys := []string{"useful_utilization", "lost_utilization", "idle_while_waiting"}
 	labels := []string{"useful", "lost", "idle while a job would fit"}
 	colors := []color.Color{palette[4], palette[2], palette[6]}
@@ -211,18 +245,29 @@ func groupedUtil(names []string, ests []Estimates) (*plot.Plot, error) {
 			}
 		}
 		vals := make(plotter.Values, len(ests))
+		var bars []plot.Plotter
 		for i, e := range ests {
-			vals[i] = max(0, nanTo0(e.Intervals[m].Mean))
-			top = max(top, vals[i], nanTo0(e.Intervals[m].Hi))
+			iv := e.Intervals[m]
+			vals[i] = max(0, nanTo0(iv.Mean))
+			top = max(top, vals[i])
+			if math.IsNaN(iv.Lo) {
+				continue
+			}
+			lo, hi, c := figures.ClipInterval(iv.Lo, iv.Hi, 0, 1)
+			clipped = clipped || c
+			top = max(top, hi)
+			bars = append(bars, offsetBar{x: float64(i), lo: lo, hi: hi, dx: vg.Length(g-1) * w,
+				style: draw.LineStyle{Color: color.Black, Width: vg.Points(1)}})
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		b.Color = colors[g]
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(g-1) * w
 		p.Add(b)
+		p.Add(bars...)
 		p.Legend.Add(labels[g], b)
 	}
 	p.NominalX(names...)
@@ -232,7 +277,8 @@ func groupedUtil(names []string, ests []Estimates) (*plot.Plot, error) {
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"},
 		{Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
 	p.Legend.Top = true
-	return p, nil
+	nominalRange(p, len(names))
+	return p, clipped, nil
 }
 
 func nanTo0(x float64) float64 {
@@ -311,9 +357,25 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 		if err != nil {
 			return err
 		}
-		l.LineStyle = lineStyle(si)
-		cdf.Add(l)
-		cdf.Legend.Add(names[si], l)
+		look := figures.PolicyStyle(st.Specs[si].Policy)
+		l.LineStyle = look.Line
+		// A marker on the curve every ¾ decade of slowdown, staggered by
+		// spec so that curves lying on one another still show each
+		// marker, and a grey print tells the policies apart.
+		var mks plotter.XYs
+		for x := math.Pow(10, 0.3+0.75*float64(si)/float64(len(st.Specs))); x <= pts[len(pts)-1].X; x *= math.Pow(10, 0.75) {
+			k := sort.Search(len(pts), func(k int) bool { return pts[k].X > x }) - 1
+			if k >= 0 {
+				mks = append(mks, plotter.XY{X: x, Y: pts[k].Y})
+			}
+		}
+		sc, err := plotter.NewScatter(mks)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = look.Glyph
+		cdf.Add(l, sc)
+		cdf.Legend.Add(names[si], l, sc)
 	}
 	cdf.X.Max = maxX * 1.5
 	// The legend sits in a band above the curves (y beyond 1), so it
@@ -328,29 +390,29 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if err != nil {
 		return err
 	}
-	pw, err := ivBars("Mean wait (censored waits included)", "hours", names, intervalsOf(ests, "mean_wait"), 1.0/3600)
+	pw, c1, err := ivBars("Mean wait (censored waits included)", "hours", names, intervalsOf(ests, "mean_wait"), 1.0/3600, 0, math.Inf(1))
 	if err != nil {
 		return err
 	}
-	pu, err := groupedUtil(names, ests)
+	pu, c2, err := groupedUtil(names, ests)
 	if err != nil {
 		return err
 	}
-	pl, err := ivBars("Started after their fair start time", "fraction of sampled jobs", names, intervalsOf(ests, "fair_start_late"), 1)
-	if err != nil {
-		return err
-	}
+	late := intervalsOf(ests, "fair_start_late")
+	lateTitle := "Started after their fair start time"
 	if nw == 1 {
-		// One window: the Wilson interval over the sampled jobs.
-		late := intervalsOf(ests, "fair_start_late")
+		// One window: the Wilson interval over the sampled jobs, which
+		// stays within [0, 1] by construction.
+		lateTitle += " (Wilson intervals)"
 		for si := range late {
 			if fs := s.Runs[si].Summary.FairStart; fs != nil {
 				late[si].Lo, late[si].Hi = fs.LateLo, fs.LateHi
 			}
 		}
-		if pl, err = ivBars("Started after their fair start time", "fraction of sampled jobs", names, late, 1); err != nil {
-			return err
-		}
+	}
+	pl, c3, err := ivBars(lateTitle, "fraction of sampled jobs", names, late, 1, 0, 1)
+	if err != nil {
+		return err
 	}
 	jain := intervalsOf(ests, "share_jain")
 	if nw == 1 {
@@ -361,13 +423,18 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 			}
 		}
 	}
-	pj, err := ivBars("Usage ÷ fair allocation per day (fifo's campaigns)", "Jain's index (1 = fair)", names, jain, 1)
+	pj, c4, err := ivBars("Usage ÷ fair allocation per day (fifo's campaigns)", "Jain's index (1 = fair)", names, jain, 1, 0, 1)
 	if err != nil {
 		return err
 	}
 	title := "Each policy on " + sub
 	if nw > 1 {
 		title += " (bars: means over windows, lines: 95 % intervals)"
+	} else {
+		title += " (lines: 95 % intervals; fair start: Wilson over the sampled jobs, usage: t over the days)"
+	}
+	if c1 || c2 || c3 || c4 {
+		title += clipNote
 	}
 	if stopped {
 		title += "; † = a replay stopped at its horizon: lower bounds"
@@ -401,16 +468,22 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 			restarts = append(restarts, sp.Restart)
 		}
 	}
+	// Each row's quantity and the range it cannot leave (a paired
+	// difference has none).
 	rows := []struct {
 		title, unit, key string
 		scale            float64
 		paired           bool
+		floor, ceil      float64
 	}{
-		{"Mean wait: paired Δ from the reference", "hours", "mean_wait", 1.0 / 3600, true},
-		{"Work lost to preemption", "fraction of pool × measured interval", "lost_utilization", 1, false},
-		{"Preemptions per window", "leases", "preemptions", 1, false},
-		{"Fairness: usage ÷ fair allocation per day", "Jain's index (1 = fair)", "share_jain", 1, false},
+		{"Mean wait: paired Δ from the reference", "hours", "mean_wait", 1.0 / 3600, true, math.Inf(-1), math.Inf(1)},
+		{"Work lost to preemption", "fraction of pool × measured interval", "lost_utilization", 1, false, 0, 1},
+		{"Preemptions per window", "leases", "preemptions", 1, false, 0, math.Inf(1)},
+		{"Fairness: usage ÷ fair allocation per day", "Jain's index (1 = fair)", "share_jain", 1, false, 0, 1},
 	}
+	slices.Sort(mins)
+	looks := figures.KnobLooks(len(mins))
+	clipped := false
 	grid := make([][]*plot.Plot, len(rows))
 	tops, bottoms := make([]float64, len(rows)), make([]float64, len(rows))
 	stopped := false
@@ -441,6 +514,11 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 					}
 					y := nanTo0(iv.Mean) * row.scale
 					xys = append(xys, plotter.XY{X: x, Y: y})
+					if !math.IsNaN(iv.Lo) {
+						var c bool
+						iv.Lo, iv.Hi, c = figures.ClipInterval(iv.Lo, iv.Hi, row.floor/row.scale, row.ceil/row.scale)
+						clipped = clipped || c
+					}
 					tops[ri] = max(tops[ri], y, nanTo0(iv.Hi)*row.scale)
 					bottoms[ri] = min(bottoms[ri], y, nanTo0(iv.Lo)*row.scale)
 					conv := true
@@ -457,15 +535,11 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 					// Each m's interval a little to the side, so that
 					// they do not hide one another.
 					xo := x + (float64(i)-float64(len(mins)-1)/2)*0.12
-					lo := iv.Lo * row.scale
-					if !row.paired {
-						lo = max(0, lo)
-					}
-					seg, err := plotter.NewLine(plotter.XYs{{X: xo, Y: lo}, {X: xo, Y: iv.Hi * row.scale}})
+					seg, err := plotter.NewLine(plotter.XYs{{X: xo, Y: iv.Lo * row.scale}, {X: xo, Y: iv.Hi * row.scale}})
 					if err != nil {
 						return err
 					}
-					seg.LineStyle = draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(0.8)}
+					seg.LineStyle = draw.LineStyle{Color: looks[i].Line.Color, Width: vg.Points(0.8)}
 					p.Add(seg)
 				}
 				if len(xys) == 0 {
@@ -475,9 +549,8 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 				if err != nil {
 					return err
 				}
-				ln.LineStyle = lineStyle(i)
-				sc.Color = palette[i%len(palette)]
-				sc.Shape = draw.CircleGlyph{}
+				ln.LineStyle = looks[i].Line
+				sc.GlyphStyle = looks[i].Glyph
 				p.Add(ln, sc)
 				if ri == 0 {
 					p.Legend.Add(fmt.Sprintf("m = %s", fmtDur(m)), ln, sc)
@@ -523,6 +596,9 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 		title += "; × = a replay stopped at its horizon: lower bounds"
 	} else {
 		title += "; every replay converged"
+	}
+	if clipped {
+		title += clipNote
 	}
 	width := 5.5 * vg.Inch * vg.Length(len(restarts))
 	return figures.WriteTitledGrid(path, f, max(width, 8*vg.Inch), 13*vg.Inch, title, grid)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -77,12 +78,45 @@ func marshal(s Summary) ([]byte, error) {
 		}
 		ests = append(ests, m)
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "windows": wins,
-		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}, "", "  ")
+	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": mappingMap(st.Options),
+		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// mappingMap is the trace mapping the run used (docs/studies.md §1, §3),
+// each knob at the value it took, defaults written out: what a campaign
+// is, how entitlements are shared, Bursar's bucket, the queue → class
+// overrides (as QUEUE=CLASS, sorted; absent when there are none) and
+// revision 1's one campaign per user (only when set).
+func mappingMap(o trace.Options) map[string]any {
+	by := "user"
+	if o.ByGroup {
+		by = "group"
+	}
+	shares := o.Shares
+	if shares == "" {
+		shares = trace.ShareGroups
+	}
+	bucket := o.Bucket
+	if bucket == "" {
+		bucket = trace.BucketLargestJob
+	}
+	m := map[string]any{"by": by, "shares": string(shares), "bucket": bucket}
+	if o.UserCampaigns {
+		m["user_campaigns"] = true
+	}
+	if len(o.Classes) > 0 {
+		var cs []string
+		for q, c := range o.Classes {
+			cs = append(cs, q+"="+c.String())
+		}
+		slices.Sort(cs)
+		m["classes"] = cs
+	}
+	return m
 }
 
 func intervalsMap(ivs []Interval) map[string]any {

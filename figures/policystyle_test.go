@@ -1,0 +1,74 @@
+package figures
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Each of the seven policies has its own colour, dash pattern and marker,
+// fixed by its name: asking again, or in another order, gives the same.
+func TestPolicyStyleIsFixedByName(t *testing.T) {
+	names := []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"}
+	seen := map[string]string{}
+	for _, n := range names {
+		a := PolicyStyle(n)
+		for _, m := range names {
+			_ = PolicyStyle(m) // another policy in between changes nothing
+		}
+		require.Equal(t, a, PolicyStyle(n), n)
+		for what, key := range map[string]string{
+			"colour": fmt.Sprint(a.Line.Color),
+			"dashes": fmt.Sprint(a.Line.Dashes),
+			"marker": fmt.Sprint(a.l.shape, a.l.open),
+		} {
+			k := what + " " + key
+			require.NotContains(t, seen, k, "%s shares its %s with %s", n, what, seen[k])
+			seen[k] = n
+		}
+	}
+	unknown := PolicyStyle("custom")
+	require.Equal(t, unknown, PolicyStyle("another"), "every unknown name looks the same")
+	for _, n := range names {
+		require.NotEqual(t, fmt.Sprint(unknown.Line.Color), fmt.Sprint(PolicyStyle(n).Line.Color), n)
+	}
+	f, h := PolicyStyle("quota").Filled(), PolicyStyle("quota").Hollow()
+	require.Equal(t, f.Color, h.Color)
+	require.Equal(t, marker{shape: square}, f.Shape)
+	require.Equal(t, marker{shape: square, open: true}, h.Shape)
+}
+
+func TestKnobLooksAreDistinct(t *testing.T) {
+	for n := 1; n <= 6; n++ {
+		ls := KnobLooks(n)
+		require.Len(t, ls, n)
+		seen := map[string]bool{}
+		for _, l := range ls {
+			k := fmt.Sprint(l.Line.Color, l.Line.Dashes, l.l.shape, l.l.open)
+			require.False(t, seen[k], "n=%d: two knob values look the same", n)
+			seen[k] = true
+			for _, p := range []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"} {
+				require.NotEqual(t, fmt.Sprint(PolicyStyle(p).Line.Color), fmt.Sprint(l.Line.Color), "a knob's line looks like %s", p)
+			}
+		}
+	}
+}
+
+// A fraction's interval [−0.04, 1.07] is drawn as [0, 1] and reported
+// clipped; one inside the range, or with NaN ends, is left alone.
+func TestClipInterval(t *testing.T) {
+	lo, hi, c := ClipInterval(-0.04, 1.07, 0, 1)
+	require.Equal(t, []float64{0, 1}, []float64{lo, hi})
+	require.True(t, c)
+	lo, hi, c = ClipInterval(0.2, 0.9, 0, 1)
+	require.Equal(t, []float64{0.2, 0.9}, []float64{lo, hi})
+	require.False(t, c)
+	lo, hi, c = ClipInterval(-3, 12, 0, math.Inf(1))
+	require.Equal(t, []float64{0, 12}, []float64{lo, hi})
+	require.True(t, c)
+	lo, hi, c = ClipInterval(math.NaN(), math.NaN(), 0, 1)
+	require.True(t, math.IsNaN(lo) && math.IsNaN(hi))
+	require.False(t, c)
+}
