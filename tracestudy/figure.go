@@ -152,11 +152,15 @@ func ivBars(title, y string, names []string, ivs []Interval, scale, floor, ceil 
 		b.LineStyle.Width = 0
 		p.Add(b)
 	}
+	toFloor := false
 	for i, iv := range ivs {
 		if math.IsNaN(iv.Lo) {
 			continue
 		}
 		l, h := max(iv.Lo*scale, axisFloor), iv.Hi*scale
+		if logY && iv.Lo*scale < axisFloor {
+			toFloor = true
+		}
 		seg, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: l}, {X: float64(i), Y: h}})
 		if err != nil {
 			return nil, false, err
@@ -169,6 +173,10 @@ func ivBars(title, y string, names []string, ivs []Interval, scale, floor, ceil 
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	if logY {
 		p.Y.Min, p.Y.Max = axisFloor, hi*2
+		if toFloor {
+			// A log axis has no 0: say where a line that runs off it ends.
+			p.Title.Text += "; a line to the axis' foot reaches " + strconv.FormatFloat(floor, 'g', -1, 64)
+		}
 	} else {
 		p.Y.Min, p.Y.Max = 0, max(hi*1.08, 1e-9)
 		p.Y.Tick.Marker = cleanTicks{}
