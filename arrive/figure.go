@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -106,7 +107,7 @@ func axis(p *plot.Plot, label string, vals []float64) float64 {
 	p.Y.Label.Text = label
 	if hi > 0 && allPos && lo < math.Inf(1) && hi/lo > 20 {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = figures.RangeTicks{Marker: plot.LogTicks{Prec: -1}}
 		p.Y.Label.Text = label + " (log)"
 		floor := lo / 1.5
 		p.Y.Min, p.Y.Max = floor, hi*1.5
@@ -263,14 +264,16 @@ func summaryPanel(ps []Point, pols []string, k int, title, ylabel, key string, s
 				x = float64(i)
 			}
 			m := mark{x: x, v: iv.Mean * scale, lo: iv.Mean * scale, hi: iv.Mean * scale, glyph: d.glyph, stopped: !pt.Converged()}
+			c := false
 			if !math.IsNaN(iv.Lo) {
-				var c bool
 				m.lo, c = clipLo(key, iv.Lo*scale, scale)
 				m.hi, clipped = iv.Hi*scale, clipped || c
 			}
 			marks = append(marks, m)
 			vals = append(vals, m.v, m.hi)
-			if m.lo > 0 {
+			// A lower end clipped to its bound does not choose the axis:
+			// the bars then run to the foot of a linear axis.
+			if m.lo > 0 && !c {
 				vals = append(vals, m.lo)
 			}
 		}
@@ -411,7 +414,9 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 	title := fmt.Sprintf("Agents arrive on %s: %d window(s) of %s, the agents staying %s, %d seed(s) per window; points are means over windows, bars 95 %% t intervals over windows",
 		s.Trace.Name, len(st.Windows), fmtSeconds(int64(st.Windows[0].Days()*86400)), fmtSeconds(st.Stay), len(st.Seeds))
 	if clipped {
-		title += ", clipped at the metric's bound"
+		// The title's one line is as long as it may be; the key says how
+		// the bars were clipped.
+		title = strings.Replace(title, "bars 95 % t intervals over windows", "bars 95 % t intervals (see the key)", 1)
 	}
 	return figures.WriteTitledGrid(path, f, width, height, title, grid)
 }
@@ -486,13 +491,17 @@ func legendPanel(withBursar, clipped bool) *plot.Plot {
 		sc.GlyphStyle = withRadius(d.glyph, 3)
 		p.Legend.Add(d.name, l, sc)
 	}
-	p.Legend.Add("colour and marker shape: the site policy, as in every figure")
+	p.Legend.Add("colour and marker: the site policy,")
+	p.Legend.Add("the same in every figure")
 	x, _ := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
 	x.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 	p.Legend.Add("a run stopped at its horizon (lower bound)", x)
 	if clipped {
-		p.Legend.Add("bars: 95 % t interval over windows, clipped at the metric's bound")
-		p.Legend.Add("(slowdown ≥ 1, wait and science ≥ 0; a bar to a log axis' floor reaches 0)")
+		// Short lines: the key's panel is a quarter of the figure wide.
+		p.Legend.Add("bars: 95 % t interval over windows,")
+		p.Legend.Add("clipped at the metric's bound:")
+		p.Legend.Add("slowdown ≥ 1, wait and science ≥ 0")
+		p.Legend.Add("(a bar down to a log axis' foot reaches 0)")
 	} else {
 		p.Legend.Add("bars: 95 % t interval over windows")
 	}
