@@ -726,7 +726,8 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 // CloneRule is a copy of the rule for a copy of its Core
 // (baseline.RuleCloner): every table copied, the queue synced to the
 // copy, the cached closures left to be made again. The knobs are shared:
-// nothing changes them after New.
+// nothing changes them after New. A table added to Rule must be copied
+// here: trace's TestCloneSharesNothingMutable fails until it is.
 func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c := *r
 	c.wins = make([]window, len(r.wins))
@@ -744,6 +745,7 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c.holding, c.touched = slices.Clone(r.holding), slices.Clone(r.touched)
 	c.seen = slices.Clone(r.seen)
 	c.gShare, c.gUsage, c.usage = slices.Clone(r.gShare), slices.Clone(r.gUsage), slices.Clone(r.usage)
+	c.share, c.filler, c.quiet = slices.Clone(r.share), slices.Clone(r.filler), slices.Clone(r.quiet)
 	if r.core == from {
 		c.core = to
 	}
