@@ -265,6 +265,11 @@ type Broker struct {
 	skipRunOff, skipRunAt, skipRunIdx []int32
 	skipTies                          []bool
 	skipIdxOK                         bool
+	// tokenSegment's: the pending campaigns' bucket slopes over the open
+	// segment of skipped ticks (skipSegOK) from skipSegStart to skipSegEnd.
+	skipSeg                  []float64
+	skipSegOK                bool
+	skipSegStart, skipSegEnd int
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the

@@ -270,18 +270,24 @@ func (b *Broker) skipQuiet(t int) {
 	watch := b.skipWatch[:0]
 	// The multiplier each tick's accounting charges at, in runs.
 	muls := b.skipMuls[:0]
-	stepped := b.now // toks hold the tokens of this tick
+	// Under byUsage the pending campaigns' buckets move by segments
+	// (tokenSegment) while the windows slide: a segment's ticks neither
+	// refill them one by one nor check the watched pairs; segRetry is the
+	// first tick at which to try another after one could not be shown.
+	b.skipSegOK = false
+	segRetry := b.now
 	for b.now < t {
 		if congPushes == 0 && len(slide) == 0 {
 			// The windows hold one value each: a push only turns the
 			// congestion window, a write changes no usage slot.
+			b.syncSeg(toks)
 			k := 0
 			switch {
 			case !(len(runs) >= 2 && (stale || len(watch) > 0 && len(toks) > 0)):
 				// And the pending list's order cannot change: nothing
 				// reads a tick any more.
 				k = t - b.now
-				b.refillSkipped(toks, t-stepped)
+				b.refillSkipped(toks, t-b.now)
 			case !stale:
 				// Only the watched pairs read the ticks: up to the tick
 				// before the first at which one may change places.
@@ -292,24 +298,32 @@ func (b *Broker) skipQuiet(t int) {
 				b.cong.pos = (b.cong.pos + k) % CongestionWindow
 				b.usagePos = (b.usagePos + k) % FairShareWindow
 				b.now += k
-				stepped = b.now
 				continue
 			}
 		}
 		b.now++
 		// refill
-		w := 0
-		for _, i := range toks {
-			cp := &camps[i]
-			before := cp.tokens
-			cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
-			if cp.tokens != before {
-				toks[w] = i
-				w++
+		if !b.skipSegOK || b.now > b.skipSegEnd {
+			b.syncSegTo(toks, b.now-1)
+			w := 0
+			for _, i := range toks {
+				cp := &camps[i]
+				before := cp.tokens
+				cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+				if cp.tokens != before {
+					toks[w] = i
+					w++
+				}
+			}
+			toks = toks[:w]
+			if byUsage && len(toks) > 0 && len(runs) >= 2 && b.now >= segRetry {
+				if k := b.tokenSegment(toks, runs, watch, t-b.now); k > 0 {
+					b.skipSegOK, b.skipSegStart, b.skipSegEnd = true, b.now, b.now+k
+				} else {
+					segRetry = b.now + 16
+				}
 			}
 		}
-		toks = toks[:w]
-		stepped = b.now
 		// account
 		muls = appendMul(muls, b.Multiplier(), 1)
 		// admit: nothing is granted, expired, throttled or noticed; the
@@ -317,9 +331,10 @@ func (b *Broker) skipQuiet(t int) {
 		switch {
 		case len(runs) < 2:
 		case stale && byUsage && !full:
-			runs, watch = b.reorderMoved(runs, watch, moved)
+			runs, watch = b.reorderMoved(toks, runs, watch, moved)
 			stale = false
 		case stale && byUsage:
+			b.syncSeg(toks)
 			if b.runsSortedByUsage(runs) {
 				watch = tokenDecided(runs, watch[:0])
 			} else {
@@ -336,7 +351,8 @@ func (b *Broker) skipQuiet(t int) {
 				// runsSorted left each run its keys of this tick.
 				runs = b.sortRuns(runs)
 			}
-		case len(toks) > 0:
+		case len(toks) > 0 && !b.skipSegOK:
+			// (Within a segment no watched pair changes places.)
 			// With the deficits fixed, only a pair they do not order can
 			// change places: one whose later run gains more tokens. The
 			// runs are put in order as units (reorderRuns), and the list
@@ -362,7 +378,7 @@ func (b *Broker) skipQuiet(t int) {
 			b.cong.pos = 0
 		}
 		pos := b.usagePos
-		w = 0
+		w := 0
 		for _, i := range slide {
 			cp := &camps[i]
 			u := cp.usage
@@ -389,6 +405,7 @@ func (b *Broker) skipQuiet(t int) {
 			b.usagePos = 0
 		}
 	}
+	b.syncSeg(toks)
 	// What nothing read: the other buckets, the flows, the credits and
 	// the utilization sum, all start+1 … t at once.
 	n := t - start
@@ -739,7 +756,7 @@ func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 // their keys and the watched pairs on their tokens, and the list is
 // sorted (reorderRuns) only if one of them is out of order. The watched
 // pairs are redone when a moved run's ties changed.
-func (b *Broker) reorderMoved(runs []pendingKey, watch []int32, moved []int32) ([]pendingKey, []int32) {
+func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, moved []int32) ([]pendingKey, []int32) {
 	camps, pend := b.camps, b.pending
 	if !b.skipIdxOK {
 		b.indexRuns(runs)
@@ -769,15 +786,19 @@ func (b *Broker) reorderMoved(runs []pendingKey, watch []int32, moved []int32) (
 	need, retie := false, false
 	for k, j := range pairs {
 		a, c := &runs[j-1], &runs[j]
-		a.tokens, c.tokens = camps[pend[a.pos].Campaign].tokens, camps[pend[c.pos].Campaign].tokens
+		a.tokens, c.tokens = b.segTokens(pend[a.pos].Campaign), b.segTokens(pend[c.pos].Campaign)
 		need = need || comparePendingKeys(*c, *a) < 0
 		retie = retie || tiedRuns(a, c) != ties[k]
 	}
+	// Within a segment no watched pair changes places (tokenSegment).
 	for _, i := range watch {
-		if need {
+		if need || b.skipSegOK {
 			break
 		}
 		need = camps[pend[runs[i].pos].Campaign].tokens > camps[pend[runs[i-1].pos].Campaign].tokens
+	}
+	if need || retie {
+		b.syncSeg(toks) // the whole list's tokens are read, or the watch list changes
 	}
 	switch {
 	case need:
@@ -814,4 +835,84 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 		at[c]++
 	}
 	b.skipRunOff, b.skipRunAt, b.skipRunIdx, b.skipIdxOK = off, at, idx, true
+}
+
+// tokenSegment is watchRun without moving the buckets: the k ≤ limit
+// ticks after Now over which every pending campaign's bucket (toks) moves
+// by a constant, skipSeg[c] a tick, exactly (refillRun), and no watched
+// pair of runs changes places; 0, and no slopes kept, where no k ≥ 2 is
+// shown. Over the segment a bucket's fill j ticks on is its fill now plus
+// j·skipSeg[c] (segTokens); syncSeg writes it back.
+func (b *Broker) tokenSegment(toks []int32, runs []pendingKey, watch []int32, limit int) int {
+	camps := b.camps
+	if len(b.skipSeg) < len(camps) {
+		b.skipSeg = make([]float64, len(camps))
+	}
+	slope := b.skipSeg
+	k := limit
+	for _, i := range toks {
+		cp := &camps[i]
+		n, d := refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, k)
+		slope[i] = d
+		if k = min(k, n); k < 2 {
+			break
+		}
+	}
+	if k >= 2 {
+		for _, w := range watch {
+			a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
+			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
+			if !(tc+float64(k)*dc > ta+float64(k)*da) {
+				continue
+			}
+			lo, hi := 0, k
+			for hi-lo > 1 {
+				mid := lo + (hi-lo)/2
+				if tc+float64(mid)*dc > ta+float64(mid)*da {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			if k = lo; k < 2 {
+				break
+			}
+		}
+	}
+	if k < 2 {
+		for _, i := range toks {
+			slope[i] = 0
+		}
+		return 0
+	}
+	return k
+}
+
+// segTokens is campaign c's GPU tokens at Now, within an open segment
+// too.
+func (b *Broker) segTokens(c CampaignID) float64 {
+	cp := &b.camps[c]
+	if b.skipSegOK {
+		return cp.tokens + float64(b.now-b.skipSegStart)*b.skipSeg[c]
+	}
+	return cp.tokens
+}
+
+// syncSeg closes an open segment at Now: the pending campaigns' buckets
+// hold their fills of this tick again.
+func (b *Broker) syncSeg(toks []int32) { b.syncSegTo(toks, b.now) }
+
+// syncSegTo closes an open segment at tick to (within it).
+func (b *Broker) syncSegTo(toks []int32, to int) {
+	if !b.skipSegOK {
+		return
+	}
+	j := float64(to - b.skipSegStart)
+	for _, i := range toks {
+		if d := b.skipSeg[i]; d != 0 {
+			b.camps[i].tokens += j * d
+			b.skipSeg[i] = 0
+		}
+	}
+	b.skipSegOK = false
 }
