@@ -88,6 +88,10 @@ type Lease struct {
 	NoticedAt   int // the tick of its notice, under notice
 	UnderNotice bool
 	ReservedFor int
+	// reservedSubmitted is the submit time of request ReservedFor, by
+	// which end finds it in the pending list (IndexSubmitted) without
+	// rebuilding every position after a grant shifted them.
+	reservedSubmitted int
 	// Rigid marks a trace job's lease (RequestRigid): Expires is the job's
 	// real end and EstEnd its estimated end, which EASY reads.
 	Rigid  bool
@@ -482,8 +486,8 @@ func (k *Core) end(l *Lease, reason string) {
 	cp.Held[l.Asked] -= l.GPUs
 	cp.HeldAll -= l.GPUs
 	k.leased -= l.GPUs
-	if l.UnderNotice {
-		if i := k.pendingIndex(l.ReservedFor); i >= 0 {
+	if l.UnderNotice && l.ReservedFor >= 0 {
+		if i := k.IndexSubmitted(l.ReservedFor, l.reservedSubmitted); i >= 0 {
 			k.pending[i].Reserved += l.GPUs
 			k.reserved += l.GPUs
 		}

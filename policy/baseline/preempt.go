@@ -106,7 +106,7 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, eligible func(l
 		l.UnderNotice = true
 		l.NoticedAt = k.now
 		l.PreemptAt = k.now + k.cfg.Grace
-		l.ReservedFor = r.ID
+		l.ReservedFor, l.reservedSubmitted = r.ID, r.Submitted
 		if k.rec != nil {
 			k.record(policy.Event{Kind: policy.EventPreemptNotice, Lease: l.ID, Campaign: k.camps[l.Campaign].Env.Name,
 				CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: k.cfg.Grace})
@@ -143,6 +143,10 @@ func (k *Core) Notice(j, forRequest int) {
 	l.UnderNotice = true
 	l.PreemptAt = k.now + k.cfg.Grace
 	l.ReservedFor = forRequest
+	if i := k.pendingIndex(forRequest); i >= 0 {
+		// Found at once: the rule has just looked its request up.
+		l.reservedSubmitted = k.pending[i].Submitted
+	}
 	if k.rec != nil {
 		k.record(policy.Event{Kind: policy.EventPreemptNotice, Lease: l.ID, Campaign: k.camps[l.Campaign].Env.Name,
 			CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: k.cfg.Grace})
