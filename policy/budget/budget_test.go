@@ -385,3 +385,13 @@ func TestVictimBelowItsMemberShareOfAGroupAboveItsShare(t *testing.T) {
 	bt.Ticks(a, 10)
 	require.Equal(t, 30, a.Held(ids[1], policy.AnyClass), "c1's 10 and its 20 after the grace")
 }
+
+// budget copies its own rule for a fork (CloneRule): what
+// internal/deepcopy would copy, field for field, along a small workload.
+func TestCloneRuleCopiesEveryField(t *testing.T) {
+	k := budget.DefaultKnobs()
+	k.CalcPeriod = 1
+	a, err := budget.New(bt.Config(8, 10), k)
+	require.NoError(t, err)
+	require.NoError(t, bt.CloneRuleMatchesAlong(a))
+}

@@ -160,3 +160,11 @@ func TestCalcPeriodIsChecked(t *testing.T) {
 	_, err := fairshare.New(bt.Config(10, 5), k)
 	require.ErrorContains(t, err, "calc_period")
 }
+
+// fairshare copies its own rule for a fork (CloneRule): what
+// internal/deepcopy would copy, field for field, along a small workload.
+func TestCloneRuleCopiesEveryField(t *testing.T) {
+	a, err := fairshare.New(bt.Config(8, 10), fairshare.DefaultKnobs())
+	require.NoError(t, err)
+	require.NoError(t, bt.CloneRuleMatchesAlong(a))
+}
