@@ -29,6 +29,31 @@ type PoliciesPanel struct {
 	// Log draws the y axis on a log scale (positive values only), for a
 	// metric whose policies differ by orders of magnitude.
 	Log bool
+	// Floor and Ceil are the range the metric cannot leave (a fraction's
+	// [0, 1], a count's [0, +Inf)); an interval that crosses them is drawn
+	// clipped there, and the figure says so. Both zero: no range.
+	Floor, Ceil float64
+}
+
+// clipped is the panel's intervals clipped to its range, and whether any
+// was.
+func (pn PoliciesPanel) clipped() (PoliciesPanel, bool) {
+	if pn.Floor == 0 && pn.Ceil == 0 {
+		return pn, false
+	}
+	was := false
+	out := pn
+	out.Series = make([]PoliciesSeries, len(pn.Series))
+	for k, s := range pn.Series {
+		s.CI = append([]Interval(nil), s.CI...)
+		for i := range s.CI {
+			var c bool
+			s.CI[i].Lo, s.CI[i].Hi, c = ClipInterval(s.CI[i].Lo, s.CI[i].Hi, pn.Floor, pn.Ceil)
+			was = was || c
+		}
+		out.Series[k] = s
+	}
+	return out, was
 }
 
 // PoliciesSeries is one estimate per policy (PoliciesData.Policies order).
@@ -60,17 +85,25 @@ func WritePolicies(path string, f Format, d PoliciesData) error {
 			}
 		}
 	}
+	panels := make([]PoliciesPanel, len(d.Panels))
+	note := "95 % t interval of the mean over seeds"
+	for k, pn := range d.Panels {
+		var c bool
+		if panels[k], c = pn.clipped(); c {
+			note = "95 % t interval of the mean over seeds, clipped to the metric's range"
+		}
+	}
 	rows := (len(d.Panels) + policiesPerRow - 1) / policiesPerRow
 	h := vg.Length(rows)*policiesRowH + vg.Points(70)
 	return render("policies", path, f, policiesWidth, h, func(c draw.Canvas, tr func(string) string) {
 		c = draw.Crop(c, vg.Points(outerPad), -vg.Points(outerPad), vg.Points(outerPad), -vg.Points(outerPad))
 		c = drawTitle(c, tr(d.Title), textStyle(titleSize))
-		leg := newLegend([]legendItem{{tr("95 % t interval of the mean over seeds"), intervalIcon()}}, c.Max.X-c.Min.X)
+		leg := newLegend([]legendItem{{tr(note), intervalIcon()}}, c.Max.X-c.Min.X)
 		leg.draw(c, c.Center().X, c.Min.Y+leg.height(), c.Min.X, c.Max.X)
 		c.Min.Y += leg.height() + vg.Points(legendGap)
 		pw := (c.Max.X - c.Min.X - (policiesPerRow-1)*vg.Points(panelGap)) / policiesPerRow
 		ph := (c.Max.Y - c.Min.Y) / vg.Length(rows)
-		for k, pn := range d.Panels {
+		for k, pn := range panels {
 			row, col := k/policiesPerRow, k%policiesPerRow
 			pc := c
 			pc.Min.X = c.Min.X + vg.Length(col)*(pw+vg.Points(panelGap))

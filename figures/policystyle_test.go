@@ -87,3 +87,17 @@ func TestRangeTicksStayOnTheAxis(t *testing.T) {
 	}
 	require.Equal(t, []float64{1, 10, 100, 1000}, vals)
 }
+
+// A comparison panel with a range clips its intervals there and says so;
+// one without leaves them alone.
+func TestPoliciesPanelClipsToItsRange(t *testing.T) {
+	pn := PoliciesPanel{Series: []PoliciesSeries{{Ys: []float64{0.98, 0.5}, CI: []Interval{{Lo: 0.95, Hi: 1.01}, {Lo: 0.4, Hi: 0.6}}}}, Floor: 0, Ceil: 1}
+	got, c := pn.clipped()
+	require.True(t, c)
+	require.Equal(t, []Interval{{Lo: 0.95, Hi: 1}, {Lo: 0.4, Hi: 0.6}}, got.Series[0].CI)
+	require.Equal(t, 1.01, pn.Series[0].CI[0].Hi, "the caller's data is not changed")
+	pn.Floor, pn.Ceil = 0, 0
+	got, c = pn.clipped()
+	require.False(t, c)
+	require.Equal(t, pn.Series[0].CI, got.Series[0].CI)
+}

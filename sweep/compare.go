@@ -27,7 +27,18 @@ type CompareMetric struct {
 	Names []string
 	// Log draws the panel on a log scale.
 	Log bool
+	// Floor and Ceil are the range the metric cannot leave (the figure
+	// clips an interval there); both zero: none.
+	Floor, Ceil float64
 }
+
+// Ranges of the comparison's metrics (docs/metrics.md): latencies, counts
+// and GPU-seconds are at least 0, a fraction of the pool and Jain's index
+// at most 1.
+var (
+	nonNegative = [2]float64{0, math.Inf(1)}
+	fraction    = [2]float64{0, 1}
+)
 
 // CompareMetrics are the comparison's headline metrics, in panel and
 // column order: the victim's isolation (with its unserved requests at
@@ -35,16 +46,16 @@ type CompareMetric struct {
 // science per credit, fairness, and what preemption cost.
 var CompareMetrics = []CompareMetric{
 	// The victim's p95 spans 1 s to minutes: a log axis keeps 1 s and 61 s apart.
-	{Title: "victim p95 in storm (censored, log scale)", Unit: "s", Keys: []string{"victim_p95_in_censored"}, Log: true},
-	{Title: "victim violations in storm (> 60 s)", Unit: "requests", Keys: []string{"victim_violations_in_censored"}},
-	{Title: "storm GPU-s above R in its window", Unit: "GPU-s", Keys: []string{"storm_excess_gpu_s"}},
-	{Title: "utilization", Unit: "fraction of the pool", Keys: []string{"utilization"}},
+	{Title: "victim p95 in storm (censored, log scale)", Unit: "s", Keys: []string{"victim_p95_in_censored"}, Log: true, Floor: nonNegative[0], Ceil: nonNegative[1]},
+	{Title: "victim violations in storm (> 60 s)", Unit: "requests", Keys: []string{"victim_violations_in_censored"}, Floor: nonNegative[0], Ceil: nonNegative[1]},
+	{Title: "storm GPU-s above R in its window", Unit: "GPU-s", Keys: []string{"storm_excess_gpu_s"}, Floor: nonNegative[0], Ceil: nonNegative[1]},
+	{Title: "utilization", Unit: "fraction of the pool", Keys: []string{"utilization"}, Floor: fraction[0], Ceil: fraction[1]},
 	// Within a factor of five since static prices its leases like the
 	// others: a linear axis from 0 compares the sizes.
-	{Title: "science per credit", Unit: "value / credit", Keys: []string{"adaptive_science_per_credit", "naive_science_per_credit"}, Names: []string{"adaptive", "naive"}},
-	{Title: "Jain's index of usage ÷ share, storm window", Unit: "index", Keys: []string{"jain_storm"}},
-	{Title: "preemptions", Unit: "leases", Keys: []string{"preemptions"}},
-	{Title: "preempted GPU-s (lost)", Unit: "GPU-s", Keys: []string{"preempted_gpu_s"}},
+	{Title: "science per credit", Unit: "value / credit", Keys: []string{"adaptive_science_per_credit", "naive_science_per_credit"}, Names: []string{"adaptive", "naive"}, Floor: nonNegative[0], Ceil: nonNegative[1]},
+	{Title: "Jain's index of usage ÷ share, storm window", Unit: "index", Keys: []string{"jain_storm"}, Floor: fraction[0], Ceil: fraction[1]},
+	{Title: "preemptions", Unit: "leases", Keys: []string{"preemptions"}, Floor: nonNegative[0], Ceil: nonNegative[1]},
+	{Title: "preempted GPU-s (lost)", Unit: "GPU-s", Keys: []string{"preempted_gpu_s"}, Floor: nonNegative[0], Ceil: nonNegative[1]},
 }
 
 // metricBand finds a point's band of a run metric, scalar or study.
@@ -84,7 +95,7 @@ func PoliciesFigure(r *Results) figures.PoliciesData {
 		Policies: comparePolicies(r),
 	}
 	for _, cm := range CompareMetrics {
-		pn := figures.PoliciesPanel{Title: cm.Title, YLabel: cm.Unit, Log: cm.Log}
+		pn := figures.PoliciesPanel{Title: cm.Title, YLabel: cm.Unit, Log: cm.Log, Floor: cm.Floor, Ceil: cm.Ceil}
 		for k, key := range cm.Keys {
 			s := figures.PoliciesSeries{Name: key}
 			if k < len(cm.Names) {
