@@ -144,11 +144,23 @@ func (k *Core) Notice(j, forRequest int) {
 	l.PreemptAt = k.now + k.cfg.Grace
 	l.ReservedFor = forRequest
 	if i := k.pendingIndex(forRequest); i >= 0 {
-		// Found at once: the rule has just looked its request up.
 		l.reservedSubmitted = k.pending[i].Submitted
 	}
 	if k.rec != nil {
 		k.record(policy.Event{Kind: policy.EventPreemptNotice, Lease: l.ID, Campaign: k.camps[l.Campaign].Env.Name,
 			CampaignID: l.Campaign, GPUs: l.GPUs, Class: l.Class, Grace: k.cfg.Grace})
 	}
+}
+
+// NoticeFor is Notice for pending request i (its index in the pending
+// list), which a rule choosing victims for the request it admits has at
+// hand: Notice would look the request up by id, and its positions are
+// stale after any grant.
+func (k *Core) NoticeFor(j, i int) {
+	if k.leases[j].UnderNotice {
+		return
+	}
+	k.Notice(j, -1)
+	l := &k.leases[j]
+	l.ReservedFor, l.reservedSubmitted = k.pending[i].ID, k.pending[i].Submitted
 }

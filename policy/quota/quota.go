@@ -612,7 +612,7 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 		} else {
 			r.fillerKept -= leases[j].GPUs
 		}
-		k.Notice(j, req.ID)
+		k.NoticeFor(j, i)
 	}
 	return true
 }
