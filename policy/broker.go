@@ -259,6 +259,7 @@ type Broker struct {
 	skipOff, skipAt, skipOrder    []int32
 	skipAdds, skipSlope           []float64
 	skipEnds                      []int32
+	skipEndAt                     []int32 // sortRunsWhole's run ends by their starts
 	// reorderMoved's: the moved campaigns, each campaign's runs (valid
 	// while skipIdxOK), the pairs it checks and their ties before.
 	skipMoved, skipPairs              []int32

@@ -649,25 +649,26 @@ func inversions(runs []pendingKey) int {
 // stable one) and one rewrite of the whole list.
 func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
 	pend := b.pending
-	// ends[i] is where the run starting at starts[i] ends; the starts
-	// ascend, so a sorted run finds its end by binary search.
-	starts, ends := b.skipAt[:0], b.skipEnds[:0]
+	// endAt[p] is where the run starting at p ends (only the runs'
+	// starts are written and read).
+	if cap(b.skipEndAt) < len(pend) {
+		b.skipEndAt = make([]int32, len(pend), 2*len(pend))
+	}
+	endAt := b.skipEndAt[:len(pend)]
 	for i := range runs {
 		end := len(pend)
 		if i+1 < len(runs) {
 			end = runs[i+1].pos
 		}
-		starts, ends = append(starts, int32(runs[i].pos)), append(ends, int32(end))
+		endAt[runs[i].pos] = int32(end)
 	}
-	b.skipAt, b.skipEnds = starts, ends
 	slices.SortFunc(runs, comparePendingKeys)
 	sorted := b.pendingSpare[:0]
 	w := 0
 	for _, r := range runs {
-		i, _ := slices.BinarySearch(starts, int32(r.pos))
 		from := r.pos
 		r.pos = len(sorted)
-		sorted = append(sorted, pend[from:ends[i]]...)
+		sorted = append(sorted, pend[from:endAt[from]]...)
 		if w > 0 && runs[w-1].class == r.class && sorted[runs[w-1].pos].Campaign == sorted[r.pos].Campaign {
 			continue
 		}
