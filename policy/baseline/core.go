@@ -113,26 +113,27 @@ func (l *Lease) End() int {
 
 // Request is one pending ask. Reserved is the GPUs freed by its victims
 // and held for it; Key is the rule's ordering score, written into the
-// grant record's rule.fair_deficit.
+// grant record's rule.fair_deficit. The one-byte fields sit together, so
+// that a request is 88 bytes, not 112: a grant or a requeued job in the
+// middle of a trace's long queue moves the requests on one side of it.
 type Request struct {
-	ID        int
-	Campaign  policy.CampaignID
-	GPUs      int
-	Duration  int
-	Class     policy.Class
-	Asked     policy.Class
-	Submitted int
-	Reserved  int
-	Key       float64
+	ID       int
+	Campaign policy.CampaignID
+	GPUs     int
+	Duration int
+	Class    policy.Class
+	Asked    policy.Class
 	// Rigid marks a trace job (RequestRigid): granted whole or not at
 	// all, never expired; Duration is its estimate and Run its real run.
-	Rigid bool
-	Run   int
+	Rigid             bool
+	throttleJournaled bool
+	Submitted         int
+	Reserved          int
+	Key               float64
+	Run               int
 	// Queue is the site queue it was filed in (RequestRigidQueued); ""
 	// for an agent's request.
 	Queue string
-
-	throttleJournaled bool
 }
 
 type flowState struct {
@@ -212,8 +213,18 @@ type Core struct {
 
 	watch Watcher // the rule's, if it is one
 
-	// posOf caches pending positions by request id (see pendingIndex).
-	posOf []int32
+	// posOf caches pending positions by request id (see pendingIndex),
+	// each plus posShift: a removal or insertion at the front of the list
+	// moves the requests before it (see pendRemove), and posShift moves
+	// with them, so that their cached positions stay right.
+	posOf    []int32
+	posShift int
+	// pendBase is the pending list's backing array, the list starting at
+	// pendHead in it: the room before pendHead lets a grant or a requeued
+	// job near the front of a long queue shift the requests before it,
+	// not the thousands behind it (see pendRemove, pendInsert).
+	pendBase []Request
+	pendHead int
 
 	// changedAt is the last tick at which a lease started or ended or a
 	// notice was issued: NextChange ticks once more after one.
@@ -400,7 +411,7 @@ func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class, r
 		}
 		return id, err
 	}
-	k.pending = append(k.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
+	k.pendPush(Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
 	cp.pending[asked] += gpus
 	k.flexPending++ // RequestRigid takes it back
 	if cp.Filler {
@@ -508,7 +519,7 @@ func (k *Core) end(l *Lease, reason string) {
 // shifted) only costs one rebuild.
 func (k *Core) pendingIndex(id int) int {
 	if id >= 0 && id < len(k.posOf) {
-		if p := int(k.posOf[id]); p < len(k.pending) && k.pending[p].ID == id {
+		if p := int(k.posOf[id]) - k.posShift; uint(p) < uint(len(k.pending)) && k.pending[p].ID == id {
 			return p
 		}
 	}
@@ -522,7 +533,7 @@ func (k *Core) pendingIndex(id int) int {
 	found := -1
 	for i := range k.pending {
 		r := k.pending[i].ID
-		k.posOf[r] = int32(i)
+		k.posOf[r] = int32(i + k.posShift)
 		if r == id {
 			found = i
 		}
@@ -539,7 +550,7 @@ func (k *Core) pendingIndex(id int) int {
 // in a trace's long queue, cost a sixth of a full-log replay.
 func (k *Core) IndexSubmitted(id, submitted int) int {
 	if id >= 0 && id < len(k.posOf) {
-		if p := int(k.posOf[id]); p < len(k.pending) && k.pending[p].ID == id {
+		if p := int(k.posOf[id]) - k.posShift; uint(p) < uint(len(k.pending)) && k.pending[p].ID == id {
 			return p
 		}
 	}
@@ -554,7 +565,7 @@ func (k *Core) IndexSubmitted(id, submitted int) int {
 	}
 	if lo < len(k.pending) && k.pending[lo].ID == id {
 		if id < len(k.posOf) {
-			k.posOf[id] = int32(lo)
+			k.posOf[id] = int32(lo + k.posShift)
 		}
 		return lo
 	}
@@ -949,7 +960,7 @@ func (k *Core) Reprice(i int, cls policy.Class) { k.pending[i].Class = cls }
 // a partial grant finishes the request (the agent asks again).
 func (k *Core) Grant(i, n int) {
 	r := k.pending[i]
-	k.pending = append(k.pending[:i], k.pending[i+1:]...)
+	k.pendRemove(i)
 	k.drop(&r)
 	cp := &k.camps[r.Campaign]
 	latency := k.now - r.Submitted
@@ -980,4 +991,69 @@ func (k *Core) InFlight(id int) int {
 		}
 	}
 	return n
+}
+
+// pendPush appends r to the pending list.
+func (k *Core) pendPush(r Request) {
+	n := len(k.pending)
+	if k.pendHead+n == len(k.pendBase) {
+		k.pendMove(n/8+8, 2*n+8)
+	}
+	k.pending = k.pendBase[k.pendHead : k.pendHead+n+1]
+	k.pending[n] = r
+}
+
+// pendMove moves the pending list into a new backing array, with room
+// for front requests before it and behind requests after it.
+func (k *Core) pendMove(front, behind int) {
+	n := len(k.pending)
+	base := make([]Request, front+n+behind)
+	copy(base[front:], k.pending)
+	k.pendBase, k.pendHead = base, front
+	k.pending = base[front : front+n]
+}
+
+// pendRemove removes pending request i, shifting the shorter side of
+// the list by one: the requests before it one place back, or those
+// behind it one place forward. Either way the indices before i stay and
+// those behind it drop by one, as callers expect (see TryStart).
+func (k *Core) pendRemove(i int) {
+	n := len(k.pending)
+	if i < n-1-i {
+		copy(k.pending[1:i+1], k.pending[:i])
+		k.pending[0] = Request{}
+		k.pending = k.pending[1:]
+		k.pendHead++
+		k.posShift++
+		return
+	}
+	copy(k.pending[i:], k.pending[i+1:])
+	k.pending[n-1] = Request{}
+	k.pending = k.pending[:n-1]
+}
+
+// pendInsert moves the last pending request to index at, shifting the
+// shorter side of the list: the requests before at one place forward
+// into the room before the list (made when there is none), or those from
+// at on one place back.
+func (k *Core) pendInsert(at int) {
+	last := len(k.pending) - 1
+	if at >= last {
+		return
+	}
+	r := k.pending[last]
+	if at >= last-at {
+		copy(k.pending[at+1:], k.pending[at:last])
+		k.pending[at] = r
+		return
+	}
+	if k.pendHead == 0 {
+		k.pendMove(last/8+8, last/8+8)
+	}
+	k.pending[last] = Request{}
+	k.pendHead--
+	k.posShift--
+	k.pending = k.pendBase[k.pendHead : k.pendHead+last+1]
+	copy(k.pending[:at], k.pending[1:at+1])
+	k.pending[at] = r
 }

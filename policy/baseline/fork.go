@@ -38,7 +38,8 @@ func (k *Core) Clone() (policy.Allocator, error) {
 		}
 	}
 	c.leases = slices.Clone(k.leases)
-	c.pending = slices.Clone(k.pending)
+	c.pendBase, c.pendHead, c.pending = nil, 0, k.pending
+	c.pendMove(len(k.pending)/8+8, len(k.pending)/8+8)
 	c.groups = slices.Clone(k.groups)
 	c.posOf = slices.Clone(k.posOf)
 	c.cands, c.victim, c.debits = nil, nil, debits{}

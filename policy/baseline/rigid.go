@@ -81,8 +81,8 @@ func (k *Core) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, 
 	for at > 0 && k.pending[at-1].Submitted > submitted {
 		at--
 	}
-	copy(k.pending[at+1:], k.pending[at:last])
-	k.pending[at] = r
+	k.pending[last] = r
+	k.pendInsert(at)
 	if k.watch != nil {
 		k.watch.Filed(k, &k.pending[at])
 	}
