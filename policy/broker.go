@@ -249,7 +249,12 @@ type Broker struct {
 	// quiet ticks of Tick. tickByTick: every Tick tries them
 	// (SetTickByTick).
 	admittedAt, quietFrom, quietUntil int
-	tickByTick                        bool
+	// NextChange's per-campaign scratch (capSlope), numbered by
+	// evaluation, and the campaigns it touched.
+	exits       []campExit
+	exitEpoch   int
+	exitTouched []int32
+	tickByTick  bool
 	// SkipTo's scratch lists, kept so that a skip allocates nothing once
 	// they have grown.
 	skipToks, skipLazy, skipSlide []int32

@@ -67,16 +67,53 @@ func (b *Broker) NextChange() int {
 		return b.nextChange
 	}
 	next := b.nextDeadline
+	// Each request's cap exit is now + 1 + safeSteps(gap, rate), with the
+	// rate its campaign's alone; safeSteps is monotone in the gap, so the
+	// earliest exit of a campaign's requests is that of their smallest
+	// gap: one gap per request is compared, and safeSteps is taken once
+	// per campaign.
+	b.exitEpoch++
+	if len(b.exits) < len(b.camps) {
+		b.exits = make([]campExit, len(b.camps))
+	}
+	touched := b.exitTouched[:0]
 	for i := range b.pending {
 		r := &b.pending[i]
 		if !r.rigid {
 			next = min(next, r.Submitted+RequestTTL+1)
 		}
-		next = min(next, b.capExit(r))
+		x := &b.exits[r.Campaign]
+		if x.epoch != b.exitEpoch {
+			b.capSlope(x, r.Campaign)
+			if !x.fixed {
+				touched = append(touched, int32(r.Campaign))
+			}
+		}
+		if x.fixed {
+			continue
+		}
+		gap, ok := b.capGap(x, r)
+		if !ok {
+			continue
+		}
+		if !(gap > 0) {
+			next = b.now + 1 // safeSteps is 0
+		} else if !x.bounded || gap < x.minGap {
+			x.minGap, x.bounded = gap, true
+		}
 		if next <= b.now+1 {
 			break
 		}
 	}
+	for _, c := range touched {
+		if next <= b.now+1 {
+			break
+		}
+		if x := &b.exits[c]; x.bounded {
+			next = min(next, b.now+1+safeSteps(x.minGap, x.rate))
+		}
+	}
+	b.exitTouched = touched
 	b.nextChange, b.nextChangeNow = max(next, b.now+1), b.now
 	if b.admittedAt == b.now {
 		b.quietFrom, b.quietUntil = b.now, b.nextChange
@@ -84,66 +121,95 @@ func (b *Broker) NextChange() int {
 	return b.nextChange
 }
 
-// capExit is a lower bound on the first tick after Now at which request
-// r's rate cap leaves the interval of caps that give it the outcome it had
-// in the last tick (math.MaxInt: never, with its campaign's held GPUs
-// fixed).
+// campExit is NextChange's per-campaign part of the cap exits, valid for
+// the evaluation numbered epoch: whether the fill is at its fixed point
+// (no request of the campaign ever exits), the direction and the step
+// bound of its next moves, and the smallest gap of its requests so far
+// (bounded: some request has one; a gap may be +Inf, which still bounds).
+type campExit struct {
+	epoch        int
+	fixed, up    bool
+	bounded      bool
+	t0, e, d     float64
+	rate, minGap float64
+}
+
+// capSlope fills x with campaign c's part of the cap exits (see capGap).
 //
 // The bound is rigorous over floating point: one refill step rounds twice,
 // so the computed fill after k steps lies within k·E of the real line
 // T₀ + k·(R − held), E = 2⁻⁵¹(B + R + held) (twice the bound of two half
 // ulps); the rate cap's own rounding is covered by a margin in fill units
-// far above its few ulps. A bound that is early only costs a real tick.
-func (b *Broker) capExit(r *Request) int {
-	cp := &b.camps[r.Campaign]
+// far above its few ulps (capGap). A bound that is early only costs a real
+// tick.
+func (b *Broker) capSlope(x *campExit, c CampaignID) {
+	cp := &b.camps[c]
 	env := &cp.env
 	held := float64(cp.heldAll)
 	t0 := cp.tokens
 	t1 := clamp(t0+env.Sustained-held, 0, env.Bucket) // exactly refill's step
+	*x = campExit{epoch: b.exitEpoch}
 	if t1 == t0 {
-		return math.MaxInt // a fixed point: the fill never moves again
+		x.fixed = true // a fixed point: the fill never moves again
+		return
 	}
-	up := t1 > t0
-	e := 0x1p-51 * (env.Bucket + env.Sustained + held)
-	d := env.Sustained - held
+	x.up, x.t0 = t1 > t0, t0
+	x.e = 0x1p-51 * (env.Bucket + env.Sustained + held)
+	x.d = env.Sustained - held
+	if x.up {
+		x.rate = x.d + x.e
+	} else {
+		x.rate = x.e - x.d
+	}
+}
+
+// capGap bounds the first tick after Now at which request r's rate cap
+// leaves the interval of caps that give it the outcome it had in the last
+// tick: that tick is at least now + 1 + safeSteps(gap, x.rate), and ok is
+// false when it never comes (with its campaign's held GPUs fixed). x is
+// r's campaign's part (capSlope), not at a fixed point.
+func (b *Broker) capGap(x *campExit, r *Request) (gap float64, ok bool) {
+	cp := &b.camps[r.Campaign]
+	env := &cp.env
 	if b.cfg.GrantTimeOnly {
 		// The cap reads only whether the bucket holds any tokens.
 		switch {
-		case up && t0 > 0:
-			return math.MaxInt
-		case up:
-			return b.now + 1
+		case x.up && x.t0 > 0:
+			return 0, false
+		case x.up:
+			return 0, true // the next tick
 		}
 		// Falling: the fill stays > 0 while t0 + k(d − e) > 0.
-		return b.now + 1 + safeSteps(t0, e-d)
+		return x.t0, true
 	}
 	// Prepaid: cap(T) = max(g, min(burst, ⌊R + T/dur⌋)), and for an integer
 	// K ≤ burst above g, cap ≥ K ⇔ R + T/dur ≥ K.
-	lo, hi := b.outcomeInterval(cp, r)
 	dur := float64(max(r.Duration, 1))
-	margin := func(k int) float64 {
-		return 1e-12 * ((math.Abs(float64(k))+env.Sustained)*dur + env.Bucket + 1)
+	if r.rigid {
+		return b.rigidCapGap(x, cp, r, dur)
 	}
-	if up {
+	margin := func(k int) float64 { return capMargin(env, k, dur) }
+	lo, hi := b.outcomeInterval(cp, r)
+	if x.up {
 		if hi == math.MaxInt || hi+1 > env.BurstCeiling {
-			return math.MaxInt
+			return 0, false
 		}
 		thr := (float64(hi+1)-env.Sustained)*dur - margin(hi+1)
 		if thr > env.Bucket {
-			return math.MaxInt // the fill never exceeds the bucket
+			return 0, false // the fill never exceeds the bucket
 		}
 		// Below thr the cap is at most hi: safe while t0 + k(d + e) ≤ thr.
-		return b.now + 1 + safeSteps(thr-t0, d+e)
+		return thr - x.t0, true
 	}
 	if lo == math.MinInt || env.Guaranteed >= lo {
-		return math.MaxInt
+		return 0, false
 	}
 	thr := (float64(lo)-env.Sustained)*dur + margin(lo)
 	if thr < 0 {
-		return math.MaxInt // the fill is never negative
+		return 0, false // the fill is never negative
 	}
 	// Above thr the cap is at least lo: safe while t0 + k(d − e) ≥ thr.
-	return b.now + 1 + safeSteps(t0-thr, e-d)
+	return x.t0 - thr, true
 }
 
 // outcomeInterval is the interval [lo, hi] of rate caps (math.MinInt,
@@ -165,6 +231,50 @@ func (b *Broker) outcomeInterval(cp *campaign, r *Request) (lo, hi int) {
 	default:
 		return c0, c0
 	}
+}
+
+// rigidCapGap is capGap for a trace job in the prepaid mode. Its bound in
+// either direction is K = held + GPUs (outcomeInterval): a rising cap
+// matters only while it is below K (then the job is tried whole from K
+// on), a falling one only while it is at K or above (then the job is
+// throttled below K). Which of the two holds takes a division (rateCap),
+// so a gap that cannot lower its campaign's smallest one, and so cannot
+// change NextChange's answer, is dropped before it is asked.
+func (b *Broker) rigidCapGap(x *campExit, cp *campaign, r *Request, dur float64) (gap float64, ok bool) {
+	env := &cp.env
+	k := cp.heldAll + r.GPUs
+	if x.up {
+		if k > env.BurstCeiling {
+			return 0, false
+		}
+		thr := (float64(k)-env.Sustained)*dur - capMargin(env, k, dur)
+		if thr > env.Bucket {
+			return 0, false // the fill never exceeds the bucket
+		}
+		gap = thr - x.t0
+	} else {
+		if env.Guaranteed >= k {
+			return 0, false
+		}
+		thr := (float64(k)-env.Sustained)*dur + capMargin(env, k, dur)
+		if thr < 0 {
+			return 0, false // the fill is never negative
+		}
+		gap = x.t0 - thr
+	}
+	if x.bounded && gap > 0 && !(gap < x.minGap) {
+		return 0, false // cannot lower the campaign's smallest gap
+	}
+	if below := b.rateCap(cp, r.Duration) < k; below != x.up {
+		return 0, false // rising at K or above, or falling below K
+	}
+	return gap, true
+}
+
+// capMargin is the slack, in fill units, that covers the rounding of the
+// rate cap R + T/dur against the integer cap K.
+func capMargin(env *Envelope, k int, dur float64) float64 {
+	return 1e-12 * ((math.Abs(float64(k))+env.Sustained)*dur + env.Bucket + 1)
 }
 
 // safeSteps is a k ≥ 0 with k·rate ≤ gap, a little below the largest

@@ -92,7 +92,12 @@ func (p *skipPair) wait(n int) {
 		p.tick.Tick()
 	}
 	for p.skip.now < target {
-		if to := min(p.skip.NextChange()-1, target); to > p.skip.now {
+		ref, fresh := nextChangeRef(p.skip)
+		next := p.skip.NextChange()
+		if fresh && next != ref {
+			p.t.Fatalf("t=%d: NextChange %d, request by request %d", p.skip.now, next, ref)
+		}
+		if to := min(next-1, target); to > p.skip.now {
 			p.skipped += to - p.skip.now - 1 // SkipTo's first tick is a real one
 			p.skip.SkipTo(to)
 			continue
@@ -340,4 +345,75 @@ func TestSkipToReordersCrossingRuns(t *testing.T) {
 			t.Fatalf("only %d ticks skipped", p.skipped)
 		}
 	})
+}
+
+// nextChangeRef is NextChange worked out request by request, each
+// request's cap exit on its own (capExitRef), as it was before the
+// smallest gap per campaign; fresh is false when NextChange will answer
+// from its cache instead.
+func nextChangeRef(b *Broker) (next int, fresh bool) {
+	if b.changedAt >= b.now {
+		return b.now + 1, true
+	}
+	if (b.quietFrom == b.admittedAt && b.changedAt < b.quietFrom) || b.nextChangeNow == b.now {
+		return 0, false
+	}
+	next = b.nextDeadline
+	for i := range b.pending {
+		r := &b.pending[i]
+		if !r.rigid {
+			next = min(next, r.Submitted+RequestTTL+1)
+		}
+		next = min(next, capExitRef(b, r))
+	}
+	return max(next, b.now+1), true
+}
+
+// capExitRef is request r's cap exit on its own: the first tick after Now
+// at which its rate cap may leave the interval that keeps its outcome
+// (math.MaxInt: never).
+func capExitRef(b *Broker, r *Request) int {
+	cp := &b.camps[r.Campaign]
+	env := &cp.env
+	held := float64(cp.heldAll)
+	t0 := cp.tokens
+	t1 := clamp(t0+env.Sustained-held, 0, env.Bucket)
+	if t1 == t0 {
+		return math.MaxInt
+	}
+	up := t1 > t0
+	e := 0x1p-51 * (env.Bucket + env.Sustained + held)
+	d := env.Sustained - held
+	if b.cfg.GrantTimeOnly {
+		switch {
+		case up && t0 > 0:
+			return math.MaxInt
+		case up:
+			return b.now + 1
+		}
+		return b.now + 1 + safeSteps(t0, e-d)
+	}
+	lo, hi := b.outcomeInterval(cp, r)
+	dur := float64(max(r.Duration, 1))
+	margin := func(k int) float64 {
+		return 1e-12 * ((math.Abs(float64(k))+env.Sustained)*dur + env.Bucket + 1)
+	}
+	if up {
+		if hi == math.MaxInt || hi+1 > env.BurstCeiling {
+			return math.MaxInt
+		}
+		thr := (float64(hi+1)-env.Sustained)*dur - margin(hi+1)
+		if thr > env.Bucket {
+			return math.MaxInt
+		}
+		return b.now + 1 + safeSteps(thr-t0, d+e)
+	}
+	if lo == math.MinInt || env.Guaranteed >= lo {
+		return math.MaxInt
+	}
+	thr := (float64(lo)-env.Sustained)*dur + margin(lo)
+	if thr < 0 {
+		return math.MaxInt
+	}
+	return b.now + 1 + safeSteps(t0-thr, e-d)
 }
