@@ -605,17 +605,33 @@ func (b *Broker) chargeSkipped(muls []mulRun) {
 // watchRun is how many ticks k ≤ limit from now change only the tokens
 // of the pending campaigns' buckets (toks) and not the order of a watched
 // pair of runs (while the deficits stand, the only pairs whose order can
-// change): each bucket moves by a constant in closed form over them
-// (refillRun), and a watched pair changes places at the first tick at
-// which the later run's tokens exceed the earlier's, found exactly on
-// those lines. It moves the buckets k ticks on; 0 where no such k ≥ 2 is
-// shown.
+// change): the segment of tokenLines. It moves the buckets k ticks on; 0
+// where no such k ≥ 2 is shown.
 func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit int) int {
-	camps := b.camps
-	if len(b.skipSlope) < len(camps) {
-		b.skipSlope = make([]float64, len(camps))
+	if len(b.skipSlope) < len(b.camps) {
+		b.skipSlope = make([]float64, len(b.camps))
 	}
 	slope := b.skipSlope
+	k := b.tokenLines(slope, toks, runs, watch, limit)
+	if k > 0 {
+		for _, i := range toks {
+			b.camps[i].tokens += float64(k) * slope[i]
+			slope[i] = 0
+		}
+	}
+	return k
+}
+
+// tokenLines is the k ≤ limit ticks after Now over which every pending
+// campaign's bucket (toks) moves by a constant, slope[c] a tick, exactly
+// (refillRun), and no watched pair of runs changes places: a pair changes
+// places at the first tick at which the later run's tokens exceed the
+// earlier's, found exactly on those lines. It returns 0, with every
+// slope of toks back at 0, where no k ≥ 2 is shown; otherwise the slopes
+// stay in slope for the caller (watchRun moves the buckets at once,
+// tokenSegment keeps a segment open).
+func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, watch []int32, limit int) int {
+	camps := b.camps
 	k := limit
 	for _, i := range toks {
 		cp := &camps[i]
@@ -650,13 +666,10 @@ func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit 
 		}
 	}
 	if k < 2 {
-		k = 0
-	}
-	for _, i := range toks {
-		if k > 0 {
-			camps[i].tokens += float64(k) * slope[i]
+		for _, i := range toks {
+			slope[i] = 0
 		}
-		slope[i] = 0
+		return 0
 	}
 	return k
 }
@@ -948,55 +961,15 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 	b.skipRunOff, b.skipRunAt, b.skipRunIdx, b.skipIdxOK = off, at, idx, true
 }
 
-// tokenSegment is watchRun without moving the buckets: the k ≤ limit
-// ticks after Now over which every pending campaign's bucket (toks) moves
-// by a constant, skipSeg[c] a tick, exactly (refillRun), and no watched
-// pair of runs changes places; 0, and no slopes kept, where no k ≥ 2 is
-// shown. Over the segment a bucket's fill j ticks on is its fill now plus
-// j·skipSeg[c] (segTokens); syncSeg writes it back.
+// tokenSegment is watchRun without moving the buckets: the segment of
+// tokenLines, its slopes kept in skipSeg. Over the segment a bucket's
+// fill j ticks on is its fill now plus j·skipSeg[c] (segTokens); syncSeg
+// writes it back.
 func (b *Broker) tokenSegment(toks []int32, runs []pendingKey, watch []int32, limit int) int {
-	camps := b.camps
-	if len(b.skipSeg) < len(camps) {
-		b.skipSeg = make([]float64, len(camps))
+	if len(b.skipSeg) < len(b.camps) {
+		b.skipSeg = make([]float64, len(b.camps))
 	}
-	slope := b.skipSeg
-	k := limit
-	for _, i := range toks {
-		cp := &camps[i]
-		n, d := refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, k)
-		slope[i] = d
-		if k = min(k, n); k < 2 {
-			break
-		}
-	}
-	if k >= 2 {
-		for _, w := range watch {
-			a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
-			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
-			if !(tc+float64(k)*dc > ta+float64(k)*da) {
-				continue
-			}
-			lo, hi := 0, k
-			for hi-lo > 1 {
-				mid := lo + (hi-lo)/2
-				if tc+float64(mid)*dc > ta+float64(mid)*da {
-					hi = mid
-				} else {
-					lo = mid
-				}
-			}
-			if k = lo; k < 2 {
-				break
-			}
-		}
-	}
-	if k < 2 {
-		for _, i := range toks {
-			slope[i] = 0
-		}
-		return 0
-	}
-	return k
+	return b.tokenLines(b.skipSeg, toks, runs, watch, limit)
 }
 
 // segTokens is campaign c's GPU tokens at Now, within an open segment
