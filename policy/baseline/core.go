@@ -225,6 +225,11 @@ type Core struct {
 	// not the thousands behind it (see pendRemove, pendInsert).
 	pendBase []Request
 	pendHead int
+	// pendUnsorted: the pending list may be out of submit order (an
+	// agent's request filed behind a trace job of the next tick), until
+	// it empties. In order, as a trace's list always is, a rigid request
+	// finds its place by binary search (RequestRigidQueued).
+	pendUnsorted bool
 
 	// changedAt is the last tick at which a lease started or ended or a
 	// notice was issued: NextChange ticks once more after one.
@@ -410,6 +415,11 @@ func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class, r
 			k.record(policy.Event{Kind: policy.EventDeny, Campaign: cp.Env.Name, CampaignID: c, GPUs: gpus, Class: cls, Reason: reason})
 		}
 		return id, err
+	}
+	if n := len(k.pending); n == 0 {
+		k.pendUnsorted = false
+	} else if !rigid && k.pending[n-1].Submitted > k.now {
+		k.pendUnsorted = true // behind a trace job submitted at the next tick
 	}
 	k.pendPush(Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Asked: asked, Submitted: k.now})
 	cp.pending[asked] += gpus

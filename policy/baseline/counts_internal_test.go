@@ -28,7 +28,8 @@ func (greedyRule) Admit(k *Core) {
 
 // The counts that let admitFiller, expireRequests and NextChange skip the
 // pending list, and IndexSubmitted's positions, are those of the list
-// itself, and resetFlows skips only zeros, after every operation: filing (agent requests and trace jobs, in
+// itself, the list is in submit order unless pendUnsorted, and resetFlows
+// skips only zeros, after every operation: filing (agent requests and trace jobs, in
 // submit order or not), grants, partial grants, expiry, releases and
 // denials.
 func TestPendingCountsAreExact(t *testing.T) {
@@ -60,7 +61,7 @@ func TestPendingCountsAreExact(t *testing.T) {
 				_, _ = k.Request(c, rapid.IntRange(1, 2*pool).Draw(t, "gpus"), rapid.IntRange(0, 20).Draw(t, "duration"), cls)
 			case 1:
 				run := rapid.IntRange(1, 20).Draw(t, "run")
-				_, _ = k.RequestRigid(c, rapid.IntRange(1, 2*pool).Draw(t, "gpus"), run+3, run, cls, k.now+rapid.IntRange(0, 1).Draw(t, "next"))
+				_, _ = k.RequestRigid(c, rapid.IntRange(1, 2*pool).Draw(t, "gpus"), run+3, run, cls, k.now+rapid.IntRange(-30, 1).Draw(t, "next")) // a requeued job's is in the past
 			case 2:
 				_ = k.ReleaseAll(c, cls)
 			default:
@@ -88,6 +89,17 @@ func TestPendingCountsAreExact(t *testing.T) {
 					if cp.io.usedNow != 0 || cp.io.usedLast != 0 || cp.inf.usedNow != 0 || cp.inf.usedLast != 0 {
 						t.Fatalf("step %d: no reset left, but campaign %d used %+v %+v", step, i, cp.io, cp.inf)
 					}
+				}
+			}
+			// The list is where pendBase says, and in submit order unless
+			// pendUnsorted says it may not be (RequestRigidQueued's binary
+			// search).
+			if n := len(k.pending); n > 0 && &k.pending[0] != &k.pendBase[k.pendHead] || cap(k.pending) != len(k.pendBase)-k.pendHead {
+				t.Fatalf("step %d: the list is not at pendBase[%d:]", step, k.pendHead)
+			}
+			for i := 1; i < len(k.pending) && !k.pendUnsorted; i++ {
+				if k.pending[i].Submitted < k.pending[i-1].Submitted {
+					t.Fatalf("step %d: request %d submitted at %d behind one submitted at %d, pendUnsorted false", step, i, k.pending[i].Submitted, k.pending[i-1].Submitted)
 				}
 			}
 			// IndexSubmitted finds every request where it is, whatever its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -78,8 +79,14 @@ func (k *Core) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, 
 	r.Rigid, r.Run, r.Submitted, r.Queue = true, run, submitted, queue
 	k.flexPending--
 	at := last
-	for at > 0 && k.pending[at-1].Submitted > submitted {
-		at--
+	if k.pendUnsorted {
+		for at > 0 && k.pending[at-1].Submitted > submitted {
+			at--
+		}
+	} else {
+		// The same place, behind every request submitted by then: a
+		// requeued job's is far from the end of a trace's long queue.
+		at = sort.Search(last, func(i int) bool { return k.pending[i].Submitted > submitted })
 	}
 	k.pending[last] = r
 	k.pendInsert(at)
