@@ -187,18 +187,7 @@ func TestBudgetContractOnTheWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := LoadRange(BuiltinFull, trace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := Windows(full.Jobs[0].Submit, full.Jobs[len(full.Jobs)-1].Submit, 4, 14*Day, DefaultWarmup, DefaultCooldown)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loads, err := LoadWindows(BuiltinFull, trace.Options{}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, ws, loads := sdscWindows(t, trace.Options{})
 	recorded, err := ReadRecorded(BuiltinFull, full.Pool)
 	if err != nil {
 		t.Fatal(err)

@@ -20,18 +20,7 @@ func TestBursarConvergesUnderWindowShares(t *testing.T) {
 		t.Skip("single-goroutine replays: run without -race")
 	}
 	opt := trace.Options{Shares: trace.ShareWindow}
-	full, err := LoadRange(BuiltinFull, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	windows, err := Windows(full.Jobs[0].Submit, full.Jobs[len(full.Jobs)-1].Submit, 4, 14*Day, DefaultWarmup, DefaultCooldown)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loads, err := LoadWindows(BuiltinFull, opt, windows)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, windows, loads := sdscWindows(t, opt)
 	excerpt, err := Load(BuiltinExcerpt, opt)
 	if err != nil {
 		t.Fatal(err)

@@ -142,18 +142,7 @@ func TestStaticScavengerIdleOnTheWindows(t *testing.T) {
 	if err := win.Measure(DefaultWarmup, DefaultCooldown); err != nil {
 		t.Fatal(err)
 	}
-	full, err := LoadRange(BuiltinFull, trace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := Windows(full.Jobs[0].Submit, full.Jobs[len(full.Jobs)-1].Submit, 4, 14*Day, DefaultWarmup, DefaultCooldown)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loads, err := LoadWindows(BuiltinFull, trace.Options{}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ws, loads := sdscWindows(t, trace.Options{})
 	loads, ws = append([]*trace.Workload{excerpt}, loads...), append([]Window{win}, ws...)
 	for k, w := range loads {
 		label := "excerpt"
