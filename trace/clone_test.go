@@ -25,14 +25,10 @@ import (
 // TestForkContinuesLikeTheOriginal checks that the copy continues like
 // the original; this checks that neither can reach into the other.
 func TestCloneSharesNothingMutable(t *testing.T) {
-	for _, name := range []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"} {
+	for _, name := range forkedPolicies {
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
-				w := randomTrace(t)
-				if name == "bursar" {
-					w.BucketHours = DefaultBucketHours
-				}
-				at := rapid.IntRange(0, len(w.Jobs)-1).Draw(t, "fork after job")
+				w, at := randomForkTrace(t, name)
 				forked := false
 				opt := ReplayOptions{Horizon: 3000, forkHook: func(fs forkState, alloc policy.Allocator, cap *capture) error {
 					if forked || fs.next <= at {

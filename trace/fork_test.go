@@ -11,6 +11,21 @@ import (
 	"github.com/bursar-hpc/bursar/policy/policies"
 )
 
+// forkedPolicies are the policies whose replays the fork tests copy:
+// every one a trace can be replayed under.
+var forkedPolicies = []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"}
+
+// randomForkTrace draws a random trace for policy name (Bursar's on the
+// hours bucket, so that its rigid jobs fit) and the job after whose
+// filing the fork is taken.
+func randomForkTrace(t *rapid.T, name string) (*Workload, int) {
+	w := randomTrace(t)
+	if name == "bursar" {
+		w.BucketHours = DefaultBucketHours
+	}
+	return w, rapid.IntRange(0, len(w.Jobs)-1).Draw(t, "fork after job")
+}
+
 // A copy of any policy's state, taken mid-replay and run on with every
 // arrival, writes exactly the journal the original writes from that point,
 // and taking it changes nothing of the original's: the copy shares no
@@ -18,14 +33,10 @@ import (
 // aliases it). This is what makes the fair start times' forks sound.
 func TestForkContinuesLikeTheOriginal(t *testing.T) {
 	testlong.Skip(t, "forks replayed on against the whole run")
-	for _, name := range []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"} {
+	for _, name := range forkedPolicies {
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
-				w := randomTrace(t)
-				if name == "bursar" {
-					w.BucketHours = DefaultBucketHours
-				}
-				at := rapid.IntRange(0, len(w.Jobs)-1).Draw(t, "fork after job")
+				w, at := randomForkTrace(t, name)
 				// A copy read only for its grants may stop keeping its
 				// books (baseline.Core.GrantsOnly): its journal must not
 				// change either.
