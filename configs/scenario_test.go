@@ -123,6 +123,7 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"burst ceiling above the pool", head + "  - name: s\n    agent: storm\n    burst_ceiling: 600\n", 3, `campaign s: burst_ceiling: 600 GPUs is above the pool of 512 (write pool, or allow_burst_above_pool: true`},
 		{"a written burst above a small pool", "pool: 300\ncampaigns:\n  - name: a\n    agent: adaptive\n    burst_ceiling: 384\n", 3, `campaign a: burst_ceiling: 384 GPUs is above the pool of 300`},
 		{"a written headroom above the pool", "pool: 300\ncampaigns:\n  - name: b\n    agent: backfill\n    headroom: 301\n", 3, `campaign b: headroom: 301 GPUs is above the pool of 300`},
+		{"a task list beyond the ceiling", head + "  - name: a\n    agent: naive\n    tasks: 77560000087\n", 3, `campaign a: tasks: must be at most 1000000, got 77560000087`},
 		{"empty window", head + "  - name: s\n    agent: storm\n    window: {start: 50, end: 50}\n", 3, `campaign s: window: [start, end) = [50, 50) is empty`},
 		{"wrong type", head + "  - name: s\n    agent: storm\n    gpus: many\n", 5, `campaigns[0].gpus: campaigns[0].gpus takes a whole number, got "many"`},
 		{"pool word elsewhere", head + "  - name: s\n    agent: storm\n    bucket: pool\n", 5, `takes a number, got "pool"`},

@@ -418,6 +418,9 @@ func validateAgent(c *Campaign, pool int, bad func(*Campaign, string, string, ..
 		}
 	case AgentNaive, AgentAdaptive:
 		errs = append(errs, pos("lease", c.Lease), nonneg("gpus", c.GPUs), nonneg("tasks", c.Tasks), nonneg("stream", c.Stream))
+		if c.Tasks > MaxTasks {
+			errs = append(errs, bad(c, "tasks", "must be at most %d, got %d (the task list is drawn before the run starts)", MaxTasks, c.Tasks))
+		}
 		if c.Agent == AgentAdaptive {
 			errs = append(errs, nonneg("min_gpus", c.MinGPUs), nonneg("starved_gpus", c.StarvedGPUs), pos("hot_horizon", c.HotHorizon),
 				nonneg("opportunistic_max", c.OpportunisticMax), nonneg("opportunistic_keep", c.OpportunisticKeep), pos("opportunistic_lease", c.OpportunisticLease))

@@ -160,13 +160,19 @@ func (k *Knob) Set(s *Scenario, v float64) error {
 // 512 GPUs, one storm and 3,000 tasks per science campaign. Cross-knob
 // rules (the guarantees within the pool, the storm window inside the run,
 // headroom within the pool) are Validate's.
+// MaxTasks bounds a science campaign's task list, whether set by the
+// tasks knob or by a campaign's own tasks field: a task list is drawn and
+// sorted up front, so an unbounded count would exhaust memory before the
+// first tick (a campaign field of 7.7e10 did, in a fuzzed scenario file).
+const MaxTasks = 1_000_000
+
 var knobRanges = map[string][2]float64{
 	"pool":               {1, 1 << 20},
 	"io_capacity":        {0, 1e12},
 	"inference_capacity": {0, 1e12},
 	"headroom":           {0, 1 << 20},
 	"seed":               {0, 1 << 53},
-	"tasks":              {0, 1_000_000},
+	"tasks":              {0, MaxTasks},
 	"grace":              {0, 864_000},
 	"sci_rate":           {0, 1 << 20},
 	"sci_bucket":         {0, 1e12},
