@@ -127,7 +127,8 @@ func (s *Summary) marshal() ([]byte, error) {
 	for i, sd := range st.Seeds {
 		seeds[i] = sd
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": "agents-arrive", "trace": s.Trace, "windows": wins,
+	b, err := json.MarshalIndent(map[string]any{"experiment": "agents-arrive", "trace": s.Trace,
+		"mapping": tracestudy.MappingMap(st.Options), "windows": wins,
 		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "stay_s": st.Stay, "agent_scale": st.AgentScale,
 		"agent_share": st.AgentShare, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
 		"interval": "mean over windows of the per-window mean over seeds; 95 % Student t over windows",

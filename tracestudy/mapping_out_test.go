@@ -23,7 +23,7 @@ func TestSummaryMappingNamesTheKnobs(t *testing.T) {
 		{trace.Options{UserCampaigns: true, Shares: trace.ShareUsers},
 			map[string]any{"by": "user", "shares": "users", "bucket": "largest-job", "user_campaigns": true}},
 	} {
-		if got := mappingMap(c.opt); !reflect.DeepEqual(got, c.want) {
+		if got := MappingMap(c.opt); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%+v: mapping %v, want %v", c.opt, got, c.want)
 		}
 	}

@@ -78,7 +78,7 @@ func marshal(s Summary) ([]byte, error) {
 		}
 		ests = append(ests, m)
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": mappingMap(st.Options),
+	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": MappingMap(st.Options),
 		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}, "", "  ")
 	if err != nil {
 		return nil, err
@@ -86,12 +86,14 @@ func marshal(s Summary) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// mappingMap is the trace mapping the run used (docs/studies.md §1, §3),
-// each knob at the value it took, defaults written out: what a campaign
-// is, how entitlements are shared, Bursar's bucket, the queue → class
-// overrides (as QUEUE=CLASS, sorted; absent when there are none) and
-// revision 1's one campaign per user (only when set).
-func mappingMap(o trace.Options) map[string]any {
+// MappingMap is summary.json's mapping block: the trace mapping the run
+// used (docs/studies.md §1, §3), each knob at the value it took, defaults
+// written out: what a campaign is, how entitlements are shared, Bursar's
+// bucket, the queue → class overrides (as QUEUE=CLASS, sorted; absent
+// when there are none) and revision 1's one campaign per user (only when
+// set). Every study that replays a trace (trace, budget-knobs,
+// agents-arrive) writes it, so that two summaries say how they differ.
+func MappingMap(o trace.Options) map[string]any {
 	by := "user"
 	if o.ByGroup {
 		by = "group"

@@ -107,7 +107,8 @@ func TestAgentsArriveMetricsDictionaryIsComplete(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out, err := runSweepApp(t, "agents-arrive", "--quiet", "--trace", "sdsc-sp2-excerpt", "--policies", "static,bursar", "--max-k", "3",
-		"--nseeds", "1", "--stay", "1h", "--window", "21772800:21945600", "--warmup", "6h", "--cooldown", "6h", "--out", dir)
+		"--nseeds", "1", "--stay", "1h", "--window", "21772800:21945600", "--warmup", "6h", "--cooldown", "6h",
+		"--classes", "standby=opportunistic", "--out", dir)
 	require.NoError(t, err, out)
 	keys, children := map[string]bool{}, map[string][]string{}
 	jsonKeys(readJSONAny(t, filepath.Join(dir, "summary.json")), nil, keys, children)
@@ -121,4 +122,27 @@ func TestAgentsArriveMetricsDictionaryIsComplete(t *testing.T) {
 	for _, c := range readCSVHeader(t, filepath.Join(dir, "agents.csv")) {
 		require.True(t, files[c] || perRun[c], "agents.csv column %s is not in docs/metrics.md", c)
 	}
+}
+
+// agents-arrive's summary.json names the trace mapping it replayed with,
+// as trace's does and with the same code: the same mapping flags give
+// the same mapping block, the knobs at their values, the defaults
+// written out.
+func TestAgentsArriveSummaryNamesItsMapping(t *testing.T) {
+	mapping := []string{"--trace", "sdsc-sp2-excerpt", "--window", "21772800:21945600", "--warmup", "6h", "--cooldown", "6h",
+		"--by", "group", "--shares", "window", "--bucket", "hours:24", "--classes", "standby=opportunistic"}
+	aa, tr := t.TempDir(), t.TempDir()
+	out, err := runSweepApp(t, append([]string{"agents-arrive", "--quiet", "--policies", "fifo", "--max-k", "1", "--nseeds", "1",
+		"--stay", "1h", "--out", aa}, mapping...)...)
+	require.NoError(t, err, out)
+	out, err = runSweepApp(t, append([]string{"trace", "--quiet", "--policies", "fifo", "--fair-sample", "0", "--out", tr}, mapping...)...)
+	require.NoError(t, err, out)
+	var a, b struct {
+		Mapping map[string]any `json:"mapping"`
+	}
+	readJSONFile(t, filepath.Join(aa, "summary.json"), &a)
+	readJSONFile(t, filepath.Join(tr, "summary.json"), &b)
+	require.Equal(t, map[string]any{"by": "group", "shares": "window", "bucket": "hours:24",
+		"classes": []any{"standby=opportunistic"}}, a.Mapping)
+	require.Equal(t, b.Mapping, a.Mapping)
 }
