@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"pgregory.net/rapid"
 
 	"github.com/bursar-hpc/bursar/engine"
@@ -389,3 +390,25 @@ func TestKnobsRapid(t *testing.T) {
 }
 
 func sweepOptions(workers int) sweep.StudyOptions { return sweep.StudyOptions{Workers: workers} }
+
+// The figure's linear axes carry at least four labels (gonum's default
+// gave 0, 5000, 10000 on the science panel and −20, 0, 20 on the paired
+// differences), and the k axis is labelled at whole k.
+func TestFigureAxesAreReadable(t *testing.T) {
+	labelled := func(ts []plot.Tick) []string {
+		var ls []string
+		for _, tk := range ts {
+			if tk.Label != "" {
+				ls = append(ls, tk.Label)
+			}
+		}
+		return ls
+	}
+	p := plot.New()
+	axis(p, "science", []float64{4500, 7900, 9600})
+	require.Equal(t, []string{"0", "2500", "5000", "7500", "10000"}, labelled(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)))
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8"}, labelled(kTicks(8)))
+	require.Equal(t, []string{"0", "1", "2"}, labelled(kTicks(2)))
+	require.Equal(t, []string{"0", "10", "20", "30", "40", "50", "60"}, labelled(kTicks(64)))
+	require.Equal(t, []string{"0", "2", "4", "6", "8", "10", "12", "14", "16", "18", "20"}, labelled(kTicks(21)))
+}

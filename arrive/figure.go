@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -117,6 +118,7 @@ func axis(p *plot.Plot, label string, vals []float64) float64 {
 	if hi > 0 {
 		p.Y.Max = hi * 1.08
 	}
+	p.Y.Tick.Marker = figures.LinearTicks{N: 4}
 	return 0
 }
 
@@ -207,7 +209,25 @@ func linePanel(ps []Point, policy, title, xlabel, ylabel, key string, scale floa
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.X.Min, p.X.Max = -0.3, float64(maxK(ps))+0.3
+	p.X.Tick.Marker = kTicks(maxK(ps))
 	return p, clipped, nil
+}
+
+// kTicks labels the k axis at whole numbers of agent campaigns: every k
+// up to 10, else every 2nd or 5th … (gonum's default labels only 0, 4
+// and 8, and a round-number ticker would put one at k = 2.5).
+func kTicks(maxK int) plot.ConstantTicks {
+	step := 1
+	for _, s := range []int{1, 2, 5, 10} {
+		if step = s; maxK/s <= 10 {
+			break
+		}
+	}
+	var ts plot.ConstantTicks
+	for k := 0; k <= maxK; k += step {
+		ts = append(ts, plot.Tick{Value: float64(k), Label: strconv.Itoa(k)})
+	}
+	return ts
 }
 
 func maxK(ps []Point) int {
@@ -470,6 +490,7 @@ func contrastPanel(cs []Contrast, site []string, k int) (*plot.Plot, error) {
 	p.Add(zero)
 	pad := max((hi-lo)*0.08, 1e-9)
 	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.Y.Tick.Marker = figures.LinearTicks{N: 4}
 	p.NominalX(site...)
 	p.X.Label.Text = "site policy (paired by window and seed)"
 	p.X.Min, p.X.Max = -0.6, float64(len(site))-0.4

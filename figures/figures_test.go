@@ -414,11 +414,11 @@ func TestNiceStep(t *testing.T) {
 }
 
 func TestLinearTicks(t *testing.T) {
-	ts := linearTicks{n: 5}.Ticks(0, 100)
+	ts := LinearTicks{N: 5}.Ticks(0, 100)
 	assert.Equal(t, []string{"0", "20", "40", "60", "80", "100"}, labels(ts))
-	ts = linearTicks{n: 5}.Ticks(3.2, 7.3)
+	ts = LinearTicks{N: 5}.Ticks(3.2, 7.3)
 	assert.Equal(t, []string{"4", "5", "6", "7"}, labels(ts))
-	ts = linearTicks{n: 4}.Ticks(-0.01, 0.35)
+	ts = LinearTicks{N: 4}.Ticks(-0.01, 0.35)
 	assert.Equal(t, []string{"0", "0.1", "0.2", "0.3"}, labels(ts))
 }
 

@@ -108,7 +108,7 @@ func headroomPanel(pts []HeadroomPoint, censor float64) *panel {
 	// The left axis is fixed at 0–100 % so the cost of headroom is read
 	// against the whole pool, not magnified by a zoomed-in range.
 	p.Y.Min, p.Y.Max = 0, 100
-	p.Y.Tick.Marker = linearTicks{n: 5}
+	p.Y.Tick.Marker = LinearTicks{N: 5}
 	pn.right = ra
 	// A legend promises an interval only where one is drawn: a single seed
 	// (--quick) gives no t interval, and a percentile without a bootstrap
@@ -174,7 +174,7 @@ func gracePanel(pts []GracePoint, censor float64) *panel {
 	// The same ticks on both axes, at the sweep's grace values when they
 	// can be labelled, so the grid is square and y = x runs through its
 	// corners: p50 − grace is then read off the grid directly.
-	var ticks plot.Ticker = linearTicks{n: 6}
+	var ticks plot.Ticker = LinearTicks{N: 6}
 	if ts := sweepTicks(append([]float64{0}, xs...), func(v float64) float64 { return v / top }, 0.06); ts != nil {
 		ticks = ts
 	}
@@ -204,7 +204,7 @@ func setXRange(p *plot.Plot, xs []float64) {
 		lo, hi = 0, 1
 	}
 	p.X.Min, p.X.Max = padLinear(lo, hi, 0.05)
-	p.X.Tick.Marker = linearTicks{n: 6}
+	p.X.Tick.Marker = LinearTicks{N: 6}
 	span := p.X.Max - p.X.Min
 	if ts := sweepTicks(xs, func(v float64) float64 { return (v - p.X.Min) / span }, 0.05); ts != nil {
 		p.X.Tick.Marker = ts

@@ -172,6 +172,6 @@ func sweepPanel(sp SweepPanel, xLabel string, looks []look) *panel {
 		// Room above the censor for the lower-bound arrows.
 		p.Y.Max = hi + 0.25*(hi-lo+math.Abs(hi)*0.1)
 	}
-	p.Y.Tick.Marker = linearTicks{n: 4}
+	p.Y.Tick.Marker = LinearTicks{N: 4}
 	return pn
 }

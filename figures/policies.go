@@ -183,6 +183,6 @@ func policiesPanel(pn PoliciesPanel, policies []string) *panel {
 		lo = 0
 	}
 	p.Y.Min, p.Y.Max = padLinear(lo, hi, 0.08)
-	p.Y.Tick.Marker = linearTicks{n: 4}
+	p.Y.Tick.Marker = LinearTicks{N: 4}
 	return p0
 }

@@ -44,20 +44,59 @@ func formatTick(v float64, d int) string {
 	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
-// linearTicks labels a linear axis at round values, about n intervals over
-// the range. gonum's DefaultTicks aims at three labels only, too few to read
-// values off a figure.
-type linearTicks struct{ n int }
+// LinearTicks labels a linear axis at round values (steps of 1, 2, 2.5 or
+// 5 times a power of ten), about N intervals over the range but never
+// fewer than MinLabels labels: gonum's DefaultTicks aims at three labels,
+// and a step rounded up from just over a round value (a range of 4.2 in 4
+// intervals is 1.05 each, rounded up to 2) leaves two, too few to read a
+// value off a panel. The step then shrinks to the next round one until
+// MinLabels fit.
+type LinearTicks struct{ N int }
 
-func (t linearTicks) Ticks(min, max float64) []plot.Tick {
-	step := niceStep((max - min) / float64(t.n))
+// MinLabels is the fewest labelled ticks LinearTicks puts on an axis.
+const MinLabels = 4
+
+// Ticks implements plot.Ticker.
+func (t LinearTicks) Ticks(min, max float64) []plot.Tick {
+	n := t.N
+	if n < 1 {
+		n = MinLabels
+	}
+	step := niceStep((max - min) / float64(n))
+	for i := 0; i < 8 && max > min && labelsIn(min, max, step) < MinLabels; i++ {
+		step = niceStepBelow(step)
+	}
 	d := decimals(step)
 	var ts []plot.Tick
 	for k := math.Ceil(min/step - 1e-9); k*step <= max+1e-9*step; k++ {
 		v := k * step
+		if v == 0 {
+			v = 0 // not −0 (math.Ceil(−1e-9) is −0)
+		}
 		ts = append(ts, plot.Tick{Value: v, Label: formatTick(v, d)})
 	}
 	return ts
+}
+
+// labelsIn counts the multiples of step in [min, max], as Ticks places
+// them.
+func labelsIn(min, max, step float64) int {
+	return int(math.Floor(max/step+1e-9) - math.Ceil(min/step-1e-9) + 1)
+}
+
+// niceStepBelow is the largest step of the 1–2–2.5–5 sequence below the
+// sequence's step s.
+func niceStepBelow(s float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10(s)+1e-9))
+	switch m := s / mag; {
+	case m > 4.5:
+		return 2.5 * mag
+	case m > 2.25:
+		return 2 * mag
+	case m > 1.5:
+		return mag
+	}
+	return mag / 2
 }
 
 // sweepTicks labels an axis at the sweep's own grid values, so a reader
@@ -129,7 +168,7 @@ func (log1pTicks) Ticks(min, max float64) []plot.Tick {
 	// decades under one would only pile labels onto the zero tick.
 	lo := math.Max(min, 1)
 	if max <= lo {
-		return linearTicks{n: 4}.Ticks(min, max)
+		return LinearTicks{N: 4}.Ticks(min, max)
 	}
 	first := int(math.Floor(math.Log10(lo)))
 	last := int(math.Ceil(math.Log10(max)))
@@ -160,7 +199,7 @@ func (log1pTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	if majors < 2 {
 		// A range inside one decade has too few round log values to read.
-		return linearTicks{n: 4}.Ticks(min, max)
+		return LinearTicks{N: 4}.Ticks(min, max)
 	}
 	return ts
 }

@@ -682,12 +682,13 @@ func shortName(name string) string {
 	return filepath.Base(name)
 }
 
-// cleanTicks are gonum's default ticks labelled with the shortest
-// decimal ("2500", "2.5"), not a fixed precision ("2500.00").
+// cleanTicks are figures.LinearTicks (at least four labels, where
+// gonum's default aims at three) labelled with the shortest decimal
+// ("2500", "2.5"), not a fixed precision ("2500.00").
 type cleanTicks struct{}
 
 func (cleanTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	ts := figures.LinearTicks{N: 4}.Ticks(lo, hi)
 	for i := range ts {
 		if ts[i].Label != "" {
 			// Rounded first: a tick at 0.1 × 3 is 0.30000000000000004.
