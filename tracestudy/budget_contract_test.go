@@ -7,7 +7,6 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
-	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -75,17 +74,15 @@ func (s *noticeScan) Record(e policy.Event) {
 	s.err = fmt.Errorf("t=%d: noticed lease %d not in the table", e.T, e.Lease)
 }
 
-// replayBudgetAsStudied replays window k of st under budget exactly as
-// RunWindow does (the trace studies' knobs, the entitlements' groups, the
-// log's usage before the window preloaded) and returns the run and its
-// notices.
+// replayBudgetAsStudied replays window k of st under its first spec
+// (budget) exactly as Study.Run does, with the allocator RunWindow builds
+// (Allocator: the trace studies' knobs, the entitlements and their
+// groups, the log's usage before the window preloaded), and returns the
+// run and its notices.
 func replayBudgetAsStudied(t *testing.T, st *Study, k int) (*trace.Run, []notice) {
 	t.Helper()
 	w := st.Loads[k]
-	knobs := st.Specs[0].Knobs
-	knobs.Entitlements = w.Entitlements()
-	knobs.History = st.windowHistory(0, k)
-	a, err := policies.New(budget.Name, policy.DefaultConfig(w.Pool), knobs)
+	a, err := Allocator(w, st.Specs[0], st.windowHistory(0, k))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +148,11 @@ func holdingsMoved(ns []notice, r reversal) (grew, shrank bool) {
 	return before > a.hp+a.n, b.hp < after
 }
 
-// budget's contract, literally as issue 19 states it, on the excerpt and
-// on the four 14-day windows of the full SDSC-SP2 log, each replayed as
-// `bursar-sweep trace` replays it (budget's defaults at the trace
-// studies' knobs, the log's usage preloaded, docs/studies.md §6.16):
+// budget's contract, literally as issue 19 states it, on the excerpt, on
+// the four 14-day windows of the full SDSC-SP2 log and on the whole log,
+// each replayed as `bursar-sweep trace` replays it (budget's defaults at
+// the trace studies' knobs, the entitlements of docs/studies.md §1, the
+// log's usage preloaded, §6.16):
 //
 //   - no job is preempted twice within m: two preemptions of one job
 //     (SWF job, across its requeues) are at least its class's m apart,
@@ -172,7 +170,10 @@ func holdingsMoved(ns []notice, r reversal) (grew, shrank bool) {
 //     and over the measured interval;
 //   - it converges.
 //
-// About 3 s of CPU.
+// About 3 s of CPU, and 2.5 s more for the whole log (skipped with
+// -short). The whole log was trace's own contract test (its replay built
+// budget's groups through the groups knob, with no entitlements): here
+// it is replayed as the study does.
 func TestBudgetContractOnTheWindows(t *testing.T) {
 	if raceDetector {
 		t.Skip("single-goroutine replays: run without -race")
@@ -193,17 +194,30 @@ func TestBudgetContractOnTheWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	windows := &Study{Specs: specs, Windows: ws, Loads: loads, Recorded: recorded}
+	// The whole log, as `trace --trace sdsc-sp2` replays it: one window,
+	// the default warm-up and cool-down unmeasured.
+	wholeWin, err := WholeWindow(full, trace.Options{}, DefaultWarmup, DefaultCooldown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeLog := &Study{Specs: specs, Windows: []Window{wholeWin}, Loads: []*trace.Workload{full}, Recorded: recorded}
 	cases := []struct {
 		name string
 		st   *Study
 		// reversals are the pairs preempting each other within W, one per
 		// search of the second preemption, pinned.
 		reversals []int
+		long      bool
 	}{
-		{"excerpt", whole, []int{2}},
-		{"sdsc-sp2 4x14d", windows, []int{0, 0, 0, 1}},
+		{"excerpt", whole, []int{2}, false},
+		{"sdsc-sp2 4x14d", windows, []int{0, 0, 0, 1}, false},
+		{"sdsc-sp2 whole", wholeLog, []int{26}, true},
 	}
 	for _, c := range cases {
+		if c.long && testing.Short() {
+			t.Logf("%s: skipped with -short", c.name)
+			continue
+		}
 		for k := range c.st.Windows {
 			run, ns := replayBudgetAsStudied(t, c.st, k)
 			label := fmt.Sprintf("%s window %d", c.name, k)
@@ -264,6 +278,51 @@ func TestBudgetContractOnTheWindows(t *testing.T) {
 			if !run.Converged {
 				t.Errorf("%s: not converged, %d jobs unfinished", label, run.UnfinishedJobs)
 			}
+		}
+	}
+}
+
+// The contract test's replay is the study's: on the excerpt's two 7-day
+// windows (the second starts from the usage the excerpt records before
+// it) under every share rule, replayBudgetAsStudied gives the run
+// Study.Run measures, preemption for preemption. Trace's former contract
+// test built budget's groups through its groups knob and never set the
+// entitlements or the history, so under a share rule other than groups,
+// or with usage to preload, it replayed another policy.
+func TestBudgetContractReplaysAsTheStudy(t *testing.T) {
+	for _, shares := range []trace.ShareMode{trace.ShareGroups, trace.ShareUsers, trace.ShareEqualUsers} {
+		opt := trace.Options{Shares: shares}
+		excerpt, err := LoadRange(BuiltinExcerpt, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := Windows(excerpt.Jobs[0].Submit, excerpt.Jobs[len(excerpt.Jobs)-1].Submit, 2, 7*Day, Day, Day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads, err := LoadWindows(BuiltinExcerpt, opt, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded, err := ReadRecorded(BuiltinExcerpt, excerpt.Pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &Study{Specs: TraceSpecs([]string{budget.Name}), Windows: ws, Loads: loads, Recorded: recorded, Options: opt}
+		for k := range ws {
+			want, err := st.Run(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, _ := replayBudgetAsStudied(t, st, k)
+			got := [3]int64{int64(run.Preemptions), run.LostGPUSeconds, int64(run.Ticks)}
+			if w := [3]int64{int64(want.Preemptions), want.LostGPUSeconds, int64(want.Ticks)}; got != w {
+				t.Errorf("shares %s, window %d: the contract test's replay gives (preemptions, lost GPU-s, ticks) %v, the study %v", shares, k, got, w)
+			}
+			if k == 1 && want.PreloadedUsage == 0 {
+				t.Errorf("shares %s: the second window preloaded no usage; the test does not exercise the history", shares)
+			}
+			t.Logf("shares %s, window %d: %d preemptions, %d GPU-s lost, %d preloaded jobs", shares, k, run.Preemptions, run.LostGPUSeconds, want.PreloadedUsage)
 		}
 	}
 }

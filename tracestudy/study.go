@@ -167,20 +167,7 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 			run.FairStart = trace.ExactFairStarts(w, sample)
 		}
 	} else {
-		knobs := s.Knobs
-		// budget's hierarchy is the entitlements' groups (its groups knob
-		// left unset), as every share-based policy reads them.
-		if knobs.Entitlements == nil {
-			knobs.Entitlements = w.Entitlements()
-		}
-		if knobs.Priority.Preempt == nil {
-			// priority's preempt follows the log's header
-			// (docs/studies.md §2: off where it says Preemption: No).
-			p := w.Preemptible()
-			knobs.Priority.Preempt = &p
-		}
-		knobs.History = o.History
-		a, err := policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
+		a, err := Allocator(w, s, o.History)
 		if err != nil {
 			return Result{}, nil, err
 		}
@@ -203,6 +190,28 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		PreloadedUsage: len(o.History),
 	}
 	return r, run, nil
+}
+
+// Allocator is the policy of s as a trace study replays it on w
+// (docs/studies.md §1, §2, §6.16): the pool and grace of
+// policy.DefaultConfig at the trace's pool, the trace's entitlements
+// (budget's hierarchy is their groups, its groups knob left unset, as
+// every share-based policy reads them), priority's preemption as the
+// log's header says, and history (the log's usage before the window,
+// History; nil none) preloaded.
+func Allocator(w *trace.Workload, s Spec, history []baseline.Usage) (policy.Allocator, error) {
+	knobs := s.Knobs
+	if knobs.Entitlements == nil {
+		knobs.Entitlements = w.Entitlements()
+	}
+	if knobs.Priority.Preempt == nil {
+		// priority's preempt follows the log's header
+		// (docs/studies.md §2: off where it says Preemption: No).
+		p := w.Preemptible()
+		knobs.Priority.Preempt = &p
+	}
+	knobs.History = history
+	return policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
 }
 
 // Hierarchy is the trace's groups as the budget policy's hierarchy
