@@ -1,10 +1,74 @@
 package quota
 
-import "github.com/bursar-hpc/bursar/policy/baseline"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy/baseline"
+)
 
 // OnDecision tells f of every victim a's fair-sharing preemption chooses.
 func OnDecision(a *baseline.Core, f func(Decision)) { a.Rule().(*Rule).decide = f }
 
-// Plain makes a's admission walk every queue from its start, without the
-// skips that only save time.
+// Plain makes a's admission walk every queue from its start and search
+// at every preemption attempt, without the skips that only save time.
 func Plain(a *baseline.Core) { a.Rule().(*Rule).plain = true }
+
+// AuditVictims checks, at every preemption attempt of a's, the candidates
+// the rule gathered from its victim lists against the gathering they
+// replaced: every lease not under notice of the filler, and of each other
+// queue that borrows, sorted afresh in victim order. f is told of each
+// attempt and of what differed ("" if nothing).
+func AuditVictims(a *baseline.Core, f func(diff string)) {
+	r := a.Rule().(*Rule)
+	r.audit = func(k *baseline.Core, p int) {
+		leases := k.Leases()
+		var filler []int
+		cands := make([][]int, len(r.nominal))
+		for j := range leases {
+			l := &leases[j]
+			if l.UnderNotice {
+				continue
+			}
+			switch q := r.queueOf[l.Campaign]; {
+			case q < 0:
+				filler = append(filler, j)
+			case q != p && r.kept[q] > r.nominal[q]:
+				cands[q] = append(cands[q], j)
+			}
+		}
+		order := func(a, b int) int { return baseline.VictimOrder(&leases[a], &leases[b]) }
+		slices.SortFunc(filler, order)
+		var withC []int
+		for q := range cands {
+			if len(cands[q]) > 0 {
+				withC = append(withC, q)
+				slices.SortFunc(cands[q], order)
+			}
+		}
+		diff := ""
+		for x := 1; x < len(r.holding); x++ {
+			if r.holding[x-1] >= r.holding[x] {
+				diff += fmt.Sprintf("holding %v not strictly ascending; ", r.holding)
+				break
+			}
+		}
+		if !slices.Equal(filler, r.fillerCands) {
+			diff += fmt.Sprintf("filler %v, want %v; ", r.fillerCands, filler)
+		}
+		if !slices.Equal(withC, r.withC) {
+			diff += fmt.Sprintf("queues %v, want %v; ", r.withC, withC)
+		}
+		for _, q := range withC {
+			if !slices.Equal(cands[q], r.cands[q]) {
+				diff += fmt.Sprintf("queue %d: %v, want %v; ", q, r.cands[q], cands[q])
+			}
+		}
+		f(diff)
+	}
+}
+
+// AuditBound makes every preemption attempt of a's search even where its
+// bound (takable) turns it away, and tells f whether it did (beyond) and
+// whether the search succeeded.
+func AuditBound(a *baseline.Core, f func(beyond, succeeded bool)) { a.Rule().(*Rule).bound = f }

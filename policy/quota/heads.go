@@ -119,7 +119,10 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	}
 	r.live[q.ID] = true
 	qu := &r.queues[qi]
-	qu.live++
+	if qu.live++; qu.live == 1 {
+		at, _ := slices.BinarySearch(r.active, qi)
+		r.active = slices.Insert(r.active, at, qi)
+	}
 	e := waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}
 	w := q.GPUs
 	if !q.Rigid {
@@ -157,7 +160,11 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 		}
 	}
 	qu.list = slices.Delete(qu.list, at, at+1)
-	qu.live--
+	if qu.live--; qu.live == 0 {
+		if x, ok := slices.BinarySearch(r.active, qi); ok {
+			r.active = slices.Delete(r.active, x, x+1)
+		}
+	}
 	if at < r.cursor[qi] {
 		r.cursor[qi]--
 	}

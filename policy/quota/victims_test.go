@@ -1,0 +1,114 @@
+package quota_test
+
+import (
+	"fmt"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
+	"github.com/bursar-hpc/bursar/policy/quota"
+)
+
+// randomCohort runs a quota allocator on a random cohort, calling audit on
+// it before the first tick: random pools, grace periods, borrowing limits,
+// queues, both queueing strategies and every list of preemption
+// strategies; jobs of every class, rigid and elastic, several filed a tick
+// (so that leases granted in one tick tie on their grant time), and a
+// filler some of the time.
+func randomCohort(t *rapid.T, audit func(a *baseline.Core)) {
+	pool := rapid.SampledFrom([]int{8, 16, 64}).Draw(t, "pool")
+	k := quota.DefaultKnobs()
+	k.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 8}).Draw(t, "borrowing-limit")
+	k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
+	k.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
+	a, err := quota.New(bt.Config(pool, rapid.IntRange(0, 10).Draw(t, "grace")), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := rapid.IntRange(2, 5).Draw(t, "queues")
+	var ids []policy.CampaignID
+	for i := range n {
+		id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), float64(rapid.IntRange(1, 6).Draw(t, "R")), policy.AgentBurst))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	filler := policy.CampaignID(-1)
+	if rapid.Bool().Draw(t, "filler") {
+		if filler, err = a.Register(bt.Env("filler", 1, policy.Opportunistic)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	audit(a)
+	classes := []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+	for range rapid.IntRange(10, 200).Draw(t, "ticks") {
+		for range rapid.IntRange(0, 3).Draw(t, "arrivals") {
+			g := rapid.IntRange(1, pool).Draw(t, "gpus")
+			d := rapid.IntRange(1, 60).Draw(t, "run")
+			if filler >= 0 && rapid.IntRange(0, 4).Draw(t, "to-filler") == 0 {
+				_, _ = a.Request(filler, g, d, policy.Opportunistic)
+				continue
+			}
+			c := ids[rapid.IntRange(0, n-1).Draw(t, "c")]
+			cls := rapid.SampledFrom(classes).Draw(t, "class")
+			if rapid.Bool().Draw(t, "rigid") {
+				_, _ = a.RequestRigid(c, g, d, d, cls, a.Now()+1)
+			} else {
+				_, _ = a.Request(c, g, d, cls)
+			}
+		}
+		a.Tick()
+	}
+}
+
+// The victim lists a pass keeps (built once from the lease table, a
+// grant filed into its queue's list) give every preemption attempt the
+// candidates a fresh gathering and sort would: the filler's leases and
+// those of each other queue that borrows, not under notice, in victim
+// order.
+func TestVictimListsAreAFreshSort(t *testing.T) {
+	attempts := 0
+	rapid.Check(t, func(t *rapid.T) {
+		randomCohort(t, func(a *baseline.Core) {
+			quota.AuditVictims(a, func(diff string) {
+				attempts++
+				if diff != "" {
+					t.Fatalf("tick %d: %s", a.Now(), diff)
+				}
+			})
+		})
+	})
+	if attempts == 0 {
+		t.Fatal("no preemption was attempted: the audit checked nothing")
+	}
+	t.Logf("%d preemption attempts checked", attempts)
+}
+
+// The bound that turns a preemption attempt away before the search
+// (takable) never turns away one the search would have let through.
+func TestTakableBoundsThePreemption(t *testing.T) {
+	beyond, succeeded := 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		randomCohort(t, func(a *baseline.Core) {
+			quota.AuditBound(a, func(b, s bool) {
+				if b {
+					beyond++
+				}
+				if s {
+					succeeded++
+				}
+				if b && s {
+					t.Fatalf("tick %d: turned away a preemption the search lets through", a.Now())
+				}
+			})
+		})
+	})
+	if beyond == 0 || succeeded == 0 {
+		t.Fatalf("%d attempts turned away, %d succeeded: the test checked nothing", beyond, succeeded)
+	}
+	t.Logf("%d attempts the bound turns away, %d that succeed", beyond, succeeded)
+}
