@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -222,7 +221,7 @@ func runAgentsArrive(c *cli.Context) error {
 		return err
 	}
 	files = append(files, studyTableFile)
-	m := manifest.New(programName, os.Args, c.Command.Name, start)
+	m := newManifest(c.Command.Name, start)
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
 	m.Workers = workers
 	if err := m.Write(out, start, files); err != nil {

@@ -16,6 +16,18 @@ import (
 // programName is the program the manifests name.
 const programName = "bursar-sweep"
 
+// newManifest starts the manifest of a folder that command writes, with
+// the program's command line less --cache: the cache is a folder on the
+// machine that ran the command, and it never changes a number (an entry
+// is keyed by the program's version and every input of the run:
+// sweep.RunKey, StudyPlan.RunKey), so a record meant for reproducing the
+// folder leaves it out, as shard files do (notRecorded).
+func newManifest(command string, start time.Time) *manifest.Manifest {
+	m := manifest.New(programName, os.Args, command, start)
+	m.LeaveOut("cache")
+	return m
+}
+
 // runOutputs are the files `run` writes, in the order the manifest lists
 // them.
 var runOutputs = []string{"metrics.json", "journal.jsonl", "series.csv", "report.html"}
@@ -59,7 +71,7 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 		if c.IsSet("scenario") {
 			name, embedded = c.String("scenario"), false
 		}
-		m := manifest.New(programName, os.Args, "run", start)
+		m := newManifest("run", start)
 		m.Inputs = append(m.Inputs, manifest.NewInlineInput("scenario", name, embedded, doc.Scenario))
 		var knobs struct {
 			Seed *int64 `json:"seed"`
@@ -77,7 +89,7 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 // configs as used (the embedded YAML, or the file given with --config), the
 // seeds that ran, the worker count and the files written.
 func writeSweepManifest(c *cli.Context, st *sweepSetup, cfgs []*configs.Config, plans []*configs.Plan, start time.Time, files []string) error {
-	m := manifest.New(programName, os.Args, c.Command.Name, start)
+	m := newManifest(c.Command.Name, start)
 	given := configFlagPaths(c)
 	for _, cfg := range cfgs {
 		var src []byte

@@ -205,3 +205,25 @@ func TestVersionFlag(t *testing.T) {
 	require.Contains(t, out, "bursar-sweep version ")
 	require.Contains(t, out, manifest.VersionLine("bursar-sweep"))
 }
+
+// A manifest's command line leaves --cache out (a folder on one machine
+// that never changes a number) and keeps every other argument: run with
+// a cache and without, the two folders' manifests name the same command
+// and vouch for the same bytes.
+func TestManifestLeavesTheCacheOut(t *testing.T) {
+	saved := os.Args
+	defer func() { os.Args = saved }()
+	cache, a, b := t.TempDir(), t.TempDir(), t.TempDir()
+	args := []string{"trace", "--policies", "fifo", "--window", "21772800:22000000", "--fair-sample", "0", "--quiet"}
+	withCache := append(append(slices.Clone(args), "--cache", cache), "--out", a)
+	os.Args = append([]string{"bin/bursar-sweep"}, withCache...)
+	console, err := runSweepApp(t, withCache...)
+	require.NoError(t, err, console)
+	without := append(slices.Clone(args), "--out", a)
+	os.Args = append([]string{"bin/bursar-sweep"}, append(slices.Clone(args), "--out", b)...)
+	console, err = runSweepApp(t, append(slices.Clone(args), "--out", b)...)
+	require.NoError(t, err, console)
+	ma, mb := readManifest(t, a), readManifest(t, b)
+	require.Equal(t, append([]string{"bin/bursar-sweep"}, without...), ma.CommandLine)
+	require.Equal(t, ma.Outputs, mb.Outputs)
+}

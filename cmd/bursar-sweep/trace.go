@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -558,7 +557,7 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if tw := w.Skipped.TooWide; tw > 0 {
 		fmt.Fprintf(stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 	}
-	m := manifest.New(programName, os.Args, c.Command.Name, start)
+	m := newManifest(c.Command.Name, start)
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
 	m.Workers = workers
 	if err := m.Write(out, start, files); err != nil {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
@@ -163,6 +164,34 @@ func New(name string, args []string, command string, start time.Time) *Manifest 
 		Seeds:       []int64{},
 		Outputs:     []Output{},
 	}
+}
+
+// LeaveOut drops the named flags and their values from the command line
+// (--name VALUE, --name=VALUE and the one-dash forms; an argument after a
+// "--" that ends the flags is kept): for a flag that names a place on the
+// machine that ran the command and never changes a number, noise in a
+// record meant for reproducing the folder.
+func (m *Manifest) LeaveOut(flags ...string) {
+	out := m.CommandLine[:0:0]
+	for i := 0; i < len(m.CommandLine); i++ {
+		a := m.CommandLine[i]
+		if a == "--" {
+			out = append(out, m.CommandLine[i:]...)
+			break
+		}
+		name, eq := strings.TrimLeft(a, "-"), false
+		if n, _, ok := strings.Cut(name, "="); ok {
+			name, eq = n, true
+		}
+		if len(a) > 1 && a[0] == '-' && slices.Contains(flags, name) {
+			if !eq {
+				i++ // the value
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	m.CommandLine = out
 }
 
 // Write records the listed files of dir (their size and SHA-256, in the

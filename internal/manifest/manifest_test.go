@@ -83,3 +83,25 @@ func TestRevisionFallback(t *testing.T) {
 	require.True(t, p.VCSModified)
 	require.Contains(t, VersionLine("x"), "revision 0123abcd+modified of 2026-12-01T00:00:00Z")
 }
+
+// LeaveOut drops a flag in each of its spellings with its value, keeps
+// every other argument in order, and keeps what follows a "--".
+func TestLeaveOutDropsAFlagAndItsValue(t *testing.T) {
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"bin/bursar-sweep", "agents-arrive", "--workers", "2", "--cache", "/tmp/aa-cache", "--out", "/tmp/aa", "--quiet"},
+			[]string{"bin/bursar-sweep", "agents-arrive", "--workers", "2", "--out", "/tmp/aa", "--quiet"}},
+		{[]string{"b", "trace", "--cache=/tmp/c", "-cache", "/tmp/d", "-cache=/tmp/e", "--quiet"}, []string{"b", "trace", "--quiet"}},
+		{[]string{"b", "trace", "--cached-runs", "x", "--cache"}, []string{"b", "trace", "--cached-runs", "x"}},
+		{[]string{"b", "run", "--", "--cache", "x"}, []string{"b", "run", "--", "--cache", "x"}},
+		{[]string{"b", "paper", "cache", "x"}, []string{"b", "paper", "cache", "x"}},
+	} {
+		m := New("bursar-sweep", c.args, "x", time.Now())
+		m.LeaveOut("cache")
+		require.Equal(t, c.want, m.CommandLine, "%q", c.args)
+	}
+	// The caller's slice is not touched.
+	args := []string{"b", "--cache", "x", "--quiet"}
+	m := New("bursar-sweep", args, "x", time.Now())
+	m.LeaveOut("cache")
+	require.Equal(t, []string{"b", "--cache", "x", "--quiet"}, args)
+}
