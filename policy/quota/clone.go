@@ -1,0 +1,55 @@
+package quota
+
+import (
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy/baseline"
+)
+
+// CloneRule is a copy of the rule for a copy of its Core
+// (baseline.RuleCloner): every table copied, the tests' hooks dropped.
+// The reflective copy it replaces was a tenth of a StrictFIFO replay of
+// the full SDSC-SP2 log with fair starts, whose thousand forks each copy
+// queues thousands of workloads long. TestCloneRuleCopiesEveryField checks
+// it against that copy, field for field, and that it shares no memory
+// with the original.
+func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
+	c := *r
+	c.queueOf, c.nominal = slices.Clone(r.queueOf), slices.Clone(r.nominal)
+	c.members = cloneLists(r.members)
+	if r.queues != nil {
+		c.queues = make([]queue, len(r.queues))
+		for i := range r.queues {
+			q := r.queues[i]
+			q.list, q.blockLeast = slices.Clone(q.list), slices.Clone(q.blockLeast)
+			c.queues[i] = q
+		}
+	}
+	c.active, c.live, c.preemptors = slices.Clone(r.active), slices.Clone(r.live), slices.Clone(r.preemptors)
+	c.usage, c.kept = slices.Clone(r.usage), slices.Clone(r.kept)
+	c.cursor, c.done = slices.Clone(r.cursor), slices.Clone(r.done)
+	c.bonus = slices.Clone(r.bonus)
+	c.holding, c.borrowing = slices.Clone(r.holding), slices.Clone(r.borrowing)
+	c.keptSum, c.excess = slices.Clone(r.keptSum), slices.Clone(r.excess)
+	c.heads = slices.Clone(r.heads)
+	c.vict, c.fillerVict, c.widest = cloneLists(r.vict), slices.Clone(r.fillerVict), slices.Clone(r.widest)
+	c.cands, c.withC, c.next = cloneLists(r.cands), slices.Clone(r.withC), slices.Clone(r.next)
+	c.fillerCands = slices.Clone(r.fillerCands)
+	c.minFail, c.sim = slices.Clone(r.minFail), slices.Clone(r.sim)
+	c.targets, c.decisions = slices.Clone(r.targets), slices.Clone(r.decisions)
+	c.retry = cloneLists(r.retry)
+	c.decide, c.audit, c.bound = nil, nil, nil
+	return &c
+}
+
+// cloneLists is a copy of lists that shares no array with it.
+func cloneLists[E any](lists [][]E) [][]E {
+	if lists == nil {
+		return nil
+	}
+	c := make([][]E, len(lists))
+	for i, l := range lists {
+		c[i] = slices.Clone(l)
+	}
+	return c
+}
