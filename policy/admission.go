@@ -59,22 +59,45 @@ func (b *Broker) admit() {
 		return
 	}
 	b.order()
+	runs := b.runsOf()
+	b.refreshFloors(runs)
 	// admitOne only changes the request it is given, and grants only
-	// append leases, so the list can be walked and compacted in place.
-	w := 0
-	for i := range b.pending {
-		if b.admitOne(&b.pending[i]) {
-			if w != i {
-				b.pending[w] = b.pending[i]
+	// append leases, so the list can be walked and compacted in place,
+	// run by run: a quiet campaign's run (throttled.go) is kept whole
+	// without a try. The runs of the compacted list are the old ones
+	// less the emptied, those that then meet merged (nr kept so far).
+	pend := b.pending
+	w, nr := 0, 0
+	for i := range runs {
+		start, end := runs[i].pos, runEnd(runs, i, len(pend))
+		from := w
+		if cp := &b.camps[pend[start].Campaign]; b.quietCampaign(cp) {
+			if w != start {
+				copy(pend[w:], pend[start:end])
 			}
-			w++
+			w += end - start
+		} else {
+			for j := start; j < end; j++ {
+				if b.admitOne(&pend[j]) {
+					if w != j {
+						pend[w] = pend[j]
+					}
+					w++
+				}
+			}
 		}
+		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && pend[runs[nr-1].pos].Campaign == pend[from].Campaign {
+			continue // emptied, or one with the run before
+		}
+		runs[nr] = runs[i]
+		runs[nr].pos = from
+		nr++
 	}
-	if w < len(b.pending) {
-		clear(b.pending[w:])
-		b.pending = b.pending[:w]
-		b.runsOK = false
+	if w < len(pend) {
+		clear(pend[w:])
+		b.pending = pend[:w]
 	}
+	b.runs = runs[:nr]
 }
 
 // order is admission's first step: the pending list in the order of a
@@ -181,7 +204,7 @@ func (b *Broker) admitOne(r *Request) (keep bool) {
 	headroom := limit - cp.heldAll
 	if headroom <= 0 {
 		if !r.throttleJournaled {
-			r.throttleJournaled = true
+			cp.journaledThrottle(r)
 			b.changedAt = b.now
 			if b.rec != nil {
 				b.record(Event{Kind: EventThrottle, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.tokens, Cap: limit})
@@ -271,7 +294,10 @@ func (b *Broker) sortCandidates() {
 	b.cands, b.candPos, b.candsValid = cands, 0, true
 }
 
-func (b *Broker) dropPending(cp *campaign, r *Request) { b.addPending(cp, r.Class, -r.GPUs) }
+func (b *Broker) dropPending(cp *campaign, r *Request) {
+	b.addPending(cp, r.Class, -r.GPUs)
+	cp.dropTried(r)
+}
 
 // PathFor classifies a grant by its latency under grace period grace.
 func PathFor(latency, grace int) Path {

@@ -244,13 +244,18 @@ func (s *admissionState) reset() {
 	b.leases = append(b.leases[:0], s.leases...)
 	for i := range b.pending {
 		r := &b.pending[i]
-		b.addPending(&b.camps[r.Campaign], r.Class, -r.GPUs)
+		b.dropPending(&b.camps[r.Campaign], r)
 	}
 	b.pending = append(b.pending[:0], s.pending...)
 	b.runsOK = false
 	for i := range b.pending {
 		r := &b.pending[i]
-		b.addPending(&b.camps[r.Campaign], r.Class, r.GPUs)
+		cp := &b.camps[r.Campaign]
+		b.addPending(cp, r.Class, r.GPUs)
+		cp.fileTried()
+		if r.throttleJournaled {
+			cp.journaledThrottle(r)
+		}
 	}
 	b.resetPreemptState()
 }

@@ -150,6 +150,14 @@ type campaign struct {
 	share     float64
 	deficit   float64
 	deficitAt int
+	// tries counts its pending requests that admission must try whatever
+	// the tokens, floor is the fill below which every pending trace job
+	// of it is throttled (valid while floorOK; floorEpoch: the
+	// refreshFloors walk that reset it), see throttled.go.
+	tries      int
+	floor      float64
+	floorEpoch int
+	floorOK    bool
 }
 
 // congestionRing holds the last CongestionWindow (unmet priced demand, free
@@ -231,6 +239,8 @@ type Broker struct {
 	// removal from the list rebuilds them when next read (runsOf).
 	runs   []pendingKey
 	runsOK bool
+	// floorEpoch numbers refreshFloors' walks (throttled.go).
+	floorEpoch int
 	// The buffer a reordered list is built in; kept so that a pass
 	// allocates nothing once it has grown.
 	pendingSpare []Request
@@ -414,6 +424,7 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 		b.runs = append(b.runs, pendingKey{pos: p - 1, class: cls})
 	}
 	b.addPending(cp, cls, gpus)
+	cp.fileTried()
 	return id, nil
 }
 
@@ -433,6 +444,7 @@ func (b *Broker) addHeld(cp *campaign, cls Class, gpus int) {
 	b.unmet -= unmetOf(cp)
 	cp.held[cls] += gpus
 	cp.heldAll += gpus
+	cp.floorOK = false // every trace job's floor moves with held GPUs
 	b.unmet += unmetOf(cp)
 	b.leased += gpus
 }
@@ -490,7 +502,7 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 	w := 0
 	for i := range b.pending {
 		if r := &b.pending[i]; r.Campaign == c && classMatches(cls, r.Class) {
-			b.addPending(cp, r.Class, -r.GPUs)
+			b.dropPending(cp, r)
 			continue
 		}
 		if w != i {

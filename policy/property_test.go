@@ -362,6 +362,7 @@ func (r *runner) check() {
 			t.Fatalf("%s holds %d over its burst ceiling %d", e.Name, h, e.BurstCeiling)
 		}
 	}
+	checkThrottleFloors(t, b)
 	if unmet != b.unmet {
 		t.Fatalf("unmet guarantees drifted: %d vs %d", unmet, b.unmet)
 	}

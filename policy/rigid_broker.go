@@ -45,6 +45,7 @@ func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, 
 	}
 	r := &b.pending[len(b.pending)-1]
 	r.rigid, r.run, r.Submitted = true, run, submitted
+	cp.fileRigid(r)
 	return id, nil
 }
 
@@ -74,7 +75,7 @@ func (b *Broker) admitRigid(r *Request) (keep bool) {
 	limit := b.rateCap(cp, r.Duration)
 	if limit-cp.heldAll < r.GPUs {
 		if !r.throttleJournaled {
-			r.throttleJournaled = true
+			cp.journaledThrottle(r)
 			b.changedAt = b.now
 			if b.rec != nil {
 				b.record(Event{Kind: EventThrottle, Campaign: cp.env.Name, CampaignID: r.Campaign, GPUs: r.GPUs, Class: r.Class, Tokens: cp.tokens, Cap: limit})

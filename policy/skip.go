@@ -71,38 +71,51 @@ func (b *Broker) NextChange() int {
 	// rate its campaign's alone; safeSteps is monotone in the gap, so the
 	// earliest exit of a campaign's requests is that of their smallest
 	// gap: one gap per request is compared, and safeSteps is taken once
-	// per campaign.
+	// per campaign. A quiet campaign's smallest gap is its floor's
+	// (throttled.go), and its runs are passed by.
 	b.exitEpoch++
 	if len(b.exits) < len(b.camps) {
 		b.exits = make([]campExit, len(b.camps))
 	}
 	touched := b.exitTouched[:0]
-	for i := range b.pending {
-		r := &b.pending[i]
-		if !r.rigid {
-			next = min(next, r.Submitted+RequestTTL+1)
-		}
-		x := &b.exits[r.Campaign]
+	runs := b.runsOf()
+	b.refreshFloors(runs)
+	pend := b.pending
+runs:
+	for ri := range runs {
+		start, end := runs[ri].pos, runEnd(runs, ri, len(pend))
+		c := pend[start].Campaign
+		x := &b.exits[c]
 		if x.epoch != b.exitEpoch {
-			b.capSlope(x, r.Campaign)
+			b.capSlope(x, c)
 			if !x.fixed {
-				touched = append(touched, int32(r.Campaign))
+				touched = append(touched, int32(c))
+			}
+			cp := &b.camps[c]
+			if x.quiet = b.quietCampaign(cp); x.quiet && x.up && cp.floor <= cp.env.Bucket {
+				// Every job is throttled, so each one's gap is its
+				// floor less the fill (rigidCapGap), the smallest the
+				// campaign's; a floor above the bucket is never reached.
+				x.noteGap(&next, cp.floor-x.t0, b.now)
 			}
 		}
-		if x.fixed {
+		if x.quiet {
 			continue
 		}
-		gap, ok := b.capGap(x, r)
-		if !ok {
-			continue
-		}
-		if !(gap > 0) {
-			next = b.now + 1 // safeSteps is 0
-		} else if !x.bounded || gap < x.minGap {
-			x.minGap, x.bounded = gap, true
+		for i := start; i < end; i++ {
+			r := &pend[i]
+			if !r.rigid {
+				next = min(next, r.Submitted+RequestTTL+1)
+			}
+			if x.fixed {
+				continue
+			}
+			if gap, ok := b.capGap(x, r); ok {
+				x.noteGap(&next, gap, b.now)
+			}
 		}
 		if next <= b.now+1 {
-			break
+			break runs
 		}
 	}
 	for _, c := range touched {
@@ -130,8 +143,19 @@ type campExit struct {
 	epoch        int
 	fixed, up    bool
 	bounded      bool
+	quiet        bool // quietCampaign: its gap is its floor's
 	t0, e, d     float64
 	rate, minGap float64
+}
+
+// noteGap takes one request's gap into the campaign's smallest; a gap
+// that is not positive makes the next tick the answer (safeSteps is 0).
+func (x *campExit) noteGap(next *int, gap float64, now int) {
+	if !(gap > 0) {
+		*next = now + 1
+	} else if !x.bounded || gap < x.minGap {
+		x.minGap, x.bounded = gap, true
+	}
 }
 
 // capSlope fills x with campaign c's part of the cap exits (see capGap).
@@ -247,7 +271,7 @@ func (b *Broker) rigidCapGap(x *campExit, cp *campaign, r *Request, dur float64)
 		if k > env.BurstCeiling {
 			return 0, false
 		}
-		thr := (float64(k)-env.Sustained)*dur - capMargin(env, k, dur)
+		thr := risingCapThreshold(env, k, dur)
 		if thr > env.Bucket {
 			return 0, false // the fill never exceeds the bucket
 		}

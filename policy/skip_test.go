@@ -159,6 +159,8 @@ func (p *skipPair) compare(after string) {
 	if !reflect.DeepEqual(a.Pending(), b.Pending()) {
 		fail("pending\n %+v\n %+v", a.Pending(), b.Pending())
 	}
+	checkThrottleFloors(p.t, a)
+	checkThrottleFloors(p.t, b)
 }
 
 func TestSkipToMatchesTicks(t *testing.T) {
