@@ -155,3 +155,39 @@ func TestJournalLayout(t *testing.T) {
 {"t": 11, "event": "release", "lease": 1, "campaign": "a", "gpus": 4, "reason": "expired"}
 `, string(j.Bytes))
 }
+
+// A trace job's site queue is kept by its place among the names filed so
+// far (Request.Queue, Lease.Queue), 0 for none, and QueueName gives the
+// name back; a copy of the Core (a fair-start fork) names its own new
+// queues without renaming the original's.
+func TestSiteQueuesByName(t *testing.T) {
+	a, _ := newFIFO(t, bt.Config(8, 10))
+	c, err := a.Register(bt.Env("c", 1, policy.AgentBurst))
+	require.NoError(t, err)
+	_, err = a.RequestRigid(c, 8, 1000, 1000, policy.AgentBurst, 1) // the whole pool: the others wait
+	require.NoError(t, err)
+	a.Tick()
+	file := func(k *baseline.Core, queue string) baseline.SiteQueue {
+		t.Helper()
+		id, err := k.RequestRigidQueued(c, 1, 10, 10, policy.AgentBurst, k.Now()+1, queue)
+		require.NoError(t, err)
+		return k.Pend(k.Index(id)).Queue
+	}
+	require.Equal(t, baseline.SiteQueue(0), file(a, ""))
+	low, high := file(a, "low"), file(a, "high")
+	require.Equal(t, low, file(a, "low"))
+	require.NotEqual(t, low, high)
+	require.Positive(t, low)
+	require.Equal(t, "low", a.QueueName(low))
+	require.Equal(t, "high", a.QueueName(high))
+	require.Empty(t, a.QueueName(0))
+	require.Empty(t, a.QueueName(99))
+	cp, err := a.Clone()
+	require.NoError(t, err)
+	k := cp.(*baseline.Core)
+	standby := file(k, "standby")
+	other := file(a, "normal")
+	require.Equal(t, "standby", k.QueueName(standby))
+	require.Equal(t, "normal", a.QueueName(other))
+	require.Equal(t, "low", k.QueueName(low))
+}

@@ -41,6 +41,7 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	c.pendBase, c.pendHead, c.pending = nil, 0, k.pending
 	c.pendMove(len(k.pending)/8+8, len(k.pending)/8+8)
 	c.groups = slices.Clone(k.groups)
+	c.queueNames = slices.Clone(k.queueNames)
 	c.posOf = slices.Clone(k.posOf)
 	c.cands, c.victim, c.debits = nil, nil, debits{}
 	if rc, ok := k.rule.(RuleCloner); ok {

@@ -53,8 +53,8 @@ func (k *Core) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls po
 // QueuedRequester files a trace job into the site queue it was submitted
 // to, by the queue's name (the SWF header's): the rules that read queues
 // (priority's tiers, docs/studies.md §2) see it in Request.Queue and
-// Lease.Queue. The Core implements it; a wrapper around a policy may
-// forward it.
+// Lease.Queue (Core.QueueName). The Core implements it; a wrapper around
+// a policy may forward it.
 type QueuedRequester interface {
 	RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int, queue string) (int, error)
 }
@@ -76,7 +76,7 @@ func (k *Core) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, 
 	}
 	last := len(k.pending) - 1
 	r := k.pending[last]
-	r.Rigid, r.Run, r.Submitted, r.Queue = true, run, submitted, queue
+	r.Rigid, r.Run, r.Submitted, r.Queue = true, run, submitted, k.siteQueue(queue)
 	k.flexPending--
 	at := last
 	if k.pendUnsorted {
@@ -94,6 +94,32 @@ func (k *Core) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, 
 		k.watch.Filed(k, &k.pending[at])
 	}
 	return id, nil
+}
+
+// siteQueue is the site queue named name, added to the Core's names if
+// new; 0 for "" (none). A log names a few queues.
+func (k *Core) siteQueue(name string) SiteQueue {
+	if name == "" {
+		return 0
+	}
+	if len(k.queueNames) == 0 {
+		k.queueNames = append(k.queueNames, "")
+	}
+	for q, n := range k.queueNames {
+		if n == name {
+			return SiteQueue(q)
+		}
+	}
+	k.queueNames = append(k.queueNames, name)
+	return SiteQueue(len(k.queueNames) - 1)
+}
+
+// QueueName is site queue q's name ("" for 0, none).
+func (k *Core) QueueName(q SiteQueue) string {
+	if q <= 0 || int(q) >= len(k.queueNames) {
+		return ""
+	}
+	return k.queueNames[q]
 }
 
 // Estimated is the lease's end as EASY believes it: a rigid lease's

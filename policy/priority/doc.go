@@ -3,11 +3,11 @@
 // every job to the top tier; on a trace, the site's own queues.
 //
 // Tiers, highest first: interactive, express, high, normal, low, standby.
-// A trace job's tier is its queue's by name (baseline.Request.Queue; any
-// other name is normal); a request in no queue takes its class's
-// (interactive and deadline → interactive, agent-burst → normal,
-// opportunistic → standby), so that the agent scenario's order is
-// interactive > burst > opportunistic.
+// A trace job's tier is its queue's by name (baseline.Request.Queue,
+// named by baseline.Core.QueueName; any other name is normal); a request
+// in no queue takes its class's (interactive and deadline → interactive,
+// agent-burst → normal, opportunistic → standby), so that the agent
+// scenario's order is interactive > burst > opportunistic.
 //
 // Rule. EASY backfilling in tier order, FCFS within a tier
 // (baseline.Core.AdmitEASY): the highest waiting request holds the

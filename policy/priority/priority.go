@@ -85,10 +85,13 @@ type Rule struct {
 	knobs Knobs
 	// inflated marks, per campaign, an inflating one.
 	inflated []bool
-	// queues caches the tiers of the queue names seen (a log names a few).
-	queues []queueTier
-	queue  baseline.Queue
-	easy   baseline.EASY
+	// core is the Core the rule decides for (Registered), whose site
+	// queues' names queueTiers caches the tiers of, by SiteQueue (a log
+	// names a few; 0 none, unknownTier not yet seen).
+	core       *baseline.Core
+	queueTiers []Tier
+	queue      baseline.Queue
+	easy       baseline.EASY
 	// scratch for order.
 	ids   []int
 	tiers []Tier
@@ -97,10 +100,8 @@ type Rule struct {
 	orderFn func(a, b *baseline.Lease) int
 }
 
-type queueTier struct {
-	name string
-	tier Tier
-}
+// unknownTier marks a site queue whose tier is not cached yet.
+const unknownTier Tier = -1
 
 // New returns a strict-priority allocator.
 func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
@@ -116,6 +117,7 @@ func (*Rule) Name() string { return Name }
 
 // Registered notes whether the new campaign inflates.
 func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
+	r.core = k
 	r.inflated = append(r.inflated, slices.Contains(r.knobs.Inflate, k.Envelope(c).Name))
 }
 
@@ -128,24 +130,23 @@ func (r *Rule) ClassFor(_ *baseline.Core, c policy.CampaignID, asked policy.Clas
 	return asked
 }
 
-// tierOf is the tier of a request or lease of campaign c filed in queue
-// (its name; "" none) and class cls: the top one for an inflating
-// campaign, else its queue's, else its class's.
-func (r *Rule) tierOf(c policy.CampaignID, queue string, cls policy.Class) Tier {
+// tierOf is the tier of a request or lease of campaign c filed in site
+// queue q (0 none) and class cls: the top one for an inflating campaign,
+// else its queue's (by its name), else its class's.
+func (r *Rule) tierOf(c policy.CampaignID, q baseline.SiteQueue, cls policy.Class) Tier {
 	if r.inflated[c] {
 		return TierInteractive
 	}
-	if queue == "" {
+	if q <= 0 {
 		return TierOfClass(cls)
 	}
-	for _, q := range r.queues {
-		if q.name == queue {
-			return q.tier
-		}
+	for int(q) >= len(r.queueTiers) {
+		r.queueTiers = append(r.queueTiers, unknownTier)
 	}
-	t := TierOfQueue(queue)
-	r.queues = append(r.queues, queueTier{queue, t})
-	return t
+	if r.queueTiers[q] == unknownTier {
+		r.queueTiers[q] = TierOfQueue(r.core.QueueName(q))
+	}
+	return r.queueTiers[q]
 }
 
 // RequestTier is pending request q's tier.
