@@ -159,7 +159,7 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 			return
 		}
 	}
-	qu.list = slices.Delete(qu.list, at, at+1)
+	qu.remove(at)
 	if qu.live--; qu.live == 0 {
 		if x, ok := slices.BinarySearch(r.active, qi); ok {
 			r.active = slices.Delete(r.active, x, x+1)
@@ -172,6 +172,22 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 		qu.skipTo--
 	}
 	qu.blocksKnown = min(qu.blocksKnown, at/blockLen)
+}
+
+// remove takes list[at] out, moving the shorter side: the workloads
+// before it one place back (the list then starts one place later in its
+// array), or those behind it one place forward. Either way the positions
+// before at stay and those behind it drop by one. Under StrictFIFO the
+// workload that leaves is nearly always its queue's head, and a queue of
+// the full SDSC-SP2 log holds thousands.
+func (qu *queue) remove(at int) {
+	if n := len(qu.list); at < n-1-at {
+		copy(qu.list[1:at+1], qu.list[:at])
+		qu.list[0] = waiting{}
+		qu.list = qu.list[1:]
+		return
+	}
+	qu.list = slices.Delete(qu.list, at, at+1)
 }
 
 // queueOrder is a queue's order (before) as a comparison.
@@ -318,7 +334,7 @@ func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 				want = min(e.gpus, room)
 			}
 			return head{queue: q, id: e.id, submitted: e.submitted, class: e.class,
-				key: r.share(q, r.kept[q]+want)}, true
+				key: r.keyOf(q, r.kept[q]+want)}, true
 		}
 		if r.strict {
 			break
@@ -432,5 +448,5 @@ func (r *Rule) inFlight(k *baseline.Core, q, room int) (head, bool) {
 	if !best.rigid {
 		want = min(best.gpus, max(room, 0))
 	}
-	return head{queue: q, id: best.id, submitted: best.submitted, class: best.class, key: r.share(q, r.kept[q]+want)}, true
+	return head{queue: q, id: best.id, submitted: best.submitted, class: best.class, key: r.keyOf(q, r.kept[q]+want)}, true
 }

@@ -517,11 +517,24 @@ func (r *Rule) Admit(k *baseline.Core) {
 	}
 }
 
-// head is a queue's candidate in a round.
+// head is a queue's candidate in a round; key is its queue's share with
+// the request, as the GPUs above the nominal quota (keyOf).
 type head struct {
 	queue, id, submitted int
-	key                  float64
+	key                  int
 	class                policy.Class
+}
+
+// keyOf is what orders queue q's candidates by share when its members
+// would keep kept GPUs: share(q, kept) times the lendable quota, the GPUs
+// above the nominal quota, an integer where the share is a fraction with
+// one divisor for every queue (0 for all when there is none to lend, as
+// share is).
+func (r *Rule) keyOf(q, kept int) int {
+	if r.lendable <= 0 {
+		return 0
+	}
+	return max(0, kept-r.nominal[q])
 }
 
 // headCmp orders the candidates: lowest share (with the request) first,
