@@ -131,9 +131,13 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	if qu.live == 1 || w < qu.least {
 		qu.least = w
 	}
+	// A trace's jobs arrive in order, and most go to the end; a requeued
+	// job (docs/studies.md §6.7) goes back to its place by its submit
+	// time, found by binary search (the list is in queue order, and ids
+	// differ).
 	at := len(qu.list)
-	for at > 0 && e.before(&qu.list[at-1]) {
-		at-- // a trace's jobs arrive in order: usually none to pass
+	if at > 0 && e.before(&qu.list[at-1]) {
+		at, _ = slices.BinarySearchFunc(qu.list, e, queueOrder)
 	}
 	qu.list = slices.Insert(qu.list, at, e)
 	qu.skipTo = min(qu.skipTo, at)
