@@ -286,6 +286,9 @@ type Broker struct {
 	skipSeg                  []float64
 	skipSegOK                bool
 	skipSegStart, skipSegEnd int
+	// Each campaign's bucket line (lineOf), kept from one skip to the
+	// next while its held GPUs stay.
+	lines []bucketLine
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the

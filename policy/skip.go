@@ -658,8 +658,7 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 	camps := b.camps
 	k := limit
 	for _, i := range toks {
-		cp := &camps[i]
-		n, d := refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, k)
+		n, d := b.lineOf(i)
 		slope[i] = d
 		if k = min(k, n); k < 2 {
 			break
@@ -696,6 +695,40 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 		return 0
 	}
 	return k
+}
+
+// bucketLine is a stretch of ticks over which a campaign's GPU bucket
+// moves by a constant, exactly (refillRun): from its fill at tick from,
+// by slope a tick, up to tick end. It holds while the campaign's held
+// GPUs are those it was worked out with (they last changed before from):
+// its fill then follows the refill map, whichever way the ticks between
+// are taken (one by one, by segments, by watchRun's jumps), and every
+// point of the line is the map's exact value. A point of it is a line
+// to the same end, so a line found once serves every later skip up to
+// its end, instead of a refillRun per pending campaign per segment.
+type bucketLine struct {
+	from, end int
+	slope     float64
+}
+
+// lineLimit is the longest line lineOf asks refillRun for: far beyond
+// any trace's ticks, so that a line ends where the arithmetic says.
+const lineLimit = 1 << 40
+
+// lineOf is the number of ticks from Now over which campaign i's bucket
+// provably moves by a constant, and that constant (refillRun's answer,
+// from its line when it still holds).
+func (b *Broker) lineOf(i int32) (n int, d float64) {
+	if len(b.lines) < len(b.camps) {
+		b.lines = append(b.lines, make([]bucketLine, len(b.camps)-len(b.lines))...)
+	}
+	cp, ln := &b.camps[i], &b.lines[i]
+	if ln.from > cp.usage.heldAt && ln.from <= b.now && b.now < ln.end {
+		return ln.end - b.now, ln.slope
+	}
+	n, d = refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, lineLimit)
+	*ln = bucketLine{from: b.now, end: b.now + n, slope: d}
+	return n, d
 }
 
 // reorderRuns puts the pending list in the order of this tick's sort keys,
