@@ -289,6 +289,9 @@ type Broker struct {
 	// Each campaign's bucket line (lineOf), kept from one skip to the
 	// next while its held GPUs stay.
 	lines []bucketLine
+	// slideStretch's: each sliding campaign's usage step over the
+	// stretch (0 for every other campaign between calls).
+	skipUsageD []int
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the

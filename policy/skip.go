@@ -411,6 +411,44 @@ func (b *Broker) skipQuiet(t int) {
 	b.skipSegOK = false
 	segRetry := b.now
 	for b.now < t {
+		if byUsage && !full && (len(slide) > 0 || congPushes > 0) && (len(toks) == 0 || b.skipSegOK) {
+			// The windows slide (or the congestion window fills) while
+			// the buckets follow an open segment: a stretch of ticks in
+			// which only the windows move, and no order step finds
+			// anything, is taken at once (slideStretch).
+			limit := t - b.now
+			if len(toks) > 0 {
+				limit = min(limit, b.skipSegEnd-b.now)
+			}
+			if k := b.slideStretch(runs, slide, moved, limit); k > 0 {
+				// The accounting's multiplier and the congestion pushes
+				// tick by tick while the window fills, then as one run.
+				n := k
+				for ; n > 0 && congPushes > 0; n-- {
+					muls = appendMul(muls, b.Multiplier(), 1)
+					congPushes--
+					b.cong.push(b.pendingDemand, max(free, 0))
+					b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+				}
+				if n > 0 {
+					muls = appendMul(muls, b.Multiplier(), n)
+					b.cong.pos = (b.cong.pos + n) % CongestionWindow
+				}
+				moved = b.slideWindows(k, runs, slide, moved)
+				stale = len(moved) > 0
+				b.usagePos = (b.usagePos + k) % FairShareWindow
+				b.now += k
+				w := 0
+				for _, i := range slide {
+					if camps[i].usage.heldAt+FairShareWindow > b.now {
+						slide[w] = i
+						w++
+					}
+				}
+				slide = slide[:w]
+				continue
+			}
+		}
 		if congPushes == 0 && len(slide) == 0 {
 			// The windows hold one value each: a push only turns the
 			// congestion window, a write changes no usage slot.
@@ -558,6 +596,151 @@ func (b *Broker) skipQuiet(t int) {
 		camps[i].deficitAt = -1
 	}
 	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.runs, b.skipWatch, b.skipMuls, b.skipMoved = toks, lazy, flows, slide, runs, watch, muls, moved
+}
+
+// slideStretch is the number k ≤ limit of ticks from Now, 0 where no
+// k ≥ 2 is shown, over which skipQuiet's steps change nothing but the
+// windows, and those by a constant a tick: each sliding usage window's
+// next k slots hold one value (so each tick moves its sum by the same
+// step, skipUsageD), and no order step among those k finds a pair of
+// runs out of order or a tie that changes, which under usageOrdered
+// holds when every pair next to a run whose usage moves (moved, from the
+// last history step, and the sliding campaigns' runs) stays ordered by
+// usage, strictly, at the stored keys and at every usage the k order
+// steps read (linear in the tick, so checked at both ends). The caller
+// also keeps the buckets within their segment, so that no bucket is
+// read. skipUsageD holds the sliding campaigns' steps when k > 0
+// (slideWindows clears them); every other entry is 0.
+func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int) int {
+	if limit < 2 {
+		return 0
+	}
+	camps := b.camps
+	if len(b.skipUsageD) < len(camps) {
+		b.skipUsageD = make([]int, len(camps))
+	}
+	dd := b.skipUsageD
+	pos := b.usagePos
+	k := limit
+	for _, i := range slide {
+		u := camps[i].usage
+		v := u.buf[pos]
+		dd[i] = camps[i].heldAll - int(v)
+		// The slots this stretch overwrites (with held) come round again
+		// after a whole window: a step other than 0 ends by then.
+		n, p := min(k, FairShareWindow), pos
+		for j := 1; j < n; j++ {
+			if p++; p == FairShareWindow {
+				p = 0
+			}
+			if u.buf[p] != v {
+				n = j
+				break
+			}
+		}
+		if n < k && (n < FairShareWindow || dd[i] != 0) {
+			k = n
+		}
+	}
+	if k >= 2 && len(runs) >= 2 {
+		if !b.skipIdxOK {
+			b.indexRuns(runs)
+		}
+		for _, c := range moved {
+			k = b.stretchPairs(runs, c, k)
+		}
+		for _, i := range slide {
+			if dd[i] != 0 && camps[i].pending != ([numClasses]int{}) {
+				k = b.stretchPairs(runs, i, k)
+			}
+		}
+	}
+	if k < 2 {
+		for _, i := range slide {
+			dd[i] = 0
+		}
+		return 0
+	}
+	return k
+}
+
+// stretchPairs bounds k by the pairs of runs next to campaign c's runs
+// (slideStretch): a pair of one class stays in order by usage while
+// U_z − U_a > 0 for the earlier run's campaign a and the later's z, at
+// the stored keys and at the usage of each of the next k order steps,
+// U + j·step for j < k. It returns 0 where no k ≥ 2 is left.
+func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
+	camps, pend, dd := b.camps, b.pending, b.skipUsageD
+	off, idx := b.skipRunOff, b.skipRunIdx
+	for _, i := range idx[off[c]:off[c+1]] {
+		for j := max(i, 1); j <= i+1 && int(j) < len(runs); j++ {
+			a, z := &runs[j-1], &runs[j]
+			if a.class != z.class {
+				continue // the class orders them, whatever the usage
+			}
+			if !(a.deficit > z.deficit) {
+				return 0 // tied at the stored keys
+			}
+			ca, cz := pend[a.pos].Campaign, pend[z.pos].Campaign
+			gap := camps[cz].usage.sum - camps[ca].usage.sum
+			if gap <= 0 {
+				return 0
+			}
+			if s := dd[cz] - dd[ca]; s < 0 {
+				if k = min(k, (gap-1)/(-s)+1); k < 2 {
+					return 0
+				}
+			}
+		}
+	}
+	return k
+}
+
+// slideWindows takes k ticks of usage history at once, after
+// slideStretch found them: each sliding window's next k slots take the
+// campaign's held GPUs and its sum moves by k steps; the runs of the
+// campaigns the order steps updated (moved, then each sliding pending
+// campaign whose usage moves) hold the usage the last of them read. It
+// returns the pending campaigns whose usage the last tick moved, and
+// clears skipUsageD.
+func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []int32 {
+	camps, dd := b.camps, b.skipUsageD
+	off, idx := b.skipRunOff, b.skipRunIdx
+	setKey := func(c int32, u int) {
+		if len(runs) >= 2 {
+			for _, i := range idx[off[c]:off[c+1]] {
+				runs[i].deficit = -float64(u)
+			}
+		}
+	}
+	for _, c := range moved {
+		setKey(c, camps[c].usage.sum)
+	}
+	moved = moved[:0]
+	pos := b.usagePos
+	for _, i := range slide {
+		d := dd[i]
+		if d == 0 {
+			continue // its slots hold its held GPUs already
+		}
+		dd[i] = 0
+		cp := &camps[i]
+		u := cp.usage
+		held := int32(cp.heldAll)
+		for j, p := 0, pos; j < k; j++ {
+			u.buf[p] = held
+			if p++; p == FairShareWindow {
+				p = 0
+			}
+		}
+		u.sum += k * d
+		b.usageTotal += k * d
+		if cp.pending != ([numClasses]int{}) {
+			moved = append(moved, i)
+			setKey(i, u.sum-d)
+		}
+	}
+	return moved
 }
 
 // refillSkipped refills the buckets of the campaigns listed n ticks at
