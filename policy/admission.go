@@ -11,11 +11,10 @@ import (
 // was promised.
 func (b *Broker) FairDeficit(c CampaignID) float64 {
 	cp := &b.camps[c]
-	if cp.deficitAt != b.now {
-		// Usage changes only at the end of a tick (which clears the
-		// cache) and shares only at registration (likewise).
+	if cp.deficitAt != b.usageEpoch {
+		// Every change of a usage sum or a share moves the epoch.
 		cp.deficit = cp.share - float64(cp.usage.sum)/float64(max(b.usageTotal, 1))
-		cp.deficitAt = b.now
+		cp.deficitAt = b.usageEpoch
 	}
 	return cp.deficit
 }
@@ -319,7 +318,7 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class,
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
-	b.addHeld(cp, r.Class, n)
+	b.addHeld(r.Campaign, r.Class, n)
 	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)
 	if r.Class == Opportunistic {
 		b.candsValid = false // a new preemption candidate

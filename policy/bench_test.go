@@ -239,7 +239,7 @@ func (s *admissionState) reset() {
 	b := s.b
 	for i := s.nLeases; i < len(b.leases); i++ {
 		l := &b.leases[i]
-		b.addHeld(&b.camps[l.Campaign], l.Class, -l.GPUs)
+		b.addHeld(l.Campaign, l.Class, -l.GPUs)
 	}
 	b.leases = append(b.leases[:0], s.leases...)
 	for i := range b.pending {

@@ -145,11 +145,15 @@ type campaign struct {
 	// tick walks it several times.
 	usage *usageRing
 	// share is g / G, redone whenever G changes; deficit is the fair-share
-	// deficit as of tick deficitAt (-1: never), so that an admission pass
-	// computes it once per campaign, not once per request.
+	// deficit as of the broker's usageEpoch deficitAt (-1: never), so
+	// that an admission pass computes it once per campaign, not once per
+	// request.
 	share     float64
 	deficit   float64
 	deficitAt int
+	// busy: the campaign is on the broker's busy list (its per-tick
+	// bookkeeping may still change something).
+	busy bool
 	// tries counts its pending requests that admission must try whatever
 	// the tokens, floor is the fill below which every pending trace job
 	// of it is throttled (valid while floorOK; floorEpoch: the
@@ -205,6 +209,13 @@ type Broker struct {
 	usageTotal    int // Σ over campaigns of their usage window sums
 	usagePos      int // where every usage ring writes next
 	pendingDemand int // Σ gpus of pending requests not opportunistic
+	// usageEpoch counts the changes of any usage sum or share: a cached
+	// fair-share deficit holds while it stays (FairDeficit).
+	usageEpoch int
+	// busy lists the campaigns whose per-tick bookkeeping may change
+	// something (markBusy); every other campaign is at rest (atRest), and
+	// refill, recordHistory and SkipTo pass it by.
+	busy []int32
 
 	cong      congestionRing
 	congIndex float64 // of cong, as of the last tick
@@ -372,13 +383,16 @@ func (b *Broker) Register(env Envelope) (CampaignID, error) {
 		io:      newFlowState(env.IO),
 		inf:     newFlowState(env.Inference),
 		usage:   new(usageRing),
+		// deficitAt: -1 as every other campaign's (the epoch moves).
+		deficitAt: -1,
 	})
+	b.markBusy(id)
 	b.guaranteed += env.Guaranteed
 	g := float64(max(b.guaranteed, 1))
 	for i := range b.camps {
 		b.camps[i].share = float64(b.camps[i].env.Guaranteed) / g
-		b.camps[i].deficitAt = -1
 	}
+	b.usageEpoch++ // every share moved
 	b.unmet += env.Guaranteed
 	b.changedAt = b.now
 	if b.rec != nil {
@@ -444,7 +458,34 @@ func (b *Broker) addPending(cp *campaign, cls Class, gpus int) {
 
 func unmetOf(cp *campaign) int { return max(0, cp.env.Guaranteed-cp.heldAll) }
 
-func (b *Broker) addHeld(cp *campaign, cls Class, gpus int) {
+// markBusy puts campaign c on the busy list.
+func (b *Broker) markBusy(c CampaignID) {
+	if cp := &b.camps[c]; !cp.busy {
+		cp.busy = true
+		b.busy = append(b.busy, int32(c))
+	}
+}
+
+// atRest is whether a tick's bookkeeping leaves campaign cp exactly as it
+// is: its GPU bucket and both flow buckets at a fixed point of their
+// refill with nothing drawn this tick or the last, and its usage window
+// holding its held GPUs in every slot (they last changed a whole window
+// ago: from tick heldAt + FairShareWindow + 1 on, see usageRing).
+func (b *Broker) atRest(cp *campaign) bool {
+	return cp.usage.heldAt+FairShareWindow < b.now &&
+		sameBits(clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket), cp.tokens) &&
+		cp.io.atRest() && cp.inf.atRest()
+}
+
+// atRest is whether refill leaves the flow bucket exactly as it is.
+func (f *flowState) atRest() bool {
+	return f.usedNow == 0 && f.usedLast == 0 &&
+		(f.tokens == f.Bucket || sameBits(clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket), f.tokens))
+}
+
+func (b *Broker) addHeld(c CampaignID, cls Class, gpus int) {
+	cp := &b.camps[c]
+	b.markBusy(c) // its bucket and usage window move
 	b.changedAt = b.now
 	cp.usage.heldAt = b.now
 	b.unmet -= unmetOf(cp)
@@ -459,7 +500,7 @@ func (b *Broker) addHeld(cp *campaign, cls Class, gpus int) {
 // caller removes it from the list.
 func (b *Broker) releaseLease(l *Lease, reason string) {
 	cp := &b.camps[l.Campaign]
-	b.addHeld(cp, l.Class, -l.GPUs)
+	b.addHeld(l.Campaign, l.Class, -l.GPUs)
 	if l.UnderNotice {
 		b.inFlight -= l.GPUs
 	} else if l.Class == Opportunistic {
@@ -672,6 +713,9 @@ func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired fl
 	grant := pyMin(pyMin(desired, room), *left)
 	*left -= grant
 	f.usedNow += grant
+	if grant != 0 {
+		b.markBusy(c) // its flow bucket moves at the next refill
+	}
 	if grant < desired-flowSlack {
 		f.throttled++
 		if f.lastJournal < 0 || b.now-f.lastJournal >= flowJournalPeriod {
@@ -882,8 +926,9 @@ func (b *Broker) refill() {
 	// The slice is read once: stores through cp would otherwise make the
 	// compiler reload b.camps on every campaign (so in account and
 	// recordHistory).
+	// A campaign at rest (off the busy list) refills to what it holds.
 	camps := b.camps
-	for i := range camps {
+	for _, i := range b.busy {
 		cp := &camps[i]
 		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
 		cp.io.refill()
@@ -918,18 +963,28 @@ func (b *Broker) recordHistory() {
 	free := b.Free()
 	b.cong.push(b.pendingDemand, max(free, 0))
 	b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+	// A campaign at rest writes the value its slot holds; one that has
+	// come to rest leaves the busy list.
 	pos := b.usagePos
 	camps, total := b.camps, b.usageTotal
-	for i := range camps {
+	busy, w := b.busy, 0
+	for _, i := range busy {
 		cp := &camps[i]
 		u := cp.usage
 		d := cp.heldAll - int(u.buf[pos])
 		u.buf[pos] = int32(cp.heldAll)
 		u.sum += d
 		total += d
-		cp.deficitAt = -1
+		if b.atRest(cp) {
+			cp.busy = false
+			continue
+		}
+		busy[w] = i
+		w++
 	}
+	b.busy = busy[:w]
 	b.usageTotal = total
+	b.usageEpoch++
 	if b.usagePos++; b.usagePos == FairShareWindow {
 		b.usagePos = 0
 	}

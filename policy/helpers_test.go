@@ -117,3 +117,22 @@ func filler(name string, pool int, cls Class) Envelope {
 
 func nan() float64 { return math.NaN() }
 func inf() float64 { return math.Inf(1) }
+
+// checkBusy is the busy list's invariant: it lists each campaign once,
+// exactly those marked busy, and every campaign off it is at rest (a
+// tick's bookkeeping would leave it exactly as it is).
+func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
+	on := make([]bool, len(b.camps))
+	for _, i := range b.busy {
+		if on[i] || !b.camps[i].busy {
+			t.Fatalf("t=%d: campaign %d twice on the busy list, or not marked busy", b.now, i)
+		}
+		on[i] = true
+	}
+	for i := range b.camps {
+		if cp := &b.camps[i]; !on[i] && (cp.busy || !b.atRest(cp)) {
+			t.Fatalf("t=%d: campaign %d off the busy list but marked busy (%v) or not at rest (tokens %v, held %d since %d, io %+v, inference %+v)",
+				b.now, i, cp.busy, cp.tokens, cp.heldAll, cp.usage.heldAt, cp.io, cp.inf)
+		}
+	}
+}

@@ -366,7 +366,7 @@ func (b *Broker) skipQuiet(t int) {
 	// (after the real tick nobody draws on them), and the usage windows
 	// that do not yet hold one value.
 	toks, lazy, flows, slide := b.skipToks[:0], b.skipLazy[:0], b.skipFlows[:0], b.skipSlide[:0]
-	for i := range camps {
+	for _, i := range b.busy { // a campaign at rest is in none of them
 		cp := &camps[i]
 		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
 			if cp.pending != ([numClasses]int{}) {
@@ -573,6 +573,7 @@ func (b *Broker) skipQuiet(t int) {
 			}
 		}
 		slide = slide[:w]
+		b.usageEpoch++
 		if b.usagePos++; b.usagePos == FairShareWindow {
 			b.usagePos = 0
 		}
@@ -592,9 +593,7 @@ func (b *Broker) skipQuiet(t int) {
 	b.chargeSkipped(muls)
 	b.utilSum = sumSteps(b.utilSum, []float64{util}, n)
 	b.utilN += n
-	for i := range camps {
-		camps[i].deficitAt = -1
-	}
+	b.usageEpoch++
 	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.runs, b.skipWatch, b.skipMuls, b.skipMoved = toks, lazy, flows, slide, runs, watch, muls, moved
 }
 
@@ -735,6 +734,7 @@ func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []
 		}
 		u.sum += k * d
 		b.usageTotal += k * d
+		b.usageEpoch++
 		if cp.pending != ([numClasses]int{}) {
 			moved = append(moved, i)
 			setKey(i, u.sum-d)

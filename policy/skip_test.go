@@ -161,6 +161,8 @@ func (p *skipPair) compare(after string) {
 	}
 	checkThrottleFloors(p.t, a)
 	checkThrottleFloors(p.t, b)
+	checkBusy(p.t, a)
+	checkBusy(p.t, b)
 }
 
 func TestSkipToMatchesTicks(t *testing.T) {
