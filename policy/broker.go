@@ -127,10 +127,6 @@ func newFlowState(f *Flow) flowState {
 type usageRing struct {
 	buf [FairShareWindow]int32
 	sum int
-	// heldAt is the tick of the campaign's last change of held GPUs: from
-	// tick heldAt + FairShareWindow + 1 on, every slot holds the current
-	// value and a write changes nothing (what SkipTo relies on).
-	heldAt int
 }
 
 type campaign struct {
@@ -144,6 +140,12 @@ type campaign struct {
 	// usage lives apart so that the campaign list stays compact: the
 	// tick walks it several times.
 	usage *usageRing
+	// heldAt is the tick of the last change of held GPUs: from tick
+	// heldAt + FairShareWindow + 1 on, every slot of the usage window
+	// holds the current value and a write changes nothing (what SkipTo
+	// and recordHistory rely on). It is kept here, not in the ring, so
+	// that a tick learns it without reading the ring.
+	heldAt int
 	// share is g / G, redone whenever G changes; deficit is the fair-share
 	// deficit as of the broker's usageEpoch deficitAt (-1: never), so
 	// that an admission pass computes it once per campaign, not once per
@@ -472,7 +474,7 @@ func (b *Broker) markBusy(c CampaignID) {
 // holding its held GPUs in every slot (they last changed a whole window
 // ago: from tick heldAt + FairShareWindow + 1 on, see usageRing).
 func (b *Broker) atRest(cp *campaign) bool {
-	return cp.usage.heldAt+FairShareWindow < b.now &&
+	return cp.heldAt+FairShareWindow < b.now &&
 		sameBits(clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket), cp.tokens) &&
 		cp.io.atRest() && cp.inf.atRest()
 }
@@ -487,7 +489,7 @@ func (b *Broker) addHeld(c CampaignID, cls Class, gpus int) {
 	cp := &b.camps[c]
 	b.markBusy(c) // its bucket and usage window move
 	b.changedAt = b.now
-	cp.usage.heldAt = b.now
+	cp.heldAt = b.now
 	b.unmet -= unmetOf(cp)
 	cp.held[cls] += gpus
 	cp.heldAll += gpus
@@ -970,11 +972,15 @@ func (b *Broker) recordHistory() {
 	busy, w := b.busy, 0
 	for _, i := range busy {
 		cp := &camps[i]
-		u := cp.usage
-		d := cp.heldAll - int(u.buf[pos])
-		u.buf[pos] = int32(cp.heldAll)
-		u.sum += d
-		total += d
+		if cp.heldAt+FairShareWindow >= b.now {
+			// The window still holds older values (past it, every slot
+			// holds the current one already).
+			u := cp.usage
+			d := cp.heldAll - int(u.buf[pos])
+			u.buf[pos] = int32(cp.heldAll)
+			u.sum += d
+			total += d
+		}
 		if b.atRest(cp) {
 			cp.busy = false
 			continue

@@ -132,7 +132,7 @@ func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	for i := range b.camps {
 		if cp := &b.camps[i]; !on[i] && (cp.busy || !b.atRest(cp)) {
 			t.Fatalf("t=%d: campaign %d off the busy list but marked busy (%v) or not at rest (tokens %v, held %d since %d, io %+v, inference %+v)",
-				b.now, i, cp.busy, cp.tokens, cp.heldAll, cp.usage.heldAt, cp.io, cp.inf)
+				b.now, i, cp.busy, cp.tokens, cp.heldAll, cp.heldAt, cp.io, cp.inf)
 		}
 	}
 }

@@ -381,7 +381,7 @@ func (b *Broker) skipQuiet(t int) {
 		if cp.inf.tokens != cp.inf.Bucket || cp.inf.usedLast != 0 {
 			flows = append(flows, &cp.inf)
 		}
-		if cp.usage.heldAt+FairShareWindow > b.now {
+		if cp.heldAt+FairShareWindow > b.now {
 			slide = append(slide, int32(i))
 		}
 	}
@@ -440,7 +440,7 @@ func (b *Broker) skipQuiet(t int) {
 				b.now += k
 				w := 0
 				for _, i := range slide {
-					if camps[i].usage.heldAt+FairShareWindow > b.now {
+					if camps[i].heldAt+FairShareWindow > b.now {
 						slide[w] = i
 						w++
 					}
@@ -567,7 +567,7 @@ func (b *Broker) skipQuiet(t int) {
 			} else {
 				stale = stale || d != 0
 			}
-			if u.heldAt+FairShareWindow > b.now {
+			if cp.heldAt+FairShareWindow > b.now {
 				slide[w] = i
 				w++
 			}
@@ -906,7 +906,7 @@ func (b *Broker) lineOf(i int32) (n int, d float64) {
 		b.lines = append(b.lines, make([]bucketLine, len(b.camps)-len(b.lines))...)
 	}
 	cp, ln := &b.camps[i], &b.lines[i]
-	if ln.from > cp.usage.heldAt && ln.from <= b.now && b.now < ln.end {
+	if ln.from > cp.heldAt && ln.from <= b.now && b.now < ln.end {
 		return ln.end - b.now, ln.slope
 	}
 	n, d = refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, lineLimit)
