@@ -391,9 +391,10 @@ func TestKnobsRapid(t *testing.T) {
 
 func sweepOptions(workers int) sweep.StudyOptions { return sweep.StudyOptions{Workers: workers} }
 
-// The figure's linear axes carry at least four labels (gonum's default
-// gave 0, 5000, 10000 on the science panel and −20, 0, 20 on the paired
-// differences), and the k axis is labelled at whole k.
+// The figure's axes carry at least four labels (gonum's default gave 0,
+// 5000, 10000 on the science panel and −20, 0, 20 on the paired
+// differences, its log ticks 10 and 100 on the p95 waits), and the k
+// axis is labelled at whole k.
 func TestFigureAxesAreReadable(t *testing.T) {
 	labelled := func(ts []plot.Tick) []string {
 		var ls []string
@@ -407,6 +408,11 @@ func TestFigureAxesAreReadable(t *testing.T) {
 	p := plot.New()
 	axis(p, "science", []float64{4500, 7900, 9600})
 	require.Equal(t, []string{"0", "2500", "5000", "7500", "10000"}, labelled(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)))
+	// A p95 wait over 2.5 … 300 h goes log, 1.67 … 450 h: gonum's log
+	// ticks labelled only 10 and 100.
+	p = plot.New()
+	axis(p, "p95 wait (h)", []float64{2.5, 12, 160, 300})
+	require.Equal(t, []string{"2", "5", "10", "20", "50", "100", "200"}, labelled(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)))
 	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8"}, labelled(kTicks(8)))
 	require.Equal(t, []string{"0", "1", "2"}, labelled(kTicks(2)))
 	require.Equal(t, []string{"0", "10", "20", "30", "40", "50", "60"}, labelled(kTicks(64)))

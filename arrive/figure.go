@@ -108,7 +108,7 @@ func axis(p *plot.Plot, label string, vals []float64) float64 {
 	p.Y.Label.Text = label
 	if hi > 0 && allPos && lo < math.Inf(1) && hi/lo > 20 {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = figures.RangeTicks{Marker: plot.LogTicks{Prec: -1}}
+		p.Y.Tick.Marker = figures.LogTicks{}
 		p.Y.Label.Text = label + " (log)"
 		floor := lo / 1.5
 		p.Y.Min, p.Y.Max = floor, hi*1.5

@@ -75,6 +75,13 @@
 // They never carry a 0 tick: a log axis reads as running on below its
 // lowest label, so the floor is shown as described above instead.
 //
+// Ticks: a linear axis carries LinearTicks, every log axis (the log(1 +
+// v) ones above one, and the trace, agents-arrive and comparison
+// figures' gonum log axes) LogTicks, each at least MinLabels labels that
+// do not crowd. In a grid (WriteGrid, WriteTitledGrid) a log axis' label
+// takes room beside its axis only (centredLabels): gonum's own layout
+// reserved it off-centre and left a gap under the panel's title.
+//
 // # Conventions
 //
 // Legends sit below the axes, never over data. Series differ in colour

@@ -166,15 +166,7 @@ func policiesPanel(pn PoliciesPanel, policies []string) *panel {
 	if pn.Log && lo > 0 {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Min, p.Y.Max = lo/1.3, hi*1.3
-		var ticks []plot.Tick
-		for e := math.Floor(math.Log10(p.Y.Min)); e <= math.Ceil(math.Log10(p.Y.Max)); e++ {
-			for _, m := range []float64{1, 2, 5} {
-				if v := m * math.Pow(10, e); v >= p.Y.Min && v <= p.Y.Max {
-					ticks = append(ticks, plot.Tick{Value: v, Label: formatTick(v, 0)})
-				}
-			}
-		}
-		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+		p.Y.Tick.Marker = LogTicks{}
 		return p0
 	}
 	// Counts and fractions start at zero when they are all positive, so

@@ -4,7 +4,6 @@ import (
 	"image/color"
 	"math"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -110,21 +109,4 @@ func ClipInterval(lo, hi, floor, ceil float64) (clo, chi float64, clipped bool) 
 		chi, clipped = ceil, true
 	}
 	return clo, chi, clipped
-}
-
-// RangeTicks are Marker's ticks within the axis' range only. gonum's
-// LogTicks also returns the decade beyond each end; plot.Align counts
-// that label as overhang and stretches the panel over its neighbours (in
-// fig_agents_arrive it covered the figure's title and its own).
-type RangeTicks struct{ Marker plot.Ticker }
-
-// Ticks implements plot.Ticker.
-func (r RangeTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for _, t := range r.Marker.Ticks(lo, hi) {
-		if t.Value >= lo-1e-9*math.Abs(lo) && t.Value <= hi+1e-9*math.Abs(hi) {
-			out = append(out, t)
-		}
-	}
-	return out
 }

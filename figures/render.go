@@ -442,9 +442,13 @@ func drawGrid(c draw.Canvas, grid [][]*plot.Plot) {
 			cols = max(cols, len(row))
 		}
 		full := make([][]*plot.Plot, rows)
+		labels := make([][]centredLabels, rows)
 		for r, row := range grid {
 			full[r] = make([]*plot.Plot, cols)
-			copy(full[r], row)
+			labels[r] = make([]centredLabels, cols)
+			for k, p := range row {
+				full[r][k], labels[r][k] = detachLabels(p)
+			}
 		}
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14),
 			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
@@ -453,6 +457,7 @@ func drawGrid(c draw.Canvas, grid [][]*plot.Plot) {
 			for k, p := range full[r] {
 				if p != nil {
 					p.Draw(canvases[r][k])
+					labels[r][k].draw(canvases[r][k], p)
 				}
 			}
 		}

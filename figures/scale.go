@@ -24,11 +24,13 @@ func niceStep(raw float64) float64 {
 }
 
 // decimals is the number of decimals needed to print multiples of step
-// exactly (0 for integer steps).
+// exactly (0 for integer steps). A step that rounds to zero is never
+// printed exactly: 5e-7 is not a whole number, though it is within 1e-6
+// of one.
 func decimals(step float64) int {
 	for d := 0; d < 8; d++ {
 		s := step * math.Pow(10, float64(d))
-		if math.Abs(s-math.Round(s)) < 1e-6*math.Max(1, s) {
+		if r := math.Round(s); r != 0 && math.Abs(s-r) < 1e-6*math.Max(1, s) {
 			return d
 		}
 	}
@@ -153,55 +155,22 @@ func (log1pScale) Normalize(min, max, x float64) float64 {
 	return (math.Log1p(x) - lo) / (hi - lo)
 }
 
-// log1pTicks labels a log1p axis: the 1–2–5 values of each decade when
-// the range spans few decades, or only the powers of ten (with unlabelled
-// minor ticks in between) when labelling every 1–2–5 value would crowd the
-// axis. Never zero, even when the range reaches it: a reader takes a log
-// axis to run on below its lowest label, and a "0" tick a decade below "1"
-// would contradict that. A figure whose values can be zero shows its
-// floor another way (see overbookingFloor).
+// log1pTicks labels a log1p axis with LogTicks over its part above one:
+// below one, log(1 + v) is nearly linear and crushed against zero, so
+// decades under one would only pile labels onto the zero tick. Never
+// zero, even when the range reaches it: a reader takes a log axis to run
+// on below its lowest label, and a "0" tick a decade below "1" would
+// contradict that. A figure whose values can be zero shows its floor
+// another way (see overbookingFloor). A range that stays below one gets
+// LinearTicks.
 type log1pTicks struct{}
 
 func (log1pTicks) Ticks(min, max float64) []plot.Tick {
-	var ts []plot.Tick
-	// Below one, log(1 + v) is nearly linear and crushed against zero, so
-	// decades under one would only pile labels onto the zero tick.
 	lo := math.Max(min, 1)
 	if max <= lo {
 		return LinearTicks{N: 4}.Ticks(min, max)
 	}
-	first := int(math.Floor(math.Log10(lo)))
-	last := int(math.Ceil(math.Log10(max)))
-	// Count the decade starts inside the range to pick the density.
-	decades := 0
-	for e := first; e <= last; e++ {
-		if v := math.Pow(10, float64(e)); v >= min && v <= max {
-			decades++
-		}
-	}
-	labelAll := decades < 3
-	majors := 0
-	for e := first; e <= last; e++ {
-		mag := math.Pow(10, float64(e))
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * mag
-			if v < min || v > max {
-				continue
-			}
-			major := m == 1 || (labelAll && (m == 2 || m == 5))
-			label := ""
-			if major {
-				label = formatTick(v, 0)
-				majors++
-			}
-			ts = append(ts, plot.Tick{Value: v, Label: label})
-		}
-	}
-	if majors < 2 {
-		// A range inside one decade has too few round log values to read.
-		return LinearTicks{N: 4}.Ticks(min, max)
-	}
-	return ts
+	return LogTicks{}.Ticks(lo, max)
 }
 
 // padLinear widens [lo, hi] by frac of its span on each side (or by one

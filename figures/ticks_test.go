@@ -2,6 +2,7 @@ package figures
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,6 +51,77 @@ func TestLinearTicksAlwaysReadable(t *testing.T) {
 			if i > 0 && math.Abs(tk.Value-ts[i-1].Value-step) > 1e-6*step {
 				t.Fatalf("[%g, %g]: uneven ticks %v", lo, hi, labels(ts))
 			}
+		}
+	})
+}
+
+// Hand-worked log axes. Four or more powers of ten in range: only those
+// are labelled. Fewer: 1, 2 and 5 times each (the trace figures' mean
+// wait, 0.5 … 150 h, had only 1, 10 and 100; agents-arrive's p95 wait,
+// 2 … 500 h, only 10 and 100). Fewer still: 1, 2, 3 and 5 times each;
+// under a factor of 10, round linear steps. Over 16 decades, every 2nd
+// power of ten.
+func TestLogTicksHandWorked(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0.67, 1650, []string{"1", "10", "100", "1000"}},
+		{0.5, 150, []string{"0.5", "1", "2", "5", "10", "20", "50", "100"}},
+		{2, 500, []string{"2", "5", "10", "20", "50", "100", "200", "500"}},
+		{0.77, 480, []string{"1", "2", "5", "10", "20", "50", "100", "200"}},
+		{0.013, 0.9, []string{"0.02", "0.05", "0.1", "0.2", "0.5"}},
+		{3, 40, []string{"3", "5", "10", "20", "30"}},
+		{0.2009, 1.9989, []string{"0.25", "0.5", "0.75", "1", "1.25", "1.5", "1.75"}},
+		{95, 310, []string{"100", "150", "200", "250", "300"}},
+		{1e-3, 1e12, []string{"0.01", "1", "100", "10000", "1e+06", "1e+08", "1e+10", "1e+12"}},
+	} {
+		assert.Equal(t, c.want, labels(nonMinor(LogTicks{}.Ticks(c.lo, c.hi))), "[%g, %g]", c.lo, c.hi)
+	}
+	// The unlabelled multiples of each power of ten are minor ticks.
+	var minor []float64
+	for _, tk := range (LogTicks{}).Ticks(1, 100) {
+		if tk.IsMinor() {
+			minor = append(minor, tk.Value)
+		}
+	}
+	assert.Equal(t, []float64{3, 4, 6, 7, 8, 9, 30, 40, 60, 70, 80, 90}, minor)
+}
+
+// Over any positive range of any magnitude (a factor of 1.001 to 10¹²):
+// at least MinLabels labels, each printing its own value, increasing and
+// within the range, at most 11 of them and never closer than a 16th of
+// the axis (in log distance), so that no two overlap on a panel.
+func TestLogTicksAlwaysReadable(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lo := math.Pow(10, rapid.Float64Range(-6, 6).Draw(t, "log10_lo"))
+		hi := lo * math.Pow(10, rapid.Float64Range(0.0005, 12).Draw(t, "log10_factor"))
+		ts := LogTicks{}.Ticks(lo, hi)
+		span := math.Log10(hi / lo)
+		var prev float64
+		n := 0
+		for i, tk := range ts {
+			if tk.Value < lo*(1-1e-9) || tk.Value > hi*(1+1e-9) {
+				t.Fatalf("[%g, %g]: tick %v outside the range", lo, hi, tk)
+			}
+			if i > 0 && tk.Value <= ts[i-1].Value {
+				t.Fatalf("[%g, %g]: ticks not increasing %v", lo, hi, ts)
+			}
+			if tk.IsMinor() {
+				continue
+			}
+			v, err := strconv.ParseFloat(tk.Label, 64)
+			if err != nil || math.Abs(v-tk.Value) > 1e-9*tk.Value {
+				t.Fatalf("[%g, %g]: tick at %g labelled %q", lo, hi, tk.Value, tk.Label)
+			}
+			if n > 0 && math.Log10(tk.Value/prev) < span/16 {
+				t.Fatalf("[%g, %g]: labels %g and %g crowd: %v", lo, hi, prev, tk.Value, labels(nonMinor(ts)))
+			}
+			prev = tk.Value
+			n++
+		}
+		if n < MinLabels || n > 11 {
+			t.Fatalf("[%g, %g]: %d labels %v", lo, hi, n, labels(nonMinor(ts)))
 		}
 	})
 }

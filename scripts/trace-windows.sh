@@ -9,9 +9,10 @@
 #
 #   scripts/trace-windows.sh [TRACES_DIR]   # default: traces/ (the logs as docs/traces.md downloads them)
 #
-# Needs bin/bursar-sweep (make build). About 4 minutes of CPU in all; the
-# policies that read no shares (priority) or no bucket (all but bursar)
-# are left out of the sensitivity runs, fifo kept as the paired control.
+# Needs bin/bursar-sweep (make build). About 25 s of CPU in all, 2–5 s a
+# run (docs/traces.md); the policies that read no shares (priority) or
+# no bucket (all but bursar) are left out of the sensitivity runs, fifo
+# kept as the paired control.
 set -euo pipefail
 dir=${1:-traces}
 sdsc="$dir/SDSC-SP2-1998-4.2-cln.swf.gz"

@@ -125,7 +125,7 @@ func ivBars(title, y string, names []string, ivs []Interval, scale, floor, ceil 
 	if logY {
 		axisFloor = math.Pow(10, math.Floor(math.Log10(lo))-0.3)
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = figures.RangeTicks{Marker: plot.LogTicks{Prec: -1}}
+		p.Y.Tick.Marker = figures.LogTicks{}
 		p.Y.Label.Text = y + " (log scale)"
 		for i := range vals {
 			vals[i] = max(vals[i], axisFloor)
@@ -328,7 +328,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	sub += mappingNote(st.Options)
 	cdf := newPanel("Bounded slowdown CDF, all measured jobs", "bounded slowdown (τ = 10 s, log scale)", "fraction of jobs ≤ x")
 	cdf.X.Scale = plot.LogScale{}
-	cdf.X.Tick.Marker = figures.RangeTicks{Marker: plot.LogTicks{Prec: -1}}
+	cdf.X.Tick.Marker = figures.LogTicks{}
 	cdf.X.Min = 1
 	maxX := 10.0
 	for si := range st.Specs {

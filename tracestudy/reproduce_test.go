@@ -2,10 +2,14 @@ package tracestudy
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -105,5 +109,26 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// scripts/trace-windows.sh reads the logs from traces/ in the repository
+// by default, commonly a symlink to a shared folder of logs. .gitignore
+// ignores it whether it is a folder, a symlink or a file (a `/traces/`
+// pattern matched only a folder, and a symlink showed as untracked).
+func TestTracesLinkIsIgnored(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	for _, path := range []string{"traces", "traces/SDSC-SP2-1998-4.2-cln.swf.gz"} {
+		// --no-index: the rule, whatever the index holds; a path that does
+		// not exist is taken as a file, as git takes a symlink.
+		err := exec.Command(git, "-C", "..", "check-ignore", "-q", "--no-index", path).Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 128 {
+			t.Skip("not a git checkout")
+		}
+		require.NoError(t, err, "git check-ignore %s: not ignored", path)
 	}
 }

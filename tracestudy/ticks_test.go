@@ -1,6 +1,7 @@
 package tracestudy
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,4 +28,27 @@ func TestCleanTicksAreReadable(t *testing.T) {
 		}
 		require.Equal(t, c.want, got, "[%g, %g]", c.lo, c.hi)
 	}
+}
+
+// The mean-wait panel of the full-log window figures goes log (its means
+// spread over 3.7 … 75 h, more than 30×): its axis, from 10^(0 − 0.3) =
+// 0.501 h (0.3 of a decade under the smallest mean's decade) to twice the
+// highest interval end, 300 h, was labelled only 1, 10 and 100; now 1, 2
+// and 5 times each power of ten.
+func TestLogBarsAreReadable(t *testing.T) {
+	h := 3600.0
+	ivs := []Interval{
+		{Mean: 75 * h, Lo: -10 * h, Hi: 150 * h, N: 4}, {Mean: 4 * h, Lo: 0.5 * h, Hi: 7.7 * h, N: 4},
+		{Mean: 3.7 * h, Lo: 0.7 * h, Hi: 6.6 * h, N: 4}, {Mean: 14 * h, Lo: 1.1 * h, Hi: 27 * h, N: 4},
+	}
+	p, _, err := ivBars("Mean wait", "hours", []string{"bursar", "fifo", "priority", "static"}, ivs, 1/h, 0, math.Inf(1))
+	require.NoError(t, err)
+	require.Equal(t, "hours (log scale)", p.Y.Label.Text)
+	var got []string
+	for _, tk := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	require.Equal(t, []string{"1", "2", "5", "10", "20", "50", "100", "200"}, got, "[%g, %g]", p.Y.Min, p.Y.Max)
 }
