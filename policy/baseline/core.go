@@ -1,8 +1,10 @@
 package baseline
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -245,6 +247,9 @@ type Core struct {
 	// it empties. In order, as a trace's list always is, a rigid request
 	// finds its place by binary search (RequestRigidQueued).
 	pendUnsorted bool
+	// unordered: the pending list is in no order (UnorderedPending), and
+	// posOf is kept for every request in it.
+	unordered bool
 
 	// changedAt is the last tick at which a lease started or ended or a
 	// notice was issued: NextChange ticks once more after one.
@@ -277,6 +282,7 @@ func New(cfg policy.Config, rule Rule) (*Core, error) {
 	}
 	k := &Core{cfg: cfg, rule: rule, nextID: 1, quietFrom: -1}
 	k.watch, _ = rule.(Watcher)
+	_, k.unordered = rule.(UnorderedPending)
 	k.left = [2]float64{cfg.IOCapacity, cfg.InferenceCapacity}
 	return k, nil
 }
@@ -315,8 +321,10 @@ func (k *Core) Lookup(name string) (policy.CampaignID, bool) {
 // Leases is the lease table in grant order. Read only.
 func (k *Core) Leases() []Lease { return k.leases }
 
-// Pending is the pending list in submit order. A rule may change the
-// Key of a request; nothing else.
+// Pending is the pending list in submit order (in none under a rule that
+// reads no order, UnorderedPending, while it holds only rigid requests of
+// campaigns other than the filler). A rule may change the Key of a
+// request; nothing else.
 func (k *Core) Pending() []Request { return k.pending }
 
 func (k *Core) record(e policy.Event) {
@@ -430,6 +438,9 @@ func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class, r
 			k.record(policy.Event{Kind: policy.EventDeny, Campaign: cp.Env.Name, CampaignID: c, GPUs: gpus, Class: cls, Reason: reason})
 		}
 		return id, err
+	}
+	if k.unordered && (!rigid || cp.Filler) {
+		k.restoreOrder()
 	}
 	if n := len(k.pending); n == 0 {
 		k.pendUnsorted = false
@@ -574,6 +585,9 @@ func (k *Core) pendingIndex(id int) int {
 // campaign's head every round, and a rebuild per granting round, linear
 // in a trace's long queue, cost a sixth of a full-log replay.
 func (k *Core) IndexSubmitted(id, submitted int) int {
+	if k.unordered {
+		return k.pendingIndex(id) // posOf is kept
+	}
 	if id >= 0 && id < len(k.posOf) {
 		if p := int(k.posOf[id]) - k.posShift; uint(p) < uint(len(k.pending)) && k.pending[p].ID == id {
 			return p
@@ -1046,6 +1060,16 @@ func (k *Core) pendMove(front, behind int) {
 // those behind it drop by one, as callers expect (see TryStart).
 func (k *Core) pendRemove(i int) {
 	n := len(k.pending)
+	if k.unordered {
+		// The last request takes its place, and its position is noted.
+		if i != n-1 {
+			k.pending[i] = k.pending[n-1]
+			k.notePos(i)
+		}
+		k.pending[n-1] = Request{}
+		k.pending = k.pending[:n-1]
+		return
+	}
 	if i < n-1-i {
 		copy(k.pending[1:i+1], k.pending[:i])
 		k.pending[0] = Request{}
@@ -1057,6 +1081,55 @@ func (k *Core) pendRemove(i int) {
 	copy(k.pending[i:], k.pending[i+1:])
 	k.pending[n-1] = Request{}
 	k.pending = k.pending[:n-1]
+}
+
+// notePos remembers that pending request i is at i (posOf).
+func (k *Core) notePos(i int) {
+	id := k.pending[i].ID
+	if id >= len(k.posOf) {
+		k.posOf = append(k.posOf, make([]int32, id+1-len(k.posOf))...)
+	}
+	k.posOf[id] = int32(i + k.posShift)
+}
+
+// restoreOrder puts the pending list back in submit order, for good: a
+// request that is not rigid, or the filler's, is filed, and the rest of
+// the Core reads the order again (admitFiller, expireRequests). Ties go
+// by id, the order in which the Core filed them, which is where each
+// rigid request's binary search would have put it (RequestRigidQueued).
+func (k *Core) restoreOrder() {
+	k.unordered = false
+	slices.SortFunc(k.pending, func(a, b Request) int {
+		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
+
+// KeepOrder keeps the pending list in submit order from now on, whatever
+// the rule (the oracle the tests of UnorderedPending compare with).
+func (k *Core) KeepOrder() {
+	if k.unordered {
+		k.restoreOrder()
+	}
+}
+
+// UnorderedPending is an optional Rule marker: the rule reads the pending
+// list only request by request (Index, IndexSubmitted, Pend, then
+// TryStart or NoticeFor at once) and orders its candidates itself
+// (quota's queues), so that the order of the list is nothing to it. While
+// the list holds only rigid requests of campaigns other than the filler
+// (a trace's), the Core then takes a granted request out by moving the
+// last one into its place, and files a requeued job at the end, with
+// every position noted, where it shifted a sorted list thousands long
+// (quota grants each queue's head, wherever it waits: the full SDSC-SP2
+// log's StrictFIFO replay with fair starts moved the list for a quarter
+// of its time). The first request of any other kind puts the list back
+// in submit order for good. TryStart's grant then moves the last request
+// to i, not the ones behind i down by one.
+type UnorderedPending interface {
+	UnorderedPending()
 }
 
 // pendInsert moves the last pending request to index at, shifting the

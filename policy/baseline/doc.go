@@ -4,8 +4,10 @@
 // one decision — who is admitted, and whom that may preempt — to a Rule.
 //
 // It owns:
-//   - the lease table (grant order) and the pending list (submit order),
-//     ids shared by requests and leases as in the broker (model.md §2);
+//   - the lease table (grant order) and the pending list (submit order;
+//     in none under a rule that orders its own candidates while the list
+//     holds only rigid requests, UnorderedPending), ids shared by requests
+//     and leases as in the broker (model.md §2);
 //   - the tick, in the broker's order (model.md §4): expire leases (reason
 //     expired, or preempted once a notice's grace has run), reset the
 //     flows, charge credits, drop requests older than the broker's TTL

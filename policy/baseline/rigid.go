@@ -79,7 +79,9 @@ func (k *Core) RequestRigidQueued(c policy.CampaignID, gpus, estimate, run int, 
 	r.Rigid, r.Run, r.Submitted, r.Queue = true, run, submitted, k.siteQueue(queue)
 	k.flexPending--
 	at := last
-	if k.pendUnsorted {
+	if k.unordered {
+		k.notePos(last) // it stays at the end
+	} else if k.pendUnsorted {
 		for at > 0 && k.pending[at-1].Submitted > submitted {
 			at--
 		}

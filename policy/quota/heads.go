@@ -144,6 +144,12 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	qu.filedAt(at)
 }
 
+// UnorderedPending marks that the rule reads the Core's pending list only
+// request by request (baseline.UnorderedPending): its queues keep Kueue's
+// order, and it looks each candidate up by id before it grants or
+// preempts for it.
+func (*Rule) UnorderedPending() {}
+
 // Left forgets a request (baseline.Watcher), keeping the cursor on the
 // same workload and the skipped prefix over the same ones.
 func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {

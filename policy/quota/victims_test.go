@@ -112,3 +112,70 @@ func TestTakableBoundsThePreemption(t *testing.T) {
 	}
 	t.Logf("%d attempts the bound turns away, %d that succeed", beyond, succeeded)
 }
+
+// The Core keeps quota's pending list in no order while it holds only
+// rigid requests (baseline.UnorderedPending), and that changes nothing:
+// twin allocators, one kept in submit order (KeepOrder), given the same
+// random rigid jobs (some filed with an earlier submit time, as a
+// requeued job is) write the same journal, and once a request that is not
+// rigid arrives their pending lists are the same, in submit order.
+func TestUnorderedPendingChangesNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.SampledFrom([]int{8, 16, 64}).Draw(t, "pool")
+		k := quota.DefaultKnobs()
+		k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
+		grace := rapid.IntRange(0, 10).Draw(t, "grace")
+		n := rapid.IntRange(2, 4).Draw(t, "queues")
+		var twins [2]*baseline.Core
+		var journals [2]*bt.Journal
+		for x := range twins {
+			a, err := quota.New(bt.Config(pool, grace), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			journals[x] = &bt.Journal{}
+			a.SetRecorder(journals[x])
+			for i := range n {
+				if _, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), float64(i+1), policy.AgentBurst)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			twins[x] = a
+		}
+		twins[1].KeepOrder()
+		for range rapid.IntRange(10, 150).Draw(t, "ticks") {
+			for range rapid.IntRange(0, 3).Draw(t, "arrivals") {
+				c := policy.CampaignID(rapid.IntRange(0, n-1).Draw(t, "c"))
+				g := rapid.IntRange(1, pool).Draw(t, "gpus")
+				d := rapid.IntRange(1, 60).Draw(t, "run")
+				sub := twins[0].Now() + 1 - rapid.IntRange(0, 3).Draw(t, "earlier")*rapid.IntRange(0, 20).Draw(t, "by")
+				for _, a := range twins {
+					_, _ = a.RequestRigid(c, g, d, d, policy.AgentBurst, sub)
+				}
+			}
+			for _, a := range twins {
+				a.Tick()
+			}
+		}
+		for _, a := range twins {
+			_, _ = a.Request(0, 1, 10, policy.AgentBurst)
+		}
+		if len(journals[0].Events) != len(journals[1].Events) {
+			t.Fatalf("%d journal records, %d kept in order", len(journals[0].Events), len(journals[1].Events))
+		}
+		for i := range journals[0].Events {
+			if journals[0].Events[i] != journals[1].Events[i] {
+				t.Fatalf("record %d: %+v, kept in order %+v", i, journals[0].Events[i], journals[1].Events[i])
+			}
+		}
+		p0, p1 := twins[0].Pending(), twins[1].Pending()
+		if len(p0) != len(p1) {
+			t.Fatalf("%d pending, %d kept in order", len(p0), len(p1))
+		}
+		for i := range p0 {
+			if p0[i] != p1[i] {
+				t.Fatalf("pending %d: %+v, kept in order %+v", i, p0[i], p1[i])
+			}
+		}
+	})
+}
