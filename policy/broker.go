@@ -154,8 +154,16 @@ type campaign struct {
 	deficit   float64
 	deficitAt int
 	// busy: the campaign is on the broker's busy list (its per-tick
-	// bookkeeping may still change something).
-	busy bool
+	// bookkeeping may still change something), whose next campaign is
+	// busyNext (−1: the last). The list runs through the campaigns so
+	// that keeping it allocates nothing.
+	busy     bool
+	busyNext int32
+	// line is its GPU bucket's line (lineOf); usageStep its usage sum's
+	// step a tick over a stretch of sliding windows (slideStretch: 0
+	// outside one). Skip scratch, kept here to allocate nothing.
+	line      bucketLine
+	usageStep int
 	// tries counts its pending requests that admission must try whatever
 	// the tokens, floor is the fill below which every pending trace job
 	// of it is throttled (valid while floorOK; floorEpoch: the
@@ -214,10 +222,11 @@ type Broker struct {
 	// usageEpoch counts the changes of any usage sum or share: a cached
 	// fair-share deficit holds while it stays (FairDeficit).
 	usageEpoch int
-	// busy lists the campaigns whose per-tick bookkeeping may change
-	// something (markBusy); every other campaign is at rest (atRest), and
-	// refill, recordHistory and SkipTo pass it by.
-	busy []int32
+	// busyHead is the first campaign of the busy list (−1: none): those
+	// whose per-tick bookkeeping may change something (markBusy); every
+	// other campaign is at rest (atRest), and refill, recordHistory and
+	// SkipTo pass it by.
+	busyHead int32
 
 	cong      congestionRing
 	congIndex float64 // of cong, as of the last tick
@@ -299,12 +308,6 @@ type Broker struct {
 	skipSeg                  []float64
 	skipSegOK                bool
 	skipSegStart, skipSegEnd int
-	// Each campaign's bucket line (lineOf), kept from one skip to the
-	// next while its held GPUs stay.
-	lines []bucketLine
-	// slideStretch's: each sliding campaign's usage step over the
-	// stretch (0 for every other campaign between calls).
-	skipUsageD []int
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the
@@ -323,7 +326,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt, nextChangeNow: -1, quietFrom: -1}, nil
+	return &Broker{cfg: cfg, nextID: 1, ioLeft: cfg.IOCapacity, infLeft: cfg.InferenceCapacity, nextDeadline: math.MaxInt, nextChangeNow: -1, quietFrom: -1, busyHead: -1}, nil
 }
 
 // SetRecorder routes the journal to r (nil: no journal, and no cost).
@@ -463,8 +466,7 @@ func unmetOf(cp *campaign) int { return max(0, cp.env.Guaranteed-cp.heldAll) }
 // markBusy puts campaign c on the busy list.
 func (b *Broker) markBusy(c CampaignID) {
 	if cp := &b.camps[c]; !cp.busy {
-		cp.busy = true
-		b.busy = append(b.busy, int32(c))
+		cp.busy, cp.busyNext, b.busyHead = true, b.busyHead, int32(c)
 	}
 }
 
@@ -930,7 +932,7 @@ func (b *Broker) refill() {
 	// recordHistory).
 	// A campaign at rest (off the busy list) refills to what it holds.
 	camps := b.camps
-	for _, i := range b.busy {
+	for i := b.busyHead; i >= 0; i = camps[i].busyNext {
 		cp := &camps[i]
 		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
 		cp.io.refill()
@@ -969,8 +971,8 @@ func (b *Broker) recordHistory() {
 	// come to rest leaves the busy list.
 	pos := b.usagePos
 	camps, total := b.camps, b.usageTotal
-	busy, w := b.busy, 0
-	for _, i := range busy {
+	prev := &b.busyHead
+	for i := b.busyHead; i >= 0; i = camps[i].busyNext {
 		cp := &camps[i]
 		if cp.heldAt+FairShareWindow >= b.now {
 			// The window still holds older values (past it, every slot
@@ -982,13 +984,11 @@ func (b *Broker) recordHistory() {
 			total += d
 		}
 		if b.atRest(cp) {
-			cp.busy = false
+			cp.busy, *prev = false, cp.busyNext
 			continue
 		}
-		busy[w] = i
-		w++
+		prev = &cp.busyNext
 	}
-	b.busy = busy[:w]
 	b.usageTotal = total
 	b.usageEpoch++
 	if b.usagePos++; b.usagePos == FairShareWindow {

@@ -120,10 +120,11 @@ func inf() float64 { return math.Inf(1) }
 
 // checkBusy is the busy list's invariant: it lists each campaign once,
 // exactly those marked busy, and every campaign off it is at rest (a
-// tick's bookkeeping would leave it exactly as it is).
+// tick's bookkeeping would leave it exactly as it is); and no campaign
+// keeps a usage step outside a skip.
 func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	on := make([]bool, len(b.camps))
-	for _, i := range b.busy {
+	for i := b.busyHead; i >= 0; i = b.camps[i].busyNext {
 		if on[i] || !b.camps[i].busy {
 			t.Fatalf("t=%d: campaign %d twice on the busy list, or not marked busy", b.now, i)
 		}
@@ -133,6 +134,9 @@ func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 		if cp := &b.camps[i]; !on[i] && (cp.busy || !b.atRest(cp)) {
 			t.Fatalf("t=%d: campaign %d off the busy list but marked busy (%v) or not at rest (tokens %v, held %d since %d, io %+v, inference %+v)",
 				b.now, i, cp.busy, cp.tokens, cp.heldAll, cp.heldAt, cp.io, cp.inf)
+		}
+		if b.camps[i].usageStep != 0 {
+			t.Fatalf("t=%d: campaign %d keeps the usage step %d", b.now, i, b.camps[i].usageStep)
 		}
 	}
 }

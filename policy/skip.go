@@ -366,7 +366,7 @@ func (b *Broker) skipQuiet(t int) {
 	// (after the real tick nobody draws on them), and the usage windows
 	// that do not yet hold one value.
 	toks, lazy, flows, slide := b.skipToks[:0], b.skipLazy[:0], b.skipFlows[:0], b.skipSlide[:0]
-	for _, i := range b.busy { // a campaign at rest is in none of them
+	for i := b.busyHead; i >= 0; i = camps[i].busyNext { // one at rest is in none of them
 		cp := &camps[i]
 		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
 			if cp.pending != ([numClasses]int{}) {
@@ -601,30 +601,26 @@ func (b *Broker) skipQuiet(t int) {
 // k ≥ 2 is shown, over which skipQuiet's steps change nothing but the
 // windows, and those by a constant a tick: each sliding usage window's
 // next k slots hold one value (so each tick moves its sum by the same
-// step, skipUsageD), and no order step among those k finds a pair of
+// step, usageStep), and no order step among those k finds a pair of
 // runs out of order or a tie that changes, which under usageOrdered
 // holds when every pair next to a run whose usage moves (moved, from the
 // last history step, and the sliding campaigns' runs) stays ordered by
 // usage, strictly, at the stored keys and at every usage the k order
 // steps read (linear in the tick, so checked at both ends). The caller
 // also keeps the buckets within their segment, so that no bucket is
-// read. skipUsageD holds the sliding campaigns' steps when k > 0
-// (slideWindows clears them); every other entry is 0.
+// read. The sliding campaigns hold their steps in usageStep when k > 0
+// (slideWindows clears them); every other campaign's is 0.
 func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int) int {
 	if limit < 2 {
 		return 0
 	}
 	camps := b.camps
-	if len(b.skipUsageD) < len(camps) {
-		b.skipUsageD = make([]int, len(camps))
-	}
-	dd := b.skipUsageD
 	pos := b.usagePos
 	k := limit
 	for _, i := range slide {
 		u := camps[i].usage
 		v := u.buf[pos]
-		dd[i] = camps[i].heldAll - int(v)
+		camps[i].usageStep = camps[i].heldAll - int(v)
 		// The slots this stretch overwrites (with held) come round again
 		// after a whole window: a step other than 0 ends by then.
 		n, p := min(k, FairShareWindow), pos
@@ -637,7 +633,7 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 				break
 			}
 		}
-		if n < k && (n < FairShareWindow || dd[i] != 0) {
+		if n < k && (n < FairShareWindow || camps[i].usageStep != 0) {
 			k = n
 		}
 	}
@@ -649,14 +645,14 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 			k = b.stretchPairs(runs, c, k)
 		}
 		for _, i := range slide {
-			if dd[i] != 0 && camps[i].pending != ([numClasses]int{}) {
+			if camps[i].usageStep != 0 && camps[i].pending != ([numClasses]int{}) {
 				k = b.stretchPairs(runs, i, k)
 			}
 		}
 	}
 	if k < 2 {
 		for _, i := range slide {
-			dd[i] = 0
+			camps[i].usageStep = 0
 		}
 		return 0
 	}
@@ -669,7 +665,7 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 // the stored keys and at the usage of each of the next k order steps,
 // U + j·step for j < k. It returns 0 where no k ≥ 2 is left.
 func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
-	camps, pend, dd := b.camps, b.pending, b.skipUsageD
+	camps, pend := b.camps, b.pending
 	off, idx := b.skipRunOff, b.skipRunIdx
 	for _, i := range idx[off[c]:off[c+1]] {
 		for j := max(i, 1); j <= i+1 && int(j) < len(runs); j++ {
@@ -685,7 +681,7 @@ func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 			if gap <= 0 {
 				return 0
 			}
-			if s := dd[cz] - dd[ca]; s < 0 {
+			if s := camps[cz].usageStep - camps[ca].usageStep; s < 0 {
 				if k = min(k, (gap-1)/(-s)+1); k < 2 {
 					return 0
 				}
@@ -701,9 +697,9 @@ func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 // campaigns the order steps updated (moved, then each sliding pending
 // campaign whose usage moves) hold the usage the last of them read. It
 // returns the pending campaigns whose usage the last tick moved, and
-// clears skipUsageD.
+// clears usageStep.
 func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []int32 {
-	camps, dd := b.camps, b.skipUsageD
+	camps := b.camps
 	off, idx := b.skipRunOff, b.skipRunIdx
 	setKey := func(c int32, u int) {
 		if len(runs) >= 2 {
@@ -718,12 +714,12 @@ func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []
 	moved = moved[:0]
 	pos := b.usagePos
 	for _, i := range slide {
-		d := dd[i]
+		cp := &camps[i]
+		d := cp.usageStep
 		if d == 0 {
 			continue // its slots hold its held GPUs already
 		}
-		dd[i] = 0
-		cp := &camps[i]
+		cp.usageStep = 0
 		u := cp.usage
 		held := int32(cp.heldAll)
 		for j, p := 0, pos; j < k; j++ {
@@ -902,10 +898,8 @@ const lineLimit = 1 << 40
 // provably moves by a constant, and that constant (refillRun's answer,
 // from its line when it still holds).
 func (b *Broker) lineOf(i int32) (n int, d float64) {
-	if len(b.lines) < len(b.camps) {
-		b.lines = append(b.lines, make([]bucketLine, len(b.camps)-len(b.lines))...)
-	}
-	cp, ln := &b.camps[i], &b.lines[i]
+	cp := &b.camps[i]
+	ln := &cp.line
 	if ln.from > cp.heldAt && ln.from <= b.now && b.now < ln.end {
 		return ln.end - b.now, ln.slope
 	}
