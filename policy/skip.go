@@ -386,6 +386,11 @@ func (b *Broker) skipQuiet(t int) {
 		}
 	}
 	runs := b.runsOf()
+	if len(runs) < 2 {
+		// One run keeps its place: nothing reads a bucket before t, and
+		// the moving ones refill at the end with the others.
+		lazy, toks = append(lazy, toks...), toks[:0]
+	}
 	free := b.Free()
 	util := 1 - float64(free)/float64(b.cfg.Pool)
 	// After CongestionWindow pushes of the one (demand, free) pair the
@@ -406,10 +411,12 @@ func (b *Broker) skipQuiet(t int) {
 	muls := b.skipMuls[:0]
 	// Under byUsage the pending campaigns' buckets move by segments
 	// (tokenSegment) while the windows slide: a segment's ticks neither
-	// refill them one by one nor check the watched pairs; segRetry is the
-	// first tick at which to try another after one could not be shown.
+	// refill them one by one nor check the watched pairs. Where none can
+	// be shown (a bucket at the edge of its line, a watched pair about to
+	// cross) the next tick tries again: a try reads the buckets' kept
+	// lines (lineOf) and the watched pairs, no more than a tick of
+	// refills and checks, and most such edges pass in a tick.
 	b.skipSegOK = false
-	segRetry := b.now
 	for b.now < t {
 		if byUsage && !full && (len(slide) > 0 || congPushes > 0) && (len(toks) == 0 || b.skipSegOK) {
 			// The windows slide (or the congestion window fills) while
@@ -488,11 +495,9 @@ func (b *Broker) skipQuiet(t int) {
 				}
 			}
 			toks = toks[:w]
-			if byUsage && len(toks) > 0 && len(runs) >= 2 && b.now >= segRetry {
+			if byUsage && len(toks) > 0 && len(runs) >= 2 {
 				if k := b.tokenSegment(toks, runs, watch, t-b.now); k > 0 {
 					b.skipSegOK, b.skipSegStart, b.skipSegEnd = true, b.now, b.now+k
-				} else {
-					segRetry = b.now + 16
 				}
 			}
 		}
