@@ -38,8 +38,15 @@ func (k *Core) Clone() (policy.Allocator, error) {
 		}
 	}
 	c.leases = slices.Clone(k.leases)
-	c.pendBase, c.pendHead, c.pending = nil, 0, k.pending
-	c.pendMove(len(k.pending)/8+8, len(k.pending)/8+8)
+	// The list with up to an eighth of its length of room on either side,
+	// copied with that room (nothing the list holds: a request is written
+	// there before the list takes the place in), so that the copy is not
+	// cleared first and then written over.
+	n, room := len(k.pending), len(k.pending)/8+8
+	lo, hi := max(0, k.pendHead-room), min(len(k.pendBase), k.pendHead+n+room)
+	c.pendBase = slices.Clone(k.pendBase[lo:hi])
+	c.pendHead = k.pendHead - lo
+	c.pending = c.pendBase[c.pendHead : c.pendHead+n]
 	c.groups = slices.Clone(k.groups)
 	c.queueNames = slices.Clone(k.queueNames)
 	c.posOf = slices.Clone(k.posOf)
