@@ -24,10 +24,13 @@ func niceStep(raw float64) float64 {
 }
 
 // decimals is the number of decimals needed to print multiples of step
-// exactly (0 for integer steps). A step that rounds to zero is never
-// printed exactly: 5e-7 is not a whole number, though it is within 1e-6
-// of one.
+// exactly (0 for integer steps and for zero, which sweepTicks asks about
+// a grid value). A nonzero value that rounds to zero is not printed
+// exactly: 5e-7 is not a whole number, though it is within 1e-6 of one.
 func decimals(step float64) int {
+	if step == 0 {
+		return 0
+	}
 	for d := 0; d < 8; d++ {
 		s := step * math.Pow(10, float64(d))
 		if r := math.Round(s); r != 0 && math.Abs(s-r) < 1e-6*math.Max(1, s) {

@@ -125,3 +125,14 @@ func TestLogTicksAlwaysReadable(t *testing.T) {
 		}
 	})
 }
+
+// decimals: none for whole numbers and zero (a sweep grid that starts at
+// 0 s of grace is labelled 0, 15, 30, …, not 0, 15.00, 30.00), one for
+// halves, and a step under 1e-6 is not taken for a whole number.
+func TestDecimals(t *testing.T) {
+	for v, want := range map[float64]int{0: 0, 15: 0, 120: 0, 0.5: 1, 2.5: 1, 0.25: 2, 5e-7: 7, 2.5e-7: 8} {
+		assert.Equal(t, want, decimals(v), "decimals(%g)", v)
+	}
+	assert.Equal(t, []string{"0", "15", "30", "60", "90", "120"},
+		labels(sweepTicks([]float64{0, 15, 30, 60, 90, 120}, func(v float64) float64 { return v / 120 }, 0.06)))
+}

@@ -9,7 +9,7 @@
 #
 #   scripts/trace-windows.sh [TRACES_DIR]   # default: traces/ (the logs as docs/traces.md downloads them)
 #
-# Needs bin/bursar-sweep (make build). About 25 s of CPU in all, 2–5 s a
+# Needs bin/bursar-sweep (make build). About 15 s of CPU in all, 1–3 s a
 # run (docs/traces.md); the policies that read no shares (priority) or
 # no bucket (all but bursar) are left out of the sensitivity runs, fifo
 # kept as the paired control.

@@ -27,7 +27,7 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 		t.Skip("set BURSAR_TRACES to the folder holding SDSC-SP2-1998-4.2-cln.swf.gz and KTH-SP2-1996-2.1-cln.swf.gz")
 	}
 	if testing.Short() {
-		t.Skip("replays the committed window runs (about a minute of CPU)")
+		t.Skip("replays the committed window runs (about 20 s of CPU)")
 	}
 	if raceDetector {
 		t.Skip("single-goroutine replays: run without -race")
