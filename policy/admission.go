@@ -24,7 +24,10 @@ func (b *Broker) FairDeficit(c CampaignID) float64 {
 type pendingKey struct {
 	deficit, tokens float64
 	pos             int
-	class           Class
+	// camp is the campaign of the run's requests (in the padding after
+	// class): the walks over the runs read it here, not in the list.
+	camp  int32
+	class Class
 }
 
 // comparePendingKeys orders the pending list: class rank ascending,
@@ -70,7 +73,7 @@ func (b *Broker) admit() {
 	for i := range runs {
 		start, end := runs[i].pos, runEnd(runs, i, len(pend))
 		from := w
-		if cp := &b.camps[pend[start].Campaign]; b.quietCampaign(cp) {
+		if cp := &b.camps[runs[i].camp]; b.quietCampaign(cp) {
 			if w != start {
 				copy(pend[w:], pend[start:end])
 			}
@@ -85,7 +88,7 @@ func (b *Broker) admit() {
 				}
 			}
 		}
-		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && pend[runs[nr-1].pos].Campaign == pend[from].Campaign {
+		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && runs[nr-1].camp == runs[i].camp {
 			continue // emptied, or one with the run before
 		}
 		runs[nr] = runs[i]

@@ -364,6 +364,7 @@ func (r *runner) check() {
 	}
 	checkThrottleFloors(t, b)
 	checkBusy(t, b)
+	checkRuns(t, b)
 	if unmet != b.unmet {
 		t.Fatalf("unmet guarantees drifted: %d vs %d", unmet, b.unmet)
 	}

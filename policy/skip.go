@@ -84,7 +84,7 @@ func (b *Broker) NextChange() int {
 runs:
 	for ri := range runs {
 		start, end := runs[ri].pos, runEnd(runs, ri, len(pend))
-		c := pend[start].Campaign
+		c := CampaignID(runs[ri].camp)
 		x := &b.exits[c]
 		if x.epoch != b.exitEpoch {
 			b.capSlope(x, c)
@@ -537,7 +537,7 @@ func (b *Broker) skipQuiet(t int) {
 			// still fixed, the new watched pairs are again the only ones
 			// that can change places.
 			for _, i := range watch {
-				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
+				if camps[runs[i].camp].tokens > camps[runs[i-1].camp].tokens {
 					runs = b.reorderRuns(runs)
 					watch = tokenDecided(runs, watch[:0])
 					b.skipIdxOK = false
@@ -670,7 +670,7 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 // the stored keys and at the usage of each of the next k order steps,
 // U + j·step for j < k. It returns 0 where no k ≥ 2 is left.
 func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
-	camps, pend := b.camps, b.pending
+	camps := b.camps
 	off, idx := b.skipRunOff, b.skipRunIdx
 	for _, i := range idx[off[c]:off[c+1]] {
 		for j := max(i, 1); j <= i+1 && int(j) < len(runs); j++ {
@@ -681,7 +681,7 @@ func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 			if !(a.deficit > z.deficit) {
 				return 0 // tied at the stored keys
 			}
-			ca, cz := pend[a.pos].Campaign, pend[z.pos].Campaign
+			ca, cz := a.camp, z.camp
 			gap := camps[cz].usage.sum - camps[ca].usage.sum
 			if gap <= 0 {
 				return 0
@@ -853,7 +853,7 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 			// Tokens of the earlier run's campaign a and the later's c
 			// after j ticks, exact on these lines: t + j·d. They are in
 			// order now (c's ≤ a's); c overtakes a where c rises faster.
-			a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
+			a, c := runs[w-1].camp, runs[w].camp
 			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
 			if !(tc+float64(k)*dc > ta+float64(k)*da) {
 				continue // the difference is linear in j: not by k, not before
@@ -919,7 +919,7 @@ func (b *Broker) lineOf(i int32) (n int, d float64) {
 // the runs' tokens and sorts them (sortRuns).
 func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 	for i := range runs {
-		runs[i].tokens = b.camps[b.pending[runs[i].pos].Campaign].tokens
+		runs[i].tokens = b.camps[runs[i].camp].tokens
 	}
 	return b.sortRuns(runs)
 }
@@ -981,7 +981,7 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	}
 	w := 0
 	for _, r := range runs {
-		if w > 0 && runs[w-1].class == r.class && pend[runs[w-1].pos].Campaign == pend[r.pos].Campaign {
+		if w > 0 && runs[w-1].class == r.class && runs[w-1].camp == r.camp {
 			continue
 		}
 		runs[w] = r
@@ -1031,7 +1031,7 @@ func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
 		from := r.pos
 		r.pos = len(sorted)
 		sorted = append(sorted, pend[from:endAt[from]]...)
-		if w > 0 && runs[w-1].class == r.class && sorted[runs[w-1].pos].Campaign == sorted[r.pos].Campaign {
+		if w > 0 && runs[w-1].class == r.class && runs[w-1].camp == r.camp {
 			continue
 		}
 		runs[w] = r
@@ -1050,7 +1050,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
 			continue
 		}
-		runs = append(runs, pendingKey{pos: i, class: r.Class})
+		runs = append(runs, pendingKey{pos: i, camp: int32(r.Campaign), class: r.Class})
 	}
 	return runs
 }
@@ -1061,7 +1061,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 func (b *Broker) runsSorted(runs []pendingKey) bool {
 	for i := range runs {
 		k := &runs[i]
-		c := b.pending[k.pos].Campaign
+		c := CampaignID(k.camp)
 		k.deficit, k.tokens = b.FairDeficit(c), b.camps[c].tokens
 	}
 	return pendingKeysSorted(runs)
@@ -1092,7 +1092,7 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 		return false // the total is at most the pool over the window
 	}
 	for _, r := range runs {
-		if b.camps[b.pending[r.pos].Campaign].share != 0 {
+		if b.camps[r.camp].share != 0 {
 			return false
 		}
 	}
@@ -1104,7 +1104,7 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 	for i := range runs {
 		k := &runs[i]
-		cp := &b.camps[b.pending[k.pos].Campaign]
+		cp := &b.camps[k.camp]
 		k.deficit, k.tokens = -float64(cp.usage.sum), cp.tokens
 	}
 	return pendingKeysSorted(runs)
@@ -1120,7 +1120,7 @@ func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 // sorted (reorderRuns) only if one of them is out of order. The watched
 // pairs are redone when a moved run's ties changed.
 func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, moved []int32) ([]pendingKey, []int32) {
-	camps, pend := b.camps, b.pending
+	camps := b.camps
 	if !b.skipIdxOK {
 		b.indexRuns(runs)
 	}
@@ -1149,7 +1149,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	need, retie := false, false
 	for k, j := range pairs {
 		a, c := &runs[j-1], &runs[j]
-		a.tokens, c.tokens = b.segTokens(pend[a.pos].Campaign), b.segTokens(pend[c.pos].Campaign)
+		a.tokens, c.tokens = b.segTokens(CampaignID(a.camp)), b.segTokens(CampaignID(c.camp))
 		need = need || comparePendingKeys(*c, *a) < 0
 		retie = retie || tiedRuns(a, c) != ties[k]
 	}
@@ -1158,7 +1158,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 		if need || b.skipSegOK {
 			break
 		}
-		need = camps[pend[runs[i].pos].Campaign].tokens > camps[pend[runs[i-1].pos].Campaign].tokens
+		need = camps[runs[i].camp].tokens > camps[runs[i-1].camp].tokens
 	}
 	if need || retie {
 		b.syncSeg(toks) // the whole list's tokens are read, or the watch list changes
@@ -1185,7 +1185,7 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 	nc := len(b.camps)
 	off := append(b.skipRunOff[:0], make([]int32, nc+1)...)
 	for _, r := range runs {
-		off[b.pending[r.pos].Campaign+1]++
+		off[r.camp+1]++
 	}
 	for c := range nc {
 		off[c+1] += off[c]
@@ -1193,7 +1193,7 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 	at := append(b.skipRunAt[:0], off[:nc]...)
 	idx := append(b.skipRunIdx[:0], make([]int32, len(runs))...)
 	for i, r := range runs {
-		c := b.pending[r.pos].Campaign
+		c := r.camp
 		idx[at[c]] = int32(i)
 		at[c]++
 	}

@@ -163,6 +163,8 @@ func (p *skipPair) compare(after string) {
 	checkThrottleFloors(p.t, b)
 	checkBusy(p.t, a)
 	checkBusy(p.t, b)
+	checkRuns(p.t, a)
+	checkRuns(p.t, b)
 }
 
 func TestSkipToMatchesTicks(t *testing.T) {
