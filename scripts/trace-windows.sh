@@ -4,8 +4,8 @@
 # docs/traces.md): every policy on four 14-day windows of SDSC-SP2 and of
 # KTH-SP2, then the SDSC-SP2 windows again under each other `shares` rule
 # (docs/studies.md §1, §5) and under Bursar's old `bucket: hours:24`. Each
-# run writes its folder under results/trace/ and its printed table to
-# table.txt there.
+# run writes its folder under results/trace/, its table (table.txt)
+# included: the command writes that file itself.
 #
 #   scripts/trace-windows.sh [TRACES_DIR]   # default: traces/ (the logs as docs/traces.md downloads them)
 #
@@ -23,7 +23,7 @@ run() { # run OUT ARGS…: bursar-sweep trace ARGS… into results/trace/OUT
 	local out=results/trace/$1
 	shift
 	mkdir -p "$out"
-	"$bin" trace --windows 4x14d --quiet --out "$out" "$@" > "$out/table.txt"
+	"$bin" trace --windows 4x14d --quiet --out "$out" "$@"
 }
 
 run sdsc-sp2-4x14d --trace "$sdsc"
