@@ -124,6 +124,22 @@ func (b *Broker) runsOf() []pendingKey {
 	return b.runs
 }
 
+// keyBefore is comparePendingKeys(*a, *b) < 0 written out small enough
+// to inline, for the loops over the runs: the same keys in the same
+// order, each decided by the same test (a NaN deficit or token count
+// decides as it does there: it is never before).
+func keyBefore(a, b *pendingKey) bool {
+	switch {
+	case a.class != b.class:
+		return a.class < b.class
+	case a.deficit != b.deficit:
+		return a.deficit > b.deficit
+	case a.tokens != b.tokens:
+		return a.tokens > b.tokens
+	}
+	return a.pos < b.pos
+}
+
 // pendingKeysSorted is slices.IsSortedFunc(keys, comparePendingKeys) with
 // the comparison written out (comparePendingKeys is too big to inline, and
 // this runs every tick): a pair is out of order exactly when

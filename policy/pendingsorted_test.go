@@ -29,6 +29,14 @@ func TestPendingKeysSortedMatchesCompare(t *testing.T) {
 		if got := pendingKeysSorted(keys); got != want {
 			t.Fatalf("pendingKeysSorted(%+v) = %v, IsSortedFunc says %v", keys, got, want)
 		}
+		// keyBefore, the same comparison for one pair, on every pair.
+		for i := range keys {
+			for j := range keys {
+				if got, want := keyBefore(&keys[i], &keys[j]), comparePendingKeys(keys[i], keys[j]) < 0; got != want {
+					t.Fatalf("keyBefore(%+v, %+v) = %v, comparePendingKeys says %v", keys[i], keys[j], got, want)
+				}
+			}
+		}
 	})
 }
 

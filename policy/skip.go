@@ -945,12 +945,12 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	}
 	lo, hi := len(runs), -1
 	for i := 1; i < len(runs); i++ {
-		if comparePendingKeys(runs[i], runs[i-1]) >= 0 {
+		if !keyBefore(&runs[i], &runs[i-1]) {
 			continue
 		}
 		x, e := runs[i], ends[i]
 		j := i
-		for ; j > 0 && comparePendingKeys(x, runs[j-1]) < 0; j-- {
+		for ; j > 0 && keyBefore(&x, &runs[j-1]); j-- {
 			runs[j], ends[j] = runs[j-1], ends[j-1]
 		}
 		runs[j], ends[j] = x, e
@@ -971,8 +971,7 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 		buf = append(buf, pend[runs[k].pos:ends[k]]...)
 	}
 	copy(pend[start:], buf)
-	clear(buf)
-	b.pendingSpare = buf[:0]
+	b.pendingSpare = buf[:0] // a Request holds no pointer: nothing to clear
 	p := start
 	for k := lo; k <= hi; k++ {
 		n := int(ends[k]) - runs[k].pos
@@ -999,7 +998,7 @@ const sortRunsInsertionMax = 8
 func inversions(runs []pendingKey) int {
 	n := 0
 	for i := 1; i < len(runs); i++ {
-		if comparePendingKeys(runs[i], runs[i-1]) < 0 {
+		if keyBefore(&runs[i], &runs[i-1]) {
 			n++
 		}
 	}
@@ -1150,7 +1149,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	for k, j := range pairs {
 		a, c := &runs[j-1], &runs[j]
 		a.tokens, c.tokens = b.segTokens(CampaignID(a.camp)), b.segTokens(CampaignID(c.camp))
-		need = need || comparePendingKeys(*c, *a) < 0
+		need = need || keyBefore(c, a)
 		retie = retie || tiedRuns(a, c) != ties[k]
 	}
 	// Within a segment no watched pair changes places (tokenSegment).
