@@ -967,10 +967,26 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 		start = min(start, runs[k].pos)
 	}
 	buf := b.pendingSpare[:0]
-	for k := lo; k <= hi; k++ {
-		buf = append(buf, pend[runs[k].pos:ends[k]]...)
+	if hi == lo+1 {
+		// Two runs swapped places (the common case: two buckets
+		// crossing): the stretch x|y becomes y|x by way of the shorter
+		// one, so the longer is moved once, not twice.
+		ly, lx := int(ends[lo])-runs[lo].pos, int(ends[hi])-runs[hi].pos
+		if ly <= lx {
+			buf = append(buf, pend[runs[lo].pos:ends[lo]]...)
+			copy(pend[start+ly:], pend[start:start+lx])
+			copy(pend[start:], buf)
+		} else {
+			buf = append(buf, pend[start:start+lx]...)
+			copy(pend[start:], pend[start+lx:start+lx+ly])
+			copy(pend[start+ly:], buf)
+		}
+	} else {
+		for k := lo; k <= hi; k++ {
+			buf = append(buf, pend[runs[k].pos:ends[k]]...)
+		}
+		copy(pend[start:], buf)
 	}
-	copy(pend[start:], buf)
 	b.pendingSpare = buf[:0] // a Request holds no pointer: nothing to clear
 	p := start
 	for k := lo; k <= hi; k++ {
