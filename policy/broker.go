@@ -159,6 +159,9 @@ type campaign struct {
 	// that keeping it allocates nothing.
 	busy     bool
 	busyNext int32
+	// flowBusy: a flow bucket may still move (it was drawn on since
+	// both were last at rest); off, refill and SkipTo leave them be.
+	flowBusy bool
 	// line is its GPU bucket's line (lineOf); usageStep its usage sum's
 	// step a tick over a stretch of sliding windows (slideStretch: 0
 	// outside one). Skip scratch, kept here to allocate nothing.
@@ -299,10 +302,10 @@ type Broker struct {
 	skipEndAt                     []int32 // sortRunsWhole's run ends by their starts
 	// reorderMoved's: the moved campaigns, each campaign's runs (valid
 	// while skipIdxOK), the pairs it checks and their ties before.
-	skipMoved, skipPairs              []int32
-	skipRunOff, skipRunAt, skipRunIdx []int32
-	skipTies                          []bool
-	skipIdxOK                         bool
+	skipMoved, skipPairs                    []int32
+	skipRunFirst, skipRunNext, skipRunCamps []int32
+	skipTies                                []bool
+	skipIdxOK                               bool
 	// tokenSegment's: the pending campaigns' bucket slopes over the open
 	// segment of skipped ticks (skipSegOK) from skipSegStart to skipSegEnd.
 	skipSeg                  []float64
@@ -471,14 +474,16 @@ func (b *Broker) markBusy(c CampaignID) {
 }
 
 // atRest is whether a tick's bookkeeping leaves campaign cp exactly as it
-// is: its GPU bucket and both flow buckets at a fixed point of their
-// refill with nothing drawn this tick or the last, and its usage window
-// holding its held GPUs in every slot (they last changed a whole window
-// ago: from tick heldAt + FairShareWindow + 1 on, see usageRing).
+// is: its GPU bucket at a fixed point of its refill, both flow buckets
+// too with nothing drawn this tick or the last (flowBusy off:
+// recordHistory turns it off once flowState.atRest holds for both), and
+// its usage window holding its held GPUs in every slot (they last
+// changed a whole window ago: from tick heldAt + FairShareWindow + 1 on,
+// see usageRing).
 func (b *Broker) atRest(cp *campaign) bool {
 	return cp.heldAt+FairShareWindow < b.now &&
 		sameBits(clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket), cp.tokens) &&
-		cp.io.atRest() && cp.inf.atRest()
+		!cp.flowBusy
 }
 
 // atRest is whether refill leaves the flow bucket exactly as it is.
@@ -719,6 +724,7 @@ func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired fl
 	f.usedNow += grant
 	if grant != 0 {
 		b.markBusy(c) // its flow bucket moves at the next refill
+		cp.flowBusy = true
 	}
 	if grant < desired-flowSlack {
 		f.throttled++
@@ -935,8 +941,10 @@ func (b *Broker) refill() {
 	for i := b.busyHead; i >= 0; i = camps[i].busyNext {
 		cp := &camps[i]
 		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
-		cp.io.refill()
-		cp.inf.refill()
+		if cp.flowBusy {
+			cp.io.refill()
+			cp.inf.refill()
+		}
 	}
 	b.ioLeft, b.infLeft = b.cfg.IOCapacity, b.cfg.InferenceCapacity
 }
@@ -982,6 +990,9 @@ func (b *Broker) recordHistory() {
 			u.buf[pos] = int32(cp.heldAll)
 			u.sum += d
 			total += d
+		}
+		if cp.flowBusy && cp.io.atRest() && cp.inf.atRest() {
+			cp.flowBusy = false
 		}
 		if b.atRest(cp) {
 			cp.busy, *prev = false, cp.busyNext

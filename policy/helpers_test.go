@@ -135,6 +135,9 @@ func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 			t.Fatalf("t=%d: campaign %d off the busy list but marked busy (%v) or not at rest (tokens %v, held %d since %d, io %+v, inference %+v)",
 				b.now, i, cp.busy, cp.tokens, cp.heldAll, cp.heldAt, cp.io, cp.inf)
 		}
+		if cp := &b.camps[i]; !cp.flowBusy && !(cp.io.atRest() && cp.inf.atRest()) {
+			t.Fatalf("t=%d: campaign %d's flows are not at rest (io %+v, inference %+v) but not marked busy", b.now, i, cp.io, cp.inf)
+		}
 		if b.camps[i].usageStep != 0 {
 			t.Fatalf("t=%d: campaign %d keeps the usage step %d", b.now, i, b.camps[i].usageStep)
 		}

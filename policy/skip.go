@@ -375,11 +375,13 @@ func (b *Broker) skipQuiet(t int) {
 				lazy = append(lazy, int32(i))
 			}
 		}
-		if cp.io.tokens != cp.io.Bucket || cp.io.usedLast != 0 {
-			flows = append(flows, &cp.io)
-		}
-		if cp.inf.tokens != cp.inf.Bucket || cp.inf.usedLast != 0 {
-			flows = append(flows, &cp.inf)
+		if cp.flowBusy { // (otherwise both flows are at rest)
+			if cp.io.tokens != cp.io.Bucket || cp.io.usedLast != 0 {
+				flows = append(flows, &cp.io)
+			}
+			if cp.inf.tokens != cp.inf.Bucket || cp.inf.usedLast != 0 {
+				flows = append(flows, &cp.inf)
+			}
 		}
 		if cp.heldAt+FairShareWindow > b.now {
 			slide = append(slide, int32(i))
@@ -671,8 +673,8 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 // U + j·step for j < k. It returns 0 where no k ≥ 2 is left.
 func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 	camps := b.camps
-	off, idx := b.skipRunOff, b.skipRunIdx
-	for _, i := range idx[off[c]:off[c+1]] {
+	first, next := b.skipRunFirst, b.skipRunNext
+	for i := first[c]; i >= 0; i = next[i] {
 		for j := max(i, 1); j <= i+1 && int(j) < len(runs); j++ {
 			a, z := &runs[j-1], &runs[j]
 			if a.class != z.class {
@@ -705,10 +707,10 @@ func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 // clears usageStep.
 func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []int32 {
 	camps := b.camps
-	off, idx := b.skipRunOff, b.skipRunIdx
+	first, next := b.skipRunFirst, b.skipRunNext
 	setKey := func(c int32, u int) {
 		if len(runs) >= 2 {
-			for _, i := range idx[off[c]:off[c+1]] {
+			for i := first[c]; i >= 0; i = next[i] {
 				runs[i].deficit = -float64(u)
 			}
 		}
@@ -1139,10 +1141,10 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	if !b.skipIdxOK {
 		b.indexRuns(runs)
 	}
-	off, idx := b.skipRunOff, b.skipRunIdx
+	first, next := b.skipRunFirst, b.skipRunNext
 	pairs := b.skipPairs[:0] // j: the pair of runs j−1 and j
 	for _, c := range moved {
-		for _, i := range idx[off[c]:off[c+1]] {
+		for i := first[c]; i >= 0; i = next[i] {
 			if i > 0 {
 				pairs = append(pairs, i)
 			}
@@ -1157,7 +1159,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	}
 	for _, c := range moved {
 		key := -float64(camps[c].usage.sum)
-		for _, i := range idx[off[c]:off[c+1]] {
+		for i := first[c]; i >= 0; i = next[i] {
 			runs[i].deficit = key
 		}
 	}
@@ -1194,25 +1196,29 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 // tokens (tokenDecided's test).
 func tiedRuns(a, c *pendingKey) bool { return a.class == c.class && a.deficit == c.deficit }
 
-// indexRuns lists each campaign's runs by index (skipRunIdx[skipRunOff[c]:
-// skipRunOff[c+1]]), for reorderMoved.
+// indexRuns lists each campaign's runs by index, for the skip's walks
+// over a moved campaign's runs: skipRunFirst[c] is its first run and
+// skipRunNext[i] the next run of run i's campaign (−1: none), in list
+// order. Only the campaigns of the runs are touched (skipRunCamps, reset
+// at the next call), so that a call costs the runs, not the campaigns.
 func (b *Broker) indexRuns(runs []pendingKey) {
-	nc := len(b.camps)
-	off := append(b.skipRunOff[:0], make([]int32, nc+1)...)
-	for _, r := range runs {
-		off[r.camp+1]++
+	first := b.skipRunFirst
+	for len(first) < len(b.camps) {
+		first = append(first, -1)
 	}
-	for c := range nc {
-		off[c+1] += off[c]
+	for _, c := range b.skipRunCamps {
+		first[c] = -1
 	}
-	at := append(b.skipRunAt[:0], off[:nc]...)
-	idx := append(b.skipRunIdx[:0], make([]int32, len(runs))...)
-	for i, r := range runs {
-		c := r.camp
-		idx[at[c]] = int32(i)
-		at[c]++
+	listed := b.skipRunCamps[:0]
+	next := slices.Grow(b.skipRunNext[:0], len(runs))[:len(runs)]
+	for i := len(runs) - 1; i >= 0; i-- {
+		c := runs[i].camp
+		if first[c] < 0 {
+			listed = append(listed, c)
+		}
+		next[i], first[c] = first[c], int32(i)
 	}
-	b.skipRunOff, b.skipRunAt, b.skipRunIdx, b.skipIdxOK = off, at, idx, true
+	b.skipRunFirst, b.skipRunNext, b.skipRunCamps, b.skipIdxOK = first, next, listed, true
 }
 
 // tokenSegment is watchRun without moving the buckets: the segment of
