@@ -1067,7 +1067,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
 			continue
 		}
-		runs = append(runs, pendingKey{pos: i, camp: int32(r.Campaign), class: r.Class})
+		runs = append(runs, pendingKey{pos: i, runOwner: runOwner{camp: int32(r.Campaign), class: r.Class}})
 	}
 	return runs
 }
