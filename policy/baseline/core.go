@@ -251,6 +251,8 @@ type Core struct {
 	// posOf is kept for every request in it.
 	unordered bool
 
+	// changes counts them (Changes).
+	changes uint64
 	// changedAt is the last tick at which a lease started or ended or a
 	// notice was issued: NextChange ticks once more after one.
 	changedAt int
@@ -358,7 +360,7 @@ func (k *Core) Register(env policy.Envelope) (policy.CampaignID, error) {
 		inf:     newFlow(env.Inference),
 	})
 	k.reshare()
-	k.changedAt = k.now // the shares changed
+	k.changed() // the shares changed
 	if k.rec != nil {
 		k.record(policy.Event{Kind: policy.EventRegister, Campaign: env.Name, CampaignID: id,
 			Guaranteed: env.Guaranteed, Sustained: env.Sustained, Bucket: env.Bucket, Burst: env.BurstCeiling})
@@ -453,7 +455,7 @@ func (k *Core) file(c policy.CampaignID, gpus, duration int, cls policy.Class, r
 	if cp.Filler {
 		k.fillerPending++
 	}
-	k.changedAt = k.now
+	k.changed()
 	return id, nil
 }
 
@@ -493,7 +495,7 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 	}
 	// A request leaving the queue may let another start (a head no
 	// longer blocks it): the next tick admits.
-	k.changedAt = k.now
+	k.changed()
 	w := 0
 	for i := range k.pending {
 		if r := &k.pending[i]; r.Campaign == c && classMatches(cls, r.Asked) {
@@ -528,7 +530,7 @@ func (k *Core) ReleaseLease(c policy.CampaignID, lease int) error {
 // end returns a lease's GPUs (the caller removes it from the table) and,
 // when a preemption reserved them, hands them to the waiting request.
 func (k *Core) end(l *Lease, reason string) {
-	k.changedAt = k.now
+	k.changed()
 	cp := &k.camps[l.Campaign]
 	cp.Held[l.Asked] -= l.GPUs
 	cp.HeldAll -= l.GPUs
@@ -834,6 +836,21 @@ func (k *Core) Tick() {
 	}
 }
 
+// changed notes a change NextChange watches: a lease started or ended, a
+// notice, a request filed or cancelled by its campaign, a registration or
+// new entitlements.
+func (k *Core) changed() {
+	k.changedAt = k.now
+	k.changes++
+}
+
+// Changes counts the changes NextChange watches (changed) since the Core
+// began. With the requests a Watcher is told of (filed, or leaving the
+// pending list), they are every change to what a Steady rule's admission
+// reads: a rule whose last pass changed neither, and finds neither
+// changed since, would decide the same again (quota skips that pass).
+func (k *Core) Changes() uint64 { return k.changes }
+
 // SetTickByTick makes every Tick admit, quiet or not: the oracle that
 // the tests of the quiet ticks compare against (trace.ReplayOptions and
 // engine.Options TickByTick set it).
@@ -1012,7 +1029,7 @@ func (k *Core) Grant(i, n int) {
 		l.Rigid, l.Expires, l.EstEnd = true, k.now+r.Run, k.now+r.Duration
 	}
 	k.leases = append(k.leases, l)
-	k.changedAt = k.now
+	k.changed()
 	cp.Held[r.Asked] += n
 	cp.HeldAll += n
 	k.leased += n

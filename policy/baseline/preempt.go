@@ -99,7 +99,7 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, eligible func(l
 		}
 	}
 	if len(victims) > 0 {
-		k.changedAt = k.now
+		k.changed()
 	}
 	for _, j := range victims {
 		l := &k.leases[j]
@@ -139,7 +139,7 @@ func (k *Core) Notice(j, forRequest int) {
 	if l.UnderNotice {
 		return
 	}
-	k.changedAt = k.now
+	k.changed()
 	l.UnderNotice = true
 	l.PreemptAt = k.now + k.cfg.Grace
 	l.ReservedFor = forRequest

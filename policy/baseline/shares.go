@@ -118,7 +118,7 @@ func (k *Core) SetEntitlements(e *Entitlements) error {
 		}
 	}
 	k.reshare()
-	k.changedAt = k.now // the shares changed
+	k.changed() // the shares changed
 	return nil
 }
 

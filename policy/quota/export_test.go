@@ -72,3 +72,6 @@ func AuditVictims(a *baseline.Core, f func(diff string)) {
 // bound (takable) turns it away, and tells f whether it did (beyond) and
 // whether the search succeeded.
 func AuditBound(a *baseline.Core, f func(beyond, succeeded bool)) { a.Rule().(*Rule).bound = f }
+
+// Skipped is how many of a's passes were skipped as quiet.
+func Skipped(a *baseline.Core) int { return a.Rule().(*Rule).skipped }

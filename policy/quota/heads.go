@@ -110,6 +110,7 @@ func (r *Rule) knowBlocks(qu *queue) {
 // Filed adds a campaign's request to its queue (baseline.Watcher). The
 // filler's requests are the Core's to admit.
 func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
+	r.stirred = true
 	qi := r.queueOf[q.Campaign]
 	if qi < 0 {
 		return
@@ -153,6 +154,7 @@ func (*Rule) UnorderedPending() {}
 // Left forgets a request (baseline.Watcher), keeping the cursor on the
 // same workload and the skipped prefix over the same ones.
 func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
+	r.stirred = true
 	if q.ID >= len(r.live) || !r.live[q.ID] {
 		return // the filler's
 	}
