@@ -24,17 +24,7 @@ func (b *Broker) FairDeficit(c CampaignID) float64 {
 type pendingKey struct {
 	deficit, tokens float64
 	pos             int
-	runOwner
-}
-
-// runOwner is the campaign and class of a run's requests. The campaign
-// lies in the padding after the class: the walks over the runs read it
-// here, not in the list. The two are one field of pendingKey, which so
-// keeps four fields, the most with which the compiler keeps a struct in
-// registers (with five, the sorts of the runs took 30 % longer).
-type runOwner struct {
-	camp  int32
-	class Class
+	class           Class
 }
 
 // comparePendingKeys orders the pending list: class rank ascending,
@@ -80,7 +70,7 @@ func (b *Broker) admit() {
 	for i := range runs {
 		start, end := runs[i].pos, runEnd(runs, i, len(pend))
 		from := w
-		if cp := &b.camps[runs[i].camp]; b.quietCampaign(cp) {
+		if cp := &b.camps[pend[start].Campaign]; b.quietCampaign(cp) {
 			if w != start {
 				copy(pend[w:], pend[start:end])
 			}
@@ -95,7 +85,7 @@ func (b *Broker) admit() {
 				}
 			}
 		}
-		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && runs[nr-1].camp == runs[i].camp {
+		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && pend[runs[nr-1].pos].Campaign == pend[from].Campaign {
 			continue // emptied, or one with the run before
 		}
 		runs[nr] = runs[i]

@@ -145,8 +145,7 @@ func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 }
 
 // checkRuns is the kept runs' invariant: while valid they are the pending
-// list's maximal stretches of one campaign and class, each with its
-// campaign.
+// list's maximal stretches of one campaign and class.
 func checkRuns(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	if !b.runsOK {
 		return
@@ -156,7 +155,7 @@ func checkRuns(t interface{ Fatalf(string, ...any) }, b *Broker) {
 		t.Fatalf("t=%d: %d runs kept, the pending list has %d", b.now, len(b.runs), len(want))
 	}
 	for i, w := range want {
-		if r := b.runs[i]; r.pos != w.pos || r.camp != w.camp || r.class != w.class {
+		if r := b.runs[i]; r.pos != w.pos || r.class != w.class {
 			t.Fatalf("t=%d: run %d kept as %+v, the pending list's is %+v", b.now, i, r, w)
 		}
 	}

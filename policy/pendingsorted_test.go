@@ -19,10 +19,10 @@ func TestPendingKeysSortedMatchesCompare(t *testing.T) {
 		keys := make([]pendingKey, n)
 		for i := range keys {
 			keys[i] = pendingKey{
-				runOwner: runOwner{class: Class(rapid.IntRange(0, int(numClasses)-1).Draw(t, "class"))},
-				deficit:  rapid.SampledFrom(floats).Draw(t, "deficit"),
-				tokens:   rapid.SampledFrom(floats).Draw(t, "tokens"),
-				pos:      rapid.IntRange(0, 3).Draw(t, "pos"),
+				class:   Class(rapid.IntRange(0, int(numClasses)-1).Draw(t, "class")),
+				deficit: rapid.SampledFrom(floats).Draw(t, "deficit"),
+				tokens:  rapid.SampledFrom(floats).Draw(t, "tokens"),
+				pos:     rapid.IntRange(0, 3).Draw(t, "pos"),
 			}
 		}
 		want := slices.IsSortedFunc(keys, comparePendingKeys)
@@ -42,7 +42,7 @@ func TestPendingKeysSortedMatchesCompare(t *testing.T) {
 
 func TestPendingKeysSortedWorked(t *testing.T) {
 	k := func(cls Class, deficit, tokens float64, pos int) pendingKey {
-		return pendingKey{runOwner: runOwner{class: cls}, deficit: deficit, tokens: tokens, pos: pos}
+		return pendingKey{class: cls, deficit: deficit, tokens: tokens, pos: pos}
 	}
 	cases := []struct {
 		keys []pendingKey

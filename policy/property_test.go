@@ -224,7 +224,7 @@ func (r *runner) usageSums() (sums []int, total int) {
 func (r *runner) checkOrder(sums []int, total int) {
 	key := func(x Request) pendingKey {
 		cp := &r.b.camps[x.Campaign]
-		return pendingKey{runOwner: runOwner{class: x.Class}, deficit: cp.share - float64(sums[x.Campaign])/float64(max(total, 1)), tokens: cp.tokens}
+		return pendingKey{class: x.Class, deficit: cp.share - float64(sums[x.Campaign])/float64(max(total, 1)), tokens: cp.tokens}
 	}
 	if !slices.IsSortedFunc(r.b.pending, func(x, y Request) int { return comparePendingKeys(key(x), key(y)) }) {
 		r.t.Fatalf("t=%d: the pending list is not in admission order", r.b.Now())

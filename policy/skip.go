@@ -84,7 +84,7 @@ func (b *Broker) NextChange() int {
 runs:
 	for ri := range runs {
 		start, end := runs[ri].pos, runEnd(runs, ri, len(pend))
-		c := CampaignID(runs[ri].camp)
+		c := pend[start].Campaign
 		x := &b.exits[c]
 		if x.epoch != b.exitEpoch {
 			b.capSlope(x, c)
@@ -539,7 +539,7 @@ func (b *Broker) skipQuiet(t int) {
 			// still fixed, the new watched pairs are again the only ones
 			// that can change places.
 			for _, i := range watch {
-				if camps[runs[i].camp].tokens > camps[runs[i-1].camp].tokens {
+				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
 					runs = b.reorderRuns(runs)
 					watch = tokenDecided(runs, watch[:0])
 					b.skipIdxOK = false
@@ -672,7 +672,7 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 // the stored keys and at the usage of each of the next k order steps,
 // U + j·step for j < k. It returns 0 where no k ≥ 2 is left.
 func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
-	camps := b.camps
+	camps, pend := b.camps, b.pending
 	first, next := b.skipRunFirst, b.skipRunNext
 	for i := first[c]; i >= 0; i = next[i] {
 		for j := max(i, 1); j <= i+1 && int(j) < len(runs); j++ {
@@ -683,7 +683,7 @@ func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 			if !(a.deficit > z.deficit) {
 				return 0 // tied at the stored keys
 			}
-			ca, cz := a.camp, z.camp
+			ca, cz := pend[a.pos].Campaign, pend[z.pos].Campaign
 			gap := camps[cz].usage.sum - camps[ca].usage.sum
 			if gap <= 0 {
 				return 0
@@ -855,7 +855,7 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 			// Tokens of the earlier run's campaign a and the later's c
 			// after j ticks, exact on these lines: t + j·d. They are in
 			// order now (c's ≤ a's); c overtakes a where c rises faster.
-			a, c := runs[w-1].camp, runs[w].camp
+			a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
 			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
 			if !(tc+float64(k)*dc > ta+float64(k)*da) {
 				continue // the difference is linear in j: not by k, not before
@@ -921,7 +921,7 @@ func (b *Broker) lineOf(i int32) (n int, d float64) {
 // the runs' tokens and sorts them (sortRuns).
 func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 	for i := range runs {
-		runs[i].tokens = b.camps[runs[i].camp].tokens
+		runs[i].tokens = b.camps[b.pending[runs[i].pos].Campaign].tokens
 	}
 	return b.sortRuns(runs)
 }
@@ -998,7 +998,7 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	}
 	w := 0
 	for _, r := range runs {
-		if w > 0 && runs[w-1].class == r.class && runs[w-1].camp == r.camp {
+		if w > 0 && runs[w-1].class == r.class && pend[runs[w-1].pos].Campaign == pend[r.pos].Campaign {
 			continue
 		}
 		runs[w] = r
@@ -1048,7 +1048,7 @@ func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
 		from := r.pos
 		r.pos = len(sorted)
 		sorted = append(sorted, pend[from:endAt[from]]...)
-		if w > 0 && runs[w-1].class == r.class && runs[w-1].camp == r.camp {
+		if w > 0 && runs[w-1].class == r.class && sorted[runs[w-1].pos].Campaign == sorted[r.pos].Campaign {
 			continue
 		}
 		runs[w] = r
@@ -1067,7 +1067,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
 			continue
 		}
-		runs = append(runs, pendingKey{pos: i, runOwner: runOwner{camp: int32(r.Campaign), class: r.Class}})
+		runs = append(runs, pendingKey{pos: i, class: r.Class})
 	}
 	return runs
 }
@@ -1078,7 +1078,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 func (b *Broker) runsSorted(runs []pendingKey) bool {
 	for i := range runs {
 		k := &runs[i]
-		c := CampaignID(k.camp)
+		c := b.pending[k.pos].Campaign
 		k.deficit, k.tokens = b.FairDeficit(c), b.camps[c].tokens
 	}
 	return pendingKeysSorted(runs)
@@ -1109,7 +1109,7 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 		return false // the total is at most the pool over the window
 	}
 	for _, r := range runs {
-		if b.camps[r.camp].share != 0 {
+		if b.camps[b.pending[r.pos].Campaign].share != 0 {
 			return false
 		}
 	}
@@ -1121,7 +1121,7 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 	for i := range runs {
 		k := &runs[i]
-		cp := &b.camps[k.camp]
+		cp := &b.camps[b.pending[k.pos].Campaign]
 		k.deficit, k.tokens = -float64(cp.usage.sum), cp.tokens
 	}
 	return pendingKeysSorted(runs)
@@ -1137,7 +1137,7 @@ func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 // sorted (reorderRuns) only if one of them is out of order. The watched
 // pairs are redone when a moved run's ties changed.
 func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, moved []int32) ([]pendingKey, []int32) {
-	camps := b.camps
+	camps, pend := b.camps, b.pending
 	if !b.skipIdxOK {
 		b.indexRuns(runs)
 	}
@@ -1166,7 +1166,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	need, retie := false, false
 	for k, j := range pairs {
 		a, c := &runs[j-1], &runs[j]
-		a.tokens, c.tokens = b.segTokens(CampaignID(a.camp)), b.segTokens(CampaignID(c.camp))
+		a.tokens, c.tokens = b.segTokens(pend[a.pos].Campaign), b.segTokens(pend[c.pos].Campaign)
 		need = need || keyBefore(c, a)
 		retie = retie || tiedRuns(a, c) != ties[k]
 	}
@@ -1175,7 +1175,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 		if need || b.skipSegOK {
 			break
 		}
-		need = camps[runs[i].camp].tokens > camps[runs[i-1].camp].tokens
+		need = camps[pend[runs[i].pos].Campaign].tokens > camps[pend[runs[i-1].pos].Campaign].tokens
 	}
 	if need || retie {
 		b.syncSeg(toks) // the whole list's tokens are read, or the watch list changes
@@ -1212,7 +1212,7 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 	listed := b.skipRunCamps[:0]
 	next := slices.Grow(b.skipRunNext[:0], len(runs))[:len(runs)]
 	for i := len(runs) - 1; i >= 0; i-- {
-		c := runs[i].camp
+		c := int32(b.pending[runs[i].pos].Campaign)
 		if first[c] < 0 {
 			listed = append(listed, c)
 		}
