@@ -312,6 +312,9 @@ func (b *Broker) sortCandidates() {
 func (b *Broker) dropPending(cp *campaign, r *Request) {
 	b.addPending(cp, r.Class, -r.GPUs)
 	cp.dropTried(r)
+	if r.rigid {
+		b.rigidPending--
+	}
 }
 
 // PathFor classifies a grant by its latency under grace period grace.

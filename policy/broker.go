@@ -264,8 +264,10 @@ type Broker struct {
 	// removal from the list rebuilds them when next read (runsOf).
 	runs   []pendingKey
 	runsOK bool
-	// floorEpoch numbers refreshFloors' walks (throttled.go).
-	floorEpoch int
+	// floorEpoch numbers refreshFloors' walks (throttled.go);
+	// rigidPending counts the pending trace jobs (none: no floor is read).
+	floorEpoch   int
+	rigidPending int
 	// The buffer a reordered list is built in; kept so that a pass
 	// allocates nothing once it has grown.
 	pendingSpare []Request
@@ -481,9 +483,8 @@ func (b *Broker) markBusy(c CampaignID) {
 // changed a whole window ago: from tick heldAt + FairShareWindow + 1 on,
 // see usageRing).
 func (b *Broker) atRest(cp *campaign) bool {
-	return cp.heldAt+FairShareWindow < b.now &&
-		sameBits(clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket), cp.tokens) &&
-		!cp.flowBusy
+	return cp.heldAt+FairShareWindow < b.now && !cp.flowBusy &&
+		sameBits(clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket), cp.tokens)
 }
 
 // atRest is whether refill leaves the flow bucket exactly as it is.
@@ -722,9 +723,11 @@ func (b *Broker) consumeFlow(c CampaignID, cp *campaign, d Dimension, desired fl
 	grant := pyMin(pyMin(desired, room), *left)
 	*left -= grant
 	f.usedNow += grant
-	if grant != 0 {
-		b.markBusy(c) // its flow bucket moves at the next refill
+	if grant != 0 && !cp.flowBusy {
+		// Its flow bucket moves at the next refill (a campaign whose
+		// flows are busy is on the busy list already).
 		cp.flowBusy = true
+		b.markBusy(c)
 	}
 	if grant < desired-flowSlack {
 		f.throttled++

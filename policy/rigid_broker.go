@@ -46,6 +46,7 @@ func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, 
 	r := &b.pending[len(b.pending)-1]
 	r.rigid, r.run, r.Submitted = true, run, submitted
 	cp.fileRigid(r)
+	b.rigidPending++
 	return id, nil
 }
 

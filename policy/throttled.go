@@ -107,8 +107,8 @@ func (cp *campaign) dropTried(r *Request) {
 // jobs in each of its runs (floorEpoch tells the ones reset in this walk
 // from those valid before it).
 func (b *Broker) refreshFloors(runs []pendingKey) {
-	if b.cfg.GrantTimeOnly {
-		return
+	if b.cfg.GrantTimeOnly || b.rigidPending == 0 {
+		return // no floor is read (a campaign with a request to try is not quiet)
 	}
 	b.floorEpoch++
 	pend := b.pending
