@@ -103,14 +103,15 @@ func (q *Ranked) Clone(from, to *Core) Ranked {
 		c.core = to
 	}
 	c.jobs = slices.Clone(q.jobs)
-	c.camps = cloneLists(q.camps)
-	c.bySize = cloneLists(q.bySize)
+	c.camps = CloneLists(q.camps)
+	c.bySize = CloneLists(q.bySize)
 	c.sized = slices.Clone(q.sized)
 	return c
 }
 
-// cloneLists is a copy of lists that shares no array with it.
-func cloneLists[E any](lists [][]E) [][]E {
+// CloneLists is a copy of lists that shares no array with it (the Core's
+// copy uses it, and so do the rules' own copies, as quota's CloneRule).
+func CloneLists[E any](lists [][]E) [][]E {
 	if lists == nil {
 		return nil
 	}

@@ -16,7 +16,7 @@ import (
 func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c := *r
 	c.queueOf, c.nominal = slices.Clone(r.queueOf), slices.Clone(r.nominal)
-	c.members = cloneLists(r.members)
+	c.members = baseline.CloneLists(r.members)
 	if r.queues != nil {
 		c.queues = make([]queue, len(r.queues))
 		for i := range r.queues {
@@ -32,24 +32,12 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.holding, c.borrowing = slices.Clone(r.holding), slices.Clone(r.borrowing)
 	c.keptSum, c.excess = slices.Clone(r.keptSum), slices.Clone(r.excess)
 	c.heads = slices.Clone(r.heads)
-	c.vict, c.fillerVict, c.widest = cloneLists(r.vict), slices.Clone(r.fillerVict), slices.Clone(r.widest)
-	c.cands, c.withC, c.next = cloneLists(r.cands), slices.Clone(r.withC), slices.Clone(r.next)
+	c.vict, c.fillerVict, c.widest = baseline.CloneLists(r.vict), slices.Clone(r.fillerVict), slices.Clone(r.widest)
+	c.cands, c.withC, c.next = baseline.CloneLists(r.cands), slices.Clone(r.withC), slices.Clone(r.next)
 	c.fillerCands = slices.Clone(r.fillerCands)
 	c.minFail, c.sim = slices.Clone(r.minFail), slices.Clone(r.sim)
 	c.targets, c.decisions = slices.Clone(r.targets), slices.Clone(r.decisions)
-	c.retry = cloneLists(r.retry)
+	c.retry = baseline.CloneLists(r.retry)
 	c.decide, c.audit, c.bound = nil, nil, nil
 	return &c
-}
-
-// cloneLists is a copy of lists that shares no array with it.
-func cloneLists[E any](lists [][]E) [][]E {
-	if lists == nil {
-		return nil
-	}
-	c := make([][]E, len(lists))
-	for i, l := range lists {
-		c[i] = slices.Clone(l)
-	}
-	return c
 }
