@@ -19,49 +19,93 @@ import (
 // (so that leases granted in one tick tie on their grant time), and a
 // filler some of the time.
 func randomCohort(t *rapid.T, audit func(a *baseline.Core)) {
+	randomCohorts(t, cohortRun{twins: 1, ready: func(as []*baseline.Core) { audit(as[0]) }})
+}
+
+// cohortRun says how randomCohorts drives its allocators.
+type cohortRun struct {
+	twins   int                           // allocators given the same cohort and the same calls
+	setup   func(x int, a *baseline.Core) // called on each as it is made (a recorder, Plain)
+	ready   func(as []*baseline.Core)     // called once the cohort is registered, before the first tick
+	cancels bool                          // now and then a queue withdraws a class of its requests
+	ticked  func(as []*baseline.Core)     // called after every tick
+}
+
+// randomCohorts is randomCohort for r.twins allocators at once, each given
+// the same cohort, arrivals and (with r.cancels) cancellations, in the
+// same order: the twin tests compare what they write.
+func randomCohorts(t *rapid.T, r cohortRun) {
 	pool := rapid.SampledFrom([]int{8, 16, 64}).Draw(t, "pool")
 	k := quota.DefaultKnobs()
 	k.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 8}).Draw(t, "borrowing-limit")
 	k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
 	k.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
-	a, err := quota.New(bt.Config(pool, rapid.IntRange(0, 10).Draw(t, "grace")), k)
-	if err != nil {
-		t.Fatal(err)
+	grace := rapid.IntRange(0, 10).Draw(t, "grace")
+	as := make([]*baseline.Core, r.twins)
+	for x := range as {
+		a, err := quota.New(bt.Config(pool, grace), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as[x] = a
+		if r.setup != nil {
+			r.setup(x, a)
+		}
+	}
+	all := func(f func(a *baseline.Core)) {
+		for _, a := range as {
+			f(a)
+		}
+	}
+	register := func(env policy.Envelope) policy.CampaignID {
+		id := policy.CampaignID(-1)
+		for _, a := range as {
+			got, err := a.Register(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id = got
+		}
+		return id
 	}
 	n := rapid.IntRange(2, 5).Draw(t, "queues")
 	var ids []policy.CampaignID
 	for i := range n {
-		id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), float64(rapid.IntRange(1, 6).Draw(t, "R")), policy.AgentBurst))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
+		ids = append(ids, register(bt.Env(fmt.Sprintf("q%d", i), float64(rapid.IntRange(1, 6).Draw(t, "R")), policy.AgentBurst)))
 	}
 	filler := policy.CampaignID(-1)
 	if rapid.Bool().Draw(t, "filler") {
-		if filler, err = a.Register(bt.Env("filler", 1, policy.Opportunistic)); err != nil {
-			t.Fatal(err)
-		}
+		filler = register(bt.Env("filler", 1, policy.Opportunistic))
 	}
-	audit(a)
+	if r.ready != nil {
+		r.ready(as)
+	}
 	classes := []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
 	for range rapid.IntRange(10, 200).Draw(t, "ticks") {
 		for range rapid.IntRange(0, 3).Draw(t, "arrivals") {
 			g := rapid.IntRange(1, pool).Draw(t, "gpus")
 			d := rapid.IntRange(1, 60).Draw(t, "run")
 			if filler >= 0 && rapid.IntRange(0, 4).Draw(t, "to-filler") == 0 {
-				_, _ = a.Request(filler, g, d, policy.Opportunistic)
+				all(func(a *baseline.Core) { _, _ = a.Request(filler, g, d, policy.Opportunistic) })
 				continue
 			}
 			c := ids[rapid.IntRange(0, n-1).Draw(t, "c")]
 			cls := rapid.SampledFrom(classes).Draw(t, "class")
 			if rapid.Bool().Draw(t, "rigid") {
-				_, _ = a.RequestRigid(c, g, d, d, cls, a.Now()+1)
+				all(func(a *baseline.Core) { _, _ = a.RequestRigid(c, g, d, d, cls, a.Now()+1) })
 			} else {
-				_, _ = a.Request(c, g, d, cls)
+				all(func(a *baseline.Core) { _, _ = a.Request(c, g, d, cls) })
 			}
 		}
-		a.Tick()
+		if r.cancels && rapid.IntRange(0, 9).Draw(t, "cancel") == 0 {
+			c := ids[rapid.IntRange(0, n-1).Draw(t, "cancelled")]
+			cls := rapid.SampledFrom(classes).Draw(t, "cancelled-class")
+			all(func(a *baseline.Core) { _ = a.ReleaseAll(c, cls) })
+		}
+		all(func(a *baseline.Core) { a.Tick() })
+		if r.ticked != nil {
+			r.ticked(as)
+		}
 	}
 }
 
