@@ -58,6 +58,10 @@ func (b *Broker) admit() {
 		return
 	}
 	b.order()
+	if b.rigidPending == 0 {
+		b.admitEach()
+		return
+	}
 	runs := b.runsOf()
 	b.refreshFloors(runs)
 	// admitOne only changes the request it is given, and grants only
@@ -97,6 +101,31 @@ func (b *Broker) admit() {
 		b.pending = pend[:w]
 	}
 	b.runs = runs[:nr]
+}
+
+// admitEach is admission's walk where no trace job is pending (the agent
+// scenario): then no campaign is quiet (an agent's request is always
+// tried, throttled.go), so the runs buy nothing, and the list is walked
+// request by request and its runs worked out again when next needed
+// (BenchmarkScenario: the run-by-run walk cost 0.7 % more).
+func (b *Broker) admitEach() {
+	// admitOne only changes the request it is given, and grants only
+	// append leases, so the list can be walked and compacted in place.
+	pend := b.pending
+	w := 0
+	for i := range pend {
+		if b.admitOne(&pend[i]) {
+			if w != i {
+				pend[w] = pend[i]
+			}
+			w++
+		}
+	}
+	if w < len(pend) {
+		clear(pend[w:])
+		b.pending = pend[:w]
+		b.runsOK = false
+	}
 }
 
 // order is admission's first step: the pending list in the order of a

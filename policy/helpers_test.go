@@ -124,11 +124,16 @@ func inf() float64 { return math.Inf(1) }
 // keeps a usage step outside a skip.
 func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	on := make([]bool, len(b.camps))
+	n := 0
 	for i := b.busyHead; i >= 0; i = b.camps[i].busyNext {
 		if on[i] || !b.camps[i].busy {
 			t.Fatalf("t=%d: campaign %d twice on the busy list, or not marked busy", b.now, i)
 		}
 		on[i] = true
+		n++
+	}
+	if n != b.busyCount {
+		t.Fatalf("t=%d: %d campaigns on the busy list, the broker counts %d", b.now, n, b.busyCount)
 	}
 	for i := range b.camps {
 		if cp := &b.camps[i]; !on[i] && (cp.busy || !b.atRest(cp)) {
