@@ -91,6 +91,14 @@ type Rule struct {
 	alive     []bool
 	victims   []int
 	order     []int
+	// scavenge's: where each job it walks stood in the pending list when
+	// it gathered them, and where those it granted stood.
+	scavAt, scavGranted []int
+	// plainScavenge looks every job scavenge walks up by id; relooked
+	// counts the jobs not where the grants left them (tests: the oracle
+	// and the check of the positions).
+	plainScavenge bool
+	relooked      int
 }
 
 // loan is part of a scavenger lease: gpus of partition part's GPUs.
@@ -480,26 +488,46 @@ func (r *Rule) scavenge(k *baseline.Core) {
 		return
 	}
 	// Every waiting job not in its owners' schedule, in submit order; the
-	// filler's after.
-	jobs := r.jobIDs[:0]
+	// filler's after; and where each stands in the pending list.
+	jobs, at := r.jobIDs[:0], r.scavAt[:0]
 	pend := k.Pending()
 	for i := range pend {
 		q := &pend[i]
 		if p := r.partOf[q.Campaign]; p >= 0 && q.Rigid && !(q.ID < len(r.planned) && r.planned[q.ID] > 0) {
-			jobs = append(jobs, queued{q.ID, q.Submitted})
+			jobs, at = append(jobs, queued{q.ID, q.Submitted}), append(at, i)
 		}
 	}
 	for i := range pend {
 		if q := &pend[i]; r.partOf[q.Campaign] < 0 {
-			jobs = append(jobs, queued{q.ID, q.Submitted})
+			jobs, at = append(jobs, queued{q.ID, q.Submitted}), append(at, i)
 		}
 	}
-	r.jobIDs = jobs
-	for _, e := range jobs {
+	r.jobIDs, r.scavAt = jobs, at
+	// A grant takes its request out of the list and moves the ones behind
+	// it up one place (Core.Grant), so a job's place now is where it stood
+	// less the grants before it: looked up by id (IndexSubmitted, a binary
+	// search of a list thousands long on a full log, where the cached
+	// positions are stale after a grant) at every pass, the walk was most
+	// of a static scavenger replay with fair starts.
+	granted := r.scavGranted[:0]
+	defer func() { r.scavGranted = granted }()
+	for x, e := range jobs {
 		if total == 0 {
 			return
 		}
-		i := k.IndexSubmitted(e.id, e.submitted)
+		i := at[x]
+		for _, g := range granted {
+			if g < at[x] {
+				i--
+			}
+		}
+		switch {
+		case r.plainScavenge:
+			i = k.IndexSubmitted(e.id, e.submitted)
+		case i >= len(k.Pending()) || k.Pend(i).ID != e.id:
+			r.relooked++
+			i = k.IndexSubmitted(e.id, e.submitted) // not where the grants left it
+		}
 		req := k.Pend(i)
 		own := r.partOf[req.Campaign]
 		avail := total
@@ -518,6 +546,7 @@ func (r *Rule) scavenge(k *baseline.Core) {
 			}
 		}
 		r.borrow(k, i, own, n)
+		granted = append(granted, at[x])
 		total -= n
 	}
 }

@@ -320,3 +320,63 @@ func TestKnobsAreChecked(t *testing.T) {
 	_, err = static.New(bt.Config(8, 0), static.Knobs{Owners: 8, Lend: "borrow"})
 	require.ErrorContains(t, err, `lend must be "none" or "scavenger", got "borrow"`)
 }
+
+// scavenge finds each job it walks where it stood when gathered, less the
+// grants before it in the pass (Core.Grant moves the requests behind a
+// granted one up one place): twin allocators, one looking every job up by
+// id, give the same journal tick by tick, and the other never misses.
+// Several jobs arrive at a tick, some submitted in the past (a requeued
+// job's place), so that a pass scavenges several, between and behind
+// others.
+func TestScavengePositionsFollowTheGrants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.SampledFrom([]int{8, 16, 32}).Draw(t, "pool")
+		grace := rapid.IntRange(0, 4).Draw(t, "grace")
+		kn := scavenger()
+		kn.Owners = rapid.IntRange(1, 3).Draw(t, "owners")
+		var twins [2]*baseline.Core
+		var journals [2]*bt.Journal
+		for x := range twins {
+			a, err := static.New(bt.Config(pool, grace), kn)
+			require.NoError(t, err)
+			journals[x] = &bt.Journal{}
+			a.SetRecorder(journals[x])
+			twins[x] = a
+		}
+		static.PlainScavenge(rule(twins[1]))
+		n := rapid.IntRange(2, 5).Draw(t, "campaigns")
+		backfill := rapid.Bool().Draw(t, "backfill")
+		var ids []policy.CampaignID
+		for _, a := range twins {
+			ids = ids[:0]
+			for i := range n {
+				id, _ := a.Register(bt.Env(fmt.Sprintf("c%d", i), float64(i%3+1), policy.AgentBurst))
+				ids = append(ids, id)
+			}
+			if backfill {
+				fill, _ := a.Register(bt.Env("backfill", 0, policy.Opportunistic))
+				ids = append(ids, fill)
+			}
+		}
+		for tick := range rapid.IntRange(10, 150).Draw(t, "ticks") {
+			for range rapid.IntRange(0, 4).Draw(t, "arrivals") {
+				c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "c")]
+				g := rapid.IntRange(1, pool).Draw(t, "gpus")
+				d := rapid.IntRange(1, 30).Draw(t, "run")
+				back := rapid.IntRange(0, 3).Draw(t, "back")
+				for _, a := range twins {
+					if a.Campaign(c).Filler {
+						_, _ = a.Request(c, g, d, policy.AnyClass)
+					} else {
+						_, _ = a.RequestRigid(c, g, d, d, policy.AgentBurst, max(0, a.Now()+1-back))
+					}
+				}
+			}
+			for _, a := range twins {
+				a.Tick()
+			}
+			require.Equal(t, journals[1].Events, journals[0].Events, "tick %d", tick)
+			require.Zero(t, static.Relooked(rule(twins[0])), "tick %d: jobs not where the grants left them", tick)
+		}
+	})
+}
