@@ -58,6 +58,10 @@ type forkState struct {
 // depends on, up to a given tick (baseline.Core.GrantsOnly).
 type grantsOnlier interface{ GrantsOnly(until int) bool }
 
+// grantsReacher is a grantsOnlier that tells how far GrantsOnly would
+// reach (baseline.Core.GrantsOnlyReach).
+type grantsReacher interface{ GrantsOnlyReach(limit int) int }
+
 // run drives alloc (a copy of the replay's policy at the fork point) on as
 // Replay does, filing the jobs from next up to limit (later ones are
 // withheld), requeueing preempted jobs, until every job is done, the
@@ -195,6 +199,8 @@ type fairForks struct {
 	run     *Run
 	pending []*pendingFork         // in the order taken
 	byJob   map[int32]*pendingFork // a sampled job's pending fork
+	// aheadReach caps how far a copy runs ahead (ReplayOptions).
+	aheadReach func(now, reach int) int
 }
 
 type pendingFork struct {
@@ -205,6 +211,10 @@ type pendingFork struct {
 	waiting int   // its jobs not yet started (nor denied) in the replay
 	until   int64 // the latest first start among them, seconds of the log
 	done    bool
+	// found, once the copy has been run ahead (runAhead), is each job's
+	// first grant in it, seconds of the log (−1: none); the copy is then
+	// dropped.
+	found []int64
 }
 
 // take resolves the sampled jobs filed by now (sample[fp:] with an index
@@ -241,6 +251,18 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 			// as they are now.
 			if fs.kept != nil {
 				pf.fs.kept = slices.Clone(fs.kept[:fs.next])
+			}
+			ahead, err := ff.runAhead(pf)
+			if err != nil {
+				return fp, err
+			}
+			if !ahead && pf.alloc == nil {
+				// Run ahead without an answer: a copy as the replay still
+				// is, to run when its jobs have started.
+				if pf.alloc, err = CloneAllocator(alloc); err != nil {
+					return fp, err
+				}
+				alloc.SetRecorder(cap)
 			}
 			if ff.byJob == nil {
 				ff.byJob = map[int32]*pendingFork{}
@@ -284,6 +306,71 @@ func (ff *fairForks) finish() error {
 	return nil
 }
 
+// runAhead runs pf's copy at once, as far as its books can be left
+// (GrantsOnlyReach), until every one of its jobs not started in the
+// replay has been granted in it; ok if that settles its fair starts: the
+// copy granted them all, or ran out of jobs, or reached the horizon.
+// Otherwise the copy, run part of the way, is dropped, and the caller
+// takes another. Run at once, a copy needs no memory of its own while its
+// jobs wait in the replay: a StrictFIFO replay of the full SDSC-SP2 log
+// held some 700 copies of a pending list thousands long at once, and
+// their first touch of fresh memory cost two seconds of the kernel's
+// time. It runs further than runFork would where the replay starts a job
+// before the copy does (runFork stops there), but that changes no fair
+// start: runFork's answer for a job is its first grant in the copy where
+// that is earlier than its first start in the replay, else that start,
+// and the copy's grants before any tick are the same however far it runs.
+func (ff *fairForks) runAhead(pf *pendingFork) (ok bool, err error) {
+	if pf.fs.tickByTick {
+		return false, nil
+	}
+	g, isReacher := pf.alloc.(grantsReacher)
+	if !isReacher {
+		return false, nil
+	}
+	run := ff.run
+	reach := g.GrantsOnlyReach(pf.fs.stop)
+	if ff.aheadReach != nil {
+		reach = ff.aheadReach(pf.alloc.Now(), reach)
+	}
+	if reach < pf.alloc.Now()+1 {
+		return false, nil
+	}
+	found := make([]int64, len(pf.group))
+	need := make([]bool, len(pf.group))
+	left := 0
+	for k, j := range pf.group {
+		found[k] = -1
+		if run.FairStart[pf.at+k] < 0 && !run.Denied[j] {
+			need[k] = true
+			left++
+		}
+	}
+	all := false
+	c := pf.alloc
+	pf.alloc = nil
+	err = pf.fs.run(c, pf.fs.next, reach+1, nil, func(j int32, t int64) bool {
+		for k, g := range pf.group {
+			if g == int(j) && found[k] < 0 {
+				found[k] = t
+				if need[k] {
+					left--
+				}
+			}
+		}
+		all = left == 0
+		return all
+	})
+	if err != nil {
+		return false, fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
+	}
+	if !all && reach < pf.fs.stop && c.Now() >= reach {
+		return false, nil
+	}
+	pf.found = found
+	return true, nil
+}
+
 // runFork runs pf's copy up to the tick until (exclusive; 0: the horizon)
 // and sets its jobs' fair starts: the copy's first grant where it is
 // earlier than the job's first start in the replay, else that start.
@@ -296,22 +383,25 @@ func (ff *fairForks) runFork(pf *pendingFork, until int) error {
 			left++
 		}
 	}
-	found := make([]int64, len(pf.group))
-	for k := range found {
-		found[k] = -1
-	}
-	err := pf.fs.run(pf.alloc, pf.fs.next, until, nil, func(j int32, t int64) bool {
-		for k, g := range pf.group {
-			if g == int(j) && found[k] < 0 {
-				found[k] = t
-				left--
-			}
+	found := pf.found
+	if found == nil {
+		found = make([]int64, len(pf.group))
+		for k := range found {
+			found[k] = -1
 		}
-		return left == 0
-	})
-	pf.alloc = nil
-	if err != nil {
-		return fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
+		err := pf.fs.run(pf.alloc, pf.fs.next, until, nil, func(j int32, t int64) bool {
+			for k, g := range pf.group {
+				if g == int(j) && found[k] < 0 {
+					found[k] = t
+					left--
+				}
+			}
+			return left == 0
+		})
+		pf.alloc = nil
+		if err != nil {
+			return fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
+		}
 	}
 	for k, j := range pf.group {
 		r := &run.Records[j]

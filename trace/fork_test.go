@@ -78,7 +78,10 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 // for each job, the same policy on the jobs submitted up to its submit
 // time alone (docs/studies.md §6.17). Replay reports the fair start where
 // it is earlier than the job's first start, else the first start; every
-// policy, random traces, every job sampled.
+// policy, random traces, every job sampled. A copy runs ahead at once as
+// far as its books allow, or as far as the draw lets it (its jobs not
+// all granted by then, it waits for their starts in the replay as a new
+// copy), or not at all.
 func TestFairStartsMatchReplayFromScratch(t *testing.T) {
 	for _, name := range []string{"fifo", "priority", "static", "fairshare", "quota", "budget"} {
 		t.Run(name, func(t *testing.T) {
@@ -90,7 +93,16 @@ func TestFairStartsMatchReplayFromScratch(t *testing.T) {
 				for i := range sample {
 					sample[i] = i
 				}
-				run := replayPolicy(t, w, name, knobs, ReplayOptions{FairStart: sample, Horizon: horizon})
+				opt := ReplayOptions{FairStart: sample, Horizon: horizon}
+				switch rapid.IntRange(0, 2).Draw(t, "run ahead") {
+				case 0: // as far as the books allow
+				case 1:
+					opt.aheadReach = func(now, reach int) int { return now }
+				case 2:
+					ahead := rapid.IntRange(1, 3000).Draw(t, "ahead")
+					opt.aheadReach = func(now, reach int) int { return min(reach, now+ahead) }
+				}
+				run := replayPolicy(t, w, name, knobs, opt)
 				for k, j := range sample {
 					// The jobs submitted up to j's submit time.
 					m := j + 1

@@ -31,6 +31,10 @@ type ReplayOptions struct {
 	// record.
 	FairSeed uint64
 
+	// aheadReach, for the tests, is how far a fair-start copy taken at
+	// tick now may run ahead (fairForks.runAhead), given how far its books
+	// allow (reach); below now + 1 it waits for its jobs' starts.
+	aheadReach func(now, reach int) int
 	// forkHook, for the tests, is called at every point where a fork could
 	// be taken, with what the fork needs.
 	forkHook func(fs forkState, alloc policy.Allocator, cap *capture) error
@@ -204,7 +208,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	next, done := 0, 0
 	var requeue []int32
 	fp := 0 // the next sampled job whose fair start is to be found
-	ff := &fairForks{sample: opt.FairStart, run: run}
+	ff := &fairForks{sample: opt.FairStart, run: run, aheadReach: opt.aheadReach}
 	run.FairSample, run.FairSeed = opt.FairStart, opt.FairSeed
 	run.FairStart = make([]int64, len(opt.FairStart))
 	for i := range run.FairStart {

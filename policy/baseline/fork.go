@@ -140,6 +140,40 @@ func (k *Core) GrantsOnly(until int) bool {
 	if k.grantsOnly {
 		return true
 	}
+	if !k.creditsLast(until) {
+		return false
+	}
+	k.grantsOnly = true
+	return true
+}
+
+// GrantsOnlyReach is the last tick up to limit for which GrantsOnly
+// would stop the books; one before now if none. The credits' test is
+// monotone in the tick (a later one can only charge more), so a binary
+// search finds it.
+func (k *Core) GrantsOnlyReach(limit int) int {
+	if k.grantsOnly {
+		return limit
+	}
+	lo, hi := k.now, limit // the answer is in [lo, hi]
+	if limit < lo || !k.creditsLast(lo) {
+		return k.now - 1
+	}
+	for lo < hi {
+		m := lo + (hi-lo+1)/2
+		if k.creditsLast(m) {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return lo
+}
+
+// creditsLast reports whether every campaign's credits stay positive to
+// tick until even if it held the whole pool at the dearest class's price
+// every second (GrantsOnly).
+func (k *Core) creditsLast(until int) bool {
 	price := 0.0
 	for c := range policy.Class(4) {
 		price = max(price, c.BasePrice())
@@ -152,6 +186,5 @@ func (k *Core) GrantsOnly(until int) bool {
 			return false
 		}
 	}
-	k.grantsOnly = true
 	return true
 }
