@@ -504,6 +504,9 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 		}
 		if w != i {
 			k.pending[w] = k.pending[i]
+			if k.unordered {
+				k.notePos(w)
+			}
 		}
 		w++
 	}
@@ -562,6 +565,16 @@ func (k *Core) pendingIndex(id int) int {
 		}
 	}
 	if id >= k.nextID || id < 0 {
+		return -1
+	}
+	if k.unordered {
+		// posOf is kept for every request in the list (RequestRigidQueued,
+		// pendRemove and the compactions of ReleaseAll and expireRequests
+		// note each place): a miss is a request not in it, which a
+		// rebuild would not find either. The Core's end of a lease under
+		// notice looks up the request its GPUs are reserved for, granted
+		// since as often as not, and each rebuild walked a trace's list
+		// thousands long.
 		return -1
 	}
 	if cap(k.posOf) < k.nextID {
@@ -935,6 +948,9 @@ func (k *Core) expireRequests() {
 		}
 		if w != i {
 			k.pending[w] = r
+			if k.unordered {
+				k.notePos(w)
+			}
 		}
 		w++
 	}

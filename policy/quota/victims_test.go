@@ -161,7 +161,10 @@ func TestTakableBoundsThePreemption(t *testing.T) {
 // rigid requests (baseline.UnorderedPending), and that changes nothing:
 // twin allocators, one kept in submit order (KeepOrder), given the same
 // random rigid jobs (some filed with an earlier submit time, as a
-// requeued job is) write the same journal, and once a request that is not
+// requeued job is), now and then a queue withdrawing its requests and
+// leases (ReleaseAll, whose compaction of the list notes the places it
+// moves: the Core takes a request it has no place for as gone), write the
+// same journal, and once a request that is not
 // rigid arrives their pending lists are the same, in submit order.
 func TestUnorderedPendingChangesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -195,6 +198,12 @@ func TestUnorderedPendingChangesNothing(t *testing.T) {
 				sub := twins[0].Now() + 1 - rapid.IntRange(0, 3).Draw(t, "earlier")*rapid.IntRange(0, 20).Draw(t, "by")
 				for _, a := range twins {
 					_, _ = a.RequestRigid(c, g, d, d, policy.AgentBurst, sub)
+				}
+			}
+			if rapid.IntRange(0, 9).Draw(t, "cancel") == 0 {
+				c := policy.CampaignID(rapid.IntRange(0, n-1).Draw(t, "cancelled"))
+				for _, a := range twins {
+					_ = a.ReleaseAll(c, policy.AnyClass)
 				}
 			}
 			for _, a := range twins {
