@@ -512,6 +512,12 @@ func (r *Rule) Admit(k *baseline.Core) {
 		}
 		r.heads = heads
 		if len(heads) == 0 {
+			// quietAt is the count as the pass began, so a pass that
+			// granted or noticed (each a change the count holds) can never
+			// be taken for quiet by the next, whose count is then higher:
+			// the test of the count here only says so again, and no test
+			// fails without it (TestQuietPassesChangeNothing fails without
+			// the one at the top).
 			r.quiet, r.quietAt = !r.stirred && k.Changes() == at, at
 			return
 		}
