@@ -370,8 +370,9 @@ func (r *Rule) candidate(k *baseline.Core, q int) (head, bool) {
 func (r *Rule) firstInFlight(k *baseline.Core, q, room, free int) int {
 	qu := &r.queues[q]
 	stop := len(qu.list)
-	for _, b := range r.bonus {
-		e, ok := r.inFlightOf(k, b.id, q)
+	for x := range r.bonus {
+		b := &r.bonus[x]
+		e, ok := r.inFlightOf(k, b, q)
 		if !ok {
 			continue
 		}
@@ -420,23 +421,39 @@ func (r *Rule) touchable(q, want int) int {
 	return r.fillerKept + r.keptSum[lo]
 }
 
-// inFlightOf is waiting workload id of queue q, with GPUs coming (ok:
-// it waits, in q): from the preemptors, or else the Core's pending list.
-func (r *Rule) inFlightOf(k *baseline.Core, id, q int) (waiting, bool) {
-	if id >= len(r.live) || !r.live[id] {
+// inFlightOf is the workload of bonus b if it waits in queue q (ok): as
+// the pass found it (refresh), while it waits still; plain looks it up
+// again (waitingOf).
+func (r *Rule) inFlightOf(k *baseline.Core, b *bonus, q int) (waiting, bool) {
+	if r.plain {
+		w, wq, ok := r.waitingOf(k, b.id)
+		return w, ok && wq == q
+	}
+	if !b.ok || b.queue != q || !r.live[b.id] {
 		return waiting{}, false
+	}
+	return b.w, true
+}
+
+// waitingOf is waiting workload id and its queue (ok: it waits): from the
+// preemptors, or else the Core's pending list. A workload's fields do not
+// change while it waits, and one that leaves is no longer live: what it
+// gives in a pass stays right while the workload is live.
+func (r *Rule) waitingOf(k *baseline.Core, id int) (waiting, int, bool) {
+	if id >= len(r.live) || !r.live[id] {
+		return waiting{}, -1, false
 	}
 	for _, f := range r.preemptors {
 		if f.id == id {
-			return f.waiting, f.queue == q
+			return f.waiting, f.queue, true
 		}
 	}
 	i := k.Index(id)
 	if i < 0 {
-		return waiting{}, false
+		return waiting{}, -1, false
 	}
 	req := k.Pend(i)
-	return waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}, r.queueOf[req.Campaign] == q
+	return waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}, r.queueOf[req.Campaign], true
 }
 
 // inFlight is queue q's first waiting workload (in queue order) with GPUs
@@ -444,8 +461,9 @@ func (r *Rule) inFlightOf(k *baseline.Core, id, q int) (waiting, bool) {
 func (r *Rule) inFlight(k *baseline.Core, q, room int) (head, bool) {
 	var best waiting
 	found := false
-	for _, b := range r.bonus {
-		e, ok := r.inFlightOf(k, b.id, q)
+	for x := range r.bonus {
+		b := &r.bonus[x]
+		e, ok := r.inFlightOf(k, b, q)
 		if !ok {
 			continue
 		}

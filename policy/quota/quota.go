@@ -205,8 +205,15 @@ type preemptor struct {
 }
 
 // bonus is what a preemptor has coming: GPUs reserved for it and GPUs of
-// leases under notice for it.
-type bonus struct{ id, gpus int }
+// leases under notice for it; and, found once a pass (refresh), the
+// workload and its queue (ok: it waited then). A candidate's walk reads
+// them at every round, where it looked each one up among the preemptors.
+type bonus struct {
+	id, gpus int
+	w        waiting
+	queue    int
+	ok       bool
+}
 
 // Decision is one victim of a fair-sharing preemption, as the rule saw
 // it: the shares (GPUs above nominal ÷ lendable quota, weight 1) of the
@@ -409,6 +416,10 @@ func (r *Rule) refresh(k *baseline.Core) {
 			}
 		}
 	}
+	for x := range r.bonus {
+		b := &r.bonus[x]
+		b.w, b.queue, b.ok = r.waitingOf(k, b.id)
+	}
 }
 
 // victimSort sorts lease indices into victim order (baseline.VictimOrder)
@@ -452,7 +463,7 @@ func (r *Rule) addBonus(id, gpus int) {
 			return
 		}
 	}
-	r.bonus = append(r.bonus, bonus{id, gpus})
+	r.bonus = append(r.bonus, bonus{id: id, gpus: gpus})
 }
 
 func (r *Rule) bonusOf(id int) int {
