@@ -248,6 +248,13 @@ type Broker struct {
 	ioLeft, infLeft float64
 
 	rec Recorder
+	// grantsOnly: no credits, congestion window or utilization are kept
+	// since tick booksAt (GrantsOnly, a fair-start fork).
+	grantsOnly bool
+	booksAt    int
+	// rings is a copy's block of usage rings (Clone), nil in a broker
+	// that is no copy.
+	rings []usageRing
 
 	// Preemption bookkeeping, so that admission never rescans the lease
 	// list per request. inFlight is Σ gpus of the leases under notice.
@@ -449,6 +456,9 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 	}
 	if !cls.Valid() {
 		return -1, fmt.Errorf("request: unknown service class %d", uint8(cls))
+	}
+	if b.grantsOnly && cls != Opportunistic && !b.creditsLeft(cp) {
+		return -1, fmt.Errorf("campaign %s: %w", cp.env.Name, ErrBooksNotKept)
 	}
 	id := b.nextID
 	b.nextID++
@@ -974,6 +984,9 @@ func (b *Broker) refill() {
 }
 
 func (b *Broker) account() {
+	if b.grantsOnly {
+		return
+	}
 	m := b.Multiplier()
 	leases, camps := b.leases, b.camps
 	for i := range leases {

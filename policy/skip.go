@@ -398,6 +398,10 @@ func (b *Broker) skipQuiet(t int) {
 	// After CongestionWindow pushes of the one (demand, free) pair the
 	// window holds nothing else, and a push only turns it.
 	congPushes := CongestionWindow
+	if b.grantsOnly {
+		// The window feeds the charges alone, which are not kept.
+		congPushes = 0
+	}
 	// stale: the runs' deficits need recomputing (the usage sums moved in
 	// the last history step, or the runs are new).
 	stale := true
@@ -597,9 +601,11 @@ func (b *Broker) skipQuiet(t int) {
 		}
 		f.usedLast, f.usedNow = f.usedNow, 0
 	}
-	b.chargeSkipped(muls)
-	b.utilSum = sumSteps(b.utilSum, []float64{util}, n)
-	b.utilN += n
+	if !b.grantsOnly {
+		b.chargeSkipped(muls)
+		b.utilSum = sumSteps(b.utilSum, []float64{util}, n)
+		b.utilN += n
+	}
 	b.usageEpoch++
 	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.runs, b.skipWatch, b.skipMuls, b.skipMoved = toks, lazy, flows, slide, runs, watch, muls, moved
 }

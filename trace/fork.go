@@ -54,6 +54,10 @@ type forkState struct {
 	grantsOnly bool
 }
 
+// recycler is a copy that can hand its memory to the next copy once it
+// is done (policy.Broker.Recycle).
+type recycler interface{ Recycle() }
+
 // grantsOnlier is a policy that can stop keeping the books no grant
 // depends on, up to a given tick (baseline.Core.GrantsOnly).
 type grantsOnlier interface{ GrantsOnly(until int) bool }
@@ -398,6 +402,9 @@ func (ff *fairForks) runFork(pf *pendingFork, until int) error {
 			}
 			return left == 0
 		})
+		if r, ok := pf.alloc.(recycler); ok {
+			r.Recycle()
+		}
 		pf.alloc = nil
 		if err != nil {
 			return fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
