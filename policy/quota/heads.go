@@ -164,7 +164,12 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 	}
 	qi := r.queueOf[q.Campaign]
 	qu := &r.queues[qi]
-	at, found := slices.BinarySearchFunc(qu.list, waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}, queueOrder)
+	// Under StrictFIFO the workload that leaves is nearly always its
+	// queue's head (granted); else it is found by its order.
+	at, found := 0, len(qu.list) > 0 && qu.list[0].id == q.ID
+	if !found {
+		at, found = slices.BinarySearchFunc(qu.list, waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}, queueOrder)
+	}
 	if !found {
 		// Not where its order puts it (never, as filed): look for it.
 		if at = slices.IndexFunc(qu.list, func(e waiting) bool { return e.id == q.ID }); at < 0 {

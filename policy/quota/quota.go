@@ -522,6 +522,20 @@ func (r *Rule) Admit(k *baseline.Core) {
 			}
 		}
 		r.heads = heads
+		// A candidate's order as one number where its fields fit (key
+		// below 2¹⁵ GPUs, submit time below 2⁴⁰ s; a class is a byte):
+		// share, class and submit time packed high to low compare as
+		// headCmp compares them, and the id breaks ties as there. Plain
+		// compares by headCmp.
+		packed := !r.plain
+		for x := range heads {
+			h := &heads[x]
+			if uint(h.key) >= 1<<15 || uint(h.submitted) >= 1<<40 {
+				packed = false
+				break
+			}
+			h.rank = uint64(h.key)<<48 | uint64(h.class)<<40 | uint64(h.submitted)
+		}
 		if len(heads) == 0 {
 			// quietAt is the count as the pass began, so a pass that
 			// granted or noticed (each a change the count holds) can never
@@ -539,8 +553,14 @@ func (r *Rule) Admit(k *baseline.Core) {
 		for x := 1; x < len(heads); x++ {
 			h := heads[x]
 			y := x
-			for ; y > 0 && headCmp(h, heads[y-1]) < 0; y-- {
-				heads[y] = heads[y-1]
+			if packed {
+				for ; y > 0 && (h.rank < heads[y-1].rank || h.rank == heads[y-1].rank && h.id < heads[y-1].id); y-- {
+					heads[y] = heads[y-1]
+				}
+			} else {
+				for ; y > 0 && headCmp(h, heads[y-1]) < 0; y-- {
+					heads[y] = heads[y-1]
+				}
 			}
 			heads[y] = h
 		}
@@ -574,6 +594,7 @@ type head struct {
 	queue, id, submitted int
 	key                  int
 	class                policy.Class
+	rank                 uint64 // key, class and submit time packed (Admit)
 }
 
 // keyOf is what orders queue q's candidates by share when its members
