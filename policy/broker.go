@@ -83,14 +83,16 @@ type Lease struct {
 	charge, chargeM float64
 }
 
-// Request is a pending ask for GPUs.
+// Request is a pending ask for GPUs. Class sits with the flags, in one
+// word (56 bytes, not 64): a full trace log's pending list is thousands
+// long, and the runs' sorts and a fair-start fork's copy move it.
 type Request struct {
 	ID        int
 	Campaign  CampaignID
 	GPUs      int
 	Duration  int
-	Class     Class
 	Submitted int
+	Class     Class
 
 	// throttleJournaled: a throttle record was written for this request.
 	throttleJournaled bool
@@ -312,12 +314,14 @@ type Broker struct {
 	// they have grown.
 	skipToks, skipLazy, skipSlide []int32
 	skipWatch                     []int32
+	skipWatchCamps                []watchPair // the campaigns of skipWatch's pairs
 	skipFlows                     []*flowState
 	skipMuls                      []mulRun
 	skipOff, skipAt, skipOrder    []int32
 	skipAdds, skipSlope           []float64
 	skipEnds                      []int32
-	skipEndAt                     []int32 // sortRunsWhole's run ends by their starts
+	skipEndAt                     []int32      // sortRunsWhole's run ends by their starts
+	skipTokLines                  []bucketLine // skipQuiet's pending buckets' lines, beside skipToks
 	// reorderMoved's: the moved campaigns, each campaign's runs (valid
 	// while skipIdxOK), the pairs it checks and their ties before.
 	skipMoved, skipPairs                    []int32

@@ -57,6 +57,7 @@ func (b *Broker) Clone() (Allocator, error) {
 	c.skipLazy = cloneRoom(b.skipLazy)
 	c.skipSlide = cloneRoom(b.skipSlide)
 	c.skipWatch = cloneRoom(b.skipWatch)
+	c.skipWatchCamps = cloneRoom(b.skipWatchCamps)
 	c.skipFlows = nil
 	c.skipMuls = cloneRoom(b.skipMuls)
 	c.skipOff = cloneRoom(b.skipOff)
@@ -66,6 +67,7 @@ func (b *Broker) Clone() (Allocator, error) {
 	c.skipSlope = cloneRoom(b.skipSlope)
 	c.skipEnds = cloneRoom(b.skipEnds)
 	c.skipEndAt = cloneRoom(b.skipEndAt)
+	c.skipTokLines = cloneRoom(b.skipTokLines)
 	c.skipMoved = cloneRoom(b.skipMoved)
 	c.skipPairs = cloneRoom(b.skipPairs)
 	c.skipRunFirst = cloneRoom(b.skipRunFirst)

@@ -393,6 +393,15 @@ func (b *Broker) skipQuiet(t int) {
 		// the moving ones refill at the end with the others.
 		lazy, toks = append(lazy, toks...), toks[:0]
 	}
+	// Each pending campaign's bucket line as tokenLines last read it
+	// (tokLines, beside toks): within the skip its held GPUs stay, so a
+	// line holds to its end, and the lines are read from this short
+	// table instead of the campaigns' records.
+	tokLines := b.skipTokLines[:0]
+	for range toks {
+		tokLines = append(tokLines, bucketLine{})
+	}
+	b.skipTokLines = tokLines
 	free := b.Free()
 	util := 1 - float64(free)/float64(b.cfg.Pool)
 	// After CongestionWindow pushes of the one (demand, free) pair the
@@ -491,16 +500,17 @@ func (b *Broker) skipQuiet(t int) {
 		if !b.skipSegOK || b.now > b.skipSegEnd {
 			b.syncSegTo(toks, b.now-1)
 			w := 0
-			for _, i := range toks {
+			tokLines := b.skipTokLines
+			for j, i := range toks {
 				cp := &camps[i]
 				before := cp.tokens
 				cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
 				if cp.tokens != before {
-					toks[w] = i
+					toks[w], tokLines[w] = i, tokLines[j]
 					w++
 				}
 			}
-			toks = toks[:w]
+			toks, b.skipTokLines = toks[:w], tokLines[:w]
 			if byUsage && len(toks) > 0 && len(runs) >= 2 {
 				if k := b.tokenSegment(toks, runs, watch, t-b.now); k > 0 {
 					b.skipSegOK, b.skipSegStart, b.skipSegEnd = true, b.now, b.now+k
@@ -519,16 +529,16 @@ func (b *Broker) skipQuiet(t int) {
 		case stale && byUsage:
 			b.syncSeg(toks)
 			if b.runsSortedByUsage(runs) {
-				watch = tokenDecided(runs, watch[:0])
+				watch = b.tokenDecided(runs, watch[:0])
 			} else {
 				runs = b.sortRuns(runs)
-				watch = tokenDecided(runs, watch[:0])
+				watch = b.tokenDecided(runs, watch[:0])
 				b.skipIdxOK = false
 			}
 			stale, full = false, false
 		case stale:
 			if b.runsSorted(runs) {
-				watch = tokenDecided(runs, watch[:0])
+				watch = b.tokenDecided(runs, watch[:0])
 				stale = false
 			} else {
 				// runsSorted left each run its keys of this tick.
@@ -545,7 +555,7 @@ func (b *Broker) skipQuiet(t int) {
 			for _, i := range watch {
 				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
 					runs = b.reorderRuns(runs)
-					watch = tokenDecided(runs, watch[:0])
+					watch = b.tokenDecided(runs, watch[:0])
 					b.skipIdxOK = false
 					break
 				}
@@ -849,19 +859,28 @@ func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit 
 func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, watch []int32, limit int) int {
 	camps := b.camps
 	k := limit
-	for _, i := range toks {
-		n, d := b.lineOf(i)
-		slope[i] = d
-		if k = min(k, n); k < 2 {
+	// skipQuiet keeps each line of toks beside it (skipTokLines): one
+	// that holds at Now is the one lineOf would return (no held GPUs
+	// change within a skip, and every line is worked out after the
+	// last change: from > heldAt), so only an ended one is asked for.
+	lines := b.skipTokLines[:len(toks)]
+	for j, i := range toks {
+		ln := &lines[j]
+		if b.now >= ln.end {
+			n, d := b.lineOf(i)
+			*ln = bucketLine{from: b.now, end: b.now + n, slope: d}
+		}
+		slope[i] = ln.slope
+		if k = min(k, ln.end-b.now); k < 2 {
 			break
 		}
 	}
 	if k >= 2 {
-		for _, w := range watch {
+		for _, p := range b.skipWatchCamps[:len(watch)] {
 			// Tokens of the earlier run's campaign a and the later's c
 			// after j ticks, exact on these lines: t + j·d. They are in
 			// order now (c's ≤ a's); c overtakes a where c rises faster.
-			a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
+			a, c := p.a, p.c
 			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
 			if !(tc+float64(k)*dc > ta+float64(k)*da) {
 				continue // the difference is linear in j: not by k, not before
@@ -1092,15 +1111,25 @@ func (b *Broker) runsSorted(runs []pendingKey) bool {
 
 // tokenDecided appends the indices i of the adjacent runs i−1, i that
 // their class and deficit leave tied, so that their tokens order them:
-// while the deficits stay, no other pair can change its order.
-func tokenDecided(runs []pendingKey, watch []int32) []int32 {
+// while the deficits stay, no other pair can change its order. Each
+// pair's campaigns go to skipWatchCamps, beside it, for tokenLines, which
+// reads every pair's tokens at every segment: the pending list they
+// were looked up in is thousands of requests long on a full trace log.
+func (b *Broker) tokenDecided(runs []pendingKey, watch []int32) []int32 {
+	camps, pend := b.skipWatchCamps[:0], b.pending
 	for i := 1; i < len(runs); i++ {
 		if runs[i].class == runs[i-1].class && runs[i].deficit == runs[i-1].deficit {
 			watch = append(watch, int32(i))
+			camps = append(camps, watchPair{int32(pend[runs[i-1].pos].Campaign), int32(pend[runs[i].pos].Campaign)})
 		}
 	}
+	b.skipWatchCamps = camps
 	return watch
 }
+
+// watchPair is a watched pair's campaigns: the earlier run's and the
+// later's.
+type watchPair struct{ a, c int32 }
 
 // usageOrdered is whether every pending campaign has share 0 (no
 // guarantee of its own: every trace campaign, docs/studies.md §3.2), and
@@ -1189,10 +1218,10 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	switch {
 	case need:
 		runs = b.reorderRuns(runs)
-		watch = tokenDecided(runs, watch[:0])
+		watch = b.tokenDecided(runs, watch[:0])
 		b.skipIdxOK = false
 	case retie:
-		watch = tokenDecided(runs, watch[:0])
+		watch = b.tokenDecided(runs, watch[:0])
 	}
 	b.skipPairs, b.skipTies = pairs, ties
 	return runs, watch
