@@ -135,6 +135,11 @@ func refillSteps(t, rate, drain, bucket float64, n int) float64 {
 	return t
 }
 
+// SumSteps is n ticks of x ← fl(…fl(x + a₀)… + aₘ₋₁), exactly: for the
+// baselines' skips (baseline.Core.SkipTo), whose credits and utilization
+// sum are the same kind of per-tick sums.
+func SumSteps(x float64, adds []float64, n int) float64 { return sumSteps(x, adds, n) }
+
 // sumSteps is n ticks of x ← fl(…fl(x + a₀)… + aₘ₋₁), exactly.
 func sumSteps(x float64, adds []float64, n int) float64 {
 	for n > 0 {

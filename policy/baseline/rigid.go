@@ -200,25 +200,22 @@ func (k *Core) SkipTo(t int) {
 	}
 	u := float64(k.leased) / float64(k.cfg.Pool)
 	// Ticks in the same order as Tick, per variable: the credits, then
-	// the utilization sum.
+	// the utilization sum (policy.SumSteps: n ticks of a sum, exactly).
 	k.debit(t - k.now)
-	s := k.utilSum
-	for range t - k.now {
-		s += u
-	}
+	k.debits.util[0] = u
+	s := policy.SumSteps(k.utilSum, k.debits.util[:], t-k.now)
 	k.utilSum, k.utilN, k.now = s, k.utilN+t-k.now, t
 }
 
 // debit is account() n times, with each lease's charge computed once. A
 // campaign's credits see the same subtractions in the same order as
-// Tick's (its leases' in lease order, tick after tick), so they match bit
-// for bit; different campaigns' credits do not interact, so each runs its
-// ticks in a register instead of through memory, four campaigns side by
-// side so that their subtractions overlap. A campaign with fewer leases
-// than the others of its four subtracts +0 for the difference, which
-// changes no float64 (x − +0 = x, −0 included). Debiting lease by lease
-// through pointers was most of a skip, and a skip a sixth of a full-log
-// replay.
+// Tick's (its leases' in lease order, tick after tick), each x − a being
+// x + (−a) in floating point, so policy.SumSteps, n ticks of a sum in
+// closed form where a stretch of them provably adds the same each tick
+// (and tick by tick elsewhere), gives them bit for bit; different
+// campaigns' credits do not interact. A full-log replay skips for weeks
+// of the log at a time, and a subtraction per lease per second skipped
+// was a quarter of a quota replay's time.
 func (k *Core) debit(n int) {
 	if len(k.leases) == 0 || n <= 0 {
 		return
@@ -252,66 +249,26 @@ func (k *Core) debit(n int) {
 	for i := range k.leases {
 		l := &k.leases[i]
 		ch := d.slot[l.Campaign]
-		d.amount[d.off[ch]+d.size[ch]] = float64(l.GPUs) * l.Class.BasePrice() / 3600
+		d.amount[d.off[ch]+d.size[ch]] = -(float64(l.GPUs) * l.Class.BasePrice() / 3600)
 		d.size[ch]++
 	}
-	for _, c := range d.camp {
+	for ch, c := range d.camp {
 		d.slot[c] = -1
-	}
-	// Four chains at a time, padded with +0 to the longest of the four.
-	var spare float64
-	for first := 0; first < len(d.camp); first += 4 {
-		var x [4]*float64
-		m := 0
-		for lane := range 4 {
-			x[lane] = &spare
-			if ch := first + lane; ch < len(d.camp) {
-				x[lane] = &k.camps[d.camp[ch]].credits
-				m = max(m, d.size[ch])
-			}
-		}
-		pad := slices.Grow(d.pad[:0], 4*m)[:4*m]
-		clear(pad)
-		for lane := range 4 {
-			if ch := first + lane; ch < len(d.camp) {
-				for j, a := range d.amount[d.off[ch] : d.off[ch]+d.size[ch]] {
-					pad[4*j+lane] = a
-				}
-			}
-		}
-		d.pad = pad
-		x0, x1, x2, x3 := *x[0], *x[1], *x[2], *x[3]
-		if m == 1 {
-			a0, a1, a2, a3 := pad[0], pad[1], pad[2], pad[3]
-			for range n {
-				x0 -= a0
-				x1 -= a1
-				x2 -= a2
-				x3 -= a3
-			}
-		} else {
-			for range n {
-				for j := 0; j+3 < len(pad); j += 4 {
-					x0 -= pad[j]
-					x1 -= pad[j+1]
-					x2 -= pad[j+2]
-					x3 -= pad[j+3]
-				}
-			}
-		}
-		*x[0], *x[1], *x[2], *x[3] = x0, x1, x2, x3
+		cr := &k.camps[c].credits
+		*cr = policy.SumSteps(*cr, d.amount[d.off[ch]:d.off[ch+1]], n)
 	}
 }
 
 // debits is debit's scratch, kept so that a skip allocates nothing once
 // it has grown: by campaign, its chain (-1: none); by chain, its campaign,
-// length and offset into amount, the charges; pad, four chains
-// interleaved.
+// length and offset into amount, the charges (negated); util, the
+// utilization's one addend.
 type debits struct {
-	slot        []int32
-	camp        []policy.CampaignID
-	size, off   []int
-	amount, pad []float64
+	slot      []int32
+	camp      []policy.CampaignID
+	size, off []int
+	amount    []float64
+	util      [1]float64
 }
 
 // Restart is how a preempted trace job resumes when it is requeued
