@@ -33,6 +33,7 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.keptSum, c.excess = slices.Clone(r.keptSum), slices.Clone(r.excess)
 	c.heads = slices.Clone(r.heads)
 	c.vict, c.fillerVict, c.widest = baseline.CloneLists(r.vict), slices.Clone(r.fillerVict), slices.Clone(r.widest)
+	c.vkeys = slices.Clone(r.vkeys)
 	c.cands, c.withC, c.next = baseline.CloneLists(r.cands), slices.Clone(r.withC), slices.Clone(r.next)
 	c.fillerCands = slices.Clone(r.fillerCands)
 	c.minFail, c.sim = slices.Clone(r.minFail), slices.Clone(r.sim)

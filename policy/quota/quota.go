@@ -153,6 +153,7 @@ type Rule struct {
 	fillerVict []int
 	// widest[q] is at least the widest lease of vict[q] (takable).
 	widest []int
+	vkeys  []uint64 // victimSort's scratch
 
 	// Preemption scratch.
 	cands [][]int // by queue: candidate lease indices, victim order first
@@ -380,7 +381,11 @@ func (r *Rule) refresh(k *baseline.Core) {
 		} else if q < 0 {
 			r.fillerKept += l.GPUs
 		} else {
-			r.keep(q, l.GPUs)
+			if r.kept[q] > 0 {
+				r.kept[q] += l.GPUs // q is among holding already
+			} else {
+				r.keep(q, l.GPUs)
+			}
 		}
 		if q >= 0 {
 			r.usage[q] += l.GPUs
@@ -397,9 +402,9 @@ func (r *Rule) refresh(k *baseline.Core) {
 			}
 		}
 	}
-	victimSort(r.fillerVict, leases)
+	r.vkeys = victimSort(r.fillerVict, leases, r.vkeys)
 	for _, q := range r.holding {
-		victimSort(r.vict[q], leases)
+		r.vkeys = victimSort(r.vict[q], leases, r.vkeys)
 	}
 	if k.Config().Pool-k.Leased()-k.FreeGeneral() > 0 { // some GPUs are reserved
 		// Only a preemptor holds a reservation: the GPUs of the leases
@@ -425,13 +430,37 @@ func (r *Rule) refresh(k *baseline.Core) {
 // victimSort sorts lease indices into victim order (baseline.VictimOrder)
 // by insertion: the lease table is in grant order, so that read from its
 // end the leases are newest first and out of order only across classes
-// and within a tick.
-func victimSort(list []int, leases []baseline.Lease) {
+// and within a tick. Where they fit (a grant tick below 2³², an id below
+// 2²⁴, a class a byte), the order's fields are packed once per lease into
+// a key whose descending order is victim order (the higher class, the
+// later grant, the larger id first), so that a comparison reads two
+// numbers side by side instead of two leases; keys is the scratch for
+// them, returned grown.
+func victimSort(list []int, leases []baseline.Lease, keys []uint64) []uint64 {
+	keys = keys[:0]
+	for _, j := range list {
+		l := &leases[j]
+		if uint(l.Granted) >= 1<<32 || uint(l.ID) >= 1<<24 {
+			keys = nil
+			break
+		}
+		keys = append(keys, uint64(l.Class)<<56|uint64(l.Granted)<<24|uint64(l.ID))
+	}
+	if keys == nil {
+		for i := 1; i < len(list); i++ {
+			for x := i; x > 0 && baseline.VictimOrder(&leases[list[x]], &leases[list[x-1]]) < 0; x-- {
+				list[x], list[x-1] = list[x-1], list[x]
+			}
+		}
+		return keys
+	}
 	for i := 1; i < len(list); i++ {
-		for x := i; x > 0 && baseline.VictimOrder(&leases[list[x]], &leases[list[x-1]]) < 0; x-- {
+		for x := i; x > 0 && keys[x] > keys[x-1]; x-- {
 			list[x], list[x-1] = list[x-1], list[x]
+			keys[x], keys[x-1] = keys[x-1], keys[x]
 		}
 	}
+	return keys
 }
 
 // granted files the lease just granted, the table's last, among queue q's
