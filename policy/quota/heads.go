@@ -466,14 +466,32 @@ func (r *Rule) waitingOf(k *baseline.Core, id int) (waiting, int, bool) {
 func (r *Rule) inFlight(k *baseline.Core, q, room int) (head, bool) {
 	var best waiting
 	found := false
-	for x := range r.bonus {
-		b := &r.bonus[x]
-		e, ok := r.inFlightOf(k, b, q)
-		if !ok {
-			continue
+	if r.plain {
+		for x := range r.bonus {
+			b := &r.bonus[x]
+			e, ok := r.inFlightOf(k, b, q)
+			if !ok {
+				continue
+			}
+			if !found || e.before(&best) {
+				best, found = e, true
+			}
 		}
-		if !found || e.before(&best) {
-			best, found = e, true
+	} else {
+		// The pass sorted them by queue (refresh): q's are one run.
+		lo, hi := 0, len(r.bonus)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if b := &r.bonus[m]; b.ok && b.queue < q {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		for x := lo; x < len(r.bonus) && r.bonus[x].ok && r.bonus[x].queue == q; x++ {
+			if b := &r.bonus[x]; r.live[b.id] && (!found || b.w.before(&best)) {
+				best, found = b.w, true
+			}
 		}
 	}
 	if !found {

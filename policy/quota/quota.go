@@ -425,6 +425,21 @@ func (r *Rule) refresh(k *baseline.Core) {
 		b := &r.bonus[x]
 		b.w, b.queue, b.ok = r.waitingOf(k, b.id)
 	}
+	// By queue (those not waiting last), then id: a queue's with GPUs
+	// coming are then one run, found by binary search (inFlight).
+	// Nothing else reads their order.
+	slices.SortFunc(r.bonus, func(a, b bonus) int {
+		switch {
+		case a.ok != b.ok:
+			if a.ok {
+				return -1
+			}
+			return 1
+		case a.ok && a.queue != b.queue:
+			return cmp.Compare(a.queue, b.queue)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
 }
 
 // victimSort sorts lease indices into victim order (baseline.VictimOrder)
