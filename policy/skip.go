@@ -994,19 +994,23 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 		start = min(start, runs[k].pos)
 	}
 	buf := b.pendingSpare[:0]
-	if hi == lo+1 {
-		// Two runs swapped places (the common case: two buckets
-		// crossing): the stretch x|y becomes y|x by way of the shorter
-		// one, so the longer is moved once, not twice.
-		ly, lx := int(ends[lo])-runs[lo].pos, int(ends[hi])-runs[hi].pos
-		if ly <= lx {
-			buf = append(buf, pend[runs[lo].pos:ends[lo]]...)
-			copy(pend[start+ly:], pend[start:start+lx])
+	if cut := rotationCut(runs[lo:hi+1], ends[lo:hi+1]); cut >= 0 {
+		// One run moved past the others (two buckets crossing, or
+		// one run overtaking several): the stretch L|R becomes R|L,
+		// by way of the shorter part, so the longer is moved once, not
+		// twice through the buffer.
+		end := start
+		for k := lo; k <= hi; k++ {
+			end = max(end, int(ends[k]))
+		}
+		if end-cut <= cut-start {
+			buf = append(buf, pend[cut:end]...)
+			copy(pend[start+end-cut:], pend[start:cut])
 			copy(pend[start:], buf)
 		} else {
-			buf = append(buf, pend[start:start+lx]...)
-			copy(pend[start:], pend[start+lx:start+lx+ly])
-			copy(pend[start+ly:], buf)
+			buf = append(buf, pend[start:cut]...)
+			copy(pend[start:], pend[cut:end])
+			copy(pend[start+end-cut:], buf)
 		}
 	} else {
 		for k := lo; k <= hi; k++ {
@@ -1030,6 +1034,34 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 		w++
 	}
 	return runs[:w]
+}
+
+// rotationCut is where the stretch of the list that runs (in their new
+// order, holding their old positions, each ending at ends) held is cut
+// in two parts L|R that the new order swaps, R|L: one run moved to the
+// front past the others, which keep their order (L the others, R the
+// run), or to the back (L the run); −1 where the new order is no such
+// rotation. Two runs that swapped places are both.
+func rotationCut(runs []pendingKey, ends []int32) int {
+	n := len(runs)
+	// The others in order and back to back: runs[from:to].
+	adjacent := func(from, to int) bool {
+		for k := from; k+1 < to; k++ {
+			if int(ends[k]) != runs[k+1].pos {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case int(ends[n-1]) == runs[0].pos && adjacent(1, n):
+		// runs[0] was behind the others, and now leads them.
+		return runs[0].pos
+	case int(ends[n-1]) == runs[0].pos && adjacent(0, n-1):
+		// runs[n−1] led the others, and now trails them.
+		return int(ends[n-1])
+	}
+	return -1
 }
 
 // sortRunsInsertionMax is the most adjacent runs out of order that

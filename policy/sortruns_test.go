@@ -1,0 +1,62 @@
+package policy
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// sortRuns, on runs that hold their keys, leaves the pending list as the
+// stable sort of its requests by those keys and returns its runs: the
+// insertion path with its rotations (one run moved past several, two
+// runs swapped) and the stretch rewritten through the buffer, and the
+// whole sort beyond sortRunsInsertionMax inversions. Keys come from a few
+// values per campaign, so that runs tie and cross often.
+func TestSortRunsIsTheStableSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b, err := New(DefaultConfig(64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc := rapid.IntRange(1, 6).Draw(t, "campaigns")
+		deficit, tokens := make([]float64, nc), make([]float64, nc)
+		for c := range nc {
+			deficit[c] = float64(rapid.IntRange(-2, 0).Draw(t, "deficit"))
+			tokens[c] = float64(rapid.IntRange(0, 3).Draw(t, "tokens"))
+		}
+		for i := range rapid.IntRange(0, 60).Draw(t, "requests") {
+			c := CampaignID(rapid.IntRange(0, nc-1).Draw(t, "campaign"))
+			cls := rapid.SampledFrom([]Class{Interactive, AgentBurst}).Draw(t, "class")
+			b.pending = append(b.pending, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
+		}
+		keyed := func(runs []pendingKey) {
+			for i := range runs {
+				c := b.pending[runs[i].pos].Campaign
+				runs[i].deficit, runs[i].tokens = deficit[c], tokens[c]
+			}
+		}
+		runs := b.pendingRuns(nil)
+		keyed(runs)
+		want := slices.Clone(b.pending)
+		slices.SortStableFunc(want, func(x, y Request) int {
+			if c := cmp.Compare(x.Class, y.Class); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(deficit[y.Campaign], deficit[x.Campaign]); c != 0 {
+				return c
+			}
+			return cmp.Compare(tokens[y.Campaign], tokens[x.Campaign])
+		})
+		got := b.sortRuns(runs)
+		if !slices.Equal(b.pending, want) {
+			t.Fatalf("sorted list\n%v\nthe stable sort\n%v", b.pending, want)
+		}
+		wantRuns := b.pendingRuns(nil)
+		keyed(wantRuns)
+		if !slices.Equal(got, wantRuns) {
+			t.Fatalf("runs\n%v\nthe list's\n%v", got, wantRuns)
+		}
+	})
+}
