@@ -561,8 +561,9 @@ func (r *Rule) Admit(k *baseline.Core) {
 			if r.done[q] {
 				continue
 			}
-			if h, ok := r.candidate(k, q); ok {
-				heads = append(heads, h)
+			heads = append(heads, head{})
+			if !r.candidate(k, q, &heads[len(heads)-1]) {
+				heads = heads[:len(heads)-1]
 			}
 		}
 		r.heads = heads
