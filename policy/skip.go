@@ -1025,9 +1025,21 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 		runs[k].pos = p
 		p += n
 	}
-	w := 0
-	for _, r := range runs {
-		if w > 0 && runs[w-1].class == r.class && pend[runs[w-1].pos].Campaign == pend[r.pos].Campaign {
+	// Runs of one campaign and class that now meet are one. The runs
+	// were maximal before (checkRuns), so only a pair with a moved run
+	// in it can meet: lo−1 … hi+1.
+	meet := func(a, c *pendingKey) bool { return a.class == c.class && pend[a.pos].Campaign == pend[c.pos].Campaign }
+	w := max(lo, 1)
+	for ; w <= min(hi+1, len(runs)-1); w++ {
+		if meet(&runs[w-1], &runs[w]) {
+			break
+		}
+	}
+	if w > min(hi+1, len(runs)-1) {
+		return runs
+	}
+	for _, r := range runs[w:] {
+		if meet(&runs[w-1], &r) {
 			continue
 		}
 		runs[w] = r
