@@ -74,3 +74,42 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 		}
 	})
 }
+
+// tokenDecided lists the adjacent runs that their class and deficit leave
+// tied, with each pair's campaigns as the pending list has them (chains
+// of tied runs included, where it takes a pair's earlier campaign from
+// the pair before).
+func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b, err := New(DefaultConfig(64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc := rapid.IntRange(1, 6).Draw(t, "campaigns")
+		for i := range rapid.IntRange(0, 40).Draw(t, "requests") {
+			c := CampaignID(rapid.IntRange(0, nc-1).Draw(t, "campaign"))
+			cls := rapid.SampledFrom([]Class{Interactive, AgentBurst}).Draw(t, "class")
+			b.pending = append(b.pending, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
+		}
+		runs := b.pendingRuns(nil)
+		for i := range runs {
+			runs[i].deficit = float64(rapid.IntRange(-1, 0).Draw(t, "deficit"))
+		}
+		watch := b.tokenDecided(runs, nil)
+		var want []int32
+		for i := 1; i < len(runs); i++ {
+			if tiedRuns(&runs[i-1], &runs[i]) {
+				want = append(want, int32(i))
+			}
+		}
+		if !slices.Equal(watch, want) {
+			t.Fatalf("watched %v, tied %v", watch, want)
+		}
+		for k, i := range watch {
+			p := b.skipWatchCamps[k]
+			if a, c := b.pending[runs[i-1].pos].Campaign, b.pending[runs[i].pos].Campaign; p != (watchPair{int32(a), int32(c)}) {
+				t.Fatalf("pair %d (runs %d, %d): campaigns %+v, the list's %d, %d", k, i-1, i, p, a, c)
+			}
+		}
+	})
+}
