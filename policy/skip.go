@@ -1164,15 +1164,7 @@ func (b *Broker) tokenDecided(runs []pendingKey, watch []int32) []int32 {
 	for i := 1; i < len(runs); i++ {
 		if runs[i].class == runs[i-1].class && runs[i].deficit == runs[i-1].deficit {
 			watch = append(watch, int32(i))
-			// In a chain of tied runs a pair's earlier campaign is
-			// the pair before's later one.
-			var a int32
-			if n := len(watch); n > 1 && watch[n-2] == int32(i-1) {
-				a = camps[n-2].c
-			} else {
-				a = int32(pend[runs[i-1].pos].Campaign)
-			}
-			camps = append(camps, watchPair{a, int32(pend[runs[i].pos].Campaign)})
+			camps = append(camps, watchPair{int32(pend[runs[i-1].pos].Campaign), int32(pend[runs[i].pos].Campaign)})
 		}
 	}
 	b.skipWatchCamps = camps

@@ -77,8 +77,7 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 
 // tokenDecided lists the adjacent runs that their class and deficit leave
 // tied, with each pair's campaigns as the pending list has them (chains
-// of tied runs included, where it takes a pair's earlier campaign from
-// the pair before).
+// of tied runs included).
 func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b, err := New(DefaultConfig(64))
