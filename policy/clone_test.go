@@ -21,14 +21,8 @@ import (
 // recycled at the end (Broker.Recycle), so that later runs' copies are
 // made in blocks a copy used before.
 func cloneTwins(t *rapid.T, refusals *int, at func(b *Broker) *Broker, check func(a, b *Broker, aj, bj *journal, after string, ea, eb error) bool) {
-	pool := rapid.SampledFrom([]int{64, 512, 16, 128}).Draw(t, "pool")
-	cfg := Config{
-		Pool:              pool,
-		Grace:             rapid.IntRange(0, 90).Draw(t, "grace"),
-		GrantTimeOnly:     rapid.Bool().Draw(t, "grant-time-only"),
-		IOCapacity:        rapid.SampledFrom([]float64{Unmetered, 0, 10, 28}).Draw(t, "io-capacity"),
-		InferenceCapacity: rapid.SampledFrom([]float64{Unmetered, 0, 25, 5000}).Draw(t, "inference-capacity"),
-	}
+	cfg := drawConfig(t, []int{64, 512, 16, 128}, true)
+	pool := cfg.Pool
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -117,15 +117,23 @@ func drawOp(t *rapid.T, maxDur int, allowLate bool) op {
 	return o
 }
 
-func drawScenario(t *rapid.T, bound bool) scenario {
-	pool := rapid.SampledFrom([]int{64, 512, 16, 1}).Draw(t, "pool")
-	cfg := Config{
-		Pool:              pool,
+// drawConfig draws a broker's configuration: a pool from pools, a grace
+// period, grant-time-only pricing where mayGrantTimeOnly (the prepaid
+// bound's tests need it off), and the flows' capacities, unmetered to
+// tight.
+func drawConfig(t *rapid.T, pools []int, mayGrantTimeOnly bool) Config {
+	return Config{
+		Pool:              rapid.SampledFrom(pools).Draw(t, "pool"),
 		Grace:             rapid.IntRange(0, 90).Draw(t, "grace"),
-		GrantTimeOnly:     !bound && rapid.Bool().Draw(t, "grant-time-only"),
+		GrantTimeOnly:     mayGrantTimeOnly && rapid.Bool().Draw(t, "grant-time-only"),
 		IOCapacity:        rapid.SampledFrom([]float64{Unmetered, 0, 10, 28}).Draw(t, "io-capacity"),
 		InferenceCapacity: rapid.SampledFrom([]float64{Unmetered, 0, 25, 5000}).Draw(t, "inference-capacity"),
 	}
+}
+
+func drawScenario(t *rapid.T, bound bool) scenario {
+	cfg := drawConfig(t, []int{64, 512, 16, 1}, !bound)
+	pool := cfg.Pool
 	n := rapid.IntRange(1, 6).Draw(t, "campaigns")
 	sc := scenario{cfg: cfg, bound: bound}
 	left := pool

@@ -170,14 +170,8 @@ func (p *skipPair) compare(after string) {
 func TestSkipToMatchesTicks(t *testing.T) {
 	total, skipped := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
-		pool := rapid.SampledFrom([]int{64, 512, 16, 1, 128}).Draw(t, "pool")
-		cfg := Config{
-			Pool:              pool,
-			Grace:             rapid.IntRange(0, 90).Draw(t, "grace"),
-			GrantTimeOnly:     rapid.Bool().Draw(t, "grant-time-only"),
-			IOCapacity:        rapid.SampledFrom([]float64{Unmetered, 0, 10, 28}).Draw(t, "io-capacity"),
-			InferenceCapacity: rapid.SampledFrom([]float64{Unmetered, 0, 25, 5000}).Draw(t, "inference-capacity"),
-		}
+		cfg := drawConfig(t, []int{64, 512, 16, 1, 128}, true)
+		pool := cfg.Pool
 		p := &skipPair{t: t}
 		var err error
 		if p.tick, err = New(cfg); err != nil {

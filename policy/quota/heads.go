@@ -349,12 +349,7 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 			ok = r.bonusSum > 0 && least <= free+r.bonusOf(e.id)
 		}
 		if ok {
-			want := e.gpus
-			if !e.rigid {
-				want = min(e.gpus, room)
-			}
-			*h = head{queue: q, id: e.id, submitted: e.submitted, class: e.class,
-				key: r.keyOf(q, r.kept[q]+want)}
+			r.setHead(h, q, e, room)
 			return true
 		}
 		if r.strict {
@@ -369,6 +364,18 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 	}
 	r.done[q] = true
 	return false
+}
+
+// setHead makes waiting workload e of queue q the queue's candidate h,
+// keyed by the share its queue would have with it admitted: whole if
+// rigid, else as much as room leaves.
+func (r *Rule) setHead(h *head, q int, e *waiting, room int) {
+	want := e.gpus
+	if !e.rigid {
+		want = min(e.gpus, room)
+	}
+	*h = head{queue: q, id: e.id, submitted: e.submitted, class: e.class,
+		key: r.keyOf(q, r.kept[q]+want)}
 }
 
 // strictHead is the rest of candidate under StrictFIFO: the workload at
@@ -400,12 +407,7 @@ func (r *Rule) strictHead(qu *queue, q, room, free int, h *head) bool {
 			ok = r.bonusSum > 0 && least <= free+r.bonusOf(e.id)
 		}
 		if ok {
-			want := e.gpus
-			if !e.rigid {
-				want = min(e.gpus, room)
-			}
-			*h = head{queue: q, id: e.id, submitted: e.submitted, class: e.class,
-				key: r.keyOf(q, r.kept[q]+want)}
+			r.setHead(h, q, e, room)
 			return true
 		}
 	}
