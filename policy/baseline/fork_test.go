@@ -19,12 +19,19 @@ import (
 // credits a GPU-hour): at most 64 × 4 / 3600 ≈ 0.0711 credits a second.
 // A budget of 1,000 lasts ≥ 14,062 s of that: 14,000 s ahead is safe,
 // 15,000 s is not, and a copy asked for the latter keeps its books.
-func TestGrantsOnlyOnlyWhereCreditsCannotRunOut(t *testing.T) {
+// budgetedFIFO is the example's Core: fifo on a pool of 64 with one
+// deadline campaign holding 1,000 credits.
+func budgetedFIFO(t *testing.T) *baseline.Core {
 	a, _ := newFIFO(t, bt.Config(64, 60))
 	env := bt.Env("a", 16, policy.Deadline)
 	env.Budget = 1000
 	_, err := a.Register(env)
 	require.NoError(t, err)
+	return a
+}
+
+func TestGrantsOnlyOnlyWhereCreditsCannotRunOut(t *testing.T) {
+	a := budgetedFIFO(t)
 	require.False(t, a.GrantsOnly(15000))
 	require.True(t, a.GrantsOnly(14000))
 	require.True(t, a.GrantsOnly(1<<40), "once on, it stays on")
@@ -38,11 +45,7 @@ func TestGrantsOnlyOnlyWhereCreditsCannotRunOut(t *testing.T) {
 // limits: GrantsOnly accepts the reach on a copy and refuses the next
 // tick on another.
 func TestGrantsOnlyReachIsWhereGrantsOnlyStops(t *testing.T) {
-	a, _ := newFIFO(t, bt.Config(64, 60))
-	env := bt.Env("a", 16, policy.Deadline)
-	env.Budget = 1000
-	_, err := a.Register(env)
-	require.NoError(t, err)
+	a := budgetedFIFO(t)
 	require.Equal(t, 14062, a.GrantsOnlyReach(1<<40))
 	require.Equal(t, 9000, a.GrantsOnlyReach(9000))
 	require.Equal(t, -1, a.GrantsOnlyReach(-5), "a limit before now")
@@ -50,8 +53,9 @@ func TestGrantsOnlyReachIsWhereGrantsOnlyStops(t *testing.T) {
 	require.Equal(t, 1<<40, a.GrantsOnlyReach(1<<40), "stopped: any tick")
 
 	poor, _ := newFIFO(t, bt.Config(64, 60))
+	env := bt.Env("a", 16, policy.Deadline)
 	env.Budget = 0.01
-	_, err = poor.Register(env)
+	_, err := poor.Register(env)
 	require.NoError(t, err)
 	require.Equal(t, 0, poor.GrantsOnlyReach(1000), "0.01 credits last no second, only now")
 
