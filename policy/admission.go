@@ -366,6 +366,7 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class,
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
+	b.chargesFresh = false // its charge is not worked out yet
 	b.addHeld(r.Campaign, r.Class, n)
 	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)
 	if r.Class == Opportunistic {

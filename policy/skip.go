@@ -826,6 +826,10 @@ func (b *Broker) chargeSkipped(muls []mulRun) {
 		}
 	}
 	b.skipOff, b.skipAt, b.skipOrder, b.skipAdds = off, at, order, adds
+	if len(muls) > 0 {
+		// Every charge is now at the last run's multiplier.
+		b.chargesFresh, b.chargedM = true, muls[len(muls)-1].m
+	}
 }
 
 // watchRun is how many ticks k ≤ limit from now change only the tokens
