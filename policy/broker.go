@@ -320,14 +320,23 @@ type Broker struct {
 	// they have grown.
 	skipToks, skipLazy, skipSlide []int32
 	skipWatch                     []int32
-	skipWatchCamps                []watchPair // the campaigns of skipWatch's pairs
-	skipFlows                     []*flowState
-	skipMuls                      []mulRun
-	skipOff, skipAt, skipOrder    []int32
-	skipAdds, skipSlope           []float64
-	skipEnds                      []int32
-	skipEndAt                     []int32      // sortRunsWhole's run ends by their starts
-	skipTokLines                  []bucketLine // skipQuiet's pending buckets' lines, beside skipToks
+	skipWatchCamps                []watchPair // the campaigns of skipWatch's pairs, and their crossings
+	skipWatchSpare                []watchPair // the buffer tokenDecided builds the next list in
+	skipLineEnd                   []int       // tokenLines' line ends of the pending campaigns, by campaign
+	// skipWatchHeld: tokenDecided checks the held GPUs of the pairs it
+	// keeps from the last list (a skip's first list). The earliest
+	// crossing of the first skipPairsN watched pairs (−1: not worked
+	// out) and the first tick it may no longer hold (watchedCrossings).
+	skipWatchHeld                bool
+	skipPairsN                   int
+	skipPairCross, skipPairUntil int
+	skipFlows                    []*flowState
+	skipMuls                     []mulRun
+	skipOff, skipAt, skipOrder   []int32
+	skipAdds, skipSlope          []float64
+	skipEnds                     []int32
+	skipEndAt                    []int32      // sortRunsWhole's run ends by their starts
+	skipTokLines                 []bucketLine // skipQuiet's pending buckets' lines, beside skipToks
 	// reorderMoved's: the moved campaigns, each campaign's runs (valid
 	// while skipIdxOK), the pairs it checks and their ties before.
 	skipMoved, skipPairs                    []int32

@@ -58,6 +58,8 @@ func (b *Broker) Clone() (Allocator, error) {
 	c.skipSlide = cloneRoom(b.skipSlide)
 	c.skipWatch = cloneRoom(b.skipWatch)
 	c.skipWatchCamps = cloneRoom(b.skipWatchCamps)
+	c.skipWatchSpare = cloneRoom(b.skipWatchSpare)
+	c.skipLineEnd = cloneRoom(b.skipLineEnd)
 	c.skipFlows = nil
 	c.skipMuls = cloneRoom(b.skipMuls)
 	c.skipOff = cloneRoom(b.skipOff)

@@ -422,6 +422,10 @@ func (b *Broker) skipQuiet(t int) {
 	moved := b.skipMoved[:0]
 	b.skipIdxOK = false
 	watch := b.skipWatch[:0]
+	// The watched pairs' crossings of the last skip's list may read lines
+	// that no longer hold (held GPUs changed since): the next list checks
+	// them; and none of that list is watched yet.
+	b.skipWatchHeld, b.skipPairsN = true, -1
 	// The multiplier each tick's accounting charges at, in runs.
 	muls := b.skipMuls[:0]
 	// Under byUsage the pending campaigns' buckets move by segments
@@ -551,11 +555,14 @@ func (b *Broker) skipQuiet(t int) {
 			// runs are put in order as units (reorderRuns), and the list
 			// is then in the order of this tick's keys, so the deficits
 			// still fixed, the new watched pairs are again the only ones
-			// that can change places.
-			for _, i := range watch {
-				if camps[b.pending[runs[i].pos].Campaign].tokens > camps[b.pending[runs[i-1].pos].Campaign].tokens {
-					runs = b.reorderRuns(runs)
-					watch = b.tokenDecided(runs, watch[:0])
+			// that can change places. Most often one pair crosses alone
+			// and its two runs just swap (swapCrossing).
+			for w, p := range b.skipWatchCamps[:len(watch)] {
+				if camps[p.c].tokens > camps[p.a].tokens {
+					if !b.swapCrossing(runs, watch, w) {
+						runs = b.reorderRuns(runs)
+						watch = b.tokenDecided(runs, watch[:0])
+					}
 					b.skipIdxOK = false
 					break
 				}
@@ -868,6 +875,9 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 	// change within a skip, and every line is worked out after the
 	// last change: from > heldAt), so only an ended one is asked for.
 	lines := b.skipTokLines[:len(toks)]
+	if len(b.skipLineEnd) < len(camps) {
+		b.skipLineEnd = make([]int, len(camps))
+	}
 	for j, i := range toks {
 		ln := &lines[j]
 		if b.now >= ln.end {
@@ -875,33 +885,13 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 			*ln = bucketLine{from: b.now, end: b.now + n, slope: d}
 		}
 		slope[i] = ln.slope
+		b.skipLineEnd[i] = ln.end
 		if k = min(k, ln.end-b.now); k < 2 {
 			break
 		}
 	}
 	if k >= 2 {
-		for _, p := range b.skipWatchCamps[:len(watch)] {
-			// Tokens of the earlier run's campaign a and the later's c
-			// after j ticks, exact on these lines: t + j·d. They are in
-			// order now (c's ≤ a's); c overtakes a where c rises faster.
-			a, c := p.a, p.c
-			ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
-			if !(tc+float64(k)*dc > ta+float64(k)*da) {
-				continue // the difference is linear in j: not by k, not before
-			}
-			lo, hi := 0, k // not overtaken after lo ticks, overtaken after hi
-			for hi-lo > 1 {
-				mid := lo + (hi-lo)/2
-				if tc+float64(mid)*dc > ta+float64(mid)*da {
-					hi = mid
-				} else {
-					lo = mid
-				}
-			}
-			if k = lo; k < 2 {
-				break
-			}
-		}
+		k = b.watchedCrossings(slope, len(watch), k)
 	}
 	if k < 2 {
 		for _, i := range toks {
@@ -910,6 +900,102 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 		return 0
 	}
 	return k
+}
+
+// watchedCrossings bounds tokenLines' k by the first n watched pairs'
+// crossings (skipWatchCamps): k is cut to the tick before the first
+// crossing. Each pair's crossing is kept with it (watchPair), worked out
+// once per pair and pair of lines, and the earliest of them is kept for
+// the list (skipPairCross, holding while Now < skipPairUntil) until
+// tokenDecided makes a new one: a list lives over a few calls.
+func (b *Broker) watchedCrossings(slope []float64, n, k int) int {
+	if b.skipPairsN == n && b.now < b.skipPairUntil {
+		return min(k, b.skipPairCross-1-b.now)
+	}
+	ends := b.skipLineEnd
+	first, until, fresh := math.MaxInt, math.MaxInt, true
+	for w := range n {
+		p := &b.skipWatchCamps[w]
+		if b.now >= p.until {
+			b.pairCrossing(p, slope, ends)
+		}
+		if p.cross == crossOutOfOrder {
+			// Its bound hangs on k as the pairs before it left it.
+			k, fresh = b.crossingByLines(p, slope, k), false
+			continue
+		}
+		first, until = min(first, p.cross), min(until, p.until)
+		k = min(k, p.cross-1-b.now)
+	}
+	if fresh {
+		b.skipPairsN, b.skipPairCross, b.skipPairUntil = n, first, until
+	}
+	return min(k, first-1-b.now)
+}
+
+// crossOutOfOrder is a watched pair's cross when its later run's tokens
+// exceed the earlier's at the tick it was looked at (the tick's order step
+// has yet to swap them): tokenLines then asks crossingByLines every call.
+const crossOutOfOrder = math.MinInt
+
+// pairCrossing works out watched pair p's crossing at Now on the pending
+// campaigns' lines (slope, and their ends in ends; a campaign whose slope
+// is 0 is at a fixed point and stays there): the first tick after Now at
+// which c's tokens exceed a's, up to the first of the two lines' ends
+// (math.MaxInt: none by then), which is how long it holds (until). Both
+// fills are exact on their lines, t + j·d, so their difference is linear
+// in j and the first tick is found by halving, as tokenLines did each
+// call; the answer depends only on the pair's campaigns and their lines,
+// so it holds for every later call before until, whatever the watch list
+// around it.
+func (b *Broker) pairCrossing(p *watchPair, slope []float64, ends []int) {
+	camps := b.camps
+	a, c := p.a, p.c
+	ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
+	if tc > ta {
+		p.cross, p.until = crossOutOfOrder, math.MinInt
+		return
+	}
+	until := math.MaxInt
+	if da != 0 {
+		until = ends[a]
+	}
+	if dc != 0 {
+		until = min(until, ends[c])
+	}
+	p.from, p.until, p.cross = b.now, until, math.MaxInt
+	if until == math.MaxInt {
+		return // two fixed points: their order stays
+	}
+	n := until - b.now
+	if !(tc+float64(n)*dc > ta+float64(n)*da) {
+		return // the difference is linear in j: not by n, not before
+	}
+	lo, hi := 0, n // not overtaken after lo ticks, overtaken after hi
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if tc+float64(mid)*dc > ta+float64(mid)*da {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	p.cross = b.now + hi
+}
+
+// crossingByLines is tokenLines' bound k for a watched pair out of order
+// at Now (crossOutOfOrder), as it was always worked out: 0 where c's
+// tokens exceed a's k ticks on, else k. (With the later run ahead now and
+// falling behind, which of the two it gives depends on k, so on the pairs
+// before it: this keeps that answer.)
+func (b *Broker) crossingByLines(p *watchPair, slope []float64, k int) int {
+	camps := b.camps
+	a, c := p.a, p.c
+	ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
+	if !(tc+float64(k)*dc > ta+float64(k)*da) {
+		return k
+	}
+	return 0 // overtaken now and k ticks on: so at every tick between
 }
 
 // bucketLine is a stretch of ticks over which a campaign's GPU bucket
@@ -942,6 +1028,74 @@ func (b *Broker) lineOf(i int32) (n int, d float64) {
 	n, d = refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, lineLimit)
 	*ln = bucketLine{from: b.now, end: b.now + n, slope: d}
 	return n, d
+}
+
+// swapCrossing is reorderRuns and tokenDecided for the watched pair w,
+// out of order, when it is the only pair out of order and its two runs
+// change places alone: the later run moves ahead of the earlier and of
+// nothing else, and meets no run of its campaign and class, nor does the
+// earlier. The list is sorted under the last tick's keys and the deficits
+// stand, so every other adjacent pair is in order (a pair of runs their
+// class or deficit orders stays so, and the other watched pairs are
+// checked); the stable sort then swaps the two runs, as sortRuns'
+// insertion would. The watched pairs are the same runs' pairs after it
+// (the two runs tie on class and deficit, so either ties its other
+// neighbour as the other did): only the three pairs with a swapped run
+// in them change campaigns. It returns false, changing nothing, where
+// the swap is not the sort.
+func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
+	camps, pend, pairs := b.camps, b.pending, b.skipWatchCamps[:len(watch)]
+	for v := w + 1; v < len(pairs); v++ {
+		if q := &pairs[v]; camps[q.c].tokens > camps[q.a].tokens {
+			return false
+		}
+	}
+	i := int(watch[w])
+	ra, rc := runs[i-1], runs[i]
+	a, c := pairs[w].a, pairs[w].c
+	ra.tokens, rc.tokens = camps[a].tokens, camps[c].tokens
+	if i >= 2 {
+		x := &runs[i-2]
+		xc := pend[x.pos].Campaign
+		x.tokens = camps[xc].tokens
+		if keyBefore(&rc, x) || x.class == rc.class && int32(xc) == c {
+			return false
+		}
+	}
+	end := len(pend)
+	if i+1 < len(runs) {
+		y := &runs[i+1]
+		yc := pend[y.pos].Campaign
+		y.tokens = camps[yc].tokens
+		if keyBefore(y, &ra) || y.class == ra.class && int32(yc) == a {
+			return false
+		}
+		end = y.pos
+	}
+	// The stretch a|c of the list becomes c|a, by way of the shorter part.
+	pa, pc := ra.pos, rc.pos
+	buf := b.pendingSpare[:0]
+	if end-pc <= pc-pa {
+		buf = append(buf, pend[pc:end]...)
+		copy(pend[pa+end-pc:], pend[pa:pc])
+		copy(pend[pa:], buf)
+	} else {
+		buf = append(buf, pend[pa:pc]...)
+		copy(pend[pa:], pend[pc:end])
+		copy(pend[pa+end-pc:], buf)
+	}
+	b.pendingSpare = buf[:0]
+	rc.pos, ra.pos = pa, pa+end-pc
+	runs[i-1], runs[i] = rc, ra
+	pairs[w] = watchPair{a: c, c: a, until: math.MinInt}
+	if w > 0 && watch[w-1] == int32(i-1) {
+		pairs[w-1].c, pairs[w-1].until = c, math.MinInt
+	}
+	if w+1 < len(watch) && watch[w+1] == int32(i+1) {
+		pairs[w+1].a, pairs[w+1].until = a, math.MinInt
+	}
+	b.skipPairsN = -1
+	return true
 }
 
 // reorderRuns puts the pending list in the order of this tick's sort keys,
@@ -1163,21 +1317,66 @@ func (b *Broker) runsSorted(runs []pendingKey) bool {
 // pair's campaigns go to skipWatchCamps, beside it, for tokenLines, which
 // reads every pair's tokens at every segment: the pending list they
 // were looked up in is thousands of requests long on a full trace log.
+//
+// A pair that was watched before keeps its crossing (watchPair): a
+// reorder moves a run or two, so the pairs come in nearly the same order
+// as in the last list, and each is looked for a few places on from where
+// the last match was.
 func (b *Broker) tokenDecided(runs []pendingKey, watch []int32) []int32 {
-	camps, pend := b.skipWatchCamps[:0], b.pending
+	last, camps, pend := b.skipWatchCamps, b.skipWatchSpare[:0], b.pending
+	at := 0 // where the next pair is looked for in last
 	for i := 1; i < len(runs); i++ {
-		if runs[i].class == runs[i-1].class && runs[i].deficit == runs[i-1].deficit {
-			watch = append(watch, int32(i))
-			camps = append(camps, watchPair{int32(pend[runs[i-1].pos].Campaign), int32(pend[runs[i].pos].Campaign)})
+		if runs[i].class != runs[i-1].class || runs[i].deficit != runs[i-1].deficit {
+			continue
+		}
+		watch = append(watch, int32(i))
+		a, c := int32(pend[runs[i-1].pos].Campaign), int32(pend[runs[i].pos].Campaign)
+		if at < len(last) && last[at].a == a && last[at].c == c {
+			camps = append(camps, last[at])
+			at++
+			continue
+		}
+		p := watchPair{a: a, c: c, until: math.MinInt}
+		for j := at + 1; j < min(at+watchLookahead, len(last)); j++ {
+			if last[j].a == a && last[j].c == c {
+				p, at = last[j], j+1
+				break
+			}
+		}
+		camps = append(camps, p)
+	}
+	if b.skipWatchHeld {
+		// A skip's first list: a pair kept from the last skip's holds
+		// only where neither campaign's held GPUs changed since.
+		for w := range camps {
+			if q := &camps[w]; q.until != math.MinInt && !(q.from > b.camps[q.a].heldAt && q.from > b.camps[q.c].heldAt) {
+				q.until = math.MinInt
+			}
 		}
 	}
-	b.skipWatchCamps = camps
+	b.skipWatchCamps, b.skipWatchSpare = camps, last[:0]
+	b.skipWatchHeld, b.skipPairsN = false, -1
 	return watch
 }
 
+// watchLookahead is how many pairs on from the last match tokenDecided
+// looks for a pair of the last list: a reorder of a run or two moves a
+// pair by a place or two.
+const watchLookahead = 4
+
 // watchPair is a watched pair's campaigns: the earlier run's and the
 // later's.
-type watchPair struct{ a, c int32 }
+//
+// Beside them, the pair's crossing (pairCrossing) as worked out at tick
+// from: the tick at which c's tokens first exceed a's on their lines,
+// math.MaxInt for none before until, crossOutOfOrder where they do at
+// tick from; it holds while Now < until (until math.MinInt: not worked
+// out) and neither campaign's held GPUs changed since from (the lines are
+// those of the held GPUs): tokenDecided checks that at a skip's start.
+type watchPair struct {
+	a, c               int32
+	from, until, cross int
+}
 
 // usageOrdered is whether every pending campaign has share 0 (no
 // guarantee of its own: every trace campaign, docs/studies.md §3.2), and

@@ -106,7 +106,7 @@ func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
 		}
 		for k, i := range watch {
 			p := b.skipWatchCamps[k]
-			if a, c := b.pending[runs[i-1].pos].Campaign, b.pending[runs[i].pos].Campaign; p != (watchPair{int32(a), int32(c)}) {
+			if a, c := b.pending[runs[i-1].pos].Campaign, b.pending[runs[i].pos].Campaign; p.a != int32(a) || p.c != int32(c) {
 				t.Fatalf("pair %d (runs %d, %d): campaigns %+v, the list's %d, %d", k, i-1, i, p, a, c)
 			}
 		}
