@@ -330,13 +330,15 @@ type Broker struct {
 	skipWatchHeld                bool
 	skipPairsN                   int
 	skipPairCross, skipPairUntil int
-	skipFlows                    []*flowState
-	skipMuls                     []mulRun
-	skipOff, skipAt, skipOrder   []int32
-	skipAdds, skipSlope          []float64
-	skipEnds                     []int32
-	skipEndAt                    []int32      // sortRunsWhole's run ends by their starts
-	skipTokLines                 []bucketLine // skipQuiet's pending buckets' lines, beside skipToks
+	// skipMinEnd is the first end of the lines tokenLines last read.
+	skipMinEnd                 int
+	skipFlows                  []*flowState
+	skipMuls                   []mulRun
+	skipOff, skipAt, skipOrder []int32
+	skipAdds, skipSlope        []float64
+	skipEnds                   []int32
+	skipEndAt                  []int32      // sortRunsWhole's run ends by their starts
+	skipTokLines               []bucketLine // skipQuiet's pending buckets' lines, beside skipToks
 	// reorderMoved's: the moved campaigns, each campaign's runs (valid
 	// while skipIdxOK), the pairs it checks and their ties before.
 	skipMoved, skipPairs                    []int32

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -58,13 +59,13 @@ func tokenLinesRef(b *Broker, toks []int32, runs []pendingKey, watch []int32, li
 // copy of it that takes every step the plain way: tokenLinesRef, and
 // reorderRuns with tokenDecided at every change of order.
 type crossingsPair struct {
-	t                  *rapid.T
-	b, ref             *Broker
-	toks, refToks      []int32
-	runs, refRuns      []pendingKey
-	watch, refWatch    []int32
-	deficit            []float64
-	swaps, sorts, cuts int
+	t               *rapid.T
+	b, ref          *Broker
+	toks, refToks   []int32
+	runs, refRuns   []pendingKey
+	watch, refWatch []int32
+	deficit         []float64
+	crossingsCounts
 }
 
 // lines is tokenLines' answer for both brokers, checked equal.
@@ -87,31 +88,59 @@ func (p *crossingsPair) lines(limit int) int {
 	return got
 }
 
+// through is skipQuiet's jump over the ticks no watched pair crosses
+// in, for both brokers: watchThrough, and where it goes through the
+// crossing tick the rest of that stepped tick, against tokenLinesRef's k
+// ticks of refills, one by one, then a stepped tick of the refill map
+// and its order step where watchThrough went through. Every bucket is
+// compared after it.
+func (p *crossingsPair) through(limit int) int {
+	p.t.Helper()
+	want := tokenLinesRef(p.ref, p.refToks, p.refRuns, p.refWatch, limit)
+	k, through := p.b.watchThrough(p.toks, p.runs, p.watch, limit)
+	if through {
+		p.toks = p.b.dropStopped(p.toks)
+		p.throughs++
+	}
+	p.b.now += k
+	if got := k - map[bool]int{false: 0, true: 1}[through]; got != want {
+		p.t.Fatalf("tick %d, limit %d: watchThrough %d (through %v), recomputed %d", p.b.now-k, limit, k, through, want)
+	}
+	for range want {
+		p.ref.now++
+		for _, i := range p.refToks {
+			cp := &p.ref.camps[i]
+			cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+		}
+	}
+	if through {
+		// The stepped tick, on the reference only.
+		p.refToks = refillStep(p.ref, p.refToks)
+		p.refOrder()
+		if len(p.toks) > 0 {
+			p.runs, p.watch = p.b.orderCrossing(p.runs, p.watch)
+		}
+	}
+	for c := range p.b.camps {
+		if p.b.camps[c].tokens != p.ref.camps[c].tokens {
+			p.t.Fatalf("tick %d: campaign %d's tokens %v, stepped %v", p.b.now, c, p.b.camps[c].tokens, p.ref.camps[c].tokens)
+		}
+	}
+	if p.b.now != p.ref.now {
+		p.t.Fatalf("clocks %d and %d", p.b.now, p.ref.now)
+	}
+	p.compare("through")
+	return k
+}
+
 // tick is one of skipQuiet's stepped ticks for both brokers: the refill
 // of the moving buckets (a bucket that stops leaves the list, its line
 // with it), then the order step of the watched pairs; with limit > 0,
 // tokenLines is asked between the two, as tokenSegment asks it (a pair
 // may be out of order then).
 func (p *crossingsPair) tick(limit int) {
-	for _, x := range []struct {
-		b    *Broker
-		toks *[]int32
-	}{{p.b, &p.toks}, {p.ref, &p.refToks}} {
-		b := x.b
-		b.now++
-		w := 0
-		lines := b.skipTokLines
-		for j, i := range *x.toks {
-			cp := &b.camps[i]
-			before := cp.tokens
-			cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
-			if cp.tokens != before {
-				(*x.toks)[w], lines[w] = i, lines[j]
-				w++
-			}
-		}
-		*x.toks, b.skipTokLines = (*x.toks)[:w], lines[:w]
-	}
+	p.toks = refillStep(p.b, p.toks)
+	p.refToks = refillStep(p.ref, p.refToks)
 	if limit > 0 {
 		p.lines(limit)
 	}
@@ -128,6 +157,32 @@ func (p *crossingsPair) tick(limit int) {
 			break
 		}
 	}
+	p.refOrder()
+	p.compare("tick")
+}
+
+// refillStep is a stepped tick's refill of the moving buckets toks: a
+// bucket that stops leaves the list, its line with it.
+func refillStep(b *Broker, toks []int32) []int32 {
+	b.now++
+	w := 0
+	lines := b.skipTokLines
+	for j, i := range toks {
+		cp := &b.camps[i]
+		before := cp.tokens
+		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+		if cp.tokens != before {
+			toks[w], lines[w] = i, lines[j]
+			w++
+		}
+	}
+	b.skipTokLines = lines[:w]
+	return toks[:w]
+}
+
+// refOrder is the reference's order step: reorderRuns and tokenDecided
+// where a watched pair is out of order.
+func (p *crossingsPair) refOrder() {
 	rc := p.ref.camps
 	for _, i := range p.refWatch {
 		if rc[p.ref.pending[p.refRuns[i].pos].Campaign].tokens > rc[p.ref.pending[p.refRuns[i-1].pos].Campaign].tokens {
@@ -136,7 +191,6 @@ func (p *crossingsPair) tick(limit int) {
 			break
 		}
 	}
-	p.compare("tick")
 }
 
 // compare checks the two brokers' lists: the pending list, its runs, the
@@ -205,24 +259,27 @@ func (p *crossingsPair) newSkip() {
 // at zero, and change lines at binade edges; deficits from two values tie
 // runs into chains; between skips a campaign's held GPUs may change.
 func TestKeptCrossingsMatchRecomputation(t *testing.T) {
-	swaps, sorts, cuts := 0, 0, 0
+	var n crossingsCounts
 	rapid.Check(t, func(t *rapid.T) {
 		// Several brokers a check: the paths that catch a slip (three
 		// tied runs with the middle one crossing, a pair out of order
 		// when asked) are rare in any one.
 		for range 8 {
-			swaps, sorts, cuts = crossingsScenario(t, swaps, sorts, cuts)
+			crossingsScenario(t, &n)
 		}
 	})
-	t.Logf("%d swaps, %d sorts, %d segments", swaps, sorts, cuts)
-	if swaps == 0 || sorts == 0 || cuts == 0 {
-		t.Fatalf("%d swaps, %d sorts, %d segments: a path is never taken", swaps, sorts, cuts)
+	t.Logf("%+v", n)
+	if n.swaps == 0 || n.sorts == 0 || n.cuts == 0 || n.throughs == 0 {
+		t.Fatalf("%+v: a path is never taken", n)
 	}
 }
 
+// crossingsCounts counts the paths a test took.
+type crossingsCounts struct{ swaps, sorts, cuts, throughs int }
+
 // crossingsScenario is one broker of TestKeptCrossingsMatchRecomputation,
-// its counts added to those given.
-func crossingsScenario(t *rapid.T, swaps, sorts, cuts int) (int, int, int) {
+// its counts added to n.
+func crossingsScenario(t *rapid.T, n *crossingsCounts) {
 	var b *Broker
 	b, _ = New(DefaultConfig(64))
 	nc := rapid.IntRange(2, 10).Draw(t, "campaigns")
@@ -230,7 +287,7 @@ func crossingsScenario(t *rapid.T, swaps, sorts, cuts int) (int, int, int) {
 	for i := range nc {
 		bucket := rapid.SampledFrom([]float64{300, 4096, 20000, 100000}).Draw(t, "bucket")
 		e := Envelope{Name: fmt.Sprintf("c%d", i), Budget: 1e9, BurstCeiling: 64, Bucket: bucket, Class: AgentBurst,
-			Sustained: rapid.SampledFrom([]float64{0.25, 0.375, 0.5, 1, 3, 7.5}).Draw(t, "rate")}
+			Sustained: rapid.SampledFrom([]float64{0.25, 0.375, 0.5, 1, 3, 7.5, 0.1, 0.3, 2.7}).Draw(t, "rate")}
 		if _, err := b.Register(e); err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +317,7 @@ func crossingsScenario(t *rapid.T, swaps, sorts, cuts int) (int, int, int) {
 	p.runs, p.refRuns = b.pendingRuns(nil), p.ref.pendingRuns(nil)
 	p.newSkip()
 	for range rapid.IntRange(1, 80).Draw(t, "steps") {
-		switch rapid.IntRange(0, 6).Draw(t, "step") {
+		switch rapid.IntRange(0, 8).Draw(t, "step") {
 		case 0:
 			// A new skip, after a change of held GPUs or none.
 			if rapid.Bool().Draw(t, "held changes") {
@@ -272,6 +329,14 @@ func crossingsScenario(t *rapid.T, swaps, sorts, cuts int) (int, int, int) {
 			}
 			p.tick(0) // the real tick that starts a skip
 			p.newSkip()
+		case 2, 3:
+			// The jumps of a skip after the windows stopped sliding.
+			limit := rapid.SampledFrom([]int{3, 50, 2000}).Draw(t, "limit")
+			for range rapid.IntRange(1, 30).Draw(t, "jumps") {
+				if p.through(limit) == 0 {
+					p.tick(0) // no jump shown: a stepped tick
+				}
+			}
 		case 1:
 			// Ticks with tokenLines asked before each order step.
 			limit := rapid.SampledFrom([]int{2, 50, 5000}).Draw(t, "limit")
@@ -287,7 +352,7 @@ func crossingsScenario(t *rapid.T, swaps, sorts, cuts int) (int, int, int) {
 			}
 		}
 	}
-	return swaps + p.swaps, sorts + p.sorts, cuts + p.cuts
+	n.swaps, n.sorts, n.cuts, n.throughs = n.swaps+p.swaps, n.sorts+p.sorts, n.cuts+p.cuts, n.throughs+p.throughs
 }
 
 // A watched pair out of order when tokenLines is asked, whose later run
@@ -335,6 +400,161 @@ func TestKeptCrossingsOutOfOrderPair(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("c1's pair first %v: tokenLines %d, recomputed %d", c1First, got, want)
+		}
+	}
+}
+
+// SkipTo ends on every tick of a stretch in which pending trace jobs wait
+// for tokens and their runs cross (TestSkipToReordersCrossingRuns with
+// more campaigns, at random), long after the usage windows stopped
+// sliding: the pending list, and every bucket, at the skip's last tick
+// are the ticking broker's, whether or not a crossing falls on that tick
+// (watchThrough jumps through a crossing and does its order step).
+func TestSkipToEveryTickOfCrossings(t *testing.T) {
+	ends, crossed := 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		tick, _ := New(DefaultConfig(128))
+		skip, _ := New(DefaultConfig(128))
+		tick.SetTickByTick(true)
+		both := func(f func(b *Broker) error) {
+			for _, b := range []*Broker{tick, skip} {
+				if err := f(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		nc := rapid.IntRange(3, 10).Draw(t, "campaigns")
+		wide, longest := make([]int, nc), make([]int, nc)
+		for i := range nc {
+			// Rates that are not binary fractions round differently in
+			// each binade: a bucket's line ends at every power of two.
+			r := rapid.SampledFrom([]float64{0.25, 0.5, 0.75, 1, 1.5, 2, 3, 0.1, 0.3, 1.1, 2.7}).Draw(t, "R")
+			wide[i] = rapid.IntRange(8, 24).Draw(t, "G")
+			longest[i] = rapid.IntRange(500, 2000).Draw(t, "E")
+			e := Envelope{Name: fmt.Sprintf("c%d", i), Budget: 1e9, Sustained: r, BurstCeiling: 64,
+				Bucket: (float64(wide[i]) - r + 1) * float64(longest[i]), Class: AgentBurst}
+			// A bucket part full, as a past job left it.
+			level := rapid.Float64Range(0, 0.9).Draw(t, "level")
+			both(func(b *Broker) error {
+				c, err := b.Register(e)
+				b.camps[c].tokens = float64(int(level * e.Bucket))
+				return err
+			})
+		}
+		for i := range nc {
+			for range rapid.IntRange(1, 2).Draw(t, "jobs") {
+				// Estimated at the bucket's E: it waits for a full
+				// bucket, and the buckets refill past each other.
+				est := longest[i]
+				both(func(b *Broker) error {
+					_, err := b.RequestRigid(CampaignID(i), wide[i], est, est, AgentBurst, b.now+1)
+					if errors.Is(err, ErrExceedsLimit) {
+						return nil
+					}
+					return err
+				})
+			}
+		}
+		// Past the windows' slide, tick by tick on both; then, as a
+		// fair-start fork, no books, so that a skip's first ticks do
+		// not fill the congestion window and watchThrough runs from its
+		// start.
+		sliding := func() bool {
+			for c := range nc {
+				if skip.camps[c].heldAt+FairShareWindow >= skip.now {
+					return true
+				}
+			}
+			return false
+		}
+		for sliding() && tick.now < 20000 {
+			tick.Tick()
+			skip.Tick()
+		}
+		tick.GrantsOnly(0)
+		skip.GrantsOnly(0)
+		next := skip.NextChange()
+		for n := 0; tick.now+1 < next && n < 2500; n++ {
+			tick.Tick()
+			x, err := skip.Clone()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := x.(*Broker)
+			s.SkipTo(tick.now)
+			ends++
+			if !slices.Equal(tick.Pending(), s.Pending()) {
+				t.Fatalf("t=%d: pending\n%v\nskipping to it\n%v", tick.now, tick.Pending(), s.Pending())
+			}
+			for c := range nc {
+				if tick.camps[c].tokens != s.camps[c].tokens {
+					t.Fatalf("t=%d: campaign %d's tokens %v, skipping to it %v", tick.now, c, tick.camps[c].tokens, s.camps[c].tokens)
+				}
+			}
+			if n > 0 && !slices.Equal(tick.Pending(), skip.Pending()) {
+				crossed++
+			}
+		}
+	})
+	t.Logf("%d skips' ends, %d after a change of order", ends, crossed)
+	if crossed == 0 {
+		t.Fatal("no change of order")
+	}
+}
+
+// watchThrough goes through a crossing only where every moving bucket is
+// still on its line at the crossing tick: here z's line (a rate of 0.1,
+// which rounds differently in the next binade) ends n ticks on, the tick
+// before c overtakes a (a at its fixed point, full; c rising by 1 a
+// tick), so watchThrough stops at the line's end, and its buckets are
+// the ticking ones.
+func TestWatchThroughStopsAtALineEnd(t *testing.T) {
+	// A fill below 512 whose line ends n ticks on, and whose next tick
+	// leaves the line.
+	z0, n := -1.0, 0
+	for m := 3; m < 1000 && z0 < 0; m++ {
+		z := 512 - 0.1*float64(m)
+		k, d := refillRun(z, 0.1, 0, 1000, lineLimit)
+		if next := refillSteps(z, 0.1, 0, 1000, k+1); k >= 2 && next != z+float64(k+1)*d {
+			z0, n = z, k
+		}
+	}
+	if z0 < 0 {
+		t.Fatal("no fill found whose line's next tick leaves it")
+	}
+	b, _ := New(DefaultConfig(64))
+	for i, c := range []struct{ tokens, rate, bucket float64 }{{100, 1, 100}, {100 - float64(n), 1, 1000}, {z0, 0.1, 1000}} {
+		if _, err := b.Register(Envelope{Name: fmt.Sprintf("c%d", i), Budget: 1e9, BurstCeiling: 64, Bucket: c.bucket, Sustained: c.rate, Class: AgentBurst}); err != nil {
+			t.Fatal(err)
+		}
+		b.camps[i].tokens = c.tokens
+	}
+	// a and c tie on class and deficit; z stands apart in its class.
+	for i, cls := range []Class{AgentBurst, AgentBurst, Interactive} {
+		b.pending = append(b.pending, Request{ID: i + 1, Campaign: CampaignID(i), GPUs: 1, Class: cls})
+	}
+	b.pending[0], b.pending[2] = b.pending[2], b.pending[0] // z, c, a
+	b.pending[1], b.pending[2] = b.pending[2], b.pending[1] // z, a, c
+	b.now = 10
+	runs := b.pendingRuns(nil)
+	watch := b.tokenDecided(runs, nil)
+	if len(watch) != 1 {
+		t.Fatalf("watched %v", watch)
+	}
+	toks := []int32{1, 2}
+	b.skipTokLines = make([]bucketLine, len(toks))
+	want := []float64{100, b.camps[1].tokens, b.camps[2].tokens}
+	k, through := b.watchThrough(toks, runs, watch, 1000)
+	for range k {
+		want[1] = clamp(want[1]+1, 0, 1000)
+		want[2] = clamp(want[2]+0.1, 0, 1000)
+	}
+	if k != n || through {
+		t.Fatalf("watchThrough jumps %d ticks (through %v), not %d to the line's end", k, through, n)
+	}
+	for c, w := range want {
+		if b.camps[c].tokens != w {
+			t.Fatalf("campaign %d: tokens %v after %d ticks, ticking %v", c, b.camps[c].tokens, k, w)
 		}
 	}
 }

@@ -488,8 +488,23 @@ func (b *Broker) skipQuiet(t int) {
 				b.refillSkipped(toks, t-b.now)
 			case !stale:
 				// Only the watched pairs read the ticks: up to the tick
-				// before the first at which one may change places.
-				k = b.watchRun(toks, runs, watch, t-b.now)
+				// before the first at which one may change places, or
+				// through it where the buckets are still on their lines
+				// there (watchThrough), and then that tick's order step.
+				var through bool
+				if k, through = b.watchThrough(toks, runs, watch, t-b.now); through {
+					toks = b.dropStopped(toks)
+					muls = appendMul(muls, b.Multiplier(), k)
+					b.cong.pos = (b.cong.pos + k) % CongestionWindow
+					b.usagePos = (b.usagePos + k) % FairShareWindow
+					b.now += k
+					if len(toks) > 0 {
+						runs, watch = b.orderCrossing(runs, watch)
+					}
+					moved = moved[:0]
+					b.usageEpoch++ // the stepped tick's history step
+					continue
+				}
 			}
 			if k > 0 {
 				muls = appendMul(muls, b.Multiplier(), k)
@@ -555,18 +570,8 @@ func (b *Broker) skipQuiet(t int) {
 			// runs are put in order as units (reorderRuns), and the list
 			// is then in the order of this tick's keys, so the deficits
 			// still fixed, the new watched pairs are again the only ones
-			// that can change places. Most often one pair crosses alone
-			// and its two runs just swap (swapCrossing).
-			for w, p := range b.skipWatchCamps[:len(watch)] {
-				if camps[p.c].tokens > camps[p.a].tokens {
-					if !b.swapCrossing(runs, watch, w) {
-						runs = b.reorderRuns(runs)
-						watch = b.tokenDecided(runs, watch[:0])
-					}
-					b.skipIdxOK = false
-					break
-				}
-			}
+			// that can change places.
+			runs, watch = b.orderCrossing(runs, watch)
 		}
 		moved = moved[:0]
 		// recordHistory
@@ -839,24 +844,74 @@ func (b *Broker) chargeSkipped(muls []mulRun) {
 	}
 }
 
-// watchRun is how many ticks k ≤ limit from now change only the tokens
-// of the pending campaigns' buckets (toks) and not the order of a watched
-// pair of runs (while the deficits stand, the only pairs whose order can
-// change): the segment of tokenLines. It moves the buckets k ticks on; 0
-// where no such k ≥ 2 is shown.
-func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit int) int {
+// orderCrossing is a skipped tick's order step while the deficits stand
+// and no segment is open: the watched pairs are checked on their tokens,
+// and the runs put in order if one is out of order. Most often one pair
+// crosses alone and its two runs just swap (swapCrossing).
+func (b *Broker) orderCrossing(runs []pendingKey, watch []int32) ([]pendingKey, []int32) {
+	camps := b.camps
+	for w, p := range b.skipWatchCamps[:len(watch)] {
+		if camps[p.c].tokens > camps[p.a].tokens {
+			if !b.swapCrossing(runs, watch, w) {
+				runs = b.reorderRuns(runs)
+				watch = b.tokenDecided(runs, watch[:0])
+			}
+			b.skipIdxOK = false
+			break
+		}
+	}
+	return runs, watch
+}
+
+// watchThrough is how many ticks k ≤ limit from now change only the
+// tokens of the pending campaigns' buckets (toks) and not the order of a
+// watched pair of runs (while the deficits stand, the only pairs whose
+// order can change): the segment of tokenLines. It moves the buckets k
+// ticks on; 0 where no such k ≥ 2 is shown.
+//
+// It goes through the tick after them too where that tick is the first
+// watched crossing (the earliest crossing of the whole list, kept:
+// watchedCrossings) and every moving bucket is still on its line there,
+// before the line's end (so that the tick's own tokenLines, in
+// tokenSegment, would redo no line and find the crossing pair out of
+// order, 0): the buckets then move k + 1 ticks, exactly the refill of
+// the k skipped ticks and of the stepped one, and through is true; the
+// caller does the rest of the stepped tick (dropStopped, the order
+// step), which saves that tick's refill of every moving bucket one by
+// one and its tokenLines.
+func (b *Broker) watchThrough(toks []int32, runs []pendingKey, watch []int32, limit int) (k int, through bool) {
 	if len(b.skipSlope) < len(b.camps) {
 		b.skipSlope = make([]float64, len(b.camps))
 	}
 	slope := b.skipSlope
-	k := b.tokenLines(slope, toks, runs, watch, limit)
+	k = b.tokenLines(slope, toks, runs, watch, limit)
 	if k > 0 {
+		cross := b.now + k + 1
+		if k+1 <= limit && b.skipPairsN == len(watch) && b.skipPairCross == cross && cross < b.skipMinEnd {
+			k, through = k+1, true
+		}
 		for _, i := range toks {
 			b.camps[i].tokens += float64(k) * slope[i]
 			slope[i] = 0
 		}
 	}
-	return k
+	return k, through
+}
+
+// dropStopped is the stepped tick's pruning of the moving buckets after
+// watchThrough's jump: a bucket whose line has slope 0 is at its fixed
+// point, where the tick's refill would have found it unchanged.
+func (b *Broker) dropStopped(toks []int32) []int32 {
+	lines := b.skipTokLines
+	w := 0
+	for j, i := range toks {
+		if lines[j].slope != 0 {
+			toks[w], lines[w] = i, lines[j]
+			w++
+		}
+	}
+	b.skipTokLines = lines[:w]
+	return toks[:w]
 }
 
 // tokenLines is the k ≤ limit ticks after Now over which every pending
@@ -865,7 +920,7 @@ func (b *Broker) watchRun(toks []int32, runs []pendingKey, watch []int32, limit 
 // places at the first tick at which the later run's tokens exceed the
 // earlier's, found exactly on those lines. It returns 0, with every
 // slope of toks back at 0, where no k ≥ 2 is shown; otherwise the slopes
-// stay in slope for the caller (watchRun moves the buckets at once,
+// stay in slope for the caller (watchThrough moves the buckets at once,
 // tokenSegment keeps a segment open).
 func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, watch []int32, limit int) int {
 	camps := b.camps
@@ -878,6 +933,7 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 	if len(b.skipLineEnd) < len(camps) {
 		b.skipLineEnd = make([]int, len(camps))
 	}
+	b.skipMinEnd = math.MaxInt
 	for j, i := range toks {
 		ln := &lines[j]
 		if b.now >= ln.end {
@@ -886,6 +942,7 @@ func (b *Broker) tokenLines(slope []float64, toks []int32, runs []pendingKey, wa
 		}
 		slope[i] = ln.slope
 		b.skipLineEnd[i] = ln.end
+		b.skipMinEnd = min(b.skipMinEnd, ln.end)
 		if k = min(k, ln.end-b.now); k < 2 {
 			break
 		}
@@ -927,8 +984,9 @@ func (b *Broker) watchedCrossings(slope []float64, n, k int) int {
 		first, until = min(first, p.cross), min(until, p.until)
 		k = min(k, p.cross-1-b.now)
 	}
-	if fresh {
-		b.skipPairsN, b.skipPairCross, b.skipPairUntil = n, first, until
+	b.skipPairsN, b.skipPairCross, b.skipPairUntil = n, first, until
+	if !fresh {
+		b.skipPairsN = -1
 	}
 	return min(k, first-1-b.now)
 }
@@ -1003,7 +1061,7 @@ func (b *Broker) crossingByLines(p *watchPair, slope []float64, k int) int {
 // by slope a tick, up to tick end. It holds while the campaign's held
 // GPUs are those it was worked out with (they last changed before from):
 // its fill then follows the refill map, whichever way the ticks between
-// are taken (one by one, by segments, by watchRun's jumps), and every
+// are taken (one by one, by segments, by watchThrough's jumps), and every
 // point of the line is the map's exact value. A point of it is a line
 // to the same end, so a line found once serves every later skip up to
 // its end, instead of a refillRun per pending campaign per segment.
@@ -1503,7 +1561,7 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 	b.skipRunFirst, b.skipRunNext, b.skipRunCamps, b.skipIdxOK = first, next, listed, true
 }
 
-// tokenSegment is watchRun without moving the buckets: the segment of
+// tokenSegment is watchThrough without moving the buckets: the segment of
 // tokenLines, its slopes kept in skipSeg. Over the segment a bucket's
 // fill j ticks on is its fill now plus j·skipSeg[c] (segTokens); syncSeg
 // writes it back.

@@ -241,7 +241,7 @@ func TestSkipToMatchesTicks(t *testing.T) {
 // enough for a wide job's estimate, which refill over long waits; rigid
 // jobs that wait for tokens, overtake each other in the pending list and
 // reclaim opportunistic ones. SkipTo's closed forms (repeat.go), its jumps
-// from one change of order to the next (watchRun) and its reordering of
+// from one change of order to the next (watchThrough) and its reordering of
 // runs (reorderRuns) against ticking.
 func TestSkipToMatchesTicksTraceEnvelopes(t *testing.T) {
 	total, skipped := 0, 0
@@ -307,7 +307,7 @@ func TestSkipToMatchesTicksTraceEnvelopes(t *testing.T) {
 // c0's two jobs first, until c1's line (3,000 + 2s) crosses c0's
 // (7,000 + 0.5s) at s = 2,667, when c1's job moves ahead of both of c0's;
 // it starts at s = 3,500. The skipping broker jumps to the crossing
-// (watchRun), reorders the runs there (reorderRuns) and matches the
+// (watchThrough), reorders the runs there and matches the
 // ticking one throughout.
 func TestSkipToReordersCrossingRuns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
