@@ -485,7 +485,7 @@ func (b *Broker) skipQuiet(t int) {
 				// And the pending list's order cannot change: nothing
 				// reads a tick any more.
 				k = t - b.now
-				b.refillSkipped(toks, t-b.now)
+				b.refillSkipped(toks, t-b.now, b.now)
 			case !stale:
 				// Only the watched pairs read the ticks: up to the tick
 				// before the first at which one may change places, or
@@ -615,7 +615,7 @@ func (b *Broker) skipQuiet(t int) {
 	// What nothing read: the other buckets, the flows, the credits and
 	// the utilization sum, all start+1 … t at once.
 	n := t - start
-	b.refillSkipped(lazy, n)
+	b.refillSkipped(lazy, n, start)
 	for _, f := range flows {
 		// As flowState.refill: nobody draws on the flows (usedNow is 0).
 		if f.usedNow != 0 || f.tokens != f.Bucket {
@@ -775,13 +775,23 @@ func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []
 }
 
 // refillSkipped refills the buckets of the campaigns listed n ticks at
-// once.
-func (b *Broker) refillSkipped(list []int32, n int) {
+// once, from their fills of tick at. A bucket whose line (lineAt) holds
+// for the n ticks moves along it, k·d, exactly as refillSteps would take
+// it, without working the line out again: a bucket that no pending job
+// reads refills at every skip's end, and its line, which lasts for a
+// binade, serves many skips.
+func (b *Broker) refillSkipped(list []int32, n, at int) {
 	if n <= 0 {
 		return
 	}
 	for _, i := range list {
 		cp := &b.camps[i]
+		if k, d := b.lineAt(i, at); n <= k {
+			if d != 0 { // (a fixed point keeps its very bits)
+				cp.tokens += float64(n) * d
+			}
+			continue
+		}
 		cp.tokens = refillSteps(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, n)
 	}
 }
@@ -1077,14 +1087,18 @@ const lineLimit = 1 << 40
 // lineOf is the number of ticks from Now over which campaign i's bucket
 // provably moves by a constant, and that constant (refillRun's answer,
 // from its line when it still holds).
-func (b *Broker) lineOf(i int32) (n int, d float64) {
+func (b *Broker) lineOf(i int32) (n int, d float64) { return b.lineAt(i, b.now) }
+
+// lineAt is lineOf for a bucket that holds its fill of tick at (at most
+// Now; no held GPUs changed since).
+func (b *Broker) lineAt(i int32, at int) (n int, d float64) {
 	cp := &b.camps[i]
 	ln := &cp.line
-	if ln.from > cp.heldAt && ln.from <= b.now && b.now < ln.end {
-		return ln.end - b.now, ln.slope
+	if ln.from > cp.heldAt && ln.from <= at && at < ln.end {
+		return ln.end - at, ln.slope
 	}
 	n, d = refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, lineLimit)
-	*ln = bucketLine{from: b.now, end: b.now + n, slope: d}
+	*ln = bucketLine{from: at, end: at + n, slope: d}
 	return n, d
 }
 
