@@ -25,6 +25,10 @@ type pendingKey struct {
 	deficit, tokens float64
 	pos             int
 	class           Class
+	// camp is the run's campaign (a run's requests share it), kept here
+	// so that the skip's walks over the runs do not look it up in the
+	// pending list, thousands of requests long on a full trace log.
+	camp int32
 }
 
 // comparePendingKeys orders the pending list: class rank ascending,
@@ -74,7 +78,7 @@ func (b *Broker) admit() {
 	for i := range runs {
 		start, end := runs[i].pos, runEnd(runs, i, len(pend))
 		from := w
-		if cp := &b.camps[pend[start].Campaign]; b.quietCampaign(cp) {
+		if cp := &b.camps[runs[i].camp]; b.quietCampaign(cp) {
 			if w != start {
 				copy(pend[w:], pend[start:end])
 			}
@@ -89,7 +93,7 @@ func (b *Broker) admit() {
 				}
 			}
 		}
-		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && pend[runs[nr-1].pos].Campaign == pend[from].Campaign {
+		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && runs[nr-1].camp == runs[i].camp {
 			continue // emptied, or one with the run before
 		}
 		runs[nr] = runs[i]

@@ -491,7 +491,7 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 	}
 	b.pending = append(b.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: b.now})
 	if n, p := len(b.runs), len(b.pending); b.runsOK && (n == 0 || b.runs[n-1].class != cls || b.pending[p-2].Campaign != c) {
-		b.runs = append(b.runs, pendingKey{pos: p - 1, class: cls})
+		b.runs = append(b.runs, pendingKey{pos: p - 1, class: cls, camp: int32(c)})
 	}
 	b.addPending(cp, cls, gpus)
 	cp.fileTried()

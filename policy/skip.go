@@ -84,7 +84,7 @@ func (b *Broker) NextChange() int {
 runs:
 	for ri := range runs {
 		start, end := runs[ri].pos, runEnd(runs, ri, len(pend))
-		c := pend[start].Campaign
+		c := CampaignID(runs[ri].camp)
 		x := &b.exits[c]
 		if x.epoch != b.exitEpoch {
 			b.capSlope(x, c)
@@ -700,7 +700,7 @@ func (b *Broker) slideStretch(runs []pendingKey, slide, moved []int32, limit int
 // the stored keys and at the usage of each of the next k order steps,
 // U + j·step for j < k. It returns 0 where no k ≥ 2 is left.
 func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
-	camps, pend := b.camps, b.pending
+	camps := b.camps
 	first, next := b.skipRunFirst, b.skipRunNext
 	for i := first[c]; i >= 0; i = next[i] {
 		for j := max(i, 1); j <= i+1 && int(j) < len(runs); j++ {
@@ -711,7 +711,7 @@ func (b *Broker) stretchPairs(runs []pendingKey, c int32, k int) int {
 			if !(a.deficit > z.deficit) {
 				return 0 // tied at the stored keys
 			}
-			ca, cz := pend[a.pos].Campaign, pend[z.pos].Campaign
+			ca, cz := a.camp, z.camp
 			gap := camps[cz].usage.sum - camps[ca].usage.sum
 			if gap <= 0 {
 				return 0
@@ -1128,18 +1128,18 @@ func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
 	ra.tokens, rc.tokens = camps[a].tokens, camps[c].tokens
 	if i >= 2 {
 		x := &runs[i-2]
-		xc := pend[x.pos].Campaign
+		xc := x.camp
 		x.tokens = camps[xc].tokens
-		if keyBefore(&rc, x) || x.class == rc.class && int32(xc) == c {
+		if keyBefore(&rc, x) || x.class == rc.class && xc == c {
 			return false
 		}
 	}
 	end := len(pend)
 	if i+1 < len(runs) {
 		y := &runs[i+1]
-		yc := pend[y.pos].Campaign
+		yc := y.camp
 		y.tokens = camps[yc].tokens
-		if keyBefore(y, &ra) || y.class == ra.class && int32(yc) == a {
+		if keyBefore(y, &ra) || y.class == ra.class && yc == a {
 			return false
 		}
 		end = y.pos
@@ -1176,7 +1176,7 @@ func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
 // the runs' tokens and sorts them (sortRuns).
 func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 	for i := range runs {
-		runs[i].tokens = b.camps[b.pending[runs[i].pos].Campaign].tokens
+		runs[i].tokens = b.camps[runs[i].camp].tokens
 	}
 	return b.sortRuns(runs)
 }
@@ -1258,7 +1258,7 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	// Runs of one campaign and class that now meet are one. The runs
 	// were maximal before (checkRuns), so only a pair with a moved run
 	// in it can meet: lo−1 … hi+1.
-	meet := func(a, c *pendingKey) bool { return a.class == c.class && pend[a.pos].Campaign == pend[c.pos].Campaign }
+	meet := func(a, c *pendingKey) bool { return a.class == c.class && a.camp == c.camp }
 	w := max(lo, 1)
 	for ; w <= min(hi+1, len(runs)-1); w++ {
 		if meet(&runs[w-1], &runs[w]) {
@@ -1347,7 +1347,7 @@ func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
 		from := r.pos
 		r.pos = len(sorted)
 		sorted = append(sorted, pend[from:endAt[from]]...)
-		if w > 0 && runs[w-1].class == r.class && sorted[runs[w-1].pos].Campaign == sorted[r.pos].Campaign {
+		if w > 0 && runs[w-1].class == r.class && runs[w-1].camp == r.camp {
 			continue
 		}
 		runs[w] = r
@@ -1366,7 +1366,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
 			continue
 		}
-		runs = append(runs, pendingKey{pos: i, class: r.Class})
+		runs = append(runs, pendingKey{pos: i, class: r.Class, camp: int32(r.Campaign)})
 	}
 	return runs
 }
@@ -1377,7 +1377,7 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 func (b *Broker) runsSorted(runs []pendingKey) bool {
 	for i := range runs {
 		k := &runs[i]
-		c := b.pending[k.pos].Campaign
+		c := CampaignID(k.camp)
 		k.deficit, k.tokens = b.FairDeficit(c), b.camps[c].tokens
 	}
 	return pendingKeysSorted(runs)
@@ -1395,14 +1395,14 @@ func (b *Broker) runsSorted(runs []pendingKey) bool {
 // as in the last list, and each is looked for a few places on from where
 // the last match was.
 func (b *Broker) tokenDecided(runs []pendingKey, watch []int32) []int32 {
-	last, camps, pend := b.skipWatchCamps, b.skipWatchSpare[:0], b.pending
+	last, camps := b.skipWatchCamps, b.skipWatchSpare[:0]
 	at := 0 // where the next pair is looked for in last
 	for i := 1; i < len(runs); i++ {
 		if runs[i].class != runs[i-1].class || runs[i].deficit != runs[i-1].deficit {
 			continue
 		}
 		watch = append(watch, int32(i))
-		a, c := int32(pend[runs[i-1].pos].Campaign), int32(pend[runs[i].pos].Campaign)
+		a, c := runs[i-1].camp, runs[i].camp
 		if at < len(last) && last[at].a == a && last[at].c == c {
 			camps = append(camps, last[at])
 			at++
@@ -1463,7 +1463,7 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 		return false // the total is at most the pool over the window
 	}
 	for _, r := range runs {
-		if b.camps[b.pending[r.pos].Campaign].share != 0 {
+		if b.camps[r.camp].share != 0 {
 			return false
 		}
 	}
@@ -1475,7 +1475,7 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 	for i := range runs {
 		k := &runs[i]
-		cp := &b.camps[b.pending[k.pos].Campaign]
+		cp := &b.camps[k.camp]
 		k.deficit, k.tokens = -float64(cp.usage.sum), cp.tokens
 	}
 	return pendingKeysSorted(runs)
@@ -1491,7 +1491,7 @@ func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
 // sorted (reorderRuns) only if one of them is out of order. The watched
 // pairs are redone when a moved run's ties changed.
 func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, moved []int32) ([]pendingKey, []int32) {
-	camps, pend := b.camps, b.pending
+	camps := b.camps
 	if !b.skipIdxOK {
 		b.indexRuns(runs)
 	}
@@ -1520,7 +1520,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 	need, retie := false, false
 	for k, j := range pairs {
 		a, c := &runs[j-1], &runs[j]
-		a.tokens, c.tokens = b.segTokens(pend[a.pos].Campaign), b.segTokens(pend[c.pos].Campaign)
+		a.tokens, c.tokens = b.segTokens(CampaignID(a.camp)), b.segTokens(CampaignID(c.camp))
 		need = need || keyBefore(c, a)
 		retie = retie || tiedRuns(a, c) != ties[k]
 	}
@@ -1529,7 +1529,7 @@ func (b *Broker) reorderMoved(toks []int32, runs []pendingKey, watch []int32, mo
 		if need || b.skipSegOK {
 			break
 		}
-		need = camps[pend[runs[i].pos].Campaign].tokens > camps[pend[runs[i-1].pos].Campaign].tokens
+		need = camps[runs[i].camp].tokens > camps[runs[i-1].camp].tokens
 	}
 	if need || retie {
 		b.syncSeg(toks) // the whole list's tokens are read, or the watch list changes
@@ -1566,7 +1566,7 @@ func (b *Broker) indexRuns(runs []pendingKey) {
 	listed := b.skipRunCamps[:0]
 	next := slices.Grow(b.skipRunNext[:0], len(runs))[:len(runs)]
 	for i := len(runs) - 1; i >= 0; i-- {
-		c := int32(b.pending[runs[i].pos].Campaign)
+		c := runs[i].camp
 		if first[c] < 0 {
 			listed = append(listed, c)
 		}

@@ -114,7 +114,7 @@ func (b *Broker) refreshFloors(runs []pendingKey) {
 	pend := b.pending
 	for i := range runs {
 		start, end := runs[i].pos, runEnd(runs, i, len(pend))
-		cp := &b.camps[pend[start].Campaign]
+		cp := &b.camps[runs[i].camp]
 		switch {
 		case !cp.floorOK:
 			cp.floorOK, cp.floor, cp.floorEpoch = true, math.Inf(1), b.floorEpoch
