@@ -1144,19 +1144,9 @@ func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
 		}
 		end = y.pos
 	}
-	// The stretch a|c of the list becomes c|a, by way of the shorter part.
+	// The stretch a|c of the list becomes c|a.
 	pa, pc := ra.pos, rc.pos
-	buf := b.pendingSpare[:0]
-	if end-pc <= pc-pa {
-		buf = append(buf, pend[pc:end]...)
-		copy(pend[pa+end-pc:], pend[pa:pc])
-		copy(pend[pa:], buf)
-	} else {
-		buf = append(buf, pend[pa:pc]...)
-		copy(pend[pa:], pend[pc:end])
-		copy(pend[pa+end-pc:], buf)
-	}
-	b.pendingSpare = buf[:0]
+	b.pendingSpare = rotateStretch(pend, pa, pc, end, b.pendingSpare[:0])
 	rc.pos, ra.pos = pa, pa+end-pc
 	runs[i-1], runs[i] = rc, ra
 	pairs[w] = watchPair{a: c, c: a, until: math.MinInt}
@@ -1226,22 +1216,12 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	buf := b.pendingSpare[:0]
 	if cut := rotationCut(runs[lo:hi+1], ends[lo:hi+1]); cut >= 0 {
 		// One run moved past the others (two buckets crossing, or
-		// one run overtaking several): the stretch L|R becomes R|L,
-		// by way of the shorter part, so the longer is moved once, not
-		// twice through the buffer.
+		// one run overtaking several): the stretch L|R becomes R|L.
 		end := start
 		for k := lo; k <= hi; k++ {
 			end = max(end, int(ends[k]))
 		}
-		if end-cut <= cut-start {
-			buf = append(buf, pend[cut:end]...)
-			copy(pend[start+end-cut:], pend[start:cut])
-			copy(pend[start:], buf)
-		} else {
-			buf = append(buf, pend[start:cut]...)
-			copy(pend[start:], pend[cut:end])
-			copy(pend[start+end-cut:], buf)
-		}
+		buf = rotateStretch(pend, start, cut, end, buf)
 	} else {
 		for k := lo; k <= hi; k++ {
 			buf = append(buf, pend[runs[k].pos:ends[k]]...)
@@ -1310,6 +1290,24 @@ func rotationCut(runs []pendingKey, ends []int32) int {
 // sortRuns puts in place by insertion; beyond it a few runs moving far
 // could cost a shift per pair of runs, and it sorts them whole.
 const sortRunsInsertionMax = 8
+
+// rotateStretch turns the stretch pend[start:end] of the pending list,
+// L|R with R from cut, into R|L by way of the shorter part, copied into
+// buf, so that the longer is moved once, not twice through the buffer.
+// It returns buf emptied, to be kept for the next rotation (a Request
+// holds no pointer: nothing to clear).
+func rotateStretch(pend []Request, start, cut, end int, buf []Request) []Request {
+	if end-cut <= cut-start {
+		buf = append(buf, pend[cut:end]...)
+		copy(pend[start+end-cut:], pend[start:cut])
+		copy(pend[start:], buf)
+	} else {
+		buf = append(buf, pend[start:cut]...)
+		copy(pend[start:], pend[cut:end])
+		copy(pend[start+end-cut:], buf)
+	}
+	return buf[:0]
+}
 
 // inversions is the number of adjacent runs out of order.
 func inversions(runs []pendingKey) int {
