@@ -280,8 +280,7 @@ type crossingsCounts struct{ swaps, sorts, cuts, throughs int }
 // crossingsScenario is one broker of TestKeptCrossingsMatchRecomputation,
 // its counts added to n.
 func crossingsScenario(t *rapid.T, n *crossingsCounts) {
-	var b *Broker
-	b, _ = New(DefaultConfig(64))
+	b := bareBroker(t, 64)
 	nc := rapid.IntRange(2, 10).Draw(t, "campaigns")
 	deficit := make([]float64, nc)
 	for i := range nc {
@@ -365,7 +364,7 @@ func crossingsScenario(t *rapid.T, n *crossingsCounts) {
 // behind by the lines' end and leaves the bound be.
 func TestKeptCrossingsOutOfOrderPair(t *testing.T) {
 	for _, c1First := range []bool{false, true} {
-		b, _ := New(DefaultConfig(64))
+		b := bareBroker(t, 64)
 		type camp struct {
 			tokens, rate float64
 			held         int
@@ -413,8 +412,7 @@ func TestKeptCrossingsOutOfOrderPair(t *testing.T) {
 func TestSkipToEveryTickOfCrossings(t *testing.T) {
 	ends, crossed := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
-		tick, _ := New(DefaultConfig(128))
-		skip, _ := New(DefaultConfig(128))
+		tick, skip := bareBroker(t, 128), bareBroker(t, 128)
 		tick.SetTickByTick(true)
 		both := func(f func(b *Broker) error) {
 			for _, b := range []*Broker{tick, skip} {
@@ -522,7 +520,7 @@ func TestWatchThroughStopsAtALineEnd(t *testing.T) {
 	if z0 < 0 {
 		t.Fatal("no fill found whose line's next tick leaves it")
 	}
-	b, _ := New(DefaultConfig(64))
+	b := bareBroker(t, 64)
 	for i, c := range []struct{ tokens, rate, bucket float64 }{{100, 1, 100}, {100 - float64(n), 1, 1000}, {z0, 0.1, 1000}} {
 		if _, err := b.Register(Envelope{Name: fmt.Sprintf("c%d", i), Budget: 1e9, BurstCeiling: 64, Bucket: c.bucket, Sustained: c.rate, Class: AgentBurst}); err != nil {
 			t.Fatal(err)

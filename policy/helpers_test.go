@@ -63,6 +63,16 @@ func newBrokerCfg(t testing.TB, cfg Config) (*Broker, *journal) {
 	return b, j
 }
 
+// bareBroker is a broker on a pool with the model's defaults and no
+// journal, for the tests (rapid's among them) that drive its internals.
+func bareBroker(t interface{ Fatal(...any) }, pool int) *Broker {
+	b, err := New(DefaultConfig(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // env is an envelope with a generous budget; the numbers that matter to a
 // test are given explicitly.
 func env(name string, g int, r float64, burst int, bucket float64, cls Class) Envelope {

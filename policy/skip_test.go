@@ -312,8 +312,7 @@ func TestSkipToMatchesTicksTraceEnvelopes(t *testing.T) {
 func TestSkipToReordersCrossingRuns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := &skipPair{t: t}
-		p.tick, _ = New(DefaultConfig(64))
-		p.skip, _ = New(DefaultConfig(64))
+		p.tick, p.skip = bareBroker(t, 64), bareBroker(t, 64)
 		p.tick.SetRecorder(&p.tj)
 		p.skip.SetRecorder(&p.sj)
 		for i, e := range []Envelope{

@@ -18,10 +18,7 @@ import (
 // campaign or two whose keys moved, as in a skip.
 func TestSortRunsIsTheStableSort(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		b, err := New(DefaultConfig(64))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := bareBroker(t, 64)
 		nc := rapid.IntRange(1, 6).Draw(t, "campaigns")
 		deficit, tokens := make([]float64, nc), make([]float64, nc)
 		for c := range nc {
@@ -80,10 +77,7 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 // of tied runs included).
 func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		b, err := New(DefaultConfig(64))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := bareBroker(t, 64)
 		nc := rapid.IntRange(1, 6).Draw(t, "campaigns")
 		for i := range rapid.IntRange(0, 40).Draw(t, "requests") {
 			c := CampaignID(rapid.IntRange(0, nc-1).Draw(t, "campaign"))
