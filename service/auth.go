@@ -50,6 +50,21 @@ type principal struct {
 	admin bool
 	id    policy.CampaignID
 	name  string
+	// hash is the campaign token's hash the request authenticated with:
+	// a long poll re-checks it, so that a rotation or revocation ends it
+	// (stillValid).
+	hash [32]byte
+}
+
+// stillValid reports whether p's token still reaches its campaign cs: a
+// rotation or revocation during a long request ends it with 401 (s.mu
+// held).
+func (p principal) stillValid(cs *campState) bool {
+	return p.admin || !cs.revoked && subtle.ConstantTimeCompare(p.hash[:], cs.hash[:]) == 1
+}
+
+func errTokenEnded() error {
+	return huma.Error401Unauthorized("the campaign's token was revoked or rotated while the request waited")
 }
 
 func (p principal) String() string {
@@ -139,7 +154,7 @@ func (s *Service) authenticate(header string) (principal, bool) {
 	if subtle.ConstantTimeCompare(h[:], cs.hash[:]) != 1 || cs.revoked {
 		return principal{}, false
 	}
-	return principal{id: id, name: cs.name}, true
+	return principal{id: id, name: cs.name, hash: h}, true
 }
 
 // authMiddleware enforces each operation's role before its input is even

@@ -76,6 +76,7 @@ func (s *Service) rotateToken(ctx context.Context, in *tokenInput) (*tokenOutput
 	if err != nil {
 		return nil, err
 	}
+	s.waits.wake() // the old token's long polls end (401)
 	s.log.Info("campaign token rotated", "campaign", out.Body.Name, "by", principalOf(ctx).String())
 	return &out, nil
 }
@@ -96,6 +97,7 @@ func (s *Service) revokeToken(ctx context.Context, in *tokenInput) (*tokenOutput
 	if err != nil {
 		return nil, err
 	}
+	s.waits.wake() // its long polls end (401)
 	s.log.Info("campaign token revoked", "campaign", out.Body.Name)
 	return &out, nil
 }

@@ -146,6 +146,7 @@ func (s *Service) awaitRequest(ctx context.Context, in *requestWaitInput) (*requ
 		defer tm.Stop()
 		timeout = tm.C
 	}
+	p := principalOf(ctx)
 	var (
 		out  requestWaitOutput
 		key  waitKey
@@ -157,6 +158,9 @@ func (s *Service) awaitRequest(ctx context.Context, in *requestWaitInput) (*requ
 			id, cs, err := t.campaign(in.Campaign)
 			if err != nil {
 				return err
+			}
+			if !p.stillValid(cs) {
+				return errTokenEnded()
 			}
 			k := waitKey{records: cs.journal.last, pending: cs.pending}
 			if read && k == key {

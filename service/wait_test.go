@@ -149,3 +149,37 @@ func TestAwaitRequestShutdown(t *testing.T) {
 		t.Fatal("the long poll was not answered at shutdown")
 	}
 }
+
+// TestRevocationEndsLongPoll: a long poll holds its campaign's token only
+// as long as the token is valid. Revoking it (and rotating it) answers
+// the open wait with 401 at once, without waiting for a tick, and the
+// request the poll was on is not granted to the revoked token (issue 34
+// §5: a revoked token's poll delivered a grant 2.7 s later).
+func TestRevocationEndsLongPoll(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, service.Options{})
+	for _, end := range []string{"revoke", "rotate"} {
+		t.Run(end, func(t *testing.T) {
+			sci := e.register(t, spec("sci-"+end))
+			acc, err := sci.Request(ctx, "sci-"+end, client.LeaseRequest{GPUs: 48, Duration: 100})
+			require.NoError(t, err)
+			ch := await(sci, "sci-"+end, acc.RequestID, 15*time.Second)
+			time.Sleep(100 * time.Millisecond)
+			if end == "revoke" {
+				_, err = e.admin.RevokeToken(ctx, "sci-"+end)
+			} else {
+				_, err = e.admin.RotateToken(ctx, "sci-"+end)
+			}
+			require.NoError(t, err)
+			ended := time.Now()
+			var got awaited
+			select {
+			case got = <-ch:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the long poll outlived its token")
+			}
+			assert.Equal(t, http.StatusUnauthorized, client.StatusCode(got.err), "%v %+v", got.err, got.w)
+			assert.Less(t, got.at.Sub(ended), time.Second, "ended by the revocation, not by a tick or the timeout")
+		})
+	}
+}
