@@ -389,7 +389,7 @@ func TestKnobsRapid(t *testing.T) {
 	})
 }
 
-func sweepOptions(workers int) sweep.StudyOptions { return sweep.StudyOptions{Workers: workers} }
+func sweepOptions(workers int) sweep.Options { return sweep.Options{Workers: workers} }
 
 // The figure's axes carry at least four labels (gonum's default gave 0,
 // 5000, 10000 on the science panel and −20, 0, 20 on the paired

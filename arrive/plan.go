@@ -58,7 +58,7 @@ func (st *Study) NewPlan(shared string) *sweep.StudyPlan {
 
 // ExecutePlan runs plan (NewPlan of st) with opt: every run, one shard's,
 // from the cache or computed, in spec order whatever the worker count.
-func (st *Study) ExecutePlan(ctx context.Context, plan *sweep.StudyPlan, opt sweep.StudyOptions) ([]Result, error) {
+func (st *Study) ExecutePlan(ctx context.Context, plan *sweep.StudyPlan, opt sweep.Options) ([]Result, error) {
 	if len(plan.Runs) != len(st.Specs) {
 		return nil, fmt.Errorf("internal: a plan of %d runs for %d specs", len(plan.Runs), len(st.Specs))
 	}
@@ -75,7 +75,7 @@ func (st *Study) Execute(ctx context.Context, workers int, progress func(done, t
 		return nil, err
 	}
 	st.Plan()
-	return st.ExecutePlan(ctx, st.NewPlan(""), sweep.StudyOptions{Workers: workers, Progress: progress})
+	return st.ExecutePlan(ctx, st.NewPlan(""), sweep.Options{Workers: workers, Progress: progress})
 }
 
 // Codec writes a Result to shard files and cache entries exactly: the

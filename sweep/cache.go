@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -113,26 +112,13 @@ func unframeEntry(data []byte) ([]byte, error) {
 	return body, nil
 }
 
-// decodeCacheEntry checks and parses an entry's bytes for key.
-func decodeCacheEntry(key string, data []byte) (*engine.Metrics, error) {
-	body, err := unframeEntry(data)
-	if err != nil {
-		return nil, err
-	}
+// decodeCacheBody parses a checked entry body for key.
+func decodeCacheBody(key string, body []byte) (engine.Metrics, error) {
 	var e cacheEntry
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	if err := decodeEntry(body, &e, key, func() string { return e.Key }); err != nil {
+		return engine.Metrics{}, err
 	}
-	if e.Key != key {
-		return nil, fmt.Errorf("%w: holds key %s", errCorrupt, e.Key)
-	}
-	m := e.Metrics.metrics()
-	return &m, nil
-}
-
-func encodeCacheEntry(key string, s *engine.Scenario, m *engine.Metrics) []byte {
-	body := marshalWire(&cacheEntry{Key: key, Program: ProgramVersion(), Scenario: *s, Metrics: toWire(m)})
-	return frameEntry(append(body, '\n'))
+	return e.Metrics.metrics(), nil
 }
 
 // read returns the bytes of key's entry, or nil (counting a miss) when
@@ -162,30 +148,10 @@ func (c *Cache) counted(decodeErr error) {
 	c.hits.Add(1)
 }
 
-// lookup returns the stored metrics of scenario s, or nil (counting a
-// miss, and a corrupt entry) when there are none to trust.
-func (c *Cache) lookup(key string) (*engine.Metrics, error) {
-	data, err := c.read(key)
-	if data == nil {
-		return nil, err
-	}
-	m, err := decodeCacheEntry(key, data)
-	c.counted(err)
-	if err != nil {
-		return nil, nil
-	}
-	return m, nil
-}
-
 // write stores an entry atomically, replacing a corrupt one.
 func (c *Cache) write(key string, entry []byte) error {
 	if err := atomicfile.Write(c.path(key), entry); err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
 	return nil
-}
-
-// store writes the entry of a computed run.
-func (c *Cache) store(key string, s *engine.Scenario, m *engine.Metrics) error {
-	return c.write(key, encodeCacheEntry(key, s, m))
 }

@@ -185,15 +185,13 @@ func TestRunKeyCoversEveryKnob(t *testing.T) {
 func FuzzDecodeCacheEntry(f *testing.F) {
 	s := engine.DefaultScenario()
 	key := RunKey(&s)
-	f.Add(encodeCacheEntry(key, &s, &engine.Metrics{Utilization: 0.5, ProbeLats: []int{1, 2}}))
+	f.Add(testEntry(key, &s, &engine.Metrics{Utilization: 0.5, ProbeLats: []int{1, 2}}))
 	f.Add([]byte("sha256:00\n{}"))
+	rs := runs[engine.Metrics]{decode: decodeCacheBody}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := decodeCacheEntry(key, data)
-		if err != nil {
+		if _, err := rs.fromEntry(key, data); err != nil {
 			assert.ErrorIs(t, err, errCorrupt)
-			return
 		}
-		require.NotNil(t, m)
 	})
 }
 
@@ -206,13 +204,23 @@ func BenchmarkCacheHit(b *testing.B) {
 	res, err := engine.Run(s, engine.Options{})
 	require.NoError(b, err)
 	key := RunKey(&s)
-	require.NoError(b, cache.store(key, &s, &res.Metrics))
+	require.NoError(b, cache.write(key, testEntry(key, &s, &res.Metrics)))
+	rs := runs[engine.Metrics]{decode: decodeCacheBody}
 	b.ReportAllocs()
 	for b.Loop() {
-		if m, err := cache.lookup(key); err != nil || m == nil {
+		data, err := cache.read(key)
+		if err != nil || data == nil {
+			b.Fatal("no entry", err)
+		}
+		if _, err := rs.fromEntry(key, data); err != nil {
 			b.Fatal("no hit", err)
 		}
 	}
+}
+
+// testEntry is the cache entry a sweep run of s with metrics m stores.
+func testEntry(key string, s *engine.Scenario, m *engine.Metrics) []byte {
+	return frameEntry(append(marshalWire(&cacheEntry{Key: key, Program: ProgramVersion(), Scenario: *s, Metrics: toWire(m)}), '\n'))
 }
 
 // The key tells apart what the scenario's JSON leaves out: a campaign's

@@ -51,21 +51,21 @@
 //     as null.
 //   - summary.json.
 //
-// Beyond one process (docs/cluster.md): AssignShards splits a sweep into
-// shards of about equal expected cost (RunCost, the LPT greedy rule);
-// Options.Runs runs one shard; a ShardFile holds its runs' metrics exactly
-// (shard_metrics.go) with the plan's digest; CollectShards and
-// ShardSet.Results check a set of shards and rebuild the results, which
-// the caller reduces exactly as an unsharded sweep. Options.Cache (Cache)
-// keeps each run under a content address (RunKey: the scenario, its cast
-// and policy, and ProgramVersion), stored as soon as the run finishes, so that a cancelled
-// sweep resumes where it stopped.
+// One runner for every study (runner.go): a study is a plan of runs, a
+// function that computes run i, a codec for a run's result and a report
+// (Job; Study for any result over a StudyPlan, SweepJob for engine
+// plans). Run drives any Job the same way: one worker pool (runs.execute),
+// --shard (Job.Shards splits the runs into shards of about equal expected
+// cost by the LPT greedy rule, assignLPT; a shard file holds its runs'
+// results exactly with the plan's digest), merge (ReadShardSet checks a
+// set of shards, and the command replayed with it reduces exactly as an
+// unsharded one) and --cache (each run under a content address, stored as
+// soon as it finishes, so that a cancelled study resumes where it
+// stopped). docs/cluster.md.
 //
-// Studies (study.go) are lists of runs whose results are not
-// engine.Metrics: the trace studies of tracestudy and arrive. A StudyPlan
-// names each run's effective inputs as text and its expected cost;
-// ExecuteStudy, AssignStudyShards, StudyShardFile, CollectStudyShards and
-// MergeStudy give them the same worker pool, LPT split (assignLPT),
-// shard-set checks (collectHeaders) and cache entries (frameEntry) as a
-// sweep, with the study's own codec for its results.
+// The two forms keep their own file formats and keys: a sweep's runs are
+// engine.Run of a scenario, cached under RunKey (the scenario, its cast
+// and policy, and ProgramVersion) with ShardFile (RunCost); a study's
+// (tracestudy, arrive) name their effective inputs as text in a StudyPlan
+// (StudyPlan.RunKey, StudyShardFile) and their cost.
 package sweep

@@ -3,12 +3,9 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
-	"golang.org/x/sync/errgroup"
 )
 
 // Results are the metrics of every run of one plan, by run index (see
@@ -24,110 +21,114 @@ func (r *Results) seedsOf(pt int) []engine.Metrics {
 	return r.Metrics[pt*n : (pt+1)*n]
 }
 
-// Options tune Execute.
-type Options struct {
-	// Workers is how many runs go at once; 0 or less means one per CPU.
-	Workers int
-	// Progress, when set, hears after every finished run how many of the
-	// total are done. Calls never overlap and done only grows.
-	Progress func(done, total int)
-	// Runs, when not nil, are the only runs to compute (one shard's, see
-	// AssignShards); the other runs' metrics stay zero.
-	Runs []RunID
-	// Cache, when set, is asked for each run first; computed runs are
-	// stored in it as soon as they finish, so that an interrupted sweep
-	// keeps them.
-	Cache *Cache
+// runIDs are the runs of plans in order: plan after plan, each in run
+// order; Options.Runs index this list.
+func runIDs(plans []*configs.Plan) []RunID {
+	var ids []RunID
+	for i, p := range plans {
+		for ri := range p.NumRuns() {
+			ids = append(ids, RunID{i, ri})
+		}
+	}
+	return ids
+}
+
+// engineRuns are the runs of plans as the pool and the cache see them: a
+// run is engine.Run of its scenario, cached under RunKey.
+func engineRuns(plans []*configs.Plan) runs[engine.Metrics] {
+	ids := runIDs(plans)
+	scenario := func(i int) engine.Scenario {
+		_, s := plans[ids[i].Plan].Run(ids[i].Run)
+		return s
+	}
+	return runs[engine.Metrics]{
+		n: len(ids),
+		run: func(i int) (engine.Metrics, error) {
+			p, ri := plans[ids[i].Plan], ids[i].Run
+			pt, s := p.Run(ri)
+			res, err := engine.Run(s, engine.Options{})
+			if err != nil {
+				return engine.Metrics{}, fmt.Errorf("%s: run %d (%s, seed %d): %w", p.Experiment, ri, pt.Label(), s.Seed, err)
+			}
+			return res.Metrics, nil
+		},
+		key: func(i int) string { s := scenario(i); return RunKey(&s) },
+		entry: func(i int, key string, m *engine.Metrics) (any, error) {
+			return &cacheEntry{Key: key, Program: ProgramVersion(), Scenario: scenario(i), Metrics: toWire(m)}, nil
+		},
+		decode: decodeCacheBody,
+	}
 }
 
 // Execute runs every plan's runs on one bounded pool of workers, so that
 // the paper's three experiments share the machine without a gap between
 // them. Each run's metrics land at its own index, which makes the results
 // (and everything reduced from them) the same whatever the worker count
-// and the order in which runs finish.
+// and the order in which runs finish. opt.Runs index the plans' runs
+// counted on from one plan to the next (runIDs).
 //
 // When ctx is cancelled no new run starts, the runs in flight finish (one
 // takes tens of milliseconds), and Execute returns an error wrapping the
 // cancellation cause; it never returns partial results.
 func Execute(ctx context.Context, plans []*configs.Plan, opt Options) ([]*Results, error) {
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	out := make([]*Results, len(plans))
-	var ids []RunID
-	for i, p := range plans {
-		out[i] = &Results{Plan: p, Metrics: make([]engine.Metrics, p.NumRuns())}
-		if opt.Runs == nil {
-			for ri := range p.NumRuns() {
-				ids = append(ids, RunID{i, ri})
-			}
-		}
-	}
-	if opt.Runs != nil {
-		ids = opt.Runs
-	}
-	total := len(ids)
-
-	var mu sync.Mutex
-	done := 0
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for _, id := range ids {
-		// Go blocks while the pool is full; look at the context before
-		// each launch so that a cancel stops the queue at once.
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error {
-			if gctx.Err() != nil {
-				return gctx.Err()
-			}
-			p, ri := plans[id.Plan], id.Run
-			m, err := runOne(p, ri, opt.Cache)
-			if err != nil {
-				return err
-			}
-			out[id.Plan].Metrics[ri] = *m
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if opt.Progress != nil {
-				opt.Progress(done, total)
-			}
-			return nil
-		})
-	}
-	err := g.Wait()
-	if cerr := ctx.Err(); cerr != nil && (err != nil || done < total) {
-		return nil, fmt.Errorf("interrupted after %d of %d runs, nothing reduced or written: %w", done, total, context.Cause(ctx))
-	}
+	ms, err := engineRuns(plans).execute(ctx, opt)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]*Results, len(plans))
+	for i, p := range plans {
+		n := p.NumRuns()
+		out[i] = &Results{Plan: p, Metrics: ms[:n:n]}
+		ms = ms[n:]
 	}
 	return out, nil
 }
 
-// runOne computes run ri of p, or takes it from cache (when not nil) and
-// stores it there once computed.
-func runOne(p *configs.Plan, ri int, cache *Cache) (*engine.Metrics, error) {
-	pt, s := p.Run(ri)
-	var key string
-	if cache != nil {
-		key = RunKey(&s)
-		m, err := cache.lookup(key)
-		if err != nil || m != nil {
-			return m, err
-		}
-	}
-	res, err := engine.Run(s, engine.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: run %d (%s, seed %d): %w", p.Experiment, ri, pt.Label(), s.Seed, err)
-	}
-	if cache != nil {
-		if err := cache.store(key, &s, &res.Metrics); err != nil {
-			return nil, err
-		}
-	}
-	return &res.Metrics, nil
+// SweepJob is a Job of engine runs: the plans of one sweep command (the
+// paper's experiments, compare, a config's grid) and the report that
+// reduces their results.
+type SweepJob struct {
+	// Name labels the job in messages (the experiment, or paper).
+	Name    string
+	Plans   []*configs.Plan
+	Write   func(rs []*Results, merged bool) error
+	results []*Results
 }
+
+func (j *SweepJob) Label() string { return j.Name }
+func (j *SweepJob) Len() int      { return len(runIDs(j.Plans)) }
+
+func (j *SweepJob) Shards(n int) [][]int {
+	offset := make([]int, len(j.Plans))
+	for i := 1; i < len(j.Plans); i++ {
+		offset[i] = offset[i-1] + j.Plans[i-1].NumRuns()
+	}
+	out := make([][]int, n)
+	for k, shard := range AssignShards(j.Plans, n) {
+		for _, id := range shard {
+			out[k] = append(out[k], offset[id.Plan]+id.Run)
+		}
+	}
+	return out
+}
+
+func (j *SweepJob) Execute(ctx context.Context, opt Options) (err error) {
+	j.results, err = Execute(ctx, j.Plans, opt)
+	return err
+}
+
+func (j *SweepJob) EncodeShard(command string, args []string, sh Shard, ids []int) ([]byte, error) {
+	all := runIDs(j.Plans)
+	runs := make([]RunID, len(ids))
+	for k, i := range ids {
+		runs[k] = all[i]
+	}
+	return NewShardFile(command, args, j.results, sh, runs).Encode(), nil
+}
+
+func (j *SweepJob) Merge(set *ShardSet) (err error) {
+	j.results, err = set.Results(j.Plans)
+	return err
+}
+
+func (j *SweepJob) Report(merged bool) error { return j.Write(j.results, merged) }

@@ -289,15 +289,25 @@ func DecodeShardFile(name string, data []byte) (*ShardFile, error) {
 	return &f, nil
 }
 
-// ShardSet is the complete set of a sweep's shards, checked to be of one
-// program, command and plan, ready to merge.
+// ShardSet is the complete set of a sweep's or a study's shards, checked
+// to be of one program, command, flags and plan, ready to merge
+// (ShardSet.Results for a sweep, MergeStudy for a study).
 type ShardSet struct {
 	Command    string
 	Args       []string
 	Program    string
 	PlanDigest string
-	Shards     []*ShardFile // by index
-	Files      []string     // by index
+	Files      []string // by index
+	// One of the two is set: the shard files by index.
+	sweeps  []*ShardFile
+	studies []*StudyShardFile
+}
+
+// Len is the number of shards.
+func (set *ShardSet) Len() int { return len(set.Files) }
+
+func (f *ShardFile) header() shardHeader {
+	return shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
 }
 
 // CollectShards checks that files (shard files, already decoded) are the
@@ -306,20 +316,70 @@ type ShardSet struct {
 // names the files concerned; missing shards are listed by index and file
 // name.
 func CollectShards(names []string, files []*ShardFile) (*ShardSet, error) {
-	hs := make([]shardHeader, len(files))
-	for i, f := range files {
-		hs[i] = shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
-	}
-	order, err := collectHeaders(names, hs)
+	set, ordered, err := collect(names, files)
 	if err != nil {
 		return nil, err
 	}
-	first := files[0]
-	set := &ShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest}
-	for _, k := range order {
-		set.Shards, set.Files = append(set.Shards, files[k]), append(set.Files, names[k])
-	}
+	set.sweeps = ordered
 	return set, nil
+}
+
+// collect checks files (collectHeaders) and returns the set's header and
+// names with the files ordered by index.
+func collect[F interface{ header() shardHeader }](names []string, files []F) (*ShardSet, []F, error) {
+	hs := make([]shardHeader, len(files))
+	for i, f := range files {
+		hs[i] = f.header()
+	}
+	order, err := collectHeaders(names, hs)
+	if err != nil {
+		return nil, nil, err
+	}
+	first := hs[0]
+	set := &ShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest}
+	ordered := make([]F, len(order))
+	for i, k := range order {
+		ordered[i] = files[k]
+		set.Files = append(set.Files, names[k])
+	}
+	return set, ordered, nil
+}
+
+// ReadShardSet reads the shard files names, a sweep's (ShardFormat) or a
+// study's (StudyShardFormat), and checks that they are the complete
+// shards of one of them.
+func ReadShardSet(names []string) (*ShardSet, error) {
+	var (
+		sweeps  []*ShardFile
+		studies []*StudyShardFile
+	)
+	for i, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		study := ShardFileFormat(data) == StudyShardFormat
+		if i > 0 && study != (studies != nil) {
+			return nil, fmt.Errorf("%s and %s are shards of different kinds (a sweep's and a trace study's): not one sweep", names[0], name)
+		}
+		if study {
+			f, err := DecodeStudyShardFile(name, data)
+			if err != nil {
+				return nil, err
+			}
+			studies = append(studies, f)
+			continue
+		}
+		f, err := DecodeShardFile(name, data)
+		if err != nil {
+			return nil, err
+		}
+		sweeps = append(sweeps, f)
+	}
+	if studies != nil {
+		return CollectStudyShards(names, studies)
+	}
+	return CollectShards(names, sweeps)
 }
 
 // shardHeader is what sweep and study shard files share: which command,
@@ -379,6 +439,9 @@ func collectHeaders(names []string, hs []shardHeader) ([]int, error) {
 // are the ones the shards ran and that every shard holds exactly the runs
 // AssignShards gives it, so that every run is present once.
 func (set *ShardSet) Results(plans []*configs.Plan) ([]*Results, error) {
+	if set.sweeps == nil {
+		return nil, fmt.Errorf("%s is a shard of a trace study, not of a sweep", set.Files[0])
+	}
 	if d := PlanDigest(plans); d != set.PlanDigest {
 		return nil, fmt.Errorf("the shards ran plan %s but `%s %s` now expands to plan %s: a config file changed since the shards ran", set.PlanDigest, set.Command, strings.Join(set.Args, " "), d)
 	}
@@ -386,14 +449,14 @@ func (set *ShardSet) Results(plans []*configs.Plan) ([]*Results, error) {
 	for i, p := range plans {
 		out[i] = &Results{Plan: p, Metrics: make([]engine.Metrics, p.NumRuns())}
 	}
-	want := AssignShards(plans, len(set.Shards))
-	for i, f := range set.Shards {
+	want := AssignShards(plans, len(set.sweeps))
+	for i, f := range set.sweeps {
 		got := make([]RunID, len(f.Runs))
 		for k := range f.Runs {
 			got[k] = f.Runs[k].RunID
 		}
 		if !slices.Equal(got, want[i]) {
-			return nil, fmt.Errorf("%s: holds %d runs, not the %d that shard %d/%d is assigned", set.Files[i], len(got), len(want[i]), i, len(set.Shards))
+			return nil, fmt.Errorf("%s: holds %d runs, not the %d that shard %d/%d is assigned", set.Files[i], len(got), len(want[i]), i, len(set.sweeps))
 		}
 		for k := range f.Runs {
 			r := &f.Runs[k]

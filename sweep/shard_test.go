@@ -137,14 +137,16 @@ func quickPaper(t *testing.T, seeds []int64, opt Options) ([]*configs.Plan, []*R
 // round-trips its file through Encode and DecodeShardFile.
 func shardFiles(t *testing.T, plans []*configs.Plan, n int) ([]string, []*ShardFile) {
 	t.Helper()
-	assign := AssignShards(plans, n)
+	job := &SweepJob{Plans: plans}
+	assign := job.Shards(n)
 	var names []string
 	var files []*ShardFile
 	for i := range n {
-		results, err := Execute(context.Background(), plans, Options{Workers: 2, Runs: assign[i]})
-		require.NoError(t, err)
+		require.NoError(t, job.Execute(context.Background(), Options{Workers: 2, Runs: assign[i]}))
 		name := ShardFileName(Shard{i, n})
-		f, err := DecodeShardFile(name, NewShardFile("paper", []string{"--quick=true"}, results, Shard{i, n}, assign[i]).Encode())
+		data, err := job.EncodeShard("paper", []string{"--quick=true"}, Shard{i, n}, assign[i])
+		require.NoError(t, err)
+		f, err := DecodeShardFile(name, data)
 		require.NoError(t, err)
 		names, files = append(names, name), append(files, f)
 	}

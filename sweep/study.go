@@ -6,12 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // A study is a list of independent, deterministic runs whose results are
@@ -84,21 +80,6 @@ type StudyCodec[R any] struct {
 	Decode func([]byte) (R, error)
 }
 
-// StudyOptions tune ExecuteStudy, as Options tune Execute.
-type StudyOptions struct {
-	// Workers is how many runs go at once; 0 or less means one per CPU.
-	Workers int
-	// Progress, when set, hears after every finished run how many of the
-	// total are done. Calls never overlap and done only grows.
-	Progress func(done, total int)
-	// Runs, when not nil, are the only runs to compute (one shard's, see
-	// AssignStudyShards); the others' results stay zero.
-	Runs []int
-	// Cache, when set, is asked for each run first; computed runs are
-	// stored in it as soon as they finish.
-	Cache *Cache
-}
-
 // AssignStudyShards splits the plan's runs into n shards of about equal
 // expected cost (StudyRun.Cost), by the LPT rule AssignShards uses. The
 // split depends only on the plan and n; each shard's runs are ascending.
@@ -110,61 +91,12 @@ func AssignStudyShards(p *StudyPlan, n int) [][]int {
 	return assignLPT(costs, n)
 }
 
-// ExecuteStudy computes the plan's runs (or opt.Runs) with run on a bounded
-// pool of workers and returns the results by run index, whatever the
-// worker count and the order in which runs finish. With a cache, a run
-// whose entry is there and sound is decoded instead of computed, and a
-// computed run is stored at once, so an interrupted study resumes where
-// it stopped. A cancelled ctx starts no new run, lets the runs in flight
-// finish, and returns an error, never partial results.
-func ExecuteStudy[R any](ctx context.Context, p *StudyPlan, run func(i int) (R, error), codec StudyCodec[R], opt StudyOptions) ([]R, error) {
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	ids := opt.Runs
-	if ids == nil {
-		ids = make([]int, len(p.Runs))
-		for i := range ids {
-			ids[i] = i
-		}
-	}
-	out := make([]R, len(p.Runs))
-	total := len(ids)
-	var mu sync.Mutex
-	done := 0
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for _, i := range ids {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error {
-			if gctx.Err() != nil {
-				return gctx.Err()
-			}
-			r, err := studyRunOne(p, i, run, codec, opt.Cache)
-			if err != nil {
-				return err
-			}
-			out[i] = r
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if opt.Progress != nil {
-				opt.Progress(done, total)
-			}
-			return nil
-		})
-	}
-	err := g.Wait()
-	if cerr := ctx.Err(); cerr != nil && (err != nil || done < total) {
-		return nil, fmt.Errorf("interrupted after %d of %d runs, nothing reduced or written: %w", done, total, context.Cause(ctx))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+// ExecuteStudy computes the plan's runs (or opt.Runs) with run on the
+// worker pool every study shares (runs.execute), with the study's cache
+// entries: a run's entry holds its inputs and its result as codec writes
+// it, under StudyPlan.RunKey.
+func ExecuteStudy[R any](ctx context.Context, p *StudyPlan, run func(i int) (R, error), codec StudyCodec[R], opt Options) ([]R, error) {
+	return studyRuns(p, run, codec).execute(ctx, opt)
 }
 
 // studyCacheEntry is a study run's cache entry (framed by frameEntry).
@@ -177,58 +109,31 @@ type studyCacheEntry struct {
 	Result  json.RawMessage `json:"result"`
 }
 
-func studyRunOne[R any](p *StudyPlan, i int, run func(int) (R, error), codec StudyCodec[R], cache *Cache) (R, error) {
-	var zero R
-	var key string
-	if cache != nil {
-		key = p.RunKey(i)
-		data, err := cache.read(key)
-		if err != nil {
-			return zero, err
-		}
-		if data != nil {
-			r, derr := decodeStudyEntry(key, data, codec)
-			cache.counted(derr)
-			if derr == nil {
-				return r, nil
+func studyRuns[R any](p *StudyPlan, run func(i int) (R, error), codec StudyCodec[R]) runs[R] {
+	return runs[R]{
+		n:   len(p.Runs),
+		run: run,
+		key: p.RunKey,
+		entry: func(i int, key string, r *R) (any, error) {
+			res, err := codec.Encode(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: run %d (%s): encoding its result: %w", p.Command, i, p.Runs[i].Label, err)
 			}
-		}
+			return &studyCacheEntry{Key: key, Program: ProgramVersion(), Command: p.Command, Shared: p.Inputs, Inputs: p.Runs[i].Inputs, Result: res}, nil
+		},
+		decode: func(key string, body []byte) (R, error) {
+			var e studyCacheEntry
+			if err := decodeEntry(body, &e, key, func() string { return e.Key }); err != nil {
+				var zero R
+				return zero, err
+			}
+			r, err := codec.Decode(e.Result)
+			if err != nil {
+				return r, fmt.Errorf("%w: %v", errCorrupt, err)
+			}
+			return r, nil
+		},
 	}
-	r, err := run(i)
-	if err != nil {
-		return zero, err
-	}
-	if cache != nil {
-		res, err := codec.Encode(&r)
-		if err != nil {
-			return zero, fmt.Errorf("%s: run %d (%s): encoding its result: %w", p.Command, i, p.Runs[i].Label, err)
-		}
-		body := marshalWire(&studyCacheEntry{Key: key, Program: ProgramVersion(), Command: p.Command, Shared: p.Inputs, Inputs: p.Runs[i].Inputs, Result: res})
-		if err := cache.write(key, frameEntry(append(body, '\n'))); err != nil {
-			return zero, err
-		}
-	}
-	return r, nil
-}
-
-func decodeStudyEntry[R any](key string, data []byte, codec StudyCodec[R]) (R, error) {
-	var zero R
-	body, err := unframeEntry(data)
-	if err != nil {
-		return zero, err
-	}
-	var e studyCacheEntry
-	if err := json.Unmarshal(body, &e); err != nil {
-		return zero, fmt.Errorf("%w: %v", errCorrupt, err)
-	}
-	if e.Key != key {
-		return zero, fmt.Errorf("%w: holds key %s", errCorrupt, e.Key)
-	}
-	r, err := codec.Decode(e.Result)
-	if err != nil {
-		return zero, fmt.Errorf("%w: %v", errCorrupt, err)
-	}
-	return r, nil
 }
 
 // StudyShardFile is one shard of a study: self-describing like ShardFile
@@ -323,33 +228,18 @@ func DecodeStudyShardFile(name string, data []byte) (*StudyShardFile, error) {
 	return &f, nil
 }
 
-// StudyShardSet is the complete set of a study's shards, checked to be of
-// one program, command, flags and plan, ready to merge.
-type StudyShardSet struct {
-	Command    string
-	Args       []string
-	Program    string
-	PlanDigest string
-	Shards     []*StudyShardFile // by index
-	Files      []string          // by index
+func (f *StudyShardFile) header() shardHeader {
+	return shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
 }
 
 // CollectStudyShards checks, as CollectShards does for a sweep, that
 // files are the complete shards of one study, and orders them by index.
-func CollectStudyShards(names []string, files []*StudyShardFile) (*StudyShardSet, error) {
-	hs := make([]shardHeader, len(files))
-	for i, f := range files {
-		hs[i] = shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
-	}
-	order, err := collectHeaders(names, hs)
+func CollectStudyShards(names []string, files []*StudyShardFile) (*ShardSet, error) {
+	set, ordered, err := collect(names, files)
 	if err != nil {
 		return nil, err
 	}
-	first := files[0]
-	set := &StudyShardSet{Command: first.Command, Args: first.Args, Program: first.Program, PlanDigest: first.PlanDigest}
-	for _, k := range order {
-		set.Shards, set.Files = append(set.Shards, files[k]), append(set.Files, names[k])
-	}
+	set.studies = ordered
 	return set, nil
 }
 
@@ -357,20 +247,23 @@ func CollectStudyShards(names []string, files []*StudyShardFile) (*StudyShardSet
 // command's plan, rebuilt from its recorded flags). It checks that p is
 // the plan the shards ran and that every shard holds exactly the runs
 // AssignStudyShards gives it, so that every run is present once.
-func MergeStudy[R any](set *StudyShardSet, p *StudyPlan, codec StudyCodec[R]) ([]R, error) {
+func MergeStudy[R any](set *ShardSet, p *StudyPlan, codec StudyCodec[R]) ([]R, error) {
+	if set.studies == nil {
+		return nil, fmt.Errorf("%s is a shard of a sweep, not of the study %s", set.Files[0], p.Command)
+	}
 	if d := p.Digest(); d != set.PlanDigest {
 		return nil, fmt.Errorf("the shards ran plan %s but `%s %s` now expands to plan %s: the trace, a config file or the program's defaults changed since the shards ran",
 			set.PlanDigest, set.Command, strings.Join(set.Args, " "), d)
 	}
 	out := make([]R, len(p.Runs))
-	want := AssignStudyShards(p, len(set.Shards))
-	for k, f := range set.Shards {
+	want := AssignStudyShards(p, len(set.studies))
+	for k, f := range set.studies {
 		got := make([]int, len(f.Runs))
 		for j, r := range f.Runs {
 			got[j] = r.Run
 		}
 		if !slices.Equal(got, want[k]) && !(len(got) == 0 && len(want[k]) == 0) {
-			return nil, fmt.Errorf("%s: holds %d runs, not the %d that shard %d/%d is assigned", set.Files[k], len(got), len(want[k]), k, len(set.Shards))
+			return nil, fmt.Errorf("%s: holds %d runs, not the %d that shard %d/%d is assigned", set.Files[k], len(got), len(want[k]), k, len(set.studies))
 		}
 		for _, r := range f.Runs {
 			v, err := codec.Decode(r.Result)

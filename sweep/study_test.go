@@ -84,7 +84,7 @@ func TestStudyShardsMergeToTheWhole(t *testing.T) {
 		n := rapid.IntRange(1, 8).Draw(rt, "n")
 		p := toyPlan(costs...)
 		var calls atomic.Int64
-		whole, err := ExecuteStudy(context.Background(), p, toyRun(&calls), toyCodec, StudyOptions{Workers: 2})
+		whole, err := ExecuteStudy(context.Background(), p, toyRun(&calls), toyCodec, Options{Workers: 2})
 		require.NoError(rt, err)
 		shards := AssignStudyShards(p, n)
 		var all []int
@@ -94,7 +94,7 @@ func TestStudyShardsMergeToTheWhole(t *testing.T) {
 			if ids == nil {
 				ids = []int{}
 			}
-			rs, err := ExecuteStudy(context.Background(), p, toyRun(&calls), toyCodec, StudyOptions{Workers: 3, Runs: ids})
+			rs, err := ExecuteStudy(context.Background(), p, toyRun(&calls), toyCodec, Options{Workers: 3, Runs: ids})
 			require.NoError(rt, err)
 			f, err := NewStudyShardFile("toy", []string{"--x=1"}, p, Shard{k, n}, ids, rs, toyCodec)
 			require.NoError(rt, err)
@@ -125,7 +125,7 @@ func TestStudyShardsMergeToTheWhole(t *testing.T) {
 func TestMergeStudyRefusesAnotherPlanOrAssignment(t *testing.T) {
 	p := toyPlan(1, 2, 3)
 	var calls atomic.Int64
-	rs, err := ExecuteStudy(context.Background(), p, toyRun(&calls), toyCodec, StudyOptions{})
+	rs, err := ExecuteStudy(context.Background(), p, toyRun(&calls), toyCodec, Options{})
 	require.NoError(t, err)
 	f, err := NewStudyShardFile("toy", nil, p, Shard{0, 1}, []int{0, 1, 2}, rs, toyCodec)
 	require.NoError(t, err)
@@ -159,13 +159,13 @@ func TestStudyCacheHitsMissesAndCorruptEntries(t *testing.T) {
 	run := toyRun(&calls)
 	cache, err := OpenCache(dir)
 	require.NoError(t, err)
-	first, err := ExecuteStudy(context.Background(), p, run, toyCodec, StudyOptions{Cache: cache})
+	first, err := ExecuteStudy(context.Background(), p, run, toyCodec, Options{Cache: cache})
 	require.NoError(t, err)
 	assert.Equal(t, CacheStats{0, 6, 0}, cache.Stats())
 
 	cache, _ = OpenCache(dir)
 	calls.Store(0)
-	again, err := ExecuteStudy(context.Background(), p, run, toyCodec, StudyOptions{Cache: cache})
+	again, err := ExecuteStudy(context.Background(), p, run, toyCodec, Options{Cache: cache})
 	require.NoError(t, err)
 	assert.Equal(t, CacheStats{6, 0, 0}, cache.Stats())
 	assert.Zero(t, calls.Load())
@@ -181,7 +181,7 @@ func TestStudyCacheHitsMissesAndCorruptEntries(t *testing.T) {
 	require.NoError(t, os.WriteFile(path(3), frameEntry([]byte(fmt.Sprintf(`{"key":%q,"result":{"value":"x"}}`+"\n", p.RunKey(3)))), 0o644))
 	cache, _ = OpenCache(dir)
 	calls.Store(0)
-	third, err := ExecuteStudy(context.Background(), p, run, toyCodec, StudyOptions{Cache: cache})
+	third, err := ExecuteStudy(context.Background(), p, run, toyCodec, Options{Cache: cache})
 	require.NoError(t, err)
 	assert.Equal(t, CacheStats{3, 3, 3}, cache.Stats())
 	assert.Equal(t, int64(3), calls.Load())
@@ -201,6 +201,6 @@ func TestExecuteStudyCancelledWritesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var calls atomic.Int64
-	_, err := ExecuteStudy(ctx, toyPlan(1, 2), toyRun(&calls), toyCodec, StudyOptions{Workers: 1})
+	_, err := ExecuteStudy(ctx, toyPlan(1, 2), toyRun(&calls), toyCodec, Options{Workers: 1})
 	require.ErrorContains(t, err, "interrupted after 0 of 2 runs")
 }

@@ -105,7 +105,7 @@ func NewPlan(command, shared string, st *Study) *sweep.StudyPlan {
 
 // ExecutePlan runs plan (NewPlan of st) with opt: every run, one shard's,
 // from the cache or computed.
-func ExecutePlan(ctx context.Context, st *Study, plan *sweep.StudyPlan, opt sweep.StudyOptions) ([]Result, error) {
+func ExecutePlan(ctx context.Context, st *Study, plan *sweep.StudyPlan, opt sweep.Options) ([]Result, error) {
 	if len(plan.Runs) != st.Runs() {
 		return nil, fmt.Errorf("internal: a plan of %d runs for %d replays", len(plan.Runs), st.Runs())
 	}

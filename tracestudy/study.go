@@ -63,7 +63,7 @@ func Execute(ctx context.Context, w *trace.Workload, specs []Spec, workers int, 
 	if err != nil {
 		return nil, err
 	}
-	return ExecutePlan(ctx, st, NewPlan("", "", st), sweep.StudyOptions{Workers: workers, Progress: progress})
+	return ExecutePlan(ctx, st, NewPlan("", "", st), sweep.Options{Workers: workers, Progress: progress})
 }
 
 // WholeStudy is specs on w as one window, measured whole (no warm-up, no

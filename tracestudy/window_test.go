@@ -145,7 +145,7 @@ func TestJobsAddUpToTheSummary(t *testing.T) {
 	require.NoError(t, win.Measure(Day/2, Day/2))
 	dir := t.TempDir()
 	st := &Study{Specs: TraceSpecs([]string{"fifo", "static", "quota"}), Windows: []Window{win}, Loads: []*trace.Workload{w}, JobsDir: dir}
-	rs, err := ExecutePlan(context.Background(), st, NewPlan("trace", "", st), sweep.StudyOptions{Workers: 2})
+	rs, err := ExecutePlan(context.Background(), st, NewPlan("trace", "", st), sweep.Options{Workers: 2})
 	require.NoError(t, err)
 	for i, r := range rs {
 		label := RunFileLabel(st.Specs[i], win)
@@ -241,7 +241,7 @@ func TestStudyPreloadsTheLogsRecord(t *testing.T) {
 	require.NoError(t, win.Measure(Day/2, Day/2))
 	st := &Study{Specs: TraceSpecs([]string{"fifo", "fairshare", "budget"}), Windows: []Window{win}, Loads: []*trace.Workload{w},
 		Recorded: recs, Options: opt}
-	rs, err := ExecutePlan(context.Background(), st, NewPlan("trace", "", st), sweep.StudyOptions{Workers: 1})
+	rs, err := ExecutePlan(context.Background(), st, NewPlan("trace", "", st), sweep.Options{Workers: 1})
 	require.NoError(t, err)
 	assert.Zero(t, rs[0].PreloadedUsage, "fifo has no usage memory")
 	assert.Positive(t, rs[1].PreloadedUsage)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -176,63 +175,58 @@ func runAgentsArrive(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
-	dist, err := readStudyDist(c)
+	dist, err := readDist(c)
 	if err != nil {
 		return err
 	}
 	out := studyOut(c, "agents-arrive")
 	if c.Bool("jobs") {
-		if dist.cache != "" {
+		if dist.Cache != "" {
 			return fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
 		}
 		st.JobsDir = filepath.Join(out, "jobs")
 	}
 	plan := st.NewPlan(st.SharedInputs(tracestudy.Digest(content), w))
-	sopt := sweep.StudyOptions{Workers: workers}
-	stderr := sweepStderr(c)
-	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
-		total := len(st.Specs)
-		if dist.shard != nil {
-			total = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
-		}
-		fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (pool %d), %d window(s) of %s, agents for %s, k ≤ %d, %d seed(s), %d workers\n",
-			total, name, w.Pool, len(st.Windows), fmtDays(st.Windows[0].Days()), fmtDays(float64(st.Stay)/tracestudy.Day), st.MaxK, len(st.Seeds), workers)
-		step := max(1, total/20)
-		began := time.Now()
-		sopt.Progress = func(done, total int) {
-			if done%step == 0 || done == total {
-				fmt.Fprintf(stderr, "  %d/%d runs done (%s)\n", done, total, time.Since(began).Round(time.Second))
-			}
+	dist.Out = out
+	if !c.Bool("quiet") && dist.Merged == nil {
+		stderr := sweepStderr(c)
+		dist.Progress = func(total int) (func(done, total int), func(error)) {
+			fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (pool %d), %d window(s) of %s, agents for %s, k ≤ %d, %d seed(s), %d workers\n",
+				total, name, w.Pool, len(st.Windows), fmtDays(st.Windows[0].Days()), fmtDays(float64(st.Stay)/tracestudy.Day), st.MaxK, len(st.Seeds), workers)
+			step := max(1, total/20)
+			began := time.Now()
+			return func(done, total int) {
+				if done%step == 0 || done == total {
+					fmt.Fprintf(stderr, "  %d/%d runs done (%s)\n", done, total, time.Since(began).Round(time.Second))
+				}
+			}, nil
 		}
 	}
-	rs, err := runStudy(c, dist, out, plan, arrive.Codec, sopt, func(ctx context.Context, o sweep.StudyOptions) ([]arrive.Result, error) {
-		return st.ExecutePlan(ctx, plan, o)
-	})
-	if err != nil || rs == nil { // nil results: a shard, written
-		return err
+	report := func(rs []arrive.Result, _ bool) error {
+		sum := &arrive.Summary{Trace: tracestudy.Info(w, name, opt.From, opt.Until), Study: st, Warmup: warmup, Cooldown: cooldown, Runs: rs}
+		files, err := arrive.Write(out, format, sum)
+		if err != nil {
+			return err
+		}
+		stdout := sweepStdout(c)
+		if err := printTableFile(stdout, out, func(w io.Writer) error { return arrive.PrintTable(w, sum) }); err != nil {
+			return err
+		}
+		files = append(files, studyTableFile)
+		m := newManifest(c.Command.Name, start)
+		m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
+		m.Workers = workers
+		if err := m.Write(out, start, files); err != nil {
+			return err
+		}
+		jobs := ""
+		if st.JobsDir != "" {
+			jobs = fmt.Sprintf(", jobs/ (%d runs' per-job records)", len(st.Specs))
+		}
+		fmt.Fprintf(stdout, "agents-arrive: %d runs; wrote %s, manifest.json%s into %s\n", len(rs), strings.Join(files, ", "), jobs, out)
+		return nil
 	}
-	sum := &arrive.Summary{Trace: tracestudy.Info(w, name, opt.From, opt.Until), Study: st, Warmup: warmup, Cooldown: cooldown, Runs: rs}
-	files, err := arrive.Write(out, format, sum)
-	if err != nil {
-		return err
-	}
-	stdout := sweepStdout(c)
-	if err := printTableFile(stdout, out, func(w io.Writer) error { return arrive.PrintTable(w, sum) }); err != nil {
-		return err
-	}
-	files = append(files, studyTableFile)
-	m := newManifest(c.Command.Name, start)
-	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
-	m.Workers = workers
-	if err := m.Write(out, start, files); err != nil {
-		return err
-	}
-	jobs := ""
-	if st.JobsDir != "" {
-		jobs = fmt.Sprintf(", jobs/ (%d runs' per-job records)", len(st.Specs))
-	}
-	fmt.Fprintf(stdout, "agents-arrive: %d runs; wrote %s, manifest.json%s into %s\n", len(rs), strings.Join(files, ", "), jobs, out)
-	return nil
+	return runJob(c, &sweep.Study[arrive.Result]{Plan: plan, Compute: st.Run, Codec: arrive.Codec, Write: report}, dist)
 }
 
 func fmtDays(d float64) string {

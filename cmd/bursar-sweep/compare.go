@@ -60,44 +60,47 @@ func compareCommand() *cli.Command {
 				return err
 			}
 			start := time.Now()
-			results, err := executePlans(c, st, compareExperiment, []*configs.Plan{plan})
-			if err != nil || results == nil { // nil results: a shard, written
-				return err
-			}
-			elapsed := time.Since(start)
-			if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
-				return err
-			}
-			w := sweepStdout(c)
-			// The printed table is also the folder's table.txt.
-			var table bytes.Buffer
-			if err := sweep.WriteCompareTable(&table, results[0]); err != nil {
-				return err
-			}
-			if err := atomicfile.Write(filepath.Join(st.out, compareTableFile), table.Bytes()); err != nil {
-				return err
-			}
-			if _, err := w.Write(table.Bytes()); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s: %d policies × %d seeds = %d runs in %.1f s; wrote %s, %s, %s and %s into %s\n",
-				compareExperiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), elapsed.Seconds(),
-				sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, compareTableFile, st.out)
-			figErr := sweep.WritePoliciesFigure(st.out, st.format, results[0])
-			files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile, compareTableFile}
-			if figErr == nil {
-				files = append(files, sweep.PoliciesFigureFile(st.format))
-			}
-			if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, files); err != nil {
-				return err
-			}
-			if figErr != nil {
-				return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, figErr)
-			}
-			fmt.Fprintf(w, "%s: drew %s into %s\n", compareExperiment, sweep.PoliciesFigureFile(st.format), st.out)
-			return nil
+			return runSweep(c, st, compareExperiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
+				return reportCompare(c, st, cfg, plan, results, start)
+			})
 		},
 	}
+}
+
+// reportCompare reduces and writes the comparison.
+func reportCompare(c *cli.Context, st *sweepSetup, cfg *configs.Config, plan *configs.Plan, results []*sweep.Results, start time.Time) error {
+	elapsed := time.Since(start)
+	if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
+		return err
+	}
+	w := sweepStdout(c)
+	// The printed table is also the folder's table.txt.
+	var table bytes.Buffer
+	if err := sweep.WriteCompareTable(&table, results[0]); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(st.out, compareTableFile), table.Bytes()); err != nil {
+		return err
+	}
+	if _, err := w.Write(table.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d policies × %d seeds = %d runs in %.1f s; wrote %s, %s, %s and %s into %s\n",
+		compareExperiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), elapsed.Seconds(),
+		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, compareTableFile, st.out)
+	figErr := sweep.WritePoliciesFigure(st.out, st.format, results[0])
+	files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile, compareTableFile}
+	if figErr == nil {
+		files = append(files, sweep.PoliciesFigureFile(st.format))
+	}
+	if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, files); err != nil {
+		return err
+	}
+	if figErr != nil {
+		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, figErr)
+	}
+	fmt.Fprintf(w, "%s: drew %s into %s\n", compareExperiment, sweep.PoliciesFigureFile(st.format), st.out)
+	return nil
 }
 
 // compareTableFile is the printed comparison table, kept in the folder.

@@ -4,24 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
-	"github.com/bursar-hpc/bursar/configs"
-	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/urfave/cli/v2"
 )
-
-// distSetup is what --shard and --cache say.
-type distSetup struct {
-	shard *sweep.Shard // nil: every run
-	cache string       // "": no cache
-	// command and args are the invocation a shard file records.
-	command string
-	args    []string
-}
 
 // distFlags are the flags of every sweep command that split a sweep over
 // processes or machines and make it resumable.
@@ -37,25 +28,31 @@ func distFlags() []cli.Flag {
 // writes, and that a shard file therefore does not record.
 var notRecorded = []string{"shard", "out", "workers", "quiet", "cache"}
 
-func readDist(c *cli.Context, st *sweepSetup) error {
+// readDist reads --workers, --shard and --cache and the flags a shard
+// file records into how the command's study runs (sweep.Run); under
+// merge, the shards merge handed it.
+func readDist(c *cli.Context) (*sweep.Dist, error) {
+	d := &sweep.Dist{Workers: c.Int("workers"), Cache: c.String("cache"), Command: c.Command.Name, Stdout: sweepStdout(c)}
+	if d.Workers < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1, got %d", d.Workers)
+	}
 	if c.IsSet("shard") {
 		sh, err := sweep.ParseShard(c.String("shard"))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		st.dist.shard = &sh
+		d.Shard = &sh
 	}
-	st.dist.cache = c.String("cache")
-	if c.IsSet("cache") && st.dist.cache == "" {
-		return fmt.Errorf("--cache must name a folder")
+	if c.IsSet("cache") && d.Cache == "" {
+		return nil, fmt.Errorf("--cache must name a folder")
 	}
-	st.dist.command = c.Command.Name
 	args, err := recordedArgs(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	st.dist.args = args
-	return nil
+	d.Args = args
+	d.Merged, _ = c.Context.Value(mergeKey{}).(*sweep.ShardSet)
+	return d, nil
 }
 
 // recordedArgs are the command's flags as set, in the command's flag
@@ -104,51 +101,12 @@ func recordedArgs(c *cli.Context) ([]string, error) {
 // mergeKey carries the shards that merge replays a command with.
 type mergeKey struct{}
 
-// mergedShards returns the shards merge handed to the command, if any.
-func mergedShards(c *cli.Context) *sweep.ShardSet {
-	set, _ := c.Context.Value(mergeKey{}).(*sweep.ShardSet)
-	return set
-}
-
-// prepare sets the runs to compute (one shard's) and the cache.
-func (d *distSetup) prepare(plans []*configs.Plan, opt *sweep.Options) error {
-	if d.shard != nil {
-		opt.Runs = sweep.AssignShards(plans, d.shard.Of)[d.shard.Index]
-		if opt.Runs == nil {
-			opt.Runs = []sweep.RunID{} // more shards than runs: this one has none
-		}
-	}
-	if d.cache != "" {
-		cache, err := sweep.OpenCache(d.cache)
-		if err != nil {
-			return err
-		}
-		opt.Cache = cache
-	}
-	return nil
-}
-
-// finish reports the cache's counts (also after an interruption, when
-// they say what a rerun will reuse) and, for a shard, writes its file and
-// returns no results: there is nothing to reduce.
-func (d *distSetup) finish(c *cli.Context, st *sweepSetup, label string, opt *sweep.Options, results []*sweep.Results, err error) ([]*sweep.Results, error) {
-	if opt.Cache != nil {
-		fmt.Fprintf(sweepStdout(c), "%s: cache %s: %s\n", label, d.cache, opt.Cache.Stats())
-	}
-	if err != nil || d.shard == nil {
-		return results, err
-	}
-	if st.out == "" {
-		return nil, fmt.Errorf("--out must name a folder")
-	}
-	f := sweep.NewShardFile(d.command, d.args, results, *d.shard, opt.Runs)
-	path := filepath.Join(st.out, sweep.ShardFileName(*d.shard))
-	if err := atomicfile.Write(path, f.Encode()); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(sweepStdout(c), "%s: shard %s: %d runs; wrote %s (bursar-sweep merge %s makes the outputs once all %d shards are there)\n",
-		label, d.shard, len(opt.Runs), path, st.out, d.shard.Of)
-	return nil, nil
+// runJob runs a command's job as d says (sweep.Run); Ctrl-C (or SIGTERM)
+// cancels the runs, and then nothing is written.
+func runJob(c *cli.Context, job sweep.Job, d *sweep.Dist) error {
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return sweep.Run(ctx, job, *d)
 }
 
 func mergeCommand() *cli.Command {
@@ -193,56 +151,9 @@ func mergeCommand() *cli.Command {
 				}
 				names = append(names, found...)
 			}
-			// A sweep's shards (sweep.ShardFormat) or a trace study's
-			// (sweep.StudyShardFormat), told apart by the first file.
-			var (
-				sweepSet   *sweep.ShardSet
-				studySet   *sweep.StudyShardSet
-				sweepFiles []*sweep.ShardFile
-				studyFiles []*sweep.StudyShardFile
-				study      bool
-			)
-			for i, name := range names {
-				data, err := os.ReadFile(name)
-				if err != nil {
-					return err
-				}
-				isStudy := sweep.ShardFileFormat(data) == sweep.StudyShardFormat
-				if i == 0 {
-					study = isStudy
-				} else if isStudy != study {
-					return fmt.Errorf("%s and %s are shards of different kinds (a sweep's and a trace study's): not one sweep", names[0], name)
-				}
-				if study {
-					f, err := sweep.DecodeStudyShardFile(name, data)
-					if err != nil {
-						return err
-					}
-					studyFiles = append(studyFiles, f)
-					continue
-				}
-				f, err := sweep.DecodeShardFile(name, data)
-				if err != nil {
-					return err
-				}
-				sweepFiles = append(sweepFiles, f)
-			}
-			var (
-				command string
-				args    []string
-				shards  int
-				err     error
-			)
-			if study {
-				if studySet, err = sweep.CollectStudyShards(names, studyFiles); err != nil {
-					return err
-				}
-				command, args, shards = studySet.Command, studySet.Args, len(studySet.Shards)
-			} else {
-				if sweepSet, err = sweep.CollectShards(names, sweepFiles); err != nil {
-					return err
-				}
-				command, args, shards = sweepSet.Command, sweepSet.Args, len(sweepSet.Shards)
+			set, err := sweep.ReadShardSet(names)
+			if err != nil {
+				return err
 			}
 			out := c.String("out")
 			if out == "" {
@@ -253,18 +164,14 @@ func mergeCommand() *cli.Command {
 			}
 			// Replay the command that made the shards, on the same path
 			// from results to files as when it runs unsharded.
-			argv := append([]string{c.App.Name, command}, args...)
+			argv := append([]string{c.App.Name, set.Command}, set.Args...)
 			argv = append(argv, "--out="+out, "--quiet")
 			app := newApp()
 			app.Writer, app.ErrWriter = c.App.Writer, c.App.ErrWriter
-			ctx := context.WithValue(c.Context, mergeKey{}, sweepSet)
-			if study {
-				ctx = context.WithValue(c.Context, studyMergeKey{}, studySet)
-			}
-			if err := app.RunContext(ctx, argv); err != nil {
+			if err := app.RunContext(context.WithValue(c.Context, mergeKey{}, set), argv); err != nil {
 				return err
 			}
-			fmt.Fprintf(sweepStdout(c), "merge: %d shards of `%s %s` into %s\n", shards, command, strings.Join(args, " "), out)
+			fmt.Fprintf(sweepStdout(c), "merge: %d shards of `%s %s` into %s\n", set.Len(), set.Command, strings.Join(set.Args, " "), out)
 			return nil
 		},
 	}

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -58,7 +56,7 @@ type sweepSetup struct {
 	out     string
 	format  figures.Format
 	quiet   bool
-	dist    distSetup // --shard, --cache
+	dist    *sweep.Dist // --workers, --shard, --cache
 }
 
 const seedsHelp = "Seeds: --seeds 7,11,13 runs exactly those; --nseeds N runs the first N of the sequence\n" +
@@ -130,9 +128,11 @@ func readSetup(c *cli.Context, figure bool) (*sweepSetup, error) {
 		}
 		st.format = f
 	}
-	if err := readDist(c, st); err != nil {
+	d, err := readDist(c)
+	if err != nil {
 		return nil, err
 	}
+	st.dist = d
 	return st, nil
 }
 
@@ -192,39 +192,27 @@ func sweepStderr(c *cli.Context) io.Writer {
 	return os.Stderr
 }
 
-// executePlans runs the plans; Ctrl-C (or SIGTERM) cancels them, and then
-// nothing is written. Under merge the results come from the shard files;
-// with --shard it writes the shard's file and returns no results (and no
-// error): the caller then has nothing to reduce.
-func executePlans(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan) ([]*sweep.Results, error) {
-	if set := mergedShards(c); set != nil {
-		return set.Results(plans)
+// runSweep runs a sweep's plans (sweep.Run, runJob) with a progress bar
+// on stderr unless --quiet, then report reduces and writes them. Under
+// merge the results come from the shard files; with --shard nothing is
+// reported.
+func runSweep(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan, report func([]*sweep.Results) error) error {
+	st.dist.Out = st.out
+	if !st.quiet {
+		st.dist.Progress = func(n int) (func(done, total int), func(error)) {
+			w := sweepStderr(c)
+			f, isFile := w.(*os.File)
+			pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, n)
+			return pr.Update, func(err error) {
+				if err != nil {
+					pr.Abandon()
+				} else {
+					pr.Finish()
+				}
+			}
+		}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	opt := sweep.Options{Workers: st.workers}
-	if err := st.dist.prepare(plans, &opt); err != nil {
-		return nil, err
-	}
-	if st.quiet {
-		results, err := sweep.Execute(ctx, plans, opt)
-		return st.dist.finish(c, st, label, &opt, results, err)
-	}
-	w := sweepStderr(c)
-	f, isFile := w.(*os.File)
-	total := countRuns(plans)
-	if opt.Runs != nil {
-		total = len(opt.Runs)
-	}
-	pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, total)
-	opt.Progress = pr.Update
-	results, err := sweep.Execute(ctx, plans, opt)
-	if err != nil {
-		pr.Abandon()
-	} else {
-		pr.Finish()
-	}
-	return st.dist.finish(c, st, label, &opt, results, err)
+	return runJob(c, &sweep.SweepJob{Name: label, Plans: plans, Write: func(rs []*sweep.Results, _ bool) error { return report(rs) }}, st.dist)
 }
 
 // loadConfig reads --config or the embedded config of experiment.
@@ -343,10 +331,13 @@ func runPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Conf
 		plans = append(plans, plan)
 	}
 	start := time.Now()
-	results, err := executePlans(c, st, label, plans)
-	if err != nil || results == nil { // nil results: a shard, written
-		return err
-	}
+	return runSweep(c, st, label, plans, func(results []*sweep.Results) error {
+		return reportPaper(c, st, label, cfgs, plans, results, start)
+	})
+}
+
+// reportPaper reduces and writes the paper experiments' results.
+func reportPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config, plans []*configs.Plan, results []*sweep.Results, start time.Time) error {
 	elapsed := time.Since(start)
 	paper, err := sweep.ReducePaper(results)
 	if err != nil {
@@ -453,30 +444,33 @@ func gridCommand() *cli.Command {
 				return err
 			}
 			start := time.Now()
-			results, err := executePlans(c, st, cfg.Experiment, []*configs.Plan{plan})
-			if err != nil || results == nil { // nil results: a shard, written
-				return err
-			}
-			if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
-				return err
-			}
-			if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}); err != nil {
-				return err
-			}
-			w := sweepStdout(c)
-			if err := sweep.WriteGenericTable(w, results[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
-				cfg.Experiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), time.Since(start).Seconds(),
-				sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
-			// The figure last, as for the paper: a failing figure costs
-			// nothing else.
-			if err := sweep.WriteSweepFigure(st.out, st.format, results[0]); err != nil {
-				return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, err)
-			}
-			fmt.Fprintf(w, "%s: drew %s into %s\n", cfg.Experiment, sweep.SweepFigureFile(st.format), st.out)
-			return nil
+			return runSweep(c, st, cfg.Experiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
+				return reportGrid(c, st, cfg, plan, results, start)
+			})
 		},
 	}
+}
+
+// reportGrid reduces and writes a config's grid (sweep).
+func reportGrid(c *cli.Context, st *sweepSetup, cfg *configs.Config, plan *configs.Plan, results []*sweep.Results, start time.Time) error {
+	if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
+		return err
+	}
+	if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}); err != nil {
+		return err
+	}
+	w := sweepStdout(c)
+	if err := sweep.WriteGenericTable(w, results[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
+		cfg.Experiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), time.Since(start).Seconds(),
+		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
+	// The figure last, as for the paper: a failing figure costs
+	// nothing else.
+	if err := sweep.WriteSweepFigure(st.out, st.format, results[0]); err != nil {
+		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, err)
+	}
+	fmt.Fprintf(w, "%s: drew %s into %s\n", cfg.Experiment, sweep.SweepFigureFile(st.format), st.out)
+	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -508,71 +507,66 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
-	dist, err := readStudyDist(c)
+	dist, err := readDist(c)
 	if err != nil {
 		return err
 	}
 	out := studyOut(c, experiment)
 	if c.Bool("jobs") {
-		if dist.cache != "" {
+		if dist.Cache != "" {
 			return fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
 		}
 		st.JobsDir = filepath.Join(out, "jobs")
 	}
 	plan := tracestudy.NewPlan(experiment, fmt.Sprintf("%s\nfair sample %d seed %d", tracestudy.SharedInputs(tracestudy.Digest(content), opt, w),
 		st.FairSample, trace.DefaultFairSeed), st)
-	opt2 := sweep.StudyOptions{Workers: workers}
-	stderr := sweepStderr(c)
-	if !c.Bool("quiet") && mergedStudyShards(c) == nil {
-		n := st.Runs()
-		if dist.shard != nil {
-			n = len(sweep.AssignStudyShards(plan, dist.shard.Of)[dist.shard.Index])
+	dist.Out = out
+	if !c.Bool("quiet") && dist.Merged == nil {
+		stderr := sweepStderr(c)
+		dist.Progress = func(n int) (func(done, total int), func(error)) {
+			fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d window(s), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, len(st.Windows), workers)
+			return func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }, nil
 		}
-		fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d window(s), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, len(st.Windows), workers)
-		opt2.Progress = func(done, total int) { fmt.Fprintf(stderr, "  %d/%d runs done\n", done, total) }
 	}
-	rs, err := runStudy(c, dist, out, plan, tracestudy.Codec, opt2, func(ctx context.Context, o sweep.StudyOptions) ([]tracestudy.Result, error) {
-		return tracestudy.ExecutePlan(ctx, st, plan, o)
-	})
-	if err != nil || rs == nil { // nil results: a shard, written
-		return err
+	report := func(rs []tracestudy.Result, merged bool) error {
+		sum := tracestudy.Summary{Experiment: experiment, Trace: tracestudy.Info(w, name, opt.From, opt.Until), Study: st,
+			Warmup: warmup, Cooldown: cooldown, Runs: rs}
+		// The replays' records are garbage by now: collecting them before the
+		// figure lets its canvas (12 MB for fig_trace's PNG) reuse their
+		// memory instead of faulting in fresh pages, which cost more CPU than
+		// this collection (docs/traces.md, "trace --policy fifo against a
+		// plain Python FCFS + EASY").
+		runtime.GC()
+		files, err := tracestudy.Write(out, sum, format)
+		if err != nil {
+			return err
+		}
+		stdout := sweepStdout(c)
+		if err := printTableFile(stdout, out, func(w io.Writer) error { return tracestudy.PrintTable(w, sum) }); err != nil {
+			return err
+		}
+		files = append(files, studyTableFile)
+		if tw := w.Skipped.TooWide; tw > 0 {
+			fmt.Fprintf(stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
+		}
+		m := newManifest(c.Command.Name, start)
+		m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
+		m.Workers = workers
+		if err := m.Write(out, start, files); err != nil {
+			return err
+		}
+		jobs := ""
+		switch {
+		case st.JobsDir != "" && merged:
+			// The shards replayed, so they wrote the records, each into its
+			// own --out.
+			jobs = " (the per-job records are in jobs/ of the folders the shards ran in)"
+		case st.JobsDir != "":
+			jobs = fmt.Sprintf(", jobs/ (%d replays' per-job records)", st.Runs())
+		}
+		fmt.Fprintf(stdout, "%s: %d runs; wrote %s, manifest.json%s into %s\n", experiment, st.Runs(),
+			strings.Join(files, ", "), jobs, out)
+		return nil
 	}
-	sum := tracestudy.Summary{Experiment: experiment, Trace: tracestudy.Info(w, name, opt.From, opt.Until), Study: st,
-		Warmup: warmup, Cooldown: cooldown, Runs: rs}
-	// The replays' records are garbage by now: collecting them before the
-	// figure lets its canvas (12 MB for fig_trace's PNG) reuse their
-	// memory instead of faulting in fresh pages, which cost more CPU than
-	// this collection (docs/traces.md, "trace --policy fifo against a
-	// plain Python FCFS + EASY").
-	runtime.GC()
-	files, err := tracestudy.Write(out, sum, format)
-	if err != nil {
-		return err
-	}
-	stdout := sweepStdout(c)
-	if err := printTableFile(stdout, out, func(w io.Writer) error { return tracestudy.PrintTable(w, sum) }); err != nil {
-		return err
-	}
-	files = append(files, studyTableFile)
-	if tw := w.Skipped.TooWide; tw > 0 {
-		fmt.Fprintf(stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
-	}
-	m := newManifest(c.Command.Name, start)
-	m.Inputs = append(m.Inputs, manifest.NewInput("trace", name, embeddedTrace(path), content))
-	m.Workers = workers
-	if err := m.Write(out, start, files); err != nil {
-		return err
-	}
-	jobs := ""
-	switch {
-	case st.JobsDir != "" && mergedStudyShards(c) != nil:
-		// The shards replayed, so they wrote the records, each into its
-		// own --out.
-		jobs = " (the per-job records are in jobs/ of the folders the shards ran in)"
-	case st.JobsDir != "":
-		jobs = fmt.Sprintf(", jobs/ (%d replays' per-job records)", st.Runs())
-	}
-	fmt.Fprintf(stdout, "%s: %d runs; wrote %s, manifest.json%s into %s\n", experiment, st.Runs(),
-		strings.Join(files, ", "), jobs, out)
-	return nil
+	return runJob(c, &sweep.Study[tracestudy.Result]{Plan: plan, Compute: st.Run, Codec: tracestudy.Codec, Write: report}, dist)
 }
