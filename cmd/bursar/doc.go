@@ -8,7 +8,10 @@
 //	bursar journal repair   cut a damaged journal knowingly, as serve asks
 //
 // The broker itself is package policy; the HTTP service is package service,
-// its wire contract package api and its typed client package client.
+// its wire contract package api and its typed client package client; the
+// lease wrapper and its watchdog are package lease, the Slurm enforcer,
+// the job helpers and reconciliation package slurmgate. This package only
+// reads flags and calls them.
 // `bursar --help` and `bursar <command> --help` explain every flag;
 // docs/service.md explains the API, the security model and the durability
 // guarantee, docs/workflows.md how Parsl, Snakemake and Slurm use `bursar

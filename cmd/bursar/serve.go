@@ -20,6 +20,7 @@ import (
 	"github.com/bursar-hpc/bursar/client"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/service"
+	"github.com/bursar-hpc/bursar/slurmgate"
 )
 
 // adminTokenEnv names the environment variable that may carry the
@@ -201,7 +202,7 @@ func runServe(c *cli.Context) error {
 		if c.IsSet("pool") {
 			return fmt.Errorf("give --pool or --pool-from-slurm, not both")
 		}
-		n, unit, err := slurmPool(part)
+		n, unit, err := slurmgate.Pool(part)
 		if err != nil {
 			return fmt.Errorf("--pool-from-slurm %s: %w", part, err)
 		}

@@ -10,9 +10,6 @@ import (
 	"github.com/bursar-hpc/bursar/internal/slurmtoken"
 )
 
-// slurmCmdTimeout bounds one squeue or scancel call.
-const slurmCmdTimeout = 15 * time.Second
-
 // readSlurmKey reads the key that signs Slurm lease tokens ("" path: none).
 // Surrounding white space is not part of the key, so that a key file
 // written with echo works in both places.

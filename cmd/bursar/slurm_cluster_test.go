@@ -26,6 +26,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/client"
 	"github.com/bursar-hpc/bursar/service"
+	"github.com/bursar-hpc/bursar/slurmgate"
 )
 
 // slurmGate is a one-node Slurm cluster (scripts/slurm-local.sh, 16 CPUs
@@ -537,7 +538,7 @@ func TestSlurmGateStorm(t *testing.T) {
 				if len(f) < 4 {
 					continue
 				}
-				k, ok := parseLeaseKey(f[1])
+				k, ok := slurmgate.ParseLeaseKey(f[1])
 				if !ok {
 					s.unleased++
 					continue

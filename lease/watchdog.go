@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package lease
 
 import (
 	"bufio"
@@ -17,9 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/slurmgate"
 )
 
 // The watchdog. A wrapper killed with SIGKILL cannot clean up: its command
@@ -40,9 +39,9 @@ import (
 // the forking thread exits, not the process (Go moves goroutines between
 // threads); and it exists on Linux only.
 
-// watchdogNote is one line on the pipe. Zero fields say nothing; -1
-// clears.
-type watchdogNote struct {
+// Note is one line on the pipe from the wrapper to its watchdog. Zero
+// fields say nothing; -1 clears.
+type Note struct {
 	// The first note: where to release, and how.
 	Server    string        `json:"server,omitempty"`
 	Campaign  string        `json:"campaign,omitempty"`
@@ -73,8 +72,13 @@ type watchdog struct {
 	exited chan struct{}
 }
 
-// startWatchdog starts `bursar lease-watchdog` and sends it the first note.
-func startWatchdog(c *cli.Context, token string) (*watchdog, error) {
+// startWatchdog starts this program again as the watchdog (with
+// o.Watchdog, its arguments) and sends it the first note; without
+// o.Watchdog there is none (nil, no error).
+func startWatchdog(o Options) (*watchdog, error) {
+	if len(o.Watchdog) == 0 {
+		return nil, nil
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -83,9 +87,9 @@ func startWatchdog(c *cli.Context, token string) (*watchdog, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "lease-watchdog")
+	cmd := exec.Command(self, o.Watchdog...)
 	cmd.Stdin, cmd.Stderr = pr, os.Stderr
-	cmd.Env = childEnv(os.Environ())
+	cmd.Env = ChildEnv(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
@@ -98,14 +102,13 @@ func startWatchdog(c *cli.Context, token string) (*watchdog, error) {
 		_ = cmd.Wait()
 		close(d.exited)
 	}()
-	d.tell(watchdogNote{Server: c.String("server"), Campaign: c.String("campaign"), Token: token,
-		KillAfter: c.Duration("kill-after"), Quiet: c.Bool("quiet")})
+	d.tell(Note{Server: o.Server, Campaign: o.Campaign, Token: o.Token, KillAfter: o.KillAfter, Quiet: o.Quiet})
 	return d, nil
 }
 
 // tell sends one note. A watchdog that died cannot be told anything; the
 // wrapper goes on without it.
-func (d *watchdog) tell(n watchdogNote) {
+func (d *watchdog) tell(n Note) {
 	if d == nil {
 		return
 	}
@@ -123,7 +126,7 @@ func (d *watchdog) goodbye() {
 	if d == nil {
 		return
 	}
-	d.tell(watchdogNote{Goodbye: true})
+	d.tell(Note{Goodbye: true})
 	d.mu.Lock()
 	d.w.Close()
 	d.w = nil
@@ -134,21 +137,13 @@ func (d *watchdog) goodbye() {
 	}
 }
 
-func leaseWatchdogCommand() *cli.Command {
-	return &cli.Command{
-		Name:   "lease-watchdog",
-		Usage:  "(internal) started by `bursar lease`: cleans up when the wrapper dies",
-		Hidden: true,
-		Action: func(c *cli.Context) error { return runWatchdog(os.Stdin, c.App.ErrWriter) },
-	}
-}
-
 // watchdogState is what the watchdog knows there is to clean up.
 type watchdogState struct {
-	watchdogNote
+	Note
 	backstop *time.Timer
 	fire     chan struct{}
 	out      io.Writer
+	cluster  slurmgate.Cluster
 }
 
 func (s *watchdogState) say(format string, args ...any) {
@@ -157,7 +152,7 @@ func (s *watchdogState) say(format string, args ...any) {
 	}
 }
 
-func (s *watchdogState) apply(n watchdogNote) {
+func (s *watchdogState) apply(n Note) {
 	if n.Server != "" {
 		s.Server, s.Campaign, s.Token, s.KillAfter, s.Quiet = n.Server, n.Campaign, n.Token, n.KillAfter, n.Quiet
 	}
@@ -185,24 +180,26 @@ func (s *watchdogState) apply(n watchdogNote) {
 	}
 }
 
-// runWatchdog reads notes until the goodbye (exit quietly) or the end of
-// the pipe (the wrapper died: clean up).
-func runWatchdog(in io.Reader, out io.Writer) error {
+// RunWatchdog is the watchdog's process (`bursar lease-watchdog`): it
+// reads notes from in until the goodbye (exit quietly) or the end of the
+// pipe (the wrapper died: clean up), and says what it does on out. A
+// lease's Slurm jobs are ended through c.
+func RunWatchdog(in io.Reader, out io.Writer, c slurmgate.Cluster) error {
 	// The terminal's signals are the wrapper's business.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP)
-	notes := make(chan watchdogNote)
+	notes := make(chan Note)
 	eof := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(in)
 		for sc.Scan() {
-			var n watchdogNote
+			var n Note
 			if json.Unmarshal(sc.Bytes(), &n) == nil {
 				notes <- n
 			}
 		}
 		eof <- sc.Err()
 	}()
-	s := &watchdogState{fire: make(chan struct{}, 1), out: out}
+	s := &watchdogState{fire: make(chan struct{}, 1), out: out, cluster: c}
 	for {
 		select {
 		case n := <-notes:
@@ -216,8 +213,8 @@ func runWatchdog(in io.Reader, out io.Writer) error {
 				_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
 			}
 			if s.SlurmToken != "" {
-				what, err := endSlurmLease(s.SlurmToken, false)
-				s.say("the lease's deadline passed %v ago: cancelled %s (%v)", watchdogSlack, what, errOrOK(err))
+				what, err := slurmgate.EndLease(s.cluster, s.SlurmToken, false)
+				s.say("the lease's deadline passed %v ago: cancelled %s (%v)", watchdogSlack, what, slurmgate.OKOr(err))
 			}
 		case <-eof:
 			s.cleanUp()
@@ -231,16 +228,16 @@ func (s *watchdogState) cleanUp() {
 	if s.SlurmToken != "" {
 		// The jobs get their notice through Slurm (a TERM to srun would
 		// kill the step at once), then are cancelled.
-		what, err := endSlurmLease(s.SlurmToken, true)
-		s.say("the wrapper died: SIGTERM through Slurm to %s (%v), cancelled %v later", what, errOrOK(err), s.KillAfter)
+		what, err := slurmgate.EndLease(s.cluster, s.SlurmToken, true)
+		s.say("the wrapper died: SIGTERM through Slurm to %s (%v), cancelled %v later", what, slurmgate.OKOr(err), s.KillAfter)
 		end := time.Now().Add(s.KillAfter)
 		for time.Now().Before(end) {
 			time.Sleep(200 * time.Millisecond)
-			if ids, err := slurmJobsOf(s.SlurmToken); err != nil || len(ids) == 0 {
+			if ids, err := slurmgate.JobsOf(s.cluster, s.SlurmToken); err != nil || len(ids) == 0 {
 				break
 			}
 		}
-		if what, err := endSlurmLease(s.SlurmToken, false); err != nil {
+		if what, err := slurmgate.EndLease(s.cluster, s.SlurmToken, false); err != nil {
 			s.say("cancelling %s: %v", what, err)
 		}
 	}

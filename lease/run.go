@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package lease
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/slurmgate"
 )
 
 // procEvent is one change of the command's state: stopped, or ended.
@@ -76,7 +77,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	l := g.lease
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(childEnv(os.Environ()),
+	cmd.Env = append(ChildEnv(os.Environ()),
 		"BURSAR_LEASE_ID="+strconv.Itoa(l.ID), "BURSAR_GPUS="+strconv.Itoa(l.GPUs),
 		"BURSAR_LEASE_EXPIRES="+strconv.Itoa(l.Expires), "BURSAR_LEASE_CLASS="+l.Class,
 		"BURSAR_CAMPAIGN="+r.campaign, "BURSAR_SERVER="+r.cl.BaseURL())
@@ -101,8 +102,8 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	go waitProc(pgid, events)
 	group := func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
 
-	notice := r.c.Int("expiry-notice")
-	killAfter := r.c.Duration("kill-after")
+	notice := r.opts.ExpiryNotice
+	killAfter := r.opts.KillAfter
 	var termAt, killAt time.Time // zero: none scheduled
 	killWhy := ""
 	if !g.deadline.IsZero() {
@@ -111,7 +112,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			termAt = g.deadline.Add(-brokerToWall(notice, g.speed))
 		}
 	}
-	r.dog.tell(watchdogNote{Pgid: pgid, KillAt: unixNano(killAt)})
+	r.dog.tell(Note{Pgid: pgid, KillAt: unixNano(killAt)})
 	if !killAt.IsZero() {
 		// Said once the watchdog holds the group and the deadline: from
 		// here on the command ends by then whatever becomes of this wrapper.
@@ -122,7 +123,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	moveKill := func(at time.Time, why string) {
 		if killAt.IsZero() || at.Before(killAt) {
 			killAt, killWhy = at, why
-			r.dog.tell(watchdogNote{KillAt: unixNano(killAt)})
+			r.dog.tell(Note{KillAt: unixNano(killAt)})
 		}
 	}
 	var termSent, killSent, unreachable, recancelled bool
@@ -138,7 +139,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	var hand *slurmHand
 	var cmdGone atomic.Bool // the command was reaped: its group id may be reused
 	if slurm {
-		hand = newSlurmHand(r.slurmToken, r.say)
+		hand = newSlurmHand(r.opts.Cluster, r.slurmToken, r.say)
 		defer hand.close()
 	}
 	term := func(why string) {
@@ -186,7 +187,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reads := make(chan leaseRead, 1)
-	go r.pollLease(ctx, r.c.Duration("poll"), reads)
+	go r.pollLease(ctx, r.opts.Poll, reads)
 
 	tm := time.NewTimer(time.Hour)
 	defer tm.Stop()
@@ -213,11 +214,11 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		}
 		select {
 		case <-track:
-			ids, err := slurmJobsOf(r.slurmToken)
+			ids, err := slurmgate.JobsOf(r.opts.Cluster, r.slurmToken)
 			switch {
 			case err == nil && len(ids) == 0:
 				return procCode, nil
-			case err == nil && killSent && !recancelled && time.Since(killAt) > slurmRecancel:
+			case err == nil && killSent && !recancelled && time.Since(killAt) > slurmgate.Recancel:
 				// Still listed after their steps were killed: a job whose
 				// srun was killed before it reported its tasks' end stays
 				// "running" with nothing in it, until it is cancelled
@@ -226,12 +227,12 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 				recancelled = true
 				hand.send(slurmAct{why: "the lease's jobs are still listed after the kill", cancel: ids})
 			case killSent && time.Since(killAt) > slurmGiveUp:
-				return procCode, fmt.Errorf("the Slurm jobs %v of lease %d are still listed %v after they were cancelled (%v)", ids, l.ID, slurmGiveUp, errOrOK(err))
+				return procCode, fmt.Errorf("the Slurm jobs %v of lease %d are still listed %v after they were cancelled (%v)", ids, l.ID, slurmGiveUp, slurmgate.OKOr(err))
 			}
 		case ev := <-events:
 			switch {
 			case ev.err != nil:
-				return exitLeaseError, fmt.Errorf("waiting for the command: %w", ev.err)
+				return ExitError, fmt.Errorf("waiting for the command: %w", ev.err)
 			case ev.ws.Stopped():
 				if tty >= 0 {
 					r.suspend(tty, pgid)
@@ -239,7 +240,7 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 				continue
 			}
 			cmdGone.Store(true)
-			r.dog.tell(watchdogNote{Pgid: -1})
+			r.dog.tell(Note{Pgid: -1})
 			if tty >= 0 {
 				takeTerminal(tty, pgid)
 			}
@@ -297,7 +298,7 @@ func (r *leaseRun) watch(g *grant, rd leaseRead, term, kill func(string), moveKi
 			cur = &ls.Leases[i]
 		}
 	}
-	notice := r.c.Int("expiry-notice")
+	notice := r.opts.ExpiryNotice
 	switch {
 	case cur == nil:
 		term(fmt.Sprintf("lease %d is gone at t=%d", l.ID, ls.T))
@@ -333,10 +334,3 @@ const (
 	slurmTrackEvery = 500 * time.Millisecond
 	slurmGiveUp     = 60 * time.Second
 )
-
-func errOrOK(err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "ok"
-}

@@ -1,4 +1,4 @@
-package main
+package slurmgate
 
 import (
 	"context"
@@ -14,21 +14,22 @@ import (
 // when no node of the partition has a GPU (the one-node cluster of CI,
 // where CPUs stand in for GPUs).
 
-// slurmPool asks sinfo for the partition's nodes and counts the pool.
-func slurmPool(partition string) (n int, unit string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), slurmCmdTimeout)
+// Pool asks sinfo for the partition's nodes and counts the pool: n GPUs,
+// or CPUs when no node has one (unit says which).
+func Pool(partition string) (n int, unit string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), CmdTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "sinfo", "-h", "-N", "-p", partition, "-o", "%N|%c|%G").Output()
 	if err != nil {
 		return 0, "", fmt.Errorf("sinfo: %w", err)
 	}
-	return parseSinfoPool(string(out))
+	return ParseSinfoPool(string(out))
 }
 
-// parseSinfoPool counts the pool in sinfo's node lines (NODE|CPUS|GRES),
+// ParseSinfoPool counts the pool in sinfo's node lines (NODE|CPUS|GRES),
 // each node once: the GPUs of its GRES when any node has some, else the
 // CPUs.
-func parseSinfoPool(out string) (n int, unit string, err error) {
+func ParseSinfoPool(out string) (n int, unit string, err error) {
 	seen := map[string]bool{}
 	cpus, gpus := 0, 0
 	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {

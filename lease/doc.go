@@ -1,0 +1,23 @@
+// Package lease is the wrapper `bursar lease -- CMD` (docs/workflows.md,
+// docs/service.md, docs/slurm.md): it negotiates a lease for a campaign
+// (Run: request, long-poll for the grant, release a grant below MinGPUs
+// and wait for the supply, withdraw on a signal or at Wait), turns the
+// lease into a local wall-clock deadline, runs the command in its own
+// process group with the lease in its environment and without the
+// tokens, forwards signals and hands over the terminal, gives the command
+// SIGTERM at the notice and SIGKILL at the deadline (or at a preemption
+// notice's end, or KillAfter after the lease vanished) whether or not the
+// service answers, and releases the lease. With Slurm the command is a
+// Slurm client whose jobs carry the lease's token and are signalled
+// through package slurmgate.
+//
+// The watchdog (RunWatchdog, `bursar lease-watchdog`) is the same program
+// started again in a process group of its own, holding a pipe to the
+// wrapper: when the wrapper dies without its goodbye it ends the command
+// and gives the lease back. Its notes are Note; its state machine is
+// watchdogState.
+//
+// The service is reached through Client (*client.Client answers), Slurm
+// through slurmgate.Cluster, so that tests drive the wrapper without
+// either. The flags that fill Options are cmd/bursar's.
+package lease

@@ -1,0 +1,114 @@
+package slurmgate
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cluster is the few Slurm commands the gate makes: read the queue and
+// its steps, read the running jobs' records, and scancel (which also
+// sends signals). Exec makes them by running squeue and scancel; a test
+// gives a fake, so that the enforcer's and the kill's rules run without
+// Slurm.
+type Cluster interface {
+	// Queue lists the jobs pending, running or completing
+	// (squeue -h -o %i|%k|%T|%C).
+	Queue(ctx context.Context) ([]QueuedJob, error)
+	// Steps lists the running steps, JOB.STEP each, as squeue prints
+	// them (squeue -h -s -o %i), one a line.
+	Steps(ctx context.Context) ([]string, error)
+	// Running lists the jobs running or completing with the fields
+	// reconciliation reads.
+	Running(ctx context.Context) ([]Job, error)
+	// Scancel runs scancel with args: cancellations and signals alike.
+	Scancel(ctx context.Context, args ...string) error
+}
+
+// QueuedJob is one line of the queue: the job's id, its comment (a lease
+// token, for a job `bursar lease --slurm` submitted), its state and its
+// CPUs as squeue prints them.
+type QueuedJob struct {
+	ID, Comment, State, CPUs string
+}
+
+// CmdTimeout bounds one squeue or scancel call.
+const CmdTimeout = 15 * time.Second
+
+// killTimeout bounds a SIGKILL's scancel: scancel answers a job that is
+// "in a transitional state" (starting, or ending already) by sleeping 5 s
+// and retrying, which would hold back the cancellation that follows; the
+// kill of a job that is ending anyway is not needed, and the enforcer's
+// next look at the queue kills what is still there.
+const killTimeout = 2 * time.Second
+
+// Exec is the Cluster of the machine's Slurm commands (squeue, scancel on
+// $PATH). Its errors are the commands' own; the callers say which call
+// failed.
+type Exec struct{}
+
+// Queue runs squeue -h -o %i|%k|%T|%C; a line without its four fields (a
+// comment with a | in it, never a lease token) is left out.
+func (Exec) Queue(ctx context.Context) ([]QueuedJob, error) {
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-o", "%i|%k|%T|%C").Output()
+	if err != nil {
+		return nil, err
+	}
+	var jobs []QueuedJob
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 4 {
+			continue
+		}
+		jobs = append(jobs, QueuedJob{ID: f[0], Comment: f[1], State: f[2], CPUs: f[3]})
+	}
+	return jobs, nil
+}
+
+// Steps runs squeue -h -s -o %i.
+func (Exec) Steps(ctx context.Context) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-s", "-o", "%i").Output()
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(string(out), "\n"), nil
+}
+
+// Running reads squeue's running and completing jobs.
+func (Exec) Running(ctx context.Context) ([]Job, error) {
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-t", "RUNNING,COMPLETING",
+		"-O", "JobID:|,Partition:|,State:|,WCKey:|,Account:|,NumCPUs:|,StartTime:").Output()
+	if err != nil {
+		return nil, err
+	}
+	var jobs []Job
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) < 7 {
+			continue
+		}
+		j := Job{ID: f[0], Partition: f[1], State: f[2], WCKey: f[3], Account: f[4]}
+		j.CPUs, _ = strconv.Atoi(f[5])
+		j.Start, _ = time.ParseInLocation(slurmTimeLayout, f[6], time.Local)
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
+
+// Scancel runs scancel with args; its error carries what scancel said.
+func (Exec) Scancel(ctx context.Context, args ...string) error {
+	if out, err := exec.CommandContext(ctx, "scancel", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("scancel %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// scancel runs scancel with args on c, for at most d.
+func scancel(c Cluster, d time.Duration, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Scancel(ctx, args...)
+}
