@@ -248,6 +248,16 @@ func (r *Rule) recalc(k *baseline.Core) {
 	}
 }
 
+// PeriodUsage is every campaign's decayed usage as Priority reads it — as
+// of the end of the tick before the current calculation period, charged
+// and decayed as above — and that period's first tick. policy/slurm ranks
+// its Fair Tree by it, so that both policies keep the same books. The
+// slice is the rule's own: read it before the next tick.
+func (r *Rule) PeriodUsage(k *baseline.Core) (usage []float64, period int) {
+	r.recalc(k)
+	return r.usage, r.calcAt
+}
+
 // accrue charges the holdings through tick t, applying every period
 // boundary on the way: at the end of tick b with b a multiple of P,
 // U ← U·2^(−P/h) + the GPU-seconds held in ticks b−P+1…b (an exact

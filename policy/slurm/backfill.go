@@ -1,0 +1,205 @@
+package slurm
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy/baseline"
+)
+
+// freeMap is the backfill's map of the pool over time (Slurm's node_space
+// map, backfill.c, with GPUs for nodes): a step function kept as sorted
+// breakpoints, free[j] GPUs free over [at[j], at[j+1]), the last step for
+// ever. at[0] is the pass's now. Its size is the running leases plus two
+// per reservation, whatever the times, so a pass costs the jobs it tests
+// times the steps, not the seconds it looks ahead.
+type freeMap struct {
+	at   []int
+	free []int
+}
+
+// reset starts the map at now with free GPUs.
+func (m *freeMap) reset(now, free int) {
+	m.at = append(m.at[:0], now)
+	m.free = append(m.free[:0], free)
+}
+
+// grow adds n GPUs from t on (t ≥ every breakpoint): a lease ending.
+func (m *freeMap) grow(t, n int) {
+	last := len(m.at) - 1
+	if m.at[last] == t {
+		m.free[last] += n
+		return
+	}
+	m.at = append(m.at, t)
+	m.free = append(m.free, m.free[last]+n)
+}
+
+// split makes t (≥ at[0]) a breakpoint and returns its index.
+func (m *freeMap) split(t int) int {
+	j, found := slices.BinarySearch(m.at, t)
+	if found {
+		return j
+	}
+	m.at = slices.Insert(m.at, j, t)
+	m.free = slices.Insert(m.free, j, m.free[j-1])
+	return j
+}
+
+// take removes n GPUs over [from, to), from clamped to the map's start.
+func (m *freeMap) take(from, to, n int) {
+	from = max(from, m.at[0])
+	if to <= from {
+		return
+	}
+	a, b := m.split(from), m.split(to)
+	for j := a; j < b; j++ {
+		m.free[j] -= n
+	}
+}
+
+// earliest is the first time s ≥ at[0] at which n GPUs are free over
+// [s, s+d), or −1 if none is: the job's expected start on the map, as
+// Slurm's will-run test finds it on the running jobs' ends and the
+// reservations. The candidates are the breakpoints, where the free GPUs
+// change.
+func (m *freeMap) earliest(n, d int) int {
+	s := -1
+	for j := range m.at {
+		if m.free[j] < n {
+			s = -1
+			continue
+		}
+		if s < 0 {
+			s = m.at[j]
+		}
+		if j+1 == len(m.at) || m.at[j+1] >= s+d {
+			return s
+		}
+	}
+	return -1
+}
+
+// backfill is one pass's scratch: the map, the running leases' ends, the
+// jobs tested and the fewest GPUs any job from each on could start with.
+type backfill struct {
+	m     freeMap
+	ends  []leaseEnd
+	jobs  []int
+	least []int
+	// reserved records the last pass's reservations, and passAt its tick,
+	// when record is set (tests read them).
+	reserved []Reservation
+	record   bool
+	passAt   int
+}
+
+// leaseEnd is when GPUs come back, as the map believes it.
+type leaseEnd struct{ at, gpus int }
+
+// Reservation is one job's place in the future that a backfill pass
+// protected: GPUs over [Start, End), for request ID.
+type Reservation struct {
+	ID, GPUs, Start, End int
+}
+
+// pass is Slurm's backfill (backfill.c, _attempt_backfill) over the queue
+// ids in priority order, on the GPUs free now:
+//
+//   - the map starts from the running leases, each holding its GPUs until
+//     its estimated end (its time limit: a trace job's estimate, an agent
+//     lease's expiry, earlier under notice) and the GPUs a preemption
+//     reserved for a request, held until that request would end if it
+//     started now;
+//   - the first bf_max_job_test jobs of the queue are tested in order;
+//     each gets its earliest start on the map for its estimate; a job that
+//     can start now starts (whole) and holds its GPUs until its estimated
+//     end; a job that cannot is reserved if that start lies within
+//     bf_window of now (backfill.c: "Starts too far in the future to worry
+//     about" otherwise), its reservation from its start to its start plus
+//     estimate, both rounded down to a multiple of bf_resolution and at
+//     least one bf_resolution long (backfill.c, before _add_reservation and
+//     in it). Later jobs are placed on the map with those reservations
+//     taken out, so none can delay them (to the rounding);
+//   - once fewer GPUs are free now than any job left could start with,
+//     nothing more can start and the pass ends (reservations live for one
+//     pass only, so the ones it would still make change nothing).
+func (b *backfill) pass(k *baseline.Core, kn Knobs, ids []int) {
+	b.reserved = b.reserved[:0]
+	now, free := k.Now(), k.FreeGeneral()
+	b.passAt = now
+	if free <= 0 {
+		return
+	}
+	b.jobs = b.jobs[:0]
+	for _, id := range ids {
+		if len(b.jobs) == kn.BfMaxJobTest {
+			break
+		}
+		if i := k.Index(id); i >= 0 {
+			b.jobs = append(b.jobs, id)
+		}
+	}
+	b.least = baseline.Ints(b.least, len(b.jobs))
+	least := int(^uint(0) >> 1)
+	for x := len(b.jobs) - 1; x >= 0; x-- {
+		q := k.Pend(k.Index(b.jobs[x]))
+		if q.Rigid {
+			least = min(least, q.GPUs)
+		} else {
+			least = 1
+		}
+		b.least[x] = least
+	}
+	if len(b.jobs) == 0 || b.least[0] > free {
+		return
+	}
+	b.build(k, now, free)
+	res, window := kn.BfResolution, kn.BfWindow
+	for x, id := range b.jobs {
+		if b.m.free[0] < b.least[x] {
+			break
+		}
+		i := k.Index(id)
+		want := k.Want(i)
+		if want == 0 {
+			continue
+		}
+		d := max(1, k.Pend(i).Duration)
+		s := b.m.earliest(want, d)
+		switch {
+		case s == now && want <= k.FreeGeneral():
+			k.Grant(i, want)
+			b.m.take(now, now+d, want)
+		case s > now && s <= now+window:
+			start := s / res * res
+			end := max((s+d)/res*res, start+res)
+			b.m.take(start, end, want)
+			if b.record {
+				b.reserved = append(b.reserved, Reservation{ID: id, GPUs: want, Start: s, End: s + d})
+			}
+		}
+	}
+}
+
+// build lays the map out from the running leases' estimated ends and the
+// GPUs reserved for preempting requests.
+func (b *backfill) build(k *baseline.Core, now, free int) {
+	b.ends = b.ends[:0]
+	leases := k.Leases()
+	for j := range leases {
+		l := &leases[j]
+		b.ends = append(b.ends, leaseEnd{at: max(l.Estimated(), now+1), gpus: l.GPUs})
+	}
+	pend := k.Pending()
+	for j := range pend {
+		if q := &pend[j]; q.Reserved > 0 {
+			b.ends = append(b.ends, leaseEnd{at: now + max(1, q.Duration), gpus: q.Reserved})
+		}
+	}
+	slices.SortFunc(b.ends, func(x, y leaseEnd) int { return cmp.Compare(x.at, y.at) })
+	b.m.reset(now, free)
+	for _, e := range b.ends {
+		b.m.grow(e.at, e.gpus)
+	}
+}

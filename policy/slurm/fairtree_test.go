@@ -1,0 +1,69 @@
+package slurm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
+)
+
+// treeCore is a Core holding three accounts, A (0.5 of the pool: users a1
+// and a2, 0.25 each), B (0.3: b1) and C (0.2: c1 and c2, 0.1 each).
+func treeCore(t *testing.T) *baseline.Core {
+	t.Helper()
+	k, err := baseline.New(bt.Config(10, 0), NewRule(DefaultKnobs()))
+	require.NoError(t, err)
+	require.NoError(t, k.SetEntitlements(&baseline.Entitlements{Groups: []baseline.GroupShare{
+		{Name: "A", Share: 0.5, Members: []baseline.MemberShare{{Name: "a1", Share: 0.25}, {Name: "a2", Share: 0.25}}},
+		{Name: "B", Share: 0.3, Members: []baseline.MemberShare{{Name: "b1", Share: 0.3}}},
+		{Name: "C", Share: 0.2, Members: []baseline.MemberShare{{Name: "c1", Share: 0.1}, {Name: "c2", Share: 0.1}}},
+	}}))
+	for _, n := range []string{"a1", "a2", "b1", "c1", "c2"} {
+		_, err := k.Register(bt.Env(n, 1, policy.AgentBurst))
+		require.NoError(t, err)
+	}
+	return k
+}
+
+// Fair Tree's rank order, worked by hand. Usage (a1, a2, b1, c1, c2) =
+// (30, 10, 40, 0, 20), 100 in all.
+//
+// Accounts, LF = S / U with S the shares ÷ the siblings' and U the usage
+// ÷ the root's: A 0.5 / 0.4 = 1.25; B 0.3 / 0.4 = 0.75; C 0.2 / 0.2 = 1.
+// Order A, C, B. Users, U within their account: a1 0.5 / 0.75 = 0.667,
+// a2 0.5 / 0.25 = 2: a2 then a1; c1 0.5 / 0 = +Inf, c2 0.5 / 1 = 0.5: c1
+// then c2; b1 1 / 1. Depth first, ranks counting down from 5 users: a2 5,
+// a1 4, c1 3, c2 2, b1 1; factor = rank / 5.
+//
+// c1 has used nothing yet ranks below a1, who used 30: its account C has
+// used its share, A less than its share. Classic fair share ranks c1 first
+// (F = 2^(−U/S) = 1) and then a2 (2^(−0.1/0.25) = 0.758), a1 (2^(−1.2) =
+// 0.435), b1 (2^(−4/3) = 0.397), c2 (2^(−2) = 0.25).
+func TestFairTreeRanksByAccountFirst(t *testing.T) {
+	k := treeCore(t)
+	usage := []float64{30, 10, 40, 0, 20}
+	got := make([]float64, 5)
+	var tree fairTree
+	tree.factors(k, usage, got)
+	require.InDeltaSlice(t, []float64{0.8, 1.0, 0.2, 0.6, 0.4}, got, 1e-12)
+
+	classicFactors(k, usage, got)
+	require.InDeltaSlice(t, []float64{0.43527528164806206, 0.757858283255199, 0.39685026299204984, 1, 0.25}, got, 1e-12)
+}
+
+// Ties, worked by hand: with a1 and a2 at 0 usage (b1 40, c1 0, c2 20),
+// A has used nothing (LF +Inf) and comes first; a1 and a2 both have
+// LF +Inf, so a2 keeps a1's rank 5 (Slurm's "sibling users with the same
+// level_fs receive the same rank") while the count goes on: C's LF
+// 0.2 / (20/60) = 0.6 is above B's 0.3 / (40/60) = 0.45, c1 (+Inf) takes
+// rank 3, c2 2, b1 1.
+func TestFairTreeTiedUsersShareARank(t *testing.T) {
+	k := treeCore(t)
+	got := make([]float64, 5)
+	var tree fairTree
+	tree.factors(k, []float64{0, 0, 40, 0, 20}, got)
+	require.InDeltaSlice(t, []float64{1.0, 1.0, 0.2, 0.6, 0.4}, got, 1e-12)
+}

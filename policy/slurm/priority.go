@@ -1,0 +1,95 @@
+package slurm
+
+import (
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/priority"
+)
+
+// priorities is multifactor priority (priority/multifactor,
+// priority_multifactor.c, _get_priority_internal and
+// priority_p_set_assoc_usage's factors; https://slurm.schedmd.com/priority_multifactor.html):
+//
+//	priority = W_age·age + W_fs·fs + W_js·size + W_part·partition + W_qos·qos
+//
+// every factor in [0, 1], computed once per PriorityCalcPeriod (at the
+// period's first tick, as fairshare's):
+//
+//   - age: the time since submit ÷ PriorityMaxAge, at most 1;
+//   - fs: Fair Tree's rank factor (fairtree.go), or classic
+//     2^(−U/S) under NO_FAIR_TREE, from usage decayed with
+//     PriorityDecayHalfLife (fairshare's books, the history preloaded);
+//   - size: GPUs ÷ the pool. Slurm's default (PriorityFavorSmall=NO)
+//     averages nodes ÷ nodes and CPUs ÷ CPUs; with one GPU standing for
+//     one node the two are equal (**choice**);
+//   - partition: the partition's PriorityJobFactor ÷ the largest; one
+//     partition here, so 1;
+//   - qos: the QOS priority ÷ the largest. A site's queues stand for its
+//     QOS, ranked as policy/priority ranks them (interactive 5 … standby
+//     0; a request in no queue by its class), so qos = (5 − tier) ÷ 5
+//     (**choice**: Slurm's own QOS normal has priority 0).
+type priorities struct {
+	stale   bool
+	at      int // the period computed for (-1: none)
+	epoch   uint64
+	done    bool
+	fs      []float64
+	tree    fairTree
+	pool    float64
+	tierMax float64
+}
+
+// update recomputes the fair-share factors at a new period, a
+// registration, or new shares.
+func (p *priorities) update(k *baseline.Core, r *Rule) {
+	at := r.period(k.Now())
+	if p.done && !p.stale && p.at == at && p.epoch == k.SharesEpoch() {
+		return
+	}
+	p.done, p.stale, p.at, p.epoch = true, false, at, k.SharesEpoch()
+	p.pool = float64(k.Config().Pool)
+	p.tierMax = float64(priority.Tiers - 1)
+	n := k.NumCampaigns()
+	p.fs = floats(p.fs, n)
+	if r.usage == nil {
+		return
+	}
+	usage, _ := r.usage.PeriodUsage(k)
+	if r.knobs.NoFairTree {
+		classicFactors(k, usage, p.fs)
+		return
+	}
+	p.tree.factors(k, usage, p.fs)
+}
+
+// of is request q's priority as of the period's start.
+func (p *priorities) of(k *baseline.Core, r *Rule, q *baseline.Request) float64 {
+	w := &r.knobs
+	v := w.WPartition
+	if w.WAge > 0 {
+		v += w.WAge * min(max(float64(p.at-q.Submitted), 0)/w.MaxAge, 1)
+	}
+	if w.WFairshare > 0 {
+		v += w.WFairshare * p.fs[q.Campaign]
+	}
+	if w.WJobSize > 0 {
+		v += w.WJobSize * min(float64(q.GPUs)/p.pool, 1)
+	}
+	if w.WQOS > 0 {
+		t := priority.TierOfClass(q.Asked)
+		if q.Queue != 0 {
+			t = priority.TierOfQueue(k.QueueName(q.Queue))
+		}
+		v += w.WQOS * (p.tierMax - float64(t)) / p.tierMax
+	}
+	return v
+}
+
+// floats returns buf resized to n and cleared, reusing its storage.
+func floats(buf []float64, n int) []float64 {
+	if cap(buf) < n {
+		buf = make([]float64, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}

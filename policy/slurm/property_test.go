@@ -1,0 +1,265 @@
+package slurm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
+)
+
+// pjob is one rigid job of a random log: its campaign, submit tick (≥ 1),
+// GPUs, estimate and run (≤ estimate).
+type pjob struct{ camp, submit, gpus, est, run int }
+
+// drawLog draws a small log on pool GPUs over camps campaigns, by submit.
+func drawLog(t *rapid.T, pool, camps int) []pjob {
+	n := rapid.IntRange(1, 25).Draw(t, "jobs")
+	jobs := make([]pjob, n)
+	for i := range jobs {
+		est := rapid.IntRange(1, 3000).Draw(t, "est")
+		jobs[i] = pjob{
+			camp:   rapid.IntRange(0, camps-1).Draw(t, "camp"),
+			submit: rapid.IntRange(1, 2000).Draw(t, "submit"),
+			gpus:   rapid.IntRange(1, pool).Draw(t, "gpus"),
+			est:    est,
+			run:    rapid.IntRange(1, est).Draw(t, "run"),
+		}
+	}
+	slices.SortStableFunc(jobs, func(a, b pjob) int { return a.submit - b.submit })
+	return jobs
+}
+
+// drawKnobs draws knobs small enough that every rule shows in a short log.
+func drawKnobs(t *rapid.T) Knobs {
+	k := DefaultKnobs()
+	k.SchedInterval = rapid.IntRange(1, 90).Draw(t, "sched_interval")
+	k.DefaultQueueDepth = rapid.IntRange(1, 30).Draw(t, "default_queue_depth")
+	k.BfInterval = rapid.IntRange(1, 60).Draw(t, "bf_interval")
+	k.BfResolution = rapid.SampledFrom([]int{1, 7, 60}).Draw(t, "bf_resolution")
+	k.BfWindow = rapid.IntRange(1, 6000).Draw(t, "bf_window")
+	k.BfMaxJobTest = rapid.IntRange(1, 30).Draw(t, "bf_max_job_test")
+	w := []float64{0, 1000}
+	k.WAge = rapid.SampledFrom(w).Draw(t, "w_age")
+	k.WFairshare = rapid.SampledFrom(w).Draw(t, "w_fairshare")
+	k.WJobSize = rapid.SampledFrom(w).Draw(t, "w_job_size")
+	k.WQOS = rapid.SampledFrom(w).Draw(t, "w_qos")
+	k.MaxAge = float64(rapid.IntRange(1, 5000).Draw(t, "max_age"))
+	k.HalfLife = float64(rapid.IntRange(1, 5000).Draw(t, "half_life"))
+	k.CalcPeriod = rapid.IntRange(1, 400).Draw(t, "calc_period")
+	k.NoFairTree = rapid.Bool().Draw(t, "no_fair_tree")
+	return k
+}
+
+// newCore is a Core under rule r with camps campaigns of random shares.
+func newCore(t *rapid.T, pool, camps int, r *Rule, shares []float64) *baseline.Core {
+	k, err := baseline.New(bt.Config(pool, 0), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range camps {
+		if _, err := k.Register(bt.Env(fmt.Sprintf("c%d", c), shares[c], policy.AgentBurst)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return k
+}
+
+// replay files the jobs at their submit ticks and ticks the Core until
+// every job has ended, skipping the quiet ticks as a trace replay does
+// (unless the Core ticks tick by tick), calling after once after each
+// tick (every: tick every second, skipping nothing). It returns each job's
+// grant tick.
+func replay(t *rapid.T, k *baseline.Core, jobs []pjob, every bool, after func()) []int {
+	start := make([]int, len(jobs))
+	ids := make([]int, len(jobs))
+	next := 0
+	file := func() {
+		for next < len(jobs) && jobs[next].submit <= k.Now()+1 {
+			j := jobs[next]
+			id, err := k.RequestRigid(policy.CampaignID(j.camp), j.gpus, j.est, j.run, policy.AgentBurst, j.submit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[next] = id
+			next++
+		}
+	}
+	for guard := 0; ; guard++ {
+		if guard > 200000 {
+			t.Fatalf("no end after %d ticks", guard)
+		}
+		file()
+		if next == len(jobs) && len(k.Pending()) == 0 && len(k.Leases()) == 0 {
+			break
+		}
+		if !every {
+			to := k.NextChange() - 1
+			if next < len(jobs) {
+				to = min(to, jobs[next].submit-1)
+			}
+			k.SkipTo(to)
+			file()
+		}
+		k.Tick()
+		if after != nil {
+			after()
+		}
+		for _, l := range k.Leases() {
+			if l.Granted == k.Now() {
+				x := slices.Index(ids, l.ID)
+				start[x] = l.Granted
+			}
+		}
+	}
+	return start
+}
+
+func drawShares(t *rapid.T, camps int) []float64 {
+	s := make([]float64, camps)
+	for c := range s {
+		s[c] = float64(rapid.IntRange(1, 4).Draw(t, "share"))
+	}
+	return s
+}
+
+// The pool is never over-committed, and no backfill start delays a
+// reservation: after every pass (bf_resolution 1, so that reservations are
+// exact), the running leases until their estimated ends, the jobs the pass
+// started among them, and every reservation the pass made never hold more
+// than the pool at any time. A job the pass started later in priority
+// order than a reserved one therefore took nothing its reservation needs.
+func TestNeverOvercommitsNorDelaysAReservation(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 32).Draw(t, "pool")
+		camps := rapid.IntRange(1, 4).Draw(t, "camps")
+		knobs := drawKnobs(t)
+		knobs.BfResolution = 1
+		r := NewRule(knobs)
+		r.bf.record = true
+		k := newCore(t, pool, camps, r, drawShares(t, camps))
+		jobs := drawLog(t, pool, camps)
+		passes := 0
+		replay(t, k, jobs, false, func() {
+			if k.Leased() > pool || k.FreeGeneral() < 0 {
+				t.Fatalf("tick %d: %d GPUs leased of %d", k.Now(), k.Leased(), pool)
+			}
+			if r.bf.passAt != k.Now() {
+				return
+			}
+			passes++
+			var times []int
+			for _, l := range k.Leases() {
+				times = append(times, l.Granted)
+			}
+			for _, v := range r.bf.reserved {
+				times = append(times, v.Start)
+			}
+			for _, at := range times {
+				held := 0
+				for _, l := range k.Leases() {
+					if l.Granted <= at && at < l.Estimated() {
+						held += l.GPUs
+					}
+				}
+				for _, v := range r.bf.reserved {
+					if v.Start <= at && at < v.End {
+						held += v.GPUs
+					}
+				}
+				if held > pool {
+					t.Fatalf("pass at %d: %d GPUs held or reserved at %d, pool %d (reservations %v)", k.Now(), held, at, pool, r.bf.reserved)
+				}
+			}
+		})
+		_ = passes
+	})
+}
+
+// Skipping a backfill pass that nothing could change (backfillDue), and the
+// quiet ticks between events (NextEvent), decide nothing differently: on
+// random logs and knobs the journal is byte for byte the one of a Core
+// that ticks every second and runs the pass at every bf_interval tick.
+func TestSkippedPassesChangeNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 32).Draw(t, "pool")
+		camps := rapid.IntRange(1, 4).Draw(t, "camps")
+		knobs := drawKnobs(t)
+		shares := drawShares(t, camps)
+		jobs := drawLog(t, pool, camps)
+		var got, want bt.Journal
+		a := newCore(t, pool, camps, NewRule(knobs), shares)
+		a.SetRecorder(&got)
+		replay(t, a, jobs, false, nil)
+		oracle := NewRule(knobs)
+		oracle.always = true
+		b := newCore(t, pool, camps, oracle, shares)
+		b.SetTickByTick(true)
+		b.SetRecorder(&want)
+		replay(t, b, jobs, true, nil)
+		g, w := strings.Split(string(got.Bytes), "\n"), strings.Split(string(want.Bytes), "\n")
+		for i := range max(len(g), len(w)) {
+			if i >= len(g) || i >= len(w) || g[i] != w[i] {
+				t.Logf("skipping:\n%s\nevery:\n%s", got.Bytes, want.Bytes)
+				t.Fatalf("journals differ at record %d:\nskipping:   %s\nevery pass: %s", i, g[min(i, len(g)-1)], w[min(i, len(w)-1)])
+			}
+		}
+	})
+}
+
+// With every weight 0 and bf_max_job_test = 1, and an event run's
+// default_queue_depth no shorter than the queue, the policy is strict
+// FCFS without backfilling, exactly: the main scheduler starts jobs in
+// submit order until one does not fit, and the pass tests only the
+// queue's first job, which the main scheduler has just failed to start on
+// the same free GPUs, so it starts nothing. (EASY differs only by the jobs
+// it backfills behind its head's reservation; bf_max_job_test = 1 allows
+// none.) Each job then starts at the first time t ≥ its submit and the
+// previous job's start at which the jobs before it still running at t
+// leave it room.
+func TestOneJobTestedIsStrictFCFS(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 32).Draw(t, "pool")
+		knobs := drawKnobs(t)
+		knobs.WAge, knobs.WFairshare, knobs.WJobSize, knobs.WQOS = 0, 0, 0, 0
+		knobs.BfMaxJobTest = 1
+		knobs.DefaultQueueDepth = 100
+		jobs := drawLog(t, pool, 1)
+		k := newCore(t, pool, 1, NewRule(knobs), []float64{1})
+		got := replay(t, k, jobs, false, nil)
+		want := make([]int, len(jobs))
+		for i, j := range jobs {
+			s := j.submit
+			if i > 0 {
+				s = max(s, want[i-1])
+			}
+			cands := []int{s}
+			for p := range i {
+				if e := want[p] + jobs[p].run; e > s {
+					cands = append(cands, e)
+				}
+			}
+			slices.Sort(cands)
+			for _, c := range cands {
+				used := 0
+				for p := range i {
+					if want[p] <= c && c < want[p]+jobs[p].run {
+						used += jobs[p].gpus
+					}
+				}
+				if used+j.gpus <= pool {
+					want[i] = c
+					break
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("starts %v, strict FCFS %v", got, want)
+		}
+	})
+}

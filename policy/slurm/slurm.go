@@ -1,0 +1,362 @@
+package slurm
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/fairshare"
+)
+
+// Name is the policy's name in configs and reports.
+const Name = "slurm"
+
+// Slurm 22.05's defaults, each read in the slurm-22-05-9-1 tag of
+// github.com/SchedMD/slurm.
+const (
+	// DefaultSchedInterval is SchedulerParameters sched_interval: the
+	// main scheduler's full-queue run every 60 s
+	// (src/slurmctld/job_scheduler.c, _schedule: sched_interval = 60).
+	DefaultSchedInterval = 60
+	// DefaultQueueDepth is SchedulerParameters default_queue_depth: the
+	// jobs an event-triggered main run tests (job_scheduler.c, _schedule:
+	// def_job_limit = 100).
+	DefaultQueueDepth = 100
+	// DefaultBfInterval is bf_interval, 30 s
+	// (src/plugins/sched/backfill/backfill.c, BACKFILL_INTERVAL).
+	DefaultBfInterval = 30
+	// DefaultBfResolution is bf_resolution, 60 s (backfill.c,
+	// BACKFILL_RESOLUTION).
+	DefaultBfResolution = 60
+	// DefaultBfWindow is bf_window, 1440 minutes: 86,400 s (backfill.c,
+	// BACKFILL_WINDOW = 24 * 60 * 60; the option is read in minutes).
+	DefaultBfWindow = 24 * 60 * 60
+	// DefaultBfMaxJobTest is bf_max_job_test, 500 (backfill.c,
+	// DEF_BF_MAX_JOB_TEST).
+	DefaultBfMaxJobTest = 500
+	// DefaultDecayHalfLife and DefaultMaxAge are PriorityDecayHalfLife and
+	// PriorityMaxAge, 7 days (src/common/read_config.h,
+	// DEFAULT_PRIORITY_DECAY = 604800, which read_config.c's
+	// _validate_and_set_defaults uses for both).
+	DefaultDecayHalfLife = 7 * 24 * 3600
+	DefaultMaxAge        = 7 * 24 * 3600
+	// DefaultCalcPeriod is PriorityCalcPeriod, 5 minutes (read_config.h,
+	// DEFAULT_PRIORITY_CALC_PERIOD = 300).
+	DefaultCalcPeriod = 300
+)
+
+// Knobs are the policy's settings, by Slurm's names (slurm.conf's
+// SchedulerParameters and Priority* keys), times in seconds.
+type Knobs struct {
+	SchedInterval     int `json:"sched_interval" yaml:"sched_interval"`
+	DefaultQueueDepth int `json:"default_queue_depth" yaml:"default_queue_depth"`
+	BfInterval        int `json:"bf_interval" yaml:"bf_interval"`
+	BfResolution      int `json:"bf_resolution" yaml:"bf_resolution"`
+	// BfWindow is in seconds here (Slurm reads minutes).
+	BfWindow     int `json:"bf_window" yaml:"bf_window"`
+	BfMaxJobTest int `json:"bf_max_job_test" yaml:"bf_max_job_test"`
+
+	// The PriorityWeight* of priority/multifactor: Slurm's default for
+	// each is 0, and with every weight 0 the queue is in submit order.
+	WAge       float64 `json:"w_age" yaml:"w_age"`
+	WFairshare float64 `json:"w_fairshare" yaml:"w_fairshare"`
+	WJobSize   float64 `json:"w_job_size" yaml:"w_job_size"`
+	WPartition float64 `json:"w_partition" yaml:"w_partition"`
+	WQOS       float64 `json:"w_qos" yaml:"w_qos"`
+
+	MaxAge     float64 `json:"max_age" yaml:"max_age"`
+	HalfLife   float64 `json:"half_life" yaml:"half_life"`
+	CalcPeriod int     `json:"calc_period" yaml:"calc_period"`
+	// NoFairTree is PriorityFlags=NO_FAIR_TREE: classic fair share,
+	// F = 2^(−U/S), in place of Fair Tree's rank (Slurm's default since
+	// 19.05).
+	NoFairTree bool `json:"no_fair_tree" yaml:"no_fair_tree"`
+}
+
+// DefaultKnobs are Slurm 22.05's defaults, every priority weight 0
+// included: the scheduler as shipped, whose queue is in submit order, so
+// that beside fifo (FCFS + EASY) it differs by its backfill alone
+// (docs/policies.md gives the reasons).
+func DefaultKnobs() Knobs {
+	return Knobs{
+		SchedInterval: DefaultSchedInterval, DefaultQueueDepth: DefaultQueueDepth,
+		BfInterval: DefaultBfInterval, BfResolution: DefaultBfResolution,
+		BfWindow: DefaultBfWindow, BfMaxJobTest: DefaultBfMaxJobTest,
+		MaxAge: DefaultMaxAge, HalfLife: DefaultDecayHalfLife, CalcPeriod: DefaultCalcPeriod,
+	}
+}
+
+// Validate checks the knobs; the error names the knob.
+func (k Knobs) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"sched_interval", k.SchedInterval}, {"default_queue_depth", k.DefaultQueueDepth},
+		{"bf_interval", k.BfInterval}, {"bf_resolution", k.BfResolution}, {"bf_window", k.BfWindow},
+		{"bf_max_job_test", k.BfMaxJobTest}, {"calc_period", k.CalcPeriod}} {
+		if f.v < 1 {
+			return fmt.Errorf("slurm: %s must be at least 1, got %d", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+		pos  bool
+	}{{"w_age", k.WAge, false}, {"w_fairshare", k.WFairshare, false}, {"w_job_size", k.WJobSize, false},
+		{"w_partition", k.WPartition, false}, {"w_qos", k.WQOS, false},
+		{"max_age", k.MaxAge, true}, {"half_life", k.HalfLife, true}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || (f.pos && f.v == 0) {
+			return fmt.Errorf("slurm: %s must be a finite number ≥ 0 (> 0 for times), got %v", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Rule is Slurm's main scheduler and backfill pass over multifactor
+// priorities.
+type Rule struct {
+	baseline.Base
+	knobs Knobs
+	queue baseline.Queue
+	// usage keeps the decayed usage books (fairshare's accounting, the
+	// same charges and decays; nil while the fair-share weight is 0).
+	usage *fairshare.Rule
+	prio  priorities
+	bf    backfill
+
+	// What the last backfill pass saw (k.Changes() after it, the priority
+	// period), so that a pass nothing could change is skipped (see
+	// backfillDue).
+	bfChanges uint64
+	bfPeriod  int
+	bfRan     bool
+	// mainDue: the main scheduler owes a full-queue run at the next
+	// sched_interval tick (an event run stopped at default_queue_depth);
+	// mainChanges is k.Changes() after its last run, so that an admission
+	// with nothing changed since is no event.
+	mainDue     bool
+	mainChanges uint64
+	mainRan     bool
+	// always runs the backfill at every bf_interval tick, changed or not
+	// (tests: the oracle of the skip).
+	always bool
+}
+
+// New returns a Slurm allocator.
+func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
+	if err := knobs.Validate(); err != nil {
+		return nil, err
+	}
+	return baseline.New(cfg, NewRule(knobs))
+}
+
+// NewRule returns the rule on its own. The knobs must be valid.
+func NewRule(knobs Knobs) *Rule {
+	r := &Rule{knobs: knobs}
+	if knobs.WFairshare > 0 {
+		r.usage = fairshare.NewRule(fairshare.Knobs{HalfLife: knobs.HalfLife, MaxAge: knobs.MaxAge, CalcPeriod: knobs.CalcPeriod})
+	}
+	return r
+}
+
+// Name is the policy's name.
+func (*Rule) Name() string { return Name }
+
+// Registered sizes the usage books (a history before the replay preloaded,
+// as fairshare's, docs/studies.md §6.16).
+func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
+	if r.usage != nil {
+		r.usage.Registered(k, c)
+	}
+	r.prio.stale = true
+}
+
+// EndTick charges the tick's holdings to the usage books.
+func (r *Rule) EndTick(k *baseline.Core) {
+	if r.usage != nil {
+		r.usage.EndTick(k)
+	}
+}
+
+// dynamic reports whether priorities move with time: an age or a usage
+// weight. Job size, partition and QOS factors are fixed per job.
+func (r *Rule) dynamic() bool { return r.knobs.WAge > 0 || r.knobs.WFairshare > 0 }
+
+// period is the first tick of the calculation period holding now (ticks
+// 1…P, P+1…2P, …, as fairshare's), or 0 when priorities never move.
+func (r *Rule) period(now int) int {
+	if !r.dynamic() {
+		return 0
+	}
+	p := r.knobs.CalcPeriod
+	if now < 1 {
+		return 1
+	}
+	return now - (now-1)%p
+}
+
+// Admit runs the main scheduler on an event (anything changed since its
+// last run: a job filed or ended, a notice; the Core also admits at ticks
+// where nothing did, and there Slurm runs nothing) and at every
+// sched_interval tick, and the backfill pass at every bf_interval tick,
+// both over the queue in priority order.
+func (r *Rule) Admit(k *baseline.Core) {
+	now := k.Now()
+	full := now%r.knobs.SchedInterval == 0
+	event := !r.mainRan || k.Changes() != r.mainChanges
+	bf := now%r.knobs.BfInterval == 0 && r.backfillDue(k)
+	if !full && !event && !bf {
+		return
+	}
+	ids := r.order(k)
+	if full || event {
+		r.mainScheduler(k, ids, full)
+		// Its own starts are not events: the jobs past
+		// default_queue_depth wait for the next full run (mainDue).
+		r.mainChanges, r.mainRan = k.Changes(), true
+	}
+	if bf {
+		// The changes as the pass found them: a pass that starts a job
+		// changes the queue it tests (bf_max_job_test reaches one job
+		// further), so the next pass is due.
+		r.bfChanges, r.bfPeriod, r.bfRan = k.Changes(), r.period(now), true
+		r.bf.pass(k, r.knobs, ids)
+	}
+}
+
+// order writes every waiting job's priority into its Key and returns the
+// queue in Slurm's order (job_scheduler.c, sort_job_queue2: partition
+// PriorityTier, then priority, both descending, then submit time, then job
+// id; one partition here, so the tier ties). With every weight 0 every
+// priority is 0 and the order is the pending list's, submit time then id.
+func (r *Rule) order(k *baseline.Core) []int {
+	if r.zeroWeights() {
+		return r.queue.Build(k, nil)
+	}
+	r.prio.update(k, r)
+	pend := k.Pending()
+	for i := range pend {
+		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
+			q.Key = r.prio.of(k, r, q)
+		}
+	}
+	return r.queue.Build(k, func(a, b *baseline.Request) int {
+		if c := cmp.Compare(b.Key, a.Key); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
+
+func (r *Rule) zeroWeights() bool {
+	w := r.knobs
+	return w.WAge == 0 && w.WFairshare == 0 && w.WJobSize == 0 && w.WPartition == 0 && w.WQOS == 0
+}
+
+// mainScheduler is Slurm's _schedule (job_scheduler.c) on one partition:
+// jobs strictly in priority order, each started if it fits now; the first
+// that does not blocks the partition, and every job after it waits (it may
+// still preempt the filler, as every baseline's blocked head does,
+// docs/studies.md §6.2). An event-triggered run tests at most
+// default_queue_depth jobs; the run at a sched_interval tick tests the
+// whole queue.
+func (r *Rule) mainScheduler(k *baseline.Core, ids []int, full bool) {
+	depth := len(ids)
+	if !full {
+		depth = min(depth, r.knobs.DefaultQueueDepth)
+	}
+	r.mainDue = false
+	tested := 0
+	for _, id := range ids {
+		i := k.Index(id)
+		if i < 0 {
+			continue
+		}
+		if tested == depth {
+			r.mainDue = true // the rest at the next full run
+			return
+		}
+		tested++
+		if k.Want(i) == 0 {
+			continue // a campaign at its limit does not hold the partition
+		}
+		room := r.Room(k, k.Pend(i).Campaign)
+		if k.TryStart(i, room) {
+			continue
+		}
+		k.Preempt(i, k.Missing(i, room), nil, nil)
+		return
+	}
+}
+
+// backfillDue reports whether a backfill pass could start anything that
+// the last one did not: something changed since the last pass began (a
+// job filed, started — by that pass too — or ended, a notice), or the
+// priorities were recalculated. A pass over an
+// unchanged queue and pool starts nothing: each job it tests either did
+// not fit in the GPUs free now, which have not grown, or would have
+// overlapped a reservation whose start is a running lease's estimated end
+// (which has not come, or the lease would have ended: a change) or
+// another reservation's end, and the same jobs get the same reservations
+// (a reservation's place depends on the running leases' ends, the free
+// GPUs and the order, not on the clock); the window only grows, so later
+// passes reserve more, never less. TestSkippedPassesChangeNothing replays
+// random logs both ways.
+func (r *Rule) backfillDue(k *baseline.Core) bool {
+	return r.always || !r.bfRan || k.Changes() != r.bfChanges || r.period(k.Now()) != r.bfPeriod
+}
+
+// NextEvent is the next tick at which Admit may decide differently with
+// nothing else changing (baseline.Paced): the next bf_interval tick if
+// a pass is due and a waiting job could fit in the GPUs free now; the
+// next sched_interval tick if the main scheduler owes a full run; and
+// where priorities move, the first sched_interval and bf_interval ticks of
+// the next calculation period.
+func (r *Rule) NextEvent(k *baseline.Core) int {
+	now := k.Now()
+	least := math.MaxInt
+	for i, pend := 0, k.Pending(); i < len(pend); i++ {
+		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
+			least = min(least, r.leastWant(q))
+		}
+	}
+	if least == math.MaxInt {
+		return math.MaxInt // nobody waits
+	}
+	next := math.MaxInt
+	fits := least <= k.FreeGeneral()
+	if r.always || r.backfillDue(k) && fits {
+		next = nextMultiple(now, r.knobs.BfInterval)
+	}
+	if r.mainDue {
+		next = min(next, nextMultiple(now, r.knobs.SchedInterval))
+	}
+	if r.dynamic() {
+		// The priorities move at the next period's start: the main
+		// scheduler's next full run after it, and the next pass, see them.
+		p := r.period(now) + r.knobs.CalcPeriod
+		next = min(next, nextMultiple(p-1, r.knobs.SchedInterval))
+		if fits {
+			next = min(next, nextMultiple(p-1, r.knobs.BfInterval))
+		}
+	}
+	return next
+}
+
+// leastWant is the fewest GPUs request q could start with: a rigid job's
+// size; 1 for an agent's request, whose want follows its campaign's
+// holding.
+func (r *Rule) leastWant(q *baseline.Request) int {
+	if q.Rigid {
+		return q.GPUs
+	}
+	return 1
+}
+
+// nextMultiple is the first multiple of p after t.
+func nextMultiple(t, p int) int { return (t/p + 1) * p }
