@@ -75,8 +75,8 @@ func (s *site) SetRecorder(rec policy.Recorder) {
 }
 
 // bucket is a metered agent's GPU bucket as the broker keeps it (model.md
-// §3): tokens = clamp(tokens + R − held, 0, B) every tick, full at
-// registration.
+// §3, policy.TokenBucket): tokens = clamp(tokens + R − held, 0, B) every
+// tick, full at registration.
 type bucket struct {
 	tokens float64
 	env    policy.Envelope
@@ -235,7 +235,7 @@ func (s *site) Tick() {
 		for i := range s.meter {
 			b := &s.meter[i]
 			held := s.Allocator.Held(s.first+policy.CampaignID(i), policy.AnyClass)
-			b.tokens = min(b.env.Bucket, max(0, b.tokens+b.env.Sustained-float64(held)))
+			b.tokens = b.env.GPUBucket().Refill(b.tokens, float64(held))
 		}
 	}
 	// The agents leave at the end of their stay: their leases are

@@ -529,13 +529,13 @@ func (b *Broker) atRest(cp *campaign) bool {
 
 // gpuBucketAtRest is whether refill leaves the GPU bucket exactly as it is.
 func (cp *campaign) gpuBucketAtRest() bool {
-	return sameBits(clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket), cp.tokens)
+	return cp.env.GPUBucket().AtRest(cp.tokens, float64(cp.heldAll))
 }
 
 // atRest is whether refill leaves the flow bucket exactly as it is.
 func (f *flowState) atRest() bool {
 	return f.usedNow == 0 && f.usedLast == 0 &&
-		(f.tokens == f.Bucket || sameBits(clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket), f.tokens))
+		(f.tokens == f.Bucket || f.tokenBucket().AtRest(f.tokens, f.usedNow))
 }
 
 func (b *Broker) addHeld(c CampaignID, cls Class, gpus int) {
@@ -953,9 +953,6 @@ func (l *Lease) deadline() int {
 	return l.Expires
 }
 
-// clamp is the prototype's min(hi, max(lo, x)).
-func clamp(x, lo, hi float64) float64 { return pyMin(hi, pyMax(lo, x)) }
-
 // pyMin and pyMax are Python's min and max of two numbers: the first one
 // unless the second is strictly smaller (larger). Unlike Go's builtins they
 // need no NaN or signed-zero handling, which keeps them branch-cheap on the
@@ -978,7 +975,7 @@ func (f *flowState) refill() {
 	// A full bucket that was not drawn on stays full: most dimensions of
 	// most campaigns, most ticks (and every unmetered one).
 	if f.usedNow != 0 || f.tokens != f.Bucket {
-		f.tokens = clamp(f.tokens+f.Rate-f.usedNow, 0, f.Bucket)
+		f.tokens = f.tokenBucket().Refill(f.tokens, f.usedNow)
 	}
 	f.usedLast = f.usedNow
 	f.usedNow = 0
@@ -992,7 +989,7 @@ func (b *Broker) refill() {
 	camps := b.camps
 	for i := b.busyHead; i >= 0; i = camps[i].busyNext {
 		cp := &camps[i]
-		cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+		cp.tokens = cp.env.GPUBucket().Refill(cp.tokens, float64(cp.heldAll))
 		if cp.flowBusy {
 			cp.io.refill()
 			cp.inf.refill()

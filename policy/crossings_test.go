@@ -512,8 +512,8 @@ func TestWatchThroughStopsAtALineEnd(t *testing.T) {
 	z0, n := -1.0, 0
 	for m := 3; m < 1000 && z0 < 0; m++ {
 		z := 512 - 0.1*float64(m)
-		k, d := refillRun(z, 0.1, 0, 1000, lineLimit)
-		if next := refillSteps(z, 0.1, 0, 1000, k+1); k >= 2 && next != z+float64(k+1)*d {
+		k, d := TokenBucket{Rate: 0.1, Depth: 1000}.Line(z, 0, lineLimit)
+		if next := (TokenBucket{Rate: 0.1, Depth: 1000}).Steps(z, 0, k+1); k >= 2 && next != z+float64(k+1)*d {
 			z0, n = z, k
 		}
 	}

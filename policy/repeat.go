@@ -87,54 +87,6 @@ func repeatRun(x float64, adds []float64, limit int) (k int, d float64) {
 // point (the same map every tick), and −0 is not +0.
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-// refillRun is repeatRun for a bucket's refill, T ← clamp(T + rate −
-// drain, 0, bucket): k ≤ limit ticks over which the fill moves by exactly
-// d a tick, the clamp included (limit and 0 at a fixed point; 0 where it
-// cannot be shown).
-func refillRun(t, rate, drain, bucket float64, limit int) (k int, d float64) {
-	next := clamp(t+rate-drain, 0, bucket)
-	if sameBits(next, t) {
-		return limit, 0 // a fixed point: the map is the same every tick
-	}
-	adds := [2]float64{rate, -drain}
-	k, d = repeatRun(t, adds[:], limit)
-	switch {
-	case d > 0 && k > 0:
-		// The clamp at the top: t + k·d ≤ bucket (the sums rise, and the
-		// band keeps them above zero, so the clamp does nothing).
-		if room := (bucket - t) / d; room < float64(k) {
-			k = max(int(room)-1, 0)
-		}
-		for k > 0 && t+float64(k)*d > bucket {
-			k--
-		}
-	case d < 0 && t+d > bucket:
-		k = 0 // above the bucket: the clamp would bite
-	case d == 0:
-		k = 0 // cannot be: the tick moved the fill
-	}
-	return k, d
-}
-
-// refillSteps is n ticks of a bucket's refill, T ← clamp(T + rate −
-// drain, 0, bucket) (campaign and flow buckets alike), exactly.
-func refillSteps(t, rate, drain, bucket float64, n int) float64 {
-	for n > 0 {
-		k, d := refillRun(t, rate, drain, bucket, n)
-		switch {
-		case d == 0 && k > 0:
-			return t
-		case k >= 2:
-			t += float64(k) * d
-			n -= k
-		default:
-			t = clamp(t+rate-drain, 0, bucket)
-			n--
-		}
-	}
-	return t
-}
-
 // SumSteps is n ticks of x ← fl(…fl(x + a₀)… + aₘ₋₁), exactly: for the
 // baselines' skips (baseline.Core.SkipTo), whose credits and utilization
 // sum are the same kind of per-tick sums.

@@ -66,7 +66,7 @@ func TestRefillStepsIsStepping(t *testing.T) {
 			for range n {
 				want = clamp(want+rate-drain, 0, bucket)
 			}
-			got := refillSteps(tok, rate, drain, bucket, n)
+			got := TokenBucket{Rate: rate, Depth: bucket}.Steps(tok, drain, n)
 			if !sameBits(got, want) {
 				t.Fatalf("from %v (rate %v, drain %v, bucket %v), %d ticks: stepping gives %v (%x), the closed form %v (%x)",
 					tok, rate, drain, bucket, n, want, math.Float64bits(want), got, math.Float64bits(got))
@@ -143,7 +143,7 @@ func TestRefillStepsDeepBucket(t *testing.T) {
 	for range n {
 		want = clamp(want+rate-0, 0, bucket)
 	}
-	if got := refillSteps(0, rate, 0, bucket, n); !sameBits(got, want) {
+	if got := (TokenBucket{Rate: rate, Depth: bucket}).Steps(0, 0, n); !sameBits(got, want) {
 		t.Fatalf("closed form %v, stepping %v", got, want)
 	}
 	// And draining while the campaign holds 2 GPUs over its rate.
@@ -151,7 +151,7 @@ func TestRefillStepsDeepBucket(t *testing.T) {
 	for range 100_000 {
 		want2 = clamp(want2+rate-2, 0, bucket)
 	}
-	if got := refillSteps(want, rate, 2, bucket, 100_000); !sameBits(got, want2) {
+	if got := (TokenBucket{Rate: rate, Depth: bucket}).Steps(want, 2, 100_000); !sameBits(got, want2) {
 		t.Fatalf("draining: closed form %v, stepping %v", got, want2)
 	}
 }

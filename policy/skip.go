@@ -34,9 +34,9 @@ import (
 // same outcome as in the last tick (throttled; or the same headroom; or
 // headroom enough for the whole request) does again what it did then:
 // nothing. With its campaign's held GPUs fixed, a bucket's fill follows
-// T ← clamp(T + R − held, 0, B), a monotone map, so the fill moves
-// monotonically and the rate cap, monotone in the fill, crosses each bound
-// at most once: NextChange bounds that crossing from below (capExit), with
+// T ← clamp(T + R − held, 0, B) (TokenBucket.Refill), a monotone map, so
+// the fill moves monotonically and the rate cap, monotone in the fill,
+// crosses each bound at most once: NextChange bounds that crossing from below (capExit), with
 // the lease deadlines and the request expiries.
 //
 // The order of the pending list is admission state too (the stable sort
@@ -171,7 +171,7 @@ func (b *Broker) capSlope(x *campExit, c CampaignID) {
 	env := &cp.env
 	held := float64(cp.heldAll)
 	t0 := cp.tokens
-	t1 := clamp(t0+env.Sustained-held, 0, env.Bucket) // exactly refill's step
+	t1 := env.GPUBucket().Refill(t0, held) // exactly refill's step
 	*x = campExit{epoch: b.exitEpoch}
 	if t1 == t0 {
 		x.fixed = true // a fixed point: the fill never moves again
@@ -368,7 +368,7 @@ func (b *Broker) skipQuiet(t int) {
 	toks, lazy, flows, slide := b.skipToks[:0], b.skipLazy[:0], b.skipFlows[:0], b.skipSlide[:0]
 	for i := b.busyHead; i >= 0; i = camps[i].busyNext { // one at rest is in none of them
 		cp := &camps[i]
-		if clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket) != cp.tokens {
+		if cp.env.GPUBucket().Refill(cp.tokens, float64(cp.heldAll)) != cp.tokens {
 			if cp.pending != ([numClasses]int{}) {
 				toks = append(toks, int32(i))
 			} else {
@@ -523,7 +523,7 @@ func (b *Broker) skipQuiet(t int) {
 			for j, i := range toks {
 				cp := &camps[i]
 				before := cp.tokens
-				cp.tokens = clamp(cp.tokens+cp.env.Sustained-float64(cp.heldAll), 0, cp.env.Bucket)
+				cp.tokens = cp.env.GPUBucket().Refill(cp.tokens, float64(cp.heldAll))
 				if cp.tokens != before {
 					toks[w], tokLines[w] = i, tokLines[j]
 					w++
@@ -619,7 +619,7 @@ func (b *Broker) skipQuiet(t int) {
 	for _, f := range flows {
 		// As flowState.refill: nobody draws on the flows (usedNow is 0).
 		if f.usedNow != 0 || f.tokens != f.Bucket {
-			f.tokens = refillSteps(f.tokens, f.Rate, f.usedNow, f.Bucket, n)
+			f.tokens = f.tokenBucket().Steps(f.tokens, f.usedNow, n)
 		}
 		f.usedLast, f.usedNow = f.usedNow, 0
 	}
@@ -776,7 +776,7 @@ func (b *Broker) slideWindows(k int, runs []pendingKey, slide, moved []int32) []
 
 // refillSkipped refills the buckets of the campaigns listed n ticks at
 // once, from their fills of tick at. A bucket whose line (lineAt) holds
-// for the n ticks moves along it, k·d, exactly as refillSteps would take
+// for the n ticks moves along it, k·d, exactly as TokenBucket.Steps would take
 // it, without working the line out again: a bucket that no pending job
 // reads refills at every skip's end, and its line, which lasts for a
 // binade, serves many skips.
@@ -792,7 +792,7 @@ func (b *Broker) refillSkipped(list []int32, n, at int) {
 			}
 			continue
 		}
-		cp.tokens = refillSteps(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, n)
+		cp.tokens = cp.env.GPUBucket().Steps(cp.tokens, float64(cp.heldAll), n)
 	}
 }
 
@@ -926,8 +926,8 @@ func (b *Broker) dropStopped(toks []int32) []int32 {
 
 // tokenLines is the k ≤ limit ticks after Now over which every pending
 // campaign's bucket (toks) moves by a constant, slope[c] a tick, exactly
-// (refillRun), and no watched pair of runs changes places: a pair changes
-// places at the first tick at which the later run's tokens exceed the
+// (TokenBucket.Line), and no watched pair of runs changes places: a pair
+// changes places at the first tick at which the later run's tokens exceed the
 // earlier's, found exactly on those lines. It returns 0, with every
 // slope of toks back at 0, where no k ≥ 2 is shown; otherwise the slopes
 // stay in slope for the caller (watchThrough moves the buckets at once,
@@ -1066,40 +1066,20 @@ func (b *Broker) crossingByLines(p *watchPair, slope []float64, k int) int {
 	return 0 // overtaken now and k ticks on: so at every tick between
 }
 
-// bucketLine is a stretch of ticks over which a campaign's GPU bucket
-// moves by a constant, exactly (refillRun): from its fill at tick from,
-// by slope a tick, up to tick end. It holds while the campaign's held
-// GPUs are those it was worked out with (they last changed before from):
-// its fill then follows the refill map, whichever way the ticks between
-// are taken (one by one, by segments, by watchThrough's jumps), and every
-// point of the line is the map's exact value. A point of it is a line
-// to the same end, so a line found once serves every later skip up to
-// its end, instead of a refillRun per pending campaign per segment.
-type bucketLine struct {
-	from, end int
-	slope     float64
-}
-
-// lineLimit is the longest line lineOf asks refillRun for: far beyond
-// any trace's ticks, so that a line ends where the arithmetic says.
-const lineLimit = 1 << 40
-
 // lineOf is the number of ticks from Now over which campaign i's bucket
-// provably moves by a constant, and that constant (refillRun's answer,
-// from its line when it still holds).
+// provably moves by a constant, and that constant (TokenBucket.Line's
+// answer, from its line when it still holds).
 func (b *Broker) lineOf(i int32) (n int, d float64) { return b.lineAt(i, b.now) }
 
 // lineAt is lineOf for a bucket that holds its fill of tick at (at most
 // Now; no held GPUs changed since).
 func (b *Broker) lineAt(i int32, at int) (n int, d float64) {
 	cp := &b.camps[i]
-	ln := &cp.line
-	if ln.from > cp.heldAt && ln.from <= at && at < ln.end {
-		return ln.end - at, ln.slope
+	if n, d, ok := cp.line.at(at, cp.heldAt); ok {
+		return n, d
 	}
-	n, d = refillRun(cp.tokens, cp.env.Sustained, float64(cp.heldAll), cp.env.Bucket, lineLimit)
-	*ln = bucketLine{from: at, end: at + n, slope: d}
-	return n, d
+	cp.line = cp.env.GPUBucket().lineFrom(cp.tokens, float64(cp.heldAll), at)
+	return cp.line.end - at, cp.line.slope
 }
 
 // swapCrossing is reorderRuns and tokenDecided for the watched pair w,
