@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -54,6 +53,14 @@ type forkState struct {
 	grantsOnly bool
 }
 
+// forkState is the replay driver d's point now, for a copy of its policy
+// to go on from. Only the replay's driver is forked: a fork's request ids
+// are its own.
+func (d *driver) forkState() forkState {
+	return forkState{w: d.w, base: d.base, ids: d.ids, jobOf: d.jobOf.own, kept: d.kept.dense,
+		next: d.next, done: d.done, stop: d.end, tickByTick: d.tickByTick}
+}
+
 // recycler is a copy that can hand its memory to the next copy once it
 // is done (policy.Broker.Recycle).
 type recycler interface{ Recycle() }
@@ -66,128 +73,48 @@ type grantsOnlier interface{ GrantsOnly(until int) bool }
 // reach (baseline.Core.GrantsOnlyReach).
 type grantsReacher interface{ GrantsOnlyReach(limit int) int }
 
-// run drives alloc (a copy of the replay's policy at the fork point) on as
-// Replay does, filing the jobs from next up to limit (later ones are
-// withheld), requeueing preempted jobs, until every job is done, the
-// horizon, or grant (called with each grant's job and log time) says
-// stop. rec receives the copy's journal. The replay's jobOf is appended
-// to only beyond its length, which the replay overwrites as it goes on.
+// run drives alloc (a copy of the replay's policy at the fork point) on
+// with the replay's driver, filing the jobs from next up to limit (later
+// ones are withheld), until every job is done, the horizon, the tick
+// until (exclusive; 0: none), or grant (called with each grant's job and
+// log time) says stop. rec receives the copy's journal. The replay's
+// request ids and checkpoints are read, never written: the copy keeps
+// its own beyond them.
 func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Recorder, grant func(j int32, t int64) bool) error {
-	w, base := fs.w, fs.base
-	rr, ok := alloc.(policy.RigidRequester)
-	if !ok {
-		return fmt.Errorf("fork: policy %T cannot file rigid requests", alloc)
-	}
 	cap := &capture{next: rec}
 	alloc.SetRecorder(cap)
-	skip, _ := alloc.(policy.EventSkipper)
-	if fs.tickByTick {
-		skip = nil
-	}
-	// The replay's request ids are read, never written: the copy's new
-	// ones go to its own table.
-	shared := fs.jobOf
-	var own []int32 // request id − len(shared) → job
-	jobOf := func(id int) int32 {
-		switch {
-		case id < 0:
-			return -1
-		case id < len(shared):
-			return shared[id]
-		case id-len(shared) < len(own):
-			return own[id-len(shared)]
-		}
-		return -1
-	}
 	end := fs.stop
 	if until > 0 {
 		end = min(end, until-1)
 	}
+	d, err := newDriver(fs.w, fs.base, fs.ids, alloc, cap, forkBooks{grant: grant}, limit, end, fs.tickByTick)
+	if err != nil {
+		return fmt.Errorf("fork: %w", err)
+	}
 	if g, ok := alloc.(grantsOnlier); ok && fs.grantsOnly {
 		g.GrantsOnly(end)
 	}
-	n := len(w.Jobs)
-	next, done := fs.next, fs.done
-	// The copy's own checkpoints (§6.7), on top of the replay's at the
-	// fork, which the copy must not change.
-	var kept map[int32]int64
-	file := func(j int) error {
-		jb := &w.Jobs[j]
-		k := kept[int32(j)]
-		if fs.kept != nil {
-			k += fs.kept[j]
-		}
-		id, err := fileRigid(w, rr, fs.ids[jb.Campaign], jb, int(jb.Submit-base), k)
-		if id >= len(shared) {
-			for len(own) <= id-len(shared) {
-				own = append(own, -1)
-			}
-			own[id-len(shared)] = int32(j)
-		}
-		if errors.Is(err, policy.ErrExceedsLimit) {
-			done++
-			return nil
-		}
-		return err
-	}
-	var requeue []int32
-	for {
-		now := alloc.Now()
-		for next < limit && w.Jobs[next].Submit-base <= int64(now)+1 {
-			if err := file(next); err != nil {
-				return err
-			}
-			next++
-		}
-		if done == n || alloc.Now() >= end {
-			return nil
-		}
-		alloc.Tick()
-		requeue = requeue[:0]
-		stopped := false
-		for i := range cap.ev {
-			e := &cap.ev[i]
-			j := jobOf(e.Lease)
-			if j < 0 {
-				continue
-			}
-			switch {
-			case e.Kind == policy.EventGrant:
-				if grant != nil && grant(j, int64(e.T)+base) {
-					stopped = true
-				}
-			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
-				if e.Kept > 0 {
-					if kept == nil {
-						kept = map[int32]int64{}
-					}
-					kept[j] += int64(e.Kept)
-				}
-				requeue = append(requeue, j)
-			case e.Kind == policy.EventRelease:
-				done++
-			}
-		}
-		cap.ev = cap.ev[:0]
-		for _, j := range requeue {
-			if err := file(int(j)); err != nil {
-				return err
-			}
-		}
-		if stopped || done == n || alloc.Now() >= end {
-			return nil
-		}
-		if skip != nil {
-			target := min(skip.NextChange()-1, end-1)
-			if next < limit {
-				target = min(target, int(w.Jobs[next].Submit-base)-1)
-			}
-			if target > alloc.Now() {
-				skip.SkipTo(target)
-			}
-		}
-	}
+	d.next, d.done = fs.next, fs.done
+	d.jobOf.shared = fs.jobOf
+	d.kept = checkpoints{at: fs.kept, fork: true}
+	return d.run()
 }
+
+// forkBooks are a fork's books: it watches for grants and keeps nothing.
+type forkBooks struct {
+	grant func(j int32, t int64) bool // nil: none
+}
+
+func (forkBooks) filing(*driver) error { return nil }
+func (forkBooks) filed(*driver) error  { return nil }
+func (forkBooks) denied(int)           {}
+
+func (b forkBooks) granted(d *driver, j int32, e *policy.Event) (bool, error) {
+	return b.grant != nil && b.grant(j, int64(e.T)+d.base), nil
+}
+
+func (forkBooks) preempted(*driver, int32, *policy.Event) error { return nil }
+func (forkBooks) released(*driver, int32, *policy.Event) error  { return nil }
 
 // fairForks holds the fair-start forks of a replay under a policy. A fork
 // is taken at the next submit after a sampled job's (until then the replay

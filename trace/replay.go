@@ -30,6 +30,10 @@ type ReplayOptions struct {
 	// FairSeed is the seed that drew FairStart (FairSample), for the
 	// record.
 	FairSeed uint64
+	// Actor, if set, shares the machine with the workload's users: the
+	// replay registers it after their campaigns and steps it around each
+	// tick (Actor). Not with FairStart.
+	Actor Actor
 
 	// aheadReach, for the tests, is how far a fair-start copy taken at
 	// tick now may run ahead (fairForks.runAhead), given how far its books
@@ -127,8 +131,7 @@ func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *J
 // quiet ticks between events are skipped; the exactness tests check that
 // this changes neither the journal nor the metrics.
 func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error) {
-	rr, ok := alloc.(policy.RigidRequester)
-	if !ok {
+	if _, ok := alloc.(policy.RigidRequester); !ok {
 		return nil, fmt.Errorf("trace replay: policy %T cannot file rigid requests", alloc)
 	}
 	if alloc.NumCampaigns() != 0 || alloc.Now() != 0 {
@@ -137,9 +140,11 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	if alloc.Config().Pool != w.Pool {
 		return nil, fmt.Errorf("trace replay: policy pool %d, workload pool %d", alloc.Config().Pool, w.Pool)
 	}
+	if opt.Actor != nil && len(opt.FairStart) > 0 {
+		return nil, errors.New("trace replay: fair starts with an actor (a fork would run without it)")
+	}
 	n := len(w.Jobs)
 	run := &Run{Start: make([]int64, n), Denied: make([]bool, n), Records: newRecords(w), Converged: true}
-	recs := run.Records
 	for i := range run.Start {
 		run.Start[i] = -1
 	}
@@ -149,6 +154,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	base := w.Jobs[0].Submit - 1
 	ids := make([]policy.CampaignID, len(w.Campaigns))
 	for c, env := range w.Envelopes() {
+		if opt.Actor != nil {
+			env = opt.Actor.Envelope(env)
+		}
 		id, err := alloc.Register(env)
 		if err != nil {
 			return nil, fmt.Errorf("trace replay: campaign %s: %w", w.Campaigns[c].Name, err)
@@ -158,192 +166,141 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	cap := &capture{next: opt.Recorder}
 	alloc.SetRecorder(cap)
 	defer alloc.SetRecorder(opt.Recorder)
-	skip, _ := alloc.(policy.EventSkipper)
 	if opt.TickByTick {
-		skip = nil
 		if t, ok := alloc.(policy.TickByTicker); ok {
 			t.SetTickByTick(true)
 		}
 	}
-
-	var jobOf []int32           // request id → job
-	granted := make([]int64, n) // tick of the current lease's grant
-	// kept is each job's run kept by checkpoints (§6.7): a requeued job
-	// asks for what is left of its run and of its estimate. It stays nil
-	// until a checkpoint keeps something (only under a checkpointing
-	// restart rule), so that a fork need not copy it (fairForks.take).
-	var kept []int64
-	keptOf := func(j int) int64 {
-		if kept == nil {
-			return 0
+	if opt.Actor != nil {
+		if err := opt.Actor.Join(alloc); err != nil {
+			return nil, fmt.Errorf("trace replay: %w", err)
 		}
-		return kept[j]
-	}
-	file := func(j int, submitted int) error {
-		jb := &w.Jobs[j]
-		id, err := fileRigid(w, rr, ids[jb.Campaign], jb, submitted, keptOf(j))
-		if id >= 0 {
-			for len(jobOf) <= id {
-				jobOf = append(jobOf, -1)
-			}
-			jobOf[id] = int32(j)
-		}
-		if errors.Is(err, policy.ErrExceedsLimit) {
-			run.Denied[j] = true
-			recs[j].State = Denied
-			run.Unserved++
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("trace replay: job %d: %w", jb.Number, err)
-		}
-		return nil
 	}
 	horizon := opt.Horizon
 	if horizon <= 0 {
 		horizon = max(w.Jobs[n-1].Submit-w.Jobs[0].Submit, 7*86400)
 	}
 	stop := int(w.Jobs[n-1].Submit - base + horizon)
-	finished := make([]bool, n)
-	next, done := 0, 0
-	var requeue []int32
-	fp := 0 // the next sampled job whose fair start is to be found
-	ff := &fairForks{sample: opt.FairStart, run: run, aheadReach: opt.aheadReach}
+	rb := &replayBooks{w: w, run: run, grantedAt: make([]int64, n), finished: make([]bool, n), forkHook: opt.forkHook,
+		ff: &fairForks{sample: opt.FairStart, run: run, aheadReach: opt.aheadReach}}
 	run.FairSample, run.FairSeed = opt.FairStart, opt.FairSeed
 	run.FairStart = make([]int64, len(opt.FairStart))
 	for i := range run.FairStart {
 		run.FairStart[i] = -1
 	}
-	for {
-		now := alloc.Now()
-		// The fair starts' forks are taken just before the next submit is
-		// filed: until then the replay is the withheld one (§6.17).
-		if fp < len(opt.FairStart) && opt.FairStart[fp] < next && next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
-			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, kept: kept, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
-			var err error
-			if fp, err = ff.take(fs, alloc, cap, fp); err != nil {
-				return nil, err
-			}
-		}
-		for next < n && w.Jobs[next].Submit-base <= int64(now)+1 {
-			if err := file(next, int(w.Jobs[next].Submit-base)); err != nil {
-				return nil, err
-			}
-			if run.Denied[next] {
-				done++
-			}
-			next++
-		}
-		if opt.forkHook != nil {
-			fs := forkState{w: w, base: base, ids: ids, jobOf: jobOf, kept: kept, next: next, done: done, stop: stop, tickByTick: opt.TickByTick}
-			if err := opt.forkHook(fs, alloc, cap); err != nil {
-				return nil, err
-			}
-		}
-		if done == n {
-			break
-		}
-		alloc.Tick()
-		run.Ticks++
-		requeue = requeue[:0]
-		for i := range cap.ev {
-			e := &cap.ev[i]
-			if e.Lease < 0 || e.Lease >= len(jobOf) || jobOf[e.Lease] < 0 {
-				continue
-			}
-			j := jobOf[e.Lease]
-			jb := &w.Jobs[j]
-			switch {
-			case e.Kind == policy.EventGrant:
-				granted[j] = int64(e.T)
-				run.Start[j] = int64(e.T) + base
-				recs[j].Starts = append(recs[j].Starts, int64(e.T)+base)
-				if len(recs[j].Starts) == 1 && len(ff.pending) > 0 {
-					if err := ff.started(j, int64(e.T)+base); err != nil {
-						return nil, err
-					}
-				}
-			case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
-				d := int64(e.T) - granted[j]
-				if e.Kept < 0 || int64(e.Kept) >= d {
-					return nil, fmt.Errorf("trace replay: job %d: a preempted lease of %d s kept %d s", jb.Number, d, e.Kept)
-				}
-				run.Preemptions++
-				run.LostGPUSeconds += int64(jb.GPUs) * (d - int64(e.Kept))
-				run.HeldGPUSeconds += int64(jb.GPUs) * d
-				if e.Kept > 0 {
-					if kept == nil {
-						kept = make([]int64, n)
-					}
-					kept[j] += int64(e.Kept)
-				}
+	d, err := newDriver(w, base, ids, alloc, cap, rb, n, stop, opt.TickByTick)
+	if err != nil {
+		return nil, fmt.Errorf("trace replay: %w", err)
+	}
+	d.actor = opt.Actor
+	if err := d.run(); err != nil {
+		return nil, fmt.Errorf("trace replay: %w", err)
+	}
+	run.Ticks = d.ticks
+	if d.done < n {
+		// Stopped at the horizon.
+		run.Converged = false
+		run.Unfinished = make([]bool, n)
+		for j := range rb.finished {
+			if !rb.finished[j] && !run.Denied[j] {
+				run.Unfinished[j] = true
+				run.UnfinishedJobs++
 				run.Start[j] = -1
-				recs[j].Aborted = append(recs[j].Aborted, int64(e.T)+base)
-				recs[j].Kept = append(recs[j].Kept, int64(e.Kept))
-				recs[j].Preemptions++
-				recs[j].LostGPUSeconds += int64(jb.GPUs) * (d - int64(e.Kept))
-				requeue = append(requeue, j)
-			case e.Kind == policy.EventRelease:
-				d := int64(e.T) - granted[j]
-				if d != jb.Run-keptOf(int(j)) {
-					return nil, fmt.Errorf("trace replay: job %d: lease ended after %d s (%s), run %d s of which %d s kept before", jb.Number, d, e.Reason, jb.Run, keptOf(int(j)))
-				}
-				run.HeldGPUSeconds += int64(jb.GPUs) * d
-				run.End = max(run.End, int64(e.T)+base)
-				recs[j].End = int64(e.T) + base
-				recs[j].State = Served
-				finished[j] = true
-				done++
-			}
-		}
-		cap.ev = cap.ev[:0]
-		for _, j := range requeue {
-			if err := file(int(j), int(w.Jobs[j].Submit-base)); err != nil {
-				return nil, err
-			}
-			if run.Denied[j] {
-				done++
-			}
-		}
-		if done == n {
-			break
-		}
-		if alloc.Now() >= stop {
-			run.Converged = false
-			run.Unfinished = make([]bool, n)
-			for j := range finished {
-				if !finished[j] && !run.Denied[j] {
-					run.Unfinished[j] = true
-					run.UnfinishedJobs++
-					run.Start[j] = -1
-				}
-			}
-			break
-		}
-		if skip != nil {
-			// At most to stop − 1: the next tick is then stop's, the last
-			// one, as when ticking every second.
-			target := min(skip.NextChange()-1, stop-1)
-			if next < n {
-				target = min(target, int(w.Jobs[next].Submit-base)-1)
-			}
-			if target > alloc.Now() {
-				skip.SkipTo(target)
 			}
 		}
 	}
-	if err := ff.finish(); err != nil {
+	if err := rb.ff.finish(); err != nil {
 		return nil, err
 	}
 	// The sampled jobs submitted after the last fork: no submit followed
 	// them, so the replay itself was their withheld one.
-	for k := fp; k < len(opt.FairStart); k++ {
-		if r := &recs[opt.FairStart[k]]; len(r.Starts) > 0 {
+	for k := rb.fp; k < len(opt.FairStart); k++ {
+		if r := &run.Records[opt.FairStart[k]]; len(r.Starts) > 0 {
 			run.FairStart[k] = r.Starts[0]
 		}
 	}
 	run.Stop = max(int64(alloc.Now())+base, run.End)
 	return run, nil
+}
+
+// replayBooks are the replay's books: every job's record, the run's
+// totals, and the fair starts' forks, taken as the jobs are filed.
+type replayBooks struct {
+	w         *Workload
+	run       *Run
+	grantedAt []int64 // tick of each job's current lease's grant
+	finished  []bool
+	ff        *fairForks
+	fp        int // the next sampled job whose fair start is to be found
+	forkHook  func(fs forkState, alloc policy.Allocator, cap *capture) error
+}
+
+// filing takes the fair starts' forks due just before the next submit is
+// filed: until then the replay is the withheld one (§6.17).
+func (b *replayBooks) filing(d *driver) error {
+	if b.fp < len(b.ff.sample) && b.ff.sample[b.fp] < d.next {
+		var err error
+		b.fp, err = b.ff.take(d.forkState(), d.alloc, d.cap, b.fp)
+		return err
+	}
+	return nil
+}
+
+func (b *replayBooks) filed(d *driver) error {
+	if b.forkHook != nil {
+		return b.forkHook(d.forkState(), d.alloc, d.cap)
+	}
+	return nil
+}
+
+func (b *replayBooks) denied(j int) {
+	b.run.Denied[j] = true
+	b.run.Records[j].State = Denied
+	b.run.Unserved++
+}
+
+func (b *replayBooks) granted(d *driver, j int32, e *policy.Event) (bool, error) {
+	run, r := b.run, &b.run.Records[j]
+	t := int64(e.T) + d.base
+	b.grantedAt[j] = int64(e.T)
+	run.Start[j] = t
+	r.Starts = append(r.Starts, t)
+	if len(r.Starts) == 1 && len(b.ff.pending) > 0 {
+		return false, b.ff.started(j, t)
+	}
+	return false, nil
+}
+
+func (b *replayBooks) preempted(d *driver, j int32, e *policy.Event) error {
+	run, r, jb := b.run, &b.run.Records[j], &b.w.Jobs[j]
+	held := int64(e.T) - b.grantedAt[j]
+	if e.Kept < 0 || int64(e.Kept) >= held {
+		return fmt.Errorf("job %d: a preempted lease of %d s kept %d s", jb.Number, held, e.Kept)
+	}
+	lost := int64(jb.GPUs) * (held - int64(e.Kept))
+	run.Preemptions++
+	run.LostGPUSeconds += lost
+	run.HeldGPUSeconds += int64(jb.GPUs) * held
+	run.Start[j] = -1
+	r.Aborted = append(r.Aborted, int64(e.T)+d.base)
+	r.Kept = append(r.Kept, int64(e.Kept))
+	r.Preemptions++
+	r.LostGPUSeconds += lost
+	return nil
+}
+
+func (b *replayBooks) released(d *driver, j int32, e *policy.Event) error {
+	run, r, jb := b.run, &b.run.Records[j], &b.w.Jobs[j]
+	held := int64(e.T) - b.grantedAt[j]
+	if k := d.kept.of(int(j)); held != jb.Run-k {
+		return fmt.Errorf("job %d: lease ended after %d s (%s), run %d s of which %d s kept before", jb.Number, held, e.Reason, jb.Run, k)
+	}
+	run.HeldGPUSeconds += int64(jb.GPUs) * held
+	run.End = max(run.End, int64(e.T)+d.base)
+	r.End = int64(e.T) + d.base
+	r.State = Served
+	b.finished[j] = true
+	return nil
 }
 
 // capture keeps the journal records the replay needs (grants and
