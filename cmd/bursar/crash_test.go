@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -192,7 +193,10 @@ func TestCrashAndReplay(t *testing.T) {
 
 	// Restart with a clock that will not tick during the checks.
 	p2 := startServe(t, cleanEnv(), append(args, "--speed", "0.001")...)
-	assert.Contains(t, p2.stderr.String(), "damaged tail cut")
+	// The log line is copied from the child's stderr by a goroutine of
+	// exec's: it may arrive after the "serving on" line on stdout.
+	assert.Eventually(t, func() bool { return strings.Contains(p2.stderr.String(), "damaged tail cut") }, 5*time.Second, 10*time.Millisecond,
+		"%s", p2.stderr)
 	admin2, err := client.New(p2.url, testToken)
 	require.NoError(t, err)
 	h, err := admin2.Health(ctx)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,10 @@ func TestTailDamageAndRepair(t *testing.T) {
 	// The same damage, accepted with --recover-tail.
 	require.NoError(t, os.WriteFile(wal, damaged, 0o600))
 	p3 := startServe(t, cleanEnv(), append(args, "--recover-tail")...)
-	assert.Contains(t, p3.stderr.String(), "damaged tail cut")
+	// The log line is copied from the child's stderr by a goroutine of
+	// exec's: it may arrive after the "serving on" line on stdout.
+	assert.Eventually(t, func() bool { return strings.Contains(p3.stderr.String(), "damaged tail cut") }, 5*time.Second, 10*time.Millisecond,
+		"%s", p3.stderr)
 }
 
 // TestInspectMiddleDamage: damage followed by intact records is named as
