@@ -189,7 +189,7 @@ func campaignCreate(c *cli.Context) error {
 	}
 	if err := writeTokenFile(path, reg.Token, c.Bool("force")); err != nil {
 		return fmt.Errorf("campaign %s is registered, but its token could not be written (%w); "+
-			"issue a new one with: bursar campaign rotate %s --token-file %s", name, err, name, shellArg(path))
+			"issue a new one with: bursar campaign rotate %s --token-file %s", name, err, name, service.ShellQuote(path))
 	}
 	fmt.Fprintf(c.App.Writer, "bursar: registered campaign %s (id %d: %d GPUs guaranteed, R %g, B %g GPU-s, burst ceiling %d); its token is in %s (mode 0600)\n",
 		name, reg.ID, gpus, rate, bucket, burst, path)
@@ -216,7 +216,7 @@ func campaignRotate(c *cli.Context) error {
 	}
 	if err := writeTokenFile(path, rot.Token, c.Bool("force")); err != nil {
 		return fmt.Errorf("campaign %s has a new token (the old one is dead), but it could not be written (%w); "+
-			"rotate again with: bursar campaign rotate %s --token-file %s --force", name, err, name, shellArg(path))
+			"rotate again with: bursar campaign rotate %s --token-file %s --force", name, err, name, service.ShellQuote(path))
 	}
 	fmt.Fprintf(c.App.Writer, "bursar: campaign %s has a new token in %s (mode 0600); the old one no longer works\n", name, path)
 	return nil
@@ -267,14 +267,6 @@ func campaignList(c *cli.Context) error {
 }
 
 var namePattern = regexp.MustCompile(client.NamePattern)
-
-// shellArg quotes a path for a command line when it needs it.
-func shellArg(p string) string {
-	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
-		return p
-	}
-	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-}
 
 // nameFirst lets `bursar campaign create NAME --gpus 8` be written with
 // the name first, as people write it: the command-line parser stops at the

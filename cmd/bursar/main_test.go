@@ -305,13 +305,3 @@ func TestDemoAgainstServer(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "401")
 }
-
-// TestSelftestInProcess runs the selftest in this (race-checked) process.
-func TestSelftestInProcess(t *testing.T) {
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	n, err := selftest(ctx, &out, "inproc", 50)
-	require.NoError(t, err, out.String())
-	assert.Greater(t, n, 20)
-}

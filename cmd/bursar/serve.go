@@ -224,18 +224,18 @@ func runServe(c *cli.Context) error {
 		return errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv +
 			" (or --insecure-dev to try things out on loopback)")
 	}
-	mode, err := parseMode(c.String("socket-mode"))
+	mode, err := service.ParseSocketMode(c.String("socket-mode"))
 	if err != nil {
 		return err
 	}
-	ln, err := listen(listenAddr, mode)
+	ln, err := service.Listen(listenAddr, mode)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		// The address actually bound decides, not the string: "localhost"
 		// can resolve to anything /etc/hosts says.
-		if !boundToLoopback(ln.Addr()) && !isUnixSocket(ln.Addr()) {
+		if !boundToLoopback(ln.Addr()) && !service.IsUnixSocket(ln.Addr()) {
 			ln.Close()
 			return fmt.Errorf("--insecure-dev serves loopback addresses only (or a unix: socket); %s bound %s", listenAddr, ln.Addr())
 		}
@@ -269,7 +269,7 @@ func runServe(c *cli.Context) error {
 	// One line on stdout, for people and for scripts that started the
 	// service on port 0.
 	where := "http://" + ln.Addr().String()
-	if isUnixSocket(ln.Addr()) {
+	if service.IsUnixSocket(ln.Addr()) {
 		where = client.UnixPrefix + ln.Addr().String()
 	}
 	if err := startSlurmEnforcer(ctx, slurmEnforceFlags{enforce: c.Bool("slurm-enforce"), grace: c.Duration("slurm-grace"), ledger: c.Path("slurm-ledger")},

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package service
 
 // narrowUmask does nothing where there is no umask; the socket's mode is
 // set right after it is created.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package service_test
 
 import (
 	"context"
@@ -23,15 +23,15 @@ import (
 func TestUnixSocketListener(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "bursar.sock")
-	ln, err := listen(client.UnixPrefix+sock, 0o600)
+	ln, err := service.Listen(client.UnixPrefix+sock, 0o600)
 	require.NoError(t, err)
 	st, err := os.Stat(sock)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	assert.True(t, isUnixSocket(ln.Addr()))
+	assert.True(t, service.IsUnixSocket(ln.Addr()))
 
 	svc, err := service.New(service.Options{Broker: policy.Config{Pool: 64, Grace: policy.DefaultGrace, IOCapacity: 28, InferenceCapacity: 5000},
-		AdminToken: testToken})
+		AdminToken: adminToken})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -41,7 +41,7 @@ func TestUnixSocketListener(t *testing.T) {
 		require.NoError(t, <-done)
 		assert.NoFileExists(t, sock, "the socket goes with the service")
 	}()
-	admin, err := client.New(client.UnixPrefix+sock, testToken)
+	admin, err := client.New(client.UnixPrefix+sock, adminToken)
 	require.NoError(t, err)
 	assert.Equal(t, client.UnixPrefix+sock, admin.BaseURL())
 	reg, err := admin.Register(ctx, client.CampaignSpec{Name: "sci", Budget: 10, Guaranteed: 1, Sustained: 1, BurstCeiling: 2, Bucket: 10, Class: client.ClassAgentBurst})
@@ -49,7 +49,7 @@ func TestUnixSocketListener(t *testing.T) {
 	_, err = admin.WithToken(reg.Token).Supply(ctx, "sci")
 	require.NoError(t, err)
 
-	_, err = listen(client.UnixPrefix+sock, 0o600)
+	_, err = service.Listen(client.UnixPrefix+sock, 0o600)
 	assert.ErrorContains(t, err, "listening on it already")
 
 	// A stale socket (its service died without removing it) is replaced.
@@ -58,7 +58,7 @@ func TestUnixSocketListener(t *testing.T) {
 	require.NoError(t, err)
 	sl.(*net.UnixListener).SetUnlinkOnClose(false)
 	sl.Close()
-	ln2, err := listen(client.UnixPrefix+stale, 0o660)
+	ln2, err := service.Listen(client.UnixPrefix+stale, 0o660)
 	require.NoError(t, err)
 	st, err = os.Stat(stale)
 	require.NoError(t, err)
@@ -67,8 +67,8 @@ func TestUnixSocketListener(t *testing.T) {
 
 	plain := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(plain, nil, 0o600))
-	_, err = listen(client.UnixPrefix+plain, 0o600)
+	_, err = service.Listen(client.UnixPrefix+plain, 0o600)
 	assert.ErrorContains(t, err, "not a socket")
-	_, err = listen(client.UnixPrefix+filepath.Join(dir, "x.sock"), 0o066)
+	_, err = service.Listen(client.UnixPrefix+filepath.Join(dir, "x.sock"), 0o066)
 	assert.Error(t, err, "the owner must be able to connect")
 }

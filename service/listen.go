@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"errors"
@@ -21,8 +21,10 @@ import (
 // could connect. A socket file left by a crashed service is removed when
 // nothing answers on it; one a live service holds is refused.
 
-// listen opens the service's listener: TCP host:port, or unix:PATH.
-func listen(addr string, socketMode os.FileMode) (net.Listener, error) {
+// Listen opens the service's listener: TCP host:port, or unix:PATH with
+// file mode socketMode (its errors name serve's flags, --listen and
+// --socket-mode).
+func Listen(addr string, socketMode os.FileMode) (net.Listener, error) {
 	path, ok := strings.CutPrefix(addr, client.UnixPrefix)
 	if !ok {
 		return net.Listen("tcp", addr)
@@ -58,8 +60,8 @@ func listen(addr string, socketMode os.FileMode) (net.Listener, error) {
 	return ln, nil
 }
 
-// parseMode reads an octal file mode such as 0600 or 660.
-func parseMode(s string) (os.FileMode, error) {
+// ParseSocketMode reads an octal file mode such as 0600 or 660.
+func ParseSocketMode(s string) (os.FileMode, error) {
 	m, err := strconv.ParseUint(s, 8, 32)
 	if err != nil {
 		return 0, fmt.Errorf("--socket-mode %q: want an octal mode such as 0600", s)
@@ -67,6 +69,6 @@ func parseMode(s string) (os.FileMode, error) {
 	return os.FileMode(m), nil
 }
 
-// isUnixSocket reports whether a listener is a Unix socket (local by
+// IsUnixSocket reports whether a listener is a Unix socket (local by
 // construction, so --insecure-dev may use it).
-func isUnixSocket(a net.Addr) bool { return a.Network() == "unix" }
+func IsUnixSocket(a net.Addr) bool { return a.Network() == "unix" }
