@@ -30,7 +30,7 @@ const (
 	arriveMaxSeeds = 1000
 )
 
-func arriveCommand() *cli.Command {
+func arriveStudy() study {
 	var flags []cli.Flag
 	for _, f := range append(traceFlags("results/agents-arrive", true), mappingFlags()...) {
 		switch sf := f.(type) {
@@ -62,7 +62,7 @@ func arriveCommand() *cli.Command {
 		&cli.Float64Flag{Name: "agent-scale", Usage: "`X`: the agents' GPU quantities are the paper's × pool/512 × X", Value: arrive.DefaultAgentScale},
 		&cli.Float64Flag{Name: "agent-share", Usage: "`FRACTION` of the pool the agents' group is entitled to, split equally among them; the users keep the rest", Value: arrive.DefaultAgentShare},
 	)
-	return &cli.Command{
+	return study{Command: &cli.Command{
 		Name:  "agents-arrive",
 		Usage: "k = 0…8 agent campaigns arrive on a trace: are the site's users protected with Bursar in front of its policy?",
 		Description: "docs/studies.md §3.3, §5, §6.14: the paper's storm, naive-sci and adaptive-sci (in that order,\n" +
@@ -79,31 +79,24 @@ func arriveCommand() *cli.Command {
 			"manifest.json and with --jobs every run's per-job records (docs/metrics.md). The default log is\n" +
 			"the full SDSC-SP2 log embedded in the binary (--trace sdsc-sp2), 4 windows of 7 days; --trace\n" +
 			"FILE reads any SWF log, plain or gzip.\n" + studyDistHelp("agents-arrive"),
-		Flags:  flags,
-		Action: runAgentsArrive,
-	}
+		Flags: flags,
+	}, setup: setupAgentsArrive, outFor: customOutFor("agents-arrive", "results/agents-arrive")}
 }
 
-func runAgentsArrive(c *cli.Context) error {
+func setupAgentsArrive(c *cli.Context, dist *sweep.Dist) (sweep.Job, error) {
 	start := time.Now()
-	if c.NArg() > 0 {
-		return fmt.Errorf("agents-arrive takes no arguments, got %q (options are flags, e.g. --trace FILE)", c.Args().Slice())
-	}
-	workers := c.Int("workers")
-	if workers < 1 {
-		return fmt.Errorf("--workers must be at least 1, got %d", workers)
-	}
+	workers := dist.Workers
 	format, err := figures.ParseFormat(c.String("format"))
 	if err != nil {
-		return fmt.Errorf("--format: %w", err)
+		return nil, fmt.Errorf("--format: %w", err)
 	}
 	cfg, err := studyConfig(c, "agents-arrive")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mapping, err := studyMapping(c, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	path, name := studyTrace(c, cfg)
 	if !c.IsSet("trace") && cfg.Trace == "" {
@@ -111,7 +104,7 @@ func runAgentsArrive(c *cli.Context) error {
 	}
 	st := arrive.NewStudy()
 	if st.Policies, err = studyPolicies(c, cfg); err != nil {
-		return err
+		return nil, err
 	}
 	if !c.IsSet("policies") && !c.IsSet("policy") && cfg.Policies == nil {
 		st.Policies = append([]string{}, arrive.DefaultPolicies...)
@@ -121,20 +114,20 @@ func runAgentsArrive(c *cli.Context) error {
 	case c.IsSet("window"):
 		h, err := tracestudy.Header(path)
 		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
+			return nil, fmt.Errorf("--trace: %w", err)
 		}
 		if opt.From, opt.Until, err = parseWindowAt(c.String("window"), h); err != nil {
-			return err
+			return nil, err
 		}
 	case cfg.Window != nil:
 		opt.From, opt.Until = cfg.Window.From, cfg.Window.Until
 	}
 	if err := studyPool(c, cfg, &opt); err != nil {
-		return err
+		return nil, err
 	}
 	specs := []tracestudy.Spec{{Policy: policies.Bursar, Knobs: st.Knobs}}
 	if err := tracestudy.ApplyMapping(mapping, &opt, specs); err != nil {
-		return err
+		return nil, err
 	}
 	st.Knobs = specs[0].Knobs
 	warmup, cooldown := int64(tracestudy.DefaultWarmup), int64(tracestudy.DefaultCooldown)
@@ -155,40 +148,36 @@ func runAgentsArrive(c *cli.Context) error {
 		n, days = ws.N, ws.Days
 	}
 	if err := arriveKnobs(c, cfg, st); err != nil {
-		return err
+		return nil, err
 	}
 	if st.Seeds, err = arriveSeeds(c, cfg); err != nil {
-		return err
+		return nil, err
 	}
 	w, err := st.Lay(path, opt, n, days, warmup, cooldown)
 	if err != nil {
 		if opt.From != 0 || opt.Until != 0 {
-			return fmt.Errorf("--window (or the config's window) on %s: %w", name, err)
+			return nil, fmt.Errorf("--window (or the config's window) on %s: %w", name, err)
 		}
-		return fmt.Errorf("--trace %s, --windows, --warmup, --cooldown: %w", name, err)
+		return nil, fmt.Errorf("--trace %s, --windows, --warmup, --cooldown: %w", name, err)
 	}
 	if err := st.Check(); err != nil {
-		return fmt.Errorf("%w (--stay, --agent-scale, --agent-share, --max-k, --windows)", err)
+		return nil, fmt.Errorf("%w (--stay, --agent-scale, --agent-share, --max-k, --windows)", err)
 	}
 	st.Plan()
 	content, err := tracestudy.Content(path)
 	if err != nil {
-		return fmt.Errorf("--trace: %w", err)
-	}
-	dist, err := readDist(c)
-	if err != nil {
-		return err
+		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	out := studyOut(c, "agents-arrive")
 	if c.Bool("jobs") {
 		if dist.Cache != "" {
-			return fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
+			return nil, fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
 		}
 		st.JobsDir = filepath.Join(out, "jobs")
 	}
 	plan := st.NewPlan(st.SharedInputs(tracestudy.Digest(content), w))
 	dist.Out = out
-	if !c.Bool("quiet") && dist.Merged == nil {
+	{
 		stderr := sweepStderr(c)
 		dist.Progress = func(total int) (func(done, total int), func(error)) {
 			fmt.Fprintf(stderr, "agents-arrive: %d runs on %s (pool %d), %d window(s) of %s, agents for %s, k ≤ %d, %d seed(s), %d workers\n",
@@ -226,7 +215,7 @@ func runAgentsArrive(c *cli.Context) error {
 		fmt.Fprintf(stdout, "agents-arrive: %d runs; wrote %s, manifest.json%s into %s\n", len(rs), strings.Join(files, ", "), jobs, out)
 		return nil
 	}
-	return runJob(c, &sweep.Study[arrive.Result]{Plan: plan, Compute: st.Run, Codec: arrive.Codec, Write: report}, dist)
+	return &sweep.Study[arrive.Result]{Plan: plan, Compute: st.Run, Codec: arrive.Codec, Write: report}, nil
 }
 
 func fmtDays(d float64) string {

@@ -18,9 +18,9 @@ import (
 // compareExperiment is the embedded config of `compare` (configs/compare.yaml).
 const compareExperiment = "compare"
 
-func compareCommand() *cli.Command {
+func compareCommand() study {
 	out := filepath.Join("results", compareExperiment)
-	return &cli.Command{
+	return study{Command: &cli.Command{
 		Name:  compareExperiment,
 		Usage: "run the paper's agent scenario under Bursar and the six baseline policies, side by side",
 		Description: "What Bursar buys (docs/studies.md §5; docs/policies.md). Runs the paper's\n" +
@@ -43,27 +43,27 @@ func compareCommand() *cli.Command {
 			"   bursar-sweep compare --quick         # 3 seeds, into results/compare-quick\n" +
 			"   bursar-sweep compare --cache ~/.cache/bursar --workers 2",
 		Flags: sweepFlags(out, true, false),
-		Action: func(c *cli.Context) error {
-			st, err := readSetup(c, true)
-			if err != nil {
-				return err
-			}
-			cfg, err := loadConfig(c.String("config"), compareExperiment)
-			if err != nil {
-				return err
-			}
-			if !c.IsSet("out") {
-				st.out = variantOutFor(c, st, compareExperiment, cfg)
-			}
-			plan, err := cfg.Plan(st.quick, st.seeds)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			return runSweep(c, st, compareExperiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
-				return reportCompare(c, st, cfg, plan, results, start)
-			})
-		},
+	}, setup: func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) {
+		st, err := readSetup(c, d)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := loadConfig(c.String("config"), compareExperiment)
+		if err != nil {
+			return nil, err
+		}
+		if !c.IsSet("out") {
+			st.out = variantOutFor(c, st, compareExperiment, cfg)
+		}
+		plan, err := cfg.Plan(st.quick, st.seeds)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		return sweepJob(c, st, compareExperiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
+			return reportCompare(c, st, cfg, plan, results, start)
+		})
+	},
 	}
 }
 

@@ -155,6 +155,9 @@ func mergeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if findStudy(set.Command) == nil {
+				return fmt.Errorf("%s: the shards are of %q, which is not a study of this program (want one of %s)", names[0], set.Command, strings.Join(studyNames(), ", "))
+			}
 			out := c.String("out")
 			if out == "" {
 				out = c.Args().First()

@@ -18,9 +18,9 @@ import (
 	"golang.org/x/term"
 )
 
-// experimentCommands are the sweep commands, in --help order.
-func experimentCommands() []*cli.Command {
-	return []*cli.Command{
+// experimentCommands are the sweep studies, in --help order.
+func experimentCommands() []study {
+	return []study{
 		paperExperimentCommand(sweep.LatencyPrice,
 			"sweep backfill headroom and preemption grace against the probe's time to 128 GPUs",
 			"What buys low latency (docs/model.md §11). With the probe on, sweeps the backfill\n"+
@@ -55,7 +55,6 @@ type sweepSetup struct {
 	workers int
 	out     string
 	format  figures.Format
-	quiet   bool
 	dist    *sweep.Dist // --workers, --shard, --cache
 }
 
@@ -97,14 +96,9 @@ func outDefault(def string) string {
 	return def + "; " + def + "-<variant> with --quick, other seeds or --config"
 }
 
-func readSetup(c *cli.Context, figure bool) (*sweepSetup, error) {
-	if c.NArg() > 0 {
-		return nil, fmt.Errorf("%s takes no arguments, got %q (options are flags, e.g. --quick)", c.Command.Name, c.Args().Slice())
-	}
-	st := &sweepSetup{quick: c.Bool("quick"), workers: c.Int("workers"), out: c.String("out"), quiet: c.Bool("quiet")}
-	if st.workers < 1 {
-		return nil, fmt.Errorf("--workers must be at least 1, got %d", st.workers)
-	}
+// readSetup reads the shared sweep flags; d is what readDist read.
+func readSetup(c *cli.Context, d *sweep.Dist) (*sweepSetup, error) {
+	st := &sweepSetup{quick: c.Bool("quick"), workers: d.Workers, out: c.String("out"), dist: d}
 	switch {
 	case c.IsSet("seeds") && c.IsSet("nseeds"):
 		return nil, fmt.Errorf("give --seeds or --nseeds, not both")
@@ -121,18 +115,11 @@ func readSetup(c *cli.Context, figure bool) (*sweepSetup, error) {
 		}
 		st.seeds = seeds
 	}
-	if figure {
-		f, err := figures.ParseFormat(c.String("format"))
-		if err != nil {
-			return nil, fmt.Errorf("--format: %w", err)
-		}
-		st.format = f
-	}
-	d, err := readDist(c)
+	f, err := figures.ParseFormat(c.String("format"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--format: %w", err)
 	}
-	st.dist = d
+	st.format = f
 	return st, nil
 }
 
@@ -192,27 +179,23 @@ func sweepStderr(c *cli.Context) io.Writer {
 	return os.Stderr
 }
 
-// runSweep runs a sweep's plans (sweep.Run, runJob) with a progress bar
-// on stderr unless --quiet, then report reduces and writes them. Under
-// merge the results come from the shard files; with --shard nothing is
-// reported.
-func runSweep(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan, report func([]*sweep.Results) error) error {
+// sweepJob is the job of a sweep's plans, with a progress bar on stderr;
+// report reduces and writes the results.
+func sweepJob(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan, report func([]*sweep.Results) error) (sweep.Job, error) {
 	st.dist.Out = st.out
-	if !st.quiet {
-		st.dist.Progress = func(n int) (func(done, total int), func(error)) {
-			w := sweepStderr(c)
-			f, isFile := w.(*os.File)
-			pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, n)
-			return pr.Update, func(err error) {
-				if err != nil {
-					pr.Abandon()
-				} else {
-					pr.Finish()
-				}
+	st.dist.Progress = func(n int) (func(done, total int), func(error)) {
+		w := sweepStderr(c)
+		f, isFile := w.(*os.File)
+		pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, n)
+		return pr.Update, func(err error) {
+			if err != nil {
+				pr.Abandon()
+			} else {
+				pr.Finish()
 			}
 		}
 	}
-	return runJob(c, &sweep.SweepJob{Name: label, Plans: plans, Write: func(rs []*sweep.Results, _ bool) error { return report(rs) }}, st.dist)
+	return &sweep.SweepJob{Name: label, Plans: plans, Write: func(rs []*sweep.Results, _ bool) error { return report(rs) }}, nil
 }
 
 // loadConfig reads --config or the embedded config of experiment.
@@ -223,9 +206,9 @@ func loadConfig(path, experiment string) (*configs.Config, error) {
 	return configs.Load(path)
 }
 
-func paperExperimentCommand(experiment, usage, description string) *cli.Command {
+func paperExperimentCommand(experiment, usage, description string) study {
 	out := filepath.Join("results", experiment)
-	return &cli.Command{
+	return study{Command: &cli.Command{
 		Name:  experiment,
 		Usage: usage,
 		Description: description + "\n\n" +
@@ -239,26 +222,26 @@ func paperExperimentCommand(experiment, usage, description string) *cli.Command 
 			"   bursar-sweep " + experiment + " --quick --format svg # a quick look, seed 7\n" +
 			"   bursar-sweep " + experiment + " --nseeds 10 --out /tmp/" + experiment,
 		Flags: sweepFlags(out, true, false),
-		Action: func(c *cli.Context) error {
-			st, err := readSetup(c, true)
-			if err != nil {
-				return err
-			}
-			cfg, err := loadConfig(c.String("config"), experiment)
-			if err != nil {
-				return err
-			}
-			if cfg.Experiment != experiment {
-				return fmt.Errorf("%s is the config of experiment %q, not %q (bursar-sweep sweep --config %s runs any grid)", cfg.File, cfg.Experiment, experiment, cfg.File)
-			}
-			return runPaper(c, st, experiment, []*configs.Config{cfg})
-		},
+	}, setup: func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) {
+		st, err := readSetup(c, d)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := loadConfig(c.String("config"), experiment)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Experiment != experiment {
+			return nil, fmt.Errorf("%s is the config of experiment %q, not %q (bursar-sweep sweep --config %s runs any grid)", cfg.File, cfg.Experiment, experiment, cfg.File)
+		}
+		return paperJob(c, st, experiment, []*configs.Config{cfg})
+	},
 	}
 }
 
-func paperCommand() *cli.Command {
+func paperCommand() study {
 	out := filepath.Join("results", "paper")
-	return &cli.Command{
+	return study{Command: &cli.Command{
 		Name:  "paper",
 		Usage: "run the three paper experiments into one folder and print their summary tables",
 		Description: "Runs latency-price, overbooking and bucket (105 runs on seeds 7, 11, 13; 18 with\n" +
@@ -274,64 +257,64 @@ func paperCommand() *cli.Command {
 			"   bursar-sweep paper --quick --quiet  # 18 runs, no progress\n" +
 			"   bursar-sweep paper --config my-bucket.yaml --out /tmp/paper",
 		Flags: sweepFlags(out, true, true),
-		Action: func(c *cli.Context) error {
-			st, err := readSetup(c, true)
+	}, setup: func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) {
+		st, err := readSetup(c, d)
+		if err != nil {
+			return nil, err
+		}
+		byName := map[string]*configs.Config{}
+		for _, path := range c.StringSlice("config") {
+			cfg, err := configs.Load(path)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			byName := map[string]*configs.Config{}
-			for _, path := range c.StringSlice("config") {
-				cfg, err := configs.Load(path)
-				if err != nil {
-					return err
-				}
-				if !slices.Contains(configs.Experiments, cfg.Experiment) {
-					return fmt.Errorf("%s is the config of experiment %q; paper runs %s (bursar-sweep sweep --config %s runs any grid)", path, cfg.Experiment, strings.Join(configs.Experiments, ", "), path)
-				}
-				if prev, dup := byName[cfg.Experiment]; dup {
-					return fmt.Errorf("--config: %s and %s are both experiment %q", prev.File, path, cfg.Experiment)
-				}
-				byName[cfg.Experiment] = cfg
+			if !slices.Contains(configs.Experiments, cfg.Experiment) {
+				return nil, fmt.Errorf("%s is the config of experiment %q; paper runs %s (bursar-sweep sweep --config %s runs any grid)", path, cfg.Experiment, strings.Join(configs.Experiments, ", "), path)
 			}
-			var cfgs []*configs.Config
-			for _, name := range configs.Experiments {
-				cfg := byName[name]
-				if cfg == nil {
-					if cfg, err = configs.Default(name); err != nil {
-						return err
-					}
-				}
-				cfgs = append(cfgs, cfg)
+			if prev, dup := byName[cfg.Experiment]; dup {
+				return nil, fmt.Errorf("--config: %s and %s are both experiment %q", prev.File, path, cfg.Experiment)
 			}
-			return runPaper(c, st, "paper", cfgs)
-		},
+			byName[cfg.Experiment] = cfg
+		}
+		var cfgs []*configs.Config
+		for _, name := range configs.Experiments {
+			cfg := byName[name]
+			if cfg == nil {
+				if cfg, err = configs.Default(name); err != nil {
+					return nil, err
+				}
+			}
+			cfgs = append(cfgs, cfg)
+		}
+		return paperJob(c, st, "paper", cfgs)
+	},
 	}
 }
 
-// runPaper runs paper experiments, writes their data, prints their tables
+// paperJob runs paper experiments, writes their data, prints their tables
 // and draws their figures, the figures last so that a failing figure costs
 // nothing else.
-func runPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config) error {
+func paperJob(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config) (sweep.Job, error) {
 	if !c.IsSet("out") {
 		st.out = variantOut(c, st, label)
 	}
 	if st.out == "" {
-		return fmt.Errorf("--out must name a folder")
+		return nil, fmt.Errorf("--out must name a folder")
 	}
 	var plans []*configs.Plan
 	for _, cfg := range cfgs {
 		plan, err := cfg.Plan(st.quick, st.seeds)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// Check the shape before spending any CPU on runs.
 		if err := sweep.CheckPaperPlan(plan); err != nil {
-			return err
+			return nil, err
 		}
 		plans = append(plans, plan)
 	}
 	start := time.Now()
-	return runSweep(c, st, label, plans, func(results []*sweep.Results) error {
+	return sweepJob(c, st, label, plans, func(results []*sweep.Results) error {
 		return reportPaper(c, st, label, cfgs, plans, results, start)
 	})
 }
@@ -400,8 +383,8 @@ func indentLines(text, prefix string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-func gridCommand() *cli.Command {
-	return &cli.Command{
+func gridCommand() study {
+	return study{Command: &cli.Command{
 		Name:  "sweep",
 		Usage: "run any grid of scenario knobs from a YAML config (data, summary, table and figure)",
 		Description: "Runs the grid of a config file: every combination of its grid values, for every\n" +
@@ -422,32 +405,32 @@ func gridCommand() *cli.Command {
 			"   bursar-sweep sweep --config storm-rate.yaml\n" +
 			"   bursar-sweep sweep --config storm-rate.yaml --quick --workers 2 --out /tmp/sr",
 		Flags: append(sweepFlags("", false, false), &cli.StringFlag{Name: "format", Usage: "figure `FORMAT`: png, svg or pdf", Value: string(figures.PNG)}),
-		Action: func(c *cli.Context) error {
-			st, err := readSetup(c, true)
-			if err != nil {
-				return err
-			}
-			path := c.String("config")
-			if path == "" {
-				return fmt.Errorf("sweep needs --config FILE (see bursar-sweep sweep --help for the format)")
-			}
-			cfg, err := configs.Load(path)
-			if err != nil {
-				return err
-			}
-			if st.out == "" {
-				// The folder is named after the config's experiment.
-				st.out = sweepOut(cfg.Experiment)
-			}
-			plan, err := cfg.Plan(st.quick, st.seeds)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			return runSweep(c, st, cfg.Experiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
-				return reportGrid(c, st, cfg, plan, results, start)
-			})
-		},
+	}, setup: func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) {
+		st, err := readSetup(c, d)
+		if err != nil {
+			return nil, err
+		}
+		path := c.String("config")
+		if path == "" {
+			return nil, fmt.Errorf("sweep needs --config FILE (see bursar-sweep sweep --help for the format)")
+		}
+		cfg, err := configs.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		if st.out == "" {
+			// The folder is named after the config's experiment.
+			st.out = sweepOut(cfg.Experiment)
+		}
+		plan, err := cfg.Plan(st.quick, st.seeds)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		return sweepJob(c, st, cfg.Experiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
+			return reportGrid(c, st, cfg, plan, results, start)
+		})
+	},
 	}
 }
 

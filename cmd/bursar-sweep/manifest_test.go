@@ -91,7 +91,11 @@ func variantOfArgs(t *testing.T, args ...string) string {
 		Name:  "paper",
 		Flags: sweepFlags("results/paper", true, true),
 		Action: func(c *cli.Context) error {
-			st, err := readSetup(c, true)
+			d, err := readDist(c)
+			if err != nil {
+				return err
+			}
+			st, err := readSetup(c, d)
 			if err != nil {
 				return err
 			}

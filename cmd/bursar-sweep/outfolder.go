@@ -103,6 +103,18 @@ func customOut(command string, given map[string]string) string {
 	return filepath.Join("results", command+"-custom-"+manifest.Digest(b)[:8])
 }
 
+// customOutFor is the out folder of a trace study named command given
+// its flags as written: customOut's folder when they name a custom input,
+// else def.
+func customOutFor(command, def string) func(args []string) string {
+	return func(args []string) string {
+		if given := customArgs(args); given != nil {
+			return customOut(command, given)
+		}
+		return def
+	}
+}
+
 // customArgs finds the flags of customInputs in a command's arguments as
 // written (--window 0:86400 or --window=0:86400); nil when there are none.
 func customArgs(args []string) map[string]string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,39 +20,24 @@ type clusterJob struct {
 	name    string
 }
 
-// sweepCommandNames are the commands a cluster job can split: the sweep
-// commands and the trace studies.
-func sweepCommandNames() []string {
+// studyNames are the commands a cluster job can split: every registered
+// study.
+func studyNames() []string {
 	var names []string
-	for _, cmd := range splittableCommands() {
-		names = append(names, cmd.Name)
+	for _, s := range studies() {
+		names = append(names, s.Name)
 	}
 	return names
 }
 
-func splittableCommands() []*cli.Command {
-	return append(append(experimentCommands(), traceCommands()...), arriveCommand())
-}
-
-// commandOut is the folder a command writes into without --out (as its
-// own default says): "" for sweep, results/<command>-custom-<digest>
+// commandOut is the folder a study writes into without --out (as its
+// own default says), given its flags as written: "" for sweep (and for a
+// command that is not a study), results/<command>-custom-<digest>
 // (customOut) for a trace study given another trace, window, pool or
 // config.
 func commandOut(command string, args []string) string {
-	for _, cmd := range splittableCommands() {
-		if cmd.Name != command {
-			continue
-		}
-		if cmd.Name == "trace" || cmd.Name == "budget-knobs" || cmd.Name == "agents-arrive" {
-			if given := customArgs(args); given != nil {
-				return customOut(command, given)
-			}
-		}
-		for _, f := range cmd.Flags {
-			if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "out" {
-				return sf.Value
-			}
-		}
+	if s := findStudy(command); s != nil {
+		return s.out(args)
 	}
 	return ""
 }
@@ -65,8 +49,8 @@ func parseClusterJob(c *cli.Context) (*clusterJob, error) {
 		return nil, fmt.Errorf("%s needs the sweep command to split, e.g. `%s --shards 3 paper --quick`", c.Command.Name, c.Command.Name)
 	}
 	job := &clusterJob{command: c.Args().First(), shards: c.Int("shards")}
-	if !slices.Contains(sweepCommandNames(), job.command) {
-		return nil, fmt.Errorf("%q is not a sweep command (want one of %s)", job.command, strings.Join(sweepCommandNames(), ", "))
+	if findStudy(job.command) == nil {
+		return nil, fmt.Errorf("%q is not a sweep command (want one of %s)", job.command, strings.Join(studyNames(), ", "))
 	}
 	if job.shards < 1 {
 		return nil, fmt.Errorf("--shards must be at least 1, got %d", job.shards)

@@ -24,41 +24,47 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// traceCommands are the trace experiments of docs/studies.md §5.
-func traceCommands() []*cli.Command {
-	return []*cli.Command{
-		{
-			Name:  "trace",
-			Usage: "replay a real job log under every policy: bounded slowdown, wait, utilization, fairness",
-			Description: "Each policy on a trace (docs/studies.md §5): every job a rigid request filed at\n" +
-				"its submit time, never expiring, replayed until every job has finished or been denied, or to\n" +
-				"its horizon. --windows N×D replays N disjoint windows of D days spread over the log (each\n" +
-				"estimate then gets a 95 % interval over windows, and each policy a paired difference from\n" +
-				"fifo); --warmup and --cooldown (1d each) are replayed, not measured. Prints a table and writes\n" +
-				"summary.json, runs.csv, fig_trace (the bounded-slowdown CDF over every job, the served /\n" +
-				"denied / unfinished counts, mean wait, useful / lost / idle-while-waiting GPU time, and the\n" +
-				"fairness measures), manifest.json and with --jobs every replay's per-job records\n" +
-				"(docs/metrics.md, docs/traces.md). The default trace is the embedded 28-day SDSC-SP2\n" +
-				"excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
-				studyDistHelp("trace"),
-			Flags:  append(traceFlags("results/trace", true), mappingFlags()...),
-			Action: func(c *cli.Context) error { return runTraceStudy(c, "trace") },
-		},
-		{
-			Name:  "budget-knobs",
-			Usage: "the budget policy's window W × minimum runtime m against fairness, wait and lost work",
-			Description: "The study a site runs before changing its lookback window (docs/studies.md §5): the budget\n" +
-				"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
-				"class) × restart ∈ {checkpoint:3600, zero}, with the trace's groups as the hierarchy. By default\n" +
-				"on 8 windows of 14 days of the full SDSC-SP2 log (embedded; 256 replays, about 100 s of CPU);\n" +
-				"--windows N×D, --window or --trace choose others. Each estimate gets a 95 % interval over the\n" +
-				"windows and each cell a paired difference from W = 7 d, m = 1 h, checkpoint:3600. Writes\n" +
-				"summary.json, runs.csv, fig_budget_knobs (mean wait, lost work, preemptions and fairness\n" +
-				"against W, one line per m, a column per restart, × on a cell that did not converge) and\n" +
-				"manifest.json.\n" + studyDistHelp("budget-knobs"),
-			Flags:  budgetKnobsFlags(),
-			Action: func(c *cli.Context) error { return runTraceStudy(c, "budget-knobs") },
-		},
+// traceStudy is the trace experiment of docs/studies.md §5.
+func traceStudy() study {
+	return study{Command: &cli.Command{
+		Name:  "trace",
+		Usage: "replay a real job log under every policy: bounded slowdown, wait, utilization, fairness",
+		Description: "Each policy on a trace (docs/studies.md §5): every job a rigid request filed at\n" +
+			"its submit time, never expiring, replayed until every job has finished or been denied, or to\n" +
+			"its horizon. --windows N×D replays N disjoint windows of D days spread over the log (each\n" +
+			"estimate then gets a 95 % interval over windows, and each policy a paired difference from\n" +
+			"fifo); --warmup and --cooldown (1d each) are replayed, not measured. Prints a table and writes\n" +
+			"summary.json, runs.csv, fig_trace (the bounded-slowdown CDF over every job, the served /\n" +
+			"denied / unfinished counts, mean wait, useful / lost / idle-while-waiting GPU time, and the\n" +
+			"fairness measures), manifest.json and with --jobs every replay's per-job records\n" +
+			"(docs/metrics.md, docs/traces.md). The default trace is the embedded 28-day SDSC-SP2\n" +
+			"excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
+			studyDistHelp("trace"),
+		Flags: append(traceFlags("results/trace", true), mappingFlags()...),
+	},
+		setup:  func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) { return setupTraceStudy(c, d, "trace") },
+		outFor: customOutFor("trace", "results/trace"),
+	}
+}
+
+// budgetKnobsStudy is budget-knobs, docs/studies.md §5.
+func budgetKnobsStudy() study {
+	return study{Command: &cli.Command{
+		Name:  "budget-knobs",
+		Usage: "the budget policy's window W × minimum runtime m against fairness, wait and lost work",
+		Description: "The study a site runs before changing its lookback window (docs/studies.md §5): the budget\n" +
+			"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
+			"class) × restart ∈ {checkpoint:3600, zero}, with the trace's groups as the hierarchy. By default\n" +
+			"on 8 windows of 14 days of the full SDSC-SP2 log (embedded; 256 replays, about 100 s of CPU);\n" +
+			"--windows N×D, --window or --trace choose others. Each estimate gets a 95 % interval over the\n" +
+			"windows and each cell a paired difference from W = 7 d, m = 1 h, checkpoint:3600. Writes\n" +
+			"summary.json, runs.csv, fig_budget_knobs (mean wait, lost work, preemptions and fairness\n" +
+			"against W, one line per m, a column per restart, × on a cell that did not converge) and\n" +
+			"manifest.json.\n" + studyDistHelp("budget-knobs"),
+		Flags: budgetKnobsFlags(),
+	},
+		setup:  func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) { return setupTraceStudy(c, d, "budget-knobs") },
+		outFor: customOutFor("budget-knobs", "results/trace/budget-knobs"),
 	}
 }
 
@@ -390,26 +396,20 @@ func studyMapping(c *cli.Context, cfg *configs.StudyConfig) (configs.TraceMappin
 	return m, nil
 }
 
-func runTraceStudy(c *cli.Context, experiment string) error {
+func setupTraceStudy(c *cli.Context, dist *sweep.Dist, experiment string) (sweep.Job, error) {
 	start := time.Now()
-	if c.NArg() > 0 {
-		return fmt.Errorf("%s takes no arguments, got %q (options are flags, e.g. --trace FILE)", c.Command.Name, c.Args().Slice())
-	}
-	workers := c.Int("workers")
-	if workers < 1 {
-		return fmt.Errorf("--workers must be at least 1, got %d", workers)
-	}
+	workers := dist.Workers
 	format, err := figures.ParseFormat(c.String("format"))
 	if err != nil {
-		return fmt.Errorf("--format: %w", err)
+		return nil, fmt.Errorf("--format: %w", err)
 	}
 	cfg, err := studyConfig(c, experiment)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mapping, err := studyMapping(c, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	path, name := studyTrace(c, cfg)
 	if experiment == "budget-knobs" {
@@ -420,16 +420,16 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	case c.IsSet("window"):
 		h, err := tracestudy.Header(path)
 		if err != nil {
-			return fmt.Errorf("--trace: %w", err)
+			return nil, fmt.Errorf("--trace: %w", err)
 		}
 		if opt.From, opt.Until, err = parseWindowAt(c.String("window"), h); err != nil {
-			return err
+			return nil, err
 		}
 	case cfg.Window != nil:
 		opt.From, opt.Until = cfg.Window.From, cfg.Window.Until
 	}
 	if err := studyPool(c, cfg, &opt); err != nil {
-		return err
+		return nil, err
 	}
 	var specs []tracestudy.Spec
 	if experiment == "budget-knobs" {
@@ -445,17 +445,17 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 			restarts = []string{mapping.Restart}
 		}
 		if specs, err = tracestudy.BudgetKnobSpecs(windows, mins, restarts); err != nil {
-			return fmt.Errorf("--restart: %w", err)
+			return nil, fmt.Errorf("--restart: %w", err)
 		}
 	} else {
 		names, err := studyPolicies(c, cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		specs = tracestudy.TraceSpecs(names)
 	}
 	if err := tracestudy.ApplyMapping(mapping, &opt, specs); err != nil {
-		return err
+		return nil, err
 	}
 	warmup, cooldown := int64(tracestudy.DefaultWarmup), int64(tracestudy.DefaultCooldown)
 	if mapping.Warmup != nil {
@@ -467,9 +467,9 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	w, err := tracestudy.LoadRange(path, opt)
 	if err != nil {
 		if opt.From != 0 || opt.Until != 0 {
-			return fmt.Errorf("--window (or the config's window) on %s: %w", name, err)
+			return nil, fmt.Errorf("--window (or the config's window) on %s: %w", name, err)
 		}
-		return fmt.Errorf("--trace: %w", err)
+		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	// Every study: one window (the log, or --window) or --windows N×D
 	// spread over it.
@@ -477,20 +477,20 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	if mapping.Windows == nil {
 		win, err := tracestudy.WholeWindow(w, opt, warmup, cooldown)
 		if err != nil {
-			return fmt.Errorf("--warmup, --cooldown: %w", err)
+			return nil, fmt.Errorf("--warmup, --cooldown: %w", err)
 		}
 		st.Windows, st.Loads = []tracestudy.Window{win}, []*trace.Workload{w}
 	} else {
 		first, last := w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit
 		if st.Windows, err = tracestudy.Windows(first, last, mapping.Windows.N, mapping.Windows.Days*tracestudy.Day, warmup, cooldown); err != nil {
-			return fmt.Errorf("--windows %s: %w", mapping.Windows, err)
+			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
 		if st.Loads, err = tracestudy.LoadWindows(path, opt, st.Windows); err != nil {
-			return fmt.Errorf("--windows %s: %w", mapping.Windows, err)
+			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
 	}
 	if st.FairSample = c.Int("fair-sample"); st.FairSample < 0 {
-		return fmt.Errorf("--fair-sample must not be negative, got %d", st.FairSample)
+		return nil, fmt.Errorf("--fair-sample must not be negative, got %d", st.FairSample)
 	}
 	// fairshare and budget start each window with the usage the log
 	// records before it (docs/studies.md §6.16).
@@ -498,30 +498,26 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 	for _, sp := range specs {
 		if tracestudy.Lookback(sp) > 0 {
 			if st.Recorded, err = tracestudy.ReadRecorded(path, w.Pool); err != nil {
-				return fmt.Errorf("--trace: %w", err)
+				return nil, fmt.Errorf("--trace: %w", err)
 			}
 			break
 		}
 	}
 	content, err := tracestudy.Content(path)
 	if err != nil {
-		return fmt.Errorf("--trace: %w", err)
-	}
-	dist, err := readDist(c)
-	if err != nil {
-		return err
+		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	out := studyOut(c, experiment)
 	if c.Bool("jobs") {
 		if dist.Cache != "" {
-			return fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
+			return nil, fmt.Errorf("--jobs with --cache: a run taken from the cache has no per-job records; drop one of them")
 		}
 		st.JobsDir = filepath.Join(out, "jobs")
 	}
 	plan := tracestudy.NewPlan(experiment, fmt.Sprintf("%s\nfair sample %d seed %d", tracestudy.SharedInputs(tracestudy.Digest(content), opt, w),
 		st.FairSample, trace.DefaultFairSeed), st)
 	dist.Out = out
-	if !c.Bool("quiet") && dist.Merged == nil {
+	{
 		stderr := sweepStderr(c)
 		dist.Progress = func(n int) (func(done, total int), func(error)) {
 			fmt.Fprintf(stderr, "%s: %d runs on %s (%d jobs, pool %d), %d window(s), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, len(st.Windows), workers)
@@ -568,5 +564,5 @@ func runTraceStudy(c *cli.Context, experiment string) error {
 			strings.Join(files, ", "), jobs, out)
 		return nil
 	}
-	return runJob(c, &sweep.Study[tracestudy.Result]{Plan: plan, Compute: st.Run, Codec: tracestudy.Codec, Write: report}, dist)
+	return &sweep.Study[tracestudy.Result]{Plan: plan, Compute: st.Run, Codec: tracestudy.Codec, Write: report}, nil
 }
