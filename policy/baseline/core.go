@@ -271,6 +271,7 @@ type Core struct {
 	// scratch for Preempt, kept so that a pass allocates nothing.
 	cands  []int
 	victim []int
+	keyed  VictimSorter // a search by key's sort (PreemptKeyed)
 	// scratch for SkipTo.
 	debits debits
 }

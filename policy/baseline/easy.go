@@ -27,6 +27,11 @@ type EASY struct {
 	// AdmitEASY: a copy of the Core (trace.CloneAllocator) drops it.
 	Order func(a, b *Lease) int
 
+	// VictimKey, if set, takes the place of Order: victims in
+	// KeyedVictimOrder by this key, worked out once per candidate
+	// (Core.PreemptKeyed). Like Order, a copy of the Core drops it.
+	VictimKey VictimKey
+
 	// Key, if set, writes a request's Key just before it is granted: a
 	// rule whose keys follow its priorities sets them where the grant
 	// record reads them instead of over the whole queue each pass.
@@ -99,7 +104,11 @@ func (k *Core) startOrPreempt(e *EASY, i int, eligible func(head *Request, l *Le
 	if e.Search != nil {
 		e.Search(&k.pending[i])
 	}
-	k.Preempt(i, k.Missing(i, room), e.Order, el)
+	if e.VictimKey != nil {
+		k.PreemptKeyed(i, k.Missing(i, room), e.VictimKey, el)
+	} else {
+		k.Preempt(i, k.Missing(i, room), e.Order, el)
+	}
 	e.head = nil
 	return false
 }

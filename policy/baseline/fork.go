@@ -50,7 +50,7 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	c.groups = slices.Clone(k.groups)
 	c.queueNames = slices.Clone(k.queueNames)
 	c.posOf = slices.Clone(k.posOf)
-	c.cands, c.victim, c.debits = nil, nil, debits{}
+	c.cands, c.victim, c.keyed, c.debits = nil, nil, VictimSorter{}, debits{}
 	if rc, ok := k.rule.(RuleCloner); ok {
 		c.rule = rc.CloneRule(k, c)
 	} else {

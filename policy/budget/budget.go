@@ -238,7 +238,7 @@ type Rule struct {
 	held, gHeld, taken, gTaken []int
 	headCamp                   policy.CampaignID
 	headGPUs                   int
-	order                      func(a, b *baseline.Lease) int
+	victimKey                  baseline.VictimKey
 	search                     func(head *baseline.Request)
 	// searchAt is the tick of the last victim search, and sensitive
 	// whether its outcome may depend on the victim order: a final-share
@@ -247,7 +247,8 @@ type Rule struct {
 	// that failed is tried again at the next tick (NextEvent).
 	searchAt  int
 	sensitive bool
-	cands     []int // orderChange's scratch
+	cands     []int                 // orderChange's scratch
+	sorter    baseline.VictimSorter // and its sort's
 }
 
 // New returns a budget allocator.
@@ -492,12 +493,13 @@ func (r *Rule) Hooks(k *baseline.Core, e *baseline.EASY) {
 	r.core = k
 	if r.eligible == nil {
 		r.eligible = func(_ *baseline.Request, l *baseline.Lease) bool { return r.Eligible(l) }
-		r.order, r.search = r.VictimOrder, r.Search
+		r.victimKey = func(l *baseline.Lease) int { return r.core.LostIfNoticed(l) }
+		r.search = r.Search
 	}
 	if e.Key == nil {
 		e.Key = func(req *baseline.Request) { req.Key = r.groupP[req.Campaign] }
 	}
-	e.Order, e.Search = r.order, r.search
+	e.VictimKey, e.Search = r.victimKey, r.search
 }
 
 // Eligibility is the preemption contract's eligibility (Eligible) for
@@ -518,16 +520,7 @@ func (r *Rule) Protected(k *baseline.Core, l *baseline.Lease) bool {
 // (baseline.Core.LostIfNoticed: under checkpoint restart a lease just
 // past its checkpoint loses little), then newest first.
 func (r *Rule) VictimOrder(a, b *baseline.Lease) int {
-	if c := cmp.Compare(b.Class, a.Class); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(r.core.LostIfNoticed(a), r.core.LostIfNoticed(b)); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(b.Granted, a.Granted); c != 0 {
-		return c
-	}
-	return cmp.Compare(b.ID, a.ID)
+	return baseline.KeyedVictimOrder(a, b, r.core.LostIfNoticed(a), r.core.LostIfNoticed(b))
 }
 
 // Search starts a victim search for head (baseline.EASY.Search): what
@@ -625,30 +618,27 @@ func (r *Rule) Eligible(l *baseline.Lease) bool {
 func (r *Rule) orderChange(k *baseline.Core) int {
 	now := k.Now()
 	next := math.MaxInt
+	ls := k.Leases()
 	r.cands = r.cands[:0]
-	for i, l := range k.Leases() {
-		if !l.UnderNotice && l.Campaign != r.headCamp && !r.Protected(k, &l) {
+	for i := range ls {
+		if l := &ls[i]; !l.UnderNotice && l.Campaign != r.headCamp && !r.Protected(k, l) {
 			r.cands = append(r.cands, i)
-			next = min(next, k.LostBreak(&l))
+			next = min(next, k.LostBreak(l))
 		}
 	}
-	ls := k.Leases()
-	slices.SortFunc(r.cands, func(a, b int) int { return r.VictimOrder(&ls[a], &ls[b]) })
-	for x := 1; x < len(r.cands); x++ {
-		a, b := &ls[r.cands[x-1]], &ls[r.cands[x]]
-		if a.Class != b.Class {
-			continue
-		}
-		sa, ca := k.LostLine(a)
+	r.sorter.Sort(ls, r.cands, k.LostIfNoticed)
+	var sa, ca int
+	for x, j := range r.cands {
+		b := &ls[j]
 		sb, cb := k.LostLine(b)
-		if sa == sb {
-			continue // parallel: they keep their order
+		if x > 0 && ls[r.cands[x-1]].Class == b.Class && sa != sb { // parallel lines keep their order
+			// sa·t + ca = sb·t + cb at t = (cb − ca) / (sa − sb).
+			t := math.Floor(float64(cb-ca) / float64(sa-sb))
+			if t >= float64(now) && t < float64(next) {
+				next = max(int(t), now+1)
+			}
 		}
-		// sa·t + ca = sb·t + cb at t = (cb − ca) / (sa − sb).
-		t := math.Floor(float64(cb-ca) / float64(sa-sb))
-		if t >= float64(now) && t < float64(next) {
-			next = max(int(t), now+1)
-		}
+		sa, ca = sb, cb
 	}
 	return next
 }
@@ -749,9 +739,9 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	if r.core == from {
 		c.core = to
 	}
-	c.eligible, c.order, c.search = nil, nil, nil
+	c.eligible, c.victimKey, c.search = nil, nil, nil
 	c.held, c.gHeld = slices.Clone(r.held), slices.Clone(r.gHeld)
 	c.taken, c.gTaken = slices.Clone(r.taken), slices.Clone(r.gTaken)
-	c.cands = slices.Clone(r.cands)
+	c.cands, c.sorter = nil, baseline.VictimSorter{}
 	return &c
 }
