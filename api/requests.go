@@ -34,6 +34,11 @@ type RequestWait struct {
 	// driven by hand (an embedded service), which gives no wall-clock
 	// bound.
 	Speed float64 `json:"speed" doc:"Broker seconds per wall-clock second (nominal); 0 when the clock is driven by hand."`
+	// EndedEarly says the wait was answered before its time to make room:
+	// a newer wait on the same request, or the campaign's share of the
+	// service's long polls (docs/service.md, "Long polls"). A client
+	// should pause (about a second) before it asks again.
+	EndedEarly bool `json:"ended_early,omitempty" doc:"The wait was answered before its time to make room for a newer wait on the same request or within the campaign's share of long polls; pause about a second before asking again."`
 }
 
 // MaxRequestWait bounds one long poll (the wait query parameter): below

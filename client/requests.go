@@ -44,6 +44,10 @@ func (c *Client) AwaitRequest(ctx context.Context, name string, id int, wait tim
 	return &out, c.do(ctx, http.MethodGet, campaignPath(name, "requests", strconv.Itoa(id), "wait"), q, nil, &out)
 }
 
+// endedEarlyPause is how long AwaitGrant pauses after a wait the service
+// answered early to make room (api.RequestWait.EndedEarly).
+const endedEarlyPause = time.Second
+
 // AwaitGrant long-polls request id until it is granted, the request is gone
 // (ErrRequestGone) or ctx ends. Unlike WaitGrant it learns of the grant as
 // soon as the tick that made it is durable, with one request per
@@ -61,6 +65,15 @@ func (c *Client) AwaitGrant(ctx context.Context, name string, id int) (*RequestW
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("waiting for request %d: %w", id, err)
+		}
+		if w.EndedEarly {
+			// The service made room for another wait: pause before
+			// asking again, as it asks.
+			select {
+			case <-time.After(endedEarlyPause):
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for request %d: %w", id, ctx.Err())
+			}
 		}
 	}
 }

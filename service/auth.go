@@ -176,6 +176,10 @@ func (s *Service) authMiddleware(ctx huma.Context, next func(huma.Context)) {
 	if info := requestInfoOf(ctx.Context()); info != nil {
 		info.principal = p.String()
 	}
+	if onAdmin, _ := ctx.Context().Value(adminConnKey{}).(bool); onAdmin && !p.admin {
+		_ = huma.WriteErr(s.api, ctx, http.StatusForbidden, "the administrator listener serves the administrator token only")
+		return
+	}
 	s.trustConn(ctx.Context())
 	switch role {
 	case roleAdmin:
@@ -192,6 +196,16 @@ func (s *Service) authMiddleware(ctx huma.Context, next func(huma.Context)) {
 	if !s.limitWrite(ctx, p) {
 		return
 	}
+	tk, ok := s.inflight.enter(p)
+	if !ok {
+		ctx.SetHeader("Retry-After", "1")
+		_ = huma.WriteErr(s.api, ctx, http.StatusTooManyRequests, fmt.Sprintf(
+			"campaign %s has too many requests in flight (the campaign tokens together may hold %d connections busy, one campaign %d besides its long polls); retry after 1s",
+			p.name, s.inflight.total, s.inflight.perCamp))
+		return
+	}
+	defer tk.release()
+	ctx = huma.WithValue(ctx, ticketKey{}, tk)
 	ctx, ok = s.strictBody(ctx)
 	if !ok {
 		return

@@ -36,14 +36,9 @@ func TestConnLimiterShedsLongestIdle(t *testing.T) {
 	require.NoError(t, err)
 	var st connStats
 	l := newConnLimiter(ln, 3, &st)
+	l.grace = 0 // the idle order alone; TestConnLimiterSparesFresh has the grace
 	defer l.Close()
-	accept := func() (server, peer net.Conn) {
-		peer, err := net.Dial("tcp", ln.Addr().String())
-		require.NoError(t, err)
-		server, err = l.Accept()
-		require.NoError(t, err)
-		return server, peer
-	}
+	accept := func() (server, peer net.Conn) { return acceptPair(t, ln, l) }
 	closed := func(peer net.Conn) bool {
 		require.NoError(t, peer.SetReadDeadline(time.Now().Add(2*time.Second)))
 		_, err := peer.Read(make([]byte, 1))
@@ -75,6 +70,43 @@ func TestConnLimiterShedsLongestIdle(t *testing.T) {
 		p.Close()
 	}
 	_ = c
+}
+
+// TestConnLimiterSparesFresh: at the cap a new connection that has not
+// had the time to send its request is spared while a served one is idle,
+// even one idle for less time; once past the grace it is shed first again
+// (issue 34 §1: the operator's new connection was the "longest idle" under
+// a storm of reconnecting pollers).
+func TestConnLimiterSparesFresh(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var st connStats
+	l := newConnLimiter(ln, 3, &st)
+	l.grace = 300 * time.Millisecond
+	defer l.Close()
+	accept := func() (server, peer net.Conn) { return acceptPair(t, ln, l) }
+	present := func(c net.Conn) bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		_, ok := l.conns[c]
+		return ok
+	}
+	a, pa := accept()
+	b, pb := accept() // the operator's: silent so far
+	c, pc := accept()
+	l.ConnState(a, http.StateActive)
+	l.trust(a)
+	l.ConnState(a, http.StateIdle) // served, idle for less time than b
+	d, pd := accept()
+	assert.False(t, present(a), "the served connection goes")
+	assert.True(t, present(b), "the fresh one is spared")
+	time.Sleep(l.grace + 50*time.Millisecond)
+	_, pe := accept()
+	assert.False(t, present(b), "past the grace, the longest idle goes again")
+	assert.True(t, present(c) && present(d))
+	for _, p := range []net.Conn{pa, pb, pc, pd, pe} {
+		p.Close()
+	}
 }
 
 // TestConnLimiterBoundsStrangers: connections on which nothing has
@@ -128,6 +160,17 @@ func TestConnLimiterBoundsStrangers(t *testing.T) {
 	_, ok := l.conns[p.server]
 	assert.True(t, ok)
 	assert.Zero(t, st.shedNew.Load())
+}
+
+// acceptPair dials the limiter's listener and accepts through it: the
+// server's end and the peer's.
+func acceptPair(t *testing.T, ln net.Listener, l *connLimiter) (server, peer net.Conn) {
+	t.Helper()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	server, err = l.Accept()
+	require.NoError(t, err)
+	return server, peer
 }
 
 func isTimeout(err error) bool {

@@ -50,7 +50,10 @@
 //
 // Waiting and withdrawing (issues 22 §5, 23 §5): GET …/requests/{id}/wait
 // holds its answer until the durable tick that grants the request
-// (wait.go), and DELETE …/requests/{id} withdraws a pending request, a
+// (wait.go); waits are booked by request, bounded per campaign and in all
+// below the connection cap, and authenticated requests are counted per
+// token so that the administrator keeps a share of the connections
+// (waiters.go, issue 34). DELETE …/requests/{id} withdraws a pending request, a
 // journaled "withdraw" operation (withdraw.go); `bursar lease` uses both.
 // With Options.AdmitOnRequest an admission pass, a journaled "admit"
 // operation, follows every request and release, so that a request the

@@ -25,5 +25,11 @@ func (s *Service) metrics(w http.ResponseWriter, _ *http.Request) {
 	m("bursar_connections_refused_total", "counter", "New connections closed at the cap because every other one was a busy trusted one.", s.conns.shedNew.Load())
 	m("bursar_connections_strangers", "gauge", "Open connections on which no request has authenticated.", s.conns.strangers.Load())
 	m("bursar_connections_shed_busy_total", "counter", "Connections without an authenticated request closed with a request in flight, to keep strangers within their share of the cap.", s.conns.shedBusy.Load())
+	m("bursar_waits_open", "gauge", "Long polls of campaign tokens open (booked on the wait board).", s.waits.open.Load())
+	m("bursar_waits_ended_early_total", "counter", "Long polls answered before their time to make room (a newer wait on the same request, or a campaign's share).", s.waits.kicked.Load())
+	m("bursar_connections_reclaimed_total", "counter", "New connections let in at the cap by ending a long poll and closing its connection after the answer.", s.conns.reclaimed.Load())
+	m("bursar_requests_in_flight_campaigns", "gauge", "Campaign tokens' authenticated requests in flight, long polls on the wait board aside.", s.inflight.campaignsInFlight())
+	m("bursar_requests_in_flight_admin", "gauge", "Administrator requests in flight.", s.inflight.admin.Load())
+	m("bursar_requests_refused_in_flight_total", "counter", "Campaign requests answered 429 because the campaign or the campaigns together had too many in flight.", s.inflight.refused.Load())
 	m("bursar_memory_released_total", "counter", "Times freed memory was returned to the OS after a connection flood ended.", s.conns.released.Load())
 }

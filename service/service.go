@@ -85,6 +85,14 @@ type Options struct {
 	// unlimited). See tenant.go.
 	WriteRate  float64
 	WriteBurst int
+	// MaxWaitsPerCampaign is the most long polls one campaign holds open
+	// (0: DefaultMaxWaitsPerCampaign; see waiters.go).
+	MaxWaitsPerCampaign int
+	// AdminListener, when set, is served besides Serve's listener for the
+	// administrator only (a campaign token is 403 on it), with its own
+	// connection cap: the operator's way in however busy the main
+	// listener is (`bursar serve --admin-listen unix:PATH`).
+	AdminListener net.Listener
 	// MaxConsumePerTick is how many consume calls of one campaign are
 	// taken per broker second (0: DefaultMaxConsumePerTick).
 	MaxConsumePerTick int
@@ -130,6 +138,12 @@ func (o *Options) fill() error {
 	}
 	if o.MaxConsumePerTick == 0 {
 		o.MaxConsumePerTick = DefaultMaxConsumePerTick
+	}
+	if o.MaxWaitsPerCampaign < 0 {
+		return fmt.Errorf("service: the long polls per campaign must not be negative, got %d", o.MaxWaitsPerCampaign)
+	}
+	if o.MaxWaitsPerCampaign == 0 {
+		o.MaxWaitsPerCampaign = DefaultMaxWaitsPerCampaign
 	}
 	if o.IdleTimeout < 0 || o.MaxConns < 0 {
 		return fmt.Errorf("service: the idle timeout and the connection limit must not be negative")
@@ -191,7 +205,8 @@ type Service struct {
 	durableT atomic.Int64
 
 	clock    clockStats
-	waits    waitBoard // long polls on requests (wait.go)
+	waits    waitBoard // long polls on requests (wait.go, waiters.go)
+	inflight inflight  // authenticated requests in flight (waiters.go)
 	conns    connStats
 	limiter  atomic.Pointer[connLimiter] // set by Serve
 	writes   *writeLimits                // nil: unlimited
@@ -226,6 +241,11 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, log: opts.Logger, adminHash: hashToken(opts.AdminToken), core: c, wal: w, report: rep,
 		failCh: make(chan struct{}), stop: make(chan struct{}), writes: newWriteLimits(opts.WriteRate, opts.WriteBurst)}
+	conns := opts.MaxConns
+	if conns == 0 {
+		conns = DefaultMaxConns
+	}
+	s.setLimits(conns) // Serve sets them again for the cap it finds
 	s.durableT.Store(int64(c.b.Now()))
 	s.tickWall = time.Now().UnixMilli()
 	if w != nil {
@@ -537,24 +557,22 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("connection limit lowered to fit the descriptor limit", "asked", s.opts.MaxConns, "limit", maxConns, "ulimit_n", fdLimit)
 	}
 	lim := newConnLimiter(ln, maxConns, &s.conns)
+	lim.reclaim = s.waits.reclaim
 	s.limiter.Store(lim)
+	s.setLimits(maxConns)
 	s.Start()
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       s.opts.IdleTimeout,
-		ConnState:         lim.ConnState,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return context.WithValue(ctx, connKey{}, c)
-		},
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       log.New(logWriter{s.log}, "", 0),
-	}
+	srv := s.httpServer(lim, false)
 	srv.RegisterOnShutdown(s.waits.shutdown)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(lim) }()
+	var adminSrv *http.Server
+	if aln := s.opts.AdminListener; aln != nil {
+		alim := newConnLimiter(aln, adminMaxConns, &connStats{})
+		adminSrv = s.httpServer(alim, true)
+		adminSrv.RegisterOnShutdown(s.waits.shutdown)
+		go func() { errc <- adminSrv.Serve(alim) }()
+		s.log.Info("administrator listener", "addr", aln.Addr().String())
+	}
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -568,9 +586,17 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
+	var down sync.WaitGroup
+	for _, hs := range []*http.Server{srv, adminSrv} {
+		if hs != nil {
+			down.Go(func() {
+				if err := hs.Shutdown(sctx); err != nil {
+					hs.Close()
+				}
+			})
+		}
 	}
+	down.Wait()
 	if err := s.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -579,5 +605,34 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return runErr
 }
+
+// adminMaxConns caps the administrator listener's connections (its idle
+// ones are shed first, like the main listener's).
+const adminMaxConns = 64
+
+// httpServer is the http.Server for one listener; admin marks the
+// administrator's own, on which a campaign token is refused.
+func (s *Service) httpServer(lim *connLimiter, admin bool) *http.Server {
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		ConnState:         lim.ConnState,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			ctx = context.WithValue(ctx, connKey{}, c)
+			if admin {
+				ctx = context.WithValue(ctx, adminConnKey{}, true)
+			}
+			return ctx
+		},
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       log.New(logWriter{s.log}, "", 0),
+	}
+}
+
+// adminConnKey marks a request that came in on Options.AdminListener.
+type adminConnKey struct{}
 
 func hexHash(h [32]byte) string { return hex.EncodeToString(h[:]) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -39,7 +40,12 @@ type (
 		Request  int    `path:"request" minimum:"1" maximum:"2147483647" doc:"The campaign's own request id (its n-th request is n)."`
 		Wait     string `query:"wait" default:"0s" maxLength:"16" doc:"How long to wait while the request is pending: a duration such as 10s or 500ms, at most 20s; 0s answers at once."`
 	}
-	requestWaitOutput struct{ Body api.RequestWait }
+	requestWaitOutput struct {
+		// Connection is "close" on a wait answered to free its
+		// connection for a newcomer at the connection cap (waiters.go).
+		Connection string `header:"Connection"`
+		Body       api.RequestWait
+	}
 )
 
 // waitBoard wakes long polls. Its zero value is ready; a wake with nobody
@@ -48,6 +54,12 @@ type waitBoard struct {
 	mu   sync.Mutex
 	ch   chan struct{} // closed by the next wake; nil while nobody waits
 	down chan struct{} // closed when the server shuts down
+
+	// The booked waits (waiters.go) and their limits.
+	camps                   map[policy.CampaignID]*campWaits
+	total                   int
+	max, perCamp            int
+	open, kicked, reclaimed atomic.Int64
 }
 
 // next is the channel the next wake closes.
@@ -148,9 +160,13 @@ func (s *Service) awaitRequest(ctx context.Context, in *requestWaitInput) (*requ
 	}
 	p := principalOf(ctx)
 	var (
-		out  requestWaitOutput
-		key  waitKey
-		read bool // out holds a full read taken at key
+		booked  *waiter
+		kicked  <-chan struct{}
+		early   bool // answered by the board (waiters.go)
+		pending int  // the campaign's pending requests at the last read
+		out     requestWaitOutput
+		key     waitKey
+		read    bool // out holds a full read taken at key
 	)
 	for {
 		wake, down := s.waits.next()
@@ -162,6 +178,7 @@ func (s *Service) awaitRequest(ctx context.Context, in *requestWaitInput) (*requ
 			if !p.stillValid(cs) {
 				return errTokenEnded()
 			}
+			pending = cs.pending
 			k := waitKey{records: cs.journal.last, pending: cs.pending}
 			if read && k == key {
 				return nil // nothing that could move the request happened
@@ -176,9 +193,17 @@ func (s *Service) awaitRequest(ctx context.Context, in *requestWaitInput) (*requ
 		if out.Body.State != api.StatePending || timeout == nil {
 			break
 		}
+		if booked == nil && !p.admin {
+			booked = s.waits.join(p.id, in.Request, pending)
+			defer s.waits.leave(booked)
+			ticketOf(ctx).release() // the board bounds it from now on
+			kicked = booked.kicked
+		}
 		select {
 		case <-wake:
 			continue
+		case <-kicked:
+			early = true
 		case <-timeout:
 		case <-down:
 		case <-ctx.Done():
@@ -189,6 +214,10 @@ func (s *Service) awaitRequest(ctx context.Context, in *requestWaitInput) (*requ
 	}
 	if out.Body.State == "" {
 		return nil, errRequestGone(in.Request, in.Campaign)
+	}
+	out.Body.EndedEarly = early && out.Body.State == api.StatePending
+	if early && booked.close {
+		out.Connection = "close"
 	}
 	return &out, nil
 }
