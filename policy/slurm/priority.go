@@ -31,7 +31,7 @@ type priorities struct {
 	stale   bool
 	at      int // the period computed for (-1: none)
 	epoch   uint64
-	done    bool
+	gen     int
 	fs      []float64
 	tree    fairTree
 	pool    float64
@@ -39,26 +39,29 @@ type priorities struct {
 }
 
 // update recomputes the fair-share factors at a new period, a
-// registration, or new shares.
-func (p *priorities) update(k *baseline.Core, r *Rule) {
+// registration, or new shares, and returns the generation of the
+// priorities (it counts the recomputations, from 1).
+func (p *priorities) update(k *baseline.Core, r *Rule) int {
 	at := r.period(k.Now())
-	if p.done && !p.stale && p.at == at && p.epoch == k.SharesEpoch() {
-		return
+	if p.gen > 0 && !p.stale && p.at == at && p.epoch == k.SharesEpoch() {
+		return p.gen
 	}
-	p.done, p.stale, p.at, p.epoch = true, false, at, k.SharesEpoch()
+	p.gen++
+	p.stale, p.at, p.epoch = false, at, k.SharesEpoch()
 	p.pool = float64(k.Config().Pool)
 	p.tierMax = float64(priority.Tiers - 1)
 	n := k.NumCampaigns()
 	p.fs = floats(p.fs, n)
 	if r.usage == nil {
-		return
+		return p.gen
 	}
 	usage, _ := r.usage.PeriodUsage(k)
 	if r.knobs.NoFairTree {
 		classicFactors(k, usage, p.fs)
-		return
+	} else {
+		p.tree.factors(k, usage, p.fs)
 	}
-	p.tree.factors(k, usage, p.fs)
+	return p.gen
 }
 
 // of is request q's priority as of the period's start.

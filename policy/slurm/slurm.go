@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -126,6 +127,14 @@ type Rule struct {
 	prio  priorities
 	bf    backfill
 
+	// The queue in order as the last admission left it, for the
+	// priorities of generation sortedGen, and every id up to seenID
+	// placed in it (see order); keys by request id.
+	sorted, fresh, merged []int
+	sortedGen             int
+	seenID                int
+	keys                  []jobKey
+
 	// What the last backfill pass saw (k.Changes() after it, the priority
 	// period), so that a pass nothing could change is skipped (see
 	// backfillDue).
@@ -137,6 +146,7 @@ type Rule struct {
 	// mainChanges is k.Changes() after its last run, so that an admission
 	// with nothing changed since is no event.
 	mainDue     bool
+	mainPeriod  int
 	mainChanges uint64
 	mainRan     bool
 	// always runs the backfill at every bf_interval tick, changed or not
@@ -231,26 +241,68 @@ func (r *Rule) Admit(k *baseline.Core) {
 // PriorityTier, then priority, both descending, then submit time, then job
 // id; one partition here, so the tier ties). With every weight 0 every
 // priority is 0 and the order is the pending list's, submit time then id.
+//
+// Priorities are fixed between recalculations, and the order is total, so
+// within one the queue keeps the order of the jobs still waiting and the
+// ones filed since (ids above any seen) are sorted and merged in: linear
+// in the queue, where sorting it at every event cost most of a replay.
 func (r *Rule) order(k *baseline.Core) []int {
 	if r.zeroWeights() {
 		return r.queue.Build(k, nil)
 	}
-	r.prio.update(k, r)
+	gen := r.prio.update(k, r)
 	pend := k.Pending()
-	for i := range pend {
-		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
-			q.Key = r.prio.of(k, r, q)
-		}
+	if gen != r.sortedGen {
+		r.sortedGen, r.seenID = gen, 0
+		r.sorted = r.sorted[:0]
 	}
-	return r.queue.Build(k, func(a, b *baseline.Request) int {
-		if c := cmp.Compare(b.Key, a.Key); c != 0 {
+	fresh := r.fresh[:0]
+	top := r.seenID
+	for i := range pend {
+		q := &pend[i]
+		if q.ID <= r.seenID || k.Campaign(q.Campaign).Filler {
+			continue
+		}
+		q.Key = r.prio.of(k, r, q)
+		fresh = append(fresh, q.ID)
+		for len(r.keys) <= q.ID {
+			r.keys = append(r.keys, jobKey{})
+		}
+		r.keys[q.ID] = jobKey{q.Key, q.Submitted}
+		top = max(top, q.ID)
+	}
+	r.seenID = top
+	before := func(a, b int) int {
+		ka, kb := r.keys[a], r.keys[b]
+		if c := cmp.Compare(kb.prio, ka.prio); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
+		if c := cmp.Compare(ka.submitted, kb.submitted); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+		return cmp.Compare(a, b)
+	}
+	slices.SortFunc(fresh, before)
+	merged, j := r.merged[:0], 0
+	for _, id := range r.sorted {
+		if k.Index(id) < 0 {
+			continue // started, or gone
+		}
+		for j < len(fresh) && before(fresh[j], id) < 0 {
+			merged = append(merged, fresh[j])
+			j++
+		}
+		merged = append(merged, id)
+	}
+	merged = append(merged, fresh[j:]...)
+	r.sorted, r.merged, r.fresh = merged, r.sorted, fresh
+	return merged
+}
+
+// jobKey is what the order compares of a waiting job.
+type jobKey struct {
+	prio      float64
+	submitted int
 }
 
 func (r *Rule) zeroWeights() bool {
@@ -271,6 +323,7 @@ func (r *Rule) mainScheduler(k *baseline.Core, ids []int, full bool) {
 		depth = min(depth, r.knobs.DefaultQueueDepth)
 	}
 	r.mainDue = false
+	r.mainPeriod = r.period(k.Now())
 	tested := 0
 	for _, id := range ids {
 		i := k.Index(id)
@@ -315,8 +368,8 @@ func (r *Rule) backfillDue(k *baseline.Core) bool {
 // nothing else changing (baseline.Paced): the next bf_interval tick if
 // a pass is due and a waiting job could fit in the GPUs free now; the
 // next sched_interval tick if the main scheduler owes a full run; and
-// where priorities move, the first sched_interval and bf_interval ticks of
-// the next calculation period.
+// where priorities move, the first sched_interval and bf_interval ticks
+// whose calculation period is not the one the last run saw.
 func (r *Rule) NextEvent(k *baseline.Core) int {
 	now := k.Now()
 	least := math.MaxInt
@@ -337,12 +390,21 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 		next = min(next, nextMultiple(now, r.knobs.SchedInterval))
 	}
 	if r.dynamic() {
-		// The priorities move at the next period's start: the main
-		// scheduler's next full run after it, and the next pass, see them.
+		// The priorities move at each period's start: the first
+		// sched_interval tick and bf_interval tick whose period is not the
+		// one their last run saw.
 		p := r.period(now) + r.knobs.CalcPeriod
-		next = min(next, nextMultiple(p-1, r.knobs.SchedInterval))
+		s := nextMultiple(now, r.knobs.SchedInterval)
+		if r.period(s) == r.mainPeriod {
+			s = nextMultiple(p-1, r.knobs.SchedInterval)
+		}
+		next = min(next, s)
 		if fits {
-			next = min(next, nextMultiple(p-1, r.knobs.BfInterval))
+			b := nextMultiple(now, r.knobs.BfInterval)
+			if r.period(b) == r.bfPeriod {
+				b = nextMultiple(p-1, r.knobs.BfInterval)
+			}
+			next = min(next, b)
 		}
 	}
 	return next
