@@ -107,9 +107,18 @@ func levelFS(s, shares, u, parent float64) float64 {
 	return (s / shares) / (u / parent)
 }
 
-// sortByLF sorts siblings by LF, highest first, ties in their own order.
+// sortByLF sorts siblings by LF, highest first, ties in their own order
+// (the nodes come in that order, by ascending idx).
 func sortByLF(ns []treeNode) {
-	slices.SortStableFunc(ns, func(a, b treeNode) int { return cmp.Compare(b.lf, a.lf) })
+	if len(ns) < 2 {
+		return
+	}
+	slices.SortFunc(ns, func(a, b treeNode) int {
+		if c := cmp.Compare(b.lf, a.lf); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
 }
 
 // classicFactors writes classic fair share (PriorityFlags=NO_FAIR_TREE;
