@@ -64,7 +64,7 @@ var fourJobs = []job{{0, 6, 1000}, {1, 8, 1000}, {2, 10, 1000}, {3, 2, 10000}}
 //
 // slurm: the first backfill pass, at tick 30 (bf_interval), tests B, C, D
 // on the map (4 free until A's end, tick 1,001; 10 after). B's earliest
-// start is 1,001: reserved over [960, 1,980) (both ends rounded down to
+// start is 1,001: reserved over [1,001, 1,980) (the end rounded down to
 // bf_resolution 60, backfill.c). C's is
 // 1,980, when B's reservation ends: reserved over [1,980, 2,940). D fits
 // now, but not for 10,000 s: the map has 0 free in C's reservation, so its
@@ -88,8 +88,8 @@ func TestFourJobsEveryTestedJobIsProtected(t *testing.T) {
 // 29) reserves nothing for B and starts C; B waits for C as well: A ends
 // at 172,800 (6 free, not 8) and C at 200,029, when B starts.
 //
-// With bf_window = 3 days B is reserved from tick 172,801 (rounded down
-// to 172,800) to 173,760; C would hold 4 GPUs through it, where only 2 are free, so it waits: B starts at 172,800 and C when
+// With bf_window = 3 days B is reserved from tick 172,801 to 173,760
+// (its end rounded down to bf_resolution); C would hold 4 GPUs through it, where only 2 are free, so it waits: B starts at 172,800 and C when
 // B ends, 173,800. (fifo's EASY protects its head, B, the same way.)
 func TestBfWindowBeyondGetsNoReservation(t *testing.T) {
 	w := workload(t, 10, []job{{0, 6, 172800}, {1, 8, 1000}, {2, 4, 200000}})
@@ -102,13 +102,13 @@ func TestBfWindowBeyondGetsNoReservation(t *testing.T) {
 // bf_max_job_test: the pass tests only the first jobs of the queue.
 //
 // The four-job log and E (2 GPUs, 500 s) at 4. At tick 30 (second 29) the
-// queue is B, C, D, E. By default (500) the pass reserves B over [960,
+// queue is B, C, D, E. By default (500) the pass reserves B over [1,001,
 // 1,980), C over [1,980, 2,940), D from 2,940, and E fits in the 4 GPUs
 // free over [30, 530), before B's reservation: it starts at second 29.
 // With bf_max_job_test = 3 the pass stops after D and E waits; at second
 // 1,000 A ends and B starts, and the pass at tick 1,020 (second 1,019)
 // tests C, D, E: E fits in the 2 GPUs B leaves free over [1,020, 1,520),
-// before C's reservation at 1,980, and starts. The others start as in the
+// before C's reservation at B's estimated end, 2,001, and starts. The others start as in the
 // four-job log.
 func TestBfMaxJobTestStopsThePass(t *testing.T) {
 	w := workload(t, 10, append(fourJobs[:4:4], job{4, 2, 500}))
