@@ -18,6 +18,10 @@
 // watchdogState.
 //
 // The service is reached through Client (*client.Client answers), Slurm
-// through slurmgate.Cluster, so that tests drive the wrapper without
-// either. The flags that fill Options are cmd/bursar's.
+// through slurmgate.Cluster, and the command through the process seam
+// (startGroup starts a real process group), so that the unit tests drive
+// the wait, the notice, the deadline and the kill without a service, a
+// cluster or a process. The wall clock is the real one: the tests use
+// deadlines of a fraction of a second. The flags that fill Options are
+// cmd/bursar's; its tests run the binary end to end.
 package lease

@@ -180,6 +180,8 @@ type leaseRun struct {
 	// request's own answer said granted (a service that admits on
 	// request): one round trip less between the grant and the job.
 	tokenAhead *tokenFetch
+	// start starts the command (nil: startGroup, a real process group).
+	start startFunc
 }
 
 // tokenFetch is a Slurm token asked for ahead, for one lease.

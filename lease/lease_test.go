@@ -35,6 +35,8 @@ type fakeService struct {
 	// pending: requests stay pending (no grant ever comes).
 	pending bool
 	filed   int
+	// leases answers Leases (nil: none held).
+	leases func() *client.Leases
 }
 
 func (f *fakeService) BaseURL() string { return "http://fake" }
@@ -87,6 +89,9 @@ func (f *fakeService) Supply(context.Context, string) (*client.Supply, error) {
 }
 
 func (f *fakeService) Leases(context.Context, string) (*client.Leases, error) {
+	if f.leases != nil {
+		return f.leases(), nil
+	}
 	return &client.Leases{}, nil
 }
 

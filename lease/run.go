@@ -22,6 +22,52 @@ type procEvent struct {
 	err error
 }
 
+// process is the command as the run loop drives it: its process group,
+// the changes of its state, and signals to the whole group. startGroup
+// starts a real one; the tests give a fake.
+type process interface {
+	group() int
+	signal(sig syscall.Signal)
+	events() <-chan procEvent
+	release()
+}
+
+// startFunc starts the command args with environment env, in the
+// foreground of the terminal tty when tty >= 0.
+type startFunc func(args, env []string, tty int) (process, error)
+
+// groupProc is a command in a process group of its own.
+type groupProc struct {
+	cmd *exec.Cmd
+	ev  chan procEvent
+}
+
+// startGroup starts the command in its own process group, so that a
+// signal reaches every process the command started (a shell's children,
+// srun's steps); in the terminal's foreground when the wrapper is, so
+// that it can read the terminal (a background group that reads it is
+// stopped). Its standard streams are the wrapper's.
+func startGroup(args, env []string, tty int) (process, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if tty >= 0 {
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &groupProc{cmd: cmd, ev: make(chan procEvent, 4)}
+	go waitProc(cmd.Process.Pid, p.ev)
+	return p, nil
+}
+
+func (p *groupProc) group() int                { return p.cmd.Process.Pid }
+func (p *groupProc) signal(sig syscall.Signal) { _ = syscall.Kill(-p.cmd.Process.Pid, sig) }
+func (p *groupProc) events() <-chan procEvent  { return p.ev }
+func (p *groupProc) release()                  { _ = p.cmd.Process.Release() }
+
 // waitProc reports the command's stops and its end. It reaps the process
 // itself (exec.Cmd.Wait cannot report stops, which the terminal hand-over
 // needs).
@@ -75,32 +121,26 @@ func (r *leaseRun) pollLease(ctx context.Context, period time.Duration, reads ch
 // service answers.
 func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	l := g.lease
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(ChildEnv(os.Environ()),
+	env := append(ChildEnv(os.Environ()),
 		"BURSAR_LEASE_ID="+strconv.Itoa(l.ID), "BURSAR_GPUS="+strconv.Itoa(l.GPUs),
 		"BURSAR_LEASE_EXPIRES="+strconv.Itoa(l.Expires), "BURSAR_LEASE_CLASS="+l.Class,
 		"BURSAR_CAMPAIGN="+r.campaign, "BURSAR_SERVER="+r.cl.BaseURL())
 	if r.slurmToken != "" {
-		cmd.Env = append(cmd.Env, "BURSAR_SLURM_TOKEN="+r.slurmToken)
+		env = append(env, "BURSAR_SLURM_TOKEN="+r.slurmToken)
 	}
-	// Its own process group, so that a signal reaches every process the
-	// command started (a shell's children, srun's steps); in the
-	// terminal's foreground when the wrapper is, so that it can read the
-	// terminal (a background group that reads it is stopped).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	tty := foregroundTerminal()
-	if tty >= 0 {
-		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty
+	start := r.start
+	if start == nil {
+		start = startGroup
 	}
-	if err := cmd.Start(); err != nil {
+	p, err := start(args, env, tty)
+	if err != nil {
 		return 127, fmt.Errorf("start %s: %w", args[0], err)
 	}
-	pgid := cmd.Process.Pid
-	defer cmd.Process.Release()
-	events := make(chan procEvent, 4)
-	go waitProc(pgid, events)
-	group := func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
+	pgid := p.group()
+	defer p.release()
+	events := p.events()
+	group := p.signal
 
 	notice := r.opts.ExpiryNotice
 	killAfter := r.opts.KillAfter
