@@ -9,6 +9,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
@@ -328,7 +329,7 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 	knobs.Entitlements = Entitlements(w, cast, st.AgentShare)
 	// priority's preempt follows the log's header (docs/studies.md §6.14).
 	p := w.Preemptible()
-	knobs.Priority.Preempt = &p
+	priority.Slot.Edit(&knobs).Preempt = &p
 	if st.Recorded != nil {
 		knobs.History = tracestudy.History(st.Recorded, w, st.Options, tracestudy.Lookback(tracestudy.Spec{Policy: sp.Policy, Knobs: knobs}))
 	}

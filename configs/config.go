@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/xrash/smetrics"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 	"strings"
 
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/registry"
+	"github.com/xrash/smetrics"
 	"gopkg.in/yaml.v3"
 )
 
@@ -196,6 +198,16 @@ type parser struct {
 	// path so that a path names the same knob wherever it appears.
 	base  *engine.Scenario
 	paths map[string]*engine.Knob
+	// policies resolves policy names (nil: policies.Default).
+	policies *registry.Registry
+}
+
+// registry is the registry the file's policy names are found in.
+func (p *parser) registry() *registry.Registry {
+	if p.policies != nil {
+		return p.policies
+	}
+	return policies.Default
 }
 
 func (p *parser) errAt(n *yaml.Node, key, format string, a ...any) *Error {

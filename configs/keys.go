@@ -23,7 +23,8 @@ func KeySets() []KeySet {
 		knobs = append(knobs, engine.Knobs[i].Name)
 	}
 	policyKeys := []string{"name"}
-	for _, k := range allPolicyKnobKeys() {
+	p := &parser{}
+	for _, k := range p.allPolicyKnobKeys() {
 		if !slices.Contains(policyKeys, k) {
 			policyKeys = append(policyKeys, k)
 		}
@@ -44,19 +45,25 @@ func KeySets() []KeySet {
 			}
 		}
 	}
-	return []KeySet{
+	sets := []KeySet{
 		{"Experiment configs", topKeys},
 		{"A series", seriesKeys},
 		{"Lists: seeds and grid axes", axisKeys},
 		{"bootstrap", bootstrapKeys},
 		{"The scenario knobs", knobs},
 		{"policy", policyKeys},
-		{"A budget group", budgetGroupKeys},
+	}
+	for _, d := range p.registry().Descriptors() {
+		for _, m := range d.Knobs.Mappings {
+			sets = append(sets, KeySet{m.Section, m.Keys})
+		}
+	}
+	return append(sets, []KeySet{
 		{"Study configs", study},
 		{"A study window", studyWindowKeys},
 		{"Scenario files", scenarioTopKeys},
 		{"A scenario's campaign", campaign},
 		{"A window", windowKeys},
 		{"A flow envelope", flowKeys},
-	}
+	}...)
 }

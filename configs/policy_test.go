@@ -3,6 +3,7 @@ package configs
 import (
 	"testing"
 
+	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,7 +63,7 @@ series:
 	require.NoError(t, err)
 	require.Len(t, plan.Points, 2)
 	require.Equal(t, "quota", plan.Points[0].Scenario.Policy)
-	require.Equal(t, 8, plan.Points[0].Scenario.PolicyKnobs.Quota.BorrowingLimit)
+	require.Equal(t, 8, quota.Slot.Get(*plan.Points[0].Scenario.PolicyKnobs).BorrowingLimit)
 	require.Equal(t, "fifo", plan.Points[1].Scenario.Policy)
 	_, err = Parse("c.yaml", []byte("experiment: p\nseeds: [1]\nseries:\n  - name: a\n    policy: {name: fifo, window: 3}\n"))
 	require.ErrorContains(t, err, "c.yaml:5: series[0].policy.window: window is a knob of policy budget, not of fifo")

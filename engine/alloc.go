@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/registry"
 )
 
 // alloc is the allocation policy a run drives: any policy.Allocator, with
@@ -128,11 +127,20 @@ func newAllocator(s *Scenario) (policy.Allocator, error) {
 	if s.Policy == "" || s.Policy == policies.Bursar {
 		return policy.New(cfg)
 	}
-	knobs := policies.DefaultKnobs()
+	knobs := s.policies().DefaultKnobs()
 	if s.PolicyKnobs != nil {
 		knobs = *s.PolicyKnobs
 	}
-	return policies.New(s.Policy, cfg, knobs)
+	return s.policies().New(s.Policy, cfg, knobs)
+}
+
+// policies is the registry the scenario's policy is found in:
+// s.Policies, else policies.Default.
+func (s *Scenario) policies() *registry.Registry {
+	if s.Policies != nil {
+		return s.Policies
+	}
+	return policies.Default
 }
 
 // validatePolicyKnobs checks the baseline's knobs as its constructor does
@@ -142,7 +150,7 @@ func (s *Scenario) validatePolicyKnobs() error {
 	if s.Policy == "" || s.Policy == policies.Bursar || s.PolicyKnobs == nil {
 		return nil
 	}
-	if _, err := policies.New(s.Policy, policy.Config{Pool: max(s.Pool, 1), Grace: max(s.Grace, 0)}, *s.PolicyKnobs); err != nil {
+	if _, err := s.policies().New(s.Policy, policy.Config{Pool: max(s.Pool, 1), Grace: max(s.Grace, 0)}, *s.PolicyKnobs); err != nil {
 		return err
 	}
 	cast := s.cast()
@@ -154,22 +162,8 @@ func (s *Scenario) validatePolicyKnobs() error {
 		}
 		return false
 	}
-	k := s.PolicyKnobs
-	if s.Policy == "priority" {
-		for _, name := range k.Priority.Inflate {
-			if !known(name) {
-				return fmt.Errorf("inflate names %q, which is not a campaign of the scenario", name)
-			}
-		}
-	}
-	if s.Policy == "budget" {
-		for _, g := range k.Budget.Groups {
-			for _, name := range g.Members {
-				if !known(name) {
-					return fmt.Errorf("group %q names %q, which is not a campaign of the scenario", g.Name, name)
-				}
-			}
-		}
+	if d, ok := s.policies().Lookup(s.Policy); ok && d.CheckCampaigns != nil {
+		return d.CheckCampaigns(*s.PolicyKnobs, known)
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/bursar-hpc/bursar/policy/policies"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/registry"
 )
 
 // Scenario is one simulated run: the scenario-wide fields and either the
@@ -54,6 +56,9 @@ type Scenario struct {
 	Policy string `json:"-"`
 	// PolicyKnobs are the baselines' knobs (nil: policies.DefaultKnobs()).
 	PolicyKnobs *policies.Knobs `json:"-"`
+	// Policies is the registry Policy is found in (nil: policies.Default);
+	// a config read with another registry sets it (a test's own policy).
+	Policies *registry.Registry `json:"-"`
 	// AllowBurstAbovePool lets a campaign's burst ceiling exceed the pool
 	// (the broker then caps its grants at the pool). A scenario file must
 	// say so; the paper's knobs allow it (sci_burst 384 on a 256-GPU pool

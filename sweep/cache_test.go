@@ -13,6 +13,7 @@ import (
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -235,7 +236,7 @@ func TestRunKeySeesTheCastAndThePolicy(t *testing.T) {
 	c.Policy = "quota"
 	require.NotEqual(t, RunKey(&a), RunKey(&c))
 	k := policies.DefaultKnobs()
-	k.Quota.BorrowingLimit = 8
+	quota.Slot.Edit(&k).BorrowingLimit = 8
 	d := c
 	d.PolicyKnobs = &k
 	require.NotEqual(t, RunKey(&c), RunKey(&d))

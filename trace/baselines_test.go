@@ -76,7 +76,7 @@ func TestBaselinesOnTheExcerpt(t *testing.T) {
 	}
 	t.Logf("static none: partitions %v; %d of %d jobs denied (wider than their partition); idle while a job fits %.4f", rule.Sizes(), wider, len(w.Jobs), noneIdle)
 
-	knobs.Static.Lend = static.LendScavenger
+	static.Slot.Edit(&knobs).Lend = static.LendScavenger
 	scav, scavIdle := idleWhileAJobFits(t, w, static.Name, knobs)
 	require0(t, "static scavenger denied", scav.Unserved)
 	t.Logf("static scavenger: idle while a job fits %.4f, %d preemptions, %d unfinished", scavIdle, scav.Preemptions, scav.UnfinishedJobs)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/bursar-hpc/bursar/policy/static"
 )
@@ -24,7 +25,7 @@ func benchPolicies(b *testing.B, w *Workload) {
 	knobs := policies.TraceKnobs()
 	knobs.Entitlements = w.Entitlements()
 	preempt := w.Preemptible()
-	knobs.Priority.Preempt = &preempt
+	priority.Slot.Edit(&knobs).Preempt = &preempt
 	type variant struct {
 		name, policy string
 		knobs        policies.Knobs
@@ -34,9 +35,9 @@ func benchPolicies(b *testing.B, w *Workload) {
 		vs = append(vs, variant{name, name, knobs})
 	}
 	scav, strict, final := knobs, knobs, knobs
-	scav.Static.Lend = static.LendScavenger
-	strict.Quota.QueueingStrategy = quota.StrictFIFO
-	final.Quota.PreemptionStrategies = []string{quota.LessThanOrEqualToFinalShare}
+	static.Slot.Edit(&scav).Lend = static.LendScavenger
+	quota.Slot.Edit(&strict).QueueingStrategy = quota.StrictFIFO
+	quota.Slot.Edit(&final).PreemptionStrategies = []string{quota.LessThanOrEqualToFinalShare}
 	vs = append(vs, variant{"static-scavenger", static.Name, scav}, variant{"quota-StrictFIFO", quota.Name, strict},
 		variant{"quota-FinalShare", quota.Name, final})
 	for _, v := range vs {

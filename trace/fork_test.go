@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"pgregory.net/rapid"
 )
 
 // forkedPolicies are the policies whose replays the fork tests copy:
@@ -42,7 +42,7 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 				// change either.
 				grantsOnly := rapid.Bool().Draw(t, "grants only")
 				knobs := policies.TraceKnobs()
-				knobs.Budget.MinRuntime = [4]int{0, 0, 60, 0}
+				budget.Slot.Edit(&knobs).MinRuntime = [4]int{0, 0, 60, 0}
 				var plain, main, fork journal
 				replayPolicy(t, w, name, knobs, ReplayOptions{Recorder: &plain, Horizon: 3000})
 				forked, mark := false, 0

@@ -8,12 +8,12 @@ import (
 	"slices"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/fairshare"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"pgregory.net/rapid"
 )
 
 // journal is a Recorder that keeps the JSONL journal.
@@ -154,15 +154,15 @@ func TestRandomTracesSkipExactly(t *testing.T) {
 		knobs := policies.TraceKnobs()
 		name := rapid.SampledFrom([]string{"fairshare", "budget"}).Draw(t, "policy")
 		period := rapid.SampledFrom([]int{1, 7, 60, 300, 3600}).Draw(t, "calc-period")
-		knobs.Fairshare.CalcPeriod, knobs.Budget.CalcPeriod = period, period
-		knobs.Fairshare.HalfLife = rapid.SampledFrom([]float64{1, 60, 604800}).Draw(t, "half-life")
-		knobs.Fairshare.MaxAge = rapid.SampledFrom([]float64{100, 604800}).Draw(t, "max-age")
-		knobs.Budget.Window = rapid.SampledFrom([]int{1, 50, 3600, 604800}).Draw(t, "window")
+		fairshare.Slot.Edit(&knobs).CalcPeriod, budget.Slot.Edit(&knobs).CalcPeriod = period, period
+		fairshare.Slot.Edit(&knobs).HalfLife = rapid.SampledFrom([]float64{1, 60, 604800}).Draw(t, "half-life")
+		fairshare.Slot.Edit(&knobs).MaxAge = rapid.SampledFrom([]float64{100, 604800}).Draw(t, "max-age")
+		budget.Slot.Edit(&knobs).Window = rapid.SampledFrom([]int{1, 50, 3600, 604800}).Draw(t, "window")
 		for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
-			knobs.Budget.MinRuntime[c] = rapid.SampledFrom([]int{0, 5, 300}).Draw(t, "min-runtime")
+			budget.Slot.Edit(&knobs).MinRuntime[c] = rapid.SampledFrom([]int{0, 5, 300}).Draw(t, "min-runtime")
 		}
 		if ncamp > 2 && rapid.Bool().Draw(t, "groups") {
-			knobs.Budget.Groups = []budget.Group{{Name: "g", Members: []string{"user 0", "user 1"}}}
+			budget.Slot.Edit(&knobs).Groups = []budget.Group{{Name: "g", Members: []string{"user 0", "user 1"}}}
 		}
 		var ej, tj journal
 		opt := ReplayOptions{Recorder: &ej, Horizon: 3000}

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"pgregory.net/rapid"
 )
 
 // A hand-worked idle_while_waiting. Pool 4; A (3 GPUs) runs [0, 10); B (2
@@ -83,7 +83,7 @@ func TestMeasureMatchesSecondBySecond(t *testing.T) {
 		w := randomTrace(t)
 		name := rapid.SampledFrom([]string{"fifo", "static", "budget", "priority", "quota", "fairshare"}).Draw(t, "policy")
 		knobs := policies.TraceKnobs()
-		knobs.Budget.MinRuntime = [4]int{}
+		budget.Slot.Edit(&knobs).MinRuntime = [4]int{}
 		run := replayPolicy(t, w, name, knobs, ReplayOptions{Horizon: rapid.Int64Range(1, 3000).Draw(t, "horizon")})
 		first := w.Jobs[0].Submit
 		from := rapid.Int64Range(first-100, run.Stop).Draw(t, "from")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/bursar-hpc/bursar/policy/static"
@@ -39,9 +40,9 @@ func BenchmarkFullLog(b *testing.B) {
 		vs = append(vs, variant{name: n, policy: n})
 	}
 	vs = append(vs,
-		variant{"static-scavenger", static.Name, func(k *policies.Knobs) { k.Static.Lend = static.LendScavenger }},
-		variant{"quota-StrictFIFO", quota.Name, func(k *policies.Knobs) { k.Quota.QueueingStrategy = quota.StrictFIFO }},
-		variant{"budget-zero", "budget", func(k *policies.Knobs) { k.Budget.Restart = baseline.Restart{} }})
+		variant{"static-scavenger", static.Name, func(k *policies.Knobs) { static.Slot.Edit(k).Lend = static.LendScavenger }},
+		variant{"quota-StrictFIFO", quota.Name, func(k *policies.Knobs) { quota.Slot.Edit(k).QueueingStrategy = quota.StrictFIFO }},
+		variant{"budget-zero", "budget", func(k *policies.Knobs) { budget.Slot.Edit(k).Restart = baseline.Restart{} }})
 	logs := []struct{ name, path string }{
 		{BuiltinFull, BuiltinFull},
 		{"kth-sp2", filepath.Join(os.Getenv("BURSAR_TRACES"), "KTH-SP2-1996-2.1-cln.swf.gz")},

@@ -179,7 +179,7 @@ func TestBudgetContractOnTheWindows(t *testing.T) {
 		t.Skip("single-goroutine replays: run without -race")
 	}
 	specs := TraceSpecs([]string{budget.Name})
-	knobs := specs[0].Knobs.Budget
+	knobs := budget.Slot.Get(specs[0].Knobs)
 	excerpt, err := Load(BuiltinExcerpt, trace.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,7 @@ import (
 	"io"
 
 	"github.com/bursar-hpc/bursar/policy/baseline"
-	"github.com/bursar-hpc/bursar/policy/budget"
-	"github.com/bursar-hpc/bursar/policy/fairshare"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -50,16 +49,9 @@ func ReadRecorded(path string, pool int) ([]Recorded, error) {
 }
 
 // Lookback is how much of the log's record before a window the policy
-// reads: budget's window W, five of fairshare's half-lives, else none.
-func Lookback(s Spec) int64 {
-	switch s.Policy {
-	case budget.Name:
-		return int64(s.Knobs.Budget.Window)
-	case fairshare.Name:
-		return int64(5 * s.Knobs.Fairshare.HalfLife)
-	}
-	return 0
-}
+// reads (its descriptor's Lookback: budget's window W, five of
+// fairshare's half-lives, else none).
+func Lookback(s Spec) int64 { return policies.Default.Lookback(s.Policy, s.Knobs) }
 
 // History is the usage the log records in the lookback seconds before w's
 // first submit, as the replay of w sees it: by campaign name (as w maps

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -40,7 +41,7 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 			return err
 		}
 		for i := range specs {
-			specs[i].Knobs.Budget.Restart = r
+			budget.Slot.Edit(&specs[i].Knobs).Restart = r
 			if specs[i].Restart != "" {
 				specs[i].Restart = r.String()
 			}

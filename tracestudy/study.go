@@ -9,6 +9,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/fifo"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -204,11 +205,11 @@ func Allocator(w *trace.Workload, s Spec, history []baseline.Usage) (policy.Allo
 	if knobs.Entitlements == nil {
 		knobs.Entitlements = w.Entitlements()
 	}
-	if knobs.Priority.Preempt == nil {
+	if priority.Slot.Get(knobs).Preempt == nil {
 		// priority's preempt follows the log's header
 		// (docs/studies.md §2: off where it says Preemption: No).
 		p := w.Preemptible()
-		knobs.Priority.Preempt = &p
+		priority.Slot.Edit(&knobs).Preempt = &p
 	}
 	knobs.History = history
 	return policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
@@ -263,9 +264,10 @@ func BudgetKnobSpecs(windows, mins []int, restarts []string) ([]Spec, error) {
 		for _, m := range mins {
 			for _, wd := range windows {
 				k := policies.TraceKnobs()
-				k.Budget.Window = wd * 86400
-				k.Budget.MinRuntime = [4]int{m, m, m, m}
-				k.Budget.Restart = r
+				b := budget.Slot.Edit(&k)
+				b.Window = wd * 86400
+				b.MinRuntime = [4]int{m, m, m, m}
+				b.Restart = r
 				specs = append(specs, Spec{Policy: "budget", Knobs: k, WindowDays: wd, MinRuntime: m, Restart: r.String()})
 			}
 		}

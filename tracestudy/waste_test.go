@@ -132,7 +132,7 @@ func TestStaticScavengerIdleOnTheWindows(t *testing.T) {
 		t.Skip("single-goroutine replays: run without -race")
 	}
 	specs := TraceSpecs([]string{"fifo", static.Name})
-	specs[1].Knobs.Static.Lend = static.LendScavenger
+	static.Slot.Edit(&specs[1].Knobs).Lend = static.LendScavenger
 	excerpt, err := Load(BuiltinExcerpt, trace.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
@@ -219,10 +220,10 @@ func TestApplyMapping(t *testing.T) {
 	assert.Equal(t, "hours:12", opt.Bucket)
 	assert.Equal(t, policy.Interactive, opt.Classes["standby"])
 	for _, s := range specs {
-		assert.Equal(t, baseline.Restart{}, s.Knobs.Budget.Restart, s.Label())
+		assert.Equal(t, baseline.Restart{}, budget.Slot.Get(s.Knobs).Restart, s.Label())
 	}
 	require.NoError(t, ApplyMapping(configs.TraceMapping{Restart: "checkpoint:600"}, &opt, specs))
-	assert.Equal(t, baseline.Restart{Checkpoint: 600}, specs[2].Knobs.Budget.Restart)
+	assert.Equal(t, baseline.Restart{Checkpoint: 600}, budget.Slot.Get(specs[2].Knobs).Restart)
 	assert.Error(t, ApplyMapping(configs.TraceMapping{By: "users"}, &opt, specs))
 	assert.Error(t, ApplyMapping(configs.TraceMapping{Bucket: "hours:x"}, &opt, specs))
 }

@@ -7,17 +7,17 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
-
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
 	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/fairshare"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/bursar-hpc/bursar/policy/static"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // One property suite for every policy, the broker included: random casts
@@ -62,19 +62,19 @@ func drawScenario(t *rapid.T) scenario {
 		IOCapacity:        rapid.SampledFrom([]float64{policy.Unmetered, 0, 10}).Draw(t, "io-capacity"),
 		InferenceCapacity: rapid.SampledFrom([]float64{policy.Unmetered, 25, 5000}).Draw(t, "inference-capacity"),
 	}, knobs: policies.DefaultKnobs()}
-	sc.knobs.Fairshare.HalfLife = rapid.SampledFrom([]float64{5, 600, 604800}).Draw(t, "half-life")
-	sc.knobs.Fairshare.CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "fairshare-calc-period")
-	sc.knobs.Budget.CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "budget-calc-period")
-	sc.knobs.Budget.Window = rapid.SampledFrom([]int{10, 600, 604800}).Draw(t, "window")
+	fairshare.Slot.Edit(&sc.knobs).HalfLife = rapid.SampledFrom([]float64{5, 600, 604800}).Draw(t, "half-life")
+	fairshare.Slot.Edit(&sc.knobs).CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "fairshare-calc-period")
+	budget.Slot.Edit(&sc.knobs).CalcPeriod = rapid.SampledFrom([]int{1, 7, 300}).Draw(t, "budget-calc-period")
+	budget.Slot.Edit(&sc.knobs).Window = rapid.SampledFrom([]int{10, 600, 604800}).Draw(t, "window")
 	for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
-		sc.knobs.Budget.MinRuntime[c] = rapid.SampledFrom([]int{budget.Never, 0, 30, 300}).Draw(t, "min-runtime")
+		budget.Slot.Edit(&sc.knobs).MinRuntime[c] = rapid.SampledFrom([]int{budget.Never, 0, 30, 300}).Draw(t, "min-runtime")
 	}
-	sc.knobs.Budget.Restart = baseline.Restart{Checkpoint: rapid.SampledFrom([]int{0, 1, 60, 3600}).Draw(t, "restart")}
-	sc.knobs.Quota.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
-	sc.knobs.Quota.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "queueing-strategy")
-	sc.knobs.Quota.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
-	sc.knobs.Static.Owners = rapid.IntRange(0, 6).Draw(t, "owners")
-	sc.knobs.Static.Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
+	budget.Slot.Edit(&sc.knobs).Restart = baseline.Restart{Checkpoint: rapid.SampledFrom([]int{0, 1, 60, 3600}).Draw(t, "restart")}
+	quota.Slot.Edit(&sc.knobs).BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "borrowing-limit")
+	quota.Slot.Edit(&sc.knobs).QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "queueing-strategy")
+	quota.Slot.Edit(&sc.knobs).PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
+	static.Slot.Edit(&sc.knobs).Owners = rapid.IntRange(0, 6).Draw(t, "owners")
+	static.Slot.Edit(&sc.knobs).Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
 	n := rapid.IntRange(1, 5).Draw(t, "campaigns")
 	left := pool
 	for i := range n {
@@ -113,13 +113,13 @@ func drawScenario(t *rapid.T) scenario {
 		sc.ops = append(sc.ops, o)
 	}
 	if n >= 2 && rapid.Bool().Draw(t, "budget-group") {
-		sc.knobs.Budget.Groups = []budget.Group{{Name: "g", Members: []string{sc.envs[0].Name, sc.envs[1].Name}}}
+		budget.Slot.Edit(&sc.knobs).Groups = []budget.Group{{Name: "g", Members: []string{sc.envs[0].Name, sc.envs[1].Name}}}
 	}
 	if rapid.Bool().Draw(t, "inflate") {
-		sc.knobs.Priority.Inflate = []string{sc.envs[0].Name}
+		priority.Slot.Edit(&sc.knobs).Inflate = []string{sc.envs[0].Name}
 	}
 	preempt := rapid.Bool().Draw(t, "priority-preempt")
-	sc.knobs.Priority.Preempt = &preempt
+	priority.Slot.Edit(&sc.knobs).Preempt = &preempt
 	if rapid.Bool().Draw(t, "entitlements") {
 		sc.knobs.Entitlements = drawEntitlements(t, sc.envs)
 	}
@@ -434,14 +434,15 @@ func run(t *rapid.T, name string, sc scenario, check bool) []byte {
 		require.NoError(t, err)
 		ids = append(ids, id)
 	}
-	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace, borrowing: sc.knobs.Quota.BorrowingLimit,
+	l := &ledger{t: t, name: name, pool: sc.cfg.Pool, grace: sc.cfg.Grace, borrowing: quota.Slot.Get(sc.knobs).BorrowingLimit,
 		alive: map[int]int{}, granted: map[int]bool{}, notice: map[int]int{},
-		noPreempt: name == priority.Name && !sc.knobs.Priority.Preempts(), fillers: map[string]bool{}}
+		noPreempt: name == priority.Name && !priority.Slot.Get(sc.knobs).Preempts(), fillers: map[string]bool{}}
 	for _, e := range sc.envs {
 		l.fillers[e.Name] = e.Class == policy.Opportunistic
 	}
 	if name == budget.Name {
-		l.budget = &sc.knobs.Budget
+		b := budget.Slot.Get(sc.knobs)
+		l.budget = &b
 		l.grantedAt, l.campOf = map[int]int{}, map[int]policy.CampaignID{}
 		l.held, l.batch = map[policy.CampaignID]int{}, map[policy.CampaignID]int{}
 	}

@@ -1,0 +1,48 @@
+package policies_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/quota"
+	"github.com/stretchr/testify/require"
+)
+
+// The knobs' JSON is part of every trace run's inputs (plan digests,
+// cache keys): it must read byte for byte as it did when the knobs were
+// one struct of the five baselines' knob structs.
+func TestKnobsJSONIsUnchanged(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		knobs policies.Knobs
+		want  string
+	}{
+		{"default", policies.DefaultKnobs(), `{"priority":{"inflate":null},"static":{"owners":8,"lend":"none"},"quota":{"borrowing_limit":-1,"queueing_strategy":"BestEffortFIFO"},"fairshare":{"half_life":604800,"w_fairshare":10000,"w_age":1000,"max_age":604800,"calc_period":1},"budget":{"window":604800,"min_runtime":[-1,-1,3600,0],"groups":null,"calc_period":1,"restart":"checkpoint:3600"}}`},
+		{"trace", policies.TraceKnobs(), `{"priority":{"inflate":null},"static":{"owners":8,"lend":"none"},"quota":{"borrowing_limit":-1,"queueing_strategy":"BestEffortFIFO"},"fairshare":{"half_life":604800,"w_fairshare":10000,"w_age":1000,"max_age":604800,"calc_period":300},"budget":{"window":604800,"min_runtime":[-1,-1,3600,0],"groups":null,"calc_period":300,"restart":"checkpoint:3600"}}`},
+	} {
+		b, err := json.Marshal(c.knobs)
+		require.NoError(t, err)
+		require.Equal(t, c.want, string(b), c.name)
+		// Within a struct too, as a spec or a scenario holds them.
+		b, err = json.Marshal(struct{ K policies.Knobs }{c.knobs})
+		require.NoError(t, err)
+		require.Equal(t, `{"K":`+c.want+`}`, string(b), c.name)
+	}
+}
+
+// Knobs copy like a struct: editing one policy's knobs in a copy leaves
+// the original as it was, and the copy reads the edit back.
+func TestKnobsCopyLikeAStruct(t *testing.T) {
+	a := policies.DefaultKnobs()
+	b := a
+	budget.Slot.Edit(&b).Window = 60
+	quota.Slot.Set(&b, quota.Knobs{BorrowingLimit: 4})
+	require.Equal(t, budget.DefaultKnobs().Window, budget.Slot.Get(a).Window)
+	require.Equal(t, quota.DefaultKnobs(), quota.Slot.Get(a))
+	require.Equal(t, 60, budget.Slot.Get(b).Window)
+	require.Equal(t, 4, quota.Slot.Get(b).BorrowingLimit)
+	// A policy's knobs absent from a value read as its zero knobs.
+	require.Equal(t, budget.Knobs{}, budget.Slot.Get(policies.Knobs{}))
+}
