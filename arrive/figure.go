@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/policy/policies"
 )
 
 // Every policy is drawn in its fixed colour and marker
@@ -29,7 +30,7 @@ type lineDef struct {
 var meteredDash = []vg.Length{vg.Points(5), vg.Points(3)}
 
 func lineDefs(policy string) []lineDef {
-	pl, bl := figures.PolicyStyle(policy), figures.PolicyStyle(BursarLine)
+	pl, bl := figures.PolicyStyle(policies.Default.Style(policy)), figures.PolicyStyle(policies.Default.Style(BursarLine))
 	return []lineDef{
 		{policy, ModeUnmetered, "agents unmetered: solid, filled", draw.LineStyle{Color: pl.Line.Color, Width: vg.Points(1.6)}, pl.Filled()},
 		{policy, ModeMetered, "agents metered by Bursar: dashed, open", draw.LineStyle{Color: pl.Line.Color, Width: vg.Points(1.6), Dashes: meteredDash}, pl.Hollow()},
@@ -455,7 +456,7 @@ func contrastPanel(cs []Contrast, site []string, k int) (*plot.Plot, error) {
 			if c.Policy != pol || c.K != k || c.Metric != "users_mean_bsld" || c.A != ModeMetered || c.B != ModeUnmetered || math.IsNaN(c.Diff.Mean) {
 				continue
 			}
-			look := figures.PolicyStyle(pol)
+			look := figures.PolicyStyle(policies.Default.Style(pol))
 			if !math.IsNaN(c.Diff.Lo) {
 				bar, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: c.Diff.Lo}, {X: float64(i), Y: c.Diff.Hi}})
 				if err != nil {

@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"math"
 
+	"github.com/bursar-hpc/bursar/policy/registry"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -28,43 +29,22 @@ func (p PolicyLook) Filled() draw.GlyphStyle { l := p.l; l.open = false; return 
 // Hollow: see Filled.
 func (p PolicyLook) Hollow() draw.GlyphStyle { l := p.l; l.open = true; return l.glyph() }
 
-// Okabe–Ito colours not already taken by the paper's looks (style.go).
-var (
-	bluishGreen   = color.RGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0xff}
-	reddishPurple = color.RGBA{R: 0xCC, G: 0x79, B: 0xA7, A: 0xff}
-	skyBlue       = color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xff}
-)
-
-// More dash patterns, for the seven policies to differ without colour.
-var (
-	shortDash  = []vg.Length{vg.Points(3), vg.Points(3)}
-	dashDotDot = []vg.Length{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2), vg.Points(1.5), vg.Points(2)}
-)
-
-// policyLooks is every policy of policies.Names by name. Bursar is black
-// and solid, the reference every figure is read against; the six
-// baselines each get an Okabe–Ito colour, a dash pattern and a marker
-// (filled for the first three, open for the share-based three).
-var policyLooks = map[string]look{
-	"bursar":    {color: black, dashes: solid, shape: circle},
-	"fifo":      {color: blue, dashes: dashed, shape: square},
-	"priority":  {color: vermillion, dashes: dashDot, shape: triangle},
-	"static":    {color: orange, dashes: dotted, shape: diamond},
-	"fairshare": {color: bluishGreen, dashes: longDash, shape: circle, open: true},
-	"quota":     {color: reddishPurple, dashes: shortDash, shape: square, open: true},
-	"budget":    {color: skyBlue, dashes: dashDotDot, shape: triangle, open: true},
-}
-
-// PolicyStyle is the policy's fixed look. A name outside policies.Names
-// (a custom series) is drawn grey and solid with a diamond, the same for
-// every unknown name: it is never mistaken for one of the seven.
-func PolicyStyle(name string) PolicyLook {
-	l, ok := policyLooks[name]
-	if !ok {
-		l = look{color: refGrey, dashes: solid, shape: diamond, open: true}
+// PolicyStyle is how a policy is drawn: its descriptor's style
+// (registry.Registry.Style; an unknown name's is registry.UnknownStyle,
+// grey and solid with a diamond, never mistaken for a policy).
+func PolicyStyle(s registry.Style) PolicyLook {
+	l := look{color: s.Color, shape: markerShapes[s.Marker], open: s.Open}
+	if s.Dashes != nil {
+		l.dashes = make([]vg.Length, len(s.Dashes))
+		for i, d := range s.Dashes {
+			l.dashes[i] = vg.Points(d)
+		}
 	}
 	return PolicyLook{Line: l.line(), Glyph: l.glyph(), l: l}
 }
+
+// markerShapes are the shapes of registry's markers, by Marker.
+var markerShapes = [...]shape{registry.Circle: circle, registry.Square: square, registry.Triangle: triangle, registry.Diamond: diamond}
 
 // KnobLooks are n looks for the ordered values of one knob (budget-knobs'
 // minimum runtime m, say), smallest first: a sequential ramp from light to

@@ -5,20 +5,26 @@ import (
 	"math"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/stretchr/testify/require"
 )
 
-// Each of the seven policies has its own colour, dash pattern and marker,
-// fixed by its name: asking again, or in another order, gives the same.
+// style is the look of the policy called name in the program's registry.
+func style(name string) PolicyLook { return PolicyStyle(policies.Default.Style(name)) }
+
+// Each policy of the registry has its own colour, dash pattern and
+// marker, fixed by its name: asking again, or in another order, gives the
+// same.
 func TestPolicyStyleIsFixedByName(t *testing.T) {
-	names := []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"}
+	names := policies.Default.Names()
+	require.GreaterOrEqual(t, len(names), 7, "the broker and the six baselines")
 	seen := map[string]string{}
 	for _, n := range names {
-		a := PolicyStyle(n)
+		a := style(n)
 		for _, m := range names {
-			_ = PolicyStyle(m) // another policy in between changes nothing
+			_ = style(m) // another policy in between changes nothing
 		}
-		require.Equal(t, a, PolicyStyle(n), n)
+		require.Equal(t, a, style(n), n)
 		for what, key := range map[string]string{
 			"colour": fmt.Sprint(a.Line.Color),
 			"dashes": fmt.Sprint(a.Line.Dashes),
@@ -29,12 +35,12 @@ func TestPolicyStyleIsFixedByName(t *testing.T) {
 			seen[k] = n
 		}
 	}
-	unknown := PolicyStyle("custom")
-	require.Equal(t, unknown, PolicyStyle("another"), "every unknown name looks the same")
+	unknown := style("custom")
+	require.Equal(t, unknown, style("another"), "every unknown name looks the same")
 	for _, n := range names {
-		require.NotEqual(t, fmt.Sprint(unknown.Line.Color), fmt.Sprint(PolicyStyle(n).Line.Color), n)
+		require.NotEqual(t, fmt.Sprint(unknown.Line.Color), fmt.Sprint(style(n).Line.Color), n)
 	}
-	f, h := PolicyStyle("quota").Filled(), PolicyStyle("quota").Hollow()
+	f, h := style("quota").Filled(), style("quota").Hollow()
 	require.Equal(t, f.Color, h.Color)
 	require.Equal(t, marker{shape: square}, f.Shape)
 	require.Equal(t, marker{shape: square, open: true}, h.Shape)
@@ -49,8 +55,8 @@ func TestKnobLooksAreDistinct(t *testing.T) {
 			k := fmt.Sprint(l.Line.Color, l.Line.Dashes, l.l.shape, l.l.open)
 			require.False(t, seen[k], "n=%d: two knob values look the same", n)
 			seen[k] = true
-			for _, p := range []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"} {
-				require.NotEqual(t, fmt.Sprint(PolicyStyle(p).Line.Color), fmt.Sprint(l.Line.Color), "a knob's line looks like %s", p)
+			for _, p := range policies.Default.Names() {
+				require.NotEqual(t, fmt.Sprint(style(p).Line.Color), fmt.Sprint(l.Line.Color), "a knob's line looks like %s", p)
 			}
 		}
 	}
