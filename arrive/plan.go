@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
@@ -35,12 +36,12 @@ func (sp Spec) Inputs() string {
 }
 
 // Cost is a run's expected cost for the shards' balance: the window's
-// jobs times the policy's factor (tracestudy.PolicyFactor), plus, with
+// jobs times the policy's cost (registry.Descriptor.Cost), plus, with
 // agents, the ticks of their stay (no tick is skipped while they are on
 // the machine), each costing about what a job does per agent.
 func (st *Study) Cost(sp Spec) float64 {
 	jobs := float64(len(st.Loads[sp.Window].Jobs))
-	c := jobs * tracestudy.PolicyFactor(sp.Policy)
+	c := jobs * policies.Default.Cost(sp.Policy)
 	if sp.K > 0 {
 		c += float64(st.Stay) / 100 * (1 + float64(sp.K)/4)
 	}

@@ -19,7 +19,7 @@
 // A Study is the specs × windows; NewPlan turns it into a sweep.StudyPlan (the
 // trace's content digest, the options it was read with and each run's
 // policy, knobs and window as canonical text, and a cost per run: the
-// window's jobs times PolicyFactor), and ExecutePlan runs it through sweep.ExecuteStudy, the
+// window's jobs times its policy's registry.Descriptor.Cost), and ExecutePlan runs it through sweep.ExecuteStudy, the
 // runner that gives the trace studies the sweeps' --shard, merge and
 // --cache. Codec writes a Result exactly (NaN included) into shard files
 // and cache entries. arrive uses the same runner.

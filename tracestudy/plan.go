@@ -9,35 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
-
-// PolicyCost is a trace run's expected cost per job, by policy, for the
-// shards' balance (sweep.AssignStudyShards). Every policy skips from event
-// to event now, so the cost follows the jobs and what each executed tick
-// costs: the factors are the single-run CPU times on the embedded excerpt
-// (2,661 jobs) and on the full SDSC-SP2 log (54k jobs), relative to fifo,
-// rounded (BenchmarkReplayPolicyExcerpt, BenchmarkReplayPolicySDSC on this
-// 2-core machine, December 2026): static 0.4–0.5, priority 1.4–2.9,
-// fairshare 1.6–2.5, quota 1.4–5.8 (re-measured 2 December: 41 ms against
-// fifo's 29 on the excerpt, 2.7–2.8 s against 0.49 s on the full log,
-// whose 44k fair-sharing preemptions requeue and retry), bursar 3.1–3.2,
-// budget 6–41 (budget on a contended trace preempts and requeues, and its
-// queue grows). Only the ordering and rough ratios matter; an unknown
-// policy costs as much as budget.
-var PolicyCost = map[string]float64{
-	"fifo": 1, "static": 0.5, "priority": 2, "quota": 3,
-	"fairshare": 2, "bursar": 3, "budget": 10,
-}
-
-// PolicyFactor is PolicyCost[name], or budget's for a name it lacks.
-func PolicyFactor(name string) float64 {
-	if f, ok := PolicyCost[name]; ok {
-		return f
-	}
-	return PolicyCost["budget"]
-}
 
 // Digest is the SHA-256 of a trace file's content (as stored: the gzip
 // bytes of a .gz log, the embedded excerpt's included), for a plan's
@@ -87,7 +62,7 @@ func (s Spec) Inputs() string {
 // NewPlan is the study plan of st: command names the experiment (trace or
 // budget-knobs), shared is SharedInputs. Each run's inputs are its spec's
 // and its window's (the submits replayed and measured); each costs the
-// window's jobs times its policy's factor.
+// window's jobs times its policy's cost (registry.Descriptor.Cost).
 func NewPlan(command, shared string, st *Study) *sweep.StudyPlan {
 	p := &sweep.StudyPlan{Command: command, Inputs: shared, Runs: make([]sweep.StudyRun, st.Runs())}
 	for i := range p.Runs {
@@ -97,7 +72,7 @@ func NewPlan(command, shared string, st *Study) *sweep.StudyPlan {
 			Label: sp.Label() + " " + win.Label(),
 			Inputs: fmt.Sprintf("%s\nwindow %d [%d, %d) measured [%d, %d)", sp.Inputs(), win.Index, win.From, win.Until,
 				win.MeasureFrom, win.MeasureUntil),
-			Cost: float64(len(st.Loads[k].Jobs)) * PolicyFactor(sp.Policy),
+			Cost: float64(len(st.Loads[k].Jobs)) * policies.Default.Cost(sp.Policy),
 		}
 	}
 	return p
