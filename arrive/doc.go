@@ -29,13 +29,15 @@
 //   - When (Arrival): the agents arrive after the warm-up at a time drawn
 //     from the seed and the window, so that their whole stay falls among
 //     the measured submits, and leave at its end (their leases released).
-//   - The site (an unexported policy.Allocator around the policy):
-//     trace.Replay drives it unchanged; it registers the crew after the
-//     log's campaigns, steps it inside each Tick before the policy's own
-//     (the engine's order), never skips a tick while the agents are on the
-//     machine, gates the metered agents' requests and counts what each
-//     agent got (GPU-seconds, requests, refusals, grants and expiries from
-//     the policy's journal). Under Bursar the agents' guarantees are
+//   - The agents on the site (an unexported trace.Actor): trace.Replay
+//     drives the site's policy itself and steps the agents as its actor
+//     (docs/traces.md, "The replay driver"): they register after the
+//     log's campaigns, step just before each of the policy's ticks (the
+//     engine's order), and no tick is skipped while they are on the
+//     machine. They reach the policy through a gate that meters the
+//     metered agents' requests; the actor counts what each agent got
+//     (GPU-seconds, requests, refusals, grants and expiries from the
+//     policy's journal). Under Bursar the agents' guarantees are
 //     reserved, so a trace job wider than the pool less them is denied
 //     (Result.Stranded).
 //   - The study (Study): windows, warm-up and cool-down, the log's usage

@@ -351,14 +351,8 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 	// The bursar line's broker meters the agents itself: the site's gate
 	// would apply its cap a second time.
 	gate := sp.Mode == ModeMetered && sp.Policy != BursarLine
-	s, err := newSite(a, cast, sp.Seed, int(arrive), int(st.Stay), gate)
-	if err != nil {
-		return fail(err)
-	}
-	run, err := trace.Replay(w, s, trace.ReplayOptions{})
-	if err == nil {
-		err = s.err
-	}
+	ag := newAgents(cast, sp.Seed, int(arrive), int(st.Stay), gate)
+	run, err := trace.Replay(w, a, trace.ReplayOptions{Actor: ag, Recorder: ag})
 	if err != nil {
 		return fail(err)
 	}
@@ -367,7 +361,7 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 		return fail(err)
 	}
 	r.Users, r.Converged = usersOf(sum), run.Converged
-	r.Preemptions, r.LostGPUSeconds, r.Ticks, r.Stranded = run.Preemptions, run.LostGPUSeconds, run.Ticks, s.stranded
+	r.Preemptions, r.LostGPUSeconds, r.Ticks, r.Stranded = run.Preemptions, run.LostGPUSeconds, run.Ticks, ag.stranded
 	during := func(seed, at int64) error {
 		d, err := trace.Measure(w, run, trace.Interval{From: at, To: at + st.Stay})
 		if err != nil {
@@ -389,10 +383,10 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 	} else if err := during(sp.Seed, r.Arrive); err != nil {
 		return fail(err)
 	}
-	r.Agents = s.agents
-	if s.crew != nil {
+	r.Agents = ag.got
+	if ag.crew != nil {
 		for i := range r.Agents {
-			r.Agents[i].Science, r.Agents[i].Completed = s.crew.Science(i)
+			r.Agents[i].Science, r.Agents[i].Completed = ag.crew.Science(i)
 		}
 	}
 	return r, run, w, nil
