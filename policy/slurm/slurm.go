@@ -60,7 +60,8 @@ type Knobs struct {
 	BfMaxJobTest int `json:"bf_max_job_test" yaml:"bf_max_job_test"`
 
 	// The PriorityWeight* of priority/multifactor: Slurm's default for
-	// each is 0, and with every weight 0 the queue is in submit order.
+	// each is 0 (read_config.c, _validate_and_set_defaults), and with
+	// every weight 0 the queue is in submit order.
 	WAge       float64 `json:"w_age" yaml:"w_age"`
 	WFairshare float64 `json:"w_fairshare" yaml:"w_fairshare"`
 	WJobSize   float64 `json:"w_job_size" yaml:"w_job_size"`
