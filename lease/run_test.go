@@ -67,7 +67,7 @@ func (p *fakeProc) sentAt(t *testing.T, want ...time.Duration) {
 
 // runOn runs a fake command on lease 1 (expiring at t=160, deadline
 // after d of wall-clock time at speed 10) with options o.
-func runOn(t *testing.T, f *fakeService, p *fakeProc, d time.Duration, o Options) (int, error, string) {
+func runOn(t *testing.T, f *fakeService, p *fakeProc, d time.Duration, o Options) (int, string, error) {
 	t.Helper()
 	r, out := wrapper(f, 4, 4, o)
 	if p.ev == nil {
@@ -81,7 +81,7 @@ func runOn(t *testing.T, f *fakeService, p *fakeProc, d time.Duration, o Options
 	}
 	g := &grant{lease: client.Lease{ID: 1, GPUs: 4, Class: "agent-burst", Expires: 160}, deadline: time.Now().Add(d), speed: 10}
 	code, err := r.run(g, []string{"train"})
-	return code, err, out.String()
+	return code, out.String(), err
 }
 
 // TestRunNoticeAndDeadline: SIGTERM (with SIGCONT, for a stopped command)
@@ -89,7 +89,7 @@ func runOn(t *testing.T, f *fakeService, p *fakeProc, d time.Duration, o Options
 // with no read of the lease needed; the command's status is 128+9.
 func TestRunNoticeAndDeadline(t *testing.T) {
 	p := &fakeProc{ignoreTerm: true}
-	code, err, out := runOn(t, &fakeService{}, p, 600*time.Millisecond, Options{ExpiryNotice: 3, KillAfter: 10 * time.Second, Poll: time.Hour})
+	code, out, err := runOn(t, &fakeService{}, p, 600*time.Millisecond, Options{ExpiryNotice: 3, KillAfter: 10 * time.Second, Poll: time.Hour})
 	require.NoError(t, err)
 	assert.Equal(t, 128+9, code)
 	assert.Equal(t, []string{"terminated", "continued", "killed"}, p.signals())
@@ -108,7 +108,7 @@ func TestRunNoticeAndDeadline(t *testing.T) {
 func TestRunLeaseGone(t *testing.T) {
 	p := &fakeProc{ignoreTerm: true}
 	f := &fakeService{leases: func() *client.Leases { return &client.Leases{T: 120} }}
-	code, err, out := runOn(t, f, p, time.Hour, Options{ExpiryNotice: 3, KillAfter: 300 * time.Millisecond, Poll: 100 * time.Millisecond})
+	code, out, err := runOn(t, f, p, time.Hour, Options{ExpiryNotice: 3, KillAfter: 300 * time.Millisecond, Poll: 100 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, 137, code)
 	assert.Equal(t, []string{"terminated", "continued", "killed"}, p.signals())
@@ -119,7 +119,7 @@ func TestRunLeaseGone(t *testing.T) {
 	f = &fakeService{leases: func() *client.Leases {
 		return &client.Leases{T: 120, Leases: []client.Lease{{ID: 1, GPUs: 4, Expires: 160, UnderNotice: true, PreemptAt: 125}}}
 	}}
-	code, err, out = runOn(t, f, p, time.Hour, Options{ExpiryNotice: 3, KillAfter: 10 * time.Second, Poll: 100 * time.Millisecond})
+	code, out, err = runOn(t, f, p, time.Hour, Options{ExpiryNotice: 3, KillAfter: 10 * time.Second, Poll: 100 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, 137, code)
 	assert.Equal(t, []string{"terminated", "continued", "killed"}, p.signals())
@@ -138,7 +138,7 @@ func TestRunCommandEnds(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		p.end(syscall.WaitStatus(3 << 8)) // exit status 3
 	}()
-	code, err, out := runOn(t, f, p, time.Hour, Options{ExpiryNotice: 3, KillAfter: time.Second, Poll: 50 * time.Millisecond})
+	code, out, err := runOn(t, f, p, time.Hour, Options{ExpiryNotice: 3, KillAfter: time.Second, Poll: 50 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, 3, code)
 	assert.Empty(t, p.signals())
