@@ -48,7 +48,9 @@
 //     the window's measured jobs and over the jobs submitted during the
 //     stay. Plan, NewPlan and ExecutePlan run it through
 //     sweep.ExecuteStudy (--shard, merge and --cache; Codec writes a
-//     Result exactly), in plan order at any worker count.
+//     Result exactly), in plan order at any worker count. FromConfig
+//     (setup.go) turns the study's config and the flags given into its
+//     job (sweep.Study), reading the log as tracestudy.ReadCommon does.
 //   - The estimates (Points, Contrasts): seeds are averaged inside a
 //     window first (runs on one window are not independent), then each
 //     point is the mean over windows with a 95 % Student t interval over

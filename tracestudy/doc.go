@@ -24,6 +24,16 @@
 // --cache. Codec writes a Result exactly (NaN included) into shard files
 // and cache entries. arrive uses the same runner.
 //
+// The setup (setup.go): FromConfig turns a study's config
+// (configs.StudyConfig, --config) and the flags given (sweep.Flags) into
+// the study's job (sweep.Study: the plan, the replay of run i, the codec
+// and the report), so that bursar-sweep only parses flags and calls it.
+// ReadCommon is what every study on a trace reads alike (the config, the
+// mapping, the log, --window, --pool, the warm-up and cool-down); arrive
+// shares it. Out and CustomOut name the output folder
+// (results/<command>-custom-<digest> for another log, window, pool or
+// config).
+//
 // The default trace is the committed 28-day SDSC-SP2 excerpt, embedded
 // (gzipped) so that the binary works from a fresh clone; see
 // testdata/traces/README.md for its source and terms (Parallel Workloads

@@ -1,22 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/bursar-hpc/bursar/configs"
-	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/urfave/cli/v2"
 )
 
 // compareExperiment is the embedded config of `compare` (configs/compare.yaml).
-const compareExperiment = "compare"
+const compareExperiment = sweep.CompareExperiment
 
 func compareCommand() study {
 	out := filepath.Join("results", compareExperiment)
@@ -53,88 +45,10 @@ func compareCommand() study {
 			return nil, err
 		}
 		if !c.IsSet("out") {
-			st.out = variantOutFor(c, st, compareExperiment, cfg)
+			st.Out = sweep.VariantOut(st, compareExperiment, sweep.OwnSeeds(st, cfg), 0)
 		}
-		plan, err := cfg.Plan(st.quick, st.seeds)
-		if err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		return sweepJob(c, st, compareExperiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
-			return reportCompare(c, st, cfg, plan, results, start)
-		})
+		job, err := sweep.CompareJob(st, cfg)
+		return sweepJob(c, d, st, job, err)
 	},
 	}
-}
-
-// reportCompare reduces and writes the comparison.
-func reportCompare(c *cli.Context, st *sweepSetup, cfg *configs.Config, plan *configs.Plan, results []*sweep.Results, start time.Time) error {
-	elapsed := time.Since(start)
-	if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
-		return err
-	}
-	w := sweepStdout(c)
-	// The printed table is also the folder's table.txt.
-	var table bytes.Buffer
-	if err := sweep.WriteCompareTable(&table, results[0]); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(filepath.Join(st.out, compareTableFile), table.Bytes()); err != nil {
-		return err
-	}
-	if _, err := w.Write(table.Bytes()); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s: %d policies × %d seeds = %d runs in %.1f s; wrote %s, %s, %s and %s into %s\n",
-		compareExperiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), elapsed.Seconds(),
-		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, compareTableFile, st.out)
-	figErr := sweep.WritePoliciesFigure(st.out, st.format, results[0])
-	files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile, compareTableFile}
-	if figErr == nil {
-		files = append(files, sweep.PoliciesFigureFile(st.format))
-	}
-	if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, files); err != nil {
-		return err
-	}
-	if figErr != nil {
-		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, figErr)
-	}
-	fmt.Fprintf(w, "%s: drew %s into %s\n", compareExperiment, sweep.PoliciesFigureFile(st.format), st.out)
-	return nil
-}
-
-// compareTableFile is the printed comparison table, kept in the folder.
-const compareTableFile = "table.txt"
-
-// variantOutFor is variantOut for a config with seeds of its own (the
-// comparison's 30): the output folder is results/<label> for the
-// config's own run, and names the variant otherwise (quick, other seeds,
-// another config), so that only the committed run writes results/compare.
-func variantOutFor(c *cli.Context, st *sweepSetup, label string, cfg *configs.Config) string {
-	list := cfg.Seeds.Full
-	if st.quick {
-		list = cfg.Seeds.Quick
-	}
-	own := make([]int64, len(list))
-	for i, v := range list {
-		own[i] = int64(v.V)
-	}
-	var parts []string
-	if st.quick {
-		parts = append(parts, "quick")
-	}
-	if st.seeds != nil && !slices.Equal(st.seeds, own) {
-		if c.IsSet("nseeds") {
-			parts = append(parts, "nseeds"+strconv.Itoa(len(st.seeds)))
-		} else {
-			parts = append(parts, fmt.Sprintf("seeds%d-%s", len(st.seeds), seedsDigest(st.seeds)))
-		}
-	}
-	for _, path := range configFlagPaths(c) {
-		parts = append(parts, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-	}
-	if len(parts) == 0 {
-		return filepath.Join("results", label)
-	}
-	return filepath.Join("results", label+"-"+strings.Join(parts, "-"))
 }

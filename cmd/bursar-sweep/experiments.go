@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/figures"
@@ -46,16 +44,6 @@ func experimentCommands() []study {
 		gridCommand(),
 		compareCommand(),
 	}
-}
-
-// sweepSetup is what the shared sweep flags say.
-type sweepSetup struct {
-	quick   bool
-	seeds   []int64 // nil: the config's
-	workers int
-	out     string
-	format  figures.Format
-	dist    *sweep.Dist // --workers, --shard, --cache
 }
 
 const seedsHelp = "Seeds: --seeds 7,11,13 runs exactly those; --nseeds N runs the first N of the sequence\n" +
@@ -97,72 +85,29 @@ func outDefault(def string) string {
 }
 
 // readSetup reads the shared sweep flags; d is what readDist read.
-func readSetup(c *cli.Context, d *sweep.Dist) (*sweepSetup, error) {
-	st := &sweepSetup{quick: c.Bool("quick"), workers: d.Workers, out: c.String("out"), dist: d}
+func readSetup(c *cli.Context, d *sweep.Dist) (*sweep.Setup, error) {
+	env, err := studyEnv(c)
+	if err != nil {
+		return nil, err
+	}
+	st := &sweep.Setup{Env: env, Quick: c.Bool("quick"), Workers: d.Workers, Out: c.String("out"), Given: configFlagPaths(c)}
 	switch {
 	case c.IsSet("seeds") && c.IsSet("nseeds"):
 		return nil, fmt.Errorf("give --seeds or --nseeds, not both")
 	case c.IsSet("seeds"):
-		seeds, err := parseSeeds(c.String("seeds"))
+		seeds, err := configs.ParseSeeds(c.String("seeds"))
 		if err != nil {
 			return nil, err
 		}
-		st.seeds = seeds
+		st.Seeds = seeds
 	case c.IsSet("nseeds"):
-		seeds, err := seedSequence(c.Int("nseeds"))
+		seeds, err := configs.SeedSequence(c.Int("nseeds"))
 		if err != nil {
 			return nil, err
 		}
-		st.seeds = seeds
+		st.Seeds, st.SeedsByCount = seeds, true
 	}
-	f, err := figures.ParseFormat(c.String("format"))
-	if err != nil {
-		return nil, fmt.Errorf("--format: %w", err)
-	}
-	st.format = f
 	return st, nil
-}
-
-// parseSeeds reads --seeds: non-negative integers, comma-separated.
-func parseSeeds(s string) ([]int64, error) {
-	var seeds []int64
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		v, err := strconv.ParseInt(part, 10, 64)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("--seeds: %q is not a seed (want comma-separated non-negative integers, e.g. 7,11,13)", part)
-		}
-		seeds = append(seeds, v)
-	}
-	if err := configs.CheckSeeds(seeds); err != nil {
-		return nil, fmt.Errorf("--seeds: %w", err)
-	}
-	return seeds, nil
-}
-
-// maxSeeds bounds --nseeds; configs.MaxRuns bounds the whole sweep anyway.
-const maxSeeds = 10000
-
-// seedSequence is --nseeds n: the published seeds 7, 11, 13 and then the
-// following primes, so that more seeds always extend the paper's set.
-func seedSequence(n int) ([]int64, error) {
-	if n < 1 || n > maxSeeds {
-		return nil, fmt.Errorf("--nseeds must be between 1 and %d, got %d", maxSeeds, n)
-	}
-	seeds := make([]int64, 0, n)
-	for x := int64(7); len(seeds) < n; x += 2 {
-		prime := true
-		for d := int64(3); d*d <= x; d += 2 {
-			if x%d == 0 {
-				prime = false
-				break
-			}
-		}
-		if prime {
-			seeds = append(seeds, x)
-		}
-	}
-	return seeds, nil
 }
 
 func sweepStdout(c *cli.Context) io.Writer {
@@ -179,14 +124,17 @@ func sweepStderr(c *cli.Context) io.Writer {
 	return os.Stderr
 }
 
-// sweepJob is the job of a sweep's plans, with a progress bar on stderr;
-// report reduces and writes the results.
-func sweepJob(c *cli.Context, st *sweepSetup, label string, plans []*configs.Plan, report func([]*sweep.Results) error) (sweep.Job, error) {
-	st.dist.Out = st.out
-	st.dist.Progress = func(n int) (func(done, total int), func(error)) {
+// sweepJob sends a sweep's job's shard to st.Out and draws its progress
+// as a bar on stderr.
+func sweepJob(c *cli.Context, d *sweep.Dist, st *sweep.Setup, job *sweep.SweepJob, err error) (sweep.Job, error) {
+	if err != nil {
+		return nil, err
+	}
+	d.Out = st.Out
+	d.Progress = func(n int) (func(done, total int), func(error)) {
 		w := sweepStderr(c)
 		f, isFile := w.(*os.File)
-		pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), label, n)
+		pr := sweep.NewProgress(w, isFile && term.IsTerminal(int(f.Fd())), job.Name, n)
 		return pr.Update, func(err error) {
 			if err != nil {
 				pr.Abandon()
@@ -195,7 +143,17 @@ func sweepJob(c *cli.Context, st *sweepSetup, label string, plans []*configs.Pla
 			}
 		}
 	}
-	return &sweep.SweepJob{Name: label, Plans: plans, Write: func(rs []*sweep.Results, _ bool) error { return report(rs) }}, nil
+	return job, nil
+}
+
+// paperJob is the job of paper experiments (sweep.PaperJob), into
+// variantOut's folder without --out.
+func paperJob(c *cli.Context, d *sweep.Dist, st *sweep.Setup, label string, cfgs []*configs.Config) (sweep.Job, error) {
+	if !c.IsSet("out") {
+		st.Out = sweep.VariantOut(st, label, sweep.PublishedSeeds, 6)
+	}
+	job, err := sweep.PaperJob(st, label, cfgs)
+	return sweepJob(c, d, st, job, err)
 }
 
 // loadConfig reads --config or the embedded config of experiment.
@@ -234,7 +192,7 @@ func paperExperimentCommand(experiment, usage, description string) study {
 		if cfg.Experiment != experiment {
 			return nil, fmt.Errorf("%s is the config of experiment %q, not %q (bursar-sweep sweep --config %s runs any grid)", cfg.File, cfg.Experiment, experiment, cfg.File)
 		}
-		return paperJob(c, st, experiment, []*configs.Config{cfg})
+		return paperJob(c, d, st, experiment, []*configs.Config{cfg})
 	},
 	}
 }
@@ -286,80 +244,9 @@ func paperCommand() study {
 			}
 			cfgs = append(cfgs, cfg)
 		}
-		return paperJob(c, st, "paper", cfgs)
+		return paperJob(c, d, st, "paper", cfgs)
 	},
 	}
-}
-
-// paperJob runs paper experiments, writes their data, prints their tables
-// and draws their figures, the figures last so that a failing figure costs
-// nothing else.
-func paperJob(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config) (sweep.Job, error) {
-	if !c.IsSet("out") {
-		st.out = variantOut(c, st, label)
-	}
-	if st.out == "" {
-		return nil, fmt.Errorf("--out must name a folder")
-	}
-	var plans []*configs.Plan
-	for _, cfg := range cfgs {
-		plan, err := cfg.Plan(st.quick, st.seeds)
-		if err != nil {
-			return nil, err
-		}
-		// Check the shape before spending any CPU on runs.
-		if err := sweep.CheckPaperPlan(plan); err != nil {
-			return nil, err
-		}
-		plans = append(plans, plan)
-	}
-	start := time.Now()
-	return sweepJob(c, st, label, plans, func(results []*sweep.Results) error {
-		return reportPaper(c, st, label, cfgs, plans, results, start)
-	})
-}
-
-// reportPaper reduces and writes the paper experiments' results.
-func reportPaper(c *cli.Context, st *sweepSetup, label string, cfgs []*configs.Config, plans []*configs.Plan, results []*sweep.Results, start time.Time) error {
-	elapsed := time.Since(start)
-	paper, err := sweep.ReducePaper(results)
-	if err != nil {
-		return err
-	}
-	if err := sweep.WriteData(st.out, results, paper.Summary.JSON()); err != nil {
-		return err
-	}
-	w := sweepStdout(c)
-	if err := paper.WriteTables(w); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s: %d runs in %.1f s; wrote %s, %s and %s into %s\n", label, countRuns(plans), elapsed.Seconds(),
-		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
-	figErr := paper.WriteFigures(st.out, st.format)
-	files := []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}
-	var figs []string
-	for _, p := range plans {
-		figs = append(figs, sweep.FigureFile(p.Experiment, st.format))
-	}
-	if figErr == nil {
-		files = append(files, figs...)
-	}
-	if err := writeSweepManifest(c, st, cfgs, plans, start, files); err != nil {
-		return err
-	}
-	if figErr != nil {
-		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, figErr)
-	}
-	fmt.Fprintf(w, "%s: drew %s into %s\n", label, strings.Join(figs, ", "), st.out)
-	return nil
-}
-
-func countRuns(plans []*configs.Plan) int {
-	n := 0
-	for _, p := range plans {
-		n += p.NumRuns()
-	}
-	return n
 }
 
 // sweepExample is the config --help shows (a test checks that it parses).
@@ -418,42 +305,12 @@ func gridCommand() study {
 		if err != nil {
 			return nil, err
 		}
-		if st.out == "" {
+		if st.Out == "" {
 			// The folder is named after the config's experiment.
-			st.out = sweepOut(cfg.Experiment)
+			st.Out = sweep.GridOut(cfg.Experiment)
 		}
-		plan, err := cfg.Plan(st.quick, st.seeds)
-		if err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		return sweepJob(c, st, cfg.Experiment, []*configs.Plan{plan}, func(results []*sweep.Results) error {
-			return reportGrid(c, st, cfg, plan, results, start)
-		})
+		job, err := sweep.GridJob(st, cfg)
+		return sweepJob(c, d, st, job, err)
 	},
 	}
-}
-
-// reportGrid reduces and writes a config's grid (sweep).
-func reportGrid(c *cli.Context, st *sweepSetup, cfg *configs.Config, plan *configs.Plan, results []*sweep.Results, start time.Time) error {
-	if err := sweep.WriteData(st.out, results, sweep.GenericSummary(results[0])); err != nil {
-		return err
-	}
-	if err := writeSweepManifest(c, st, []*configs.Config{cfg}, []*configs.Plan{plan}, start, []string{sweep.RunsFile, sweep.LatenciesFile, sweep.SummaryFile}); err != nil {
-		return err
-	}
-	w := sweepStdout(c)
-	if err := sweep.WriteGenericTable(w, results[0]); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s: %d grid points × %d seeds = %d runs in %.1f s; wrote %s, %s and %s into %s\n",
-		cfg.Experiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), time.Since(start).Seconds(),
-		sweep.SummaryFile, sweep.RunsFile, sweep.LatenciesFile, st.out)
-	// The figure last, as for the paper: a failing figure costs
-	// nothing else.
-	if err := sweep.WriteSweepFigure(st.out, st.format, results[0]); err != nil {
-		return fmt.Errorf("the data files are in %s, but drawing failed: %w", st.out, err)
-	}
-	fmt.Fprintf(w, "%s: drew %s into %s\n", cfg.Experiment, sweep.SweepFigureFile(st.format), st.out)
-	return nil
 }

@@ -199,15 +199,6 @@ func TestBadInputIsOneClearError(t *testing.T) {
 	}
 }
 
-func TestNSeedsExtendsThePublishedSeeds(t *testing.T) {
-	seeds, err := seedSequence(8)
-	require.NoError(t, err)
-	assert.Equal(t, []int64{7, 11, 13, 17, 19, 23, 29, 31}, seeds)
-	seeds, err = seedSequence(1)
-	require.NoError(t, err)
-	assert.Equal(t, []int64{7}, seeds)
-}
-
 func TestHelpTeaches(t *testing.T) {
 	for _, cmd := range []string{"latency-price", "overbooking", "bucket", "paper", "sweep"} {
 		out, err := runSweepApp(t, cmd, "--help")

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
-	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/urfave/cli/v2"
 )
@@ -83,38 +81,6 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 		return m.Write(out, start, runOutputs)
 	}
 	return cmd
-}
-
-// writeSweepManifest writes the manifest of an experiment folder: the
-// configs as used (the embedded YAML, or the file given with --config), the
-// seeds that ran, the worker count and the files written.
-func writeSweepManifest(c *cli.Context, st *sweepSetup, cfgs []*configs.Config, plans []*configs.Plan, start time.Time, files []string) error {
-	m := newManifest(c.Command.Name, start)
-	given := configFlagPaths(c)
-	for _, cfg := range cfgs {
-		var src []byte
-		var err error
-		embedded := !slices.Contains(given, cfg.File)
-		if embedded {
-			src, err = configs.DefaultSource(cfg.Experiment)
-		} else {
-			src, err = os.ReadFile(cfg.File)
-		}
-		if err != nil {
-			return fmt.Errorf("manifest: %w", err)
-		}
-		m.Inputs = append(m.Inputs, manifest.NewInput("config", cfg.File, embedded, src))
-	}
-	for _, p := range plans {
-		for _, s := range p.Seeds {
-			if !slices.Contains(m.Seeds, s) {
-				m.Seeds = append(m.Seeds, s)
-			}
-		}
-	}
-	m.Quick = st.quick
-	m.Workers = st.workers
-	return m.Write(st.out, start, files)
 }
 
 // configFlagPaths are the paths given with --config (one for the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/bursar-hpc/bursar/sweep"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,7 +100,7 @@ func variantOfArgs(t *testing.T, args ...string) string {
 			if err != nil {
 				return err
 			}
-			got = variantOut(c, st, "paper")
+			got = sweep.VariantOut(st, "paper", sweep.PublishedSeeds, 6)
 			return nil
 		},
 	}}}
@@ -151,8 +152,8 @@ func TestVariantRunLeavesTheDefaultFolderAlone(t *testing.T) {
 // A sweep whose experiment is called "paper" does not default into the
 // committed results/paper/ either.
 func TestSweepNeverDefaultsToResultsPaper(t *testing.T) {
-	require.Equal(t, filepath.Join("results", "sweep-paper"), sweepOut("paper"))
-	require.Equal(t, filepath.Join("results", "storm-rate"), sweepOut("storm-rate"))
+	require.Equal(t, filepath.Join("results", "sweep-paper"), sweep.GridOut("paper"))
+	require.Equal(t, filepath.Join("results", "storm-rate"), sweep.GridOut("storm-rate"))
 	t.Chdir(t.TempDir())
 	cfg := "experiment: paper\nseeds: {full: [7], quick: [7]}\nfixed: {ticks: 300}\ngrid:\n  grace: [30, 60]\n"
 	require.NoError(t, os.WriteFile("grid.yaml", []byte(cfg), 0o644))

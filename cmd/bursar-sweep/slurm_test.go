@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/bursar-hpc/bursar/internal/slurmjob"
 	"os"
 	"strings"
 	"testing"
@@ -69,12 +70,12 @@ func TestK8sManifest(t *testing.T) {
 func TestSlurmScriptRefusesATemporaryBinary(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	if !underGoBuildDir(exe) {
+	if !slurmjob.UnderGoBuildDir(exe) {
 		t.Skipf("this test binary (%s) is not in a go-build folder", exe)
 	}
 	_, err = runSweepApp(t, "slurm-script", "--shards", "2", "paper")
 	require.ErrorContains(t, err, "a temporary build of go run")
 	require.ErrorContains(t, err, "make build")
-	assert.True(t, underGoBuildDir("/tmp/go-build123/b001/exe/bursar-sweep"))
-	assert.False(t, underGoBuildDir("/opt/bursar/bin/bursar-sweep"))
+	assert.True(t, slurmjob.UnderGoBuildDir("/tmp/go-build123/b001/exe/bursar-sweep"))
+	assert.False(t, slurmjob.UnderGoBuildDir("/opt/bursar/bin/bursar-sweep"))
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/manifest"
 
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/urfave/cli/v2"
@@ -73,4 +77,28 @@ func (s study) out(args []string) string {
 		}
 	}
 	return ""
+}
+
+// studyEnv is what a study's report takes from its command: stdout and
+// stderr, --format, the start time and the folder's manifest.
+func studyEnv(c *cli.Context) (sweep.Env, error) {
+	start := time.Now()
+	format, err := figures.ParseFormat(c.String("format"))
+	if err != nil {
+		return sweep.Env{}, fmt.Errorf("--format: %w", err)
+	}
+	return sweep.Env{Stdout: sweepStdout(c), Stderr: sweepStderr(c), Format: format, Start: start,
+		Manifest: func() *manifest.Manifest { return newManifest(c.Command.Name, start) }}, nil
+}
+
+// givenFlags are the flags given on the command line, each as its parser
+// read it: what a study's FromConfig lays over its config.
+func givenFlags(c *cli.Context) sweep.Flags {
+	f := sweep.Flags{}
+	for _, fl := range c.Command.Flags {
+		if name := fl.Names()[0]; c.IsSet(name) {
+			f[name] = fmt.Sprint(c.Value(name))
+		}
+	}
+	return f
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/bursar-hpc/bursar/internal/cmdimports"
+)
+
+// wiringImports are the repository packages the command line may import,
+// each for the flags it wires: the logic of a study lives in its package
+// (docs/contributing.md), so a new import here is a question to ask of
+// the change that adds it.
+var wiringImports = []string{
+	"arrive",              // agents-arrive: arrive.FromConfig and its flags' defaults
+	"configs",             // the sweeps' configs, --seeds, the scenario file of run
+	"engine",              // run: one scenario, its knob flags
+	"figures",             // --format
+	"internal/atomicfile", // run's outputs
+	"internal/cliusage",   // usage errors
+	"internal/k8sjob",     // slurm-script --k8s
+	"internal/manifest",   // manifest.json, --version
+	"internal/slurmjob",   // slurm-script
+	"policy/policies",     // the policy names in --policies' help
+	"replay",              // run's report.html
+	"sweep",               // the one runner, the sweeps' setup
+	"trace",               // --fair-sample's default
+	"tracestudy",          // trace, budget-knobs: tracestudy.FromConfig
+}
+
+// TestImportsAreWiring: the command imports no package of the module
+// beyond wiringImports (internal/cmdimports), so that a study's setup
+// cannot creep back into cmd/ unnoticed.
+func TestImportsAreWiring(t *testing.T) {
+	cmdimports.Check(t, ".", wiringImports...)
+}
