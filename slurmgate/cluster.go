@@ -16,7 +16,7 @@ import (
 // Slurm.
 type Cluster interface {
 	// Queue lists the jobs pending, running or completing
-	// (squeue -h -o %i|%k|%T|%C).
+	// (squeue -h -O JobID,Comment,State,NumCPUs,tres-alloc).
 	Queue(ctx context.Context) ([]QueuedJob, error)
 	// Steps lists the running steps, JOB.STEP each, as squeue prints
 	// them (squeue -h -s -o %i), one a line.
@@ -29,10 +29,11 @@ type Cluster interface {
 }
 
 // QueuedJob is one line of the queue: the job's id, its comment (a lease
-// token, for a job `bursar lease --slurm` submitted), its state and its
-// CPUs as squeue prints them.
+// token, for a job `bursar lease --slurm` submitted), its state, its
+// CPUs as squeue prints them, and, once it runs, the TRES Slurm allocated
+// it ("cpu=2,node=1,billing=2,gres/gpu=1"; empty while it is pending).
 type QueuedJob struct {
-	ID, Comment, State, CPUs string
+	ID, Comment, State, CPUs, TRES string
 }
 
 // CmdTimeout bounds one squeue or scancel call.
@@ -50,20 +51,21 @@ const killTimeout = 2 * time.Second
 // failed.
 type Exec struct{}
 
-// Queue runs squeue -h -o %i|%k|%T|%C; a line without its four fields (a
-// comment with a | in it, never a lease token) is left out.
+// Queue runs squeue -h -O JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|;
+// a line without its five fields (a comment with a | in it, never a lease
+// token) is left out.
 func (Exec) Queue(ctx context.Context) ([]QueuedJob, error) {
-	out, err := exec.CommandContext(ctx, "squeue", "-h", "-o", "%i|%k|%T|%C").Output()
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-O", "JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|").Output()
 	if err != nil {
 		return nil, err
 	}
 	var jobs []QueuedJob
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) != 4 {
+		if len(f) != 6 || f[5] != "" {
 			continue
 		}
-		jobs = append(jobs, QueuedJob{ID: f[0], Comment: f[1], State: f[2], CPUs: f[3]})
+		jobs = append(jobs, QueuedJob{ID: f[0], Comment: f[1], State: f[2], CPUs: f[3], TRES: f[4]})
 	}
 	return jobs, nil
 }

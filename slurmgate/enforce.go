@@ -3,7 +3,9 @@ package slurmgate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,13 +43,20 @@ type Enforcer struct {
 	// Ledger is the file each job seen on a token is appended to ("":
 	// none).
 	Ledger string
-	Log    *slog.Logger
+	// Unit is what a lease's size counts, as the gate's plugin counts it
+	// (its UNIT): slurmtoken.UnitCPU, where CPUs stand in for GPUs (""
+	// too), or slurmtoken.UnitGPU. A running job is held to its lease's
+	// size in that unit, and never to more GPUs than its lease.
+	Unit string
+	Log  *slog.Logger
 
 	ctx context.Context
 
-	// The loop's own: the jobs seen so far and when each got its SIGTERM.
-	seen   map[string]bool
-	termed map[string]time.Time
+	// The loop's own: the jobs seen so far, those seen running (whose
+	// allocation was compared with their lease), and when each got its
+	// SIGTERM.
+	seen, sized map[string]bool
+	termed      map[string]time.Time
 	// bound is the job each lease's token admitted first (by the lease's
 	// WcKey, which names the token): one token, one job. It is read back
 	// from the ledger at start.
@@ -137,7 +146,7 @@ func (e *Enforcer) Run(ctx context.Context) {
 // live at now.
 func (e *Enforcer) start(ctx context.Context, now time.Time) {
 	e.ctx = ctx
-	e.seen, e.termed, e.bound = map[string]bool{}, map[string]time.Time{}, e.readLedger(now)
+	e.seen, e.sized, e.termed, e.bound = map[string]bool{}, map[string]bool{}, map[string]time.Time{}, e.readLedger(now)
 	e.due, e.cancelled, e.live = map[int64][]string{}, map[string]time.Time{}, map[string]bool{}
 }
 
@@ -294,7 +303,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		return
 	}
 	// The calls to make, batched: one scancel for each list.
-	var expired, notice, graceOver, reused, gone []string
+	var expired, notice, graceOver, reused, gone, oversized []string
 	live := map[string]bool{}
 	for _, j := range queue {
 		if !strings.HasPrefix(j.Comment, slurmtoken.Prefix+":") {
@@ -337,6 +346,17 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 				e.schedule(id, l.Expires)
 			}
 		}
+		if j.State == "RUNNING" && !e.sized[id] {
+			// What Slurm allocated, compared with the lease once, the
+			// first time the job is seen running: a job the gate's count
+			// of its size missed (docs/slurm.md, "Sizes") ends at once.
+			e.sized[id] = true
+			if why := e.oversized(j, l); why != "" {
+				e.Log.Warn("slurm enforcer: a job larger than its lease: killed", "job", id, "lease", l.Lease, "campaign", l.Campaign, "why", why)
+				oversized = append(oversized, id)
+				continue
+			}
+		}
 		if err != nil { // expired
 			// A completing job has had its kill (or ended): Slurm takes
 			// no more signals for it.
@@ -368,6 +388,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		}
 	}
 	e.kill(reused, "cancelled jobs on a lease token that admitted another job")
+	e.kill(oversized, "cancelled jobs larger than their lease")
 	e.kill(expired, "cancelled jobs past their lease")
 	e.kill(gone, "cancelled pending jobs whose lease is gone")
 	if len(notice) > 0 {
@@ -383,6 +404,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	for id := range e.seen {
 		if !live[id] {
 			delete(e.seen, id)
+			delete(e.sized, id)
 		}
 	}
 	for key := range e.bound {
@@ -399,4 +421,46 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	e.live = live
 	e.mu.Unlock()
 	e.readSteps(now, live)
+}
+
+// oversized says how running job j's allocation exceeds its lease l (""
+// when it does not): more GPUs than the lease, or, counting CPUs, more
+// CPUs. The allocation is Slurm's TRES (cpu=N, gres/gpu=N), or squeue's
+// CPU count when the TRES do not give one.
+func (e *Enforcer) oversized(j QueuedJob, l slurmtoken.Lease) string {
+	cpus, gpus := Allocated(j.TRES)
+	if cpus == 0 {
+		cpus, _ = strconv.Atoi(j.CPUs)
+	}
+	switch {
+	case gpus > l.GPUs:
+		return fmt.Sprintf("%d GPUs allocated, lease %d is for %d", gpus, l.Lease, l.GPUs)
+	case e.Unit != slurmtoken.UnitGPU && cpus > l.GPUs:
+		return fmt.Sprintf("%d CPUs allocated, lease %d is for %d", cpus, l.Lease, l.GPUs)
+	}
+	return ""
+}
+
+// Allocated reads the CPUs and GPUs of a TRES string as squeue prints a
+// job's allocation ("cpu=16,mem=1000M,node=1,billing=16,gres/gpu=2";
+// typed GPUs, gres/gpu:a100=2, are counted in gres/gpu too). What it
+// cannot read counts as 0.
+func Allocated(tres string) (cpus, gpus int) {
+	for _, item := range strings.Split(tres, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "cpu":
+			cpus = n
+		case "gres/gpu":
+			gpus = n
+		}
+	}
+	return cpus, gpus
 }

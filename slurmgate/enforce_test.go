@@ -249,3 +249,53 @@ func TestEndLease(t *testing.T) {
 	assert.Equal(t, "the jobs of WcKey bursar:7:sci:2:1800000000 (5)", what)
 	assert.Equal(t, []string{"--signal=KILL 5.0", "5", "--state=PENDING --wckey=bursar:7:sci:2:1800000000"}, f.took())
 }
+
+// TestEnforcerKillsOversizedJob: the first time a job is seen running,
+// what Slurm allocated it is compared with its lease (2 here): counting
+// CPUs, a job given 16 CPUs (--mincpus=16 past a gate that missed it) is
+// killed at once, long before its lease ends; a job on its lease's size
+// is left alone; counting GPUs, 16 CPUs are fine but 4 GPUs are not. A
+// pending job has no allocation yet and is judged once it runs.
+func TestEnforcerKillsOversizedJob(t *testing.T) {
+	now := time.Now()
+	f := &fakeCluster{
+		queue: []QueuedJob{
+			{ID: "5", Comment: token(7, now.Add(time.Hour)), State: "RUNNING", CPUs: "16", TRES: "cpu=16,node=1,billing=16"},
+			{ID: "6", Comment: token(8, now.Add(time.Hour)), State: "RUNNING", CPUs: "2", TRES: "cpu=2,node=1,billing=2"},
+			{ID: "7", Comment: token(9, now.Add(time.Hour)), State: "PENDING", CPUs: "16"},
+		},
+		steps: []string{"5.0", "6.0"},
+	}
+	e := newEnforcer(t, f, leases(7, 8, 9), "", now)
+	e.pass(context.Background(), now)
+	assert.Equal(t, []string{"--signal=KILL 5.0", "5"}, f.took())
+	f.queue = []QueuedJob{f.queue[1], {ID: "7", Comment: token(9, now.Add(time.Hour)), State: "RUNNING", CPUs: "16", TRES: "cpu=16"}}
+	f.steps = []string{"6.0", "7.0"}
+	e.pass(context.Background(), now.Add(time.Second))
+	assert.Equal(t, []string{"--signal=KILL 7.0", "7"}, f.took(), "judged once it runs")
+
+	g := &fakeCluster{queue: []QueuedJob{
+		{ID: "5", Comment: token(7, now.Add(time.Hour)), State: "RUNNING", CPUs: "16", TRES: "cpu=16,gres/gpu=2"},
+		{ID: "6", Comment: token(8, now.Add(time.Hour)), State: "RUNNING", CPUs: "1", TRES: "cpu=1,gres/gpu=4,gres/gpu:a100=4"},
+	}}
+	e = newEnforcer(t, g, leases(7, 8), "", now)
+	e.Unit = slurmtoken.UnitGPU
+	e.pass(context.Background(), now)
+	assert.Equal(t, []string{"6"}, g.took(), "counting GPUs: 4 GPUs on a lease of 2")
+}
+
+func TestAllocated(t *testing.T) {
+	for _, c := range []struct {
+		tres       string
+		cpus, gpus int
+	}{
+		{"", 0, 0},
+		{"cpu=16,mem=1000M,node=1,billing=16", 16, 0},
+		{"cpu=2,node=1,billing=2,gres/gpu=2,gres/gpu:a100=2", 2, 2},
+		{"cpu=x,gres/gpu=", 0, 0},
+	} {
+		cpus, gpus := Allocated(c.tres)
+		assert.Equal(t, c.cpus, cpus, c.tres)
+		assert.Equal(t, c.gpus, gpus, c.tres)
+	}
+}

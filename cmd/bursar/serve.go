@@ -161,6 +161,8 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "slurm-enforce", Category: "slurm",
 				Usage: "watch Slurm's queue: cancel every job on a lease token past its expiry, SIGTERM through Slurm then cancel --slurm-grace later a job whose lease is gone or under notice"},
 			&cli.DurationFlag{Name: "slurm-grace", Value: 10 * time.Second, Category: "slurm", Usage: "with --slurm-enforce: time between the SIGTERM and the cancellation"},
+			&cli.StringFlag{Name: "slurm-unit", Category: "slurm",
+				Usage: "with --slurm-enforce: what a lease's size counts, as the gate plugin's UNIT: cpu (CPUs stand in for GPUs) or gpu; a running job on more than its lease is killed (default: what --pool-from-slurm counted, else cpu)"},
 			&cli.PathFlag{Name: "slurm-ledger", Category: "slurm", Usage: "with --slurm-enforce: append each job seen on a lease token to this file (JSON lines: job, lease, campaign, gpus, expires_unix)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug (one line per request), info, warn or error"},
 		}, brokerFlags()...),
@@ -198,6 +200,9 @@ func runServe(c *cli.Context) error {
 	if c.Duration("idle-timeout") <= 0 {
 		return fmt.Errorf("--idle-timeout must be positive, got %v", c.Duration("idle-timeout"))
 	}
+	if u := c.String("slurm-unit"); u != "" && u != "cpu" && u != "gpu" {
+		return fmt.Errorf("--slurm-unit is cpu or gpu, not %q", u)
+	}
 	if part := c.String("pool-from-slurm"); part != "" {
 		if c.IsSet("pool") {
 			return fmt.Errorf("give --pool or --pool-from-slurm, not both")
@@ -210,6 +215,11 @@ func runServe(c *cli.Context) error {
 			return err
 		}
 		log.Info("pool read from Slurm", "partition", part, "pool", n, "unit", unit)
+		if !c.IsSet("slurm-unit") && unit == "GPUs" {
+			if err := c.Set("slurm-unit", "gpu"); err != nil {
+				return err
+			}
+		}
 	}
 	// Everything that can be refused is checked before a made-up token
 	// is printed (a refused start must not have shown a secret).
@@ -272,7 +282,8 @@ func runServe(c *cli.Context) error {
 	if service.IsUnixSocket(ln.Addr()) {
 		where = client.UnixPrefix + ln.Addr().String()
 	}
-	if err := startSlurmEnforcer(ctx, slurmEnforceFlags{enforce: c.Bool("slurm-enforce"), grace: c.Duration("slurm-grace"), ledger: c.Path("slurm-ledger")},
+	if err := startSlurmEnforcer(ctx, slurmEnforceFlags{enforce: c.Bool("slurm-enforce"), grace: c.Duration("slurm-grace"), ledger: c.Path("slurm-ledger"),
+		unit: c.String("slurm-unit")},
 		svc, slurmKey, log); err != nil {
 		svc.Close()
 		ln.Close()

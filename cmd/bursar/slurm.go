@@ -70,12 +70,13 @@ func slurmCommand() *cli.Command {
 	}
 }
 
-// slurmEnforceFlags are serve's --slurm-enforce, --slurm-grace and
-// --slurm-ledger.
+// slurmEnforceFlags are serve's --slurm-enforce, --slurm-grace,
+// --slurm-ledger and --slurm-unit (or the unit --pool-from-slurm read).
 type slurmEnforceFlags struct {
 	enforce bool
 	grace   time.Duration
 	ledger  string
+	unit    string
 }
 
 var errSlurmEnforceNoKey = errors.New("--slurm-enforce needs --slurm-key-file (the key the tokens are checked with)")

@@ -19,8 +19,8 @@ func startSlurmEnforcer(ctx context.Context, c slurmEnforceFlags, svc *service.S
 	if len(key) == 0 {
 		return errSlurmEnforceNoKey
 	}
-	e := &slurmgate.Enforcer{Key: key, Leases: svc, Cluster: slurmgate.Exec{}, Grace: c.grace, Ledger: c.ledger, Log: log}
+	e := &slurmgate.Enforcer{Key: key, Leases: svc, Cluster: slurmgate.Exec{}, Grace: c.grace, Ledger: c.ledger, Unit: c.unit, Log: log}
 	go e.Run(ctx)
-	log.Info("slurm enforcer started", "grace", c.grace, "ledger", c.ledger)
+	log.Info("slurm enforcer started", "grace", c.grace, "ledger", c.ledger, "unit", e.Unit)
 	return nil
 }

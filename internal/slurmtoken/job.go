@@ -25,6 +25,9 @@ type Job struct {
 	// --gpus, --gres=gpu:N and --gpus-per-node, --gpus-per-task,
 	// --gpus-per-socket).
 	TRESPerJob, TRESPerNode, TRESPerTask, TRESPerSocket string
+	// CPUsPerTRES is --cpus-per-gpu as Slurm 22.05 writes it
+	// ("gres:gpu:4"): counting CPUs, the job's GPUs times it count too.
+	CPUsPerTRES string
 	// MinNodes, MaxNodes and Tasks are -N MIN[-MAX] and -n.
 	MinNodes, MaxNodes, Tasks int
 	// Unit is what a lease's size counts: UnitCPU (the one-node pilot,
@@ -122,8 +125,12 @@ func (j Job) Fits(l Lease) error {
 	if err != nil {
 		return err
 	}
-	if j.Unit != UnitGPU && j.CPUs > l.GPUs {
-		return fmt.Errorf("the job asks for %d CPUs but lease %d is for %d", j.CPUs, l.Lease, l.GPUs)
+	perGPU, err := gpusIn(j.CPUsPerTRES)
+	if err != nil {
+		return err
+	}
+	if cpus := max(j.CPUs, perGPU*gpus); j.Unit != UnitGPU && cpus > l.GPUs {
+		return fmt.Errorf("the job asks for %d CPUs but lease %d is for %d", cpus, l.Lease, l.GPUs)
 	}
 	if gpus > l.GPUs {
 		return fmt.Errorf("the job asks for %d GPUs but lease %d is for %d", gpus, l.Lease, l.GPUs)

@@ -60,6 +60,10 @@ func TestJobFitsByHand(t *testing.T) {
 	assert.EqualError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:3"}.Fits(l), "the job asks for 3 GPUs but lease 5 is for 2")
 	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 32, TRESPerNode: "gres:gpu:2"}.Fits(l))
 	assert.EqualError(t, Job{Unit: UnitGPU, CPUs: 1, TRESPerTask: "gres:gpu:1", Tasks: 3}.Fits(l), "the job asks for 3 GPUs but lease 5 is for 2")
+	// --cpus-per-gpu: counting CPUs, 2 GPUs at 2 CPUs each are 4 CPUs.
+	assert.EqualError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:2"}.Fits(l), "the job asks for 4 CPUs but lease 5 is for 2")
+	assert.NoError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:1", CPUsPerTRES: "gres:gpu:2"}.Fits(l))
+	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:8"}.Fits(l))
 	assert.EqualError(t, Job{CPUs: 1, Account: "other"}.Fits(l), "lease 5 is campaign Sci's: the job must run under account sci, not other")
 }
 

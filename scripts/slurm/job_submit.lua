@@ -42,17 +42,74 @@ local function unset(v)
 	return v == nil or v >= 65534
 end
 
+-- nodes is how many nodes the job may be spread over: -N's maximum, or
+-- without one the larger of its minimum and the tasks (Slurm may give
+-- each task a node of its own).
+local function nodes(job_desc)
+	if not unset(job_desc.max_nodes) then return math.max(1, job_desc.max_nodes) end
+	local n = 1
+	if not unset(job_desc.min_nodes) then n = math.max(n, job_desc.min_nodes) end
+	if not unset(job_desc.num_tasks) then n = math.max(n, job_desc.num_tasks) end
+	return n
+end
+
 -- cpus is the job's size in CPUs (the pool's unit): the largest of what
--- it asks for directly and its tasks times CPUs per task.
+-- it asks for directly (min_cpus), its tasks times CPUs per task, and
+-- per node (--mincpus: pn_min_cpus; --ntasks-per-node times CPUs per
+-- task) times its nodes. Slurm 22.05 hands --mincpus=16 to the plugin as
+-- pn_min_cpus only (min_cpus stays 1), and gives the job 16 CPUs.
 local function cpus(job_desc)
 	local n = 1
 	if not unset(job_desc.min_cpus) then n = math.max(n, job_desc.min_cpus) end
-	local tasks, per = job_desc.num_tasks, job_desc.cpus_per_task
-	if not unset(tasks) then
-		if unset(per) then per = 1 end
-		n = math.max(n, tasks * per)
+	local per = job_desc.cpus_per_task
+	if unset(per) then per = 1 end
+	local tasks = job_desc.num_tasks
+	if not unset(tasks) then n = math.max(n, tasks * per) end
+	local nn = nodes(job_desc)
+	if not unset(job_desc.pn_min_cpus) then n = math.max(n, nn * job_desc.pn_min_cpus) end
+	if not unset(job_desc.ntasks_per_node) then
+		-- Tasks per node times the nodes -N fixes (without -N the tasks
+		-- above bound it: -n 8 --ntasks-per-node=4 is two nodes).
+		local fixed = 1
+		if not unset(job_desc.max_nodes) then fixed = math.max(1, job_desc.max_nodes)
+		elseif not unset(job_desc.min_nodes) then fixed = math.max(1, job_desc.min_nodes) end
+		n = math.max(n, fixed * job_desc.ntasks_per_node * per)
 	end
 	return n
+end
+
+-- The size options the gate judges: the CPUs (min_cpus, num_tasks,
+-- cpus_per_task, pn_min_cpus, ntasks_per_node, min/max_nodes: cpus
+-- above), the GPUs (the tres_per_* strings) and CPUs per GPU
+-- (cpus_per_tres: the check counts them), and memory, which Bursar does
+-- not meter (docs/slurm.md). Every other way of shaping a job's size is
+-- refused in a gated partition: each could give the job more of the node
+-- than the count above says (whole cores for a thread, whole sockets,
+-- the whole node).
+local UNJUDGED = {
+	{ "ntasks_per_socket", "--ntasks-per-socket" }, { "ntasks_per_core", "--ntasks-per-core" },
+	{ "ntasks_per_gpu", "--ntasks-per-gpu" }, { "ntasks_per_tres", "--ntasks-per-gpu" },
+	{ "threads_per_core", "--threads-per-core or --hint" }, { "cores_per_socket", "--cores-per-socket or -B" },
+	{ "sockets_per_node", "--sockets-per-node or -B" },
+}
+
+-- unjudged says which option of the job's size the gate does not judge
+-- (nil: none).
+local function unjudged(job_desc)
+	for _, f in ipairs(UNJUDGED) do
+		if not unset(job_desc[f[1]]) then return f[2] end
+	end
+	local boards = job_desc.boards_per_node
+	if boards ~= nil and boards ~= 0 and not unset(boards) then return "--boards-per-node" end
+	boards = job_desc.ntasks_per_board
+	if boards ~= nil and boards ~= 0 and not unset(boards) then return "--ntasks-per-board" end
+	-- shared: 0 --exclusive, 2 --exclusive=user, 3 --exclusive=mcs; each
+	-- keeps other jobs off the job's nodes (1 is --oversubscribe).
+	local shared = job_desc.shared
+	if shared ~= nil and not unset(shared) and shared ~= 1 then return "--exclusive" end
+	-- --mem=0 asks for all of each node's memory.
+	if job_desc.min_mem_per_node == 0 then return "--mem=0" end
+	return nil
 end
 
 local function gated(job_desc)
@@ -92,7 +149,7 @@ local function check(token, job_desc)
 	table.insert(args, "--cpus " .. cpus(job_desc))
 	local fields = { { "--account", job_desc.account }, { "--tres-per-job", job_desc.tres_per_job },
 		{ "--tres-per-node", job_desc.tres_per_node }, { "--tres-per-task", job_desc.tres_per_task },
-		{ "--tres-per-socket", job_desc.tres_per_socket } }
+		{ "--tres-per-socket", job_desc.tres_per_socket }, { "--cpus-per-tres", job_desc.cpus_per_tres } }
 	for _, f in ipairs(fields) do
 		if f[2] ~= nil and f[2] ~= "" then
 			local q = quote(f[2])
@@ -126,6 +183,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	end
 	if #token > 256 or not string.match(token, "^bursar1:[%w%.:_-]+$") then
 		return refuse("the job's --comment is not a Bursar lease token")
+	end
+	local opt = unjudged(job_desc)
+	if opt ~= nil then
+		return refuse(opt .. " shapes a job's size in a way a Bursar lease does not count: leave it out (docs/slurm.md, \"Sizes\")")
 	end
 	local l, why = check(token, job_desc)
 	if l == nil then return refuse(why) end
