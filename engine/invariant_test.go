@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -86,7 +87,7 @@ func TestOverbookProofAtPool768(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.CheckInvariants())
 	require.Equal(t, "82.4", pyFloat(100*res.Metrics.Utilization, 0, 1))
-	require.Equal(t, 4.0, Percentile(res.Metrics.ProbeLats, 50))
+	require.Equal(t, 4.0, stats.Percentile(res.Metrics.ProbeLats, 50))
 }
 
 func TestCheckInvariantsReportsAnAcceptedProof(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -163,16 +164,6 @@ func (m *Metrics) AppendJSON(dst []byte, indent string) []byte {
 	return append(dst, '}')
 }
 
-// Percentile is element min(n−1, trunc(p/100·n)) of the sorted list, NaN
-// when empty. It sorts xs in place.
-func Percentile(xs []int, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(xs)
-	return float64(xs[min(len(xs)-1, int(p/100*float64(len(xs))))])
-}
-
 func computeMetrics(w *world) Metrics {
 	s := &w.s
 	res := w.res
@@ -207,10 +198,10 @@ func computeMetrics(w *world) Metrics {
 			}
 		}
 	}
-	m.VictimP50In, m.VictimP95In = Percentile(vIn, 50), Percentile(vIn, 95)
-	m.VictimP50Out, m.VictimP95Out = Percentile(vOut, 50), Percentile(vOut, 95)
-	m.SciBurstP50, m.SciBurstP95 = Percentile(sci, 50), Percentile(sci, 95)
-	m.SciBurstP95In = Percentile(sciIn, 95)
+	m.VictimP50In, m.VictimP95In = stats.Percentile(vIn, 50), stats.Percentile(vIn, 95)
+	m.VictimP50Out, m.VictimP95Out = stats.Percentile(vOut, 50), stats.Percentile(vOut, 95)
+	m.SciBurstP50, m.SciBurstP95 = stats.Percentile(sci, 50), stats.Percentile(sci, 95)
+	m.SciBurstP95In = stats.Percentile(sciIn, 95)
 	m.ProbeLats, m.ProbeLatsIn = []int{}, []int{}
 	for _, o := range res.Probe {
 		if inWindow(o.T) {

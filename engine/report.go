@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -53,7 +54,7 @@ func WriteReport(w io.Writer, r *Result) error {
 			mx = float64(slices.Max(lat))
 		}
 		p.f("grants via %-7s: n=%4d  p50=%ss  p95=%ss  max=%ss\n", path, len(lat),
-			pyFloat(Percentile(lat, 50), 4, 0), pyFloat(Percentile(lat, 95), 4, 0), pyFloat(mx, 4, 0))
+			pyFloat(stats.Percentile(lat, 50), 4, 0), pyFloat(stats.Percentile(lat, 95), 4, 0), pyFloat(mx, 4, 0))
 	}
 	p.f("\n")
 
@@ -69,8 +70,8 @@ func WriteReport(w io.Writer, r *Result) error {
 			vOut = append(vOut, g.Latency)
 		}
 	}
-	p.f("[isolation] victim grant latency outside storm: p50=%ss p95=%ss (n=%d)\n", pyFloat(Percentile(vOut, 50), 0, 0), pyFloat(Percentile(vOut, 95), 0, 0), len(vOut))
-	p.f("[isolation] victim grant latency during  storm: p50=%ss p95=%ss (n=%d)\n\n", pyFloat(Percentile(vIn, 50), 0, 0), pyFloat(Percentile(vIn, 95), 0, 0), len(vIn))
+	p.f("[isolation] victim grant latency outside storm: p50=%ss p95=%ss (n=%d)\n", pyFloat(stats.Percentile(vOut, 50), 0, 0), pyFloat(stats.Percentile(vOut, 95), 0, 0), len(vOut))
+	p.f("[isolation] victim grant latency during  storm: p50=%ss p95=%ss (n=%d)\n\n", pyFloat(stats.Percentile(vIn, 50), 0, 0), pyFloat(stats.Percentile(vIn, 95), 0, 0), len(vIn))
 
 	m := &r.Metrics
 	if len(r.Storms) == 0 {

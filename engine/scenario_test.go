@@ -123,16 +123,6 @@ func TestSeriesCSVShape(t *testing.T) {
 	require.True(t, strings.HasPrefix(lines[1], "10,"))
 }
 
-func TestPercentile(t *testing.T) {
-	require.True(t, math.IsNaN(Percentile(nil, 50)))
-	// index min(n−1, trunc(p/100·n)) of the sorted list
-	require.Equal(t, 3.0, Percentile([]int{5, 1, 3, 2, 4}, 50))  // trunc(2.5) = 2
-	require.Equal(t, 5.0, Percentile([]int{5, 1, 3, 2, 4}, 95))  // trunc(4.75) = 4
-	require.Equal(t, 5.0, Percentile([]int{5, 1, 3, 2, 4}, 100)) // capped at n−1
-	require.Equal(t, 7.0, Percentile([]int{7}, 50))
-	require.Equal(t, 2.0, Percentile([]int{1, 2}, 50))
-}
-
 // Metrics without storm samples or probe have NaN where the model says so,
 // and JSON writes them as null.
 func TestEmptyMetricsAreNull(t *testing.T) {

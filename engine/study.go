@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -306,7 +307,7 @@ func (st *study) finish(w *world, m *Metrics, vIn []int) StudyMetrics {
 			}
 		}
 	}
-	st.m.VictimP95InCensored = Percentile(lats, 95)
+	st.m.VictimP95InCensored = stats.Percentile(lats, 95)
 
 	st.m.JainStorm = jain(st.held, st.fair)
 	st.m.AdaptiveSciencePerCredit = perCredit(m.AdaptiveScience, m.AdaptiveSpent)

@@ -76,7 +76,7 @@ func bucketPanel(d BucketData) *panel {
 	}
 	for _, b := range []band{con, pre, leak} {
 		for i, iv := range b.iv {
-			if iv.holds(b.mean[i]) {
+			if holds(iv, b.mean[i]) {
 				ylo, yhi = min(ylo, max(iv.Lo, 0)), max(yhi, iv.Hi)
 			}
 		}

@@ -2,6 +2,8 @@ package figures
 
 import (
 	"fmt"
+
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // Format is a figure file format.
@@ -22,15 +24,14 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown figure format %q (want png, svg or pdf)", s)
 }
 
-// Interval is a confidence interval, as absolute bounds (not distances).
-// The figures draw it only when it holds its estimate: the zero Interval,
-// or one of NaN bounds (fewer than two seeds), draws nothing.
-type Interval struct {
-	Lo, Hi float64
-}
+// Interval is a confidence interval, as absolute bounds (not distances):
+// the studies' one interval type. The figures draw it only when it holds
+// its estimate: the zero Interval, or one of NaN bounds (fewer than two
+// seeds), draws nothing.
+type Interval = stats.Interval
 
 // holds reports whether the interval is drawable around v.
-func (iv Interval) holds(v float64) bool {
+func holds(iv Interval, v float64) bool {
 	return finite(iv.Lo) && finite(iv.Hi) && finite(v) && iv.Lo <= v && v <= iv.Hi && iv.Lo < iv.Hi
 }
 

@@ -373,7 +373,7 @@ func TestCensoredAndFlooredValuesAreBounds(t *testing.T) {
 	e := estimates{
 		xs:     []float64{1, 2, 3, 4},
 		ys:     []float64{40, 591, 0, 600},
-		iv:     []Interval{{20, 60}, {300, 591}, {0, 0}, {}},
+		iv:     []Interval{{Lo: 20, Hi: 60}, {Lo: 300, Hi: 591}, {Lo: 0, Hi: 0}, {}},
 		censor: 591, floor: 0.5,
 	}
 	assert.False(t, e.censored(0))
@@ -390,12 +390,12 @@ func TestCensoredAndFlooredValuesAreBounds(t *testing.T) {
 // An interval is drawn only around an estimate it holds: the zero value
 // (no interval given) or NaN bounds (a single seed) draw nothing.
 func TestIntervalHolds(t *testing.T) {
-	assert.True(t, Interval{1, 3}.holds(2))
-	assert.True(t, Interval{1, 3}.holds(3))
-	assert.False(t, Interval{}.holds(26e3))
-	assert.False(t, Interval{math.NaN(), math.NaN()}.holds(1))
-	assert.False(t, Interval{2, 2}.holds(2), "no width, nothing to draw")
-	assert.False(t, Interval{1, 3}.holds(4))
+	assert.True(t, holds(Interval{Lo: 1, Hi: 3}, 2))
+	assert.True(t, holds(Interval{Lo: 1, Hi: 3}, 3))
+	assert.False(t, holds(Interval{}, 26e3))
+	assert.False(t, holds(Interval{Lo: math.NaN(), Hi: math.NaN()}, 1))
+	assert.False(t, holds(Interval{Lo: 2, Hi: 2}, 2), "no width, nothing to draw")
+	assert.False(t, holds(Interval{Lo: 1, Hi: 3}, 4))
 }
 
 func TestPhiTicksCarryStormCounts(t *testing.T) {

@@ -38,7 +38,7 @@ func addIntervals(p *plot.Plot, e estimates, sty draw.LineStyle) {
 	)
 	for i := range e.xs {
 		y := e.ys[i]
-		if !finite(e.xs[i]) || !e.iv[i].holds(y) || e.belowFloor(i) {
+		if !finite(e.xs[i]) || !holds(e.iv[i], y) || e.belowFloor(i) {
 			continue
 		}
 		lo, hi := e.iv[i].Lo, e.iv[i].Hi

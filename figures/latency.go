@@ -44,7 +44,7 @@ func headroomPanel(pts []HeadroomPoint, censor float64) *panel {
 		// The band is the mean's 95 % interval, clipped to the axis's
 		// 0–100 %; a point without one (a single seed) has no band.
 		ulo[i], uhi[i] = math.NaN(), math.NaN()
-		if pt.Utilization.CI.holds(pt.Utilization.Mean) {
+		if holds(pt.Utilization.CI, pt.Utilization.Mean) {
 			ulo[i], uhi[i] = max(100*pt.Utilization.CI.Lo, 0), min(100*pt.Utilization.CI.Hi, 100)
 		}
 		p50[i], p95[i] = pt.ProbeP50, pt.ProbeP95
@@ -59,10 +59,10 @@ func headroomPanel(pts []HeadroomPoint, censor float64) *panel {
 	top := 100.0
 	hiVals := slices.Clone(p95)
 	for i := range n {
-		if p95iv[i].holds(p95[i]) {
+		if holds(p95iv[i], p95[i]) {
 			hiVals = append(hiVals, p95iv[i].Hi)
 		}
-		if p50iv[i].holds(p50[i]) {
+		if holds(p50iv[i], p50[i]) {
 			hiVals = append(hiVals, p50iv[i].Hi)
 		}
 	}
@@ -119,7 +119,7 @@ func headroomPanel(pts []HeadroomPoint, censor float64) *panel {
 	}
 	pctLabel := func(name string, ivs []Interval, vals []float64) string {
 		for i := range ivs {
-			if ivs[i].holds(vals[i]) {
+			if holds(ivs[i], vals[i]) {
 				return "probe " + name + ", pooled, 95 % bootstrap interval (right)"
 			}
 		}
@@ -157,7 +157,7 @@ func gracePanel(pts []GracePoint, censor float64) *panel {
 		hi = h
 	}
 	for i, iv := range ivs {
-		if iv.holds(ys[i]) {
+		if holds(iv, ys[i]) {
 			hi = max(hi, iv.Hi)
 		}
 	}
@@ -181,7 +181,7 @@ func gracePanel(pts []GracePoint, censor float64) *panel {
 	p.X.Tick.Marker, p.Y.Tick.Marker = ticks, ticks
 	label := "probe p50, pooled over seeds; no interval"
 	for i, iv := range ivs {
-		if iv.holds(ys[i]) {
+		if holds(iv, ys[i]) {
 			label = "probe p50, pooled over seeds, 95 % bootstrap interval"
 			break
 		}

@@ -157,7 +157,7 @@ func sweepPanel(sp SweepPanel, xLabel string, looks []look) *panel {
 		allX = append(allX, l.Xs...)
 		allY = append(allY, l.Ys...)
 		for j, iv := range l.CI {
-			if iv.holds(l.Ys[j]) {
+			if holds(iv, l.Ys[j]) {
 				allY = append(allY, iv.Lo, iv.Hi)
 			}
 		}

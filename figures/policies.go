@@ -145,7 +145,7 @@ func policiesPanel(pn PoliciesPanel, policies []string) *panel {
 		}
 		allY = append(allY, s.Ys...)
 		for j, iv := range s.CI {
-			if iv.holds(s.Ys[j]) {
+			if holds(iv, s.Ys[j]) {
 				allY = append(allY, iv.Lo, iv.Hi)
 			}
 		}

@@ -15,15 +15,16 @@
 //     NaN (a percentile of nothing), so a mean is never over fewer seeds
 //     than it claims.
 //   - pooled(key, p) (Pooled): per grid point, the seeds' latency lists
-//     concatenated in seed order, then engine.Percentile (model.md §8).
+//     concatenated in seed order, then stats.Percentile (model.md §8).
 //     That rule (the element at rank ⌊p·N⌋ of the sorted pool) is kept
 //     rather than gonum's stat.Quantile for parity with the prototype's
 //     published numbers.
 //   - Intervals (reduce_stats.go), 95 %, with n (the seeds) on every
 //     point: TInterval, the Student t interval of a mean over seeds
-//     (gonum's stat.StdDev and distuv.StudentsT), and PooledCI, a seeded
-//     percentile bootstrap over seeds of a pooled percentile (gonum's
-//     stat.Quantile with the Empirical rule for the bounds). The bootstrap
+//     (stats.MeanT: gonum's stat.StdDev and distuv.StudentsT), and
+//     PooledCI, a seeded percentile bootstrap over seeds of a pooled
+//     percentile (stats.Bootstrap: gonum's stat.Quantile with the
+//     Empirical rule for the bounds). The bootstrap
 //     is the config's (configs.Bootstrap: seed and resamples); each
 //     interval draws from a PCG stream named by experiment, grid point and
 //     quantity (Stream), so intervals are bit-identical whatever the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // BandOf is band(xs) of experiments.md: the mean over seeds with the
@@ -29,7 +30,7 @@ func BandOf(xs []float64) figures.Band {
 }
 
 // Pooled is pooled(p) of experiments.md: the lists concatenated in the
-// order given (seed order) and percentile p taken as engine.Percentile
+// order given (seed order) and percentile p taken as stats.Percentile
 // does (model.md §8). The lists themselves are left unsorted.
 func Pooled(lists [][]int, p float64) float64 {
 	n := 0
@@ -40,7 +41,7 @@ func Pooled(lists [][]int, p float64) float64 {
 	for _, l := range lists {
 		all = append(all, l...)
 	}
-	return engine.Percentile(all, p)
+	return stats.Percentile(all, p)
 }
 
 // scalars gathers scalar metric key over the seeds of one grid point, in

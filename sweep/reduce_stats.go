@@ -7,36 +7,23 @@ import (
 	"slices"
 	"strconv"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // Level is the coverage of every interval the reductions report.
-const Level = 0.95
+const Level = stats.Level
 
-// TInterval is the Student t interval of the mean of xs at Level: mean ±
-// t(1 − α/2, n − 1)·s/√n, with s the sample standard deviation (n − 1 in
-// the denominator, gonum's stat.StdDev) and the quantile from gonum's
-// distuv.StudentsT. The mean is BandOf's, summed in seed order, so that
-// the interval's centre is exactly the mean written beside it. Fewer than
-// two values, or a NaN among them, give NaN bounds: one seed says nothing
-// about the spread between seeds.
+// TInterval is the Student t interval of the mean of xs at Level
+// (stats.MeanT): mean ± t(1 − α/2, n − 1)·s/√n, with s the sample
+// standard deviation (gonum's stat.StdDev). The mean is BandOf's, summed
+// in seed order, so that the interval's centre is exactly the mean
+// written beside it. Fewer than two values, or a NaN among them, give NaN
+// bounds: one seed says nothing about the spread between seeds.
 func TInterval(xs []float64) figures.Interval {
-	nan := figures.Interval{Lo: math.NaN(), Hi: math.NaN()}
-	n := len(xs)
-	if n < 2 {
-		return nan
-	}
-	mean := BandOf(xs).Mean
-	if math.IsNaN(mean) {
-		return nan
-	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-Level)/2)
-	half := t * stat.StdDev(xs, nil) / math.Sqrt(float64(n))
-	return figures.Interval{Lo: mean - half, Hi: mean + half}
+	_, iv := stats.MeanT(xs, stats.Method{Sum: stats.InOrder, Spread: stats.Corrected})
+	return iv
 }
 
 // bandCI is band with its t interval.
@@ -68,11 +55,11 @@ func (s Stream) id() uint64 {
 	return h.Sum64()
 }
 
-// PooledCI is the 95 % percentile-bootstrap interval of pooled(p) over
-// seeds: each of b.Resamples resamples draws len(lists) seeds with
+// PooledCI is the 95 % percentile-bootstrap interval (stats.Bootstrap)
+// of pooled(p) over seeds: each of b.Resamples resamples draws len(lists) seeds with
 // replacement (the seed, not the single observation, is the independent
 // unit: observations within one run are correlated), pools their lists
-// and takes percentile p by engine.Percentile's rule, the rule of the
+// and takes percentile p by stats.Percentile's rule, the rule of the
 // estimate itself (model.md §8), so that estimate and interval agree on
 // what a percentile is. The bounds are the 2.5 % and 97.5 % quantiles of
 // the resampled values with gonum's stat.Empirical rule, which returns one
@@ -84,37 +71,19 @@ func (s Stream) id() uint64 {
 // can miss it, and a bar not covering its own point reads as an error.
 // Fewer than two seeds, or an estimate of NaN, give NaN bounds.
 func PooledCI(lists [][]int, p float64, b configs.Bootstrap, s Stream) figures.Interval {
-	nan := figures.Interval{Lo: math.NaN(), Hi: math.NaN()}
 	est := Pooled(lists, p)
 	if len(lists) < 2 || math.IsNaN(est) || b.Resamples < 1 {
-		return nan
+		return stats.NoInterval()
 	}
 	c := newCounts(lists)
 	rng := rand.New(rand.NewPCG(b.Seed, s.id()))
-	stats := make([]float64, 0, b.Resamples)
-	pick := make([]int, len(lists))
-	for range b.Resamples {
-		for i := range pick {
-			pick[i] = rng.IntN(len(lists))
-		}
-		if v, ok := c.percentile(pick, p); ok {
-			stats = append(stats, v)
-		}
-	}
-	if len(stats) == 0 {
-		return nan
-	}
-	slices.Sort(stats)
-	alpha := (1 - Level) / 2
-	lo := stat.Quantile(alpha, stat.Empirical, stats, nil)
-	hi := stat.Quantile(1-alpha, stat.Empirical, stats, nil)
-	return figures.Interval{Lo: min(lo, est), Hi: max(hi, est)}
+	return stats.Bootstrap(rng, len(lists), b.Resamples, est, func(pick []int) (float64, bool) { return c.percentile(pick, p) })
 }
 
 // counts holds, for each seed's list, how many of its values are ≤ each
 // distinct value of all lists. A resample's pooled percentile is then a
 // binary search over the distinct values instead of a sort of the pooled
-// list: the same number (engine.Percentile picks the element at a rank of
+// list: the same number (stats.Percentile picks the element at a rank of
 // the sorted pool), at a cost that does not grow with the lists.
 type counts struct {
 	values []int   // distinct values of all lists, ascending
@@ -145,7 +114,7 @@ func newCounts(lists [][]int) *counts {
 	return c
 }
 
-// percentile is engine.Percentile of the pooled lists of the picked seeds
+// percentile is stats.Percentile of the pooled lists of the picked seeds
 // (with repetition): the element at rank min(N − 1, ⌊p/100·N⌋) of the
 // sorted pool. ok is false when the pool is empty.
 func (c *counts) percentile(pick []int, p float64) (float64, bool) {
@@ -156,7 +125,7 @@ func (c *counts) percentile(pick []int, p float64) (float64, bool) {
 	if n == 0 {
 		return 0, false
 	}
-	rank := min(n-1, int(p/100*float64(n)))
+	rank := stats.Rank(n, p)
 	// The smallest j with more than rank pooled values ≤ values[j].
 	lo, hi := 0, len(c.values)-1
 	for lo < hi {

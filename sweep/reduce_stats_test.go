@@ -12,6 +12,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // TestTIntervalHandWorked: xs = 1…5 has mean 3, sample standard deviation
@@ -67,7 +68,7 @@ func TestCountsPercentileIsEnginePercentile(t *testing.T) {
 		for _, s := range pick {
 			pool = append(pool, lists[s]...)
 		}
-		want := engine.Percentile(pool, p)
+		want := stats.Percentile(pool, p)
 		got, ok := newCounts(lists).percentile(pick, p)
 		if math.IsNaN(want) {
 			if ok {

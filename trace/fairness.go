@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // DefaultFairSample is the number of jobs whose fair start times are
@@ -150,50 +150,17 @@ func FairStarts(run *Run, sample []int, fair []int64, seed uint64) FairStartStat
 		}
 	}
 	s.Late = len(miss)
-	s.LateFrac, s.LateLo, s.LateHi = Wilson(s.Late, s.N)
-	s.MeanMiss, s.MissLo, s.MissHi = MeanT(miss)
+	var late, missed stats.Interval
+	s.LateFrac, late = stats.Wilson(s.Late, s.N)
+	s.MeanMiss, missed = stats.MeanT(miss, byJob)
+	s.LateLo, s.LateHi, s.MissLo, s.MissHi = late.Lo, late.Hi, missed.Lo, missed.Hi
 	return s
 }
 
-// Wilson is the proportion k/n with its 95 % Wilson score interval (Wilson
-// 1927); NaN when n is 0.
-func Wilson(k, n int) (p, lo, hi float64) {
-	if n == 0 {
-		nan := math.NaN()
-		return nan, nan, nan
-	}
-	const z = 1.959963984540054
-	nf := float64(n)
-	p = float64(k) / nf
-	d := 1 + z*z/nf
-	c := (p + z*z/(2*nf)) / d
-	h := z / d * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return p, max(0, c-h), min(1, c+h)
-}
-
-// MeanT is the mean of xs with its 95 % Student t interval; NaN bounds with
-// fewer than two values, all NaN with none.
-func MeanT(xs []float64) (mean, lo, hi float64) {
-	nan := math.NaN()
-	if len(xs) == 0 {
-		return nan, nan, nan
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	n := float64(len(xs))
-	mean /= n
-	if len(xs) < 2 {
-		return mean, nan, nan
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd := math.Sqrt(ss / (n - 1))
-	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975)
-	return mean, mean - q*sd/math.Sqrt(n), mean + q*sd/math.Sqrt(n)
-}
+// byJob is how trace's fairness means sum (stats.Method): in the order of
+// the jobs (or days), with the plain two-pass spread, as the committed
+// results were written.
+var byJob = stats.Method{Sum: stats.InOrder, Spread: stats.Plain}
 
 // NUWT is the dispersion of users' normalised waits (Klusáček & Rudová
 // 2012; docs/studies.md §4.4): each user's Σ wait ÷ Σ (GPUs × run) over
@@ -442,6 +409,8 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 	}
 	var s ShareFairness
 	s.Days = len(idx)
-	s.Jain, s.Lo, s.Hi = MeanT(idx)
+	var jain stats.Interval
+	s.Jain, jain = stats.MeanT(idx, byJob)
+	s.Lo, s.Hi = jain.Lo, jain.Hi
 	return s
 }

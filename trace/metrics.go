@@ -3,6 +3,8 @@ package trace
 import (
 	"math"
 	"slices"
+
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // BSLDTau is the bounded slowdown's threshold τ in seconds (§2.1).
@@ -38,18 +40,8 @@ func BSLD(j *Job, start int64) float64 {
 	return max(1, float64(start-j.Submit+j.Run)/float64(max(j.Run, BSLDTau)))
 }
 
-// Percentile is element min(n−1, trunc(p/100·n)) of the sorted values (the
-// convention of the engine's metrics), NaN when empty. It sorts xs.
-func Percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(xs)
-	return xs[min(len(xs)-1, int(p/100*float64(len(xs))))]
-}
-
-// stats summarizes the jobs whose indices are given, in that order.
-func stats(w *Workload, start []int64, jobs []int32, waits, bslds []float64) Stats {
+// jobStats summarizes the jobs whose indices are given, in that order.
+func jobStats(w *Workload, start []int64, jobs []int32, waits, bslds []float64) Stats {
 	waits, bslds = waits[:0], bslds[:0]
 	var sw, sb float64
 	for _, i := range jobs {
@@ -69,9 +61,9 @@ func stats(w *Workload, start []int64, jobs []int32, waits, bslds []float64) Sta
 	}
 	n := float64(s.Jobs)
 	s.MeanWait, s.MeanBSLD = sw/n, sb/n
-	s.P50Wait = Percentile(waits, 50)
-	s.P95Wait = Percentile(waits, 95)
-	s.P95BSLD = Percentile(bslds, 95)
+	s.P50Wait = stats.Percentile(waits, 50)
+	s.P95Wait = stats.Percentile(waits, 95)
+	s.P95BSLD = stats.Percentile(bslds, 95)
 	return s
 }
 
@@ -111,7 +103,7 @@ func Summarize(w *Workload, start []int64) Metrics {
 	for i := range all {
 		all[i] = int32(i)
 	}
-	m.All = stats(w, start, all, waits, bslds)
+	m.All = jobStats(w, start, all, waits, bslds)
 	byClass := partition(n, len(Classes), func(i int) int {
 		for k, c := range Classes {
 			if w.Jobs[i].Class == c {
@@ -121,12 +113,12 @@ func Summarize(w *Workload, start []int64) Metrics {
 		return 1 // unreachable: Read admits no other class
 	})
 	for k := range Classes {
-		m.ByClass[k] = stats(w, start, byClass[k], waits, bslds)
+		m.ByClass[k] = jobStats(w, start, byClass[k], waits, bslds)
 	}
 	byCampaign := partition(n, len(w.Campaigns), func(i int) int { return w.Jobs[i].Campaign })
 	m.ByCampaign = make([]Stats, len(w.Campaigns))
 	for c := range w.Campaigns {
-		m.ByCampaign[c] = stats(w, start, byCampaign[c], waits, bslds)
+		m.ByCampaign[c] = jobStats(w, start, byCampaign[c], waits, bslds)
 	}
 	first, last := w.Jobs[0].Submit, int64(0)
 	var held float64

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // Default warm-up and cool-down of a measurement interval (docs/studies.md
@@ -317,9 +319,9 @@ func (sc *statsScratch) stats(recs []JobRecord, idx []int32, stop int64, logged 
 	}
 	n := float64(s.Jobs)
 	s.MeanWait, s.MeanBSLD = sw/n, sb/n
-	// Percentile's elements, found by selection rather than sorting: the
+	// stats.Percentile's elements, found by selection rather than sorting: the
 	// 95th first, then the 50th among the values at or below it.
-	k95, k50 := rank(len(waits), 95), rank(len(waits), 50)
+	k95, k50 := stats.Rank(len(waits), 95), stats.Rank(len(waits), 50)
 	s.P95Wait = selectK(waits, k95)
 	s.P50Wait = selectK(waits[:k95+1], k50)
 	s.P95BSLD = selectK(bslds, k95)
@@ -334,9 +336,6 @@ func (sc *statsScratch) stats(recs []JobRecord, idx []int32, stop int64, logged 
 	}
 	return s
 }
-
-// rank is the index Percentile takes in n sorted values.
-func rank(n int, p float64) int { return min(n-1, int(p/100*float64(n))) }
 
 // selectK is the k-th smallest of xs (0-based), what xs[k] would be once
 // sorted; it reorders xs so that xs[:k] ≤ xs[k] ≤ xs[k+1:]. Quickselect

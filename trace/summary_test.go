@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
@@ -282,7 +283,7 @@ func TestSelectKMatchesSort(t *testing.T) {
 			t.Fatalf("k=%d: %v, sorted %v", k, got, want[k])
 		}
 		ys := slices.Clone(xs)
-		k95, k50 := rank(len(ys), 95), rank(len(ys), 50)
+		k95, k50 := stats.Rank(len(ys), 95), stats.Rank(len(ys), 50)
 		p95 := selectK(ys, k95)
 		if p50 := selectK(ys[:k95+1], k50); p50 != want[k50] || p95 != want[k95] {
 			t.Fatalf("p50 %v p95 %v; sorted %v %v", p50, p95, want[k50], want[k95])

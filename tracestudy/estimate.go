@@ -2,10 +2,8 @@ package tracestudy
 
 import (
 	"math"
-	"slices"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // Metric is one number a trace study reports per replay, in summary.json,
@@ -93,16 +91,19 @@ func MetricByKey(key string) *Metric {
 
 // Interval is an estimate over windows: the mean of the per-window
 // values and its 95 % t interval (Student's t with N − 1 degrees of
-// freedom), N the windows with a value. With one window Lo and Hi are
-// NaN: one window gives no interval. Lower is set when some window's
-// value is only a lower bound.
+// freedom; stats.MeanT), N the windows with a value. With one window Lo
+// and Hi are NaN: one window gives no interval. Lower is set when some
+// window's value is only a lower bound.
 type Interval struct {
-	Mean  float64 `json:"mean"`
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
-	N     int     `json:"n"`
-	Lower bool    `json:"lower_bound,omitempty"`
+	Mean float64
+	stats.Interval
+	N     int
+	Lower bool
 }
+
+// byWindow is how the windows' means sum (stats.Method): gonum's
+// stat.Mean and stat.StdDev, as the committed results were written.
+var byWindow = stats.Method{Sum: stats.Lanes, Spread: stats.Corrected}
 
 // TInterval is the mean of xs and its 95 % t interval, NaN values left
 // out (a window in which the metric has no value).
@@ -113,17 +114,8 @@ func TInterval(xs []float64) Interval {
 			v = append(v, x)
 		}
 	}
-	iv := Interval{Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), N: len(v)}
-	if len(v) == 0 {
-		return iv
-	}
-	iv.Mean = stat.Mean(v, nil)
-	if len(v) < 2 || slices.ContainsFunc(v, func(x float64) bool { return math.IsInf(x, 0) }) {
-		return iv
-	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(v) - 1)}.Quantile(0.975)
-	h := t * stat.StdDev(v, nil) / math.Sqrt(float64(len(v)))
-	iv.Lo, iv.Hi = iv.Mean-h, iv.Mean+h
+	iv := Interval{N: len(v)}
+	iv.Mean, iv.Interval = stats.MeanT(v, byWindow)
 	return iv
 }
 

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/bursar-hpc/bursar/figures"
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -516,7 +517,7 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 					iv := intervalsOf([]Estimates{ests[si]}, row.key)[0]
 					if row.paired {
 						// The reference is its own zero, with no interval.
-						iv = Interval{Mean: 0, Lo: math.NaN(), Hi: math.NaN()}
+						iv = Interval{Mean: 0, Interval: stats.NoInterval()}
 						if si != ref {
 							iv = diffOf(ests[si], row.key)
 						}
@@ -620,7 +621,7 @@ func diffOf(e Estimates, key string) Interval {
 			return e.Diffs[i]
 		}
 	}
-	return Interval{Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	return Interval{Mean: math.NaN(), Interval: stats.NoInterval()}
 }
 
 // refLabel names the reference cell of a budget-knobs figure.

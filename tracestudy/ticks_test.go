@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // The trace figures' linear axes carry at least four labels: gonum's
@@ -38,8 +40,8 @@ func TestCleanTicksAreReadable(t *testing.T) {
 func TestLogBarsAreReadable(t *testing.T) {
 	h := 3600.0
 	ivs := []Interval{
-		{Mean: 75 * h, Lo: -10 * h, Hi: 150 * h, N: 4}, {Mean: 4 * h, Lo: 0.5 * h, Hi: 7.7 * h, N: 4},
-		{Mean: 3.7 * h, Lo: 0.7 * h, Hi: 6.6 * h, N: 4}, {Mean: 14 * h, Lo: 1.1 * h, Hi: 27 * h, N: 4},
+		{Mean: 75 * h, Interval: stats.Interval{Lo: -10 * h, Hi: 150 * h}, N: 4}, {Mean: 4 * h, Interval: stats.Interval{Lo: 0.5 * h, Hi: 7.7 * h}, N: 4},
+		{Mean: 3.7 * h, Interval: stats.Interval{Lo: 0.7 * h, Hi: 6.6 * h}, N: 4}, {Mean: 14 * h, Interval: stats.Interval{Lo: 1.1 * h, Hi: 27 * h}, N: 4},
 	}
 	p, _, err := ivBars("Mean wait", "hours", []string{"bursar", "fifo", "priority", "static"}, ivs, 1/h, 0, math.Inf(1))
 	require.NoError(t, err)
