@@ -43,6 +43,9 @@
 // metrics.go). Durability beyond the
 // journal: the last two snapshots are kept with the segment between them,
 // a missing or shortened journal is refused (the length mark, wal.go),
+// the data directory must be trusted (owned by the server's user, not
+// writable by others, nor any directory above it) and every file in it is
+// reached through one os.Root, following no link (datadir.go),
 // and repair.go rewrites a damaged header, rebuilds a damaged snapshot and
 // cuts a damaged tail, each after a backup; inspect.go reads a data
 // directory for `bursar journal inspect`. See docs/service.md for the

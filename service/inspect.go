@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -76,13 +75,20 @@ func InspectDataDir(dir string, last int) (Inspection, error) {
 	if !st.IsDir() {
 		return ins, fmt.Errorf("data dir %s is not a directory", dir)
 	}
-	if sn, err := inspectSnapshot(filepath.Join(dir, snapName)); err != nil {
+	// Read through the directory, following no link, but without the
+	// ownership checks: inspecting changes nothing.
+	d, err := openDataDir(dir, false, false)
+	if err != nil {
+		return ins, err
+	}
+	defer d.Close()
+	if sn, err := inspectSnapshot(d, snapName); err != nil {
 		return ins, err
 	} else {
 		ins.Snapshot = sn
 	}
 	for _, name := range []string{walOldName, walName} {
-		seg, err := inspectSegment(filepath.Join(dir, name), last)
+		seg, err := inspectSegment(d, name, last)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -92,14 +98,16 @@ func InspectDataDir(dir string, last int) (Inspection, error) {
 		ins.Segments = append(ins.Segments, seg)
 	}
 	for _, name := range tempNames {
-		temps, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
-		ins.Temps = append(ins.Temps, temps...)
+		for _, n := range d.Glob("." + name + ".tmp-*") {
+			ins.Temps = append(ins.Temps, d.join(n))
+		}
 	}
 	return ins, nil
 }
 
-func inspectSnapshot(path string) (*SnapshotInfo, error) {
-	data, err := os.ReadFile(path)
+func inspectSnapshot(d *dataDir, name string) (*SnapshotInfo, error) {
+	path := d.join(name)
+	data, err := d.ReadFile(name)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -135,9 +143,9 @@ func inspectSnapshot(path string) (*SnapshotInfo, error) {
 	return sn, nil
 }
 
-func inspectSegment(path string, last int) (SegmentInfo, error) {
-	seg := SegmentInfo{Path: path, Records: map[string]int{}}
-	f, err := os.Open(path)
+func inspectSegment(d *dataDir, name string, last int) (SegmentInfo, error) {
+	seg := SegmentInfo{Path: d.join(name), Records: map[string]int{}}
+	f, err := d.Open(name)
 	if err != nil {
 		return seg, err
 	}
@@ -160,7 +168,7 @@ func inspectSegment(path string, last int) (SegmentInfo, error) {
 		case rerr == io.EOF:
 			reason, seg.Torn = "no end of line", looksTorn(line)
 		case rerr != nil:
-			return seg, fmt.Errorf("journal file %s: %w", path, rerr)
+			return seg, fmt.Errorf("journal file %s: %w", seg.Path, rerr)
 		default:
 			payload, reason = checkLine(line)
 		}

@@ -29,50 +29,56 @@ type RepairReport struct {
 	Backup string
 }
 
-// lockDir takes the data directory's lock, so that no repair runs under a
-// live service.
-func lockDir(dir string) (unlock func(), err error) {
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+// lockDir opens the data directory (checked as the service checks it,
+// datadir.go) and takes its lock, so that no repair runs under a live
+// service.
+func lockDir(dir string) (d *dataDir, unlock func(), err error) {
+	d, err = openDataDir(dir, false, true)
 	if err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+		return nil, nil, err
+	}
+	lock, err := d.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		d.Close()
+		return nil, nil, fmt.Errorf("data dir: %w", err)
 	}
 	if err := lockFile(lock); err != nil {
 		lock.Close()
-		return nil, fmt.Errorf("the data directory %s is in use by a running service; stop it first: %w", dir, err)
+		d.Close()
+		return nil, nil, fmt.Errorf("the data directory %s is in use by a running service; stop it first: %w", dir, err)
 	}
-	return func() { lock.Close() }, nil
+	return d, func() { lock.Close(); d.Close() }, nil
 }
 
-// backup copies path to path.bak-<UTC time> (mode 0600) before a repair
-// changes it, and returns the copy's name.
-func backup(path string) (string, error) {
-	data, err := os.ReadFile(path)
+// backup copies name to name.bak-<UTC time> (mode 0600) before a repair
+// changes it, and returns the copy's path.
+func backup(d *dataDir, name string) (string, error) {
+	data, err := d.ReadFile(name)
 	if err != nil {
 		return "", fmt.Errorf("backup: %w", err)
 	}
-	name := path + ".bak-" + time.Now().UTC().Format("20060102T150405.000Z")
-	if err := os.WriteFile(name, data, 0o600); err != nil {
+	bak := name + ".bak-" + time.Now().UTC().Format("20060102T150405.000Z")
+	if err := d.writeFile0600(bak, data); err != nil {
 		return "", fmt.Errorf("backup: %w", err)
 	}
-	return name, nil
+	return d.join(bak), nil
 }
 
 // coveredBefore is how many operations precede the live journal: those of
 // the snapshot and of a sealed segment beside it.
-func coveredBefore(dir string, cfg policy.Config) (int64, error) {
-	ops, err := loadSnapshot(dir, cfg, func(*op) error { return nil })
+func coveredBefore(d *dataDir, cfg policy.Config) (int64, error) {
+	ops, err := loadSnapshot(d, cfg, func(*op) error { return nil })
 	if err != nil {
 		return 0, err
 	}
-	oldPath := filepath.Join(dir, walOldName)
-	if f, err := os.Open(oldPath); err == nil {
+	if f, err := d.Open(walOldName); err == nil {
 		rep := ReplayReport{Records: map[string]int{}}
-		base, n, _, err := replaySegment(f, cfg, ops, func(*op) error { return nil }, &rep, false, dir)
+		base, n, _, err := replaySegment(f, cfg, ops, func(*op) error { return nil }, &rep, false, d.path)
 		f.Close()
 		switch {
 		case errors.Is(err, errCovered):
 		case err != nil:
-			return 0, fmt.Errorf("%s: %w", oldPath, err)
+			return 0, fmt.Errorf("%s: %w", d.join(walOldName), err)
 		default:
 			ops = base + n
 		}
@@ -91,44 +97,19 @@ func headerLine(cfg policy.Config, base int64) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-// writeFile0600 replaces path atomically with data, mode 0600.
-func writeFile0600(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
 // lockForHeader checks the broker flags a new journal header is made
 // from and locks the data directory; the caller runs the returned unlock.
-func lockForHeader(dir string, cfg policy.Config) (func(), error) {
+func lockForHeader(dir string, cfg policy.Config) (*dataDir, func(), error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("broker flags: %w", err)
+		return nil, nil, fmt.Errorf("broker flags: %w", err)
 	}
 	return lockDir(dir)
 }
 
 // freshHeader is the journal header (record 1) for cfg and the
 // operations the snapshot already covers.
-func freshHeader(dir string, cfg policy.Config) ([]byte, error) {
-	base, err := coveredBefore(dir, cfg)
+func freshHeader(d *dataDir, cfg policy.Config) ([]byte, error) {
+	base, err := coveredBefore(d, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -143,16 +124,16 @@ func freshHeader(dir string, cfg policy.Config) ([]byte, error) {
 func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
 	path := filepath.Join(dir, walName)
 	rep := RepairReport{Path: path}
-	unlock, err := lockForHeader(dir, cfg)
+	d, unlock, err := lockForHeader(dir, cfg)
 	if err != nil {
 		return rep, err
 	}
 	defer unlock()
-	data, err := os.ReadFile(path)
+	data, err := d.ReadFile(walName)
 	if err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}
-	hdr, err := freshHeader(dir, cfg)
+	hdr, err := freshHeader(d, cfg)
 	if err != nil {
 		return rep, err
 	}
@@ -160,11 +141,11 @@ func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		rest = data[i+1:]
 	}
-	if rep.Backup, err = backup(path); err != nil {
+	if rep.Backup, err = backup(d, walName); err != nil {
 		return rep, err
 	}
-	_ = os.Remove(filepath.Join(dir, markName)) // the header's length changes
-	if err := writeFile0600(path, append(hdr, rest...)); err != nil {
+	_ = d.Remove(markName) // the header's length changes
+	if err := d.writeFile0600(walName, append(hdr, rest...)); err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}
 	rep.Kept = 1 + bytes.Count(rest, []byte("\n"))
@@ -179,20 +160,20 @@ func RewriteHeader(dir string, cfg policy.Config) (RepairReport, error) {
 func NewJournal(dir string, cfg policy.Config) (RepairReport, error) {
 	path := filepath.Join(dir, walName)
 	rep := RepairReport{Path: path}
-	unlock, err := lockForHeader(dir, cfg)
+	d, unlock, err := lockForHeader(dir, cfg)
 	if err != nil {
 		return rep, err
 	}
 	defer unlock()
-	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+	if st, err := d.Stat(walName); err == nil && st.Size() > 0 {
 		return rep, fmt.Errorf("journal file %s exists and is not empty; --new-journal only replaces a missing or empty one", path)
 	}
-	hdr, err := freshHeader(dir, cfg)
+	hdr, err := freshHeader(d, cfg)
 	if err != nil {
 		return rep, err
 	}
-	_ = os.Remove(filepath.Join(dir, markName))
-	if err := writeFile0600(path, hdr); err != nil {
+	_ = d.Remove(markName)
+	if err := d.writeFile0600(walName, hdr); err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}
 	rep.Kept, rep.Offset = 1, int64(len(hdr))
@@ -206,33 +187,31 @@ func NewJournal(dir string, cfg policy.Config) (RepairReport, error) {
 func RepairSnapshot(dir string) (RepairReport, error) {
 	path := filepath.Join(dir, snapName)
 	rep := RepairReport{Path: path}
-	unlock, err := lockDir(dir)
+	d, unlock, err := lockDir(dir)
 	if err != nil {
 		return rep, err
 	}
 	defer unlock()
-	segPath := filepath.Join(dir, walPrevName)
-	cfg, err := segmentConfig(segPath)
+	cfg, err := segmentConfig(d, walPrevName)
 	if err != nil {
 		return rep, fmt.Errorf("no previous journal segment to rebuild the snapshot from (%w); restore %s from a backup", err, path)
 	}
-	if _, err := os.Stat(path); err == nil {
-		if rep.Backup, err = backup(path); err != nil {
+	if _, err := d.Stat(snapName); err == nil {
+		if rep.Backup, err = backup(d, snapName); err != nil {
 			return rep, err
 		}
 	}
-	if err := fold(filepath.Join(dir, snapPrevName), segPath, path, cfg); err != nil {
+	if err := fold(d, snapPrevName, walPrevName, snapName, cfg); err != nil {
 		return rep, fmt.Errorf("rebuild %s from %s and %s: %w", path, snapPrevName, walPrevName, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return rep, err
 	}
 	return rep, nil
 }
 
-// segmentConfig reads the broker parameters from a segment's header.
-func segmentConfig(path string) (policy.Config, error) {
-	f, err := os.Open(path)
+// segmentConfig reads the broker parameters from the header of segment
+// name.
+func segmentConfig(d *dataDir, name string) (policy.Config, error) {
+	path := d.join(name)
+	f, err := d.Open(name)
 	if err != nil {
 		return policy.Config{}, err
 	}
@@ -263,12 +242,12 @@ func RepairJournal(dir string, cutAfter int) (RepairReport, error) {
 	if cutAfter < 1 {
 		return rep, fmt.Errorf("--cut-after must be at least 1 (record 1 is the journal's header; a damaged header is rewritten with --rewrite-header), got %d", cutAfter)
 	}
-	unlock, err := lockDir(dir)
+	d, unlock, err := lockDir(dir)
 	if err != nil {
 		return rep, err
 	}
 	defer unlock()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := d.OpenFile(walName, os.O_RDWR, 0)
 	if err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}
@@ -296,11 +275,11 @@ func RepairJournal(dir string, cutAfter int) (RepairReport, error) {
 	if rep.CutBytes == 0 {
 		return rep, nil
 	}
-	if rep.Backup, err = backup(path); err != nil {
+	if rep.Backup, err = backup(d, walName); err != nil {
 		return rep, err
 	}
 	// The length mark would call the cut a truncation.
-	_ = os.Remove(filepath.Join(dir, markName))
+	_ = d.Remove(markName)
 	if err := f.Truncate(rep.Offset); err != nil {
 		return rep, fmt.Errorf("journal file: %w", err)
 	}

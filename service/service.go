@@ -396,7 +396,7 @@ func (s *Service) startCompaction() {
 	go func() {
 		defer s.snapWG.Done()
 		start := time.Now()
-		if err := compact(s.opts.DataDir, s.opts.Broker); err != nil {
+		if err := compact(w.dd, s.opts.Broker); err != nil {
 			// bursar.wal.old stays; the next start replays it. No
 			// further rotation may overwrite it.
 			s.log.Error("snapshot failed; the journal keeps growing until a restart", "err", err)

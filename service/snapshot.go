@@ -9,10 +9,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -56,14 +53,15 @@ const (
 
 // loadSnapshot applies the snapshot in dir, if there is one, and returns
 // the number of operations it covers.
-func loadSnapshot(dir string, cfg policy.Config, apply func(*op) error) (int64, error) {
-	return loadSnapshotAt(filepath.Join(dir, snapName), cfg, apply)
+func loadSnapshot(d *dataDir, cfg policy.Config, apply func(*op) error) (int64, error) {
+	return loadSnapshotAt(d, snapName, cfg, apply)
 }
 
-// loadSnapshotAt applies the snapshot at path (none: 0 operations).
-func loadSnapshotAt(path string, cfg policy.Config, apply func(*op) error) (int64, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+// loadSnapshotAt applies the snapshot named name (none: 0 operations).
+func loadSnapshotAt(d *dataDir, name string, cfg policy.Config, apply func(*op) error) (int64, error) {
+	path := d.join(name)
+	data, err := d.ReadFile(name)
+	if isNotExist(err) {
 		return 0, nil
 	}
 	if err != nil {
@@ -71,11 +69,10 @@ func loadSnapshotAt(path string, cfg policy.Config, apply func(*op) error) (int6
 	}
 	body, err := checkSnapshot(data)
 	if err != nil {
-		dir := filepath.Dir(path)
 		fix := "restore it from a backup"
-		if _, perr := os.Stat(filepath.Join(dir, walPrevName)); perr == nil && filepath.Base(path) == snapName {
+		if _, perr := d.Stat(walPrevName); perr == nil && name == snapName {
 			fix = "rebuild it from the previous snapshot and the journal segment kept with it: bursar journal repair --data-dir " +
-				shellQuote(dir) + " --snapshot"
+				shellQuote(d.path) + " --snapshot"
 		}
 		return 0, fmt.Errorf("snapshot %s: %w; the journal before it is not replayed without it, so the service will not start (%s)", path, err, fix)
 	}
@@ -209,6 +206,10 @@ func (s *snapshotWriter) finish() error {
 // tempNames are the files written through a temporary file.
 var tempNames = []string{snapName, markName, walName}
 
+// dataNames are every name the service keeps in the data directory; none
+// may be a symbolic link (datadir.go).
+var dataNames = []string{walName, walOldName, walPrevName, snapName, snapPrevName, markName, lockName}
+
 const (
 	snapPrevName = "bursar.snap.prev"
 	walPrevName  = "bursar.wal.prev"
@@ -219,62 +220,60 @@ const (
 // snapshot it replaces becomes bursar.snap.prev and the sealed segment
 // bursar.wal.prev: the last two snapshots are kept, with the segment that
 // leads from one to the other.
-func compact(dir string, cfg policy.Config) error {
-	snap, oldPath := filepath.Join(dir, snapName), filepath.Join(dir, walOldName)
-	prev := filepath.Join(dir, snapPrevName)
-	if err := os.Remove(prev); err != nil && !os.IsNotExist(err) {
+func compact(d *dataDir, cfg policy.Config) error {
+	if err := d.Remove(snapPrevName); err != nil && !isNotExist(err) {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	hadSnap := true
-	if err := os.Link(snap, prev); os.IsNotExist(err) {
+	if err := d.Link(snapName, snapPrevName); isNotExist(err) {
 		hadSnap = false
 	} else if err != nil {
 		return fmt.Errorf("snapshot: keep the previous one: %w", err)
 	}
-	if err := fold(snap, oldPath, snap, cfg); err != nil {
+	if err := fold(d, snapName, walOldName, snapName, cfg); err != nil {
 		return err
 	}
 	if !hadSnap {
 		// No previous snapshot: the kept segment starts at operation 1.
-		_ = os.Remove(prev)
+		_ = d.Remove(snapPrevName)
 	}
 	// The new snapshot must be durable before the segment it replaces
 	// is moved aside.
-	if err := syncDir(dir); err != nil {
+	if err := d.Sync(); err != nil {
 		return err
 	}
-	if err := os.Rename(oldPath, filepath.Join(dir, walPrevName)); err != nil {
+	if err := d.Rename(walOldName, walPrevName); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	return syncDir(dir)
+	return d.Sync()
 }
 
-// fold writes to out the snapshot of the snapshot at snapIn (none: the
-// empty history) followed by the journal segment at segIn.
-func fold(snapIn, segIn, out string, cfg policy.Config) error {
+// fold writes to out the snapshot of the snapshot snapIn (none: the
+// empty history) followed by the journal segment segIn, all names in d.
+func fold(d *dataDir, snapIn, segIn, out string, cfg policy.Config) error {
 	var ops []*op
 	collect := func(o *op) error { ops = append(ops, o); return nil }
 	// Read the snapshot's operations without applying them.
-	covers, err := loadSnapshotAt(snapIn, cfg, collect)
+	covers, err := loadSnapshotAt(d, snapIn, cfg, collect)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(segIn)
+	f, err := d.Open(segIn)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	rep := ReplayReport{Records: map[string]int{}}
-	base, m, good, err := replaySegment(f, cfg, covers, collect, &rep, false, filepath.Dir(out))
+	base, m, good, err := replaySegment(f, cfg, covers, collect, &rep, false, d.path)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("snapshot: %s: %w", segIn, err)
+		return fmt.Errorf("snapshot: %s: %w", d.join(segIn), err)
 	}
-	if st, err := os.Stat(segIn); err != nil || st.Size() != good {
-		return fmt.Errorf("snapshot: %s has a damaged tail", segIn)
+	if st, err := d.Stat(segIn); err != nil || st.Size() != good {
+		return fmt.Errorf("snapshot: %s has a damaged tail", d.join(segIn))
 	}
 	total := base + m
 	cfgCopy := cfg
-	err = atomicfile.WriteFuncMode(out, 0o600, func(w io.Writer) error {
+	err = d.writeAtomic(out, func(w io.Writer) error {
 		sw := newSnapshotWriter(w)
 		sw.line(&op{Op: opOpen, Version: walVersion, Config: &cfgCopy, Base: total})
 		for _, o := range ops {
@@ -294,13 +293,12 @@ func fold(snapIn, segIn, out string, cfg policy.Config) error {
 // cleanTemps removes temporary files that interrupted writes left behind
 // (snapshots, length marks, repairs: all named .<name>.tmp-*); nothing
 // reads them, and the data directory's lock is held.
-func cleanTemps(dir string) []string {
+func cleanTemps(d *dataDir) []string {
 	var removed []string
 	for _, name := range tempNames {
-		paths, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
-		for _, p := range paths {
-			if os.Remove(p) == nil {
-				removed = append(removed, p)
+		for _, n := range d.Glob("." + name + ".tmp-*") {
+			if d.Remove(n) == nil {
+				removed = append(removed, d.join(n))
 			}
 		}
 	}

@@ -133,7 +133,10 @@ func FuzzLoadSnapshot(f *testing.F) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, snapName), data, 0o600))
 		c, err := newCore(cfg, 100, 100, 100)
 		require.NoError(t, err)
-		n, err := loadSnapshot(dir, cfg, c.replayOne)
+		d, err := openDataDir(dir, false, false)
+		require.NoError(t, err)
+		defer d.Close()
+		n, err := loadSnapshot(d, cfg, c.replayOne)
 		if err != nil {
 			return
 		}

@@ -10,7 +10,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,7 +61,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type wal struct {
 	f    *os.File
 	lock *os.File // holds the data directory's lock
-	dir  string
+	dd   *dataDir // the data directory, opened once (datadir.go)
 	path string
 	cfg  policy.Config
 	// ops is the number of operations in the whole history (snapshot and
@@ -140,17 +139,20 @@ const (
 // replayFile) and returns the log ready for appending.
 func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail bool) (*wal, ReplayReport, error) {
 	rep := ReplayReport{Records: map[string]int{}}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, rep, fmt.Errorf("data dir: %w", err)
-	}
-	path := filepath.Join(dir, walName)
-	rep.Path = path
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	d, err := openDataDir(dir, true, true)
 	if err != nil {
+		return nil, rep, err
+	}
+	path := d.join(walName)
+	rep.Path = path
+	lock, err := d.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		d.Close()
 		return nil, rep, fmt.Errorf("data dir: %w", err)
 	}
 	if err := lockFile(lock); err != nil {
 		lock.Close()
+		d.Close()
 		return nil, rep, fmt.Errorf("journal file %s is in use by another process: %w", path, err)
 	}
 	var f *os.File
@@ -159,37 +161,43 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 			f.Close()
 		}
 		lock.Close()
+		d.Close()
 		return nil, rep, err
 	}
+	for _, name := range dataNames {
+		if err := d.noLink(name); err != nil {
+			return fail(err)
+		}
+	}
 
-	rep.RemovedTemps = cleanTemps(dir)
+	rep.RemovedTemps = cleanTemps(d)
 	// 1. The snapshot: every operation before ops.
-	ops, err := loadSnapshot(dir, cfg, apply)
+	ops, err := loadSnapshot(d, cfg, apply)
 	if err != nil {
 		return fail(err)
 	}
 	rep.Snapshot = ops
-	_, serr := os.Stat(filepath.Join(dir, snapName))
+	_, serr := d.Stat(snapName)
 	hasSnap := serr == nil
 	// 2. A segment sealed for a snapshot that did not finish; the
 	// service finishes that snapshot (sealedLeft).
 	sealedLeft := false
-	oldPath := filepath.Join(dir, walOldName)
-	if of, err := os.Open(oldPath); err == nil {
+	oldPath := d.join(walOldName)
+	if of, err := d.Open(walOldName); err == nil {
 		base, n, _, err := replaySegment(of, cfg, ops, apply, &rep, false, dir)
 		of.Close()
 		switch {
 		case errors.Is(err, errCovered):
 			// The snapshot was written; only moving the segment aside
 			// was missed.
-			_ = os.Rename(oldPath, filepath.Join(dir, walPrevName))
+			_ = d.Rename(walOldName, walPrevName)
 		case err != nil:
 			return fail(fmt.Errorf("journal file %s: %w", oldPath, err))
 		default:
 			ops = base + n
 			sealedLeft = true
 		}
-	} else if !os.IsNotExist(err) {
+	} else if !isNotExist(err) {
 		return fail(fmt.Errorf("journal file: %w", err))
 	}
 	// 3. The live segment. After a snapshot whose compaction finished
@@ -198,7 +206,7 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 	// the snapshot may be gone, and the start is refused. Only a sealed
 	// segment left by a crash in the middle of a rotation explains a
 	// missing or empty one.
-	if st, err := os.Stat(path); hasSnap && !sealedLeft && (os.IsNotExist(err) || err == nil && st.Size() == 0) {
+	if st, err := d.Stat(walName); hasSnap && !sealedLeft && (isNotExist(err) || err == nil && st.Size() == 0) {
 		what := "is missing"
 		if err == nil {
 			what = "is empty"
@@ -208,7 +216,7 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 			"knowingly losing what came after it: bursar journal repair --data-dir %s --new-journal %s",
 			path, what, ops, shellQuote(dir), brokerFlagArgs(cfg)))
 	}
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err = d.OpenFile(walName, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fail(fmt.Errorf("journal file: %w", err))
 	}
@@ -224,7 +232,7 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		return fail(fmt.Errorf("journal file: %w", err))
 	}
 	if good > 0 {
-		if err := checkMark(dir, base, st.Size()); err != nil {
+		if err := checkMark(d, base, st.Size()); err != nil {
 			return fail(err)
 		}
 	}
@@ -238,9 +246,9 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		}
 		// What was cut is given up (--recover-tail or a torn write):
 		// the mark must not call the shorter file a truncation.
-		writeMark(dir, lengthMark{Base: base, Bytes: good})
+		writeMark(d, lengthMark{Base: base, Bytes: good})
 	}
-	w := &wal{f: f, lock: lock, dir: dir, path: path, cfg: cfg, ops: ops, written: good, synced: good,
+	w := &wal{f: f, lock: lock, dd: d, path: path, cfg: cfg, ops: ops, written: good, synced: good,
 		notify: make(chan struct{}), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	w.sealed.Store(sealedLeft)
@@ -273,19 +281,7 @@ func (w *wal) writeHeader() error {
 	w.mu.Lock()
 	w.synced = w.written
 	w.mu.Unlock()
-	return syncDir(w.dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	return nil
+	return w.dd.Sync()
 }
 
 // errCovered: a sealed segment the snapshot already covers.
@@ -628,7 +624,7 @@ func (w *wal) syncOnce() {
 	// it; fileMu keeps a rotation from changing the segment meanwhile.
 	if time.Since(w.lastMark) >= markEvery {
 		w.lastMark = time.Now()
-		writeMark(w.dir, mark)
+		writeMark(w.dd, mark)
 	}
 }
 
@@ -652,18 +648,18 @@ type lengthMark struct {
 // markLocked writes the length mark at close (w.mu held). A failure is
 // not fatal: the mark is a second line of defence.
 func (w *wal) markLocked() {
-	writeMark(w.dir, lengthMark{Base: w.segBase, Bytes: w.synced - w.segStart})
+	writeMark(w.dd, lengthMark{Base: w.segBase, Bytes: w.synced - w.segStart})
 }
 
-func writeMark(dir string, m lengthMark) {
+func writeMark(d *dataDir, m lengthMark) {
 	b, _ := json.Marshal(m)
-	_ = writeFile0600(filepath.Join(dir, markName), b)
+	_ = d.writeFile0600(markName, b)
 }
 
 // checkMark refuses a live segment shorter than its length mark says was
 // durable.
-func checkMark(dir string, base, size int64) error {
-	b, err := os.ReadFile(filepath.Join(dir, markName))
+func checkMark(d *dataDir, base, size int64) error {
+	b, err := d.ReadFile(markName)
 	if err != nil {
 		return nil
 	}
@@ -674,7 +670,7 @@ func checkMark(dir string, base, size int64) error {
 	return fmt.Errorf("journal file %s is %d bytes long, but %d bytes of it had been made durable (%s): it was cut short "+
 		"in the middle, and acknowledged operations are missing. Restore it from a backup; or, to start with what is left, "+
 		"knowingly losing the rest: rm %s",
-		filepath.Join(dir, walName), size, m.Bytes, markName, shellQuote(filepath.Join(dir, markName)))
+		d.join(walName), size, m.Bytes, markName, shellQuote(d.join(markName)))
 }
 
 // waitDurable blocks until an fsync has covered offset pos.
@@ -720,6 +716,7 @@ func (w *wal) close() error {
 			err = cerr
 		}
 		w.lock.Close()
+		w.dd.Close()
 	})
 	return err
 }
@@ -752,11 +749,11 @@ func (w *wal) rotate() error {
 		w.notify = make(chan struct{})
 	}
 	w.mu.Unlock()
-	if err := os.Rename(w.path, filepath.Join(w.dir, walOldName)); err != nil {
+	if err := w.dd.Rename(walName, walOldName); err != nil {
 		return fail(err)
 	}
 	w.sealed.Store(true)
-	nf, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	nf, err := w.dd.OpenFile(walName, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return fail(err)
 	}
