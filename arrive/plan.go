@@ -1,9 +1,7 @@
 package arrive
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"encoding/json"
 	"fmt"
 
@@ -83,24 +81,4 @@ func (st *Study) Execute(ctx context.Context, workers int, progress func(done, t
 // result in encoding/gob (every float64 bit for bit, NaN included; Result
 // holds no map, so the same result gives the same bytes), as a JSON
 // string.
-var Codec = sweep.StudyCodec[Result]{Encode: encodeResult, Decode: decodeResult}
-
-func encodeResult(r *Result) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(r); err != nil {
-		return nil, err
-	}
-	return json.Marshal(b.Bytes())
-}
-
-func decodeResult(b []byte) (Result, error) {
-	var raw []byte
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Result{}, err
-	}
-	var r Result
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
-		return Result{}, fmt.Errorf("an agents-arrive result: %w", err)
-	}
-	return r, nil
-}
+var Codec = sweep.GobCodec[Result]("an agents-arrive result")

@@ -44,19 +44,21 @@ func (n Number) MarshalJSON() ([]byte, error) { return engine.FormatNumber(nil, 
 // number of pooled observations.
 type (
 	HeadroomRow struct {
-		Headroom         Number `json:"headroom"`
-		Utilization      Number `json:"utilization"`
-		UtilizationLo    Number `json:"utilization_lo"`
-		UtilizationHi    Number `json:"utilization_hi"`
-		ProbeP50         Number `json:"probe_p50"`
-		ProbeP50Lo       Number `json:"probe_p50_lo"`
-		ProbeP50Hi       Number `json:"probe_p50_hi"`
-		ProbeP50Censored bool   `json:"probe_p50_censored"`
-		ProbeN           int    `json:"probe_n"`
-		N                int    `json:"n"`
+		Headroom      Number `json:"headroom"`
+		Utilization   Number `json:"utilization"`
+		UtilizationLo Number `json:"utilization_lo"`
+		UtilizationHi Number `json:"utilization_hi"`
+		ProbeP50Cols
 	}
 	GraceRow struct {
-		Grace            Number `json:"grace"`
+		Grace Number `json:"grace"`
+		ProbeP50Cols
+	}
+	// ProbeP50Cols are the probe's pooled p50 with its interval, whether
+	// it is censored, the latencies pooled and the seeds: the columns a
+	// headroom row and a grace row end with (encoding/json writes an
+	// embedded struct's fields in its place).
+	ProbeP50Cols struct {
 		ProbeP50         Number `json:"probe_p50"`
 		ProbeP50Lo       Number `json:"probe_p50_lo"`
 		ProbeP50Hi       Number `json:"probe_p50_hi"`
@@ -272,8 +274,7 @@ func reduceLatencyPrice(r *Results, headroom, grace []int, sum *Summary) *figure
 		sum.Headroom = append(sum.Headroom, HeadroomRow{
 			Headroom:    Number(hp.Headroom),
 			Utilization: Number(hp.Utilization.Mean), UtilizationLo: Number(hp.Utilization.CI.Lo), UtilizationHi: Number(hp.Utilization.CI.Hi),
-			ProbeP50: Number(hp.ProbeP50), ProbeP50Lo: Number(hp.ProbeP50CI.Lo), ProbeP50Hi: Number(hp.ProbeP50CI.Hi),
-			ProbeP50Censored: Censored(hp.ProbeP50), ProbeN: pooledCount(lats), N: len(ms),
+			ProbeP50Cols: probeP50Cols(hp.ProbeP50, hp.ProbeP50CI, lats, len(ms)),
 		})
 	}
 	for _, i := range grace {
@@ -282,12 +283,18 @@ func reduceLatencyPrice(r *Results, headroom, grace []int, sum *Summary) *figure
 		gp := figures.GracePoint{Grace: r.Plan.Points[i].Swept[0].Value, ProbeP50: Pooled(lats, 50), ProbeP50CI: r.pooledCI(lats, 50, i, "probe_p50")}
 		d.Grace = append(d.Grace, gp)
 		sum.Grace = append(sum.Grace, GraceRow{
-			Grace:    Number(gp.Grace),
-			ProbeP50: Number(gp.ProbeP50), ProbeP50Lo: Number(gp.ProbeP50CI.Lo), ProbeP50Hi: Number(gp.ProbeP50CI.Hi),
-			ProbeP50Censored: Censored(gp.ProbeP50), ProbeN: pooledCount(lats), N: len(ms),
+			Grace:        Number(gp.Grace),
+			ProbeP50Cols: probeP50Cols(gp.ProbeP50, gp.ProbeP50CI, lats, len(ms)),
 		})
 	}
 	return d
+}
+
+// probeP50Cols are the p50 columns of a point whose pooled latencies are
+// lats over n seeds.
+func probeP50Cols(p50 float64, ci figures.Interval, lats [][]int, n int) ProbeP50Cols {
+	return ProbeP50Cols{ProbeP50: Number(p50), ProbeP50Lo: Number(ci.Lo), ProbeP50Hi: Number(ci.Hi),
+		ProbeP50Censored: Censored(p50), ProbeN: pooledCount(lats), N: n}
 }
 
 // ProbeCensor is the probe's censored latency: it gives up once t − t0

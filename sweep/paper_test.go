@@ -187,7 +187,7 @@ func TestSummaryHasExactlyTheDocumentedKeys(t *testing.T) {
 
 func TestNaNIsNullInSummary(t *testing.T) {
 	nan := Number(math.NaN())
-	s := Summary{Grace: []GraceRow{{Grace: 15, ProbeP50: nan, ProbeP50Lo: nan, ProbeP50Hi: nan}}}
+	s := Summary{Grace: []GraceRow{{Grace: 15, ProbeP50Cols: ProbeP50Cols{ProbeP50: nan, ProbeP50Lo: nan, ProbeP50Hi: nan}}}}
 	assert.JSONEq(t, `{"grace": [{"grace": 15, "probe_p50": null, "probe_p50_lo": null, "probe_p50_hi": null,
 		"probe_p50_censored": false, "probe_n": 0, "n": 0}]}`, string(s.JSON()))
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -250,19 +251,25 @@ func NewShardFile(command string, args []string, results []*Results, sh Shard, i
 func (f *ShardFile) Encode() []byte {
 	head := *f
 	head.Runs = nil
+	return encodeShard(head, f.Runs)
+}
+
+// encodeShard is a shard file's bytes: head (the file less its runs,
+// whose "runs": null ends it) as indented JSON, with the runs one per
+// line in place of the null.
+func encodeShard[W any](head any, runs []W) []byte {
 	b, err := json.MarshalIndent(head, "", "  ")
 	if err != nil {
 		panic(err)
 	}
-	// Replace the "runs": null that MarshalIndent wrote with one line per run.
 	b = b[:len(b)-len("null\n}")]
 	b = append(b, '[')
-	for i := range f.Runs {
+	for i := range runs {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, "\n    "...)
-		b = append(b, marshalWire(&f.Runs[i])...)
+		b = append(b, marshalWire(&runs[i])...)
 	}
 	return append(b, "\n  ]\n}\n"...)
 }
@@ -270,16 +277,8 @@ func (f *ShardFile) Encode() []byte {
 // DecodeShardFile parses a shard file; name is for messages.
 func DecodeShardFile(name string, data []byte) (*ShardFile, error) {
 	var f ShardFile
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not a shard file: %w", name, err)
-	}
-	if f.Format != ShardFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", name, f.Format, ShardFormat)
-	}
-	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
-		return nil, fmt.Errorf("%s: shard %d of %d is out of range", name, f.Shard, f.Shards)
+	if err := decodeShard(name, data, &f, ShardFormat); err != nil {
+		return nil, err
 	}
 	for i, r := range f.Runs {
 		if r.Plan < 0 || r.Plan >= len(f.Plans) || r.Run < 0 || r.Run >= f.Plans[r.Plan].Runs {
@@ -287,6 +286,24 @@ func DecodeShardFile(name string, data []byte) (*ShardFile, error) {
 		}
 	}
 	return &f, nil
+}
+
+// decodeShard parses a shard file into f strictly (no unknown field) and
+// checks its format tag and its index.
+func decodeShard[F interface{ header() shardHeader }](name string, data []byte, f F, format string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(f); err != nil {
+		return fmt.Errorf("%s: not a shard file: %w", name, err)
+	}
+	h := f.header()
+	if h.Format != format {
+		return fmt.Errorf("%s: format %q, want %q", name, h.Format, format)
+	}
+	if h.Shards < 1 || h.Shard < 0 || h.Shard >= h.Shards {
+		return fmt.Errorf("%s: shard %d of %d is out of range", name, h.Shard, h.Shards)
+	}
+	return nil
 }
 
 // ShardSet is the complete set of a sweep's or a study's shards, checked
@@ -307,7 +324,7 @@ type ShardSet struct {
 func (set *ShardSet) Len() int { return len(set.Files) }
 
 func (f *ShardFile) header() shardHeader {
-	return shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
+	return shardHeader{f.Format, f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
 }
 
 // CollectShards checks that files (shard files, already decoded) are the
@@ -385,6 +402,7 @@ func ReadShardSet(names []string) (*ShardSet, error) {
 // shardHeader is what sweep and study shard files share: which command,
 // flags, program and plan, and which shard of how many.
 type shardHeader struct {
+	Format        string
 	Command       string
 	Args          []string
 	Program       string

@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -177,20 +179,7 @@ func NewStudyShardFile[R any](command string, args []string, p *StudyPlan, sh Sh
 func (f *StudyShardFile) Encode() []byte {
 	head := *f
 	head.Runs = nil
-	b, err := json.MarshalIndent(head, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	b = b[:len(b)-len("null\n}")]
-	b = append(b, '[')
-	for i := range f.Runs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n    "...)
-		b = append(b, marshalWire(&f.Runs[i])...)
-	}
-	return append(b, "\n  ]\n}\n"...)
+	return encodeShard(head, f.Runs)
 }
 
 // ShardFileFormat returns the format tag of a shard file's bytes (""
@@ -209,16 +198,8 @@ func ShardFileFormat(data []byte) string {
 // DecodeStudyShardFile parses a study shard file; name is for messages.
 func DecodeStudyShardFile(name string, data []byte) (*StudyShardFile, error) {
 	var f StudyShardFile
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not a shard file: %w", name, err)
-	}
-	if f.Format != StudyShardFormat {
-		return nil, fmt.Errorf("%s: format %q, want %q", name, f.Format, StudyShardFormat)
-	}
-	if f.Shards < 1 || f.Shard < 0 || f.Shard >= f.Shards {
-		return nil, fmt.Errorf("%s: shard %d of %d is out of range", name, f.Shard, f.Shards)
+	if err := decodeShard(name, data, &f, StudyShardFormat); err != nil {
+		return nil, err
 	}
 	for i, r := range f.Runs {
 		if r.Run < 0 || r.Run >= f.PlanRuns {
@@ -229,7 +210,7 @@ func DecodeStudyShardFile(name string, data []byte) (*StudyShardFile, error) {
 }
 
 func (f *StudyShardFile) header() shardHeader {
-	return shardHeader{f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
+	return shardHeader{f.Format, f.Command, f.Args, f.Program, f.PlanDigest, f.Shard, f.Shards}
 }
 
 // CollectStudyShards checks, as CollectShards does for a sweep, that
@@ -274,4 +255,32 @@ func MergeStudy[R any](set *ShardSet, p *StudyPlan, codec StudyCodec[R]) ([]R, e
 		}
 	}
 	return out, nil
+}
+
+// GobCodec writes a result to shard files and cache entries exactly: the
+// result in encoding/gob (every float64 bit for bit, NaN and infinities
+// included; a result that holds no map gives the same bytes for the same
+// value), as a JSON string. what names the result in errors ("a trace
+// study result").
+func GobCodec[R any](what string) StudyCodec[R] {
+	return StudyCodec[R]{
+		Encode: func(r *R) ([]byte, error) {
+			var b bytes.Buffer
+			if err := gob.NewEncoder(&b).Encode(r); err != nil {
+				return nil, err
+			}
+			return json.Marshal(b.Bytes())
+		},
+		Decode: func(b []byte) (R, error) {
+			var raw []byte
+			var r R
+			if err := json.Unmarshal(b, &raw); err != nil {
+				return r, err
+			}
+			if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
+				return r, fmt.Errorf("%s: %w", what, err)
+			}
+			return r, nil
+		},
+	}
 }

@@ -1,10 +1,8 @@
 package tracestudy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -91,27 +89,7 @@ func ExecutePlan(ctx context.Context, st *Study, plan *sweep.StudyPlan, opt swee
 // result in encoding/gob (every float64 bit for bit, NaN and the denied
 // jobs' +Inf slowdowns included; Result holds no map, so the bytes are
 // the same for the same result), as a JSON string.
-var Codec = sweep.StudyCodec[Result]{Encode: encodeResult, Decode: decodeResult}
-
-func encodeResult(r *Result) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(r); err != nil {
-		return nil, err
-	}
-	return json.Marshal(b.Bytes())
-}
-
-func decodeResult(b []byte) (Result, error) {
-	var raw []byte
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Result{}, err
-	}
-	var r Result
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
-		return Result{}, fmt.Errorf("a trace study result: %w", err)
-	}
-	return r, nil
-}
+var Codec = sweep.GobCodec[Result]("a trace study result")
 
 // WireStats is trace.Stats as a codec writes it (arrive's).
 type WireStats struct {
