@@ -16,8 +16,8 @@ import (
 	"golang.org/x/term"
 )
 
-// experimentCommands are the sweep studies, in --help order.
-func experimentCommands() []study {
+// paperExperiments are the paper's three experiments, in --help order.
+func paperExperiments() []study {
 	return []study{
 		paperExperimentCommand(sweep.LatencyPrice,
 			"sweep backfill headroom and preemption grace against the probe's time to 128 GPUs",
@@ -40,9 +40,6 @@ func experimentCommands() []study {
 				"leases), idle-prepaid (no science tasks) and idle-leaky (no tasks, tokens checked at\n"+
 				"grant time only), and reduces the storm's excess GPU-seconds above R (mean over seeds).\n"+
 				"Draws fig_bucket."),
-		paperCommand(),
-		gridCommand(),
-		compareCommand(),
 	}
 }
 

@@ -29,7 +29,14 @@ type study struct {
 // order: a new study is one line here. merge and slurm-script find
 // studies here.
 func studies() []study {
-	return append(experimentCommands(), traceStudy(), budgetKnobsStudy(), arriveStudy())
+	return append(paperExperiments(), // latency-price, overbooking, bucket
+		paperCommand(),
+		gridCommand(),
+		compareCommand(),
+		traceStudy(),
+		budgetKnobsStudy(),
+		arriveStudy(),
+	)
 }
 
 // findStudy is the registered study named name, or nil.
