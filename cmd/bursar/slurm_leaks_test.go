@@ -4,6 +4,10 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,4 +71,46 @@ func TestSlurmGateLeaks(t *testing.T) {
 		g.waitQueueEmpty(t, 30*time.Second)
 	})
 
+	t.Run("a user may not change a gated job's limits, size, account or partition", func(t *testing.T) {
+		// As an unprivileged user (nobody), on its own held job: Slurm
+		// 22.05 lets a user raise a pending job's time limit and change
+		// its WcKey, GRES and partition, none of which reach the gate.
+		id, tok := g.token(t, 2, 60)
+		as := "runuser -u nobody -- "
+		out, code := g.sh(t, as+"sbatch --parsable --hold -n 1 -o /dev/null --comment="+tok+" --wrap 'sleep 1'")
+		require.Equal(t, 0, code, out)
+		job := strings.TrimSpace(out)
+		for _, change := range []string{"TimeLimit=60", "TimeLimit=UNLIMITED", "WCKey=bursar:1:sci:16:9999999999", "Gres=gpu:2",
+			"NumCPUs=8", "MinCPUsNode=8", "NumTasks=4", "Account=other", "Partition=local", "Comment=x", "Requeue=1"} {
+			out, code := g.sh(t, as+"scontrol update JobId="+job+" "+change)
+			assert.NotEqual(t, 0, code, "%s: %s", change, out)
+		}
+		// scontrol shows no plugin message ("Unspecified error"): the
+		// reason is in slurmctld's log.
+		b, err := os.ReadFile(filepath.Join(g.dir, "slurm", "slurmctld.log"))
+		require.NoError(t, err)
+		for _, field := range []string{"TimeLimit", "WCKey", "Gres", "NumCPUs", "MinCPUsNode", "NumTasks", "Account", "Partition", "Comment", "Requeue"} {
+			assert.Contains(t, string(b), "keeps its limits, size, account and partition: "+field+" cannot be changed")
+		}
+		out, code = g.sh(t, as+"scontrol update JobId="+job+" Name=renamed")
+		assert.Equal(t, 0, code, "a harmless change is allowed: %s", out)
+		out, _ = g.sh(t, "scontrol show job "+job)
+		assert.Contains(t, out, "JobName=renamed")
+		assert.Contains(t, out, "TimeLimit=00:01:00", "the time limit stays the lease's")
+		assert.Contains(t, out, "Requeue=0", "the gate sets requeue=0: a requeued job would start with a fresh time limit")
+		assert.Contains(t, out, "NumCPUs=1-2 ")
+		assert.Contains(t, out, "Partition=local ")
+		out, _ = g.sh(t, "squeue -h -j "+job+" -O WCKey")
+		assert.Contains(t, out, "bursar:"+strconv.Itoa(id)+":sci:2:")
+		out, code = g.sh(t, as+"scontrol requeue "+job)
+		assert.NotEqual(t, 0, code, "requeue refused: %s", out)
+		// Root (SlurmUser here) may still change it.
+		out, code = g.sh(t, "scontrol update JobId="+job+" TimeLimit=1")
+		assert.Equal(t, 0, code, out)
+		out, code = g.sh(t, "scancel "+job)
+		assert.Equal(t, 0, code, out)
+		_, err = g.admin.ReleaseLease(ctx, "sci", id)
+		require.NoError(t, err)
+		g.waitQueueEmpty(t, 30*time.Second)
+	})
 }

@@ -37,6 +37,11 @@ local UNGATED = { }
 -- partition's GPUs are the pool (serve --pool-from-slurm reads them).
 -- Either way a job asking for more GPUs than its lease is refused.
 local UNIT = "cpu"
+-- Who may change a gated job's limits, size, account or partition after
+-- submission (slurm_job_modify below): root, SlurmUser (its uid here) and
+-- the site's operators (uids: { [1001] = true }).
+local SLURM_USER_UID = 0
+local OPERATORS = { }
 
 local function unset(v)
 	return v == nil or v >= 65534
@@ -197,6 +202,8 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	-- fields, so that the wrapper knows it without asking Slurm.
 	job_desc.wckey = string.format("bursar:%d:%s:%d:%d", l.lease, l.campaign, l.gpus, l.expires)
 	if UNIT == "cpu" then job_desc.max_cpus = l.gpus end
+	-- A requeued job starts again with a fresh time limit: never.
+	job_desc.requeue = 0
 	local minutes = math.max(1, math.ceil(l.left / 60))
 	if unset(job_desc.time_limit) or job_desc.time_limit > minutes then
 		job_desc.time_limit = minutes
@@ -206,14 +213,52 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	return slurm.SUCCESS
 end
 
--- A user may not change a gated job's size, comment or account after
--- submission (a lower time limit is fine; Slurm itself refuses a higher
--- one from a user).
+-- The changes a user may make to a gated job (or one a change would
+-- gate): its name, nice, mail settings, dependencies, and hold and release
+-- (priority 0 and back). Slurm 22.05 lets a user change a *pending* job's
+-- time limit (raised, too), WcKey, GRES and partition with scontrol
+-- update (issue 35); none of those reach the gate again. So every other
+-- field is refused: each entry is a field of the change and the option a
+-- user would name.
+local MODIFY_REFUSED = {
+	{ "time_limit", "TimeLimit" }, { "time_min", "TimeMin" }, { "end_time", "Deadline" }, { "begin_time", "StartTime" },
+	{ "wckey", "WCKey" }, { "comment", "Comment" }, { "account", "Account" }, { "partition", "Partition" },
+	{ "qos", "QOS" }, { "reservation", "Reservation" }, { "array_inx", "ArrayTaskThrottle" },
+	{ "gres", "Gres" }, { "tres_per_job", "TresPerJob" }, { "tres_per_node", "TresPerNode" }, { "tres_per_task", "TresPerTask" },
+	{ "tres_per_socket", "TresPerSocket" }, { "cpus_per_tres", "CpusPerTres" }, { "mem_per_tres", "MemPerTres" },
+	{ "min_cpus", "NumCPUs" }, { "max_cpus", "NumCPUs" }, { "pn_min_cpus", "MinCPUsNode" }, { "num_tasks", "NumTasks" },
+	{ "cpus_per_task", "CPUsPerTask" }, { "ntasks_per_node", "NumTasksPerNode" }, { "min_nodes", "NumNodes" },
+	{ "max_nodes", "NumNodes" }, { "shared", "OverSubscribe" }, { "contiguous", "Contiguous" },
+	{ "threads_per_core", "ThreadsPerCore" }, { "cores_per_socket", "CoresPerSocket" }, { "sockets_per_node", "SocketsPerNode" },
+	{ "pn_min_memory", "MinMemoryNode" }, { "requeue", "Requeue" }, { "features", "Features" }, { "licenses", "Licenses" },
+	{ "req_nodes", "ReqNodeList" }, { "exc_nodes", "ExcNodeList" }, { "work_dir", "WorkDir" }, { "delay_boot", "DelayBoot" },
+	{ "site_factor", "SiteFactor" },
+}
+
+local function privileged(uid)
+	return uid == 0 or uid == SLURM_USER_UID or OPERATORS[uid] == true
+end
+
+-- changed says whether the change sets field v: a string, a time not 0
+-- (begin_time, end_time), or a number other than Slurm's "not given"
+-- (NO_VAL16 65534, NO_VAL 4294967294, NO_VAL64 about 1.8e19). INFINITE
+-- (TimeLimit=UNLIMITED) is a change.
+local function changed(name, v)
+	if v == nil then return false end
+	if type(v) ~= "number" then return true end
+	if name == "begin_time" or name == "end_time" then return v ~= 0 end
+	return v ~= 65534 and v ~= 4294967294 and v < 1.8e19
+end
+
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-	if modify_uid == 0 then return slurm.SUCCESS end
-	if (job_desc.comment ~= nil) or (job_desc.account ~= nil) or not unset(job_desc.min_cpus)
-		or not unset(job_desc.num_tasks) or not unset(job_desc.max_cpus) then
-		return refuse("a job on a Bursar lease keeps its token, account and size")
+	if privileged(modify_uid) then return slurm.SUCCESS end
+	local becomes = job_desc.partition ~= nil and gated(job_desc)
+	if not gated(job_rec) and not becomes then return slurm.SUCCESS end
+	for _, f in ipairs(MODIFY_REFUSED) do
+		if changed(f[1], job_desc[f[1]]) then
+			return refuse("a job on a Bursar lease keeps its limits, size, account and partition: " .. f[2] ..
+				" cannot be changed (docs/slurm.md, \"Changes to a job\")")
+		end
 	end
 	return slurm.SUCCESS
 end
