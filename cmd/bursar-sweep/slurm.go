@@ -66,14 +66,13 @@ func slurmScriptCommand() *cli.Command {
 		Name:      "slurm-script",
 		Usage:     "print a Slurm job-array script (or, with --k8s, a Kubernetes Indexed Job) that runs a sweep sharded",
 		ArgsUsage: "COMMAND [FLAGS…]",
-		Description: "Prints a batch script that runs a sweep command (paper, latency-price, overbooking,\n" +
-			"bucket, sweep or compare) or a trace study (trace, budget-knobs, agents-arrive), with its\n" +
-			"flags, as a job array of --shards tasks, task I running\n" +
-			"--shard I/N, and submits from task 0 a merge job that waits for the whole array\n" +
+		Description: "Prints a batch script that runs a study (below) with its flags as a job array of\n" +
+			"--shards tasks, task I running --shard I/N, and submits from task 0 a merge job that waits for the whole array\n" +
 			"(afterok) and writes the outputs into the command's --out. Every node must see the\n" +
 			"binary and --out (a shared filesystem). docs/cluster.md says how it was tested.\n\n" +
 			"With --k8s it prints instead a Kubernetes Indexed Job (one pod per shard, index from\n" +
 			"$JOB_COMPLETION_INDEX) and the merge Job to apply after it, both on one volume claim.\n\n" +
+			"Studies: " + strings.Join(studyNames(), ", ") + ".\n\n" +
 			"Examples:\n" +
 			"   bursar-sweep slurm-script --shards 8 --time 1:00:00 paper --nseeds 30 --out $PWD/paper > paper.sbatch\n" +
 			"   sbatch paper.sbatch\n" +
