@@ -29,7 +29,7 @@ const (
 // agents.csv, the figure, table.txt, manifest.json). It sets where d
 // writes a shard and the progress it prints.
 func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) {
-	c, err := tracestudy.ReadCommon("agents-arrive", f, func(c *tracestudy.Common) {
+	c, err := tracestudy.ReadCommon("agents-arrive", f, env.Policies, func(c *tracestudy.Common) {
 		if !f.Has("trace") && c.Config.Trace == "" {
 			c.Path, c.Name = tracestudy.BuiltinFull, tracestudy.FullSDSCName
 		}

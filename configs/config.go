@@ -130,13 +130,24 @@ const MaxRuns = 100_000
 // names and CSV cells, so they stay plain.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// Reader reads configs, scenario files and study configs with the policies
+// of a registry: a policy name or knob is found in Policies (nil:
+// policies.Default). The package's functions (Load, Parse, …) are a
+// Reader's with the default registry.
+type Reader struct {
+	Policies *registry.Registry
+}
+
 // Load reads and parses a config file.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return Reader{}.Load(path) }
+
+// Load reads and parses a config file.
+func (r Reader) Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data)
+	return r.Parse(path, data)
 }
 
 // yamlLineRE finds the line yaml.v3 puts in its syntax errors, to lift it
@@ -146,7 +157,10 @@ var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
 // Parse decodes a config strictly and checks every scenario it expands
 // to, in both the full and the --quick variant. file is the name errors
 // give.
-func Parse(file string, data []byte) (*Config, error) {
+func Parse(file string, data []byte) (*Config, error) { return Reader{}.Parse(file, data) }
+
+// Parse: see the package's Parse.
+func (r Reader) Parse(file string, data []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -165,7 +179,7 @@ func Parse(file string, data []byte) (*Config, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment, seeds and grid or series)"}
 	}
-	p := &parser{file: file}
+	p := &parser{file: file, policies: r.Policies}
 	if err := p.noAliases(&doc); err != nil {
 		return nil, err
 	}
@@ -354,7 +368,7 @@ func (p *parser) config(root *yaml.Node) (*Config, error) {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(filepath.Dir(p.file), file)
 			}
-			s, err := LoadScenario(path)
+			s, err := (Reader{Policies: p.policies}).LoadScenario(path)
 			if err != nil {
 				return nil, p.errAt(v, "scenario", "%v", err)
 			}

@@ -30,10 +30,13 @@ func DefaultSource(experiment string) ([]byte, error) {
 }
 
 // Default parses the embedded config of a paper experiment.
-func Default(experiment string) (*Config, error) {
+func Default(experiment string) (*Config, error) { return Reader{}.Default(experiment) }
+
+// Default: see the package's Default.
+func (r Reader) Default(experiment string) (*Config, error) {
 	data, err := DefaultSource(experiment)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(DefaultFile(experiment), data)
+	return r.Parse(DefaultFile(experiment), data)
 }

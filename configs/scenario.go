@@ -24,7 +24,10 @@ var (
 )
 
 // LoadScenario reads a scenario file ("-" reads standard input).
-func LoadScenario(path string) (engine.Scenario, error) {
+func LoadScenario(path string) (engine.Scenario, error) { return Reader{}.LoadScenario(path) }
+
+// LoadScenario: see the package's LoadScenario.
+func (r Reader) LoadScenario(path string) (engine.Scenario, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -36,7 +39,7 @@ func LoadScenario(path string) (engine.Scenario, error) {
 	if err != nil {
 		return engine.Scenario{}, fmt.Errorf("read scenario: %w", err)
 	}
-	return ParseScenario(path, data)
+	return r.ParseScenario(path, data)
 }
 
 // ParseScenario decodes a scenario file strictly: an unknown key (with the
@@ -47,6 +50,11 @@ func LoadScenario(path string) (engine.Scenario, error) {
 // omitted campaign field takes the value of the paper's campaign of that
 // agent (engine.DefaultCampaign). The result has an explicit cast.
 func ParseScenario(file string, data []byte) (engine.Scenario, error) {
+	return Reader{}.ParseScenario(file, data)
+}
+
+// ParseScenario: see the package's ParseScenario.
+func (r Reader) ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	s := engine.DefaultScenario()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -66,7 +74,7 @@ func ParseScenario(file string, data []byte) (engine.Scenario, error) {
 	if len(doc.Content) == 0 {
 		return s, &Error{File: file, Msg: "the scenario is empty (want a mapping with pool, campaigns, …)"}
 	}
-	p := &parser{file: file}
+	p := &parser{file: file, policies: r.Policies}
 	if err := p.noAliases(&doc); err != nil {
 		return s, err
 	}

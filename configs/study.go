@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bursar-hpc/bursar/policy/policies"
 	"gopkg.in/yaml.v3"
 )
 
@@ -106,12 +105,15 @@ type StudyConfig struct {
 }
 
 // LoadStudy reads and parses a trace-study config file.
-func LoadStudy(path string) (*StudyConfig, error) {
+func LoadStudy(path string) (*StudyConfig, error) { return Reader{}.LoadStudy(path) }
+
+// LoadStudy: see the package's LoadStudy.
+func (r Reader) LoadStudy(path string) (*StudyConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return ParseStudy(path, data)
+	return r.ParseStudy(path, data)
 }
 
 // Bounds of a study config's numbers: the limits a typo should hit long
@@ -125,6 +127,11 @@ const (
 // ParseStudy decodes a trace-study config strictly; file is the name
 // errors give and the folder a relative trace path is under.
 func ParseStudy(file string, data []byte) (*StudyConfig, error) {
+	return Reader{}.ParseStudy(file, data)
+}
+
+// ParseStudy: see the package's ParseStudy.
+func (r Reader) ParseStudy(file string, data []byte) (*StudyConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -143,7 +150,7 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment and the study's keys)"}
 	}
-	p := &parser{file: file}
+	p := &parser{file: file, policies: r.Policies}
 	if err := p.noAliases(&doc); err != nil {
 		return nil, err
 	}
@@ -192,7 +199,7 @@ func ParseStudy(file string, data []byte) (*StudyConfig, error) {
 		case "pool":
 			c.Pool, err = p.intIn(v, key, 1, math.MaxInt32)
 		case "policies":
-			c.Policies, err = p.names(v, key, policies.Names)
+			c.Policies, err = p.names(v, key, p.registry().Names())
 		case "windows_days":
 			c.WindowsDays, err = p.ints(v, key, 1, 3650)
 		case "min_runtimes_s":

@@ -66,7 +66,9 @@ type Scenario struct {
 	AllowBurstAbovePool bool `json:"-"`
 }
 
-// Policies lists the admission policies a scenario may name.
+// Policies lists the admission policies a scenario may name by default
+// (policies.Default; a scenario with its own registry, Scenario.Policies,
+// may name its policies).
 var Policies = policies.Names
 
 // DefaultScenario is the published scenario with seed 7.
@@ -369,8 +371,8 @@ func (s *Scenario) validateFields() error {
 		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	if s.Policy != "" && !slices.Contains(Policies, s.Policy) {
-		return bad("policy: unknown admission policy %q (want one of %v)", s.Policy, Policies)
+	if names := s.policies().Names(); s.Policy != "" && !slices.Contains(names, s.Policy) {
+		return bad("policy: unknown admission policy %q (want one of %v)", s.Policy, names)
 	}
 	if s.Cast != nil {
 		return s.validateExplicit()

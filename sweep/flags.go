@@ -10,6 +10,7 @@ import (
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/policy/registry"
 )
 
 // Flags are the flags given on a study's command line, by name, each as
@@ -54,6 +55,9 @@ type Env struct {
 	Start          time.Time
 	// Manifest starts the manifest of the study's output folder.
 	Manifest func() *manifest.Manifest
+	// Policies is the registry the study finds its policies in (nil:
+	// policies.Default): the command line's (a test's own policy).
+	Policies *registry.Registry
 }
 
 // TableFile is a study's printed table, kept in its folder.

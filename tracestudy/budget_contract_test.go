@@ -82,7 +82,7 @@ func (s *noticeScan) Record(e policy.Event) {
 func replayBudgetAsStudied(t *testing.T, st *Study, k int) (*trace.Run, []notice) {
 	t.Helper()
 	w := st.Loads[k]
-	a, err := Allocator(w, st.Specs[0], st.windowHistory(0, k))
+	a, err := Allocator(nil, w, st.Specs[0], st.windowHistory(0, k))
 	if err != nil {
 		t.Fatal(err)
 	}

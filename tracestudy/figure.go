@@ -16,7 +16,6 @@ import (
 
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/stats"
-	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -367,7 +366,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 		if err != nil {
 			return err
 		}
-		look := figures.PolicyStyle(policies.Default.Style(st.Specs[si].Policy))
+		look := figures.PolicyStyle(st.registry().Style(st.Specs[si].Policy))
 		l.LineStyle = look.Line
 		// A marker on the curve every ¾ decade of slowdown, staggered by
 		// spec so that curves lying on one another still show each

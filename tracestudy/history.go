@@ -128,5 +128,6 @@ func (st *Study) windowHistory(s, k int) []baseline.Usage {
 	if st.Recorded == nil {
 		return nil
 	}
-	return History(st.Recorded, st.Loads[k], st.Options, Lookback(st.Specs[s]))
+	sp := st.Specs[s]
+	return History(st.Recorded, st.Loads[k], st.Options, st.registry().Lookback(sp.Policy, sp.Knobs))
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -70,7 +69,7 @@ func NewPlan(command, shared string, st *Study) *sweep.StudyPlan {
 			Label: sp.Label() + " " + win.Label(),
 			Inputs: fmt.Sprintf("%s\nwindow %d [%d, %d) measured [%d, %d)", sp.Inputs(), win.Index, win.From, win.Until,
 				win.MeasureFrom, win.MeasureUntil),
-			Cost: float64(len(st.Loads[k].Jobs)) * policies.Default.Cost(sp.Policy),
+			Cost: float64(len(st.Loads[k].Jobs)) * st.registry().Cost(sp.Policy),
 		}
 	}
 	return p

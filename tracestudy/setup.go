@@ -14,7 +14,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/manifest"
-	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
@@ -46,6 +46,9 @@ var (
 // outputs give it), the window and the pool (Options), and the warm-up
 // and cool-down.
 type Common struct {
+	// Registry is the registry the study's policies are found in (nil:
+	// policies.Default).
+	Registry         *registry.Registry
 	Config           *configs.StudyConfig
 	Mapping          configs.TraceMapping
 	Path, Name       string
@@ -57,11 +60,12 @@ type Common struct {
 // every value the command's default), the mapping, the trace (--trace,
 // else the config's, else defaults(c) sets it: c.Path "" is the embedded
 // excerpt), the window and the pool. defaults may be nil; it runs before
-// the window is read.
-func ReadCommon(experiment string, f sweep.Flags, defaults func(c *Common)) (*Common, error) {
-	c := &Common{Config: &configs.StudyConfig{Experiment: experiment}}
+// the window is read. Policy names are found in reg (nil:
+// policies.Default).
+func ReadCommon(experiment string, f sweep.Flags, reg *registry.Registry, defaults func(c *Common)) (*Common, error) {
+	c := &Common{Registry: reg, Config: &configs.StudyConfig{Experiment: experiment}}
 	if f.Has("config") {
-		cfg, err := configs.LoadStudy(f["config"])
+		cfg, err := (configs.Reader{Policies: reg}).LoadStudy(f["config"])
 		if err != nil {
 			return nil, fmt.Errorf("--config: %w", err)
 		}
@@ -133,14 +137,15 @@ func (c *Common) Policies(f sweep.Flags, def []string) ([]string, error) {
 	if f.Has("policy") {
 		list = f["policy"]
 	}
+	all := orDefault(c.Registry).Names()
 	if list == "" {
-		return policies.Names, nil
+		return all, nil
 	}
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
-		if !slices.Contains(policies.Names, n) {
-			return nil, fmt.Errorf("--policies: unknown policy %q (want some of %s)", n, strings.Join(policies.Names, ", "))
+		if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("--policies: unknown policy %q (want some of %s)", n, strings.Join(all, ", "))
 		}
 		if slices.Contains(names, n) {
 			return nil, fmt.Errorf("--policies: %q given twice", n)
@@ -239,7 +244,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			}
 		}
 	}
-	c, err := ReadCommon(experiment, f, defaults)
+	c, err := ReadCommon(experiment, f, env.Policies, defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -261,11 +266,11 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			return nil, fmt.Errorf("--restart: %w", err)
 		}
 	} else {
-		names, err := c.Policies(f, policies.Names)
+		names, err := c.Policies(f, orDefault(c.Registry).Names())
 		if err != nil {
 			return nil, err
 		}
-		specs = TraceSpecs(names)
+		specs = TraceSpecsOf(c.Registry, names)
 	}
 	if err := ApplyMapping(mapping, &opt, specs); err != nil {
 		return nil, err
@@ -279,7 +284,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 	}
 	// Every study: one window (the log, or --window) or --windows N×D
 	// spread over it.
-	st := &Study{Specs: specs}
+	st := &Study{Specs: specs, Policies: c.Registry}
 	if mapping.Windows == nil {
 		win, err := WholeWindow(w, opt, c.Warmup, c.Cooldown)
 		if err != nil {
@@ -302,7 +307,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 	// records before it (docs/studies.md §6.16).
 	st.Options = opt
 	for _, sp := range specs {
-		if Lookback(sp) > 0 {
+		if st.registry().Lookback(sp.Policy, sp.Knobs) > 0 {
 			if st.Recorded, err = ReadRecorded(c.Path, w.Pool); err != nil {
 				return nil, fmt.Errorf("--trace: %w", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/fifo"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/priority"
+	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -98,6 +99,20 @@ type Study struct {
 	// JobsDir, when set, receives each replay's per-job records
 	// (JobsDir/<RunFileLabel>/jobs.parquet and jobs.csv, WriteJobs).
 	JobsDir string
+	// Policies is the registry the specs' policies are found in: their
+	// constructors, costs, lookbacks and looks (nil: policies.Default).
+	Policies *registry.Registry
+}
+
+// registry is the registry the study's policies are found in.
+func (st *Study) registry() *registry.Registry { return orDefault(st.Policies) }
+
+// orDefault is reg, or policies.Default for nil.
+func orDefault(reg *registry.Registry) *registry.Registry {
+	if reg != nil {
+		return reg
+	}
+	return policies.Default
 }
 
 // Runs is the number of replays.
@@ -110,7 +125,7 @@ func (st *Study) Cell(i int) (spec, window int) { return i / len(st.Windows), i 
 func (st *Study) Run(i int) (Result, error) {
 	s, k := st.Cell(i)
 	r, run, err := RunWindow(st.Loads[k], st.Windows[k], st.Specs[s], RunOptions{
-		Exact: true, History: st.windowHistory(s, k), FairSample: st.FairSample})
+		Exact: true, History: st.windowHistory(s, k), FairSample: st.FairSample, Policies: st.Policies})
 	if err != nil {
 		return Result{}, err
 	}
@@ -145,6 +160,9 @@ type RunOptions struct {
 	History []baseline.Usage
 	// FairSample is how many measured jobs get a fair start time; 0 none.
 	FairSample int
+	// Policies is the registry the spec's policy is found in (nil:
+	// policies.Default).
+	Policies *registry.Registry
 }
 
 // RunWindow replays w (the jobs of win) under one spec, with the pool and
@@ -168,7 +186,7 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 			run.FairStart = trace.ExactFairStarts(w, sample)
 		}
 	} else {
-		a, err := Allocator(w, s, o.History)
+		a, err := Allocator(o.Policies, w, s, o.History)
 		if err != nil {
 			return Result{}, nil, err
 		}
@@ -199,8 +217,9 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 // (budget's hierarchy is their groups, its groups knob left unset, as
 // every share-based policy reads them), priority's preemption as the
 // log's header says, and history (the log's usage before the window,
-// History; nil none) preloaded.
-func Allocator(w *trace.Workload, s Spec, history []baseline.Usage) (policy.Allocator, error) {
+// History; nil none) preloaded. The policy is found in reg (nil:
+// policies.Default).
+func Allocator(reg *registry.Registry, w *trace.Workload, s Spec, history []baseline.Usage) (policy.Allocator, error) {
 	knobs := s.Knobs
 	if knobs.Entitlements == nil {
 		knobs.Entitlements = w.Entitlements()
@@ -212,7 +231,7 @@ func Allocator(w *trace.Workload, s Spec, history []baseline.Usage) (policy.Allo
 		priority.Slot.Edit(&knobs).Preempt = &p
 	}
 	knobs.History = history
-	return policies.New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
+	return orDefault(reg).New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
 }
 
 // Hierarchy is the trace's groups as the budget policy's hierarchy
@@ -232,11 +251,15 @@ func Hierarchy(w *trace.Workload) []budget.Group {
 	return gs
 }
 
-// TraceSpecs is one run per policy, at the default knobs.
-func TraceSpecs(names []string) []Spec {
+// TraceSpecs is one run per policy, at the trace studies' default knobs.
+func TraceSpecs(names []string) []Spec { return TraceSpecsOf(nil, names) }
+
+// TraceSpecsOf is TraceSpecs with the policies and their knobs of reg
+// (nil: policies.Default).
+func TraceSpecsOf(reg *registry.Registry, names []string) []Spec {
 	specs := make([]Spec, len(names))
 	for i, n := range names {
-		specs[i] = Spec{Policy: n, Knobs: policies.TraceKnobs()}
+		specs[i] = Spec{Policy: n, Knobs: orDefault(reg).TraceKnobs()}
 	}
 	return specs
 }

@@ -40,7 +40,7 @@ func compareCommand() study {
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := loadConfig(c.String("config"), compareExperiment)
+		cfg, err := loadConfig(c, c.String("config"), compareExperiment)
 		if err != nil {
 			return nil, err
 		}

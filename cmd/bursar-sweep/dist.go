@@ -169,7 +169,7 @@ func mergeCommand() *cli.Command {
 			// from results to files as when it runs unsharded.
 			argv := append([]string{c.App.Name, set.Command}, set.Args...)
 			argv = append(argv, "--out="+out, "--quiet")
-			app := newApp()
+			app := newApp(appPolicies(c))
 			app.Writer, app.ErrWriter = c.App.Writer, c.App.ErrWriter
 			if err := app.RunContext(context.WithValue(c.Context, mergeKey{}, set), argv); err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bursar-hpc/bursar/internal/testlong"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -147,7 +148,7 @@ func TestInterruptedPaperResumesFromTheCache(t *testing.T) {
 		}
 	}()
 	var console bytes.Buffer
-	app := newApp()
+	app := newApp(policies.Default)
 	app.Writer, app.ErrWriter = &console, &console
 	err = app.RunContext(ctx, append([]string{"bursar-sweep"}, append(flags, "--cache", cache, "--out", resumed)...))
 	require.Error(t, err, "the sweep finished before the cancel; make it longer")

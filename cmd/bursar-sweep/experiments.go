@@ -154,11 +154,11 @@ func paperJob(c *cli.Context, d *sweep.Dist, st *sweep.Setup, label string, cfgs
 }
 
 // loadConfig reads --config or the embedded config of experiment.
-func loadConfig(path, experiment string) (*configs.Config, error) {
+func loadConfig(c *cli.Context, path, experiment string) (*configs.Config, error) {
 	if path == "" {
-		return configs.Default(experiment)
+		return configReader(c).Default(experiment)
 	}
-	return configs.Load(path)
+	return configReader(c).Load(path)
 }
 
 func paperExperimentCommand(experiment, usage, description string) study {
@@ -182,7 +182,7 @@ func paperExperimentCommand(experiment, usage, description string) study {
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := loadConfig(c.String("config"), experiment)
+		cfg, err := loadConfig(c, c.String("config"), experiment)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +219,7 @@ func paperCommand() study {
 		}
 		byName := map[string]*configs.Config{}
 		for _, path := range c.StringSlice("config") {
-			cfg, err := configs.Load(path)
+			cfg, err := configReader(c).Load(path)
 			if err != nil {
 				return nil, err
 			}
@@ -235,7 +235,7 @@ func paperCommand() study {
 		for _, name := range configs.Experiments {
 			cfg := byName[name]
 			if cfg == nil {
-				if cfg, err = configs.Default(name); err != nil {
+				if cfg, err = configReader(c).Default(name); err != nil {
 					return nil, err
 				}
 			}
@@ -298,7 +298,7 @@ func gridCommand() study {
 		if path == "" {
 			return nil, fmt.Errorf("sweep needs --config FILE (see bursar-sweep sweep --help for the format)")
 		}
-		cfg, err := configs.Load(path)
+		cfg, err := configReader(c).Load(path)
 		if err != nil {
 			return nil, err
 		}

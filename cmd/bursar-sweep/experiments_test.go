@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ import (
 func runSweepApp(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	app := newApp()
+	app := newApp(policies.Default)
 	app.Writer = &out
 	app.ErrWriter = &out
 	err := app.Run(append([]string{"bursar-sweep"}, args...))

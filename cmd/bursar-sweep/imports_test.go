@@ -20,7 +20,8 @@ var wiringImports = []string{
 	"internal/k8sjob",     // slurm-script --k8s
 	"internal/manifest",   // manifest.json, --version
 	"internal/slurmjob",   // slurm-script
-	"policy/policies",     // the policy names in --policies' help
+	"policy/policies",     // the registry the command line runs with, its names in --policies' help
+	"policy/registry",     // newApp(reg): the app built from a registry
 	"replay",              // run's report.html
 	"sweep",               // the one runner, the sweeps' setup
 	"trace",               // --fair-sample's default

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/urfave/cli/v2"
@@ -43,7 +42,7 @@ func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 	onlySet := false
 	if file := c.String("scenario"); file != "" {
 		var err error
-		if s, err = configs.LoadScenario(file); err != nil {
+		if s, err = configReader(c).LoadScenario(file); err != nil {
 			return s, err
 		}
 		onlySet = true // the file's values stand unless a flag is given
@@ -53,16 +52,16 @@ func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 		return s, err
 	}
 	if c.IsSet("policy") {
-		name := c.String("policy")
-		if !slices.Contains(engine.Policies, name) {
-			return s, fmt.Errorf("--policy: unknown admission policy %q%s (policies: %s)", name, cliusage.DidYouMean(name, engine.Policies), strings.Join(engine.Policies, ", "))
+		name, names := c.String("policy"), appPolicies(c).Names()
+		if !slices.Contains(names, name) {
+			return s, fmt.Errorf("--policy: unknown admission policy %q%s (policies: %s)", name, cliusage.DidYouMean(name, names), strings.Join(names, ", "))
 		}
 		if name != s.Policy {
 			// The file's knobs are for its own policy; another one runs
 			// with its defaults.
 			s.PolicyKnobs = nil
 		}
-		s.Policy = name
+		s.Policy, s.Policies = name, appPolicies(c)
 	}
 	s = s.Explicit()
 	if err := s.Validate(); err != nil {

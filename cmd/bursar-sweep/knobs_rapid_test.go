@@ -10,6 +10,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"pgregory.net/rapid"
 )
 
@@ -29,7 +30,7 @@ func anyNumber(t *rapid.T, kind string) string {
 // runQuiet runs the app with its console discarded.
 func runQuiet(args ...string) (string, error) {
 	var out strings.Builder
-	app := newApp()
+	app := newApp(policies.Default)
 	app.Writer, app.ErrWriter = &out, &out
 	err := app.Run(append([]string{"bursar-sweep"}, args...))
 	return out.String(), err

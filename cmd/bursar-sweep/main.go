@@ -7,21 +7,28 @@ import (
 	"os"
 	"runtime/pprof"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/urfave/cli/v2"
 )
 
 func main() {
-	if err := newApp().Run(os.Args); err != nil {
+	if err := newApp(policies.Default).Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "bursar-sweep:", err)
 		os.Exit(1)
 	}
 }
 
-func newApp() *cli.App {
+// newApp is the command line with the policies of reg: every policy name
+// a flag or a config gives is found there (a test adds a policy of its
+// own with registry.Registry.With).
+func newApp(reg *registry.Registry) *cli.App {
 	app := &cli.App{
-		Name: "bursar-sweep",
+		Metadata: map[string]any{policiesKey: reg},
+		Name:     "bursar-sweep",
 		// --version: the module version and VCS revision the build recorded
 		// (make build stamps them even under GOFLAGS=-buildvcs=false).
 		Version: manifest.VersionLine("bursar-sweep"),
@@ -31,7 +38,7 @@ func newApp() *cli.App {
 			"'run' simulates the published five-campaign scenario once and prints its report;\n" +
 			"the experiment commands sweep its knobs over seeds and draw the paper's figures.",
 		EnableBashCompletion: true,
-		Commands:             commands(),
+		Commands:             commands(reg),
 		Flags:                []cli.Flag{&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole command to `FILE` (go tool pprof reads it)"}},
 	}
 	var prof *os.File
@@ -63,3 +70,18 @@ func newApp() *cli.App {
 	cliusage.Apply(app)
 	return app
 }
+
+// policiesKey holds the app's registry in its Metadata.
+const policiesKey = "policies"
+
+// appPolicies is the registry the app was built with (newApp); an app
+// built otherwise (a test's) runs with policies.Default.
+func appPolicies(c *cli.Context) *registry.Registry {
+	if reg, ok := c.App.Metadata[policiesKey].(*registry.Registry); ok {
+		return reg
+	}
+	return policies.Default
+}
+
+// configReader reads configs and scenario files with the app's policies.
+func configReader(c *cli.Context) configs.Reader { return configs.Reader{Policies: appPolicies(c)} }

@@ -9,15 +9,26 @@ import (
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/bursar-hpc/bursar/replay"
 	"github.com/urfave/cli/v2"
 )
 
-func runCommand() *cli.Command {
+// policyHelp lists reg's policies for --help, one line each: its name and
+// its descriptor's doc line.
+func policyHelp(reg *registry.Registry) string {
+	var b strings.Builder
+	for _, d := range reg.Descriptors() {
+		fmt.Fprintf(&b, "  %-10s %s\n", d.Name, d.Doc)
+	}
+	return b.String()
+}
+
+func runCommand(reg *registry.Registry) *cli.Command {
 	flags := append(knobFlags("scenario knobs:"),
 		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl, series.csv and report.html", Value: filepath.Join("results", "run")},
 		&cli.StringFlag{Name: "scenario", Usage: "run this scenario file (YAML, docs/scenarios.md; - reads standard input); knob flags given edit it"},
-		&cli.StringFlag{Name: "policy", Usage: "run under this admission policy: " + strings.Join(engine.Policies, ", ") + " (the file's knobs for it, else its defaults; docs/policies.md)"},
+		&cli.StringFlag{Name: "policy", Usage: "run under this admission policy: " + strings.Join(reg.Names(), ", ") + " (the file's knobs for it, else its defaults; docs/policies.md)"},
 		&cli.BoolFlag{Name: "print-scenario", Usage: "print the effective scenario (the file or the paper's, with the knob flags applied) as YAML and exit"},
 	)
 	return &cli.Command{
@@ -30,6 +41,7 @@ func runCommand() *cli.Command {
 			"(seed 7) it prints the published numbers. Writes metrics.json, journal.jsonl, series.csv\n" +
 			"and report.html (an interactive replay of the run, one self-contained file) into --out.\n" +
 			"Exits non-zero if the run reports a violated invariant.\n\n" +
+			"The policies (--policy; docs/policies.md):\n" + policyHelp(reg) + "\n" +
 			"  bursar-sweep run --print-scenario --storms 2 > my.yaml   # the effective scenario as YAML\n" +
 			"  bursar-sweep run --scenario my.yaml                      # the same run (docs/scenarios.md)\n" +
 			"  bursar-sweep run --policy quota                          # the same workload under a baseline (docs/policies.md)",

@@ -94,7 +94,7 @@ func studyEnv(c *cli.Context) (sweep.Env, error) {
 	if err != nil {
 		return sweep.Env{}, fmt.Errorf("--format: %w", err)
 	}
-	return sweep.Env{Stdout: sweepStdout(c), Stderr: sweepStderr(c), Format: format, Start: start,
+	return sweep.Env{Stdout: sweepStdout(c), Stderr: sweepStderr(c), Format: format, Start: start, Policies: appPolicies(c),
 		Manifest: func() *manifest.Manifest { return newManifest(c.Command.Name, start) }}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -136,7 +137,7 @@ func TestInterruptedTraceStudyResumesFromTheCache(t *testing.T) {
 		}
 	}()
 	var console bytes.Buffer
-	app := newApp()
+	app := newApp(policies.Default)
 	app.Writer, app.ErrWriter = &console, &console
 	err = app.RunContext(ctx, append([]string{"bursar-sweep"}, append(flags, "--cache", cache, "--out", resumed)...))
 	require.Error(t, err, "the study finished before the cancel; make it longer")
