@@ -135,6 +135,10 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-conns", Value: service.DefaultMaxConns, Category: "connections",
 				Usage: "most open client connections; lowered to fit ulimit -n. At the cap the connection idle longest is closed to make room"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: service.DefaultIdleTimeout, Category: "connections", Usage: "close a kept-alive connection idle this long"},
+			&cli.StringFlag{Name: "admin-listen", Category: "connections",
+				Usage: "also serve the whole API and /metrics on unix:PATH (mode 0600), for the administrator token only and with its own connection cap: the operator's way in however busy --listen is"},
+			&cli.IntFlag{Name: "max-waits-per-campaign", Value: service.DefaultMaxWaitsPerCampaign, Category: "tenants",
+				Usage: "most long polls one campaign holds open (also at most its pending requests); beyond that its oldest is answered still pending"},
 			&cli.PathFlag{Name: "data-dir", EnvVars: []string{"BURSAR_DATA_DIR"},
 				Usage: "keep the journal file here and replay it on start (default: memory only)"},
 			&cli.IntFlag{Name: "snapshot-every", Value: service.DefaultSnapshotEvery, Category: "journal",
@@ -184,6 +188,12 @@ func runServe(c *cli.Context) error {
 	}
 	if c.Int("max-conns") < 1 {
 		return fmt.Errorf("--max-conns must be at least 1, got %d", c.Int("max-conns"))
+	}
+	if c.Int("max-waits-per-campaign") < 1 {
+		return fmt.Errorf("--max-waits-per-campaign must be at least 1, got %d", c.Int("max-waits-per-campaign"))
+	}
+	if a := c.String("admin-listen"); a != "" && !strings.HasPrefix(a, client.UnixPrefix) {
+		return fmt.Errorf("--admin-listen %s: want unix:PATH (a socket only the service's user can reach)", a)
 	}
 	if n := c.Int("snapshot-every"); n == 0 || n < -1 {
 		return fmt.Errorf("--snapshot-every must be a positive number of records or -1 (never), got %d", n)
@@ -251,9 +261,22 @@ func runServe(c *cli.Context) error {
 		}
 		tok = randomHex(16)
 	}
+	var adminLn net.Listener
+	if a := c.String("admin-listen"); a != "" {
+		if adminLn, err = service.Listen(a, 0o600); err != nil {
+			ln.Close()
+			return fmt.Errorf("--admin-listen: %w", err)
+		}
+	}
+	closeListeners := func() {
+		ln.Close()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+	}
 	slurmKey, err := readSlurmKey(c.Path("slurm-key-file"))
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		return err
 	}
 	svc, err := service.New(service.Options{
@@ -263,9 +286,10 @@ func runServe(c *cli.Context) error {
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
 		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),
 		WriteRate: c.Float64("write-rate"), WriteBurst: c.Int("write-burst"), MaxConsumePerTick: c.Int("max-consume-per-tick"),
+		MaxWaitsPerCampaign: c.Int("max-waits-per-campaign"), AdminListener: adminLn,
 	})
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		return err
 	}
 	if !ok {
@@ -286,7 +310,7 @@ func runServe(c *cli.Context) error {
 		unit: c.String("slurm-unit")},
 		svc, slurmKey, log); err != nil {
 		svc.Close()
-		ln.Close()
+		closeListeners()
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "bursar: serving on %s (speed %g, %s)\n", where, c.Float64("speed"), durability(c.Path("data-dir")))
