@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,41 +47,16 @@ func TestLongPollsCannotLockOutOperator(t *testing.T) {
 	require.NoError(t, err)
 	e, _ := serveEnv(t, service.Options{MaxConns: 64, AdminListener: aln})
 	ctx := context.Background()
-	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	viaSocket := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		}}}
-
+	fresh, viaSocket := pollcrowd.FreshClient(), pollcrowd.SocketClient(sock)
 	// Every request is left pending: the clock is driven by hand and
 	// never ticks here.
-	type tenant struct {
-		name, token string
-		reqs        []int
-	}
-	newTenant := func(name string, pending int) tenant {
-		reg, err := e.admin.Register(ctx, spec(name))
+	newTenant := func(name string, pending int) pollcrowd.Tenant {
+		tn, err := pollcrowd.NewTenant(ctx, e.admin, spec(name), pending, client.LeaseRequest{GPUs: 1, Duration: 100})
 		require.NoError(t, err)
-		c := e.admin.WithToken(reg.Token)
-		tn := tenant{name: name, token: reg.Token}
-		for range pending {
-			acc, err := c.Request(ctx, name, client.LeaseRequest{GPUs: 1, Duration: 100})
-			require.NoError(t, err)
-			tn.reqs = append(tn.reqs, acc.RequestID)
-		}
 		return tn
 	}
-	crowd := func(t *testing.T, tenants []tenant, perRequest int) {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		var tally pollcrowd.Tally
-		for _, tn := range tenants {
-			for _, req := range tn.reqs {
-				for range perRequest {
-					wg.Go(func() { pollcrowd.Poll(e.url, tn.token, tn.name, req, stop, &tally) })
-				}
-			}
-		}
+	crowd := func(t *testing.T, tenants []pollcrowd.Tenant, perRequest int) {
+		tally, stop := pollcrowd.Start(e.url, tenants, perRequest)
 		time.Sleep(time.Second) // let the crowd fill the cap
 		// The main listener cannot tell the operator's new connection
 		// from a tenant's until its request is read: on a machine starved
@@ -97,17 +71,16 @@ func TestLongPollsCannotLockOutOperator(t *testing.T) {
 		assert.GreaterOrEqual(t, metricsMain, 10, "/metrics on the main listener: most, not none")
 		assert.Equal(t, 20, operatorServed(t, viaSocket, "http://admin", "/v1/campaigns", 20), "administrator on its socket")
 		assert.Equal(t, 20, operatorServed(t, viaSocket, "http://admin", "/metrics", 20), "/metrics on the socket")
-		close(stop)
-		wg.Wait()
-		t.Logf("polls answered: %s", &tally)
+		stop()
+		t.Logf("polls answered: %s", tally)
 		assert.Positive(t, tally.Early.Load(), "waits over the share are answered early")
 		assert.Zero(t, tally.Other.Load(), "every poll is answered 200 (or 429 at the in-flight limit), none fails")
 	}
 	t.Run("one tenant, 100 polls on one request", func(t *testing.T) {
-		crowd(t, []tenant{newTenant("alpha", 1)}, 100)
+		crowd(t, []pollcrowd.Tenant{newTenant("alpha", 1)}, 100)
 	})
 	t.Run("10 tenants, 10 polls each", func(t *testing.T) {
-		var ts []tenant
+		var ts []pollcrowd.Tenant
 		for i := range 10 {
 			ts = append(ts, newTenant(fmt.Sprintf("t%d", i), 10))
 		}

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,29 +39,13 @@ func TestLongPollFloodOperatorServed(t *testing.T) {
 	ctx := context.Background()
 	admin, err := client.New(p.url, testToken)
 	require.NoError(t, err)
-	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	viaSocket := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		}}}
-
-	type tenant struct {
-		name, token string
-		reqs        []int
-	}
-	newTenant := func(name string, pending int) tenant {
-		reg, err := admin.Register(ctx, client.CampaignSpec{Name: name, Budget: 1e6, Guaranteed: 8, Sustained: 8,
-			BurstCeiling: 16, Bucket: 1000, Class: client.ClassAgentBurst})
+	fresh, viaSocket := pollcrowd.FreshClient(), pollcrowd.SocketClient(sock)
+	newTenant := func(name string, pending int) pollcrowd.Tenant {
+		// 16 GPUs each: the clock (a tick every 1,000 s) grants none
+		// during the test, so every request stays pending.
+		tn, err := pollcrowd.NewTenant(ctx, admin, client.CampaignSpec{Name: name, Budget: 1e6, Guaranteed: 8, Sustained: 8,
+			BurstCeiling: 16, Bucket: 1000, Class: client.ClassAgentBurst}, pending, client.LeaseRequest{GPUs: 16, Duration: 100})
 		require.NoError(t, err)
-		c := admin.WithToken(reg.Token)
-		tn := tenant{name: name, token: reg.Token}
-		for range pending {
-			// 16 GPUs each: beyond what the clock (a tick every 1,000 s)
-			// will grant during the test, so every request stays pending.
-			acc, err := c.Request(ctx, name, client.LeaseRequest{GPUs: 16, Duration: 100})
-			require.NoError(t, err)
-			tn.reqs = append(tn.reqs, acc.RequestID)
-		}
 		return tn
 	}
 	served := func(t *testing.T, hc *http.Client, url, path string) int {
@@ -73,17 +55,8 @@ func TestLongPollFloodOperatorServed(t *testing.T) {
 		}
 		return n
 	}
-	crowd := func(t *testing.T, tenants []tenant, perRequest int) {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		var tally pollcrowd.Tally
-		for _, tn := range tenants {
-			for _, req := range tn.reqs {
-				for range perRequest {
-					wg.Go(func() { pollcrowd.Poll(p.url, tn.token, tn.name, req, stop, &tally) })
-				}
-			}
-		}
+	crowd := func(t *testing.T, tenants []pollcrowd.Tenant, perRequest int) {
+		tally, stop := pollcrowd.Start(p.url, tenants, perRequest)
 		time.Sleep(2 * time.Second) // let the crowd fill the cap
 		assert.Equal(t, 20, served(t, viaSocket, "http://admin", "/v1/campaigns"), "administrator on its socket")
 		assert.Equal(t, 20, served(t, viaSocket, "http://admin", "/metrics"), "/metrics on the socket")
@@ -93,9 +66,8 @@ func TestLongPollFloodOperatorServed(t *testing.T) {
 		assert.GreaterOrEqual(t, adminMain, 10, "administrator on the main listener: most, not none")
 		assert.GreaterOrEqual(t, metricsMain, 10, "/metrics on the main listener: most, not none")
 		m := metrics(t, p.url)
-		close(stop)
-		wg.Wait()
-		t.Logf("polls answered: %s; waits open %v, reclaimed %v, refused %v", &tally,
+		stop()
+		t.Logf("polls answered: %s; waits open %v, reclaimed %v, refused %v", tally,
 			m["bursar_waits_open"], m["bursar_connections_reclaimed_total"], m["bursar_connections_refused_total"])
 		assert.Positive(t, tally.Early.Load(), "waits over the share are answered early")
 		assert.Zero(t, tally.Other.Load(), "every poll is answered 200 (or 429 at the in-flight limit), none fails")
@@ -103,10 +75,10 @@ func TestLongPollFloodOperatorServed(t *testing.T) {
 	}
 	alpha := newTenant("alpha", 1)
 	t.Run("one tenant, 600 polls", func(t *testing.T) {
-		crowd(t, []tenant{alpha}, 600)
+		crowd(t, []pollcrowd.Tenant{alpha}, 600)
 	})
 	t.Run("60 tenants, 10 polls each", func(t *testing.T) {
-		var ts []tenant
+		var ts []pollcrowd.Tenant
 		for i := range 60 {
 			ts = append(ts, newTenant(fmt.Sprintf("t%02d", i), 10))
 		}
@@ -114,8 +86,8 @@ func TestLongPollFloodOperatorServed(t *testing.T) {
 	})
 	// A campaign token is refused on the administrator's socket (and
 	// served on the main listener).
-	_, failures := pollcrowd.Served(viaSocket, "http://admin", "/v1/campaigns/alpha", alpha.token, 1)
+	_, failures := pollcrowd.Served(viaSocket, "http://admin", "/v1/campaigns/alpha", alpha.Token, 1)
 	assert.Equal(t, []string{"403 Forbidden"}, failures)
-	n, _ := pollcrowd.Served(fresh, p.url, "/v1/campaigns/alpha", alpha.token, 1)
+	n, _ := pollcrowd.Served(fresh, p.url, "/v1/campaigns/alpha", alpha.Token, 1)
 	assert.Equal(t, 1, n)
 }

@@ -9,11 +9,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bursar-hpc/bursar/api"
+	"github.com/bursar-hpc/bursar/client"
 )
 
 // Tally counts what a crowd of long polls was answered: at their end, early
@@ -94,4 +97,60 @@ func Served(hc *http.Client, url, path, token string, n int) (served int, failur
 		}
 	}
 	return served, failures
+}
+
+// Tenant is a campaign whose pending requests the crowd polls.
+type Tenant struct {
+	Name, Token string
+	Requests    []int
+}
+
+// NewTenant registers spec through the administrator's client and files
+// pending requests req for it, all left pending by the caller's clock.
+func NewTenant(ctx context.Context, admin *client.Client, spec client.CampaignSpec, pending int, req client.LeaseRequest) (Tenant, error) {
+	reg, err := admin.Register(ctx, spec)
+	if err != nil {
+		return Tenant{}, err
+	}
+	c := admin.WithToken(reg.Token)
+	tn := Tenant{Name: spec.Name, Token: reg.Token}
+	for range pending {
+		acc, err := c.Request(ctx, spec.Name, req)
+		if err != nil {
+			return tn, err
+		}
+		tn.Requests = append(tn.Requests, acc.RequestID)
+	}
+	return tn, nil
+}
+
+// Start sets perRequest pollers on each pending request of each tenant;
+// stop ends them and waits until they have.
+func Start(url string, tenants []Tenant, perRequest int) (tally *Tally, stop func()) {
+	tally = &Tally{}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, tn := range tenants {
+		for _, req := range tn.Requests {
+			for range perRequest {
+				wg.Go(func() { Poll(url, tn.Token, tn.Name, req, done, tally) })
+			}
+		}
+	}
+	return tally, func() { close(done); wg.Wait() }
+}
+
+// FreshClient makes every request on a new connection, as an operator
+// arriving during a flood does.
+func FreshClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+}
+
+// SocketClient is FreshClient over the Unix socket at path (any URL's
+// host reaches it).
+func SocketClient(path string) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}}
 }
