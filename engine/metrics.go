@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/bursar-hpc/bursar/internal/metric"
 	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -46,30 +47,44 @@ type Scalar struct {
 	Value float64
 }
 
-// ScalarKeys lists the scalar metric keys in output order.
-var ScalarKeys = []string{
-	"victim_p50_in", "victim_p95_in", "victim_p50_out", "victim_p95_out", "victim_violations_in",
-	"sci_burst_p50", "sci_burst_p95", "sci_burst_p95_in",
-	"warm", "reclaim", "cold",
-	"utilization", "productive_utilization",
-	"storm_mean_held", "storm_peak_held", "storm_excess_gpu_s",
-	"naive_science", "naive_spent", "adaptive_science", "adaptive_spent",
+// ScalarMetrics are the model's scalar metrics (docs/metrics.md), in
+// output order: metrics.json (the probe's lists before warm), runs.csv's
+// columns and the shards' wire metrics follow it.
+var ScalarMetrics = metric.Table[Metrics]{
+	metric.Float("victim_p50_in", "s", func(m *Metrics) *float64 { return &m.VictimP50In }),
+	metric.Float("victim_p95_in", "s", func(m *Metrics) *float64 { return &m.VictimP95In }),
+	metric.Float("victim_p50_out", "s", func(m *Metrics) *float64 { return &m.VictimP50Out }),
+	metric.Float("victim_p95_out", "s", func(m *Metrics) *float64 { return &m.VictimP95Out }),
+	metric.Int("victim_violations_in", "grants", func(m *Metrics) *int { return &m.VictimViolationsIn }),
+	metric.Float("sci_burst_p50", "s", func(m *Metrics) *float64 { return &m.SciBurstP50 }),
+	metric.Float("sci_burst_p95", "s", func(m *Metrics) *float64 { return &m.SciBurstP95 }),
+	metric.Float("sci_burst_p95_in", "s", func(m *Metrics) *float64 { return &m.SciBurstP95In }),
+	metric.Int("warm", "grants", func(m *Metrics) *int { return &m.Warm }),
+	metric.Int("reclaim", "grants", func(m *Metrics) *int { return &m.Reclaim }),
+	metric.Int("cold", "grants", func(m *Metrics) *int { return &m.Cold }),
+	metric.Float("utilization", "fraction", func(m *Metrics) *float64 { return &m.Utilization }),
+	metric.Float("productive_utilization", "fraction", func(m *Metrics) *float64 { return &m.ProductiveUtilization }),
+	metric.Float("storm_mean_held", "GPUs", func(m *Metrics) *float64 { return &m.StormMeanHeld }),
+	metric.Int("storm_peak_held", "GPUs", func(m *Metrics) *int { return &m.StormPeakHeld }),
+	metric.Float("storm_excess_gpu_s", "GPU-s", func(m *Metrics) *float64 { return &m.StormExcessGPUSeconds }),
+	metric.Float("naive_science", "value", func(m *Metrics) *float64 { return &m.NaiveScience }),
+	metric.Float("naive_spent", "credits", func(m *Metrics) *float64 { return &m.NaiveSpent }),
+	metric.Float("adaptive_science", "value", func(m *Metrics) *float64 { return &m.AdaptiveScience }),
+	metric.Float("adaptive_spent", "credits", func(m *Metrics) *float64 { return &m.AdaptiveSpent }),
 }
+
+// ScalarKeys lists the scalar metric keys in output order (ScalarMetrics).
+var ScalarKeys = ScalarMetrics.Keys()
 
 // Scalars returns the scalar metrics, keyed as in every output, in the
 // order of ScalarKeys.
-func (m *Metrics) Scalars() []Scalar {
-	v := []float64{
-		m.VictimP50In, m.VictimP95In, m.VictimP50Out, m.VictimP95Out, float64(m.VictimViolationsIn),
-		m.SciBurstP50, m.SciBurstP95, m.SciBurstP95In,
-		float64(m.Warm), float64(m.Reclaim), float64(m.Cold),
-		m.Utilization, m.ProductiveUtilization,
-		m.StormMeanHeld, float64(m.StormPeakHeld), m.StormExcessGPUSeconds,
-		m.NaiveScience, m.NaiveSpent, m.AdaptiveScience, m.AdaptiveSpent,
-	}
-	out := make([]Scalar, len(v))
-	for i := range v {
-		out[i] = Scalar{ScalarKeys[i], v[i]}
+func (m *Metrics) Scalars() []Scalar { return scalars(ScalarMetrics, m) }
+
+// scalars is table t's metrics of run r as keyed values.
+func scalars[R any](t metric.Table[R], r *R) []Scalar {
+	out := make([]Scalar, len(t))
+	for i := range t {
+		out[i] = Scalar{t[i].Key, t[i].Get(r)}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 
+	"github.com/bursar-hpc/bursar/internal/metric"
 	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -40,70 +41,38 @@ type StudyMetrics struct {
 	AdaptiveSciencePerCredit, NaiveSciencePerCredit float64
 }
 
-// StudyKeys lists the study metrics' keys in output order (metrics.json
-// after the model's, and runs.csv columns when a run names its policy).
-var StudyKeys = []string{
-	"victim_expired", "adaptive_expired", "naive_expired", "storm_expired",
-	"victim_pending_gpus", "adaptive_pending_gpus", "naive_pending_gpus", "storm_pending_gpus",
-	"victim_p95_in_censored", "victim_violations_in_censored",
-	"preemptions", "agent_preemptions", "preempted_gpu_s",
-	"jain_storm",
-	"adaptive_science_per_credit", "naive_science_per_credit",
+// StudyMetricTable are the study metrics (docs/metrics.md), in output
+// order: metrics.json after the model's, and runs.csv's columns when a
+// run names its policy.
+var StudyMetricTable = metric.Table[StudyMetrics]{
+	metric.Int("victim_expired", "requests", func(m *StudyMetrics) *int { return &m.VictimExpired }),
+	metric.Int("adaptive_expired", "requests", func(m *StudyMetrics) *int { return &m.AdaptiveExpired }),
+	metric.Int("naive_expired", "requests", func(m *StudyMetrics) *int { return &m.NaiveExpired }),
+	metric.Int("storm_expired", "requests", func(m *StudyMetrics) *int { return &m.StormExpired }),
+	metric.Int("victim_pending_gpus", "GPUs", func(m *StudyMetrics) *int { return &m.VictimPendingGPUs }),
+	metric.Int("adaptive_pending_gpus", "GPUs", func(m *StudyMetrics) *int { return &m.AdaptivePendingGPUs }),
+	metric.Int("naive_pending_gpus", "GPUs", func(m *StudyMetrics) *int { return &m.NaivePendingGPUs }),
+	metric.Int("storm_pending_gpus", "GPUs", func(m *StudyMetrics) *int { return &m.StormPendingGPUs }),
+	metric.Float("victim_p95_in_censored", "s", func(m *StudyMetrics) *float64 { return &m.VictimP95InCensored }),
+	metric.Int("victim_violations_in_censored", "requests", func(m *StudyMetrics) *int { return &m.VictimViolationsInCensored }),
+	metric.Int("preemptions", "leases", func(m *StudyMetrics) *int { return &m.Preemptions }),
+	metric.Int("agent_preemptions", "leases", func(m *StudyMetrics) *int { return &m.AgentPreemptions }),
+	metric.Float("preempted_gpu_s", "GPU-s", func(m *StudyMetrics) *float64 { return &m.PreemptedGPUSeconds }),
+	metric.Float("jain_storm", "index in (0, 1]", func(m *StudyMetrics) *float64 { return &m.JainStorm }),
+	metric.Float("adaptive_science_per_credit", "value / credit", func(m *StudyMetrics) *float64 { return &m.AdaptiveSciencePerCredit }),
+	metric.Float("naive_science_per_credit", "value / credit", func(m *StudyMetrics) *float64 { return &m.NaiveSciencePerCredit }),
 }
 
+// StudyKeys lists the study metrics' keys in output order
+// (StudyMetricTable).
+var StudyKeys = StudyMetricTable.Keys()
+
 // Scalars returns the study metrics in StudyKeys order.
-func (m *StudyMetrics) Scalars() []Scalar {
-	v := []float64{
-		float64(m.VictimExpired), float64(m.AdaptiveExpired), float64(m.NaiveExpired), float64(m.StormExpired),
-		float64(m.VictimPendingGPUs), float64(m.AdaptivePendingGPUs), float64(m.NaivePendingGPUs), float64(m.StormPendingGPUs),
-		m.VictimP95InCensored, float64(m.VictimViolationsInCensored),
-		float64(m.Preemptions), float64(m.AgentPreemptions), m.PreemptedGPUSeconds,
-		m.JainStorm,
-		m.AdaptiveSciencePerCredit, m.NaiveSciencePerCredit,
-	}
-	out := make([]Scalar, len(v))
-	for i := range v {
-		out[i] = Scalar{StudyKeys[i], v[i]}
-	}
-	return out
-}
+func (m *StudyMetrics) Scalars() []Scalar { return scalars(StudyMetricTable, m) }
 
 // SetScalar sets the study metric key (the inverse of Scalars, for
 // decoders); it reports whether key is one.
-func (m *StudyMetrics) SetScalar(key string, v float64) bool {
-	i := -1
-	for k, name := range StudyKeys {
-		if name == key {
-			i = k
-		}
-	}
-	if i < 0 {
-		return false
-	}
-	ints := []*int{&m.VictimExpired, &m.AdaptiveExpired, &m.NaiveExpired, &m.StormExpired,
-		&m.VictimPendingGPUs, &m.AdaptivePendingGPUs, &m.NaivePendingGPUs, &m.StormPendingGPUs}
-	switch {
-	case i < len(ints):
-		*ints[i] = int(v)
-	case key == "victim_p95_in_censored":
-		m.VictimP95InCensored = v
-	case key == "victim_violations_in_censored":
-		m.VictimViolationsInCensored = int(v)
-	case key == "preemptions":
-		m.Preemptions = int(v)
-	case key == "agent_preemptions":
-		m.AgentPreemptions = int(v)
-	case key == "preempted_gpu_s":
-		m.PreemptedGPUSeconds = v
-	case key == "jain_storm":
-		m.JainStorm = v
-	case key == "adaptive_science_per_credit":
-		m.AdaptiveSciencePerCredit = v
-	case key == "naive_science_per_credit":
-		m.NaiveSciencePerCredit = v
-	}
-	return true
-}
+func (m *StudyMetrics) SetScalar(key string, v float64) bool { return StudyMetricTable.Set(m, key, v) }
 
 // study measures the study metrics during a run.
 type study struct {

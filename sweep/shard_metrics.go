@@ -51,53 +51,24 @@ func (f *ExactFloat) UnmarshalJSON(b []byte) error {
 }
 
 // wireMetrics is engine.Metrics as stored in shard files and cache
-// entries, keyed as in runs.csv (engine.ScalarKeys) so that a file reads
-// without this program.
+// entries, keyed as in runs.csv so that a file reads without this
+// program: one object of engine.ScalarMetrics' keys in its order (each
+// value an ExactFloat; a count's is its integer), then the probe's lists
+// (nil as null apart from empty as [], so that a decoded run is the run
+// that was encoded), then, only for a run whose scenario names its
+// policy, the study metrics (engine.StudyKeys) as an object by key.
 type wireMetrics struct {
-	VictimP50In           ExactFloat `json:"victim_p50_in"`
-	VictimP95In           ExactFloat `json:"victim_p95_in"`
-	VictimP50Out          ExactFloat `json:"victim_p50_out"`
-	VictimP95Out          ExactFloat `json:"victim_p95_out"`
-	VictimViolationsIn    int        `json:"victim_violations_in"`
-	SciBurstP50           ExactFloat `json:"sci_burst_p50"`
-	SciBurstP95           ExactFloat `json:"sci_burst_p95"`
-	SciBurstP95In         ExactFloat `json:"sci_burst_p95_in"`
-	Warm                  int        `json:"warm"`
-	Reclaim               int        `json:"reclaim"`
-	Cold                  int        `json:"cold"`
-	Utilization           ExactFloat `json:"utilization"`
-	ProductiveUtilization ExactFloat `json:"productive_utilization"`
-	StormMeanHeld         ExactFloat `json:"storm_mean_held"`
-	StormPeakHeld         int        `json:"storm_peak_held"`
-	StormExcessGPUSeconds ExactFloat `json:"storm_excess_gpu_s"`
-	NaiveScience          ExactFloat `json:"naive_science"`
-	NaiveSpent            ExactFloat `json:"naive_spent"`
-	AdaptiveScience       ExactFloat `json:"adaptive_science"`
-	AdaptiveSpent         ExactFloat `json:"adaptive_spent"`
-	// The lists keep nil (null) apart from empty ([]), so that a decoded
-	// run is the run that was encoded.
-	ProbeLats   []int `json:"probe_lats"`
-	ProbeLatsIn []int `json:"probe_lats_in"`
-	// Study are the policy-study metrics (engine.StudyKeys), only for a
-	// run whose scenario names its policy.
-	Study map[string]ExactFloat `json:"study,omitempty"`
+	Scalars                []ExactFloat // engine.ScalarMetrics order
+	ProbeLats, ProbeLatsIn []int
+	Study                  map[string]ExactFloat
 }
 
 func toWire(m *engine.Metrics) wireMetrics {
-	return wireMetrics{
-		VictimP50In: ExactFloat(m.VictimP50In), VictimP95In: ExactFloat(m.VictimP95In),
-		VictimP50Out: ExactFloat(m.VictimP50Out), VictimP95Out: ExactFloat(m.VictimP95Out),
-		VictimViolationsIn: m.VictimViolationsIn,
-		SciBurstP50:        ExactFloat(m.SciBurstP50), SciBurstP95: ExactFloat(m.SciBurstP95), SciBurstP95In: ExactFloat(m.SciBurstP95In),
-		Warm: m.Warm, Reclaim: m.Reclaim, Cold: m.Cold,
-		Utilization: ExactFloat(m.Utilization), ProductiveUtilization: ExactFloat(m.ProductiveUtilization),
-		StormMeanHeld: ExactFloat(m.StormMeanHeld), StormPeakHeld: m.StormPeakHeld,
-		StormExcessGPUSeconds: ExactFloat(m.StormExcessGPUSeconds),
-		NaiveScience:          ExactFloat(m.NaiveScience), NaiveSpent: ExactFloat(m.NaiveSpent),
-		AdaptiveScience: ExactFloat(m.AdaptiveScience), AdaptiveSpent: ExactFloat(m.AdaptiveSpent),
-		ProbeLats: m.ProbeLats, ProbeLatsIn: m.ProbeLatsIn,
-		Study: studyWire(m.Study),
+	w := wireMetrics{ProbeLats: m.ProbeLats, ProbeLatsIn: m.ProbeLatsIn, Study: studyWire(m.Study)}
+	for i := range engine.ScalarMetrics {
+		w.Scalars = append(w.Scalars, ExactFloat(engine.ScalarMetrics[i].Get(m)))
 	}
+	return w
 }
 
 func studyWire(st *engine.StudyMetrics) map[string]ExactFloat {
@@ -112,31 +83,73 @@ func studyWire(st *engine.StudyMetrics) map[string]ExactFloat {
 }
 
 func (w *wireMetrics) metrics() engine.Metrics {
-	var st *engine.StudyMetrics
+	var m engine.Metrics
 	if w.Study != nil {
-		st = new(engine.StudyMetrics)
+		m.Study = new(engine.StudyMetrics)
 		// Keys this program does not know (a newer writer's) are left
 		// out; the program version in every entry keeps them apart.
 		for _, key := range engine.StudyKeys {
 			if v, ok := w.Study[key]; ok {
-				st.SetScalar(key, float64(v))
+				m.Study.SetScalar(key, float64(v))
 			}
 		}
 	}
-	return engine.Metrics{
-		Study:       st,
-		VictimP50In: float64(w.VictimP50In), VictimP95In: float64(w.VictimP95In),
-		VictimP50Out: float64(w.VictimP50Out), VictimP95Out: float64(w.VictimP95Out),
-		VictimViolationsIn: w.VictimViolationsIn,
-		SciBurstP50:        float64(w.SciBurstP50), SciBurstP95: float64(w.SciBurstP95), SciBurstP95In: float64(w.SciBurstP95In),
-		ProbeLats: w.ProbeLats, ProbeLatsIn: w.ProbeLatsIn,
-		Warm: w.Warm, Reclaim: w.Reclaim, Cold: w.Cold,
-		Utilization: float64(w.Utilization), ProductiveUtilization: float64(w.ProductiveUtilization),
-		StormMeanHeld: float64(w.StormMeanHeld), StormPeakHeld: w.StormPeakHeld,
-		StormExcessGPUSeconds: float64(w.StormExcessGPUSeconds),
-		NaiveScience:          float64(w.NaiveScience), NaiveSpent: float64(w.NaiveSpent),
-		AdaptiveScience: float64(w.AdaptiveScience), AdaptiveSpent: float64(w.AdaptiveSpent),
+	for i, v := range w.Scalars {
+		engine.ScalarMetrics[i].Set(&m, float64(v))
 	}
+	m.ProbeLats, m.ProbeLatsIn = w.ProbeLats, w.ProbeLatsIn
+	return m
+}
+
+// MarshalJSON writes the object in the order above.
+func (w wireMetrics) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	field := func(key string, v []byte) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, key)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	for i, v := range w.Scalars {
+		f, _ := v.MarshalJSON()
+		field(engine.ScalarMetrics[i].Key, f)
+	}
+	field("probe_lats", marshalWire(w.ProbeLats))
+	field("probe_lats_in", marshalWire(w.ProbeLatsIn))
+	if len(w.Study) > 0 {
+		field("study", marshalWire(w.Study))
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the object by key: a scalar it lacks is 0, a key
+// it does not know is left out.
+func (w *wireMetrics) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	*w = wireMetrics{Scalars: make([]ExactFloat, len(engine.ScalarMetrics))}
+	for i := range engine.ScalarMetrics {
+		if raw, ok := fields[engine.ScalarMetrics[i].Key]; ok {
+			if err := json.Unmarshal(raw, &w.Scalars[i]); err != nil {
+				return fmt.Errorf("%s: %w", engine.ScalarMetrics[i].Key, err)
+			}
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst any
+	}{{"probe_lats", &w.ProbeLats}, {"probe_lats_in", &w.ProbeLatsIn}, {"study", &w.Study}} {
+		if raw, ok := fields[f.key]; ok {
+			if err := json.Unmarshal(raw, f.dst); err != nil {
+				return fmt.Errorf("%s: %w", f.key, err)
+			}
+		}
+	}
+	return nil
 }
 
 // marshalWire is json.Marshal for the wire types, whose values always

@@ -3,27 +3,22 @@ package tracestudy
 import (
 	"math"
 
+	"github.com/bursar-hpc/bursar/internal/metric"
 	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
 // Metric is one number a trace study reports per replay, in summary.json,
 // runs.csv and the intervals over windows (docs/metrics.md lists every
-// key with its unit).
-type Metric struct {
-	Key  string
-	Unit string
-	// Get reads the metric from a result; NaN where it has none.
-	Get func(r *Result) float64
-	// Lower reports whether the value is only a lower bound (censored
-	// waits of unfinished jobs, §4.1); nil: never.
-	Lower func(r *Result) bool
-}
+// key with its unit): Get reads it from a result, NaN where it has none;
+// Lower reports whether the value is only a lower bound (censored waits
+// of unfinished jobs, §4.1), nil: never.
+type Metric = metric.Metric[Result]
 
 func count(n int) float64 { return float64(n) }
 
 // Metrics are the per-replay numbers of trace and budget-knobs, in
 // summary.json's and runs.csv's order.
-var Metrics = []Metric{
+var Metrics = metric.Table[Result]{
 	{Key: "jobs", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Jobs) }},
 	{Key: "served", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Served) }},
 	{Key: "denied", Unit: "jobs", Get: func(r *Result) float64 { return count(r.Summary.Denied) }},
@@ -80,14 +75,7 @@ var Metrics = []Metric{
 }
 
 // MetricByKey is the metric called key.
-func MetricByKey(key string) *Metric {
-	for i := range Metrics {
-		if Metrics[i].Key == key {
-			return &Metrics[i]
-		}
-	}
-	return nil
-}
+func MetricByKey(key string) *Metric { return Metrics.ByKey(key) }
 
 // Interval is an estimate over windows: the mean of the per-window
 // values and its 95 % t interval (Student's t with N − 1 degrees of

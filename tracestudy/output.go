@@ -375,10 +375,8 @@ func lateCell(e Estimates, rs []Result, si, nw int) string {
 
 // metricIndex is the index of the metric key in Metrics.
 func metricIndex(key string) int {
-	for i := range Metrics {
-		if Metrics[i].Key == key {
-			return i
-		}
+	if i := Metrics.Index(key); i >= 0 {
+		return i
 	}
 	panic("no metric " + key)
 }
