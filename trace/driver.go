@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -268,42 +270,59 @@ func (t *jobTable) set(id int, j int32) {
 
 // checkpoints are each job's run kept by checkpoints (§6.7): a requeued
 // job asks for what is left of its run and of its estimate. The replay
-// keeps them in a slice made at its first checkpoint (only under a
-// checkpointing restart rule), so that without one a fork copies nothing;
-// a fork reads the replay's as they were at the fork (at) and keeps its
-// own, few, in a map on top.
+// keeps each job's total (now, made at its first checkpoint: only under a
+// checkpointing restart rule) and every change in order (hist), so that a
+// fork reads them as they were when it was taken (the changes before
+// seen) without copying them; a fork keeps its own, few, in a map on top.
 type checkpoints struct {
-	at     []int64
-	dense  []int64
-	sparse map[int32]int64
-	fork   bool // keep own checkpoints in sparse
+	now  []int64                // the replay's: each job's total
+	hist map[int32][]keptChange // the replay's: each job's totals as they grew
+	seq  int                    // the replay's changes so far
+	// A fork's: the replay's (view) as of its change seen, and its own.
+	view *checkpoints
+	seen int
+	own  map[int32]int64
+}
+
+// keptChange is a job's total after the replay's change seq.
+type keptChange struct {
+	seq   int
+	total int64
 }
 
 func (c *checkpoints) of(j int) int64 {
-	var k int64
-	if j < len(c.at) {
-		k = c.at[j]
+	if c.view == nil {
+		if c.now == nil {
+			return 0
+		}
+		return c.now[j]
 	}
-	if c.dense != nil {
-		k += c.dense[j]
+	return c.view.asOf(j, c.seen) + c.own[int32(j)]
+}
+
+// asOf is job j's total after the replay's first seen changes.
+func (c *checkpoints) asOf(j, seen int) int64 {
+	h := c.hist[int32(j)]
+	i, _ := slices.BinarySearchFunc(h, seen, func(k keptChange, seen int) int { return cmp.Compare(k.seq, seen) })
+	if i == 0 {
+		return 0
 	}
-	if c.sparse != nil {
-		k += c.sparse[int32(j)]
-	}
-	return k
+	return h[i-1].total
 }
 
 // add adds s seconds kept to job j's, one of n jobs.
 func (c *checkpoints) add(j int32, s int64, n int) {
-	if c.fork {
-		if c.sparse == nil {
-			c.sparse = map[int32]int64{}
+	if c.view != nil {
+		if c.own == nil {
+			c.own = map[int32]int64{}
 		}
-		c.sparse[j] += s
+		c.own[j] += s
 		return
 	}
-	if c.dense == nil {
-		c.dense = make([]int64, n)
+	if c.now == nil {
+		c.now, c.hist = make([]int64, n), map[int32][]keptChange{}
 	}
-	c.dense[j] += s
+	c.now[j] += s
+	c.hist[j] = append(c.hist[j], keptChange{c.seq, c.now[j]})
+	c.seq++
 }

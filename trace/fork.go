@@ -2,7 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/bursar-hpc/bursar/internal/deepcopy"
 	"github.com/bursar-hpc/bursar/policy"
@@ -42,10 +41,11 @@ type forkState struct {
 	w          *Workload
 	base       int64
 	ids        []policy.CampaignID
-	jobOf      []int32 // request id → job, as the replay has it
-	kept       []int64 // each job's run kept by checkpoints, as the replay has it (read only)
-	next, done int     // the next job to file; the jobs finished or denied
-	stop       int     // the horizon tick
+	jobOf      []int32      // request id → job, as the replay has it
+	kept       *checkpoints // the replay's checkpoints (read only), as of change keptSeen
+	keptSeen   int
+	next, done int // the next job to file; the jobs finished or denied
+	stop       int // the horizon tick
 	tickByTick bool
 	// grantsOnly: the copy is read only for its grants, so a policy that
 	// can (grantsOnlier) stops keeping its books where that cannot change
@@ -57,7 +57,7 @@ type forkState struct {
 // to go on from. Only the replay's driver is forked: a fork's request ids
 // are its own.
 func (d *driver) forkState() forkState {
-	return forkState{w: d.w, base: d.base, ids: d.ids, jobOf: d.jobOf.own, kept: d.kept.dense,
+	return forkState{w: d.w, base: d.base, ids: d.ids, jobOf: d.jobOf.own, kept: &d.kept, keptSeen: d.kept.seq,
 		next: d.next, done: d.done, stop: d.end, tickByTick: d.tickByTick}
 }
 
@@ -96,7 +96,7 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 	}
 	d.next, d.done = fs.next, fs.done
 	d.jobOf.shared = fs.jobOf
-	d.kept = checkpoints{at: fs.kept, fork: true}
+	d.kept = checkpoints{view: fs.kept, seen: fs.keptSeen}
 	return d.run()
 }
 
@@ -178,11 +178,6 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 			}
 			pf.alloc = c
 			pf.fs.jobOf = fs.jobOf[:len(fs.jobOf):len(fs.jobOf)]
-			// The replay's checkpoints go on changing; the copy needs them
-			// as they are now.
-			if fs.kept != nil {
-				pf.fs.kept = slices.Clone(fs.kept[:fs.next])
-			}
 			ahead, err := ff.runAhead(pf)
 			if err != nil {
 				return fp, err

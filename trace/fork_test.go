@@ -6,6 +6,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"pgregory.net/rapid"
@@ -26,6 +27,13 @@ func randomForkTrace(t *rapid.T, name string) (*Workload, int) {
 	return w, rapid.IntRange(0, len(w.Jobs)-1).Draw(t, "fork after job")
 }
 
+// drawRestart draws budget's restart rule: from zero, or from checkpoints
+// short enough for the random traces' runs (≤ 900 s) to keep some, so
+// that a fork resumes a job from the replay's checkpoints and its own.
+func drawRestart(t *rapid.T) baseline.Restart {
+	return baseline.Restart{Checkpoint: rapid.SampledFrom([]int{0, 60, 3600}).Draw(t, "checkpoint")}
+}
+
 // A copy of any policy's state, taken mid-replay and run on with every
 // arrival, writes exactly the journal the original writes from that point,
 // and taking it changes nothing of the original's: the copy shares no
@@ -43,6 +51,7 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 				grantsOnly := rapid.Bool().Draw(t, "grants only")
 				knobs := policies.TraceKnobs()
 				budget.Slot.Edit(&knobs).MinRuntime = [4]int{0, 0, 60, 0}
+				budget.Slot.Edit(&knobs).Restart = drawRestart(t)
 				var plain, main, fork journal
 				replayPolicy(t, w, name, knobs, ReplayOptions{Recorder: &plain, Horizon: 3000})
 				forked, mark := false, 0
@@ -88,6 +97,7 @@ func TestFairStartsMatchReplayFromScratch(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				w := randomTrace(t)
 				knobs := policies.TraceKnobs()
+				budget.Slot.Edit(&knobs).Restart = drawRestart(t)
 				const horizon = 20000
 				sample := make([]int, len(w.Jobs))
 				for i := range sample {
