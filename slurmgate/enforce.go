@@ -320,24 +320,29 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		case !e.seen[id]:
 			e.seen[id] = true
 			key := slurmtoken.WCKey(l)
+			// The tasks of an array (5_0, 5_1, 5_[2-7]) are one
+			// submission, admitted on one token as a whole (the gate
+			// checks that the lease covers them all at once): bound by
+			// the array's job id.
+			whole := ArrayJob(id)
 			first, ok := e.bound[key]
-			if !ok || first == id {
+			if !ok || first == whole {
 				// The journal's binding (it survives a restart with
 				// --data-dir): the job bound before, or this one now.
-				if b, err := e.Leases.BindSlurmJob(ctx, l.Campaign, l.Lease, id); err == nil {
+				if b, err := e.Leases.BindSlurmJob(ctx, l.Campaign, l.Lease, whole); err == nil {
 					first, ok = b, true
 				} else {
 					e.Log.Warn("slurm enforcer: cannot journal the job's lease", "job", id, "lease", l.Lease, "campaign", l.Campaign, "err", err)
 				}
 			}
-			if ok && first != id {
+			if ok && first != whole {
 				// The gate admits one job per token (its --once-dir);
 				// one that got past it, or a gate without it, is ended.
 				e.Log.Warn("slurm enforcer: a second job on one lease token: cancelled", "job", id, "first", first, "lease", l.Lease, "campaign", l.Campaign)
 				reused = append(reused, id)
 				continue
 			}
-			e.bound[key] = id
+			e.bound[key] = whole
 			e.record(LedgerEntry{Job: id, Lease: l.Lease, Campaign: l.Campaign, GPUs: l.GPUs, Expires: l.Expires, CPUs: j.CPUs, Seen: now.Unix()})
 			if err == nil {
 				e.mu.Lock()
@@ -463,4 +468,11 @@ func Allocated(tres string) (cpus, gpus int) {
 		}
 	}
 	return cpus, gpus
+}
+
+// ArrayJob is the job id of an array task's array (5 for 5_0 and
+// 5_[2-7], as squeue prints them), or id itself.
+func ArrayJob(id string) string {
+	whole, _, _ := strings.Cut(id, "_")
+	return whole
 }

@@ -299,3 +299,24 @@ func TestAllocated(t *testing.T) {
 		assert.Equal(t, c.gpus, gpus, c.tres)
 	}
 }
+
+// TestEnforcerArrayIsOneJob: the tasks of an array admitted on a token
+// (9_0, 9_1 running, 9_[2-7] pending) are one submission, bound to the
+// lease as job 9; another job on the token is still a second job.
+func TestEnforcerArrayIsOneJob(t *testing.T) {
+	now := time.Now()
+	tok := token(7, now.Add(time.Hour))
+	f := &fakeCluster{queue: []QueuedJob{
+		{ID: "9_0", Comment: tok, State: "RUNNING", CPUs: "1"},
+		{ID: "9_1", Comment: tok, State: "RUNNING", CPUs: "1"},
+		{ID: "9_[2-7]", Comment: tok, State: "PENDING", CPUs: "1"},
+		{ID: "10", Comment: tok, State: "PENDING", CPUs: "1"},
+	}}
+	ls := leases(7)
+	e := newEnforcer(t, f, ls, "", now)
+	e.pass(context.Background(), now)
+	assert.Equal(t, []string{"10"}, f.took())
+	assert.Equal(t, "9", ls.bound[7])
+	assert.Equal(t, "5", ArrayJob("5_[2-7]"))
+	assert.Equal(t, "5", ArrayJob("5"))
+}

@@ -113,4 +113,27 @@ func TestSlurmGateLeaks(t *testing.T) {
 		require.NoError(t, err)
 		g.waitQueueEmpty(t, 30*time.Second)
 	})
+
+	t.Run("arrays only when the lease covers every task at once; hetjobs refused before the token is spent", func(t *testing.T) {
+		id, tok := g.token(t, 2, 60)
+		c := "--comment=" + tok + " "
+		// At the parent --array=0-7 of 1-CPU tasks passed a per-job
+		// check and ran 8 CPUs on a 2-GPU lease.
+		g.refused(t, "sbatch "+c+"-n 1 -o /dev/null --array=0-7 --wrap true", "the array's 8 tasks at once")
+		g.refused(t, "sbatch "+c+"-n 2 -o /dev/null --array=0-1 --wrap true", "ask for 4 CPUs but lease")
+		// A heterogeneous job reaches the plugin once per component; at
+		// the parent its first component spent the token.
+		het := filepath.Join(g.dir, "het.sh")
+		require.NoError(t, os.WriteFile(het, []byte("#!/bin/bash\n#SBATCH -n 1\n#SBATCH hetjob\n#SBATCH -n 1\ntrue\n"), 0o755))
+		g.refused(t, "sbatch "+c+"-o /dev/null "+het, "a heterogeneous job")
+		// Two at a time fit: admitted, the token spent on it.
+		out, code := g.sh(t, "sbatch --parsable "+c+"-n 1 -o /dev/null --array=0-7%2 --wrap true")
+		require.Equal(t, 0, code, out)
+		out, code = g.sh(t, "sbatch "+c+"-n 1 -o /dev/null --wrap true")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, out, "admitted a job already")
+		g.waitQueueEmpty(t, time.Minute)
+		_, err := g.admin.ReleaseLease(ctx, "sci", id)
+		require.NoError(t, err)
+	})
 }

@@ -10,7 +10,7 @@ import (
 // CheckUsage is the check's argument list (cmd/bursar-slurm-check and
 // `bursar slurm check` read the same).
 const CheckUsage = "[slurm check] --key-file KEY [--once-dir DIR] [--cpus N] [--account A] [--unit cpu|gpu] " +
-	"[--tres-per-job S] [--tres-per-node S] [--tres-per-task S] [--tres-per-socket S] [--cpus-per-tres S] [--min-nodes N] [--max-nodes N] [--tasks N] TOKEN"
+	"[--tres-per-job S] [--tres-per-node S] [--tres-per-task S] [--tres-per-socket S] [--cpus-per-tres S] [--array S] [--min-nodes N] [--max-nodes N] [--tasks N] TOKEN"
 
 // RunCheck reads the check's arguments (CheckUsage; each flag also as
 // --flag=value) and answers Check's line. The job's flags are what the
@@ -25,7 +25,7 @@ func RunCheck(args []string, now time.Time) (string, bool) {
 	hasJob := false
 	strs := map[string]*string{"--key-file": &keyFile, "--once-dir": &onceDir, "--account": &job.Account, "--unit": &job.Unit,
 		"--tres-per-job": &job.TRESPerJob, "--tres-per-node": &job.TRESPerNode, "--tres-per-task": &job.TRESPerTask,
-		"--tres-per-socket": &job.TRESPerSocket, "--cpus-per-tres": &job.CPUsPerTRES}
+		"--tres-per-socket": &job.TRESPerSocket, "--cpus-per-tres": &job.CPUsPerTRES, "--array": &job.Array}
 	ints := map[string]*int{"--cpus": &job.CPUs, "--min-nodes": &job.MinNodes, "--max-nodes": &job.MaxNodes, "--tasks": &job.Tasks}
 	usage := func(why string) (string, bool) {
 		return fmt.Sprintf("refuse: %s (usage: bursar-slurm-check %s)", why, CheckUsage), false

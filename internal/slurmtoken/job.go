@@ -28,6 +28,11 @@ type Job struct {
 	// CPUsPerTRES is --cpus-per-gpu as Slurm 22.05 writes it
 	// ("gres:gpu:4"): counting CPUs, the job's GPUs times it count too.
 	CPUsPerTRES string
+	// Array is --array as the plugin reads it (array_inx: "0-7",
+	// "1,3,8-10", "0-15:4", each optionally "%N", at most N at once; ""
+	// not an array). Every task is the job's size, and the lease must
+	// cover all the tasks that may run at once.
+	Array string
 	// MinNodes, MaxNodes and Tasks are -N MIN[-MAX] and -n.
 	MinNodes, MaxNodes, Tasks int
 	// Unit is what a lease's size counts: UnitCPU (the one-node pilot,
@@ -129,14 +134,77 @@ func (j Job) Fits(l Lease) error {
 	if err != nil {
 		return err
 	}
-	if cpus := max(j.CPUs, perGPU*gpus); j.Unit != UnitGPU && cpus > l.GPUs {
-		return fmt.Errorf("the job asks for %d CPUs but lease %d is for %d", cpus, l.Lease, l.GPUs)
+	tasks, err := ArrayAtOnce(j.Array)
+	if err != nil {
+		return err
 	}
-	if gpus > l.GPUs {
-		return fmt.Errorf("the job asks for %d GPUs but lease %d is for %d", gpus, l.Lease, l.GPUs)
+	cpus := max(j.CPUs, perGPU*gpus)
+	// An array's tasks are jobs of the job's size each.
+	what := "the job asks for"
+	if tasks > 1 {
+		what = fmt.Sprintf("the array's %d tasks at once (limit them with --array=…%%N) ask for", tasks)
+	}
+	if j.Unit != UnitGPU && cpus*tasks > l.GPUs {
+		return fmt.Errorf("%s %d CPUs but lease %d is for %d", what, cpus*tasks, l.Lease, l.GPUs)
+	}
+	if gpus*tasks > l.GPUs {
+		return fmt.Errorf("%s %d GPUs but lease %d is for %d", what, gpus*tasks, l.Lease, l.GPUs)
 	}
 	if j.Account != "" && strings.ToLower(j.Account) != Account(l.Campaign) {
 		return fmt.Errorf("lease %d is campaign %s's: the job must run under account %s, not %s", l.Lease, l.Campaign, Account(l.Campaign), j.Account)
 	}
 	return nil
+}
+
+// maxArrayTasks bounds an array's task count as read (Slurm's own
+// MaxArraySize is 1001 by default).
+const maxArrayTasks = 1 << 20
+
+// ArrayAtOnce is how many tasks of an array (--array, as job_submit/lua
+// reads it: "0-7", "1,3,8-10", "0-15:4", "0-7%2") may run at once: all of
+// them, or the %N throttle when smaller; 1 for "" (no array).
+func ArrayAtOnce(spec string) (int, error) {
+	if spec == "" {
+		return 1, nil
+	}
+	list, limit, throttled := strings.Cut(spec, "%")
+	bad := fmt.Errorf("cannot read the job array %q", spec)
+	n := 0
+	for _, item := range strings.Split(list, ",") {
+		rng, step, stepped := strings.Cut(item, ":")
+		lo, hi, isRange := strings.Cut(rng, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0, bad
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0, bad
+			}
+		}
+		by := 1
+		if stepped {
+			if by, err = strconv.Atoi(step); err != nil || by < 1 {
+				return 0, bad
+			}
+		}
+		if b-a > maxArrayTasks {
+			return 0, bad
+		}
+		n += (b-a)/by + 1
+		if n > maxArrayTasks {
+			return 0, bad
+		}
+	}
+	if throttled {
+		m, err := strconv.Atoi(limit)
+		if err != nil || m < 0 {
+			return 0, bad
+		}
+		if m > 0 && m < n {
+			n = m
+		}
+	}
+	return n, nil
 }

@@ -64,6 +64,11 @@ func TestJobFitsByHand(t *testing.T) {
 	assert.EqualError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:2"}.Fits(l), "the job asks for 4 CPUs but lease 5 is for 2")
 	assert.NoError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:1", CPUsPerTRES: "gres:gpu:2"}.Fits(l))
 	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:8"}.Fits(l))
+	// An array: every task at once must fit.
+	assert.EqualError(t, Job{CPUs: 1, Array: "0-7"}.Fits(l), "the array's 8 tasks at once (limit them with --array=…%N) ask for 8 CPUs but lease 5 is for 2")
+	assert.NoError(t, Job{CPUs: 1, Array: "0-7%2"}.Fits(l))
+	assert.EqualError(t, Job{Unit: UnitGPU, TRESPerJob: "gres:gpu:1", Array: "1,5"}.Fits(Lease{Lease: 5, GPUs: 1}),
+		"the array's 2 tasks at once (limit them with --array=…%N) ask for 2 GPUs but lease 5 is for 1")
 	assert.EqualError(t, Job{CPUs: 1, Account: "other"}.Fits(l), "lease 5 is campaign Sci's: the job must run under account sci, not other")
 }
 
@@ -135,6 +140,32 @@ func FuzzGPUsIn(f *testing.F) {
 		n, err := gpusIn(s)
 		if err == nil && n < 0 {
 			t.Fatalf("gpusIn(%q) = %d", s, n)
+		}
+	})
+}
+
+func TestArrayAtOnceByHand(t *testing.T) {
+	for spec, want := range map[string]int{"": 1, "0": 1, "0-7": 8, "1,3,8-10": 5, "0-15:4": 4, "0-7%2": 2, "0-1%4": 2, "0-7%0": 8} {
+		got, err := ArrayAtOnce(spec)
+		require.NoError(t, err, spec)
+		assert.Equal(t, want, got, spec)
+	}
+	for _, bad := range []string{"x", "3-1", "0-7:0", "0-7%x", "-1", "0-99999999999", "1,,2"} {
+		_, err := ArrayAtOnce(bad)
+		assert.ErrorContains(t, err, "cannot read the job array", bad)
+	}
+}
+
+// FuzzArrayAtOnce: whatever the plugin hands over, the count is read or
+// refused, never a panic, and a count read is at least 1.
+func FuzzArrayAtOnce(f *testing.F) {
+	for _, s := range []string{"0-7", "1,3,8-10", "0-15:4%2", "", "%", "-", "0-7:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		n, err := ArrayAtOnce(spec)
+		if err == nil && (n < 1 || n > maxArrayTasks) {
+			t.Fatalf("ArrayAtOnce(%q) = %d", spec, n)
 		}
 	})
 }

@@ -127,7 +127,9 @@ local function gated(job_desc)
 end
 
 local function refuse(msg)
-	slurm.log_user("bursar: " .. msg)
+	-- log_user formats its first argument: a reason with a % in it
+	-- (--array=0-7%2) must not be the format, or the call fails.
+	slurm.log_user("%s", "bursar: " .. msg)
 	slurm.log_info("bursar gate: refused: %s", msg)
 	return slurm.ERROR
 end
@@ -137,7 +139,7 @@ end
 local function quote(v)
 	if v == nil then return nil end
 	v = tostring(v)
-	if #v > 256 or not string.match(v, "^[%w:/%.,()_=+-]*$") then return nil end
+	if #v > 256 or not string.match(v, "^[%w:/%.,()_=+%%-]*$") then return nil end
 	return "'" .. v .. "'"
 end
 
@@ -154,7 +156,8 @@ local function check(token, job_desc)
 	table.insert(args, "--cpus " .. cpus(job_desc))
 	local fields = { { "--account", job_desc.account }, { "--tres-per-job", job_desc.tres_per_job },
 		{ "--tres-per-node", job_desc.tres_per_node }, { "--tres-per-task", job_desc.tres_per_task },
-		{ "--tres-per-socket", job_desc.tres_per_socket }, { "--cpus-per-tres", job_desc.cpus_per_tres } }
+		{ "--tres-per-socket", job_desc.tres_per_socket }, { "--cpus-per-tres", job_desc.cpus_per_tres },
+		{ "--array", job_desc.array_inx } }
 	for _, f in ipairs(fields) do
 		if f[2] ~= nil and f[2] ~= "" then
 			local q = quote(f[2])
@@ -180,7 +183,7 @@ local function check(token, job_desc)
 		expires = tonumber(expires) }
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
+local function submit(job_desc, part_list, submit_uid)
 	if not gated(job_desc) then return slurm.SUCCESS end
 	local token = job_desc.comment
 	if token == nil or token == "" then
@@ -188,6 +191,11 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	end
 	if #token > 256 or not string.match(token, "^bursar1:[%w%.:_-]+$") then
 		return refuse("the job's --comment is not a Bursar lease token")
+	end
+	-- A heterogeneous job reaches the plugin once per component, each
+	-- with the same token: refused here, before the check spends it.
+	if not unset(job_desc.het_job_offset) then
+		return refuse("a heterogeneous job (hetjob, : between components) cannot run on one Bursar lease: submit its components as jobs of their own, each on its own lease")
 	end
 	local opt = unjudged(job_desc)
 	if opt ~= nil then
@@ -250,7 +258,7 @@ local function changed(name, v)
 	return v ~= 65534 and v ~= 4294967294 and v < 1.8e19
 end
 
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+local function modify(job_desc, job_rec, part_list, modify_uid)
 	if privileged(modify_uid) then return slurm.SUCCESS end
 	local becomes = job_desc.partition ~= nil and gated(job_desc)
 	if not gated(job_rec) and not becomes then return slurm.SUCCESS end
@@ -261,6 +269,21 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
 		end
 	end
 	return slurm.SUCCESS
+end
+
+-- A Lua error in a hook is not a refusal: slurmctld went on and admitted
+-- the job (seen with a format error in a refusal's message). So each hook
+-- runs under pcall and an error refuses (fail closed).
+function slurm_job_submit(job_desc, part_list, submit_uid)
+	local ok, rc = pcall(submit, job_desc, part_list, submit_uid)
+	if not ok then return refuse("the gate failed (" .. tostring(rc) .. "): refused") end
+	return rc
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+	local ok, rc = pcall(modify, job_desc, job_rec, part_list, modify_uid)
+	if not ok then return refuse("the gate failed (" .. tostring(rc) .. "): refused") end
+	return rc
 end
 
 return slurm.SUCCESS
