@@ -21,6 +21,12 @@ type Inspection struct {
 	// Segments are the sealed segment (bursar.wal.old, when a snapshot
 	// was interrupted) and the live journal, in replay order.
 	Segments []SegmentInfo
+	// Kept are the previous snapshot and the segment from it to the
+	// current one (bursar.snap.prev, bursar.wal.prev): the service never
+	// reads them; `journal repair --snapshot` rebuilds a damaged snapshot
+	// from them.
+	PrevSnapshot *SnapshotInfo
+	PrevSegment  *SegmentInfo
 	// Temps are leftover temporary files of interrupted snapshot writes.
 	Temps []string
 }
@@ -62,6 +68,11 @@ type SegmentInfo struct {
 	DamageOffset int64
 	IntactAfter  int
 	Torn         bool
+	// Durable is, for the live journal, the length its mark says had been
+	// made durable when it is longer than the file: the file was cut
+	// short, and the service refuses it whatever its tail looks like
+	// (checkMark); 0 otherwise.
+	Durable int64
 }
 
 // InspectDataDir reads a data directory, keeping the last `last` records
@@ -95,7 +106,25 @@ func InspectDataDir(dir string, last int) (Inspection, error) {
 		if err != nil {
 			return ins, err
 		}
+		if name == walName {
+			if b, err := d.ReadFile(markName); err == nil {
+				var m lengthMark
+				if json.Unmarshal(b, &m) == nil && m.Base == seg.Base && seg.Bytes < m.Bytes {
+					seg.Durable = m.Bytes
+				}
+			}
+		}
 		ins.Segments = append(ins.Segments, seg)
+	}
+	if sn, err := inspectSnapshot(d, snapPrevName); err != nil {
+		return ins, err
+	} else {
+		ins.PrevSnapshot = sn
+	}
+	if seg, err := inspectSegment(d, walPrevName, 0); err == nil {
+		ins.PrevSegment = &seg
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return ins, err
 	}
 	for _, name := range tempNames {
 		for _, n := range d.Glob("." + name + ".tmp-*") {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ func (ins Inspection) Report(w io.Writer) {
 	if sn := ins.Snapshot; sn == nil {
 		fmt.Fprintf(w, "snapshot: none\n")
 	} else if sn.Damage != "" {
-		fmt.Fprintf(w, "snapshot %s (%d bytes): DAMAGED: %s\n", sn.Path, sn.Bytes, sn.Damage)
+		fmt.Fprintf(w, "snapshot %s (%d bytes): DAMAGED: %s\n  The service refuses to start. %s\n", sn.Path, sn.Bytes, sn.Damage, ins.snapshotFix())
 	} else {
 		fmt.Fprintf(w, "snapshot %s (%d bytes): %d operations, %d campaigns, broker time %d\n", sn.Path, sn.Bytes, sn.Covers, sn.Campaigns, sn.Time)
 	}
@@ -46,6 +47,10 @@ func (ins Inspection) Report(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", r)
 		}
 		switch {
+		case seg.Durable > 0:
+			fmt.Fprintf(w, "  SHORTENED: %d bytes, but %d had been made durable (%s): cut short, not torn; acknowledged operations are missing.\n"+
+				"  The service refuses to start. Restore it from a backup; or, to start with what is left, knowingly losing the rest:\n"+
+				"    rm %s\n", seg.Bytes, seg.Durable, markName, ShellQuote(filepath.Join(ins.Dir, markName)))
 		case seg.Damage == "":
 			fmt.Fprintf(w, "  intact to the end\n")
 		case seg.IntactAfter > 0:
@@ -60,9 +65,38 @@ func (ins Inspection) Report(w io.Writer) {
 				"    bursar journal repair --data-dir %s --cut-after %d\n", seg.DamageRecord, seg.DamageOffset, seg.Damage, ShellQuote(ins.Dir), seg.DamageRecord-1)
 		}
 	}
+	if sn := ins.PrevSnapshot; sn != nil && sn.Damage != "" {
+		fmt.Fprintf(w, "kept previous snapshot %s: DAMAGED: %s (only a damaged snapshot is rebuilt from it)\n", sn.Path, sn.Damage)
+	}
+	if seg := ins.PrevSegment; seg != nil {
+		state := "intact"
+		if seg.Damage != "" {
+			state = fmt.Sprintf("DAMAGED at record %d, offset %d (%s)", seg.DamageRecord, seg.DamageOffset, seg.Damage)
+		}
+		fmt.Fprintf(w, "kept segment %s (%d bytes, operations from %d): %s; the service never reads it, only a damaged snapshot is rebuilt from it\n",
+			seg.Path, seg.Bytes, seg.Base+1, state)
+	}
 	for _, t := range ins.Temps {
 		fmt.Fprintf(w, "leftover temporary file of an interrupted write (removed at the next start): %s\n", t)
 	}
+}
+
+// snapshotFix says how a damaged snapshot is repaired: rebuilt from the
+// kept previous snapshot and segment when both are sound, else restored
+// from a backup.
+func (ins Inspection) snapshotFix() string {
+	dir := ShellQuote(ins.Dir)
+	switch {
+	case ins.PrevSegment == nil:
+		return "No segment was kept to rebuild it from (" + walPrevName + "): restore " + snapName + " from a backup."
+	case ins.PrevSegment.Damage != "":
+		return "The kept segment " + walPrevName + " is damaged too, so the snapshot cannot be rebuilt: restore " + snapName +
+			" (or " + walPrevName + ") from a backup, then: bursar journal repair --data-dir " + dir + " --snapshot"
+	case ins.PrevSnapshot != nil && ins.PrevSnapshot.Damage != "":
+		return "The kept previous snapshot " + snapPrevName + " is damaged too, so the snapshot cannot be rebuilt: restore " + snapName +
+			" (or " + snapPrevName + ") from a backup, then: bursar journal repair --data-dir " + dir + " --snapshot"
+	}
+	return "To rebuild it from " + snapPrevName + " and " + walPrevName + " (a backup is made first): bursar journal repair --data-dir " + dir + " --snapshot"
 }
 
 // ShellQuote quotes a path for a command line when it needs it (the

@@ -196,6 +196,18 @@ func RepairSnapshot(dir string) (RepairReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("no previous journal segment to rebuild the snapshot from (%w); restore %s from a backup", err, path)
 	}
+	// A damaged kept file ends the repair here, naming it: the replay's
+	// own message would offer a --cut-after, which acts on the live
+	// journal, not on the kept segment.
+	if seg, err := inspectSegment(d, walPrevName, 0); err == nil && seg.Damage != "" {
+		return rep, fmt.Errorf("the kept segment %s is damaged too (record %d at offset %d: %s), so %s cannot be rebuilt from it: "+
+			"restore %s or %s from a backup, then run this again", d.join(walPrevName), seg.DamageRecord, seg.DamageOffset, seg.Damage,
+			path, snapName, walPrevName)
+	}
+	if sn, err := inspectSnapshot(d, snapPrevName); err == nil && sn != nil && sn.Damage != "" {
+		return rep, fmt.Errorf("the kept previous snapshot %s is damaged too (%s), so %s cannot be rebuilt from it: "+
+			"restore %s or %s from a backup, then run this again", d.join(snapPrevName), sn.Damage, path, snapName, snapPrevName)
+	}
 	if _, err := d.Stat(snapName); err == nil {
 		if rep.Backup, err = backup(d, snapName); err != nil {
 			return rep, err
