@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
@@ -39,7 +38,7 @@ func (sp Spec) Inputs() string {
 // the machine), each costing about what a job does per agent.
 func (st *Study) Cost(sp Spec) float64 {
 	jobs := float64(len(st.Loads[sp.Window].Jobs))
-	c := jobs * policies.Default.Cost(sp.Policy)
+	c := jobs * st.registry().Cost(sp.Policy)
 	if sp.K > 0 {
 		c += float64(st.Stay) / 100 * (1 + float64(sp.K)/4)
 	}

@@ -39,6 +39,9 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 	}
 	cfg, mapping, opt := c.Config, c.Mapping, c.Options
 	st := NewStudy()
+	if c.Registry != nil {
+		st.Registry, st.Knobs = c.Registry, c.Registry.TraceKnobs()
+	}
 	if st.Policies, err = c.Policies(f, append([]string{}, DefaultPolicies...)); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/priority"
+	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
@@ -73,6 +74,9 @@ type Study struct {
 	// mapping's restart); Entitlements, History and priority's preempt are
 	// set per run.
 	Knobs policies.Knobs
+	// Registry is the registry the policies are found in: constructors,
+	// lookbacks and costs (nil: policies.Default).
+	Registry *registry.Registry
 	// Stay is how long the agents act, in seconds; AgentScale sizes them
 	// and AgentShare is their group's entitlement (§6.14).
 	Stay       int64
@@ -331,9 +335,9 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 	p := w.Preemptible()
 	priority.Slot.Edit(&knobs).Preempt = &p
 	if st.Recorded != nil {
-		knobs.History = tracestudy.History(st.Recorded, w, st.Options, tracestudy.Lookback(tracestudy.Spec{Policy: sp.Policy, Knobs: knobs}))
+		knobs.History = tracestudy.History(st.Recorded, w, st.Options, st.registry().Lookback(sp.Policy, knobs))
 	}
-	a, err := policies.New(sp.Policy, policy.DefaultConfig(w.Pool), knobs)
+	a, err := st.registry().New(sp.Policy, policy.DefaultConfig(w.Pool), knobs)
 	if err != nil {
 		return fail(err)
 	}
@@ -475,7 +479,7 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 	}
 	st.Recorded = nil
 	for _, p := range st.Policies {
-		if tracestudy.Lookback(tracestudy.Spec{Policy: p, Knobs: st.Knobs}) > 0 {
+		if st.registry().Lookback(p, st.Knobs) > 0 {
 			if st.Recorded, err = tracestudy.ReadRecorded(path, w.Pool); err != nil {
 				return nil, err
 			}
@@ -495,4 +499,12 @@ var DefaultPolicies = []string{"fifo", "priority", "static", "fairshare", "quota
 func NewStudy() *Study {
 	return &Study{Policies: append([]string{}, DefaultPolicies...), MaxK: DefaultMaxK, Seeds: []int64{1, 2, 3},
 		Knobs: policies.TraceKnobs(), Stay: DefaultStay, AgentScale: DefaultAgentScale, AgentShare: DefaultAgentShare}
+}
+
+// registry is the registry the study's policies are found in.
+func (st *Study) registry() *registry.Registry {
+	if st.Registry != nil {
+		return st.Registry
+	}
+	return policies.Default
 }

@@ -163,6 +163,13 @@ func TestToyPolicyRunsInCompareTraceAndSweep(t *testing.T) {
 	runToyApp(t, reg, "sweep", "--config", swCfg, "--workers", "1", "--quiet", "--out", out)
 	require.Contains(t, summaryText(t, out), "storm_bucket")
 
+	// agents-arrive: the toy as the site's policy, three days of the excerpt,
+	// one agent staying half a day at one seed.
+	out = filepath.Join(dir, "arrive")
+	runToyApp(t, reg, "agents-arrive", "--trace", "sdsc-sp2-excerpt", "--windows", "1x3d", "--stay", "12h", "--max-k", "1", "--nseeds", "1",
+		"--policies", "random", "--workers", "1", "--quiet", "--out", out)
+	require.Contains(t, summaryText(t, out), `"random"`)
+
 	// Without the toy in its registry, the command line refuses the name.
 	app := newApp(policies.Default)
 	app.Writer, app.ErrWriter = &bytes.Buffer{}, &bytes.Buffer{}
