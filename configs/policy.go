@@ -48,7 +48,7 @@ func (p *parser) allPolicyKnobKeys() []string {
 // policy's descriptor (registry.KnobSet.Keys).
 func (p *parser) policy(n *yaml.Node, key string) (*Policy, error) {
 	reg := p.registry()
-	names := reg.Names()
+	names := reg.Known()
 	pc := &Policy{Knobs: reg.DefaultKnobs(), Line: n.Line, Key: key, Policies: p.policies}
 	var desc *registry.Descriptor
 	checkName := func(v *yaml.Node, k string) error {

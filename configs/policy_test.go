@@ -32,6 +32,9 @@ func TestPolicyKeyRoundTrips(t *testing.T) {
 			`{name: budget, min_runtime: {deadline: never, interactive: 600, agent-burst: 3600, opportunistic: never}, restart: zero}`},
 		{"{name: budget, restart: checkpoint}", "budget"},
 		{"{name: budget, restart: 'checkpoint:60'}", "{name: budget, restart: checkpoint:60}"},
+		{"slurm", "slurm"},
+		{"{name: slurm, bf_window: 3600, w_fairshare: 10000, no_fair_tree: true}", "{name: slurm, bf_window: 3600, w_fairshare: 10000, no_fair_tree: true}"},
+		{"{name: slurm, bf_max_job_test: 1, calc_period: 60}", "{name: slurm, bf_max_job_test: 1, calc_period: 60}"},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {

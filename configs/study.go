@@ -199,7 +199,7 @@ func (r Reader) ParseStudy(file string, data []byte) (*StudyConfig, error) {
 		case "pool":
 			c.Pool, err = p.intIn(v, key, 1, math.MaxInt32)
 		case "policies":
-			c.Policies, err = p.names(v, key, p.registry().Names())
+			c.Policies, err = p.names(v, key, p.registry().Known())
 		case "windows_days":
 			c.WindowsDays, err = p.ints(v, key, 1, 3650)
 		case "min_runtimes_s":

@@ -371,7 +371,7 @@ func (s *Scenario) validateFields() error {
 		return fmt.Errorf("%w: %s", ErrInvalidScenario, fmt.Sprintf(format, a...))
 	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	if names := s.policies().Names(); s.Policy != "" && !slices.Contains(names, s.Policy) {
+	if names := s.policies().Known(); s.Policy != "" && !slices.Contains(names, s.Policy) {
 		return bad("policy: unknown admission policy %q (want one of %v)", s.Policy, names)
 	}
 	if s.Cast != nil {

@@ -14,7 +14,7 @@ import (
 
 // forkedPolicies are the policies whose replays the fork tests copy:
 // every one a trace can be replayed under.
-var forkedPolicies = []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"}
+var forkedPolicies = []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget", "slurm"}
 
 // randomForkTrace draws a random trace for policy name (Bursar's on the
 // hours bucket, so that its rigid jobs fit) and the job after whose

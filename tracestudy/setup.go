@@ -137,15 +137,22 @@ func (c *Common) Policies(f sweep.Flags, def []string) ([]string, error) {
 	if f.Has("policy") {
 		list = f["policy"]
 	}
-	all := orDefault(c.Registry).Names()
+	reg := orDefault(c.Registry)
 	if list == "" {
-		return all, nil
+		return reg.Names(), nil
 	}
+	return PolicyList(reg, list)
+}
+
+// PolicyList reads a --policies list: comma-separated names, each known
+// to reg (Known: an optional policy such as slurm too), none twice.
+func PolicyList(reg *registry.Registry, list string) ([]string, error) {
+	known := reg.Known()
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
-		if !slices.Contains(all, n) {
-			return nil, fmt.Errorf("--policies: unknown policy %q (want some of %s)", n, strings.Join(all, ", "))
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("--policies: unknown policy %q (want some of %s)", n, strings.Join(known, ", "))
 		}
 		if slices.Contains(names, n) {
 			return nil, fmt.Errorf("--policies: %q given twice", n)

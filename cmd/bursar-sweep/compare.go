@@ -2,6 +2,12 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/policy/registry"
+	"github.com/bursar-hpc/bursar/tracestudy"
 
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/urfave/cli/v2"
@@ -33,8 +39,10 @@ func compareCommand() study {
 			"Examples:\n" +
 			"   bursar-sweep compare                 # 7 policies × 30 seeds into results/compare\n" +
 			"   bursar-sweep compare --quick         # 3 seeds, into results/compare-quick\n" +
+			"   bursar-sweep compare --policies fifo,slurm  # these series only (slurm is not a default)\n" +
 			"   bursar-sweep compare --cache ~/.cache/bursar --workers 2",
-		Flags: sweepFlags(out, true, false),
+		Flags: append(sweepFlags(out, true, false),
+			&cli.StringFlag{Name: "policies", Usage: "run one series per policy of this comma-separated `LIST` (the config's series of that policy, else its defaults), any policy known by name, the optional ones (slurm) included", DefaultText: "the config's series"}),
 	}, setup: func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) {
 		st, err := readSetup(c, d)
 		if err != nil {
@@ -44,11 +52,38 @@ func compareCommand() study {
 		if err != nil {
 			return nil, err
 		}
+		var names []string
+		if c.IsSet("policies") {
+			reg := appPolicies(c)
+			if names, err = tracestudy.PolicyList(reg, c.String("policies")); err != nil {
+				return nil, err
+			}
+			cfg.Series = policySeries(cfg.Series, names, reg.DefaultKnobs())
+		}
 		if !c.IsSet("out") {
 			st.Out = sweep.VariantOut(st, compareExperiment, sweep.OwnSeeds(st, cfg), 0)
+			if names != nil {
+				st.Out += "-policies-" + strings.Join(names, "-")
+			}
 		}
 		job, err := sweep.CompareJob(st, cfg)
 		return sweepJob(c, d, st, job, err)
 	},
 	}
+}
+
+// policySeries is compare's series for --policies: per name, in order, the
+// config's series of that policy (the first), else a series of its own at
+// the policies' default knobs def.
+func policySeries(series []configs.Series, names []string, def registry.Knobs) []configs.Series {
+	out := make([]configs.Series, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(series, func(s configs.Series) bool { return s.Policy != nil && s.Policy.Name == n })
+		if i >= 0 {
+			out = append(out, series[i])
+			continue
+		}
+		out = append(out, configs.Series{Name: n, Policy: &configs.Policy{Name: n, Knobs: def}})
+	}
+	return out
 }

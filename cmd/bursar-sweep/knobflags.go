@@ -52,7 +52,7 @@ func effectiveScenario(c *cli.Context) (engine.Scenario, error) {
 		return s, err
 	}
 	if c.IsSet("policy") {
-		name, names := c.String("policy"), appPolicies(c).Names()
+		name, names := c.String("policy"), appPolicies(c).Known()
 		if !slices.Contains(names, name) {
 			return s, fmt.Errorf("--policy: unknown admission policy %q%s (policies: %s)", name, cliusage.DidYouMean(name, names), strings.Join(names, ", "))
 		}

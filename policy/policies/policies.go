@@ -10,6 +10,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/quota"
 	"github.com/bursar-hpc/bursar/policy/registry"
+	"github.com/bursar-hpc/bursar/policy/slurm"
 	"github.com/bursar-hpc/bursar/policy/static"
 )
 
@@ -51,6 +52,7 @@ var Default = registry.New(
 	fairshare.Policy,
 	quota.Policy,
 	budget.Policy,
+	slurm.Policy, // optional: not in Names, the default lists
 	// The order the knobs were hashed in (run inputs, cache keys) when
 	// they were one struct; a later policy's knobs follow these.
 ).KnobsFirst(priority.Name, static.Name, quota.Name, fairshare.Name, budget.Name)

@@ -484,7 +484,7 @@ func run(t *rapid.T, name string, sc scenario, check bool) []byte {
 }
 
 func TestPropertiesEveryPolicy(t *testing.T) {
-	for _, name := range policies.Names {
+	for _, name := range policies.Default.Known() { // the optional ones too
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				sc := drawScenario(t)

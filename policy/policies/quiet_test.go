@@ -98,7 +98,7 @@ func quietRun(t require.TestingT, name string, sc scenario, how ticking) []byte 
 // and reads the same numbers as when every Tick admits, and so does a
 // driver that skips the quiet ticks in between.
 func TestQuietTicksMatchTickByTick(t *testing.T) {
-	for _, name := range policies.Names {
+	for _, name := range policies.Default.Known() { // the optional ones too
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				sc := drawScenario(t)

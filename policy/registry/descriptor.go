@@ -75,6 +75,15 @@ type Descriptor struct {
 	// in every panel of every figure. It must differ from every other
 	// policy's in colour, dash pattern and marker (figures' tests check).
 	Style Style
+	// Optional policies are known by name wherever a name is read
+	// (Lookup, New, a config's policy and policies keys, --policy,
+	// --policies) but are not among Names, the default lists of compare,
+	// trace and agents-arrive, and their knobs are not in DefaultKnobs or
+	// TraceKnobs: adding one moves no committed output (its Knobs'
+	// setters and New start from its own defaults where a Knobs value
+	// holds none of its knobs). A later rerun of the studies may make it a
+	// default.
+	Optional bool
 }
 
 // Marker is the shape of a policy's marker in figures.

@@ -58,8 +58,21 @@ func (r *Registry) With(d Descriptor) *Registry {
 	return c
 }
 
-// Names are the policies' names, in order.
+// Names are the default policies' names, in order: every policy but the
+// Optional ones.
 func (r *Registry) Names() []string {
+	var out []string
+	for _, d := range r.list {
+		if !d.Optional {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// Known are every policy's names, the Optional ones included, in order:
+// the names a command or a config accepts.
+func (r *Registry) Known() []string {
 	out := make([]string, len(r.list))
 	for i, d := range r.list {
 		out[i] = d.Name
@@ -101,7 +114,7 @@ func (r *Registry) knobOrder() []*Descriptor {
 func (r *Registry) DefaultKnobs() Knobs {
 	var k Knobs
 	for _, d := range r.knobOrder() {
-		if d.Knobs.Default != nil {
+		if d.Knobs.Default != nil && !d.Optional {
 			d.Knobs.Default(&k)
 		}
 	}
@@ -114,6 +127,7 @@ func (r *Registry) TraceKnobs() Knobs {
 	var k Knobs
 	for _, d := range r.knobOrder() {
 		switch {
+		case d.Optional:
 		case d.Knobs.Trace != nil:
 			d.Knobs.Trace(&k)
 		case d.Knobs.Default != nil:
@@ -128,7 +142,7 @@ func (r *Registry) TraceKnobs() Knobs {
 func (r *Registry) New(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error) {
 	d, ok := r.Lookup(name)
 	if !ok {
-		names := r.Names()
+		names := r.Known()
 		return nil, fmt.Errorf("unknown policy %q%s (want one of %s)", name, cliusage.DidYouMean(name, names), strings.Join(names, ", "))
 	}
 	a, err := d.New(cfg, knobs)
