@@ -124,12 +124,8 @@ func TestDamagedHeaderRewritten(t *testing.T) {
 func TestDamagedSnapshotRebuilt(t *testing.T) {
 	opts := durableOpts(t, 3)
 	campaigns, now := durableRounds(t, opts, 3)
-	snap := filepath.Join(opts.DataDir, "bursar.snap")
-	data, err := os.ReadFile(snap)
-	require.NoError(t, err)
-	data[len(data)/2] ^= 0x01
-	require.NoError(t, os.WriteFile(snap, data, 0o600))
-	_, err = service.New(opts)
+	flipByte(t, filepath.Join(opts.DataDir, "bursar.snap"))
+	_, err := service.New(opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bursar journal repair --data-dir "+opts.DataDir+" --snapshot")
 	rep, err := service.RepairSnapshot(opts.DataDir)

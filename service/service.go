@@ -31,6 +31,9 @@ const (
 	DefaultIdleTimeout         = 15 * time.Second
 	// DefaultSnapshotEvery is about a day of an idle service at speed 1.
 	DefaultSnapshotEvery = 100000
+	// DefaultSnapshotBytes bounds the live journal's growth between
+	// snapshots (issue 34 §6): 64 MiB, about 600,000 tick records.
+	DefaultSnapshotBytes = 64 << 20
 	// MaxSpeed bounds --speed: beyond it a tick period is shorter than the
 	// time a tick takes under load, and the clock would only fall behind.
 	// With a data directory each tick waits for its fsync, so the clock
@@ -70,8 +73,14 @@ type Options struct {
 	// instead of refusing to start (the operation it held is lost).
 	RecoverTail bool
 	// SnapshotEvery is how many journal records are appended between
-	// snapshots (0: DefaultSnapshotEvery; negative: never).
+	// snapshots (0: DefaultSnapshotEvery; negative: never, whatever
+	// SnapshotBytes says).
 	SnapshotEvery int
+	// SnapshotBytes starts a snapshot when the live journal has grown
+	// this many bytes, however few records that is (0:
+	// DefaultSnapshotBytes), so that the live journal stays within about
+	// this size plus one record.
+	SnapshotBytes int64
 	// MaxConns caps open connections (0: DefaultMaxConns); Serve lowers
 	// it to fit the process's descriptor limit. At the cap the connection
 	// idle longest is closed to make room.
@@ -150,6 +159,12 @@ func (o *Options) fill() error {
 	}
 	if o.SnapshotEvery == 0 {
 		o.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if o.SnapshotBytes < 0 {
+		return fmt.Errorf("service: the snapshot size bound must not be negative, got %d", o.SnapshotBytes)
+	}
+	if o.SnapshotBytes == 0 {
+		o.SnapshotBytes = DefaultSnapshotBytes
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
@@ -377,7 +392,8 @@ func (t *txn) apply(o *op) (result, error) {
 // enough records were appended since the last one (s.mu held).
 func (s *Service) maybeSnapshotLocked() {
 	w := s.wal
-	if s.opts.SnapshotEvery < 0 || w.sinceRotate < s.opts.SnapshotEvery || w.sealed.Load() {
+	due := w.sinceRotate >= s.opts.SnapshotEvery || w.sinceRotateBytes >= s.opts.SnapshotBytes
+	if s.opts.SnapshotEvery < 0 || !due || w.sealed.Load() {
 		return
 	}
 	if err := w.rotate(); err != nil {

@@ -243,3 +243,28 @@ func checkRequestIDs(t require.TestingT, s *Service) {
 		}
 	}
 }
+
+// TestSnapshotAtByteBound: a snapshot starts when the live journal has
+// grown SnapshotBytes, however few records that is, so the live journal
+// stays within the bound plus one record (issue 34 §6); the state
+// survives the snapshots.
+func TestSnapshotAtByteBound(t *testing.T) {
+	dir := t.TempDir()
+	const bound = 4096
+	opts := Options{Broker: testCfg(), AdminToken: "test-admin-token-0123456789", DataDir: dir,
+		SnapshotEvery: 1 << 30, SnapshotBytes: bound}
+	s, err := New(opts)
+	require.NoError(t, err)
+	for range 300 {
+		require.NoError(t, s.Tick())
+		st, err := os.Stat(filepath.Join(dir, walName))
+		require.NoError(t, err)
+		require.LessOrEqual(t, st.Size(), int64(bound+200), "the live journal outgrew its bound")
+	}
+	require.NoError(t, s.Close())
+	assert.Positive(t, s.snapshots.Load(), "snapshots made by size alone")
+	s2, err := New(opts)
+	require.NoError(t, err)
+	assert.Equal(t, 300, s2.Now())
+	require.NoError(t, s2.Close())
+}

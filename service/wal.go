@@ -74,7 +74,10 @@ type wal struct {
 	// (under the Service lock); sealed is set while bursar.wal.old
 	// exists, which forbids another rotation.
 	sinceRotate int
-	sealed      atomic.Bool
+	// sinceRotateBytes is the bytes appended since the segment began
+	// (under the Service lock).
+	sinceRotateBytes int64
+	sealed           atomic.Bool
 
 	mu      sync.Mutex
 	written int64         // offset after the last appended record
@@ -554,6 +557,7 @@ func (w *wal) append(o *op) (int64, error) {
 		return 0, w.err
 	}
 	w.written += int64(n)
+	w.sinceRotateBytes += int64(n)
 	if o.Op != opOpen {
 		w.ops++
 		w.sinceRotate++
@@ -760,7 +764,7 @@ func (w *wal) rotate() error {
 	old := w.f
 	w.f = nf
 	old.Close()
-	w.sinceRotate = 0
+	w.sinceRotate, w.sinceRotateBytes = 0, 0
 	if err := w.writeHeader(); err != nil {
 		return fail(err)
 	}

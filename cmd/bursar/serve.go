@@ -143,6 +143,8 @@ func serveCommand() *cli.Command {
 				Usage: "keep the journal file here and replay it on start (default: memory only)"},
 			&cli.IntFlag{Name: "snapshot-every", Value: service.DefaultSnapshotEvery, Category: "journal",
 				Usage: "journal records between snapshots (a snapshot folds the history so far, and the journal is truncated behind it); -1: never"},
+			&cli.Int64Flag{Name: "snapshot-bytes", Value: service.DefaultSnapshotBytes, Category: "journal",
+				Usage: "also snapshot when the live journal has grown this many bytes, however few records that is"},
 			&cli.BoolFlag{Name: "recover-tail", Category: "journal",
 				Usage: "cut a damaged complete record at the journal's tail instead of refusing to start (the operation it held is lost; see 'bursar journal repair')"},
 			adminTokenFlag(),
@@ -194,6 +196,9 @@ func runServe(c *cli.Context) error {
 	}
 	if a := c.String("admin-listen"); a != "" && !strings.HasPrefix(a, client.UnixPrefix) {
 		return fmt.Errorf("--admin-listen %s: want unix:PATH (a socket only the service's user can reach)", a)
+	}
+	if n := c.Int64("snapshot-bytes"); n < 1 {
+		return fmt.Errorf("--snapshot-bytes must be a positive number of bytes, got %d", n)
 	}
 	if n := c.Int("snapshot-every"); n == 0 || n < -1 {
 		return fmt.Errorf("--snapshot-every must be a positive number of records or -1 (never), got %d", n)
@@ -284,7 +289,7 @@ func runServe(c *cli.Context) error {
 		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,
-		SnapshotEvery: c.Int("snapshot-every"), RecoverTail: c.Bool("recover-tail"),
+		SnapshotEvery: c.Int("snapshot-every"), SnapshotBytes: c.Int64("snapshot-bytes"), RecoverTail: c.Bool("recover-tail"),
 		WriteRate: c.Float64("write-rate"), WriteBurst: c.Int("write-burst"), MaxConsumePerTick: c.Int("max-consume-per-tick"),
 		MaxWaitsPerCampaign: c.Int("max-waits-per-campaign"), AdminListener: adminLn,
 	})
