@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/quota"
+	"github.com/bursar-hpc/bursar/policy/slurm"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,4 +48,20 @@ func TestKnobsCopyLikeAStruct(t *testing.T) {
 	require.Equal(t, 4, quota.Slot.Get(b).BorrowingLimit)
 	// A policy's knobs absent from a value read as its zero knobs.
 	require.Equal(t, budget.Knobs{}, budget.Slot.Get(policies.Knobs{}))
+}
+
+// An optional policy (slurm) is known by name but in no default list, and
+// builds at its own defaults from knobs that hold none of its own (its
+// knobs are not in DefaultKnobs, which TestKnobsJSONIsUnchanged pins).
+func TestOptionalPolicyIsKnownNotDefault(t *testing.T) {
+	require.NotContains(t, policies.Names, slurm.Name)
+	require.Contains(t, policies.Default.Known(), slurm.Name)
+	require.Equal(t, policies.Names, policies.Default.Known()[:len(policies.Names)])
+	a, err := policies.New(slurm.Name, policy.DefaultConfig(8), policies.DefaultKnobs())
+	require.NoError(t, err)
+	require.Equal(t, slurm.Name, a.(*baseline.Core).Rule().Name())
+	k := policies.DefaultKnobs()
+	slurm.Slot.Set(&k, slurm.Knobs{})
+	_, err = policies.New(slurm.Name, policy.DefaultConfig(8), k)
+	require.NoError(t, err, "zero knobs read as the defaults")
 }
