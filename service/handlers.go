@@ -411,6 +411,7 @@ func (s *Service) releaseAll(ctx context.Context, in *releaseAllInput) (*release
 
 func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*releaseOutput, error) {
 	var out releaseOutput
+	var spent []SlurmLease
 	err := s.withState(ctx, func(t *txn) error {
 		id, cs, err := t.campaign(in.Campaign)
 		if err != nil {
@@ -424,12 +425,14 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if err != nil {
 			return err
 		}
+		spent = t.s.releasedSlurmTokens(cs.name, in.Lease, l.GPUs)
 		if err := t.admitLocked(); err != nil {
 			return err
 		}
 		out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs}
 		return nil
 	})
+	s.markSlurmReleased(spent)
 	s.wakeAfterAdmit()
 	return &out, err
 }

@@ -111,6 +111,10 @@ type Options struct {
 	AdmitOnRequest bool
 	// SlurmKey signs Slurm lease tokens (slurm.go); nil: none are issued.
 	SlurmKey []byte
+	// SlurmOnceDir is the gate plugin's ONCE_DIR (docs/slurm.md): a
+	// released lease's tokens are recorded there as spent, so that the
+	// gate admits no job on them ("": not recorded).
+	SlurmOnceDir string
 	// Logger receives the service log (nil: discard).
 	Logger *slog.Logger
 }
@@ -207,9 +211,13 @@ type Service struct {
 	// broker expiry falls at tickWall + (expiry − now)/speed, whenever in
 	// the second it was granted (slurm.go).
 	tickWall int64
-	wal      *wal // nil without a data directory
-	failed   error
-	closed   bool
+	// slurmIssued are the expiries of the Slurm tokens issued for each
+	// lease (by campaign and the campaign's lease id), for the
+	// records of its release in SlurmOnceDir (slurm.go).
+	slurmIssued map[slurmLeaseName][]int64
+	wal         *wal // nil without a data directory
+	failed      error
+	closed      bool
 
 	failOnce sync.Once
 	failCh   chan struct{}

@@ -108,6 +108,7 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 		// between ticks) or the token asked for.
 		wall := time.UnixMilli(t.s.tickWall).Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
 		sl := SlurmLease{Lease: in.Lease, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix()}
+		t.s.issuedSlurmToken(sl)
 		out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), Lease: in.Lease, GPUs: l.GPUs,
 			Account: SlurmAccount(cs.name), ExpiresUnix: sl.Expires, T: now}
 		return nil
@@ -138,4 +139,55 @@ func (s *Service) SlurmLeaseHeld(ctx context.Context, campaign string, lease int
 		return nil
 	})
 	return held, underNotice, err
+}
+
+// slurmLeaseName names a lease as a token does: its campaign and the
+// campaign's own lease id.
+type slurmLeaseName struct {
+	campaign string
+	lease    int
+}
+
+// issuedSlurmToken notes the expiry of a token issued for l (the caller
+// holds the state lock), when released leases are recorded.
+func (s *Service) issuedSlurmToken(l SlurmLease) {
+	if s.opts.SlurmOnceDir == "" {
+		return
+	}
+	if s.slurmIssued == nil {
+		s.slurmIssued = map[slurmLeaseName][]int64{}
+	}
+	k := slurmLeaseName{l.Campaign, l.Lease}
+	for _, e := range s.slurmIssued[k] {
+		if e == l.Expires {
+			return
+		}
+	}
+	s.slurmIssued[k] = append(s.slurmIssued[k], l.Expires)
+}
+
+// releasedSlurmTokens takes the tokens issued for a lease that is being
+// released (the caller holds the state lock): each is then recorded as
+// spent (markSlurmReleased), outside the lock.
+func (s *Service) releasedSlurmTokens(campaign string, lease, gpus int) []SlurmLease {
+	k := slurmLeaseName{campaign, lease}
+	var ls []SlurmLease
+	for _, e := range s.slurmIssued[k] {
+		ls = append(ls, SlurmLease{Lease: lease, Campaign: campaign, GPUs: gpus, Expires: e})
+	}
+	delete(s.slurmIssued, k)
+	return ls
+}
+
+// markSlurmReleased records released leases' tokens as spent in the gate's
+// ONCE_DIR (slurmtoken.MarkReleased): the gate then refuses a job on them
+// as it refuses a second job on a token, with one file operation per
+// check. A failure is logged: the enforcer still ends a job it finds on a
+// released lease.
+func (s *Service) markSlurmReleased(ls []SlurmLease) {
+	for _, l := range ls {
+		if err := slurmtoken.MarkReleased(s.opts.SlurmOnceDir, l); err != nil {
+			s.log.Warn("slurm: cannot record a released lease's token as spent", "campaign", l.Campaign, "lease", l.Lease, "err", err)
+		}
+	}
 }

@@ -311,6 +311,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		}
 		id := j.ID
 		live[id] = true
+		firstSeen := false
 		l, err := slurmtoken.Verify(e.Key, j.Comment, now)
 		switch {
 		case err != nil && l.Lease == 0:
@@ -319,6 +320,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 			continue
 		case !e.seen[id]:
 			e.seen[id] = true
+			firstSeen = true
 			key := slurmtoken.WCKey(l)
 			// The tasks of an array (5_0, 5_1, 5_[2-7]) are one
 			// submission, admitted on one token as a whole (the gate
@@ -374,6 +376,12 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		switch {
 		case err != nil || (held && !underNotice):
 			continue
+		case firstSeen && !held && !e.recentlyCancelled(id, now):
+			// Seen for the first time after its lease was released (or
+			// reclaimed): it started, or was submitted, on resources the
+			// broker has freed, so it gets no grace: killed at once.
+			gone = append(gone, id)
+			continue
 		case j.State == "PENDING" && !held:
 			// Nothing runs, so nothing to warn: it goes at once. (A
 			// SIGTERM to a pending job is refused as "can not be
@@ -395,7 +403,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	e.kill(reused, "cancelled jobs on a lease token that admitted another job")
 	e.kill(oversized, "cancelled jobs larger than their lease")
 	e.kill(expired, "cancelled jobs past their lease")
-	e.kill(gone, "cancelled pending jobs whose lease is gone")
+	e.kill(gone, "cancelled pending jobs, and jobs first seen, whose lease is gone")
 	if len(notice) > 0 {
 		err := End(e.Cluster, notice, true)
 		e.Log.Info("slurm enforcer: SIGTERM through Slurm to jobs whose lease is gone or under notice", "jobs", strings.Join(notice, ","), "scancel", OKOr(err))

@@ -137,6 +137,27 @@ func TestEnforcerKillsJobPastItsLease(t *testing.T) {
 	assert.Equal(t, []string{"--signal=KILL 5.0", "--signal=KILL --batch 5", "5", "5"}, f.took())
 }
 
+// TestEnforcerFirstSeenAfterRelease: a job the enforcer sees for the
+// first time when its lease is already released (its token got past a
+// gate without the release's record, or it was submitted just before)
+// runs on resources the broker has freed: killed at once, no SIGTERM, no
+// grace. One under notice, still held, gets its notice.
+func TestEnforcerFirstSeenAfterRelease(t *testing.T) {
+	now := time.Now()
+	f := &fakeCluster{
+		queue: []QueuedJob{
+			{ID: "5", Comment: token(7, now.Add(time.Hour)), State: "RUNNING", CPUs: "2"},
+			{ID: "6", Comment: token(9, now.Add(time.Hour)), State: "RUNNING", CPUs: "2"},
+		},
+		steps: []string{"5.0", "6.0"},
+	}
+	ls := leases(9)
+	ls.notice[9] = true
+	e := newEnforcer(t, f, ls, "", now)
+	e.pass(context.Background(), now)
+	assert.Equal(t, []string{"--signal=KILL 5.0", "5", "--signal=TERM --full 6"}, f.took())
+}
+
 // TestEnforcerLeaseGone: a running job whose lease is no longer held gets
 // SIGTERM through Slurm (every process: --full) in the first pass and the
 // kill once Grace has passed; a pending one is cancelled at once (a
@@ -152,9 +173,12 @@ func TestEnforcerLeaseGone(t *testing.T) {
 		},
 		steps: []string{"5.0", "7.0"},
 	}
-	ls := leases(9) // 7 and 8 are gone; 9 is held, under notice
-	ls.notice[9] = true
+	ls := leases(7, 8, 9)
 	e := newEnforcer(t, f, ls, "", now)
+	e.pass(context.Background(), now)
+	assert.Empty(t, f.took(), "seen while their leases are held")
+	ls.held = map[int]bool{9: true} // 7 and 8 are gone; 9 is held, under notice
+	ls.notice[9] = true
 	e.pass(context.Background(), now)
 	assert.Equal(t, []string{"6", "--signal=TERM --full 5 7"}, f.took(),
 		"the pending job is cancelled, the running ones get their notice")

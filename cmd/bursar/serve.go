@@ -167,6 +167,8 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "slurm-enforce", Category: "slurm",
 				Usage: "watch Slurm's queue: cancel every job on a lease token past its expiry, SIGTERM through Slurm then cancel --slurm-grace later a job whose lease is gone or under notice"},
 			&cli.DurationFlag{Name: "slurm-grace", Value: 10 * time.Second, Category: "slurm", Usage: "with --slurm-enforce: time between the SIGTERM and the cancellation"},
+			&cli.PathFlag{Name: "slurm-once-dir", Category: "slurm",
+				Usage: "the gate plugin's ONCE_DIR (on this host or shared with it): a released lease's tokens are recorded there as spent, so the gate admits no job on them (docs/slurm.md)"},
 			&cli.StringFlag{Name: "slurm-unit", Category: "slurm",
 				Usage: "with --slurm-enforce: what a lease's size counts, as the gate plugin's UNIT: cpu (CPUs stand in for GPUs) or gpu; a running job on more than its lease is killed (default: what --pool-from-slurm counted, else cpu)"},
 			&cli.PathFlag{Name: "slurm-ledger", Category: "slurm", Usage: "with --slurm-enforce: append each job seen on a lease token to this file (JSON lines: job, lease, campaign, gpus, expires_unix)"},
@@ -285,7 +287,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	svc, err := service.New(service.Options{
-		SlurmKey: slurmKey, AdmitOnRequest: c.Bool("admit-on-request"),
+		SlurmKey: slurmKey, SlurmOnceDir: c.Path("slurm-once-dir"), AdmitOnRequest: c.Bool("admit-on-request"),
 		Broker: brokerConfig(c), Speed: c.Float64("speed"), DataDir: c.Path("data-dir"), AdminToken: tok,
 		JournalKeep: c.Int("journal-keep"), CampaignJournalKeep: c.Int("campaign-journal-keep"), GrantKeep: c.Int("grant-keep"),
 		MaxPending: c.Int("max-pending"), MaxConns: c.Int("max-conns"), IdleTimeout: c.Duration("idle-timeout"), Logger: log,

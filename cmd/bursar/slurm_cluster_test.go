@@ -108,7 +108,10 @@ func (g *slurmGate) serve(t *testing.T, extra ...string) (*proc, *client.Client)
 	// at a site has a host of its own and here shares two cores with the
 	// storm's hundred processes and whatever else the machine runs.
 	args := append([]string{"-n", "-10", bin, "serve", "--listen", "127.0.0.1:0", "--admin-token-file", tokenFile(t), "--speed", "1",
-		"--pool", "16", "--slurm-key-file", g.key, "--admit-on-request"}, extra...)
+		"--pool", "16", "--slurm-key-file", g.key, "--admit-on-request",
+		// The gate's ONCE_DIR (scripts/slurm-local.sh): a released lease's
+		// token is recorded there as spent.
+		"--slurm-once-dir", filepath.Join(g.dir, "slurm", "bursar-once")}, extra...)
 	cmd := exec.Command("nice", args...)
 	cmd.Env = g.env()
 	p := startCmd(t, cmd)
@@ -348,6 +351,15 @@ func TestSlurmGateEnforcer(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	job := strings.TrimSpace(out)
 	g.waitJobRunning(t, time.Minute)
+	// The enforcer has seen the job (its ledger line) while its lease
+	// was held: a job first seen after its release would be killed at
+	// once, with no SIGTERM to trap.
+	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b, _ := os.ReadFile(ledger); strings.Contains(string(b), `"job":"`+job+`"`) {
+			break
+		}
+		require.False(t, time.Now().After(end), "the enforcer did not see job %s within a minute", job)
+	}
 	_, err = admin.ReleaseLease(ctx, "sci", id)
 	require.NoError(t, err)
 	g.waitQueueEmpty(t, 30*time.Second)

@@ -136,4 +136,13 @@ func TestSlurmGateLeaks(t *testing.T) {
 		_, err := g.admin.ReleaseLease(ctx, "sci", id)
 		require.NoError(t, err)
 	})
+
+	t.Run("a released lease's token admits no job", func(t *testing.T) {
+		// At the parent the token of a released lease was admitted and
+		// its job ran on CPUs the broker had freed.
+		id, tok := g.token(t, 1, 60)
+		_, err := g.admin.ReleaseLease(ctx, "sci", id)
+		require.NoError(t, err)
+		g.refused(t, "srun --comment="+tok+" -n 1 true", "lease "+strconv.Itoa(id)+" of campaign sci was released")
+	})
 }

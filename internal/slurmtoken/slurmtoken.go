@@ -176,8 +176,32 @@ func Check(keyFile, tok, onceDir string, job *Job, now time.Time) (line string, 
 	return fmt.Sprintf("ok %d %s %d %d %s %d", l.Lease, l.Campaign, l.GPUs, l.Expires-now.Unix(), Account(l.Campaign), l.Expires), true
 }
 
-// ErrUsed is Claim's answer for a token that admitted a job already.
-var ErrUsed = errors.New("one lease token admits one job")
+// ErrUsed is Claim's answer for a token that admitted a job already, and
+// ErrReleased for the token of a lease released since (MarkReleased).
+var (
+	ErrUsed     = errors.New("one lease token admits one job")
+	ErrReleased = errors.New("a released lease's token admits no job")
+)
+
+// releasedMark starts the record of a released lease's token.
+const releasedMark = "released"
+
+// claimPath is the record of lease l's token in dir: named by the
+// lease (its expiry, campaign and id: a token's identity, since the
+// signature covers exactly those and the size).
+func claimPath(dir string, l Lease) string {
+	return filepath.Join(dir, fmt.Sprintf("%d.%s.%d", l.Expires, Account(l.Campaign), l.Lease))
+}
+
+// MarkReleased records in dir (the gate's ONCE_DIR) that lease l was
+// released: its token is then spent, and Claim refuses it with
+// ErrReleased, in the same one file operation that spends a token
+// (issue 35: a released lease's token admitted a job that ran on CPUs
+// the broker had freed). The record replaces a claim, and is swept with
+// the claims once the lease is over.
+func MarkReleased(dir string, l Lease) error {
+	return os.WriteFile(claimPath(dir, l), []byte(releasedMark+"\n"), 0o600)
+}
 
 // Claim records in dir that lease l admitted a job, and refuses when it
 // has already: one token, one job (issue 23). The record is a file named
@@ -188,10 +212,14 @@ var ErrUsed = errors.New("one lease token admits one job")
 // folder holds about as many files as there are live leases. dir must be
 // writable by SlurmUser only (docs/slurm.md).
 func Claim(dir string, l Lease, now time.Time) error {
-	name := fmt.Sprintf("%d.%s.%d", l.Expires, Account(l.Campaign), l.Lease)
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	path := claimPath(dir, l)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case errors.Is(err, os.ErrExist):
+		// Only a refusal reads the record, to say why.
+		if b, _ := os.ReadFile(path); strings.HasPrefix(string(b), releasedMark) {
+			return fmt.Errorf("lease %d of campaign %s was released: %w (ask for another lease)", l.Lease, l.Campaign, ErrReleased)
+		}
 		return fmt.Errorf("lease %d of campaign %s admitted a job already: %w (ask for another lease)", l.Lease, l.Campaign, ErrUsed)
 	case err != nil:
 		return fmt.Errorf("cannot record the lease's job (%v): refused, since the token could otherwise be used again", err)

@@ -97,3 +97,20 @@ func TestClaim(t *testing.T) {
 	line, ok = Check(keyFile, tok, "", nil, now)
 	assert.True(t, ok, "without a folder a token admits jobs until it expires: %s", line)
 }
+
+// TestMarkReleased: a released lease's token is refused by the claim
+// (before or after it admitted a job), and other leases are not.
+func TestMarkReleased(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1000, 0)
+	a := Lease{Lease: 1, Campaign: "Sci", GPUs: 2, Expires: 1100}
+	require.NoError(t, MarkReleased(dir, a))
+	err := Claim(dir, a, now)
+	require.ErrorIs(t, err, ErrReleased)
+	assert.EqualError(t, err, "lease 1 of campaign Sci was released: a released lease's token admits no job (ask for another lease)")
+	b := Lease{Lease: 2, Campaign: "Sci", GPUs: 2, Expires: 1100}
+	require.NoError(t, Claim(dir, b, now))
+	require.NoError(t, MarkReleased(dir, b))
+	require.ErrorIs(t, Claim(dir, b, now), ErrReleased)
+	require.NoError(t, Claim(dir, Lease{Lease: 1, Campaign: "Sci", GPUs: 2, Expires: 1160}, now), "another token (expiry) of another lease")
+}
