@@ -335,6 +335,7 @@ func TestSlurmGateEnforcer(t *testing.T) {
 	jobScript := filepath.Join(g.dir, "job.sh")
 	require.NoError(t, os.WriteFile(jobScript, []byte("#!/bin/bash\n"+
 		"trap 'echo TERM > "+g.dir+"/trap.$SLURM_JOB_ID; exit 3' TERM\n"+
+		"echo started > "+g.dir+"/started.$SLURM_JOB_ID\n"+
 		"for i in $(seq 600); do sleep 0.1; done\n"), 0o755))
 	leaseToken := func(duration int) (int, string) {
 		acc, err := admin.Request(ctx, "sci", client.LeaseRequest{GPUs: 2, Duration: duration})
@@ -351,14 +352,18 @@ func TestSlurmGateEnforcer(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	job := strings.TrimSpace(out)
 	g.waitJobRunning(t, time.Minute)
-	// The enforcer has seen the job (its ledger line) while its lease
+	// The job's trap is set (Slurm says RUNNING before the batch script
+	// has run a line: a SIGTERM then ends it untrapped, seen under load)
+	// and the enforcer has seen the job (its ledger line) while its lease
 	// was held: a job first seen after its release would be killed at
 	// once, with no SIGTERM to trap.
 	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if b, _ := os.ReadFile(ledger); strings.Contains(string(b), `"job":"`+job+`"`) {
+		b, _ := os.ReadFile(ledger)
+		_, err := os.Stat(filepath.Join(g.dir, "started."+job))
+		if err == nil && strings.Contains(string(b), `"job":"`+job+`"`) {
 			break
 		}
-		require.False(t, time.Now().After(end), "the enforcer did not see job %s within a minute", job)
+		require.False(t, time.Now().After(end), "job %s did not start, or the enforcer did not see it, within a minute", job)
 	}
 	_, err = admin.ReleaseLease(ctx, "sci", id)
 	require.NoError(t, err)
