@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -315,6 +316,8 @@ type ShardSet struct {
 	Program    string
 	PlanDigest string
 	Files      []string // by index
+	// Folder is where FindShardSet found them (the first folder given).
+	Folder string
 	// One of the two is set: the shard files by index.
 	sweeps  []*ShardFile
 	studies []*StudyShardFile
@@ -360,6 +363,40 @@ func collect[F interface{ header() shardHeader }](names []string, files []F) (*S
 		set.Files = append(set.Files, names[k])
 	}
 	return set, ordered, nil
+}
+
+// FindShardSet reads the shard files in the folders or files args name
+// (a folder: its shard-I-of-N.json) as ReadShardSet does; the set's
+// Folder is the first folder (a file's own).
+func FindShardSet(args []string) (*ShardSet, error) {
+	var names []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			names = append(names, a)
+			continue
+		}
+		found, err := filepath.Glob(filepath.Join(a, "shard-*-of-*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s holds no shard files (shard-I-of-N.json)", a)
+		}
+		names = append(names, found...)
+	}
+	set, err := ReadShardSet(names)
+	if err != nil {
+		return nil, err
+	}
+	set.Folder = args[0]
+	if fi, _ := os.Stat(set.Folder); fi != nil && !fi.IsDir() {
+		set.Folder = filepath.Dir(set.Folder)
+	}
+	return set, nil
 }
 
 // ReadShardSet reads the shard files names, a sweep's (ShardFormat) or a

@@ -132,38 +132,16 @@ func mergeCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return fmt.Errorf("merge needs the folders (or files) holding the shard files")
 			}
-			var names []string
-			for _, a := range c.Args().Slice() {
-				fi, err := os.Stat(a)
-				if err != nil {
-					return err
-				}
-				if !fi.IsDir() {
-					names = append(names, a)
-					continue
-				}
-				found, err := filepath.Glob(filepath.Join(a, "shard-*-of-*.json"))
-				if err != nil {
-					return err
-				}
-				if len(found) == 0 {
-					return fmt.Errorf("%s holds no shard files (shard-I-of-N.json)", a)
-				}
-				names = append(names, found...)
-			}
-			set, err := sweep.ReadShardSet(names)
+			set, err := sweep.FindShardSet(c.Args().Slice())
 			if err != nil {
 				return err
 			}
 			if findStudy(set.Command) == nil {
-				return fmt.Errorf("%s: the shards are of %q, which is not a study of this program (want one of %s)", names[0], set.Command, strings.Join(studyNames(), ", "))
+				return fmt.Errorf("%s: the shards are of %q, which is not a study of this program (want one of %s)", set.Files[0], set.Command, strings.Join(studyNames(), ", "))
 			}
 			out := c.String("out")
 			if out == "" {
-				out = c.Args().First()
-				if fi, _ := os.Stat(out); fi != nil && !fi.IsDir() {
-					out = filepath.Dir(out)
-				}
+				out = set.Folder
 			}
 			// Replay the command that made the shards, on the same path
 			// from results to files as when it runs unsharded.
