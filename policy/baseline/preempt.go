@@ -94,6 +94,10 @@ type keyedLease struct {
 // that a pass allocates nothing. The zero value is ready.
 type VictimSorter struct{ recs []keyedLease }
 
+// Clone is a copy of s that shares nothing with it (a rule's
+// CloneRule copies its scratch as internal/deepcopy would).
+func (s *VictimSorter) Clone() VictimSorter { return VictimSorter{recs: slices.Clone(s.recs)} }
+
 // Sort sorts cands, indices into leases, into KeyedVictimOrder by key.
 func (s *VictimSorter) Sort(leases []Lease, cands []int, key VictimKey) {
 	recs := s.recs[:0]

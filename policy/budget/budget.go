@@ -742,6 +742,6 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c.eligible, c.victimKey, c.search = nil, nil, nil
 	c.held, c.gHeld = slices.Clone(r.held), slices.Clone(r.gHeld)
 	c.taken, c.gTaken = slices.Clone(r.taken), slices.Clone(r.gTaken)
-	c.cands, c.sorter = nil, baseline.VictimSorter{}
+	c.cands, c.sorter = slices.Clone(r.cands), r.sorter.Clone()
 	return &c
 }
