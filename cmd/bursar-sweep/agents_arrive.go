@@ -13,7 +13,7 @@ import (
 
 func arriveStudy() study {
 	var flags []cli.Flag
-	for _, f := range append(traceFlags("results/agents-arrive", true), mappingFlags()...) {
+	for _, f := range append(traceFlags(tracestudy.DefaultOut["agents-arrive"], true), mappingFlags()...) {
 		switch sf := f.(type) {
 		case *cli.StringFlag:
 			switch sf.Name {

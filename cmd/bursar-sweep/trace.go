@@ -30,7 +30,7 @@ func traceStudy() study {
 			"(docs/metrics.md, docs/traces.md). The default trace is the embedded 28-day SDSC-SP2\n" +
 			"excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
 			studyDistHelp("trace"),
-		Flags: append(traceFlags("results/trace", true), mappingFlags()...),
+		Flags: append(traceFlags(tracestudy.DefaultOut["trace"], true), mappingFlags()...),
 	},
 		setup:  traceSetup("trace"),
 		outFor: tracestudy.OutFor("trace"),
@@ -89,7 +89,7 @@ func studyDistHelp(command string) string {
 // budgetKnobsFlags are trace's flags without --policies, with
 // budget-knobs' own defaults in their help.
 func budgetKnobsFlags() []cli.Flag {
-	flags := append(traceFlags("results/trace/budget-knobs", false), mappingFlags()...)
+	flags := append(traceFlags(tracestudy.DefaultOut["budget-knobs"], false), mappingFlags()...)
 	for _, f := range flags {
 		switch f := f.(type) {
 		case *cli.StringFlag:
