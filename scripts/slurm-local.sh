@@ -91,7 +91,7 @@ start() {
   local node
   node=$(slurmd -C | head -n1)
   [[ $node == NodeName=* ]] || die "slurmd -C printed no node line: $node"
-  local extra="" jobcomp="JobCompType=jobcomp/none"
+  local extra="" jobcomp="JobCompType=jobcomp/none" ungated=""
   if [ -n "${BURSAR_SLURM_CPUS:-}" ]; then
     local name mem
     name=$(sed 's/^NodeName=\([^ ]*\).*/\1/' <<<"$node")
@@ -104,12 +104,18 @@ start() {
     [ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_lua.so ] || ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1 ||
       die "job_submit_lua.so not found: apt-get install --no-install-recommends slurm-wlm-basic-plugins"
     mkdir -p "$dir/bursar-once" && chmod 700 "$dir/bursar-once"   # one token, one job
+    # Partition "free" is left ungated, as a site's debug partition
+    # would be (the gate's UNGATED), so that moving a job from it into a
+    # gated one can be tried.
     sed -e "s|@BURSAR@|$BURSAR_SLURM_GATE_BIN|" -e "s|@KEY_FILE@|$BURSAR_SLURM_GATE_KEY|" -e "s|@ONCE_DIR@|$dir/bursar-once|" \
+      -e "s|^local UNGATED = { }|local UNGATED = { free = true }|" \
       "$(dirname "$0")/slurm/job_submit.lua" > "$dir/job_submit.lua"
+    grep -q '^local UNGATED = { free = true }' "$dir/job_submit.lua" || die "job_submit.lua: no 'local UNGATED = { }' line to set"
     # GresTypes=gpu: a job asking for GPUs (--gpus, --gres=gpu:N) reaches
     # the plugin, which checks the count against its lease, rather than
     # being refused by srun first; the node has none, so none is granted.
     extra+=$'JobSubmitPlugins=lua\nGresTypes=gpu\n'
+    ungated="PartitionName=free Nodes=ALL MaxTime=INFINITE State=UP"
     jobcomp="JobCompType=jobcomp/filetxt"$'\n'"JobCompLoc=$dir/jobcomp.txt"
   else
     rm -f "$dir/job_submit.lua"
@@ -143,6 +149,7 @@ JobAcctGatherType=jobacct_gather/none
 $jobcomp
 $extra$node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+$ungated
 CONF
   # slurmd always loads a cgroup plugin and its auto-detection is fatal
   # without systemd; v1 is loaded but unused with the plugins above.

@@ -145,4 +145,23 @@ func TestSlurmGateLeaks(t *testing.T) {
 		require.NoError(t, err)
 		g.refused(t, "srun --comment="+tok+" -n 1 true", "lease "+strconv.Itoa(id)+" of campaign sci was released")
 	})
+
+	t.Run("a job may not be moved from an ungated partition into a gated one", func(t *testing.T) {
+		// Partition "free" is ungated (scripts/slurm-local.sh): a job
+		// without a token is admitted there. At the parent, its user
+		// could then move it, pending, into the gated partition.
+		as := "runuser -u nobody -- "
+		out, code := g.sh(t, as+"sbatch --parsable --hold -p free -n 1 -o /dev/null --wrap 'sleep 1'")
+		require.Equal(t, 0, code, out)
+		job := strings.TrimSpace(out)
+		out, code = g.sh(t, as+"scontrol update JobId="+job+" Partition=local")
+		assert.NotEqual(t, 0, code, out)
+		out, _ = g.sh(t, "squeue -h -j "+job+" -o %P")
+		assert.Equal(t, "free", strings.TrimSpace(out), "the job stays in the ungated partition")
+		out, code = g.sh(t, as+"scontrol update JobId="+job+" TimeLimit=5")
+		assert.Equal(t, 0, code, "an ungated job is not the gate's: %s", out)
+		out, code = g.sh(t, "scancel "+job)
+		assert.Equal(t, 0, code, out)
+		g.waitQueueEmpty(t, 30*time.Second)
+	})
 }
