@@ -174,25 +174,23 @@ func campaignCreate(c *cli.Context) error {
 	}
 	spec := client.CampaignSpec{Name: name, Budget: c.Float64("budget"), Guaranteed: gpus, Sustained: rate,
 		BurstCeiling: burst, Bucket: bucket, Class: c.String("class")}
-	path, err := tokenPath(c, name)
-	if err != nil {
-		return err
-	}
-	admin, ctx, cancel, err := adminCall(c)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	reg, err := admin.Register(ctx, spec)
-	if err != nil {
-		return fmt.Errorf("register %s: %w", name, err)
-	}
-	if err := writeTokenFile(path, reg.Token, c.Bool("force")); err != nil {
+	var id int
+	path, err := issueToken(c, name, func(ctx context.Context, admin *client.Client) (string, error) {
+		reg, err := admin.Register(ctx, spec)
+		if err != nil {
+			return "", fmt.Errorf("register %s: %w", name, err)
+		}
+		id = reg.ID
+		return reg.Token, nil
+	}, func(path string, err error) error {
 		return fmt.Errorf("campaign %s is registered, but its token could not be written (%w); "+
 			"issue a new one with: bursar campaign rotate %s --token-file %s", name, err, name, service.ShellQuote(path))
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "bursar: registered campaign %s (id %d: %d GPUs guaranteed, R %g, B %g GPU-s, burst ceiling %d); its token is in %s (mode 0600)\n",
-		name, reg.ID, gpus, rate, bucket, burst, path)
+		name, id, gpus, rate, bucket, burst, path)
 	return nil
 }
 
@@ -201,25 +199,45 @@ func campaignRotate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := tokenPath(c, name)
-	if err != nil {
-		return err
-	}
-	admin, ctx, cancel, err := adminCall(c)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	rot, err := admin.RotateToken(ctx, name)
-	if err != nil {
-		return fmt.Errorf("rotate %s: %w", name, err)
-	}
-	if err := writeTokenFile(path, rot.Token, c.Bool("force")); err != nil {
+	path, err := issueToken(c, name, func(ctx context.Context, admin *client.Client) (string, error) {
+		rot, err := admin.RotateToken(ctx, name)
+		if err != nil {
+			return "", fmt.Errorf("rotate %s: %w", name, err)
+		}
+		return rot.Token, nil
+	}, func(path string, err error) error {
 		return fmt.Errorf("campaign %s has a new token (the old one is dead), but it could not be written (%w); "+
 			"rotate again with: bursar campaign rotate %s --token-file %s --force", name, err, name, service.ShellQuote(path))
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "bursar: campaign %s has a new token in %s (mode 0600); the old one no longer works\n", name, path)
 	return nil
+}
+
+// issueToken asks the service, as the administrator, for a token for
+// campaign name (issue) and writes it to the campaign's token file (mode
+// 0600), returning the file's path; a token that could not be written is
+// reported by unwritten, which says how to get another.
+func issueToken(c *cli.Context, name string, issue func(context.Context, *client.Client) (string, error), unwritten func(path string, err error) error) (string, error) {
+	path, err := tokenPath(c, name)
+	if err != nil {
+		return "", err
+	}
+	admin, ctx, cancel, err := adminCall(c)
+	if err != nil {
+		return "", err
+	}
+	defer cancel()
+	token, err := issue(ctx, admin)
+	if err != nil {
+		return "", err
+	}
+	if err := writeTokenFile(path, token, c.Bool("force")); err != nil {
+		return "", unwritten(path, err)
+	}
+	return path, nil
 }
 
 func campaignRevoke(c *cli.Context) error {
