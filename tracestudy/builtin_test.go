@@ -3,6 +3,7 @@ package tracestudy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,26 @@ func TestBuiltinNamesAgreeWithConfigs(t *testing.T) {
 	c, err := Content("")
 	require.NoError(t, err)
 	assert.Equal(t, ExcerptGz(), c)
+}
+
+// A mistyped built-in name is answered with the name meant, whichever
+// reader meets it first; a path that is no built-in's typo keeps the
+// plain file error.
+func TestMistypedBuiltinSuggestsTheBuiltin(t *testing.T) {
+	_, err := Content("sdsc-sp3")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `did you mean "sdsc-sp2"?`)
+	_, err = Header("sdsc-sp2-exerpt")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `did you mean "sdsc-sp2-excerpt"?`)
+	_, err = Load(filepath.Join(t.TempDir(), "missing.swf"), trace.Options{})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "did you mean")
+}
+
+// A mistyped --policies name gets the nearest policy, as --policy does.
+func TestPolicyListSuggestsTheNearestPolicy(t *testing.T) {
+	_, err := PolicyList(orDefault(nil), "bursar,fairshar")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown policy "fairshar"; did you mean "fairshare"?`)
 }

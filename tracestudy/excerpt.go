@@ -3,10 +3,15 @@ package tracestudy
 import (
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -56,7 +61,21 @@ func Content(path string) ([]byte, error) {
 	if gz, _, ok := Builtin(path); ok {
 		return gz, nil
 	}
-	return os.ReadFile(path)
+	b, err := os.ReadFile(path)
+	return b, suggestBuiltin(path, err)
+}
+
+// suggestBuiltin adds to a missing file's error the built-in log whose
+// name path is a typo of (sdsc-sp3 for sdsc-sp2): a user who types a
+// built-in name wrongly gets a file error that would not say so.
+func suggestBuiltin(path string, err error) error {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if hint := cliusage.DidYouMean(path, configs.BuiltinTraces); hint != "" {
+		return fmt.Errorf("%w%s (built-in logs: %s)", err, hint, strings.Join(configs.BuiltinTraces, ", "))
+	}
+	return err
 }
 
 // open is a reader of the log path names (a built-in name, "" for the
@@ -69,7 +88,8 @@ func open(path string) (*swf.Reader, io.Closer, error) {
 		}
 		return r, io.NopCloser(nil), nil
 	}
-	return swf.Open(path)
+	r, c, err := swf.Open(path)
+	return r, c, suggestBuiltin(path, err)
 }
 
 // Load reads the trace at path (plain or gzip), or the embedded log a

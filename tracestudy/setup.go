@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/bursar-hpc/bursar/sweep"
@@ -152,7 +153,7 @@ func PolicyList(reg *registry.Registry, list string) ([]string, error) {
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
 		if !slices.Contains(known, n) {
-			return nil, fmt.Errorf("--policies: unknown policy %q (want some of %s)", n, strings.Join(known, ", "))
+			return nil, fmt.Errorf("--policies: unknown policy %q%s (want some of %s)", n, cliusage.DidYouMean(n, known), strings.Join(known, ", "))
 		}
 		if slices.Contains(names, n) {
 			return nil, fmt.Errorf("--policies: %q given twice", n)
