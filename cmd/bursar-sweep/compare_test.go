@@ -94,3 +94,16 @@ func TestCompareQuick(t *testing.T) {
 	require.Equal(t, string(a), string(b))
 	_ = again
 }
+
+// `run --quiet` (and -q), a shared flag in the README, is accepted and
+// prints the same report as without it.
+func TestRunAcceptsQuiet(t *testing.T) {
+	dir := t.TempDir()
+	plain, err := runSweepApp(t, "run", "--ticks", "200", "--out", dir)
+	require.NoError(t, err, plain)
+	for _, q := range []string{"--quiet", "-q"} {
+		quiet, err := runSweepApp(t, "run", q, "--ticks", "200", "--out", dir)
+		require.NoError(t, err, quiet)
+		require.Equal(t, plain, quiet, q)
+	}
+}

@@ -29,6 +29,10 @@ func runCommand(reg *registry.Registry) *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "folder for metrics.json, journal.jsonl, series.csv and report.html", Value: filepath.Join("results", "run")},
 		&cli.StringFlag{Name: "scenario", Usage: "run this scenario file (YAML, docs/scenarios.md; - reads standard input); knob flags given edit it"},
 		&cli.StringFlag{Name: "policy", Usage: "run under this admission policy: " + strings.Join(reg.Names(), ", ") + " (the file's knobs for it, else its defaults; docs/policies.md)"},
+		// The study commands' --quiet, which the README lists among the
+		// shared flags: a script that passes it to every command must not
+		// fail on run. run shows no progress, so it changes nothing.
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr, as for the study commands (run shows none; its report is printed either way)"},
 		&cli.BoolFlag{Name: "print-scenario", Usage: "print the effective scenario (the file or the paper's, with the knob flags applied) as YAML and exit"},
 	)
 	return &cli.Command{
