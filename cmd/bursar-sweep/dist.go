@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/bursar-hpc/bursar/internal/interrupt"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -104,7 +102,7 @@ type mergeKey struct{}
 // runJob runs a command's job as d says (sweep.Run); Ctrl-C (or SIGTERM)
 // cancels the runs, and then nothing is written.
 func runJob(c *cli.Context, job sweep.Job, d *sweep.Dist) error {
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Context(c.Context)
 	defer stop()
 	return sweep.Run(ctx, job, *d)
 }

@@ -17,6 +17,7 @@ var wiringImports = []string{
 	"figures",             // --format
 	"internal/atomicfile", // run's outputs
 	"internal/cliusage",   // usage errors
+	"internal/interrupt",  // Ctrl-C: cancel the runs, exit 130
 	"internal/k8sjob",     // slurm-script --k8s
 	"internal/manifest",   // manifest.json, --version
 	"internal/slurmjob",   // slurm-script

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/cliusage"
+	"github.com/bursar-hpc/bursar/internal/interrupt"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/registry"
@@ -18,7 +19,8 @@ import (
 func main() {
 	if err := newApp(policies.Default).Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "bursar-sweep:", err)
-		os.Exit(1)
+		// 130 after Ctrl-C, so that a script can tell it from a failure.
+		os.Exit(interrupt.Status(1))
 	}
 }
 

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bursar-hpc/bursar/client"
 	"github.com/bursar-hpc/bursar/demo"
+	"github.com/bursar-hpc/bursar/internal/interrupt"
 	"github.com/bursar-hpc/bursar/service"
 )
 
@@ -53,7 +51,7 @@ func runDemo(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("demo takes no arguments, got %q", c.Args().Slice())
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Context(c.Context)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, c.Duration("timeout"))
 	defer cancel()

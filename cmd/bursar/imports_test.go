@@ -13,5 +13,5 @@ import (
 func TestImportsAreWiring(t *testing.T) {
 	cmdimports.Check(t, ".",
 		"client", "demo", "lease", "policy", "service", "slurmgate",
-		"internal/cliusage", "internal/manifest", "internal/slurmtoken")
+		"internal/cliusage", "internal/interrupt", "internal/manifest", "internal/slurmtoken")
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/bursar-hpc/bursar/internal/cliusage"
+	"github.com/bursar-hpc/bursar/internal/interrupt"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/urfave/cli/v2"
 )
@@ -12,9 +13,13 @@ import (
 func main() {
 	app := newApp()
 	cliusage.Apply(app)
+	// 130 after Ctrl-C (143 after SIGTERM) for a command that fails on
+	// it, so that a script can tell it from a failure; cli.Exit's code
+	// (demo's) goes through the same rule.
+	cli.OsExiter = func(code int) { os.Exit(interrupt.Status(code)) }
 	if err := app.Run(nameFirst(os.Args)); err != nil {
 		fmt.Fprintln(os.Stderr, "bursar:", err)
-		os.Exit(1)
+		os.Exit(interrupt.Status(1))
 	}
 }
 

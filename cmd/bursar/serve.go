@@ -9,15 +9,14 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/internal/interrupt"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/service"
 	"github.com/bursar-hpc/bursar/slurmgate"
@@ -305,7 +304,7 @@ func runServe(c *cli.Context) error {
 			"bursar: it is printed here (which is what makes this mode insecure) and dies with the process:\n"+
 			"bursar:   export %s=%s\n", adminTokenEnv, tok)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Context(c.Context)
 	defer stop()
 	// One line on stdout, for people and for scripts that started the
 	// service on port 0.
