@@ -525,12 +525,18 @@ func (w *Workload) entitle(mode ShareMode, total int64) {
 }
 
 // Entitlements are the workload's groups and campaigns with their shares,
-// as every share-based policy reads them (policies.Knobs.Entitlements).
+// as every share-based policy reads them (policies.Knobs.Entitlements),
+// and each group's widest job in the window (static's condo partitions).
 func (w *Workload) Entitlements() *baseline.Entitlements {
 	e := &baseline.Entitlements{Groups: make([]baseline.GroupShare, len(w.Groups))}
+	widest := make([]int, len(w.Groups))
+	for i := range w.Jobs {
+		g := w.Campaigns[w.Jobs[i].Campaign].Group
+		widest[g] = max(widest[g], w.Jobs[i].GPUs)
+	}
 	for g := range w.Groups {
 		grp := &w.Groups[g]
-		gs := baseline.GroupShare{Name: grp.Name, Share: grp.Share, Members: make([]baseline.MemberShare, len(grp.Members))}
+		gs := baseline.GroupShare{Name: grp.Name, Share: grp.Share, Widest: widest[g], Members: make([]baseline.MemberShare, len(grp.Members))}
 		for i, c := range grp.Members {
 			gs.Members[i] = baseline.MemberShare{Name: w.Campaigns[c].Name, Share: w.Campaigns[c].Share}
 		}

@@ -34,6 +34,9 @@ type GroupShare struct {
 	Name    string        `json:"name" yaml:"name"`
 	Share   float64       `json:"share" yaml:"share"`
 	Members []MemberShare `json:"members" yaml:"members"`
+	// Widest is the GPUs of the group's widest job, 0 if unknown: a condo
+	// partition (static's partitions: condo) is at least this wide.
+	Widest int `json:"widest,omitempty" yaml:"widest,omitempty"`
 }
 
 // MemberShare is one member campaign of a group, by name, and its
@@ -59,6 +62,9 @@ func (e *Entitlements) Validate() error {
 		}
 		if !validShare(g.Share) {
 			return fmt.Errorf("entitlements: group %s: share %v: must be a finite number ≥ 0", g.Name, g.Share)
+		}
+		if g.Widest < 0 {
+			return fmt.Errorf("entitlements: group %s: widest %d: must be ≥ 0 GPUs", g.Name, g.Widest)
 		}
 		sum := 0.0
 		for _, m := range g.Members {
@@ -93,6 +99,8 @@ type Group struct {
 	Name    string
 	Share   float64
 	Members []policy.CampaignID
+	// Widest is GroupShare.Widest: its widest job's GPUs, 0 if unknown.
+	Widest int
 }
 
 // SetEntitlements fixes the entitlements the campaigns registered from now
@@ -145,7 +153,7 @@ func (k *Core) reshare() {
 	k.groups = k.groups[:0]
 	if k.ent != nil {
 		for _, g := range k.ent.Groups {
-			k.groups = append(k.groups, Group{Name: g.Name, Share: g.Share})
+			k.groups = append(k.groups, Group{Name: g.Name, Share: g.Share, Widest: g.Widest})
 		}
 	}
 	// The campaigns in no group split what the groups leave by R.

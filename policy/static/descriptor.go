@@ -20,6 +20,7 @@ var Policy = registry.Descriptor{
 		Keys: []registry.Knob{
 			Slot.IntKnob("owners", 0, "owners must be ≥ 0 groups, got %d", func(k *Knobs) *int { return &k.Owners }),
 			Slot.ChoiceKnob("lend", LendNone, LendScavenger, func(k *Knobs) *string { return &k.Lend }),
+			Slot.ChoiceKnob("partitions", PartitionsShare, PartitionsCondo, func(k *Knobs) *string { return &k.Partitions }),
 		},
 		Format: Slot.Format(func(k, d Knobs) (parts []string) {
 			if k.Owners != d.Owners {
@@ -27,6 +28,9 @@ var Policy = registry.Descriptor{
 			}
 			if k.Lend != "" && k.Lend != d.Lend {
 				parts = append(parts, "lend: "+k.Lend)
+			}
+			if k.Partitions == PartitionsCondo && d.Partitions != PartitionsCondo {
+				parts = append(parts, "partitions: "+k.Partitions)
 			}
 			return parts
 		}),

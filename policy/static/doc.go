@@ -4,7 +4,8 @@
 // Rule. The Owners groups with the largest entitlements each own a
 // partition and every other group shares one general partition; the
 // sizes are the largest-remainder split of the pool (§6.15), so they
-// cover it. Each partition runs FCFS + EASY (§2.1) for its owners. With
+// cover it; with partitions condo each is first at least its owners'
+// widest job (CondoSizes, MinimaScaled). Each partition runs FCFS + EASY (§2.1) for its owners. With
 // lend none (the default) an idle partition is never lent, nothing is
 // preempted, a rigid job wider than its partition is denied (§6.1) and
 // the filler gets nothing (§6.2). With lend scavenger, jobs that cannot

@@ -22,6 +22,16 @@ const (
 	LendScavenger = "scavenger"
 )
 
+// The values of the partitions knob.
+const (
+	// PartitionsShare sizes each partition by its share alone (the
+	// default, revision 2's rule).
+	PartitionsShare = "share"
+	// PartitionsCondo gives each partition at least its owners' widest job
+	// first, as a condo owner buys at least what its widest job needs.
+	PartitionsCondo = "condo"
+)
+
 // DefaultOwners is how many groups own a partition by default.
 const DefaultOwners = 8
 
@@ -38,6 +48,8 @@ type Knobs struct {
 	Owners int `json:"owners" yaml:"owners"`
 	// Lend is LendNone or LendScavenger.
 	Lend string `json:"lend" yaml:"lend"`
+	// Partitions is PartitionsShare ("" too) or PartitionsCondo.
+	Partitions string `json:"partitions,omitempty" yaml:"partitions,omitempty"`
 }
 
 // DefaultKnobs are the spec's defaults: 8 owners, nothing lent.
@@ -51,6 +63,9 @@ func (kn Knobs) Validate() error {
 	if kn.Lend != "" && kn.Lend != LendNone && kn.Lend != LendScavenger {
 		return fmt.Errorf("static: lend must be %q or %q, got %q", LendNone, LendScavenger, kn.Lend)
 	}
+	if kn.Partitions != "" && kn.Partitions != PartitionsShare && kn.Partitions != PartitionsCondo {
+		return fmt.Errorf("static: partitions must be %q or %q, got %q", PartitionsShare, PartitionsCondo, kn.Partitions)
+	}
 	return nil
 }
 
@@ -63,6 +78,9 @@ type Rule struct {
 	// partition (-1: the filler, which owns none), by partition its size.
 	partOf []int
 	size   []int
+	// scaled marks a cut under partitions condo whose minima exceeded the
+	// pool and were scaled down (MinimaScaled).
+	scaled bool
 
 	// The books, rebuilt from the lease table before each use: by
 	// partition, the GPUs its owners hold, the GPUs lent to scavengers, and
@@ -141,19 +159,27 @@ func (r *Rule) cut(k *baseline.Core) {
 	owners := min(r.knobs.Owners, len(groups))
 	partOfGroup := make([]int, len(groups))
 	var shares []float64
+	var widest []int // by partition: its groups' widest job
 	for p, g := range rank[:owners] {
 		partOfGroup[g] = p
 		shares = append(shares, groups[g].Share)
+		widest = append(widest, groups[g].Widest)
 	}
 	if owners < len(groups) {
-		general := 0.0
+		general, wide := 0.0, 0
 		for _, g := range rank[owners:] {
 			partOfGroup[g] = owners
 			general += groups[g].Share
+			wide = max(wide, groups[g].Widest)
 		}
 		shares = append(shares, general)
+		widest = append(widest, wide)
 	}
-	r.size = baseline.LargestRemainder(shares, k.Config().Pool)
+	if r.knobs.Partitions == PartitionsCondo {
+		r.size, r.scaled = CondoSizes(shares, widest, k.Config().Pool)
+	} else {
+		r.size = baseline.LargestRemainder(shares, k.Config().Pool)
+	}
 	for c := range n {
 		r.partOf[c] = -1
 	}
@@ -169,6 +195,66 @@ func (r *Rule) cut(k *baseline.Core) {
 		r.queues = append(r.queues, nil)
 	}
 }
+
+// CondoSizes are the partitions of partitions condo (docs/policies.md,
+// static): partition p's minimum is min(widest[p], pool), what its owners'
+// widest job needs; the pool left over the minima is split by shares with
+// the largest remainder (shares scaled to sum to 1; all 0: equal). If the
+// minima exceed the pool they are scaled down in proportion instead, by
+// the largest remainder again, in whole numbers (ties by the earlier
+// partition, that is owner order), nothing is left to split, and scaled
+// is true.
+// The sizes sum to the pool whenever there is a partition.
+func CondoSizes(shares []float64, widest []int, pool int) (sizes []int, scaled bool) {
+	minima := make([]int, len(widest))
+	need := 0
+	for p, w := range widest {
+		minima[p] = min(max(w, 0), pool)
+		need += minima[p]
+	}
+	if need > pool {
+		// In whole numbers, so that no rounding moves a GPU: minimum m's
+		// exact part is m × pool ÷ need.
+		sizes = make([]int, len(minima))
+		order := make([]int, len(minima))
+		left := pool
+		for p, m := range minima {
+			sizes[p] = m * pool / need
+			left -= sizes[p]
+			order[p] = p
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmp.Compare(minima[b]*pool%need, minima[a]*pool%need)
+		})
+		for _, p := range order[:left] {
+			sizes[p]++
+		}
+		return sizes, true
+	}
+	total := 0.0
+	for _, s := range shares {
+		total += s
+	}
+	frac := make([]float64, len(shares))
+	for p, s := range shares {
+		if total > 0 {
+			frac[p] = s / total
+		} else {
+			frac[p] = 1 / float64(len(shares))
+		}
+	}
+	sizes = baseline.LargestRemainder(frac, pool-need)
+	for p := range sizes {
+		sizes[p] += minima[p]
+	}
+	return sizes, false
+}
+
+// MinimaScaled reports whether the last cut was under partitions condo
+// and its minima (the owners' widest jobs) exceeded the pool, so that
+// they were scaled down and some owner's widest job is wider than its
+// partition: the run is marked.
+func (r *Rule) MinimaScaled() bool { return r.scaled }
 
 // Partition is campaign c's partition (-1: the filler's, none) and its
 // size in GPUs.
