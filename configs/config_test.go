@@ -303,3 +303,31 @@ func TestBootstrapKey(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want, tc.src)
 	}
 }
+
+// Seeds the caller gives (--seeds, --nseeds) that a fitting grid cannot
+// take are refused as too many seeds, with how many fit; the config's
+// own seeds, or a grid too big for one seed, stay the file's fault.
+func TestTooManyGivenSeedsAreNotTheGridsFault(t *testing.T) {
+	cfg, err := Parse("g.yaml", []byte("experiment: x\nseeds: [7]\ngrid:\n  headroom: [16, 32, 64, 128]\n"))
+	require.NoError(t, err)
+	seeds := make([]int64, 30_000)
+	for i := range seeds {
+		seeds[i] = int64(i)
+	}
+	_, err = cfg.Plan(false, seeds)
+	var many *TooManySeedsError
+	require.ErrorAs(t, err, &many)
+	assert.Equal(t, TooManySeedsError{File: "g.yaml", Seeds: 30_000, Points: 4}, *many)
+	assert.EqualError(t, err, "30000 seeds × the 4 grid points of g.yaml = 120000 runs, more than the 100000 one command may run; give at most 25000 seeds")
+	_, err = cfg.Plan(false, seeds[:25_000])
+	require.NoError(t, err, "25000 seeds × 4 points is exactly the bound")
+
+	src := "experiment: x\nseeds: [7]\ngrid:\n"
+	for _, k := range []string{"headroom", "grace", "tasks", "sample_every", "storm_rate", "sci_rate"} {
+		src += "  " + k + ": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
+	}
+	_, err = Parse("big.yaml", []byte(src))
+	require.Error(t, err)
+	assert.NotErrorAs(t, err, &many)
+	assert.ErrorContains(t, err, "big.yaml: grid: the grid expands to more than 100000 runs")
+}

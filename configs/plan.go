@@ -78,6 +78,19 @@ func CheckSeeds(seeds []int64) error {
 	return nil
 }
 
+// TooManySeedsError is a plan refused for the seeds its caller gave
+// (--seeds, --nseeds): the config's grid fits, the product does not. The
+// command names its flag in front.
+type TooManySeedsError struct {
+	File          string // the config
+	Seeds, Points int
+}
+
+func (e *TooManySeedsError) Error() string {
+	return fmt.Sprintf("%d seeds × the %d grid points of %s = %d runs, more than the %d one command may run; give at most %d seeds",
+		e.Seeds, e.Points, e.File, e.Seeds*e.Points, MaxRuns, MaxRuns/e.Points)
+}
+
 // Plan expands the config for a full run or for --quick. seeds, when not
 // nil, replaces the config's seed list. Every expanded scenario is checked
 // with Scenario.Validate; a failure names the grid point and, when one
@@ -95,6 +108,7 @@ func (c *Config) Plan(quick bool, seeds []int64) (*Plan, error) {
 		}
 		return a.FullKey
 	}
+	given := seeds != nil
 	if seeds == nil {
 		for _, v := range pick(&c.Seeds) {
 			seeds = append(seeds, int64(v.V))
@@ -110,15 +124,21 @@ func (c *Config) Plan(quick bool, seeds []int64) (*Plan, error) {
 	for si := range c.Series {
 		n := 1
 		for _, a := range c.axes(si) {
-			n *= len(pick(a))
-			if n*len(seeds) > MaxRuns {
+			if n *= len(pick(a)); n > MaxRuns {
 				break
 			}
 		}
-		total += n
-		if total*len(seeds) > MaxRuns {
-			return nil, &Error{File: c.File, Key: "grid", Msg: fmt.Sprintf("the grid expands to more than %d runs; split the experiment", MaxRuns)}
+		if total += n; total > MaxRuns {
+			break
 		}
+	}
+	if total*len(seeds) > MaxRuns {
+		// Seeds from the command line that a grid which fits alone
+		// cannot take are the command line's fault, not the file's.
+		if given && total <= MaxRuns {
+			return nil, &TooManySeedsError{File: c.File, Seeds: len(seeds), Points: total}
+		}
+		return nil, &Error{File: c.File, Key: "grid", Msg: fmt.Sprintf("the grid expands to more than %d runs; split the experiment", MaxRuns)}
 	}
 	plan.Points = make([]Point, 0, total)
 

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,20 @@ type Setup struct {
 	Given []string
 }
 
+// plan is cfg's plan with the flags' seeds; seeds that make it too big
+// are blamed on the flag that gave them, not on the config.
+func (s *Setup) plan(cfg *configs.Config) (*configs.Plan, error) {
+	plan, err := cfg.Plan(s.Quick, s.Seeds)
+	var many *configs.TooManySeedsError
+	if errors.As(err, &many) {
+		if s.SeedsByCount {
+			return nil, fmt.Errorf("--nseeds %d: %w", len(s.Seeds), err)
+		}
+		return nil, fmt.Errorf("--seeds: %w", err)
+	}
+	return plan, err
+}
+
 // PaperJob runs paper experiments, writes their data, prints their tables
 // and draws their figures, the figures last so that a failing figure costs
 // nothing else.
@@ -44,7 +59,7 @@ func PaperJob(s *Setup, label string, cfgs []*configs.Config) (*SweepJob, error)
 	}
 	var plans []*configs.Plan
 	for _, cfg := range cfgs {
-		plan, err := cfg.Plan(s.Quick, s.Seeds)
+		plan, err := s.plan(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +111,7 @@ func reportPaper(s *Setup, label string, cfgs []*configs.Config, plans []*config
 
 // GridJob is the job of a config's grid (`bursar-sweep sweep`).
 func GridJob(s *Setup, cfg *configs.Config) (*SweepJob, error) {
-	plan, err := cfg.Plan(s.Quick, s.Seeds)
+	plan, err := s.plan(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +146,7 @@ func reportGrid(s *Setup, cfg *configs.Config, plan *configs.Plan, results []*Re
 
 // CompareJob is the job of the policy comparison (`bursar-sweep compare`).
 func CompareJob(s *Setup, cfg *configs.Config) (*SweepJob, error) {
-	plan, err := cfg.Plan(s.Quick, s.Seeds)
+	plan, err := s.plan(cfg)
 	if err != nil {
 		return nil, err
 	}

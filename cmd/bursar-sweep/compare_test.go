@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,4 +107,20 @@ func TestRunAcceptsQuiet(t *testing.T) {
 		require.NoError(t, err, quiet)
 		require.Equal(t, plain, quiet, q)
 	}
+}
+
+// `paper --nseeds 10000` (or as many --seeds) names the flag the user
+// gave, not the embedded config file they never wrote, and says how many
+// seeds fit.
+func TestTooManySeedsNamesTheFlag(t *testing.T) {
+	_, err := runSweepApp(t, "paper", "--nseeds", "10000", "--out", t.TempDir())
+	require.Error(t, err)
+	require.Regexp(t, `^--nseeds 10000: 10000 seeds × the \d+ grid points of \S+ = \d+ runs, more than the 100000 one command may run; give at most \d+ seeds$`, err.Error())
+	seeds := make([]string, 10000)
+	for i := range seeds {
+		seeds[i] = strconv.Itoa(i + 1)
+	}
+	_, err = runSweepApp(t, "paper", "--seeds", strings.Join(seeds, ","), "--out", t.TempDir())
+	require.Error(t, err)
+	require.Regexp(t, `^--seeds: 10000 seeds × `, err.Error())
 }
