@@ -49,6 +49,7 @@ type Client interface {
 	WithdrawRequest(ctx context.Context, campaign string, id int) (*client.WithdrawResult, error)
 	ReleaseLease(ctx context.Context, campaign string, lease int) (*client.ReleaseResult, error)
 	Supply(ctx context.Context, campaign string) (*client.Supply, error)
+	Campaign(ctx context.Context, campaign string) (*client.CampaignOut, error)
 	Leases(ctx context.Context, campaign string) (*client.Leases, error)
 	SlurmToken(ctx context.Context, campaign string, lease int) (*client.SlurmToken, error)
 }
@@ -232,6 +233,9 @@ func (r *leaseRun) acquire() (*grant, int, error) {
 		defer tm.Stop()
 		deadline = tm.C
 	}
+	if err := r.reachable(); err != nil {
+		return nil, ExitError, err
+	}
 	backoff := time.Second
 	for {
 		g, code, err := r.acquireOnce(deadline)
@@ -255,6 +259,29 @@ func (r *leaseRun) acquire() (*grant, int, error) {
 		}
 		backoff = min(2*backoff, 30*time.Second)
 	}
+}
+
+// reachable refuses at once a lease the campaign can never be granted:
+// more GPUs than its burst ceiling, the most it may ever hold. Without
+// it the wrapper would take each smaller grant, give it back and ask
+// again for ever. When the envelope cannot be read, the request itself
+// says why.
+func (r *leaseRun) reachable() error {
+	ctx, cancel := context.WithTimeout(context.Background(), HTTPTimeout)
+	defer cancel()
+	c, err := r.cl.Campaign(ctx, r.campaign)
+	if err != nil {
+		return nil
+	}
+	ceiling := c.Campaign.Envelope.BurstCeiling
+	if r.minGPUs <= ceiling {
+		return nil
+	}
+	flag := fmt.Sprintf("--min-gpus %d", r.minGPUs)
+	if r.minGPUs == r.gpus {
+		flag = fmt.Sprintf("--gpus %d", r.gpus)
+	}
+	return fmt.Errorf("%s can never be granted: campaign %s may hold at most %d GPUs (its burst ceiling); ask for at most %d", flag, r.campaign, ceiling, ceiling)
 }
 
 // awaitSupply waits, at least backoff, until the supply shows --min-gpus

@@ -37,6 +37,16 @@ type fakeService struct {
 	filed   int
 	// leases answers Leases (nil: none held).
 	leases func() *client.Leases
+	// ceiling is the campaign's burst ceiling (0: 1024).
+	ceiling int
+}
+
+func (f *fakeService) Campaign(_ context.Context, name string) (*client.CampaignOut, error) {
+	c := f.ceiling
+	if c == 0 {
+		c = 1024
+	}
+	return &client.CampaignOut{T: 100, Campaign: client.Campaign{Name: name, Envelope: client.CampaignSpec{BurstCeiling: c}}}, nil
 }
 
 func (f *fakeService) BaseURL() string { return "http://fake" }
@@ -133,6 +143,33 @@ func TestAcquireBelowMinGPUs(t *testing.T) {
 	left := time.Until(g.deadline)
 	assert.InDelta(t, 30, left.Seconds(), 2, "the deadline is the broker's expiry in wall-clock time")
 	assert.GreaterOrEqual(t, time.Since(start), time.Second, "the supply is read after a backoff")
+}
+
+// TestAcquireBeyondCeilingFailsAtOnce: a lease the campaign's burst
+// ceiling can never allow fails before anything is filed, naming the
+// ceiling, instead of grant, release and retry for ever; at the ceiling
+// (or with a --min-gpus under it) the request goes ahead.
+func TestAcquireBeyondCeilingFailsAtOnce(t *testing.T) {
+	f := &fakeService{grants: []int{16}, speed: 1, ceiling: 16}
+	// --wait bounds the test should the check go: it would retry for ever.
+	r, _ := wrapper(f, 400, 400, Options{Wait: 2 * time.Second})
+	start := time.Now()
+	g, code, err := r.acquire()
+	assert.Nil(t, g)
+	assert.Equal(t, ExitError, code)
+	assert.EqualError(t, err, "--gpus 400 can never be granted: campaign sci may hold at most 16 GPUs (its burst ceiling); ask for at most 16")
+	assert.Zero(t, f.filed, "nothing is filed")
+	assert.Less(t, time.Since(start), time.Second, "at once")
+
+	r, _ = wrapper(f, 400, 17, Options{})
+	_, _, err = r.acquire()
+	assert.ErrorContains(t, err, "--min-gpus 17 can never be granted")
+
+	r, _ = wrapper(f, 400, 16, Options{})
+	g, code, err = r.acquire()
+	require.NoError(t, err)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, 16, g.lease.GPUs)
 }
 
 // TestAcquireSignalWithdraws: a signal while waiting withdraws the request
