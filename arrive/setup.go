@@ -107,7 +107,7 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 			return err
 		}
 		files = append(files, sweep.TableFile)
-		if err := c.WriteManifest(env, d, out, content, files); err != nil {
+		if err := c.WriteManifest(env, d, out, content, st.Seeds, files); err != nil {
 			return err
 		}
 		jobs := ""

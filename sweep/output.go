@@ -197,6 +197,10 @@ func appendInts(b []byte, xs []int) []byte {
 	return append(b, ']')
 }
 
+// DataFiles are the files WriteData writes, in its order: every one of
+// them goes into the manifest's outputs.
+var DataFiles = []string{RunsFile, LatenciesFile, ParquetFile, SummaryFile}
+
 // WriteData writes runs.csv, latencies.json, runs.parquet and summary.json into dir, each
 // atomically. The summary goes last: a folder with a summary holds the data
 // it was reduced from.

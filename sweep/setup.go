@@ -91,7 +91,7 @@ func reportPaper(s *Setup, label string, cfgs []*configs.Config, plans []*config
 	fmt.Fprintf(w, "%s: %d runs in %.1f s; wrote %s, %s and %s into %s\n", label, len(runIDs(plans)), elapsed.Seconds(),
 		SummaryFile, RunsFile, LatenciesFile, s.Out)
 	figErr := paper.WriteFigures(s.Out, s.Env.Format)
-	files := []string{RunsFile, LatenciesFile, SummaryFile}
+	files := slices.Clone(DataFiles)
 	var figs []string
 	for _, p := range plans {
 		figs = append(figs, FigureFile(p.Experiment, s.Env.Format))
@@ -125,7 +125,7 @@ func reportGrid(s *Setup, cfg *configs.Config, plan *configs.Plan, results []*Re
 	if err := WriteData(s.Out, results, GenericSummary(results[0])); err != nil {
 		return err
 	}
-	if err := s.writeManifest([]*configs.Config{cfg}, []*configs.Plan{plan}, []string{RunsFile, LatenciesFile, SummaryFile}); err != nil {
+	if err := s.writeManifest([]*configs.Config{cfg}, []*configs.Plan{plan}, DataFiles); err != nil {
 		return err
 	}
 	w := s.Env.Stdout
@@ -170,7 +170,7 @@ func reportCompare(s *Setup, cfg *configs.Config, plan *configs.Plan, results []
 		CompareExperiment, len(plan.Points), len(plan.Seeds), plan.NumRuns(), elapsed.Seconds(),
 		SummaryFile, RunsFile, LatenciesFile, TableFile, s.Out)
 	figErr := WritePoliciesFigure(s.Out, s.Env.Format, results[0])
-	files := []string{RunsFile, LatenciesFile, SummaryFile, TableFile}
+	files := append(slices.Clone(DataFiles), TableFile)
 	if figErr == nil {
 		files = append(files, PoliciesFigureFile(s.Env.Format))
 	}

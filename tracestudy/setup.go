@@ -356,7 +356,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		if tw := w.Skipped.TooWide; tw > 0 {
 			fmt.Fprintf(env.Stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 		}
-		if err := c.WriteManifest(env, d, out, content, files); err != nil {
+		if err := c.WriteManifest(env, d, out, content, nil, files); err != nil {
 			return err
 		}
 		jobs := ""
@@ -391,11 +391,15 @@ func (c *Common) Out(experiment string, f sweep.Flags, d *sweep.Dist, jobsDir *s
 }
 
 // WriteManifest writes the folder's manifest.json: the trace as an input
-// (embedded or a file) and the files written.
-func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, content []byte, files []string) error {
+// (embedded or a file), the seeds of a study that draws some
+// (agents-arrive's agents; a replay has none) and the files written.
+func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, content []byte, seeds []int64, files []string) error {
 	_, _, embedded := Builtin(c.Path)
 	m := env.Manifest()
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", c.Name, embedded, content))
+	if seeds != nil {
+		m.Seeds = slices.Clone(seeds)
+	}
 	m.Workers = d.Workers
 	return m.Write(out, env.Start, files)
 }

@@ -67,7 +67,7 @@ func TestExperimentWritesAManifest(t *testing.T) {
 	src, err := configs.DefaultSource("bucket")
 	require.NoError(t, err)
 	require.Equal(t, manifest.NewInput("config", "configs/bucket.yaml", true, src), m.Inputs[0])
-	checkOutputs(t, dir, m, "runs.csv", "latencies.json", "summary.json", "fig_bucket.png")
+	checkOutputs(t, dir, m, "runs.csv", "latencies.json", "runs.parquet", "summary.json", "fig_bucket.png")
 }
 
 func TestSweepWritesAManifestWithItsConfig(t *testing.T) {
@@ -81,7 +81,7 @@ func TestSweepWritesAManifestWithItsConfig(t *testing.T) {
 	m := readManifest(t, out)
 	require.Equal(t, []manifest.Input{manifest.NewInput("config", cfgPath, false, []byte(cfg))}, m.Inputs)
 	require.Equal(t, 1, m.Workers)
-	checkOutputs(t, out, m, "runs.csv", "latencies.json", "summary.json")
+	checkOutputs(t, out, m, "runs.csv", "latencies.json", "runs.parquet", "summary.json")
 }
 
 // variantOfArgs is the folder an experiment command would default to.
