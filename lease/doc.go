@@ -7,7 +7,10 @@
 // tokens, forwards signals and hands over the terminal, gives the command
 // SIGTERM at the notice and SIGKILL at the deadline (or at a preemption
 // notice's end, or KillAfter after the lease vanished) whether or not the
-// service answers, and releases the lease. With Slurm the command is a
+// service answers, and releases the lease once nothing of the command
+// runs: on Linux the wrapper is the command's child subreaper and signals
+// its whole tree as found in /proc, setsid'd descendants included
+// (tree_linux.go, docs/workflows.md "The whole tree"). With Slurm the command is a
 // Slurm client whose jobs carry the lease's token and are signalled
 // through package slurmgate.
 //

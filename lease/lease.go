@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -27,6 +28,9 @@ const TokenEnv = "BURSAR_TOKEN"
 const (
 	ExitError   = 1  // bad flags, the service refused, or it is unreachable
 	ExitNoGrant = 75 // EX_TEMPFAIL: no grant (of MinGPUs) within Wait, or the request expired
+	// ExitNotFound is the shell's "command not found": the command cannot
+	// be run (nothing was asked for).
+	ExitNotFound = 127
 )
 
 // leaseWait is how long one long poll on the request asks the service to
@@ -104,6 +108,12 @@ func Run(o Options, args []string) (int, error) {
 		if _, err := slurmgate.WithToken(args, ""); err != nil {
 			return ExitError, err
 		}
+	}
+	// A command that cannot start would be granted a lease it never
+	// uses (and, waiting, keep others from the GPUs): it is looked for
+	// before anything is filed. 127 is the shell's "command not found".
+	if _, err := exec.LookPath(args[0]); err != nil {
+		return ExitNotFound, fmt.Errorf("cannot run %s (%w): nothing was asked for", args[0], errors.Unwrap(err))
 	}
 	if o.MinGPUs == 0 {
 		o.MinGPUs = o.GPUs

@@ -23,23 +23,30 @@ type procEvent struct {
 }
 
 // process is the command as the run loop drives it: its process group,
-// the changes of its state, and signals to the whole group. startGroup
-// starts a real one; the tests give a fake.
+// the changes of its state, signals to all of it, and what of it is left.
+// startGroup starts a real one; the tests give a fake.
 type process interface {
 	group() int
+	// signal signals the group and every other process of the command's
+	// tree (tree_linux.go).
 	signal(sig syscall.Signal)
 	events() <-chan procEvent
+	// left is the command's processes still alive (not zombies).
+	left() []int
 	release()
 }
 
 // startFunc starts the command args with environment env, in the
-// foreground of the terminal tty when tty >= 0.
-type startFunc func(args, env []string, tty int) (process, error)
+// foreground of the terminal tty when tty >= 0; keep are the wrapper's
+// own children (its watchdog), never the command's.
+type startFunc func(args, env []string, tty int, keep []int) (process, error)
 
 // groupProc is a command in a process group of its own.
 type groupProc struct {
-	cmd *exec.Cmd
-	ev  chan procEvent
+	cmd    *exec.Cmd
+	ev     chan procEvent
+	keep   []int
+	reaped atomic.Bool // the main process was reaped: its group id may be reused once empty
 }
 
 // startGroup starts the command in its own process group, so that a
@@ -47,7 +54,14 @@ type groupProc struct {
 // srun's steps); in the terminal's foreground when the wrapper is, so
 // that it can read the terminal (a background group that reads it is
 // stopped). Its standard streams are the wrapper's.
-func startGroup(args, env []string, tty int) (process, error) {
+//
+// The wrapper is made a child subreaper first, so that none of the
+// command's processes escapes it by leaving the group or its parent
+// (tree_linux.go); where that fails, the group is all it can end.
+func startGroup(args, env []string, tty int, keep []int) (process, error) {
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintf(os.Stderr, "bursar lease: cannot become the command's subreaper (%v): only its process group is ended\n", err)
+	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = env
@@ -58,30 +72,43 @@ func startGroup(args, env []string, tty int) (process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &groupProc{cmd: cmd, ev: make(chan procEvent, 4)}
-	go waitProc(cmd.Process.Pid, p.ev)
+	p := &groupProc{cmd: cmd, ev: make(chan procEvent, 4), keep: keep}
+	go waitProc(cmd.Process.Pid, p.ev, &p.reaped)
 	return p, nil
 }
 
-func (p *groupProc) group() int                { return p.cmd.Process.Pid }
-func (p *groupProc) signal(sig syscall.Signal) { _ = syscall.Kill(-p.cmd.Process.Pid, sig) }
-func (p *groupProc) events() <-chan procEvent  { return p.ev }
-func (p *groupProc) release()                  { _ = p.cmd.Process.Release() }
+func (p *groupProc) group() int               { return p.cmd.Process.Pid }
+func (p *groupProc) events() <-chan procEvent { return p.ev }
+func (p *groupProc) release()                 { _ = p.cmd.Process.Release() }
+func (p *groupProc) left() []int              { return treeOf(p.cmd.Process.Pid, p.cmd.Process.Pid, p.keep, 0) }
+
+func (p *groupProc) signal(sig syscall.Signal) {
+	pid, skip := p.cmd.Process.Pid, 0
+	if !p.reaped.Load() {
+		_ = syscall.Kill(-pid, sig)
+		skip = pid
+	}
+	for _, q := range treeOf(pid, pid, p.keep, skip) {
+		_ = syscall.Kill(q, sig)
+	}
+}
 
 // waitProc reports the command's stops and its end. It reaps the process
 // itself (exec.Cmd.Wait cannot report stops, which the terminal hand-over
 // needs).
-func waitProc(pid int, events chan<- procEvent) {
+func waitProc(pid int, events chan<- procEvent, reaped *atomic.Bool) {
 	for {
 		var ws syscall.WaitStatus
 		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
 		if err == syscall.EINTR {
 			continue
 		}
-		events <- procEvent{ws, err}
 		if err != nil || ws.Exited() || ws.Signaled() {
+			reaped.Store(true)
+			events <- procEvent{ws, err}
 			return
 		}
+		events <- procEvent{ws, err}
 	}
 }
 
@@ -133,9 +160,9 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	if start == nil {
 		start = startGroup
 	}
-	p, err := start(args, env, tty)
+	p, err := start(args, env, tty, r.dog.pids())
 	if err != nil {
-		return 127, fmt.Errorf("start %s: %w", args[0], err)
+		return ExitNotFound, fmt.Errorf("start %s: %w", args[0], err)
 	}
 	pgid := p.group()
 	defer p.release()
@@ -223,6 +250,9 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 	var track <-chan time.Time // with --slurm, after the command ended: look for its jobs
 	trackTicker := time.NewTicker(slurmTrackEvery)
 	defer trackTicker.Stop()
+	var drain <-chan time.Time // after the command ended: look for what is left of it
+	drainTicker := time.NewTicker(reapEvery)
+	defer drainTicker.Stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -253,6 +283,17 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			timer = tm.C
 		}
 		select {
+		case <-drain:
+			left := p.left()
+			switch {
+			case len(left) == 0:
+				return procCode, nil
+			case killSent && time.Since(killAt) > reapGiveUp:
+				return procCode, fmt.Errorf("processes %v of the command are still alive %v after SIGKILL; lease %d is released without them", left, reapGiveUp, l.ID)
+			case killSent:
+				// Forked since the last SIGKILL.
+				group(syscall.SIGKILL)
+			}
 		case <-track:
 			ids, err := slurmgate.JobsOf(r.opts.Cluster, r.slurmToken)
 			switch {
@@ -289,7 +330,21 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 				code = 128 + int(ev.ws.Signal())
 			}
 			if !slurm {
-				return code, nil
+				// The command's leftovers (a daemon it started, a child
+				// that ignored the notice's SIGTERM) end with it: the
+				// lease is released only once none of them runs.
+				procDone, procCode = true, code
+				left := p.left()
+				if len(left) == 0 {
+					return code, nil
+				}
+				if !killSent {
+					r.say("the command ended, but %d of its processes %v still run", len(left), left)
+				}
+				term("the command ended")
+				moveKill(time.Now().Add(killAfter), fmt.Sprintf("--kill-after %v since the command ended", killAfter))
+				drain = drainTicker.C
+				continue
 			}
 			// sbatch returns once the job is queued: the lease is held
 			// until the job has ended.
@@ -373,4 +428,13 @@ func unixNano(t time.Time) int64 {
 const (
 	slurmTrackEvery = 500 * time.Millisecond
 	slurmGiveUp     = 60 * time.Second
+)
+
+// reapEvery is how often the wrapper looks for the command's processes
+// left after it ended (and kills again, after the SIGKILL, any forked
+// since); reapGiveUp is how long after the SIGKILL it stops waiting for
+// them (a process in uninterruptible sleep on a dead file server).
+const (
+	reapEvery  = 20 * time.Millisecond
+	reapGiveUp = 5 * time.Second
 )

@@ -32,6 +32,7 @@ type fakeProc struct {
 func (p *fakeProc) group() int                { return 4242 }
 func (p *fakeProc) events() <-chan procEvent  { return p.ev }
 func (p *fakeProc) release()                  {}
+func (p *fakeProc) left() []int               { return nil }
 func (p *fakeProc) end(ws syscall.WaitStatus) { p.ev <- procEvent{ws: ws} }
 
 func (p *fakeProc) signal(sig syscall.Signal) {
@@ -73,7 +74,7 @@ func runOn(t *testing.T, f *fakeService, p *fakeProc, d time.Duration, o Options
 	if p.ev == nil {
 		p.ev = make(chan procEvent, 4)
 	}
-	r.start = func(args, env []string, tty int) (process, error) {
+	r.start = func(args, env []string, tty int, keep []int) (process, error) {
 		p.mu.Lock()
 		p.began, p.env = time.Now(), env
 		p.mu.Unlock()

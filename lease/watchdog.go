@@ -32,8 +32,8 @@ import (
 // before it exits. End of file without a goodbye means the wrapper died:
 // the kernel closes the pipe whatever killed it.
 //
-// The alternative, PR_SET_PDEATHSIG on the command with the wrapper as a
-// child subreaper, was not taken: the death signal reaches the one process
+// The alternative, PR_SET_PDEATHSIG on the command (the wrapper is its
+// child subreaper, tree_linux.go, for another reason), was not taken: the death signal reaches the one process
 // it is set on, not its group (a shell's children, srun's steps, live on);
 // nothing could release the lease or withdraw the request; it fires when
 // the forking thread exits, not the process (Go moves goroutines between
@@ -118,6 +118,15 @@ func (d *watchdog) tell(n Note) {
 	if d.w != nil {
 		_, _ = d.w.Write(append(b, '\n'))
 	}
+}
+
+// pids is the watchdog's process, which is the wrapper's child but not
+// the command's.
+func (d *watchdog) pids() []int {
+	if d == nil {
+		return nil
+	}
+	return []int{d.cmd.Process.Pid}
 }
 
 // goodbye tells the watchdog that the wrapper ends in order, and waits

@@ -69,6 +69,12 @@ sends SIGKILL itself if the wrapper is alive but has not ended COMMAND 2 s after
 (a stopped or hung wrapper). A watchdog rather than PR_SET_PDEATHSIG: the death signal reaches
 one process, not the group, cannot release the lease, and is Linux-only.
 
+The whole tree. On Linux the wrapper is COMMAND's child subreaper: a process of COMMAND that
+leaves its group (setsid) or loses its parent is still found, in /proc, and gets every signal
+the group gets. What COMMAND leaves running when it ends gets SIGTERM, then SIGKILL
+--kill-after later; the lease is released only once none of it runs. A COMMAND that cannot be
+run fails at once with 127, before anything is asked for.
+
 Slurm. With --slurm, COMMAND is srun, sbatch or salloc: the wrapper asks the service for the
 lease's signed token and submits the job with it as its --comment, which slurmctld's gate
 (scripts/slurm/job_submit.lua) checks. The job is signalled through Slurm, at the notice with
@@ -77,7 +83,7 @@ an immediate kill), and the lease is held until no job with the token is left, s
 its lease for the batch job's life. See docs/slurm.md.
 
 Exit status: COMMAND's own (128+N when signal N ended it, 137 after SIGKILL), 75 when no grant
-came, 1 on any other failure of the wrapper's own.
+came, 127 when COMMAND cannot be run, 1 on any other failure of the wrapper's own.
 
 The campaign token comes from --token-file or $` + campaignTokenEnv + `.
 

@@ -495,7 +495,7 @@ func TestLeaseMinGPUs(t *testing.T) {
 func TestLeaseHelp(t *testing.T) {
 	out, _, code := run(t, cleanEnv(), "lease", "--help")
 	require.Equal(t, 0, code)
-	for _, s := range []string{"So with the defaults '--duration 60' gets", "SIGTERM 30 broker seconds in", "--expiry-notice 0", "lease-watchdog", "PR_SET_PDEATHSIG",
+	for _, s := range []string{"So with the defaults '--duration 60' gets", "SIGTERM 30 broker seconds in", "--expiry-notice 0", "lease-watchdog", "PR_SET_PDEATHSIG", "child subreaper",
 		"foreground group", "withdraws the request", "--min-gpus", "BURSAR_GPUS", "scancel --signal=TERM --full"} {
 		assert.Contains(t, out, s)
 	}
