@@ -3,6 +3,7 @@ package lease
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -107,7 +108,7 @@ func commandTree(ps []procStat, self, selfGroup, pgid int, keep []int) []procSta
 	queue := []int{}
 	for _, c := range kids[self] {
 		p := byPid[c]
-		if containsInt(keep, c) || p.pgrp == selfGroup {
+		if slices.Contains(keep, c) || p.pgrp == selfGroup {
 			continue
 		}
 		queue = append(queue, c)
@@ -126,15 +127,6 @@ func commandTree(ps []procStat, self, selfGroup, pgid int, keep []int) []procSta
 		}
 	}
 	return tree
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // treeOf is the command's live processes (the main one, pid, included
