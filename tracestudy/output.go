@@ -78,8 +78,12 @@ func marshal(s Summary) ([]byte, error) {
 		}
 		ests = append(ests, m)
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": MappingMap(st.Options),
-		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}, "", "  ")
+	top := map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": MappingMap(st.Options),
+		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}
+	if mvl := modelVsLogList(s.Runs); mvl != nil {
+		top["model_vs_log"] = mvl
+	}
+	b, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +183,32 @@ func resultMap(r *Result) map[string]any {
 		m["min_runtime_s"] = r.MinRuntime
 		m["restart"] = r.Restart
 	}
+	if mv := r.ModelVsLog; mv != nil {
+		m["model_vs_log"] = modelVsLogMap(mv)
+	}
 	return m
+}
+
+// modelVsLogMap is a run's model against the log in summary.json
+// (docs/studies.md §4.8), in seconds.
+func modelVsLogMap(mv *trace.ModelVsLog) map[string]any {
+	return map[string]any{"jobs": mv.Jobs, "unrecorded": mv.Unrecorded, "unstarted": mv.Unstarted,
+		"start_error_median_abs_s": num(mv.MedianAbs), "start_error_p90_abs_s": num(mv.P90Abs),
+		"start_error_signed_mean_s": num(mv.SignedMean), "wait_pearson": num(mv.Pearson), "wait_spearman": num(mv.Spearman)}
+}
+
+// modelVsLogList is summary.json's top-level model against the log:
+// fifo's, window by window (nil when the study ran no fifo).
+func modelVsLogList(rs []Result) []any {
+	var l []any
+	for i := range rs {
+		if mv := rs[i].ModelVsLog; mv != nil {
+			m := modelVsLogMap(mv)
+			m["window"] = rs[i].Window
+			l = append(l, m)
+		}
+	}
+	return l
 }
 
 // csvHeader is runs.csv's columns: the run's identity, then Metrics.
@@ -328,7 +357,21 @@ func PrintTable(w io.Writer, s Summary) error {
 	if nw > 1 {
 		fmt.Fprintf(w, "Means over %d windows ± the half-width of a 95 %% t interval; counts summed over the windows; Δ is the paired difference, window by window.\n", nw)
 	}
+	printModelVsLog(w, rs)
 	return nil
+}
+
+// printModelVsLog writes fifo's start times against the log's record,
+// one line per window (docs/studies.md §4.8), when the study ran fifo.
+func printModelVsLog(w io.Writer, rs []Result) {
+	for i := range rs {
+		mv := rs[i].ModelVsLog
+		if mv == nil {
+			continue
+		}
+		fmt.Fprintf(w, "fifo against the log, window %d (%d jobs): |start-time error| median %.2f h, p90 %.2f h; signed mean %+.2f h; waits' correlation %.2f (ranks %.2f)\n",
+			rs[i].Window, mv.Jobs, mv.MedianAbs/3600, mv.P90Abs/3600, mv.SignedMean/3600, mv.Pearson, mv.Spearman)
+	}
 }
 
 // Format writes the interval's mean (× scale) with the half-width of its

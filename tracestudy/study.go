@@ -47,6 +47,10 @@ type Result struct {
 	// PreloadedUsage is the number of the log's recorded jobs the policy
 	// started the window with (History, docs/studies.md §6.16).
 	PreloadedUsage int
+	// ModelVsLog is fifo's start times against the ones the log records
+	// (docs/studies.md §4.8) over the measured jobs; nil for every other
+	// policy.
+	ModelVsLog *trace.ModelVsLog
 }
 
 // Stats is trace.Stats as summary.json writes it per class.
@@ -207,6 +211,10 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		Window: win.Index, From: win.From, Until: win.Until, Summary: *sum,
 		Preemptions: run.Preemptions, LostGPUSeconds: run.LostGPUSeconds, Ticks: run.Ticks,
 		PreloadedUsage: len(o.History),
+	}
+	if s.Policy == fifo.Name {
+		m := trace.CompareToLog(run, iv)
+		r.ModelVsLog = &m
 	}
 	return r, run, nil
 }

@@ -1,0 +1,124 @@
+package trace
+
+import (
+	"math"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/internal/stats"
+)
+
+// ModelVsLog holds the model against the log (docs/studies.md §4.8): for
+// the measured jobs of a replay that the log gives a recorded wait (SWF
+// field 3) and the replay started, each job's start-time error, the
+// replay's first start − the recorded start (submit + recorded wait), and
+// how well the replay's waits follow the recorded ones. A positive error
+// is a job the model starts later than the machine did. Errors and waits
+// are in seconds; every figure is NaN when there are no such jobs (the
+// correlations too when either wait is constant).
+type ModelVsLog struct {
+	// Jobs is how many jobs the figures are over; Unrecorded the measured
+	// jobs the log gives no wait, Unstarted those the replay never started
+	// (denied or still queued at its stop): both left out.
+	Jobs, Unrecorded, Unstarted int
+	// MedianAbs and P90Abs are the median and the 90th percentile of the
+	// absolute error (stats.Percentile's rank rule); SignedMean the mean of
+	// the signed error, which says which way the model leans.
+	MedianAbs, P90Abs, SignedMean float64
+	// Pearson is the correlation of the simulated with the recorded waits;
+	// Spearman the same over their ranks (ties at their mean rank), which
+	// the few very long waits of a log cannot dominate.
+	Pearson, Spearman float64
+}
+
+// CompareToLog is the model against the log over run's jobs submitted
+// in iv.
+func CompareToLog(run *Run, iv Interval) ModelVsLog {
+	var m ModelVsLog
+	var sim, logged, abs []float64
+	var sum float64
+	for i := range run.Records {
+		r := &run.Records[i]
+		if !iv.Contains(r.Submit) {
+			continue
+		}
+		switch {
+		case r.LogWait < 0:
+			m.Unrecorded++
+			continue
+		case len(r.Starts) == 0:
+			m.Unstarted++
+			continue
+		}
+		ws := float64(r.Starts[0] - r.Submit)
+		wl := float64(r.LogWait)
+		sim, logged = append(sim, ws), append(logged, wl)
+		abs = append(abs, math.Abs(ws-wl))
+		sum += ws - wl
+	}
+	m.Jobs = len(sim)
+	m.MedianAbs, m.P90Abs, m.SignedMean = math.NaN(), math.NaN(), math.NaN()
+	m.Pearson, m.Spearman = math.NaN(), math.NaN()
+	if m.Jobs == 0 {
+		return m
+	}
+	m.SignedMean = sum / float64(m.Jobs)
+	m.MedianAbs = stats.Percentile(abs, 50)
+	m.P90Abs = stats.Percentile(abs, 90)
+	m.Pearson = pearson(sim, logged)
+	m.Spearman = pearson(ranks(sim), ranks(logged))
+	return m
+}
+
+// pearson is the sample correlation of xs and ys (equal lengths), NaN
+// when either is constant.
+func pearson(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx, my = mx/n, my/n
+	var sxy, sxx, syy float64
+	for i := range xs {
+		dx, dy := xs[i]-mx, ys[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// ranks is each value's rank among xs, 1-based, tied values at the mean
+// of their ranks.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case xs[a] < xs[b]:
+			return -1
+		case xs[a] > xs[b]:
+			return 1
+		}
+		return 0
+	})
+	rk := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+			j++
+		}
+		mean := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			rk[idx[k]] = mean
+		}
+		i = j + 1
+	}
+	return rk
+}

@@ -1,0 +1,74 @@
+package trace
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A hand-worked model against the log over the interval [0, 100):
+//
+//	job  submit  recorded wait  simulated start  error (sim − recorded start)
+//	A    0       100            50               −50
+//	B    10      0              40               +30
+//	C    20      200            320              +100
+//	D    30      unknown        35               left out (unrecorded)
+//	E    40      10             never            left out (unstarted)
+//	F    1000    5              1005             outside the interval
+//
+// |error| sorted 30, 50, 100: median (rank ⌊0.5·3⌋ = 1) 50, p90 (rank
+// ⌊0.9·3⌋ = 2) 100; signed mean 80/3. Simulated waits 50, 30, 300 against
+// recorded 100, 0, 200: Σdxdy = 27000, Σdx² = 45266.67, Σdy² = 20000,
+// Pearson 27000/√(45266.67·20000) = 0.89735; both rank 2, 1, 3: Spearman 1.
+func TestCompareToLogHandWorked(t *testing.T) {
+	rec := func(submit, logWait int64, starts ...int64) JobRecord {
+		return JobRecord{Submit: submit, LogWait: logWait, Starts: starts}
+	}
+	run := &Run{Records: []JobRecord{
+		rec(0, 100, 50), rec(10, 0, 40), rec(20, 200, 320), rec(30, -1, 35), rec(40, 10), rec(1000, 5, 1005),
+	}}
+	m := CompareToLog(run, Interval{From: 0, To: 100})
+	assert.Equal(t, 3, m.Jobs)
+	assert.Equal(t, 1, m.Unrecorded)
+	assert.Equal(t, 1, m.Unstarted)
+	assert.Equal(t, 50.0, m.MedianAbs)
+	assert.Equal(t, 100.0, m.P90Abs)
+	assert.InDelta(t, 80.0/3, m.SignedMean, 1e-12)
+	assert.InDelta(t, 0.89735, m.Pearson, 1e-5)
+	assert.InDelta(t, 1.0, m.Spearman, 1e-12)
+}
+
+// A model that starts every job when the machine did is exact: no
+// error, correlation 1; a constant wait has no correlation (NaN), and no
+// recorded job leaves every figure NaN.
+func TestCompareToLogExactAndEmpty(t *testing.T) {
+	run := &Run{Records: []JobRecord{
+		{Submit: 0, LogWait: 5, Starts: []int64{5}},
+		{Submit: 1, LogWait: 9, Starts: []int64{10}},
+		{Submit: 2, LogWait: 0, Starts: []int64{2}},
+	}}
+	m := CompareToLog(run, Interval{From: 0, To: 10})
+	assert.Equal(t, 0.0, m.MedianAbs)
+	assert.Equal(t, 0.0, m.P90Abs)
+	assert.Equal(t, 0.0, m.SignedMean)
+	assert.InDelta(t, 1.0, m.Pearson, 1e-12)
+	assert.InDelta(t, 1.0, m.Spearman, 1e-12)
+
+	flat := &Run{Records: []JobRecord{{Submit: 0, LogWait: 0, Starts: []int64{3}}, {Submit: 1, LogWait: 0, Starts: []int64{9}}}}
+	m = CompareToLog(flat, Interval{From: 0, To: 10})
+	assert.True(t, math.IsNaN(m.Pearson), "recorded waits all 0: no correlation")
+	assert.Equal(t, 5.5, m.SignedMean, "waits 3 and 8 against 0 and 0")
+
+	none := CompareToLog(&Run{Records: []JobRecord{{Submit: 0, LogWait: -1, Starts: []int64{0}}}}, Interval{From: 0, To: 10})
+	require.Equal(t, 0, none.Jobs)
+	for _, x := range []float64{none.MedianAbs, none.P90Abs, none.SignedMean, none.Pearson, none.Spearman} {
+		assert.True(t, math.IsNaN(x))
+	}
+}
+
+// Ranks tie at their mean rank.
+func TestRanksTies(t *testing.T) {
+	assert.Equal(t, []float64{2.5, 1, 2.5, 4}, ranks([]float64{7, 1, 7, 9}))
+}
