@@ -47,13 +47,18 @@ func (s Spec) Label() string {
 
 // Inputs is the canonical text of the run's own inputs: the policy and
 // every knob (all policies' knobs, so that no knob a policy reads is ever
-// left out), and the W and m it records.
+// left out), the W and m it records, and the site's entitlements it
+// reads (Spec.Site) if any.
 func (s Spec) Inputs() string {
 	k, err := json.Marshal(s.Knobs)
 	if err != nil {
 		panic(err)
 	}
-	return fmt.Sprintf("policy %s\nknobs %s\nwindow_days %d min_runtime_s %d", s.Policy, k, s.WindowDays, s.MinRuntime)
+	in := fmt.Sprintf("policy %s\nknobs %s\nwindow_days %d min_runtime_s %d", s.Policy, k, s.WindowDays, s.MinRuntime)
+	if s.Site != "" {
+		in += "\nsite " + s.Site
+	}
+	return in
 }
 
 // NewPlan is the study plan of st: command names the experiment (trace or

@@ -55,6 +55,9 @@ type Common struct {
 	Path, Name       string
 	Options          trace.Options
 	Warmup, Cooldown int64
+	// Site is what the site's own files configure (--slurm-conf,
+	// --kueue; nil: none), read by ReadCommon.
+	Site *Site
 }
 
 // ReadCommon reads the config of experiment (--config, else an empty one:
@@ -63,7 +66,19 @@ type Common struct {
 // excerpt), the window and the pool. defaults may be nil; it runs before
 // the window is read. Policy names are found in reg (nil:
 // policies.Default).
+//
+// The site's files (--slurm-conf; ReadSite) are read too, their ignored
+// keys listed on stderr (nil: io.Discard).
 func ReadCommon(experiment string, f sweep.Flags, reg *registry.Registry, defaults func(c *Common)) (*Common, error) {
+	return ReadCommonSite(experiment, f, reg, defaults, nil)
+}
+
+// ReadCommonSite is ReadCommon listing the site files' ignored keys on
+// stderr.
+func ReadCommonSite(experiment string, f sweep.Flags, reg *registry.Registry, defaults func(c *Common), stderr io.Writer) (*Common, error) {
+	if stderr == nil {
+		stderr = io.Discard
+	}
 	c := &Common{Registry: reg, Config: &configs.StudyConfig{Experiment: experiment}}
 	if f.Has("config") {
 		cfg, err := (configs.Reader{Policies: reg}).LoadStudy(f["config"])
@@ -92,6 +107,9 @@ func ReadCommon(experiment string, f sweep.Flags, reg *registry.Registry, defaul
 	if defaults != nil {
 		defaults(c)
 	}
+	if c.Site, err = ReadSite(f, stderr); err != nil {
+		return nil, err
+	}
 	switch {
 	case f.Has("window"):
 		h, err := Header(c.Path)
@@ -111,6 +129,10 @@ func ReadCommon(experiment string, f sweep.Flags, reg *registry.Registry, defaul
 		}
 	case cfg.Pool != nil:
 		c.Options.Pool = *cfg.Pool
+	case c.Site != nil && c.Site.Pool > 0:
+		// The site's default partition, where neither --pool nor the
+		// config gives one.
+		c.Options.Pool = c.Site.Pool
 	}
 	c.Warmup, c.Cooldown = int64(DefaultWarmup), int64(DefaultCooldown)
 	if c.Mapping.Warmup != nil {
@@ -252,7 +274,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			}
 		}
 	}
-	c, err := ReadCommon(experiment, f, env.Policies, defaults)
+	c, err := ReadCommonSite(experiment, f, env.Policies, defaults, env.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -274,11 +296,20 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			return nil, fmt.Errorf("--restart: %w", err)
 		}
 	} else {
-		names, err := c.Policies(f, orDefault(c.Registry).Names())
+		def := orDefault(c.Registry).Names()
+		if c.Site != nil {
+			def = c.Site.DefaultPolicies()
+		}
+		names, err := c.Policies(f, def)
 		if err != nil {
 			return nil, err
 		}
 		specs = TraceSpecsOf(c.Registry, names)
+		if c.Site != nil {
+			if err := c.Site.Apply(specs); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := ApplyMapping(mapping, &opt, specs); err != nil {
 		return nil, err
@@ -289,6 +320,9 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			return nil, fmt.Errorf("--window (or the config's window) on %s: %w", c.Name, err)
 		}
 		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	for _, note := range c.Site.Notes(w.Entitlements()) {
+		fmt.Fprintf(env.Stderr, "--sshare: %s\n", note)
 	}
 	// Every study: one window (the log, or --window) or --windows N×D
 	// spread over it.
@@ -368,6 +402,11 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		case st.JobsDir != "":
 			jobs = fmt.Sprintf(", jobs/ (%d replays' per-job records)", st.Runs())
 		}
+		if c.Site != nil {
+			for _, sf := range c.Site.Configured {
+				fmt.Fprintln(env.Stdout, sf.Summary)
+			}
+		}
 		fmt.Fprintf(env.Stdout, "%s: %d runs; wrote %s, manifest.json%s into %s\n", experiment, st.Runs(),
 			strings.Join(files, ", "), jobs, out)
 		return nil
@@ -397,6 +436,7 @@ func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, content
 	_, _, embedded := Builtin(c.Path)
 	m := env.Manifest()
 	m.Inputs = append(m.Inputs, manifest.NewInput("trace", c.Name, embedded, content))
+	m.Inputs = append(m.Inputs, c.Site.Inputs()...)
 	if seeds != nil {
 		m.Seeds = slices.Clone(seeds)
 	}
@@ -405,9 +445,9 @@ func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, content
 }
 
 // CustomInputs are the flags that make a trace study's run custom: another
-// log, window, pool or study config. Without --out such a run writes into
+// log, window, pool, study config or site configuration file. Without --out such a run writes into
 // CustomOut's folder, not the command's own.
-var CustomInputs = []string{"trace", "window", "pool", "config"}
+var CustomInputs = []string{"trace", "window", "pool", "config", "slurm-conf", "kueue", "sshare"}
 
 // CustomOutOf is CustomOut's folder when f gives a custom input, else "".
 func CustomOutOf(command string, f sweep.Flags) string {
@@ -442,10 +482,10 @@ func CustomOut(command string, given map[string]string) string {
 			}
 		}
 		b = fmt.Appendf(b, "%s=%q\n", name, v)
-		if name == "config" {
+		if name == "config" || slices.Contains(SiteFlags, name) {
 			// An unreadable file fails the run itself with a clear error.
 			if data, err := os.ReadFile(v); err == nil {
-				b = fmt.Appendf(b, "config-sha256=%s\n", manifest.Digest(data))
+				b = fmt.Appendf(b, "%s-sha256=%s\n", name, manifest.Digest(data))
 			}
 		}
 	}

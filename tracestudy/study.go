@@ -24,6 +24,11 @@ type Spec struct {
 	WindowDays int    // budget-knobs only
 	MinRuntime int    // budget-knobs only, seconds
 	Restart    string // budget-knobs only: zero or checkpoint:S
+	// Entitle replaces the trace's entitlements in every window with the
+	// site's (trace --sshare: its account tree's shares); nil keeps them.
+	// Site names what it reads (the file's digest) in the run's inputs.
+	Entitle func(*baseline.Entitlements) (*baseline.Entitlements, error) `json:"-"`
+	Site    string                                                       `json:"-"`
 }
 
 // Result is one replay's outcome: one Spec on one Window, measured over
@@ -231,6 +236,13 @@ func Allocator(reg *registry.Registry, w *trace.Workload, s Spec, history []base
 	knobs := s.Knobs
 	if knobs.Entitlements == nil {
 		knobs.Entitlements = w.Entitlements()
+	}
+	if s.Entitle != nil {
+		e, err := s.Entitle(knobs.Entitlements)
+		if err != nil {
+			return nil, err
+		}
+		knobs.Entitlements = e
 	}
 	if priority.Slot.Get(knobs).Preempt == nil {
 		// priority's preempt follows the log's header

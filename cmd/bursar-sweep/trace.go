@@ -28,9 +28,11 @@ func traceStudy() study {
 			"denied / unfinished counts, mean wait, useful / lost / idle-while-waiting GPU time, and the\n" +
 			"fairness measures), manifest.json and with --jobs every replay's per-job records\n" +
 			"(docs/metrics.md, docs/traces.md). The default trace is the embedded 28-day SDSC-SP2\n" +
-			"excerpt; --trace FILE reads any SWF log, plain or gzip.\n" +
+			"excerpt; --trace FILE reads any SWF log, plain or gzip. --slurm-conf FILE sets policy slurm's\n" +
+			"knobs and the pool from a site's slurm.conf, --kueue FILE policy quota's from its Kueue\n" +
+			"manifests (docs/site-config.md); without --policies they run fifo and the configured policies.\n" +
 			studyDistHelp("trace"),
-		Flags: append(traceFlags(tracestudy.DefaultOut["trace"], true), mappingFlags()...),
+		Flags: append(append(traceFlags(tracestudy.DefaultOut["trace"], true), mappingFlags()...), siteFlags()...),
 	},
 		setup:  traceSetup("trace"),
 		outFor: tracestudy.OutFor("trace"),
@@ -133,5 +135,15 @@ func mappingFlags() []cli.Flag {
 		&cli.StringFlag{Name: "restart", Usage: "budget's restart after a preemption: `zero` or checkpoint:S"},
 		&cli.IntFlag{Name: "fair-sample", Usage: "`N` measured jobs per window get a fair start time (docs/studies.md §4.4; 0: none)", Value: trace.DefaultFairSample},
 		&cli.BoolFlag{Name: "jobs", Usage: "also write every replay's per-job records, jobs/<policy>-w<window>/jobs.parquet and jobs.csv"},
+	}
+}
+
+// siteFlags are trace's flags that read a site's own configuration
+// (tracestudy.ReadSite; docs/site-config.md).
+func siteFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "slurm-conf", Usage: "a site's slurm.conf `FILE`: policy slurm's knobs and the pool (its default partition's GPUs); without --policies runs fifo and slurm"},
+		&cli.StringFlag{Name: "sshare", Usage: "an `sshare -P -a` dump `FILE` (with --slurm-conf): its account tree's shares are slurm's entitlements (docs/site-config.md)"},
+		&cli.StringFlag{Name: "kueue", Usage: "a site's Kueue manifests `FILE` (YAML): policy quota's knobs and the pool (the ClusterQueues' GPU quota); without --policies runs fifo and quota"},
 	}
 }

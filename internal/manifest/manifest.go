@@ -41,7 +41,8 @@ type Program struct {
 // scenario, which is no file but the knob flags applied to the default,
 // carries its text.
 type Input struct {
-	// Kind says what the input is: "scenario", "config" or "trace".
+	// Kind says what the input is: "scenario", "config", "trace", or a
+	// site's configuration file ("slurm-conf", "kueue").
 	Kind string `json:"kind"`
 	// Name is where it came from: a path, or the embedded file's name.
 	Name string `json:"name"`
@@ -53,6 +54,12 @@ type Input struct {
 	SHA256 string `json:"sha256"`
 	// Content is the effective scenario's text (JSON), for a run only.
 	Content string `json:"content,omitempty"`
+	// Configures says what a site's configuration file set (trace
+	// --slurm-conf, --kueue; docs/site-config.md): the policy and its
+	// knobs, the pool. Ignored are the keys it did not read, each
+	// "FILE:LINE: key (why)".
+	Configures string   `json:"configures,omitempty"`
+	Ignored    []string `json:"ignored,omitempty"`
 }
 
 // NewInput names an input file by its size and digest.

@@ -28,5 +28,7 @@
 //	knobs, pool := c.Policy()          // slurm.Knobs and the pool
 //
 // ParseWith takes an Opener for Includes (tests and fuzzing read none
-// from disk).
+// from disk). ParseSshare reads an `sshare -P -a` dump as the account
+// tree, and Tree.Entitlements maps its shares onto a log's groups and
+// users (docs/site-config.md, "The account tree").
 package slurmconf
