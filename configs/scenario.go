@@ -174,7 +174,8 @@ func hasKey(n *yaml.Node, key string) bool {
 // 512-GPU cast at a smaller pool: a burst ceiling (384 for science and
 // storms) or a backfill headroom (160) the file did not write is at most
 // the pool, so that a minimal file with `pool: 128` runs. A value written
-// in the file is never changed (above the pool it is an error naming it),
+// in the file is never changed (a burst ceiling above the pool is an
+// error naming it; a headroom above it runs, with a warning),
 // and at 512 GPUs or more nothing moves: the paper's runs stay as they are.
 func fitDefaultsToPool(s *engine.Scenario, defaulted []map[string]bool) {
 	for i := range s.Cast {

@@ -122,7 +122,6 @@ func TestScenarioErrorsNameTheCampaignAndField(t *testing.T) {
 		{"overbooked guarantees", "pool: 100\ncampaigns:\n" + victim + "  - name: big\n    agent: naive\n    guaranteed: 80\n    burst_ceiling: 90\n", 5, `campaign big: guaranteed: the guarantees up to this campaign sum to 112 GPUs, more than the pool of 100`},
 		{"burst ceiling above the pool", head + "  - name: s\n    agent: storm\n    burst_ceiling: 600\n", 3, `campaign s: burst_ceiling: 600 GPUs is above the pool of 512 (write pool, or allow_burst_above_pool: true`},
 		{"a written burst above a small pool", "pool: 300\ncampaigns:\n  - name: a\n    agent: adaptive\n    burst_ceiling: 384\n", 3, `campaign a: burst_ceiling: 384 GPUs is above the pool of 300`},
-		{"a written headroom above the pool", "pool: 300\ncampaigns:\n  - name: b\n    agent: backfill\n    headroom: 301\n", 3, `campaign b: headroom: 301 GPUs is above the pool of 300`},
 		{"a task list beyond the ceiling", head + "  - name: a\n    agent: naive\n    tasks: 77560000087\n", 3, `campaign a: tasks: must be at most 1000000, got 77560000087`},
 		{"empty window", head + "  - name: s\n    agent: storm\n    window: {start: 50, end: 50}\n", 3, `campaign s: window: [start, end) = [50, 50) is empty`},
 		{"wrong type", head + "  - name: s\n    agent: storm\n    gpus: many\n", 5, `campaigns[0].gpus: campaigns[0].gpus takes a whole number, got "many"`},
@@ -329,4 +328,21 @@ func TestPaperDefaultsFitASmallPool(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 384, s.Cast[0].BurstCeiling)
 	require.Equal(t, 160, s.Cast[1].Headroom)
+}
+
+// TestScenarioDegenerateLoadsWithWarnings: what the prototype runs loads
+// (a headroom above the pool), and what voids a comparison without being
+// invalid (a 64-GPU pool with the storm's default 384-GPU target, a
+// guarantee above the sustained rate) loads too, with a warning naming
+// the campaign (issue 34 §7–8).
+func TestScenarioDegenerateLoadsWithWarnings(t *testing.T) {
+	doc := "pool: 64\ncampaigns:\n  - name: victim\n    agent: victim\n  - name: surge\n    agent: storm\n    guaranteed: 16\n    sustained: 8\n" +
+		"  - name: b\n    agent: backfill\n    headroom: 70\n"
+	s, err := ParseScenario("small.yaml", []byte(doc))
+	require.NoError(t, err)
+	w := s.Warnings()
+	require.Len(t, w, 3, "%q", w)
+	require.Contains(t, w[0], "campaign surge: its target of 384 outstanding GPUs is above the pool of 64 GPUs")
+	require.Contains(t, w[1], "campaign surge: guaranteed 16 GPUs is above its sustained rate of 8 GPUs")
+	require.Contains(t, w[2], "campaign b: headroom 70 GPUs is above the pool of 64: the backfill never fills")
 }

@@ -429,10 +429,8 @@ func validateAgent(c *Campaign, pool int, bad func(*Campaign, string, string, ..
 			}
 		}
 	case AgentBackfill:
+		// A headroom above the pool runs (Warnings).
 		errs = append(errs, nonneg("headroom", c.Headroom), nonneg("min_request", c.MinRequest), pos("lease", c.Lease))
-		if c.Headroom > pool {
-			errs = append(errs, bad(c, "headroom", "%d GPUs is above the pool of %d (the backfill leaves at most the whole pool idle)", c.Headroom, pool))
-		}
 	}
 	for _, err := range errs {
 		if err != nil {

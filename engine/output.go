@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,20 @@ func MetricsFile(r *Result) []byte {
 	}
 	b = append(b, "\n },\n \"metrics\": "...)
 	b = r.Metrics.AppendJSON(b, " ")
+	// A degenerate scenario says so (Scenario.Warnings); a sound one
+	// keeps the prototype's bytes.
+	if w := r.Scenario.Warnings(); len(w) > 0 {
+		b = append(b, ",\n \"warnings\": ["...)
+		for i, s := range w {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n  "...)
+			q, _ := json.Marshal(s)
+			b = append(b, q...)
+		}
+		b = append(b, "\n ]"...)
+	}
 	return append(b, "\n}\n"...)
 }
 

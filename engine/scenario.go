@@ -418,9 +418,8 @@ func (s *Scenario) validateFields() error {
 	if g := guaranteedSum(s); g > s.Pool {
 		return bad("the guarantees (victim 32 + science 2×64 + storms %d×16 = %d GPUs) exceed the pool of %d", s.Storms, g, s.Pool)
 	}
-	if s.Headroom > s.Pool {
-		return bad("headroom %d GPUs is above the pool of %d (the backfill leaves at most the whole pool idle)", s.Headroom, s.Pool)
-	}
+	// A headroom above the pool runs (the backfill never fills), as in
+	// the prototype: Warnings says so.
 	return nil
 }
 

@@ -61,6 +61,7 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 		}
 		var doc struct {
 			Scenario json.RawMessage `json:"scenario"`
+			Warnings []string        `json:"warnings"`
 		}
 		if err := json.Unmarshal(metrics, &doc); err != nil || len(doc.Scenario) == 0 {
 			return fmt.Errorf("manifest: %s holds no scenario object", filepath.Join(out, "metrics.json"))
@@ -70,6 +71,7 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 			name, embedded = c.String("scenario"), false
 		}
 		m := newManifest("run", start)
+		m.Warnings = doc.Warnings
 		m.Inputs = append(m.Inputs, manifest.NewInlineInput("scenario", name, embedded, doc.Scenario))
 		var knobs struct {
 			Seed *int64 `json:"seed"`

@@ -62,6 +62,9 @@ func runCommand(reg *registry.Registry) *cli.Command {
 				_, err := c.App.Writer.Write(configs.FormatScenario(s))
 				return err
 			}
+			for _, w := range s.Warnings() {
+				fmt.Fprintf(c.App.ErrWriter, "bursar-sweep run: warning: %s\n", w)
+			}
 			res, err := engine.Run(s, engine.Options{Journal: true, Series: true})
 			if err != nil {
 				return err

@@ -98,6 +98,10 @@ type Manifest struct {
 	Start       string   `json:"start"`
 	WallSeconds float64  `json:"wall_seconds"`
 	Outputs     []Output `json:"outputs"`
+	// Warnings are what the command found degenerate in its input (a
+	// campaign whose requests cannot fit the pool, an envelope that
+	// contradicts itself: engine.Scenario.Warnings); none in a sound run.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Digest is the hex SHA-256 of b.
