@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/internal/outlock"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -255,7 +256,19 @@ type Dist struct {
 // counts are printed (also after an interruption, when they say what a
 // rerun will reuse). A cancelled ctx stops the runs, and then nothing is
 // written.
+//
+// A whole run or a merge holds its folder's lock (internal/outlock) from
+// here until its outputs are written: a second command into the same
+// folder fails at once. Shards write files of their own into one folder,
+// at once by design, and take none.
 func Run(ctx context.Context, job Job, d Dist) error {
+	if d.Shard == nil && d.Out != "" {
+		lock, err := outlock.Take(d.Out, "bursar-sweep "+job.Label())
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	if d.Merged != nil {
 		if err := job.Merge(d.Merged); err != nil {
 			return err

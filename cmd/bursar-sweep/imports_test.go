@@ -20,6 +20,7 @@ var wiringImports = []string{
 	"internal/interrupt",  // Ctrl-C: cancel the runs, exit 130
 	"internal/k8sjob",     // slurm-script --k8s
 	"internal/manifest",   // manifest.json, --version
+	"internal/outlock",    // one command at a time into --out
 	"internal/slurmjob",   // slurm-script
 	"policy/policies",     // the registry the command line runs with, its names in --policies' help
 	"policy/registry",     // newApp(reg): the app built from a registry

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/internal/outlock"
 	"github.com/urfave/cli/v2"
 )
 
@@ -39,6 +40,15 @@ func withRunManifest(cmd *cli.Command) *cli.Command {
 	action := cmd.Action
 	cmd.Action = func(c *cli.Context) error {
 		start := time.Now()
+		// The folder is the run's until its manifest is written: a second
+		// run into it fails at once (internal/outlock).
+		if !c.Bool("print-scenario") {
+			lock, err := outlock.Take(c.String("out"), "bursar-sweep run")
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
+		}
 		if err := action(c); err != nil {
 			return err
 		}

@@ -102,6 +102,12 @@ type Manifest struct {
 	// campaign whose requests cannot fit the pool, an envelope that
 	// contradicts itself: engine.Scenario.Warnings); none in a sound run.
 	Warnings []string `json:"warnings,omitempty"`
+	// Stale are the files of the folder that this command did not write
+	// (an earlier run's figure in another format, a study's file this
+	// one does not make): they are not vouched for and may disagree with
+	// the outputs. Hidden files and shard files (a merge's inputs) are
+	// left out.
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Digest is the hex SHA-256 of b.
@@ -218,10 +224,30 @@ func (m *Manifest) Write(dir string, start time.Time, files []string) error {
 		}
 		m.Outputs = append(m.Outputs, Output{Name: name, Bytes: int64(len(b)), SHA256: Digest(b)})
 	}
+	m.Stale = staleFiles(dir, files)
 	m.WallSeconds = time.Since(start).Seconds()
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
 	return atomicfile.Write(filepath.Join(dir, File), append(b, '\n'))
+}
+
+// staleFiles are the regular files of dir that are not in files, not
+// the manifest and neither hidden (a lock, an atomic write's temporary
+// file) nor shard files (a merge's inputs), sorted by name.
+func staleFiles(dir string, files []string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var stale []string
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || name == File || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "shard-") || slices.Contains(files, name) {
+			continue
+		}
+		stale = append(stale, name)
+	}
+	return stale
 }
