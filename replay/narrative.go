@@ -67,14 +67,21 @@ func narrative(r *engine.Result) []paragraph {
 		}
 		p.t("and a backfill that leaves ").n("%d", r.Cast[len(r.Cast)-1].Headroom).t(" GPUs idle as warm headroom.")
 	} else {
-		p.n("%d", s.Pool).t(" GPUs for ").n("%s", clock(s.Ticks)).t(": ").n("%d", len(r.Cast)).t(" campaigns (")
+		// Each campaign as "name (agent)", or its name alone when that is
+		// its agent: "interactive, victim, physics-sim, adaptive" read as
+		// four campaigns, not two.
+		p.n("%d", s.Pool).t(" GPUs for ").n("%s", clock(s.Ticks)).t(": ").n("%d", len(r.Cast)).t(" campaigns: ")
 		for i := range r.Cast {
 			if i > 0 {
-				p.t(", ")
+				p.t("; ")
 			}
-			p.t("%s, %s", r.Cast[i].Name, r.Cast[i].Agent)
+			if c := &r.Cast[i]; c.Name == c.Agent {
+				p.t("%s", c.Name)
+			} else {
+				p.t("%s (%s)", c.Name, c.Agent)
+			}
 		}
-		p.t("); the storm window is ").n("%d s", s.StormStart).t(" to ").n("%d s", s.StormEnd).t(".")
+		p.t(". The storm window is ").n("%d s", s.StormStart).t(" to ").n("%d s", s.StormEnd).t(".")
 	}
 	if b := s.Baseline(); b != "" {
 		p.t(" Admission is by %s, a baseline policy (docs/policies.md), not by Bursar's broker: the campaigns and their envelopes are the same, but no token bucket meters them.", b)

@@ -377,3 +377,28 @@ func TestAppendNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrativeNamesEachCampaignOnce: a cast of the user's own is listed
+// as "name (agent)", one campaign per item, so that names and agent kinds
+// do not run together ("interactive, victim, physics-sim, adaptive" read
+// as four campaigns; issue 34 §11).
+func TestNarrativeNamesEachCampaignOnce(t *testing.T) {
+	s := engine.DefaultScenario()
+	s.Ticks = 300
+	victim, _ := engine.DefaultCampaign(engine.AgentVictim)
+	victim.Name = "interactive"
+	sci, _ := engine.DefaultCampaign(engine.AgentAdaptive)
+	sci.Name = "physics-sim"
+	storm, _ := engine.DefaultCampaign(engine.AgentStorm)
+	storm.Name = "storm"
+	s.Cast = []engine.Campaign{victim, sci, storm}
+	r, err := engine.Run(s, engine.Options{Series: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := writeString(t, r)
+	if want := "3</b> campaigns: interactive (victim); physics-sim (adaptive); storm. The storm window"; !strings.Contains(got, want) {
+		i := strings.Index(got, "campaigns")
+		t.Errorf("narrative lacks %q; it says %q", want, got[max(0, i-40):min(len(got), i+160)])
+	}
+}

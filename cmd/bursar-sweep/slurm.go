@@ -85,6 +85,10 @@ func slurmScriptCommand() *cli.Command {
 			&cli.StringFlag{Name: "partition", Usage: "Slurm `PARTITION`", DefaultText: "the cluster's default"},
 			&cli.StringFlag{Name: "time", Usage: "Slurm time limit per task, `LIMIT` such as 30:00", DefaultText: "the partition's"},
 			&cli.IntFlag{Name: "cpus-per-task", Usage: "`N` CPUs per array task (the shard's --workers)", Value: 1},
+			&cli.StringFlag{Name: "account", Usage: "Slurm `ACCOUNT` to charge (array and merge job)", DefaultText: "your default account"},
+			&cli.StringFlag{Name: "qos", Usage: "Slurm `QOS` (array and merge job)", DefaultText: "the account's default"},
+			&cli.StringFlag{Name: "mem", Usage: "memory per array task, `SIZE` such as 4G (sbatch --mem)", DefaultText: "the partition's"},
+			&cli.StringSliceFlag{Name: "sbatch", Usage: "a further sbatch `OPTION` for the array, as --sbatch=--constraint=a100 (repeatable)", DefaultText: "none"},
 			&cli.BoolFlag{Name: "k8s", Usage: "print a Kubernetes Indexed Job manifest instead"},
 			&cli.StringFlag{Name: "image", Usage: "with --k8s: the container `IMAGE` holding bursar-sweep"},
 			&cli.StringFlag{Name: "pvc", Usage: "with --k8s: the `CLAIM` of the shared volume for --out", Value: "bursar-data"},
@@ -122,7 +126,14 @@ func slurmScriptCommand() *cli.Command {
 			if c.Int("cpus-per-task") < 1 {
 				return fmt.Errorf("--cpus-per-task must be at least 1")
 			}
-			_, err = fmt.Fprint(sweepStdout(c), slurmjob.Script(job, binary, workdir, c.String("partition"), c.String("time"), c.Int("cpus-per-task")))
+			for _, e := range c.StringSlice("sbatch") {
+				if !strings.HasPrefix(e, "--") || strings.ContainsAny(e, "\n\r") {
+					return fmt.Errorf("--sbatch %q: give one long sbatch option, such as --sbatch=--constraint=a100", e)
+				}
+			}
+			sb := slurmjob.Sbatch{Partition: c.String("partition"), Time: c.String("time"), Account: c.String("account"),
+				QoS: c.String("qos"), Mem: c.String("mem"), CPUs: c.Int("cpus-per-task"), Extra: c.StringSlice("sbatch")}
+			_, err = fmt.Fprint(sweepStdout(c), slurmjob.Script(job, binary, workdir, sb))
 			return err
 		},
 	}

@@ -47,6 +47,32 @@ func TestSlurmScript(t *testing.T) {
 	}
 }
 
+// TestSlurmScriptSiteOptions: a site that bills by account, admits by
+// QoS and caps memory gets them in the script: account and QoS on the
+// array and the merge job, memory and any further option on the array
+// (issue 34 §11).
+func TestSlurmScriptSiteOptions(t *testing.T) {
+	out, err := runSweepApp(t, "slurm-script", "--shards", "2", "--binary", "/opt/bursar-sweep", "--workdir", "/scratch/me",
+		"--account", "proj42", "--qos", "high", "--mem", "4G", "--sbatch=--constraint=a100", "--sbatch=--mail-type=END",
+		"paper", "--out", "res/paper")
+	require.NoError(t, err, out)
+	for _, want := range []string{
+		"#SBATCH --account=proj42\n", "#SBATCH --qos=high\n", "#SBATCH --mem=4G\n",
+		"#SBATCH --constraint=a100\n", "#SBATCH --mail-type=END\n",
+		"--account=proj42 --qos=high --wrap=",
+	} {
+		assert.Contains(t, out, want)
+	}
+	_, merge, _ := strings.Cut(out, "sbatch --parsable")
+	merge, _, _ = strings.Cut(merge, "\nfi\n")
+	assert.NotContains(t, merge, "--mem", "the merge job takes the default memory")
+	assert.NotContains(t, merge, "constraint")
+
+	_, err = runSweepApp(t, "slurm-script", "--binary", "/b", "--sbatch", "constraint=a100", "paper", "--out", "x")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "give one long sbatch option")
+}
+
 // TestK8sManifest: --k8s prints the two Jobs (internal/k8sjob, whose
 // k8sschema-tagged test decodes them into the upstream types) after a
 // header saying how to apply them.

@@ -69,9 +69,26 @@ func ShellJoin(args []string) string {
 	return strings.Join(q, " ")
 }
 
+// Sbatch are the job's Slurm options beyond the array's own.
+type Sbatch struct {
+	// Partition, Time, Account and QoS go to the array and the merge job
+	// alike ("": the cluster's default): a site that bills by account or
+	// admits by QoS must see both.
+	Partition, Time, Account, QoS string
+	// Mem is the memory per array task (--mem, "": the partition's);
+	// the merge job takes the default.
+	Mem string
+	// CPUs is the CPUs per array task (the shard's --workers).
+	CPUs int
+	// Extra are further sbatch options for the array, each written as
+	// its own #SBATCH line ("--constraint=a100", "--mail-type=END").
+	Extra []string
+}
+
 // Script is the job-array script: one task per shard, task 0 also
 // submitting the merge job that waits for the whole array.
-func Script(job *Job, binary, workdir, partition, timeLimit string, cpus int) string {
+func Script(job *Job, binary, workdir string, sb Sbatch) string {
+	partition, timeLimit, cpus := sb.Partition, sb.Time, sb.CPUs
 	var b strings.Builder
 	opt := func(format string, a ...any) { fmt.Fprintf(&b, "#SBATCH "+format+"\n", a...) }
 	fmt.Fprintf(&b, "#!/bin/bash\n")
@@ -94,6 +111,20 @@ func Script(job *Job, binary, workdir, partition, timeLimit string, cpus int) st
 	if timeLimit != "" {
 		opt("--time=%s", timeLimit)
 		extra = append(extra, "--time="+timeLimit)
+	}
+	if sb.Account != "" {
+		opt("--account=%s", sb.Account)
+		extra = append(extra, "--account="+ShellQuote(sb.Account))
+	}
+	if sb.QoS != "" {
+		opt("--qos=%s", sb.QoS)
+		extra = append(extra, "--qos="+ShellQuote(sb.QoS))
+	}
+	if sb.Mem != "" {
+		opt("--mem=%s", sb.Mem)
+	}
+	for _, e := range sb.Extra {
+		opt("%s", e)
 	}
 	b.WriteString("set -euo pipefail\n")
 	fmt.Fprintf(&b, "BURSAR=%s\n", ShellQuote(binary))
