@@ -167,14 +167,14 @@ func (r Reader) Parse(file string, data []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment, seeds and grid or series)"}
 		}
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
 		return nil, &Error{File: file, Line: next.Line, Msg: "a second YAML document starts here; a config is one document"}
 	case !errors.Is(err, io.EOF):
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment, seeds and grid or series)"}
@@ -195,14 +195,48 @@ func (r Reader) Parse(file string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-func yamlError(file string, err error) *Error {
+func yamlError(file string, data []byte, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	e := &Error{File: file, Msg: "invalid YAML: " + msg, Err: err}
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = "invalid YAML: " + msg[len(m[0]):]
+		// yaml.v3 names (about) the line where the enclosing block
+		// starts, not the line that breaks it: a key indented one space
+		// too few on line 5 is "line 2: did not find expected '-'
+		// indicator".
+		if at := problemLine(data, msg[len(m[0]):]); at > e.Line {
+			e.Line = at
+		}
 	}
 	return e
+}
+
+// problemLine is the first line at which the document, cut after it,
+// fails to parse with the message want: the line that breaks it. 0 when
+// there is none (or the file is too long to look).
+func problemLine(data []byte, want string) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 1000 {
+		return 0
+	}
+	for k := 1; k <= len(lines); k++ {
+		dec := yaml.NewDecoder(bytes.NewReader(bytes.Join(lines[:k], nil)))
+		for {
+			var n yaml.Node
+			err := dec.Decode(&n)
+			if err == nil {
+				continue
+			}
+			if msg := strings.TrimPrefix(err.Error(), "yaml: "); !errors.Is(err, io.EOF) {
+				if m := yamlLineRE.FindStringSubmatch(msg); m != nil && msg[len(m[0]):] == want {
+					return k
+				}
+			}
+			break
+		}
+	}
+	return 0
 }
 
 type parser struct {

@@ -179,7 +179,7 @@ func TestConfigErrors(t *testing.T) {
 		{"empty list", "experiment: x\nseeds: []\n", 2, "seeds", "empty"},
 		{"alias", "experiment: x\nseeds: &s [7]\ngrid: {grace: *s}\n", 3, "", "aliases"},
 		{"not a mapping", "- experiment: x\n", 1, "", "want a mapping"},
-		{"yaml syntax", "experiment: x\nseeds: [7]\n  grid: 1\n", 2, "", "invalid YAML"},
+		{"yaml syntax", "experiment: x\nseeds: [7]\n  grid: 1\n", 3, "", "invalid YAML"}, // the misindented line, not the one yaml.v3 names
 		{"two documents", "experiment: x\nseeds: [7]\n---\nexperiment: y\n", 3, "", "second YAML document"},
 	}
 	for _, tc := range cases {

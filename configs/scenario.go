@@ -62,14 +62,14 @@ func (r Reader) ParseScenario(file string, data []byte) (engine.Scenario, error)
 		if errors.Is(err, io.EOF) {
 			return s, &Error{File: file, Msg: "the scenario is empty (want a mapping with pool, campaigns, …)"}
 		}
-		return s, yamlError(file, err)
+		return s, yamlError(file, data, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
 		return s, &Error{File: file, Line: next.Line, Msg: "a second YAML document starts here; a scenario is one document"}
 	case !errors.Is(err, io.EOF):
-		return s, yamlError(file, err)
+		return s, yamlError(file, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return s, &Error{File: file, Msg: "the scenario is empty (want a mapping with pool, campaigns, …)"}

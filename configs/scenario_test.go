@@ -3,6 +3,7 @@ package configs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -345,4 +346,20 @@ func TestScenarioDegenerateLoadsWithWarnings(t *testing.T) {
 	require.Contains(t, w[0], "campaign surge: its target of 384 outstanding GPUs is above the pool of 64 GPUs")
 	require.Contains(t, w[1], "campaign surge: guaranteed 16 GPUs is above its sustained rate of 8 GPUs")
 	require.Contains(t, w[2], "campaign b: headroom 70 GPUs is above the pool of 64: the backfill never fills")
+}
+
+// TestYAMLErrorNamesTheBreakingLine: an indentation mistake is reported
+// at the line that has it, not at the start of the block yaml.v3 names
+// (issue 34 §11: line 5 was reported as line 2).
+func TestYAMLErrorNamesTheBreakingLine(t *testing.T) {
+	for doc, line := range map[string]int{
+		"pool: 512\ncampaigns:\n  - name: victim\n    agent: victim\n   ticks: 5\n":           5,
+		"pool: 512\nticks: 600\ncampaigns:\n  - name: victim\n agent: victim\n":               5,
+		"pool: 512\nticks: 600\ncampaigns:\n  - name: victim\n    agent: victim\n  pool: 3\n": 6,
+		"experiment: x\n  pool: 5\n": 2,
+	} {
+		_, err := ParseScenario("s.yaml", []byte(doc))
+		require.Error(t, err, doc)
+		require.Contains(t, err.Error(), fmt.Sprintf("s.yaml:%d: invalid YAML", line), doc)
+	}
 }

@@ -138,14 +138,14 @@ func (r Reader) ParseStudy(file string, data []byte) (*StudyConfig, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment and the study's keys)"}
 		}
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
 		return nil, &Error{File: file, Line: next.Line, Msg: "a second YAML document starts here; a config is one document"}
 	case !errors.Is(err, io.EOF):
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Msg: "the config is empty (want a mapping with experiment and the study's keys)"}
