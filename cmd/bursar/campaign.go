@@ -91,7 +91,30 @@ func adminClient(c *cli.Context) (*client.Client, error) {
 	if !ok {
 		return nil, errors.New("no administrator token: give --admin-token-file or $" + adminTokenEnv)
 	}
-	return client.New(c.String("server"), tok)
+	return checkedClient(c.Context, c.String("server"), tok)
+}
+
+// checkedClient is a client of server with token tok, once server has
+// answered /healthz (which takes no token) as a Bursar service does.
+// Nothing with the token goes to another program that holds the address
+// (a `bursar serve` that found its port busy exited; whatever held the
+// port would otherwise get the administrator's token and the request).
+func checkedClient(ctx context.Context, server, tok string) (*client.Client, error) {
+	anon, err := client.New(server, "")
+	if err != nil {
+		return nil, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	h, err := anon.Health(hctx)
+	if err == nil && h.Status != "ok" {
+		err = fmt.Errorf("GET /healthz answered status %q", h.Status)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("no Bursar service answers at %s (%v); nothing was sent to it. Is `bursar serve` running there? "+
+			"(it exits when its --listen address is busy: give it another one, and the same to --server or $BURSAR_SERVER)", server, err)
+	}
+	return anon.WithToken(tok), nil
 }
 
 // campaignName takes the one NAME argument.

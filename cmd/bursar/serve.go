@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -255,6 +256,10 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	ln, err := service.Listen(listenAddr, mode)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("--listen %s: the address is in use (another program, or another bursar serve, listens there): "+
+			"give another --listen, and the same address to the clients as --server or $BURSAR_SERVER", listenAddr)
+	}
 	if err != nil {
 		return err
 	}
