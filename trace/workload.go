@@ -215,6 +215,12 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			pool = h.MaxNodes
 		}
 		if pool <= 0 {
+			// A file that is no SWF log at all (a text file given by
+			// mistake) has no header either: say what is wrong with its
+			// first record before asking for a pool it does not need.
+			if _, err := r.Next(); err != nil && err != io.EOF {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%s: the header gives neither MaxProcs nor MaxNodes: set the pool", r.Name())
 		}
 	}

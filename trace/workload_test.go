@@ -118,6 +118,10 @@ func TestReadErrors(t *testing.T) {
 		want string
 	}{
 		{rec, Options{}, "neither MaxProcs nor MaxNodes"},
+		// A text file given as a log is named as no log, not asked for a
+		// pool (issue 34 §11).
+		{"hello world\nthis is text\n", Options{}, "t.swf:1: field 3 (wait time): not valid SWF: missing (a record has 18 fields, this one 2)"},
+		{"", Options{}, "neither MaxProcs nor MaxNodes"},
 		{"; MaxNodes: 4\n" + rec, Options{Pool: -3}, "pool -3"},
 		{"; MaxProcs: 4\n" + rec, Options{Bucket: "hours:-1"}, `bucket "hours:-1": hours must be a positive number`},
 		{"; MaxProcs: 4\n" + rec, Options{Bucket: "deep"}, `bucket "deep": want largest-job or hours:N`},
