@@ -62,6 +62,9 @@ func (b *Broker) admit() {
 		return
 	}
 	b.order()
+	if b.counting {
+		b.countPass()
+	}
 	if b.rigidPending == 0 {
 		b.admitEach()
 		return
@@ -75,19 +78,23 @@ func (b *Broker) admit() {
 	// less the emptied, those that then meet merged (nr kept so far).
 	pend := b.pending
 	w, nr := 0, 0
+	walked, moved := 0, 0 // (Work)
 	for i := range runs {
 		start, end := runs[i].pos, runEnd(runs, i, len(pend))
 		from := w
 		if cp := &b.camps[runs[i].camp]; b.quietCampaign(cp) {
 			if w != start {
 				copy(pend[w:], pend[start:end])
+				moved += end - start
 			}
 			w += end - start
 		} else {
+			walked += end - start
 			for j := start; j < end; j++ {
 				if b.admitOne(&pend[j]) {
 					if w != j {
 						pend[w] = pend[j]
+						moved++
 					}
 					w++
 				}
@@ -105,6 +112,10 @@ func (b *Broker) admit() {
 		b.pending = pend[:w]
 	}
 	b.runs = runs[:nr]
+	if b.counting {
+		b.work.Walked += int64(walked)
+		b.work.Moved += int64(moved)
+	}
 }
 
 // admitEach is admission's walk where no trace job is pending (the agent
@@ -116,14 +127,19 @@ func (b *Broker) admitEach() {
 	// admitOne only changes the request it is given, and grants only
 	// append leases, so the list can be walked and compacted in place.
 	pend := b.pending
-	w := 0
+	w, moved := 0, 0
 	for i := range pend {
 		if b.admitOne(&pend[i]) {
 			if w != i {
 				pend[w] = pend[i]
+				moved++
 			}
 			w++
 		}
+	}
+	if b.counting {
+		b.work.Walked += int64(len(pend))
+		b.work.Moved += int64(moved)
 	}
 	if w < len(pend) {
 		clear(pend[w:])

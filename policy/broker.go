@@ -350,6 +350,11 @@ type Broker struct {
 	skipSeg                  []float64
 	skipSegOK                bool
 	skipSegStart, skipSegEnd int
+
+	// work is what the broker did to its pending list (Work), kept
+	// while counting (CountWork).
+	work     Work
+	counting bool
 }
 
 // ErrOverbooked is returned by Register when the guarantees would exceed the
@@ -601,7 +606,7 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 	if b.Outstanding(c, cls) == 0 {
 		return nil
 	}
-	w := 0
+	w, moved := 0, 0
 	for i := range b.pending {
 		if r := &b.pending[i]; r.Campaign == c && classMatches(cls, r.Class) {
 			b.dropPending(cp, r)
@@ -609,8 +614,13 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 		}
 		if w != i {
 			b.pending[w] = b.pending[i]
+			moved++
 		}
 		w++
+	}
+	if b.counting {
+		b.work.Walked += int64(len(b.pending))
+		b.work.Moved += int64(moved)
 	}
 	b.pending = b.pending[:w]
 	b.runsOK = false

@@ -46,6 +46,9 @@ func (b *Broker) Clone() (Allocator, error) {
 	// The pending list is read only up to its length; the buffer a
 	// reordered list is built in holds nothing between calls.
 	c.pending = slices.Clone(b.pending)
+	if c.counting {
+		c.work.Moved += int64(len(c.pending))
+	}
 	if b.pendingSpare != nil {
 		c.pendingSpare = []Request{}
 	}

@@ -22,6 +22,12 @@
 // the same order, so that a skipping replay and one that ticks every
 // second write the same journal and the same numbers.
 //
+// Work (work.go) counts what an allocator does to its pending list —
+// passes, requests walked, runs read, requests moved — in units that do
+// not depend on the machine, for the scaling test and the counts of
+// docs/traces.md; the broker and the baselines' Core keep it while
+// asked to (WorkCounter), and nothing else reads it.
+//
 // The rules are those of docs/model.md §1–5; docs/ records the few
 // choices the model leaves open.
 package policy

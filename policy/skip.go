@@ -102,6 +102,9 @@ runs:
 		if x.quiet {
 			continue
 		}
+		if b.counting {
+			b.work.Walked += int64(end - start)
+		}
 		for i := start; i < end; i++ {
 			r := &pend[i]
 			if !r.rigid {
@@ -1127,6 +1130,9 @@ func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
 	// The stretch a|c of the list becomes c|a.
 	pa, pc := ra.pos, rc.pos
 	b.pendingSpare = rotateStretch(pend, pa, pc, end, b.pendingSpare[:0])
+	if b.counting {
+		b.work.Moved += rotateMoves(pa, pc, end)
+	}
 	rc.pos, ra.pos = pa, pa+end-pc
 	runs[i-1], runs[i] = rc, ra
 	pairs[w] = watchPair{a: c, c: a, until: math.MinInt}
@@ -1159,6 +1165,9 @@ func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 // list (runs of one campaign and class that now meet are one).
 func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	pend := b.pending
+	if b.counting {
+		b.work.RunsRead += int64(len(runs))
+	}
 	if inversions(runs) > sortRunsInsertionMax {
 		return b.sortRunsWhole(runs)
 	}
@@ -1202,11 +1211,17 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 			end = max(end, int(ends[k]))
 		}
 		buf = rotateStretch(pend, start, cut, end, buf)
+		if b.counting {
+			b.work.Moved += rotateMoves(start, cut, end)
+		}
 	} else {
 		for k := lo; k <= hi; k++ {
 			buf = append(buf, pend[runs[k].pos:ends[k]]...)
 		}
 		copy(pend[start:], buf)
+		if b.counting {
+			b.work.Moved += 2 * int64(len(buf)) // in and back
+		}
 	}
 	b.pendingSpare = buf[:0] // a Request holds no pointer: nothing to clear
 	p := start
@@ -1289,6 +1304,13 @@ func rotateStretch(pend []Request, start, cut, end int, buf []Request) []Request
 	return buf[:0]
 }
 
+// rotateMoves is the requests rotateStretch(pend, start, cut, end, …)
+// writes: the stretch, and its shorter part once more through the
+// buffer (Work.Moved).
+func rotateMoves(start, cut, end int) int64 {
+	return int64(end - start + min(end-cut, cut-start))
+}
+
 // inversions is the number of adjacent runs out of order.
 func inversions(runs []pendingKey) int {
 	n := 0
@@ -1332,6 +1354,9 @@ func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
 		w++
 	}
 	b.pendingSpare, b.pending = pend[:0], sorted
+	if b.counting {
+		b.work.Moved += int64(len(sorted))
+	}
 	return runs[:w]
 }
 
@@ -1339,6 +1364,9 @@ func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
 // campaign and class, whose requests always share their sort keys (so a
 // run is always in order within itself). pos is the run's index.
 func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
+	if b.counting {
+		b.work.Walked += int64(len(b.pending))
+	}
 	for i := range b.pending {
 		r := &b.pending[i]
 		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
@@ -1353,6 +1381,9 @@ func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
 // sort keys: adjacent runs in order (pendingKeysSorted on the runs' keys,
 // with their positions ascending as within the list).
 func (b *Broker) runsSorted(runs []pendingKey) bool {
+	if b.counting {
+		b.work.RunsRead += int64(len(runs))
+	}
 	for i := range runs {
 		k := &runs[i]
 		c := CampaignID(k.camp)
@@ -1373,6 +1404,9 @@ func (b *Broker) runsSorted(runs []pendingKey) bool {
 // as in the last list, and each is looked for a few places on from where
 // the last match was.
 func (b *Broker) tokenDecided(runs []pendingKey, watch []int32) []int32 {
+	if b.counting {
+		b.work.RunsRead += int64(len(runs))
+	}
 	last, camps := b.skipWatchCamps, b.skipWatchSpare[:0]
 	at := 0 // where the next pair is looked for in last
 	for i := 1; i < len(runs); i++ {
@@ -1451,6 +1485,9 @@ func (b *Broker) usageOrdered(runs []pendingKey) bool {
 // runsSortedByUsage is runsSorted with −U_c for the deficit
 // (usageOrdered).
 func (b *Broker) runsSortedByUsage(runs []pendingKey) bool {
+	if b.counting {
+		b.work.RunsRead += int64(len(runs))
+	}
 	for i := range runs {
 		k := &runs[i]
 		cp := &b.camps[k.camp]
@@ -1534,6 +1571,9 @@ func tiedRuns(a, c *pendingKey) bool { return a.class == c.class && a.deficit ==
 // order. Only the campaigns of the runs are touched (skipRunCamps, reset
 // at the next call), so that a call costs the runs, not the campaigns.
 func (b *Broker) indexRuns(runs []pendingKey) {
+	if b.counting {
+		b.work.RunsRead += int64(len(runs))
+	}
 	first := b.skipRunFirst
 	for len(first) < len(b.camps) {
 		first = append(first, -1)

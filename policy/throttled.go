@@ -122,6 +122,9 @@ func (b *Broker) refreshFloors(runs []pendingKey) {
 			continue // valid before this walk
 		}
 		floor := cp.floor
+		if b.counting {
+			b.work.Walked += int64(end - start)
+		}
 		for j := start; j < end; j++ {
 			if r := &pend[j]; r.rigid {
 				floor = min(floor, throttleFloor(cp, r.GPUs, r.Duration))

@@ -18,6 +18,10 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 			b.dropPending(&b.camps[c], &r)
 			// slices.Delete keeps the admission order of the others
 			// and zeroes the vacated slot.
+			if b.counting {
+				b.work.Walked += int64(i + 1)
+				b.work.Moved += int64(len(b.pending) - i - 1)
+			}
 			b.pending = slices.Delete(b.pending, i, i+1)
 			b.runsOK = false
 			return r, true, nil

@@ -51,6 +51,9 @@ type forkState struct {
 	// can (grantsOnlier) stops keeping its books where that cannot change
 	// one.
 	grantsOnly bool
+	// work, if not nil, takes the copy's work and ticks
+	// (ReplayOptions.Work).
+	work *policy.Work
 }
 
 // forkState is the replay driver d's point now, for a copy of its policy
@@ -97,7 +100,20 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 	d.next, d.done = fs.next, fs.done
 	d.jobOf.shared = fs.jobOf
 	d.kept = checkpoints{view: fs.kept, seen: fs.keptSeen}
-	return d.run()
+	if fs.work == nil {
+		return d.run()
+	}
+	wc, counts := alloc.(policy.WorkCounter)
+	var before policy.Work
+	if counts {
+		before = wc.Work()
+	}
+	err = d.run()
+	if counts {
+		fs.work.Add(wc.Work().Sub(before))
+	}
+	fs.work.ForkTicks += d.ticks
+	return err
 }
 
 // forkBooks are a fork's books: it watches for grants and keeps nothing.
@@ -132,6 +148,22 @@ type fairForks struct {
 	byJob   map[int32]*pendingFork // a sampled job's pending fork
 	// aheadReach caps how far a copy runs ahead (ReplayOptions).
 	aheadReach func(now, reach int) int
+	// work, if not nil, takes the copies' work (ReplayOptions.Work).
+	work *policy.Work
+}
+
+// clone is CloneAllocator(alloc), its copy of the pending list counted
+// as the copy's work.
+func (ff *fairForks) clone(alloc policy.Allocator) (policy.Allocator, error) {
+	c, err := CloneAllocator(alloc)
+	if ff.work != nil && err == nil {
+		if wa, ok := alloc.(policy.WorkCounter); ok {
+			if wc, ok := c.(policy.WorkCounter); ok {
+				ff.work.Add(wc.Work().Sub(wa.Work()))
+			}
+		}
+	}
+	return c, err
 }
 
 type pendingFork struct {
@@ -161,7 +193,7 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 			q++
 		}
 		pf := &pendingFork{fs: fs, at: fp, group: sample[fp:q]}
-		pf.fs.grantsOnly = true
+		pf.fs.grantsOnly, pf.fs.work = true, ff.work
 		for k, j := range pf.group {
 			switch r := &run.Records[j]; {
 			case len(r.Starts) > 0:
@@ -171,7 +203,7 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 			}
 		}
 		if pf.waiting > 0 {
-			c, err := CloneAllocator(alloc)
+			c, err := ff.clone(alloc)
 			alloc.SetRecorder(cap)
 			if err != nil {
 				return fp, err
@@ -185,7 +217,7 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 			if !ahead && pf.alloc == nil {
 				// Run ahead without an answer: a copy as the replay still
 				// is, to run when its jobs have started.
-				if pf.alloc, err = CloneAllocator(alloc); err != nil {
+				if pf.alloc, err = ff.clone(alloc); err != nil {
 					return fp, err
 				}
 				alloc.SetRecorder(cap)

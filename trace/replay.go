@@ -34,6 +34,11 @@ type ReplayOptions struct {
 	// replay registers it after their campaigns and steps it around each
 	// tick (Actor). Not with FairStart.
 	Actor Actor
+	// Work, if not nil, is added the policy's work (policy.Work) over
+	// the replay, its fair starts' copies included, where the policy
+	// counts it (policy.WorkCounter): counting is turned on for the
+	// replay. The outcome is the same with or without.
+	Work *policy.Work
 
 	// aheadReach, for the tests, is how far a fair-start copy taken at
 	// tick now may run ahead (fairForks.runAhead), given how far its books
@@ -182,7 +187,14 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	}
 	stop := int(w.Jobs[n-1].Submit - base + horizon)
 	rb := &replayBooks{w: w, run: run, grantedAt: make([]int64, n), finished: make([]bool, n), forkHook: opt.forkHook,
-		ff: &fairForks{sample: opt.FairStart, run: run, aheadReach: opt.aheadReach}}
+		ff: &fairForks{sample: opt.FairStart, run: run, aheadReach: opt.aheadReach, work: opt.Work}}
+	counter, counts := alloc.(policy.WorkCounter)
+	var workBefore policy.Work
+	if counts && opt.Work != nil {
+		workBefore = counter.Work()
+		counter.CountWork(true)
+		defer counter.CountWork(false)
+	}
 	run.FairSample, run.FairSeed = opt.FairStart, opt.FairSeed
 	run.FairStart = make([]int64, len(opt.FairStart))
 	for i := range run.FairStart {
@@ -220,6 +232,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		}
 	}
 	run.Stop = max(int64(alloc.Now())+base, run.End)
+	if counts && opt.Work != nil {
+		opt.Work.Add(counter.Work().Sub(workBefore))
+	}
 	return run, nil
 }
 

@@ -274,6 +274,15 @@ type Core struct {
 	keyed  VictimSorter // a search by key's sort (PreemptKeyed)
 	// scratch for SkipTo.
 	debits debits
+
+	// work is what the Core did to its pending list (policy.Work),
+	// kept while counting (CountWork).
+	work     policy.Work
+	counting bool
+	// readList: the rule read the pending list (Pending) in this pass,
+	// of passLen requests (countPass).
+	readList bool
+	passLen  int
 }
 
 var _ policy.Allocator = (*Core)(nil)
@@ -327,8 +336,15 @@ func (k *Core) Leases() []Lease { return k.leases }
 // Pending is the pending list in submit order (in none under a rule that
 // reads no order, UnorderedPending, while it holds only rigid requests of
 // campaigns other than the filler). A rule may change the Key of a
-// request; nothing else.
-func (k *Core) Pending() []Request { return k.pending }
+// request; nothing else. While counting (CountWork), a rule that reads
+// the list during an admission pass is counted as walking all of it
+// once in that pass (policy.Work.Walked).
+func (k *Core) Pending() []Request {
+	if k.counting {
+		k.readList = true
+	}
+	return k.pending
+}
 
 func (k *Core) record(e policy.Event) {
 	e.T = k.now
@@ -497,7 +513,7 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 	// A request leaving the queue may let another start (a head no
 	// longer blocks it): the next tick admits.
 	k.changed()
-	w := 0
+	w, moved := 0, 0
 	for i := range k.pending {
 		if r := &k.pending[i]; r.Campaign == c && classMatches(cls, r.Asked) {
 			k.drop(r)
@@ -508,9 +524,11 @@ func (k *Core) ReleaseAll(c policy.CampaignID, cls policy.Class) error {
 			if k.unordered {
 				k.notePos(w)
 			}
+			moved++
 		}
 		w++
 	}
+	k.countCompaction(len(k.pending), moved)
 	k.pending = k.pending[:w]
 	return nil
 }
@@ -838,11 +856,17 @@ func (k *Core) Tick() {
 		k.account()
 	}
 	k.expireRequests()
+	if k.counting {
+		k.countPass()
+	}
 	k.rule.Admit(k)
 	if _, own := k.rule.(FillerAdmitter); !own {
 		k.admitFiller()
 	}
 	k.rule.EndTick(k)
+	if k.readList {
+		k.countListRead()
+	}
 	k.admittedAt = k.now
 	if !k.grantsOnly {
 		k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
@@ -955,6 +979,7 @@ func (k *Core) expireRequests() {
 		}
 		w++
 	}
+	k.countCompaction(len(k.pending), w-first)
 	k.pending = k.pending[:w]
 }
 
@@ -964,6 +989,7 @@ func (k *Core) admitFiller() {
 	if k.fillerPending == 0 {
 		return
 	}
+	k.countWalk(len(k.pending))
 	for i := 0; i < len(k.pending); i++ {
 		r := &k.pending[i]
 		if !k.camps[r.Campaign].Filler {
@@ -979,6 +1005,9 @@ func (k *Core) admitFiller() {
 // its campaign may still hold. It journals a throttle record (once per
 // request) and returns 0 when the campaign is at its limit.
 func (k *Core) Want(i int) int {
+	if k.counting {
+		k.work.Walked++
+	}
 	r := &k.pending[i]
 	cp := &k.camps[r.Campaign]
 	limit := k.rule.Limit(k, r.Campaign)
@@ -1084,6 +1113,7 @@ func (k *Core) pendMove(front, behind int) {
 	n := len(k.pending)
 	base := make([]Request, front+n+behind)
 	copy(base[front:], k.pending)
+	k.countMoved(n)
 	k.pendBase, k.pendHead = base, front
 	k.pending = base[front : front+n]
 }
@@ -1099,12 +1129,14 @@ func (k *Core) pendRemove(i int) {
 		if i != n-1 {
 			k.pending[i] = k.pending[n-1]
 			k.notePos(i)
+			k.countMoved(1)
 		}
 		k.pending[n-1] = Request{}
 		k.pending = k.pending[:n-1]
 		return
 	}
 	if i < n-1-i {
+		k.countMoved(i)
 		copy(k.pending[1:i+1], k.pending[:i])
 		k.pending[0] = Request{}
 		k.pending = k.pending[1:]
@@ -1112,6 +1144,7 @@ func (k *Core) pendRemove(i int) {
 		k.posShift++
 		return
 	}
+	k.countMoved(n - 1 - i)
 	copy(k.pending[i:], k.pending[i+1:])
 	k.pending[n-1] = Request{}
 	k.pending = k.pending[:n-1]
@@ -1133,6 +1166,7 @@ func (k *Core) notePos(i int) {
 // rigid request's binary search would have put it (RequestRigidQueued).
 func (k *Core) restoreOrder() {
 	k.unordered = false
+	k.countMoved(len(k.pending))
 	slices.SortFunc(k.pending, func(a, b Request) int {
 		if c := cmp.Compare(a.Submitted, b.Submitted); c != 0 {
 			return c
@@ -1177,6 +1211,7 @@ func (k *Core) pendInsert(at int) {
 	}
 	r := k.pending[last]
 	if at >= last-at {
+		k.countMoved(last - at)
 		copy(k.pending[at+1:], k.pending[at:last])
 		k.pending[at] = r
 		return
@@ -1188,6 +1223,53 @@ func (k *Core) pendInsert(at int) {
 	k.pendHead--
 	k.posShift--
 	k.pending = k.pendBase[k.pendHead : k.pendHead+last+1]
+	k.countMoved(at)
 	copy(k.pending[:at], k.pending[1:at+1])
 	k.pending[at] = r
+}
+
+// CountWork turns the Core's work counting on or off
+// (policy.WorkCounter).
+func (k *Core) CountWork(on bool) { k.counting = on }
+
+// Work is what the Core counted (policy.WorkCounter).
+func (k *Core) Work() policy.Work { return k.work }
+
+// countPass counts an admission pass: the pending list's length and
+// its runs (one campaign and class), walked only while counting.
+func (k *Core) countPass() {
+	k.readList, k.passLen = false, len(k.pending)
+	k.work.Passes++
+	k.work.Pending += int64(len(k.pending))
+	k.work.Runs += int64(policy.CountRuns(k.pending, func(r *Request) (policy.CampaignID, policy.Class) { return r.Campaign, r.Class }))
+}
+
+// countListRead counts the pass's read of the whole pending list by
+// its rule (Pending).
+func (k *Core) countListRead() {
+	k.work.Walked += int64(k.passLen)
+	k.readList = false
+}
+
+// countWalk counts n pending requests looked at (policy.Work.Walked).
+func (k *Core) countWalk(n int) {
+	if k.counting {
+		k.work.Walked += int64(n)
+	}
+}
+
+// countMoved counts n pending requests moved (policy.Work.Moved).
+func (k *Core) countMoved(n int) {
+	if k.counting {
+		k.work.Moved += int64(n)
+	}
+}
+
+// countCompaction counts a compacting walk over n pending requests
+// that moved moved of them.
+func (k *Core) countCompaction(n, moved int) {
+	if k.counting {
+		k.work.Walked += int64(n)
+		k.work.Moved += int64(moved)
+	}
 }

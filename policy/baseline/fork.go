@@ -47,6 +47,7 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	c.pendBase = slices.Clone(k.pendBase[lo:hi])
 	c.pendHead = k.pendHead - lo
 	c.pending = c.pendBase[c.pendHead : c.pendHead+n]
+	c.countMoved(n)
 	c.groups = slices.Clone(k.groups)
 	c.queueNames = slices.Clone(k.queueNames)
 	c.posOf = slices.Clone(k.posOf)

@@ -169,6 +169,7 @@ func (k *Core) NextChange() int {
 		next = min(next, k.leases[i].End())
 	}
 	if k.flexPending > 0 { // rigid requests never expire
+		k.countWalk(len(k.pending))
 		for i := range k.pending {
 			if r := &k.pending[i]; !r.Rigid {
 				next = min(next, r.Submitted+policy.RequestTTL+1)

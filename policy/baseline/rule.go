@@ -56,6 +56,7 @@ func (q *Queue) BuildRanked(k *Core, rank []int) []int {
 // replay; otherwise it sorts with order.
 func (q *Queue) BuildByKey(k *Core, key func(*Request) int, order func(a, b *Request) int) []int {
 	pend := k.pending
+	k.countWalk(len(pend))
 	for i := 1; i < len(pend); i++ {
 		if a, b := &pend[i-1], &pend[i]; b.Submitted < a.Submitted || b.Submitted == a.Submitted && b.ID < a.ID {
 			return q.Build(k, order)
@@ -97,6 +98,7 @@ func (q *Queue) BuildByKey(k *Core, key func(*Request) int, order func(a, b *Req
 // valid until the next Build.
 func (q *Queue) Build(k *Core, cmp func(a, b *Request) int) []int {
 	ids := q.ids[:0]
+	k.countWalk(len(k.pending))
 	for i := range k.pending {
 		if !k.camps[k.pending[i].Campaign].Filler {
 			ids = append(ids, i)
@@ -237,6 +239,7 @@ func (q *Ranked) build(k *Core) {
 		q.bySize[w] = q.bySize[w][:0]
 	}
 	clear(q.sized)
+	k.countWalk(len(k.pending))
 	for i := range k.pending {
 		if r := &k.pending[i]; !k.camps[r.Campaign].Filler {
 			q.add(r)
