@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/internal/testlong"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/swf"
@@ -143,9 +144,7 @@ func perJob(work policy.Work, w *trace.Workload) float64 {
 // item 6). The counts are deterministic: this fails on an algorithm whose
 // work grows with the log, on any machine.
 func TestWorkPerJobScales(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays 64 weeks of SDSC-SP2 under every policy")
-	}
+	testlong.Skip(t, "64 weeks of SDSC-SP2 under every policy")
 	short, long := sdscWeeks(t, 8), sdscWeeks(t, 64)
 	for _, name := range policies.Names {
 		for _, fair := range []int{0, trace.DefaultFairSample} {
@@ -166,11 +165,27 @@ func TestWorkPerJobScales(t *testing.T) {
 }
 
 // knownWorkGrowth are the cells of TestWorkPerJobScales that fail today,
-// with the growth measured (issue 32): skipped, named, until fixed.
-var knownWorkGrowth = map[string]string{}
+// with the growth of work per job measured from the 8-week to the
+// 64-week window (December 2026; docs/traces.md, "Work per job"):
+// skipped, named, until their policy is fixed. Each walks or moves its
+// whole pending list at every pass, and the log's queue at a pass grows
+// from 5–7 requests (684 under bursar) in the first 8 weeks to 19–25
+// (3,481) in the first 64.
+var knownWorkGrowth = map[string]string{
+	"bursar/fair=0":       "known failure (issue 32): work per job grew 4.77× (1,635 → 7,795): the sorts' rotations and admission's compaction move the pending list request by request",
+	"bursar/fair=1000":    "known failure (issue 32): work per job grew 3.54× (27,981 → 99,120): the sorts' rotations and admission's compaction move the pending list request by request",
+	"fifo/fair=0":         "known failure (issue 32): work per job grew 3.19× (47.6 → 151.9): every pass builds its queue from the whole pending list and tries each request",
+	"fifo/fair=1000":      "known failure (issue 32): work per job grew 2.87× (76.1 → 218.4): every pass builds its queue from the whole pending list and tries each request",
+	"priority/fair=0":     "known failure (issue 32): work per job grew 3.25× (43.6 → 141.5): every pass reads the whole pending list and tries each request",
+	"priority/fair=1000":  "known failure (issue 32): work per job grew 3.16× (62.1 → 196.1): every pass reads the whole pending list and tries each request",
+	"fairshare/fair=0":    "known failure (issue 32): work per job grew 3.44× (81.6 → 280.8): every pass reads the whole pending list and tries each request",
+	"fairshare/fair=1000": "known failure (issue 32): work per job grew 2.71× (134.6 → 364.4): every pass reads the whole pending list and tries each request",
+	"budget/fair=0":       "known failure (issue 32): work per job grew 1.73× (15.4 → 26.6): its rule reads the whole pending list at a pass where it reranks",
+}
 
-// BenchmarkScaling replays the first 1 to 64 weeks of SDSC-SP2 and a
-// 300k-job log resampled from it on 93,056 processors (resampledLog),
+// BenchmarkScaling replays the first 1 to 64 weeks of SDSC-SP2, the
+// whole log, and a 300k-job log resampled from it on 93,056 processors
+// (resampledLog),
 // under every policy, without fair starts and with the default sample:
 // ns/op and cpu-ns/op are the replay's time, jobs/s the jobs per second
 // of CPU time, and the work counts (policy.Work) per job beside them.
@@ -187,6 +202,13 @@ func BenchmarkScaling(b *testing.B) {
 	for _, wk := range scalingWeeks {
 		logs = append(logs, log{fmt.Sprintf("sdsc-%dw", wk), func() *trace.Workload { return sdscWeeks(b, wk) }})
 	}
+	logs = append(logs, log{"sdsc-full", func() *trace.Workload {
+		w, err := Load(BuiltinFull, trace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return w
+	}})
 	if os.Getenv("BURSAR_SCALING_300K") != "0" {
 		logs = append(logs, log{"resampled-300k", func() *trace.Workload { return resampledLog(b, 300_000, 128*727, 1) }})
 	}
