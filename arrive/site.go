@@ -6,6 +6,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/sitemeter"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -81,7 +82,10 @@ const traceBudget = 1e15
 // campaigns, through the agents' gate.
 func (ag *agents) Join(a policy.Allocator) error {
 	ag.site, ag.pool = a, a.Config().Pool
-	_, ag.bursar = a.(*policy.Broker)
+	switch a.(type) {
+	case *policy.Broker, *sitemeter.Broker:
+		ag.bursar = true
+	}
 	if len(ag.cast) == 0 {
 		return nil
 	}

@@ -338,6 +338,9 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 		knobs.History = tracestudy.History(st.Recorded, w, st.Options, st.registry().Lookback(sp.Policy, knobs))
 	}
 	a, err := st.registry().New(sp.Policy, policy.DefaultConfig(w.Pool), knobs)
+	if err == nil {
+		a, err = tracestudy.SiteMetered(sp.Policy, a, w)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // TraceMapping is how a trace study maps a log onto the policies and what
 // it measures (docs/studies.md §3, §4.5, §6.16; docs/traces.md): the knobs
-// a config's `by`, `classes`, `shares`, `bucket`, `restart`, `warmup`,
+// a config's `by`, `classes`, `shares`, `bucket`, `meter`, `restart`, `warmup`,
 // `cooldown` and `windows` keys set, and the trace commands' flags of the
 // same names. A zero field was not set: the command's default applies.
 type TraceMapping struct {
@@ -25,6 +25,9 @@ type TraceMapping struct {
 	Shares string
 	// Bucket is Bursar's bucket on a trace: "largest-job" or "hours:N".
 	Bucket string
+	// Meter is what Bursar meters on a trace: "group" (the account a
+	// site budgets) or "user" (each campaign on its own).
+	Meter string
 	// Restart is budget's restart rule: "zero" or "checkpoint:S".
 	Restart string
 	// Warmup and Cooldown are seconds of submits replayed but not
@@ -51,7 +54,7 @@ var TraceClasses = []string{"interactive", "agent-burst", "opportunistic"}
 
 // traceMappingKeys are the keys of trace.yaml and budget-knobs.yaml that
 // set a TraceMapping.
-var traceMappingKeys = []string{"by", "classes", "shares", "bucket", "restart", "warmup", "cooldown", "windows"}
+var traceMappingKeys = []string{"by", "classes", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows"}
 
 // maxWindows bounds --windows' N: far more than any study needs.
 const maxWindows = 1000
@@ -126,6 +129,14 @@ func CheckRestart(s string) error {
 	return fmt.Errorf("%q: want zero or checkpoint:S (a checkpoint every S > 0 seconds of run)", s)
 }
 
+// CheckMeter checks a `meter` value.
+func CheckMeter(s string) error {
+	if s == "group" || s == "user" {
+		return nil
+	}
+	return fmt.Errorf("%q: want group or user (what Bursar meters on a trace)", s)
+}
+
 // CheckBy checks a `by` value.
 func CheckBy(s string) error {
 	if s == "user" || s == "group" {
@@ -194,6 +205,8 @@ func (p *parser) traceMappingKey(m *TraceMapping, key string, v *yaml.Node) erro
 		m.Shares, err = text(CheckShares)
 	case "bucket":
 		m.Bucket, err = text(CheckBucket)
+	case "meter":
+		m.Meter, err = text(CheckMeter)
 	case "restart":
 		m.Restart, err = text(CheckRestart)
 	case "warmup":

@@ -109,3 +109,13 @@ func (b *Broker) fitsAfterReclaim(cp *campaign, n int) bool {
 	extra := max(0, free-(b.unmet-own)-guar)
 	return guar+min(n-guar, extra) >= n
 }
+
+// RateCap is the most GPUs campaign c may hold now for a request of the
+// given duration: the prepaid rate cap of model.md §5 at the campaign's
+// current tokens, as admission reads it. A pending trace job of c is held
+// back by its meter (not by a lack of free GPUs) when RateCap − Held(c,
+// AnyClass) is below its GPUs: what the site metering of a trace reads
+// (sitemeter, docs/traces.md). It changes nothing.
+func (b *Broker) RateCap(c CampaignID, duration int) int {
+	return b.rateCap(&b.camps[c], duration)
+}

@@ -56,6 +56,11 @@ type Options struct {
 	// Shares is how entitlements are set (docs/studies.md §1; the
 	// ShareMode constants); "" means ShareGroups.
 	Shares ShareMode `json:",omitempty"`
+	// Meter is what Bursar meters on a trace (docs/studies.md §3.2): ""
+	// or MeterGroup (the default), one metered campaign per group, the
+	// account a site budgets; MeterUser, each campaign its own, with its
+	// share of the group's entitlement (revision 2). Only Bursar reads it.
+	Meter string `json:",omitempty"`
 	// Pool is the number of GPUs; 0 means the header's MaxProcs (or, where
 	// the header has none, MaxNodes).
 	Pool int
@@ -69,6 +74,12 @@ type Options struct {
 	// header (or its number written in decimal where the header names none).
 	Classes map[string]policy.Class
 }
+
+// The `meter` knob's values (Options.Meter).
+const (
+	MeterGroup = "group"
+	MeterUser  = "user"
+)
 
 // ShareMode is the `shares` knob: how a trace's groups and campaigns are
 // entitled to the pool (docs/studies.md §1). In every mode but users, a
@@ -164,7 +175,9 @@ type Workload struct {
 	// Shares is the entitlement rule the workload was read with
 	// (Options.Shares; "" is ShareGroups). It decides how Bursar's R is
 	// split inside a group (Rate).
-	Shares    ShareMode
+	Shares ShareMode
+	// Meter is Options.Meter, checked: MeterGroup or MeterUser.
+	Meter     string
 	Jobs      []Job // by submit time, then job number
 	Campaigns []Campaign
 	Groups    []Group
@@ -237,6 +250,14 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	if opt.Shares != "" && !slices.Contains(ShareModes, opt.Shares) {
 		return nil, fmt.Errorf("%s: shares %q: want one of %s", r.Name(), opt.Shares, joinModes())
 	}
+	meter := opt.Meter
+	switch meter {
+	case "":
+		meter = MeterGroup
+	case MeterGroup, MeterUser:
+	default:
+		return nil, fmt.Errorf("%s: meter %q: want %s or %s", r.Name(), opt.Meter, MeterGroup, MeterUser)
+	}
 	if opt.Until != 0 && opt.Until <= opt.From {
 		return nil, fmt.Errorf("%s: window [%d, %d): empty", r.Name(), opt.From, opt.Until)
 	}
@@ -259,7 +280,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		classOf[q] = c
 		return c
 	}
-	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh}
+	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh, Meter: meter}
 	// MaxRecords is a capacity hint only, bounded so that a lying header
 	// cannot make us allocate much.
 	jobs := make([]Job, 0, min(max(h.MaxRecords, 0), 1<<20))
@@ -555,8 +576,7 @@ func (w *Workload) Entitlements() *baseline.Entitlements {
 // guarantee (g = 0), sustained rate R = Rate(c) (its entitlement × pool,
 // under `shares: window` split by the members' work), burst
 // ceiling = the pool, class burst (each request carries its job's own
-// class), a credit budget that never binds (the whole pool for the whole
-// trace span plus a day, at the highest class price, 4 per GPU-hour), and
+// class), a credit budget out of reach (UnboundedBudget), and
 // the bucket B of BucketHours: R × BucketHours × 3600 GPU-seconds, or with
 // BucketHours 0 (`bucket: largest-job`, the default) deep enough for every
 // one of its jobs in the window (§6.18): B = max over them of
@@ -635,22 +655,62 @@ func (w *Workload) Rate(c int) float64 {
 }
 
 func (w *Workload) envelope(c int, largest float64) policy.Envelope {
-	r := w.Rate(c)
-	first, last := w.Span()
-	hours := float64(last-first)/3600 + 24
+	return w.meteredEnvelope(w.Campaigns[c].Name, w.Rate(c), largest)
+}
+
+// UnboundedBudget is a trace campaign's credit budget, out of reach so
+// that credits never end a replay (docs/studies.md §3.2): a pool of
+// 100,000 GPUs held whole at the dearest class price and the highest
+// congestion multiplier (4 × 3 credits a GPU-hour) takes over 95 years
+// to spend it. The budget of revision 2 (the pool for the span plus a day
+// at 4 credits a GPU-hour) ran out under congestion pricing: a replay of
+// a held-out log by group stopped with "budget exhausted".
+const UnboundedBudget = 1e15
+
+// meteredEnvelope is a metered trace campaign's envelope (Envelope,
+// GroupEnvelopes): g = 0, R = r, burst = the pool, class burst, the
+// bucket of BucketHours (largest: the largest-job bucket) and a budget
+// out of reach.
+func (w *Workload) meteredEnvelope(name string, r, largest float64) policy.Envelope {
 	b := largest
 	if w.BucketHours > 0 {
 		b = r * w.BucketHours * 3600
 	}
 	return policy.Envelope{
-		Name:         w.Campaigns[c].Name,
-		Budget:       float64(w.Pool) * hours * 4,
+		Name:         name,
+		Budget:       UnboundedBudget,
 		Guaranteed:   0,
 		Sustained:    r,
 		BurstCeiling: w.Pool,
 		Bucket:       b,
 		Class:        policy.AgentBurst,
 	}
+}
+
+// GroupEnvelopes are the groups' metered envelopes under Bursar as a site
+// meters a trace (docs/studies.md §3.2, docs/traces.md "Bursar as a site
+// meters it"), in group order: the group (the account a site budgets) is
+// the campaign, with R = its entitlement × pool and the bucket of
+// BucketHours, or with the largest-job rule over the group's jobs in the
+// window, B = max of (gpus − R + 1) × estimate.
+func (w *Workload) GroupEnvelopes() []policy.Envelope {
+	rate := make([]float64, len(w.Groups))
+	for g := range w.Groups {
+		rate[g] = w.Groups[g].Share * float64(w.Pool)
+	}
+	need := make([]float64, len(w.Groups))
+	if w.BucketHours == 0 {
+		for i := range w.Jobs {
+			j := &w.Jobs[i]
+			g := w.Campaigns[j.Campaign].Group
+			need[g] = max(need[g], (float64(j.GPUs)-rate[g]+1)*float64(j.Estimate))
+		}
+	}
+	envs := make([]policy.Envelope, len(w.Groups))
+	for g := range envs {
+		envs[g] = w.meteredEnvelope(w.Groups[g].Name, rate[g], need[g])
+	}
+	return envs
 }
 
 // QueueName is the header's name of job j's queue ("" where it names

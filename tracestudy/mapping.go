@@ -35,6 +35,9 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 		}
 		opt.Bucket = m.Bucket
 	}
+	if m.Meter != "" {
+		opt.Meter = m.Meter
+	}
 	if m.Restart != "" {
 		r, err := baseline.ParseRestart(m.Restart)
 		if err != nil {

@@ -114,6 +114,11 @@ func MappingMap(o trace.Options) map[string]any {
 	if o.UserCampaigns {
 		m["user_campaigns"] = true
 	}
+	if o.Meter == trace.MeterUser {
+		// Only where it is not the default (group), so that the
+		// summaries of the studies Bursar is not in stay as they were.
+		m["meter"] = o.Meter
+	}
 	if len(o.Classes) > 0 {
 		var cs []string
 		for q, c := range o.Classes {

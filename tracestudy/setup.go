@@ -214,6 +214,7 @@ func readMapping(f sweep.Flags, cfg *configs.StudyConfig) (configs.TraceMapping,
 		dst   *string
 		check func(string) error
 	}{{"by", &m.By, configs.CheckBy}, {"shares", &m.Shares, configs.CheckShares}, {"bucket", &m.Bucket, configs.CheckBucket},
+		{"meter", &m.Meter, configs.CheckMeter},
 		{"restart", &m.Restart, configs.CheckRestart}} {
 		if v, ok := f[fl.name]; ok {
 			if err := fl.check(v); err != nil {

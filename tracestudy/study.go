@@ -11,6 +11,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/registry"
+	"github.com/bursar-hpc/bursar/sitemeter"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/trace"
 )
@@ -231,7 +232,8 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 // every share-based policy reads them), priority's preemption as the
 // log's header says, and history (the log's usage before the window,
 // History; nil none) preloaded. The policy is found in reg (nil:
-// policies.Default).
+// policies.Default). Bursar is the broker as a site meters a trace
+// (sitemeter: the group metered, a scavenger for idle GPUs).
 func Allocator(reg *registry.Registry, w *trace.Workload, s Spec, history []baseline.Usage) (policy.Allocator, error) {
 	knobs := s.Knobs
 	if knobs.Entitlements == nil {
@@ -251,7 +253,22 @@ func Allocator(reg *registry.Registry, w *trace.Workload, s Spec, history []base
 		priority.Slot.Edit(&knobs).Preempt = &p
 	}
 	knobs.History = history
-	return orDefault(reg).New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
+	a, err := orDefault(reg).New(s.Policy, policy.DefaultConfig(w.Pool), knobs)
+	if err != nil {
+		return nil, err
+	}
+	return SiteMetered(s.Policy, a, w)
+}
+
+// SiteMetered is a, the policy called name built for a replay of w, as a
+// trace study replays it: Bursar (the broker) as a site meters a trace
+// (sitemeter: the group metered, a scavenger per group for idle GPUs,
+// docs/studies.md §3.2), every other policy as it is.
+func SiteMetered(name string, a policy.Allocator, w *trace.Workload) (policy.Allocator, error) {
+	if b, ok := a.(*policy.Broker); ok && name == policies.Bursar {
+		return sitemeter.New(b, w)
+	}
+	return a, nil
 }
 
 // Hierarchy is the trace's groups as the budget policy's hierarchy

@@ -1,0 +1,241 @@
+package sitemeter
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/swf"
+	"github.com/bursar-hpc/bursar/trace"
+	"pgregory.net/rapid"
+)
+
+// load reads an SWF log from text.
+func load(t testing.TB, text string, opt trace.Options) *trace.Workload {
+	t.Helper()
+	r, err := swf.NewReader(strings.NewReader(text), "t.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := trace.Read(r, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// journal keeps every record.
+type journal struct{ ev []policy.Event }
+
+func (j *journal) Record(e policy.Event) { j.ev = append(j.ev, e) }
+
+// replay replays w under Bursar as a site meters it.
+func replay(t testing.TB, w *trace.Workload, opt trace.ReplayOptions) (*trace.Run, *Broker) {
+	t.Helper()
+	b, err := policy.New(policy.DefaultConfig(w.Pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(b, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := trace.Replay(w, s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, s
+}
+
+// grantsOf are the grant records of lease (request) id.
+func grantsOf(j *journal, id int) []policy.Event {
+	var out []policy.Event
+	for _, e := range j.ev {
+		if e.Kind == policy.EventGrant && e.Lease == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Two groups with equal shares of an 8-GPU pool: R = 4 each. Group 1's
+// first job (4 GPUs, 1,000 s, submitted at 100) starts at once and
+// holds its R, so its tokens stay at B = (4 − 4 + 1) × 1,000 = 1,000 and
+// its cap is ⌊4 + 1,000 ÷ 1,000⌋ = 5: its second job (4 GPUs at 110)
+// is held back by the meter, not by the 4 free GPUs. It is moved to the
+// group's scavenger after tick 110's admission and starts at 111 (wait
+// 1 s) in the opportunistic class, where the metered broker alone would
+// hold it until 1,100. (Group 2's one job comes after both end.)
+func TestCappedJobRunsOnIdleGPUs(t *testing.T) {
+	w := load(t, `; MaxProcs: 8
+1 100 -1 1000 4 -1 -1 4 1000 -1 1 1 1 -1 -1 -1 -1 -1
+2 110 -1 1000 4 -1 -1 4 1000 -1 1 1 1 -1 -1 -1 -1 -1
+3 5000 -1 10 1 -1 -1 1 10 -1 1 2 2 -1 -1 -1 -1 -1
+`, trace.Options{Shares: trace.ShareEqualGroups})
+	j := &journal{}
+	run, s := replay(t, w, trace.ReplayOptions{Recorder: j})
+	if got := run.Records[1].Starts; len(got) != 1 || got[0] != 111 {
+		t.Fatalf("job 2 starts %v, want [111]: the idle GPUs seat it at the next tick", got)
+	}
+	g := grantsOf(j, 2) // request ids start at 1: job 2 is request 2
+	if len(g) != 1 || g[0].Campaign != "group 1 (scavenger)" || g[0].Class != policy.Opportunistic {
+		t.Fatalf("job 2's grants %+v: want one on group 1's scavenger, opportunistic", g)
+	}
+	if run.Preemptions != 0 || !run.Converged || s.Moved() != 1 {
+		t.Fatalf("preemptions %d, converged %v, moved %d: want 0, true, 1", run.Preemptions, run.Converged, s.Moved())
+	}
+	// Job 1, within its group's R, is never moved: its meter lets it
+	// through and the GPUs are free.
+	if g := grantsOf(j, 1); len(g) != 1 || g[0].Campaign != "group 1" || run.Records[0].Starts[0] != 100 {
+		t.Fatalf("job 1's grants %+v, starts %v: want one on group 1 at 100", g, run.Records[0].Starts)
+	}
+}
+
+// The same log with a job of group 2 as wide as its R (4 GPUs at 120,
+// for 2,000 s): it fits its meter but not the free GPUs (group 1's two
+// jobs hold all 8), so the broker reclaims the scavenger lease (notice
+// at 120, released at 180, when job 3 starts). Job 2 is requeued with
+// its original submit time (110) and filed on group 1's metered campaign
+// first: held back there (a throttle record) and no GPU idle, it waits
+// until job 1 ends at 1,100, when group 1's cap (5) lets it through, and
+// starts metered. Its scavenger lease was never
+// promoted: it stayed opportunistic until the preemption, and the
+// second lease is a new, metered grant.
+func TestPreemptedScavengerLeaseRequeuesMeteredFirst(t *testing.T) {
+	w := load(t, `; MaxProcs: 8
+1 100 -1 1000 4 -1 -1 4 1000 -1 1 1 1 -1 -1 -1 -1 -1
+2 110 -1 1000 4 -1 -1 4 1000 -1 1 1 1 -1 -1 -1 -1 -1
+3 120 -1 2000 4 -1 -1 4 2000 -1 1 2 2 -1 -1 -1 -1 -1
+`, trace.Options{Shares: trace.ShareEqualGroups})
+	j := &journal{}
+	run, _ := replay(t, w, trace.ReplayOptions{Recorder: j})
+	base := int(w.Jobs[0].Submit - 1)
+	throttled := false
+	for _, e := range j.ev {
+		if e.Kind == policy.EventThrottle && e.Campaign == "group 1" && e.T+base == 181 {
+			throttled = true
+		}
+	}
+	if !throttled {
+		t.Errorf("no throttle of group 1 at 181 (the tick after its preemption): the requeued job was not filed metered first")
+	}
+	r := run.Records[1]
+	if fmt.Sprint(r.Starts) != "[111 1100]" || fmt.Sprint(r.Aborted) != "[180]" || r.End != 2100 {
+		t.Fatalf("job 2: starts %v, aborted %v, end %d: want [111 1100], [180], 2100", r.Starts, r.Aborted, r.End)
+	}
+	if got := run.Records[2].Starts; len(got) != 1 || got[0] != 180 {
+		t.Fatalf("job 3 starts %v, want [180] (after the grace)", got)
+	}
+	var first, second []policy.Event
+	for _, e := range j.ev {
+		if e.Lease != 2 {
+			// The replay filed job 2 as request 2 (ids start at 1); its
+			// requeue is a new request.
+			continue
+		}
+		first = append(first, e)
+	}
+	kinds := ""
+	for _, e := range first {
+		kinds += fmt.Sprintf("%s/%s/%v ", e.Kind, e.Campaign, e.Class)
+	}
+	if want := "grant/group 1 (scavenger)/opportunistic preempt-notice/group 1 (scavenger)/opportunistic release/group 1 (scavenger)/opportunistic "; kinds != want {
+		t.Fatalf("job 2's first lease: %q, want %q", kinds, want)
+	}
+	for _, e := range j.ev {
+		if e.Kind == policy.EventGrant && e.T+base == 1100 && e.GPUs == 4 {
+			second = append(second, e)
+		}
+	}
+	if len(second) != 1 || second[0].Campaign != "group 1" || second[0].Class != policy.AgentBurst {
+		t.Fatalf("job 2's second grant %+v: want one on group 1, metered (agent-burst)", second)
+	}
+	if run.Preemptions != 1 || run.LostGPUSeconds != 4*69 {
+		t.Fatalf("preemptions %d, lost %d GPU-s: want 1 and 4 × 69 (its run from 111 to 180)", run.Preemptions, run.LostGPUSeconds)
+	}
+}
+
+// A group's metered campaign is the group: two users of one group are
+// one campaign, with R = the group's entitlement × pool; with meter
+// user each is its own, and still one scavenger per group.
+func TestTheGroupIsTheMeteredCampaign(t *testing.T) {
+	text := `; MaxProcs: 8
+1 100 -1 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1
+2 100 -1 100 2 -1 -1 2 100 -1 1 2 1 -1 -1 -1 -1 -1
+3 100 -1 100 4 -1 -1 4 100 -1 1 3 2 -1 -1 -1 -1 -1
+`
+	for _, tc := range []struct {
+		meter string
+		want  string
+	}{
+		{"", "group 1 R=4 B=0, group 1 (scavenger) R=8 B=0, group 2 R=4 B=100, group 2 (scavenger) R=8 B=0"},
+		{trace.MeterUser, "user 1/group 1 R=2 B=100, group 1 (scavenger) R=8 B=0, user 2/group 1 R=2 B=100, user 3/group 2 R=4 B=100, group 2 (scavenger) R=8 B=0"},
+	} {
+		w := load(t, text, trace.Options{Meter: tc.meter})
+		_, s := replay(t, w, trace.ReplayOptions{})
+		var got []string
+		for c := range s.NumCampaigns() {
+			env := s.Envelope(policy.CampaignID(c))
+			got = append(got, fmt.Sprintf("%s R=%g B=%g", env.Name, env.Sustained, env.Bucket))
+			if env.Budget != trace.UnboundedBudget || env.Guaranteed != 0 {
+				t.Errorf("%s: budget %g, guarantee %d: want out of reach, 0", env.Name, env.Budget, env.Guaranteed)
+			}
+		}
+		if g := strings.Join(got, ", "); g != tc.want {
+			t.Errorf("meter %q: campaigns\n%s\nwant\n%s", tc.meter, g, tc.want)
+		}
+	}
+}
+
+// genLog is a random small log: up to 40 jobs on a pool of 4 to 32 GPUs,
+// in up to 4 groups of up to 3 users, each job no wider than the pool.
+func genLog(t *rapid.T) (string, trace.Options) {
+	pool := rapid.IntRange(4, 32).Draw(t, "pool")
+	n := rapid.IntRange(1, 40).Draw(t, "jobs")
+	var b strings.Builder
+	fmt.Fprintf(&b, "; MaxProcs: %d\n", pool)
+	submit := 0
+	for i := 1; i <= n; i++ {
+		submit += rapid.IntRange(0, 2000).Draw(t, "gap")
+		run := rapid.IntRange(1, 5000).Draw(t, "run")
+		est := run + rapid.IntRange(0, 3000).Draw(t, "slack")
+		gpus := rapid.IntRange(1, pool).Draw(t, "gpus")
+		group := rapid.IntRange(1, 4).Draw(t, "group")
+		user := group*10 + rapid.IntRange(0, 2).Draw(t, "user")
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d %d -1 -1 -1 -1 -1\n", i, submit, run, gpus, gpus, est, user, group)
+	}
+	opt := trace.Options{
+		Shares: rapid.SampledFrom(trace.ShareModes).Draw(t, "shares"),
+		Meter:  rapid.SampledFrom([]string{trace.MeterGroup, trace.MeterUser}).Draw(t, "meter"),
+	}
+	return b.String(), opt
+}
+
+// On random small logs no job is lost and none that fits the pool is
+// denied: every job is served whole (its last run as long as its run)
+// by the horizon, and a replay that ticks every second gives the same
+// records as one that skips the quiet ticks.
+func TestNoJobLostNoneDenied(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		text, opt := genLog(rt)
+		w := load(t, text, opt)
+		run, _ := replay(t, w, trace.ReplayOptions{})
+		if run.Unserved != 0 || run.UnfinishedJobs != 0 || !run.Converged {
+			rt.Fatalf("denied %d, unfinished %d, converged %v: want every job served", run.Unserved, run.UnfinishedJobs, run.Converged)
+		}
+		for i, r := range run.Records {
+			jb := &w.Jobs[i]
+			if r.State != trace.Served || len(r.Starts) != len(r.Aborted)+1 || r.End-r.Starts[len(r.Starts)-1] != jb.Run {
+				rt.Fatalf("job %d: %+v: want served whole (run %d)", jb.Number, r, jb.Run)
+			}
+			if r.Starts[0] < jb.Submit {
+				rt.Fatalf("job %d started at %d before its submit %d", jb.Number, r.Starts[0], jb.Submit)
+			}
+		}
+		exact, _ := replay(t, w, trace.ReplayOptions{TickByTick: true})
+		if fmt.Sprint(exact.Records) != fmt.Sprint(run.Records) {
+			rt.Fatalf("tick by tick:\n%v\nskipping:\n%v", exact.Records, run.Records)
+		}
+	})
+}
