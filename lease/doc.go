@@ -17,7 +17,8 @@
 // The watchdog (RunWatchdog, `bursar lease-watchdog`) is the same program
 // started again in a process group of its own, holding a pipe to the
 // wrapper: when the wrapper dies without its goodbye it ends the command
-// and gives the lease back. Its notes are Note; its state machine is
+// (its group, and its processes that left the group, found by MarkEnv in
+// their environment) and gives the lease back. Its notes are Note; its state machine is
 // watchdogState.
 //
 // The service is reached through Client (*client.Client answers), Slurm

@@ -4,6 +4,8 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +135,8 @@ func Run(o Options, args []string) (int, error) {
 	// The watchdog first: from the moment a request is filed, a wrapper
 	// killed with SIGKILL leaves nothing behind.
 	var err error
-	r.dog, err = startWatchdog(o)
+	r.mark = newMark()
+	r.dog, err = startWatchdog(o, r.mark)
 	if err != nil {
 		r.say("no watchdog (%v): if this wrapper is killed with SIGKILL, its request or lease stays until it expires", err)
 	}
@@ -193,6 +196,15 @@ type leaseRun struct {
 	tokenAhead *tokenFetch
 	// start starts the command (nil: startGroup, a real process group).
 	start startFunc
+	// mark is MarkEnv's value in the command's environment.
+	mark string
+}
+
+// newMark is a value of MarkEnv that no other lease's command has.
+func newMark() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // tokenFetch is a Slurm token asked for ahead, for one lease.

@@ -152,6 +152,9 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 		"BURSAR_LEASE_ID="+strconv.Itoa(l.ID), "BURSAR_GPUS="+strconv.Itoa(l.GPUs),
 		"BURSAR_LEASE_EXPIRES="+strconv.Itoa(l.Expires), "BURSAR_LEASE_CLASS="+l.Class,
 		"BURSAR_CAMPAIGN="+r.campaign, "BURSAR_SERVER="+r.cl.BaseURL())
+	if r.mark != "" {
+		env = append(env, MarkEnv+"="+r.mark)
+	}
 	if r.slurmToken != "" {
 		env = append(env, "BURSAR_SLURM_TOKEN="+r.slurmToken)
 	}

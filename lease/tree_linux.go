@@ -148,3 +148,30 @@ func treeOf(pid, pgid int, keep []int, skip int) []int {
 	}
 	return live
 }
+
+// markedProcs are the processes other than this one whose environment
+// holds MarkEnv=mark: the command's, wherever they were reparented. The
+// watchdog, which is no ancestor of the command, finds by it what left the
+// command's group after the wrapper died (a process that clears its
+// environment is not found: docs/workflows.md).
+func markedProcs(mark string) []int {
+	if mark == "" {
+		return nil
+	}
+	want := []byte(MarkEnv + "=" + mark + "\x00")
+	self := os.Getpid()
+	var pids []int
+	for _, p := range allProcs() {
+		if p.pid == self || p.zombie {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
+		if err != nil {
+			continue
+		}
+		if bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...)) {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids
+}

@@ -9,3 +9,6 @@ func becomeSubreaper() error { return nil }
 
 // treeOf is empty: only the group is signalled.
 func treeOf(pid, pgid int, keep []int, skip int) []int { return nil }
+
+// markedProcs is empty: there is no /proc to search.
+func markedProcs(mark string) []int { return nil }

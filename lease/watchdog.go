@@ -56,8 +56,15 @@ type Note struct {
 	// SlurmToken is the lease's Slurm token (--slurm): the comment by
 	// which the watchdog finds the lease's Slurm jobs to cancel.
 	SlurmToken string `json:"slurm_token,omitempty"`
-	Goodbye    bool   `json:"goodbye,omitempty"`
+	// Mark is the value of MarkEnv in the command's environment, by which
+	// the watchdog finds the command's processes that left its group.
+	Mark    string `json:"mark,omitempty"`
+	Goodbye bool   `json:"goodbye,omitempty"`
 }
+
+// MarkEnv is the variable that marks every process of a lease's command
+// (inherited through fork, exec and setsid alike).
+const MarkEnv = "BURSAR_LEASE_MARK"
 
 // watchdogSlack is how long after the local deadline the watchdog kills a
 // command that a live wrapper has not (a stopped or hung wrapper).
@@ -75,7 +82,7 @@ type watchdog struct {
 // startWatchdog starts this program again as the watchdog (with
 // o.Watchdog, its arguments) and sends it the first note; without
 // o.Watchdog there is none (nil, no error).
-func startWatchdog(o Options) (*watchdog, error) {
+func startWatchdog(o Options, mark string) (*watchdog, error) {
 	if len(o.Watchdog) == 0 {
 		return nil, nil
 	}
@@ -102,7 +109,7 @@ func startWatchdog(o Options) (*watchdog, error) {
 		_ = cmd.Wait()
 		close(d.exited)
 	}()
-	d.tell(Note{Server: o.Server, Campaign: o.Campaign, Token: o.Token, KillAfter: o.KillAfter, Quiet: o.Quiet})
+	d.tell(Note{Server: o.Server, Campaign: o.Campaign, Token: o.Token, KillAfter: o.KillAfter, Quiet: o.Quiet, Mark: mark})
 	return d, nil
 }
 
@@ -163,7 +170,7 @@ func (s *watchdogState) say(format string, args ...any) {
 
 func (s *watchdogState) apply(n Note) {
 	if n.Server != "" {
-		s.Server, s.Campaign, s.Token, s.KillAfter, s.Quiet = n.Server, n.Campaign, n.Token, n.KillAfter, n.Quiet
+		s.Server, s.Campaign, s.Token, s.KillAfter, s.Quiet, s.Mark = n.Server, n.Campaign, n.Token, n.KillAfter, n.Quiet, n.Mark
 	}
 	set := func(dst *int, v int) {
 		switch {
@@ -220,6 +227,7 @@ func RunWatchdog(in io.Reader, out io.Writer, c slurmgate.Cluster) error {
 			if s.Pgid > 0 {
 				s.say("the lease's deadline passed %v ago and the command still runs: SIGKILL to its process group %d", watchdogSlack, s.Pgid)
 				_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
+				s.signalMarked(syscall.SIGKILL)
 			}
 			if s.SlurmToken != "" {
 				what, err := slurmgate.EndLease(s.cluster, s.SlurmToken, false)
@@ -229,6 +237,13 @@ func RunWatchdog(in io.Reader, out io.Writer, c slurmgate.Cluster) error {
 			s.cleanUp()
 			return nil
 		}
+	}
+}
+
+// signalMarked signals the command's processes found by their mark.
+func (s *watchdogState) signalMarked(sig syscall.Signal) {
+	for _, pid := range markedProcs(s.Mark) {
+		_ = syscall.Kill(pid, sig)
 	}
 }
 
@@ -251,15 +266,23 @@ func (s *watchdogState) cleanUp() {
 		}
 	}
 	if s.Pgid > 0 {
-		s.say("the wrapper died: SIGTERM to the command's process group %d, SIGKILL %v later", s.Pgid, s.KillAfter)
+		// The group, and the command's processes that left it (found by
+		// their mark: with the wrapper gone they were reparented away).
+		s.say("the wrapper died: SIGTERM to the command's process group %d and its other processes, SIGKILL %v later", s.Pgid, s.KillAfter)
 		_ = syscall.Kill(-s.Pgid, syscall.SIGTERM)
 		_ = syscall.Kill(-s.Pgid, syscall.SIGCONT)
+		s.signalMarked(syscall.SIGTERM)
+		s.signalMarked(syscall.SIGCONT)
+		running := func() bool { return syscall.Kill(-s.Pgid, 0) == nil || len(markedProcs(s.Mark)) > 0 }
 		end := time.Now().Add(s.KillAfter)
-		for time.Now().Before(end) && syscall.Kill(-s.Pgid, 0) == nil {
+		for time.Now().Before(end) && running() {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if syscall.Kill(-s.Pgid, 0) == nil {
+		// Again until none is left (one may fork between the search and
+		// the kill), for reapGiveUp at most.
+		for end := time.Now().Add(reapGiveUp); running() && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
+			s.signalMarked(syscall.SIGKILL)
 		}
 	}
 	if s.Lease == 0 && s.Request == 0 || s.Server == "" {

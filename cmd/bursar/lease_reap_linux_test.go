@@ -99,3 +99,28 @@ func TestLeaseCommandNotFound(t *testing.T) {
 	}
 	noRequestsOrLeases(t, admin, "opp")
 }
+
+// TestLeaseWatchdogEndsTheWholeTree: when the wrapper itself is killed
+// with SIGKILL, its orphans (the setsid'd grandchild included) are
+// reparented away from it; the watchdog finds them by the mark in their
+// environment and ends them with the group, then releases the lease.
+func TestLeaseWatchdogEndsTheWholeTree(t *testing.T) {
+	p, admin, oppToken := leasePool(t)
+	out := filepath.Join(t.TempDir(), "out")
+	lp := startLease(t, cleanEnv("BURSAR_TOKEN="+oppToken, "OUT="+out, "INNER="+leaseTreeInner),
+		"--server", p.url, "--campaign", "opp", "--gpus", "4", "--duration", "100000",
+		"--kill-after", "300ms", "--", "sh", "-c", leaseTree(""))
+	waitFile(t, out, "started", lp)
+	b, err := os.ReadFile(out + ".pids")
+	require.NoError(t, err)
+	require.NoError(t, lp.cmd.Process.Signal(unix.SIGKILL))
+	lp.wait(t, 20*time.Second) // and for the watchdog, which holds its stderr
+	for _, s := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		assert.False(t, alive(pid), "process %d of the command outlived the wrapper and its watchdog", pid)
+	}
+	noRequestsOrLeases(t, admin, "opp")
+	assert.Contains(t, lp.stderr.String(), "the wrapper died: released lease")
+	t.Logf("bursar lease said:\n%s", lp.stderr)
+}
