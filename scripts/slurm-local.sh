@@ -22,7 +22,16 @@
 # in STATE_DIR/jobcomp.txt; each lease's token admits one job (the records
 # in STATE_DIR/bursar-once). BURSAR_SLURM_CPUS=N registers the node with N
 # CPUs whatever the machine has (the stand-ins for GPUs; jobs that only
-# sleep run fine). SLURM_NICE (default -10) is the daemons' niceness.
+# sleep run fine). BURSAR_SLURM_NODES=N registers N nodes b1…bN instead,
+# each with BURSAR_SLURM_CPUS CPUs (default 1) and its own slurmd on ports
+# SLURMD_PORT…SLURMD_PORT+N−1: Slurm's backfill reserves whole nodes, so
+# N one-CPU nodes are the pool of N interchangeable GPUs a simulated
+# policy sees (docs/validate-slurm.md). SLURM_NICE (default -10) is the
+# daemons' niceness.
+# BURSAR_SLURM_EXTRA_CONF=FILE adds FILE's lines to slurm.conf, each key it
+# sets replacing the script's own line of that key (SchedulerParameters,
+# JobCompType, Priority*: `bursar-sweep validate-slurm` sets its scheduler
+# this way, docs/validate-slurm.md).
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"   # the daemons are in sbin
 
@@ -59,7 +68,10 @@ stop_one() {
 }
 
 stop() {
-  stop_one slurmd "$dir/slurmd.pid"
+  local f
+  for f in "$dir"/slurmd.pid "$dir"/slurmd-*.pid; do
+    [ -f "$f" ] && stop_one slurmd "$f"
+  done
   stop_one slurmctld "$dir/slurmctld.pid"
   stop_one munged "$dir/munged.pid"
   echo "slurm-local: stopped (state kept in $dir)"
@@ -92,7 +104,24 @@ start() {
   node=$(slurmd -C | head -n1)
   [[ $node == NodeName=* ]] || die "slurmd -C printed no node line: $node"
   local extra="" jobcomp="JobCompType=jobcomp/none" ungated=""
-  if [ -n "${BURSAR_SLURM_CPUS:-}" ]; then
+  local nodes=${BURSAR_SLURM_NODES:-} slurmd_files
+  slurmd_files="SlurmdSpoolDir=$dir/spool
+SlurmdPidFile=$dir/slurmd.pid
+SlurmdLogFile=$dir/slurmd.log"
+  if [ -n "$nodes" ]; then
+    [[ $nodes =~ ^[1-9][0-9]*$ ]] || die "BURSAR_SLURM_NODES must be a whole number ≥ 1, got '$nodes'"
+    local i cpus=${BURSAR_SLURM_CPUS:-1}
+    node=""
+    for i in $(seq "$nodes"); do
+      node+="NodeName=b$i NodeHostname=localhost Port=$((slurmd_port + i - 1)) CPUs=$cpus RealMemory=1000 NodeAddr=127.0.0.1 State=UNKNOWN"$'\n'
+    done
+    node=${node%$'\n'}
+    node=${node% NodeAddr=127.0.0.1 State=UNKNOWN}   # the last line's ending is written below
+    extra+=$'SlurmdParameters=config_overrides\n'
+    slurmd_files="SlurmdSpoolDir=$dir/spool-%n
+SlurmdPidFile=$dir/slurmd-%n.pid
+SlurmdLogFile=$dir/slurmd-%n.log"
+  elif [ -n "${BURSAR_SLURM_CPUS:-}" ]; then
     local name mem
     name=$(sed 's/^NodeName=\([^ ]*\).*/\1/' <<<"$node")
     mem=$(grep -o 'RealMemory=[0-9]*' <<<"$node" || true)
@@ -131,11 +160,9 @@ AuthType=auth/munge
 AuthInfo=socket=$dir/munge-run/munge.socket
 CredType=cred/munge
 StateSaveLocation=$dir/ctld
-SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd.log
+$slurmd_files
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -151,22 +178,38 @@ $extra$node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 $ungated
 CONF
+  if [ -n "${BURSAR_SLURM_EXTRA_CONF:-}" ]; then
+    [ -r "$BURSAR_SLURM_EXTRA_CONF" ] || die "BURSAR_SLURM_EXTRA_CONF: cannot read $BURSAR_SLURM_EXTRA_CONF"
+    # Keys are case-insensitive in slurm.conf; a key the file sets drops
+    # the script's line of the same key, so that the file's value holds.
+    awk -F= 'NR == FNR { if ($0 !~ /^[ \t]*(#|$)/) { k = tolower($1); gsub(/[ \t]/, "", k); set[k] = 1 }; next }
+      { k = tolower($1); gsub(/[ \t]/, "", k); if (!(k in set)) print }' \
+      "$BURSAR_SLURM_EXTRA_CONF" "$dir/slurm.conf" > "$dir/slurm.conf.new"
+    { echo "# From BURSAR_SLURM_EXTRA_CONF ($BURSAR_SLURM_EXTRA_CONF):"; cat "$BURSAR_SLURM_EXTRA_CONF"; } >> "$dir/slurm.conf.new"
+    mv "$dir/slurm.conf.new" "$dir/slurm.conf"
+  fi
   # slurmd always loads a cgroup plugin and its auto-detection is fatal
   # without systemd; v1 is loaded but unused with the plugins above.
   echo "CgroupPlugin=cgroup/v1" > "$dir/cgroup.conf"
   export SLURM_CONF="$dir/slurm.conf"
   $prio slurmctld -c -f "$SLURM_CONF"
-  $prio slurmd -f "$SLURM_CONF"
+  if [ -n "$nodes" ]; then
+    for i in $(seq "$nodes"); do $prio slurmd -f "$SLURM_CONF" -N "b$i"; done
+  else
+    $prio slurmd -f "$SLURM_CONF"
+  fi
   local i state=""
   for i in $(seq 150); do
-    state=$(sinfo -h -o %T 2>/dev/null || true)
-    case "$state" in idle*|mix*|alloc*) break ;; esac
+    # Every node's state, one word each: up when none is other than
+    # idle, mixed or allocated.
+    state=$(sinfo -h -N -o %T 2>/dev/null | sort -u | tr '\n' ' ' || true)
+    state=${state% }
+    if [ -n "$state" ] && ! grep -qvE '^(idle|mix|alloc)' <<<"${state// /$'\n'}"; then break; fi
     sleep 0.2
   done
-  case "$state" in
-    idle*|mix*|alloc*) ;;
-    *) tail -n 20 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true; stop; die "the node did not come up (state: '${state:-none}')" ;;
-  esac
+  if [ -z "$state" ] || grep -qvE '^(idle|mix|alloc)' <<<"${state// /$'\n'}"; then
+    tail -n 20 "$dir/slurmctld.log" "$dir"/slurmd*.log >&2 || true; stop; die "the node did not come up (state: '${state:-none}')"
+  fi
   echo "slurm-local: up; export SLURM_CONF=$SLURM_CONF"
 }
 

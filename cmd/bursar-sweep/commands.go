@@ -11,5 +11,5 @@ func commands(reg *registry.Registry) []*cli.Command {
 	for _, s := range studies() {
 		cmds = append(cmds, s.command())
 	}
-	return append(cmds, mergeCommand(), slurmScriptCommand())
+	return append(cmds, mergeCommand(), slurmScriptCommand(), validateSlurmCommand())
 }

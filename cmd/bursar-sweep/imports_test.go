@@ -22,6 +22,7 @@ var wiringImports = []string{
 	"internal/manifest",   // manifest.json, --version
 	"internal/outlock",    // one command at a time into --out
 	"internal/slurmjob",   // slurm-script
+	"slurmcheck",          // validate-slurm
 	"policy/policies",     // the registry the command line runs with, its names in --policies' help
 	"policy/registry",     // newApp(reg): the app built from a registry
 	"replay",              // run's report.html
