@@ -38,16 +38,16 @@ func ReadReplay(dir string, jobs []Job) ([]Observed, error) {
 	if err != nil {
 		return nil, err
 	}
-	first := math.Inf(1)
+	first := int64(math.MaxInt64)
 	for _, s := range stamps {
 		first = min(first, s[0])
 	}
-	epoch := math.Floor(first)
+	epoch := first / 1000 // the whole second (unix times here are positive)
+	at := func(ms int64) float64 { return float64(ms-epoch*1000) / 1000 }
 	obs := make([]Observed, len(jobs))
 	for i, r := range recs {
-		e := int64(epoch)
-		obs[i] = Observed{SlurmID: r.id, Submit: r.submit - e, Start: r.start - e, End: r.end - e,
-			SubmitAt: stamps[i][0] - epoch, StartAt: stamps[i][1] - epoch, EndAt: stamps[i][2] - epoch}
+		obs[i] = Observed{SlurmID: r.id, Submit: r.submit - epoch, Start: r.start - epoch, End: r.end - epoch,
+			SubmitAt: at(stamps[i][0]), StartAt: at(stamps[i][1]), EndAt: at(stamps[i][2])}
 	}
 	return obs, nil
 }
@@ -113,14 +113,14 @@ var (
 )
 
 // readCtldLog reads each job's submit, start and done times (unix
-// seconds, to the millisecond) from slurmctld's log; byID maps Slurm's
-// job ids to the jobs' indices.
-func readCtldLog(path string, byID map[int]int, n int) ([][3]float64, error) {
+// milliseconds) from slurmctld's log; byID maps Slurm's job ids to the
+// jobs' indices.
+func readCtldLog(path string, byID map[int]int, n int) ([][3]int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	stamps := make([][3]float64, n)
+	stamps := make([][3]int64, n)
 	seen := make([][3]bool, n)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
@@ -143,7 +143,7 @@ func readCtldLog(path string, byID map[int]int, n int) ([][3]float64, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", path, err)
 			}
-			stamps[i][k], seen[i][k] = float64(at.UnixMilli())/1000, true
+			stamps[i][k], seen[i][k] = at.UnixMilli(), true
 		}
 	}
 	if err := sc.Err(); err != nil {
