@@ -35,11 +35,12 @@ type Observed struct {
 }
 
 // Replay runs the log through a real slurmctld once: it starts the
-// cluster with the settings, submits each job at its submit time (a
+// cluster of nodes one-CPU nodes with the scheduler's slurm.conf lines
+// (and jobcomp/filetxt), submits each job at its submit time (a
 // driver that sleeps until then) as `sleep Run` with its limit, waits for
 // every job's jobcomp record, and stops the cluster. progress gets a line
 // per stage.
-func (c Cluster) Replay(ctx context.Context, name string, s Settings, jobs []Job, progress io.Writer) ([]Observed, error) {
+func (c Cluster) Replay(ctx context.Context, name string, nodes int, scheduler string, jobs []Job, progress io.Writer) ([]Observed, error) {
 	dir := filepath.Join(c.Dir, name)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -53,12 +54,13 @@ func (c Cluster) Replay(ctx context.Context, name string, s Settings, jobs []Job
 	}
 	jobcomp := filepath.Join(dir, "jobcomp.txt")
 	extra := filepath.Join(c.Dir, name+".conf")
-	if err := os.WriteFile(extra, []byte(s.Conf(jobcomp)), 0o644); err != nil {
+	conf := scheduler + "JobCompType=jobcomp/filetxt\nJobCompLoc=" + jobcomp + "\n"
+	if err := os.WriteFile(extra, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
 	env := append(os.Environ(),
 		"SLURMCTLD_PORT="+strconv.Itoa(c.CtldPort), "SLURMD_PORT="+strconv.Itoa(c.SlurmdPort),
-		"SLURM_NICE="+strconv.Itoa(c.Nice), "BURSAR_SLURM_NODES="+strconv.Itoa(s.Nodes), "BURSAR_SLURM_CPUS=1",
+		"SLURM_NICE="+strconv.Itoa(c.Nice), "BURSAR_SLURM_NODES="+strconv.Itoa(nodes), "BURSAR_SLURM_CPUS=1",
 		"BURSAR_SLURM_EXTRA_CONF="+extra, "SLURM_CONF="+filepath.Join(dir, "slurm.conf"))
 	script := func(verb string) error {
 		cmd := exec.Command(c.Script, verb, dir)

@@ -9,8 +9,10 @@
 // start-time error, Kendall's τ-b over the pairs of jobs queued
 // together), Slurm against itself included, its run-to-run spread.
 //
-// Both sides take their scheduler from one Settings value (Conf for
-// slurmctld, Knobs for the simulator), so that they cannot drift apart.
+// Both sides take their scheduler from one slurm.conf text (Config.
+// Scheduler, by default the determinism Settings written out): slurmctld
+// gets its lines, and the simulator policy slurm's knobs as
+// siteconf/slurmconf reads them, so that they cannot drift apart.
 // The simulation path is deterministic; the real replays are not, which is
 // what the spread measures.
 package slurmcheck

@@ -47,11 +47,9 @@ func (s Settings) Validate() error {
 	return nil
 }
 
-// Conf is the slurm.conf lines that set the scheduler (given to
-// scripts/slurm-local.sh as BURSAR_SLURM_EXTRA_CONF, each replacing the
-// script's line of its key), jobcomp/filetxt recording each job's submit,
-// start and end in jobcomp.
-func (s Settings) Conf(jobcomp string) string {
+// Conf is the slurm.conf lines that set the scheduler: the file both
+// sides read (Config.Scheduler).
+func (s Settings) Conf() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "SchedulerType=sched/backfill\n")
 	fmt.Fprintf(&b, "SchedulerParameters=bf_interval=1,bf_resolution=%d,bf_window=%d,bf_max_job_test=%d,default_queue_depth=%d,sched_interval=1,batch_sched_delay=0\n",
@@ -60,12 +58,12 @@ func (s Settings) Conf(jobcomp string) string {
 	for _, w := range []string{"Age", "FairShare", "JobSize", "Partition", "QOS"} {
 		fmt.Fprintf(&b, "PriorityWeight%s=0\n", w)
 	}
-	fmt.Fprintf(&b, "JobCompType=jobcomp/filetxt\nJobCompLoc=%s\n", jobcomp)
 	return b.String()
 }
 
 // Knobs is policy slurm's knobs for the same settings (times in
-// seconds; PriorityCalcPeriod's minute is 60 ticks).
+// seconds; PriorityCalcPeriod's minute is 60 ticks): what
+// siteconf/slurmconf reads in Conf, which the tests hold it to.
 func (s Settings) Knobs() slurm.Knobs {
 	k := slurm.DefaultKnobs()
 	k.SchedInterval, k.BfInterval = 1, 1

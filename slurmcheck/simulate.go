@@ -22,10 +22,11 @@ const (
 // Simulate replays one real replay's jobs under predictor, from what the
 // real one saw, on its cycles (OnCycles): each job's submit and run in
 // cycles and its limit in whole minutes as the estimate, on a pool of
-// s.Nodes GPUs; it returns each job's simulated times.
-func Simulate(predictor string, s Settings, jobs []Job, obs []Cycled) ([]Times, error) {
+// nodes GPUs, policy slurm with knobs; it returns each job's simulated
+// times.
+func Simulate(predictor string, knobs slurm.Knobs, nodes int, jobs []Job, obs []Cycled) ([]Times, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "; MaxProcs: %d\n", s.Nodes)
+	fmt.Fprintf(&b, "; MaxProcs: %d\n", nodes)
 	for i, j := range jobs {
 		o := obs[i]
 		// SWF: number, submit, wait, run, procs, cpu, mem, requested
@@ -48,7 +49,7 @@ func Simulate(predictor string, s Settings, jobs []Job, obs []Cycled) ([]Times, 
 	var a policy.Allocator
 	switch predictor {
 	case PredictSlurm:
-		a, err = slurm.New(policy.DefaultConfig(w.Pool), s.Knobs())
+		a, err = slurm.New(policy.DefaultConfig(w.Pool), knobs)
 	case PredictFifo:
 		a, err = fifo.New(policy.DefaultConfig(w.Pool))
 	default:

@@ -22,7 +22,11 @@ import (
 type Config struct {
 	Log      LogSpec  `json:"log"`
 	Settings Settings `json:"settings"`
-	Runs     int      `json:"runs"`
+	// Scheduler is the slurm.conf lines both sides read: slurmctld (added
+	// to the cluster's slurm.conf) and the simulator (policy slurm's
+	// knobs as siteconf/slurmconf reads them). Empty: Settings.Conf().
+	Scheduler SchedulerConf `json:"scheduler"`
+	Runs      int           `json:"runs"`
 	// Parallel is how many real replays run at once, each on its own
 	// cluster (ports apart): fewer minutes, more load on the machine,
 	// which the spread then includes.
@@ -41,10 +45,13 @@ func (c Config) Validate() error {
 	if c.Runs < 2 {
 		return fmt.Errorf("slurmcheck: runs must be at least 2 (the spread needs two), got %d", c.Runs)
 	}
+	if _, err := c.Knobs(); err != nil {
+		return err
+	}
 	if c.Settings.Nodes != c.Log.Nodes {
 		return fmt.Errorf("slurmcheck: the log is drawn for %d nodes, the cluster has %d", c.Log.Nodes, c.Settings.Nodes)
 	}
-	if c.Settings.JobTest < c.Log.Jobs {
+	if c.Scheduler.Text == "" && c.Settings.JobTest < c.Log.Jobs {
 		return fmt.Errorf("slurmcheck: bf_max_job_test %d is below the job count %d: the passes would stop short", c.Settings.JobTest, c.Log.Jobs)
 	}
 	return nil
@@ -116,7 +123,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 			c.CtldPort += k % max(1, cfg.Parallel) * stride
 			c.SlurmdPort += k % max(1, cfg.Parallel) * stride
 			t := time.Now()
-			obs, err := c.Replay(gctx, fmt.Sprintf("replay-%d", k+1), cfg.Settings, r.Jobs, progress)
+			obs, err := c.Replay(gctx, fmt.Sprintf("replay-%d", k+1), cfg.Settings.Nodes, cfg.scheduler().Text, r.Jobs, progress)
 			r.Replays[k], r.ReplayWall[k] = obs, time.Since(t).Seconds()
 			return err
 		})
@@ -158,10 +165,14 @@ func FromState(cfg Config, dir string) (*Result, error) {
 // them.
 func (r *Result) analyze() error {
 	r.Predictions = nil
+	knobs, err := r.Config.Knobs()
+	if err != nil {
+		return err
+	}
 	for _, obs := range r.Replays {
 		var preds [][]Times
 		for _, p := range Predictors {
-			ts, err := Simulate(p, r.Config.Settings, r.Jobs, OnCycles(obs))
+			ts, err := Simulate(p, knobs, r.Config.Settings.Nodes, r.Jobs, OnCycles(obs))
 			if err != nil {
 				return err
 			}
@@ -254,7 +265,7 @@ func (r *Result) Write(dir string) error {
 	if err := atomicfile.Write(filepath.Join(dir, JobsFile), b.Bytes()); err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(dir, ConfFile), []byte(r.Config.Settings.Conf("JOBCOMP_FILE")))
+	return atomicfile.Write(filepath.Join(dir, ConfFile), []byte(r.Config.scheduler().Text))
 }
 
 // Table prints the agreements, one row per predictor and Slurm's own

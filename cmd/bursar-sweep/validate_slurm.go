@@ -41,6 +41,7 @@ func validateSlurmCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "the log's seed"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "real replays (at least 2: the spread)"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "real replays at once, each on its own cluster and ports (faster; loads the machine more)"},
+			&cli.StringFlag{Name: "slurm-conf", Usage: "slurm.conf lines that set the scheduler (SchedulerParameters, Priority*, …; no nodes or partitions), given to slurmctld and read into policy slurm's knobs (siteconf/slurmconf); default: the --bf-* settings with every interval 1 s"},
 			&cli.IntFlag{Name: "bf-resolution", Value: 1, Usage: "bf_resolution in seconds, on both sides"},
 			&cli.IntFlag{Name: "bf-window", Value: 1440, Usage: "bf_window in minutes (at least the replay's horizon)"},
 			&cli.IntFlag{Name: "bf-max-job-test", Value: 0, Usage: "bf_max_job_test and default_queue_depth (0: the job count)"},
@@ -73,6 +74,13 @@ func validateSlurmCommand() *cli.Command {
 				Runs:     c.Int("runs"), Parallel: c.Int("parallel"),
 				Cluster: slurmcheck.Cluster{Script: script, Dir: c.String("state-dir"),
 					CtldPort: c.Int("ctld-port"), SlurmdPort: c.Int("slurmd-port"), Nice: c.Int("nice")},
+			}
+			if f := c.String("slurm-conf"); f != "" {
+				text, err := os.ReadFile(f)
+				if err != nil {
+					return fmt.Errorf("--slurm-conf: %w", err)
+				}
+				cfg.Scheduler = slurmcheck.SchedulerConf{Name: f, Text: string(text)}
 			}
 			if err := cfg.Validate(); err != nil {
 				return err
