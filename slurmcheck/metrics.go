@@ -167,15 +167,15 @@ func (a Agreement) MarshalJSON() ([]byte, error) {
 		return &x
 	}
 	return json.Marshal(struct {
-		Jobs        int
-		MedianAbs   *float64
-		P90Abs      *float64
-		MAE         *float64
-		MeanWait    *float64
-		MAEOverWait *float64
-		TauB        *float64
-		Pairs       int
-		Concordant  int
-		Discordant  int
+		Jobs        int      `json:"jobs"`
+		MedianAbs   *float64 `json:"median_abs_error_s"`
+		P90Abs      *float64 `json:"p90_abs_error_s"`
+		MAE         *float64 `json:"mean_abs_error_s"`
+		MeanWait    *float64 `json:"mean_wait_s"`
+		MAEOverWait *float64 `json:"mae_over_mean_wait"`
+		TauB        *float64 `json:"tau_b"`
+		Pairs       int      `json:"pairs_queued_together"`
+		Concordant  int      `json:"concordant"`
+		Discordant  int      `json:"discordant"`
 	}{a.Jobs, f(a.MedianAbs), f(a.P90Abs), f(a.MAE), f(a.MeanWait), f(a.MAEOverWait), f(a.TauB), a.Pairs, a.concordant, a.discordant})
 }

@@ -1,6 +1,7 @@
 package slurmcheck
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -164,4 +165,17 @@ func TestTauBSymmetries(t *testing.T) {
 			t.Fatalf("τ-b(%d,%d,%d,%d) = %v, swapped %v", c, d, tr, tp, a, b)
 		}
 	})
+}
+
+// summary.json names its figures, and writes a figure with nothing to
+// measure as null.
+func TestAgreementJSON(t *testing.T) {
+	b, err := json.Marshal(Compare([]Times{{0, 10}, {0, 20}}, []Times{{0, 10}, {0, 25}}))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"jobs":2,"median_abs_error_s":5,"p90_abs_error_s":5,"mean_abs_error_s":2.5,"mean_wait_s":15,
+		"mae_over_mean_wait":0.16666666666666666,"tau_b":1,"pairs_queued_together":1,"concordant":1,"discordant":0}`, string(b))
+	b, err = json.Marshal(Compare([]Times{{0, 0}}, []Times{{0, 0}}))
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"tau_b":null`)
+	require.Contains(t, string(b), `"mae_over_mean_wait":null`)
 }

