@@ -55,7 +55,7 @@ func TestStudyConfigErrors(t *testing.T) {
 		"trace: x\n":                             "s.yaml:1: experiment: missing",
 		"experiment: trace\nexperiment: trace\n": "s.yaml:2: experiment: key given twice (first at line 1)",
 		"experiment: tarce\n":                    `s.yaml:1: experiment: "tarce" is not a trace study; did you mean "trace"?`,
-		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, by, classes, shares, bucket, meter, restart, warmup, cooldown, windows)",
+		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows)",
 		"experiment: trace\npolices: [fifo]\n":   `s.yaml:2: polices: unknown key; did you mean "policies"?`,
 		"experiment: trace\npolicies: [fifo, fcfs]\n":            `s.yaml:2: policies[1]: unknown "fcfs"`,
 		"experiment: trace\npolicies: [fifo, fifo]\n":            `s.yaml:2: policies[1]: "fifo" is listed twice`,
@@ -140,11 +140,13 @@ func FuzzParseStudy(f *testing.F) {
 // and key.
 func TestStudyConfigTraceMapping(t *testing.T) {
 	c, err := ParseStudy("m.yaml", []byte("experiment: budget-knobs\nby: group\nclasses: {standby: opportunistic, \"3\": interactive}\n"+
+		"tiers: {\"7\": express, batch: low}\n"+
 		"shares: window\nbucket: hours:24\nrestart: zero\nwarmup: 12h\ncooldown: 0\nwindows: 4x14d\n"))
 	require.NoError(t, err)
 	m := c.Mapping
 	assert.Equal(t, "group", m.By)
 	assert.Len(t, m.Classes, 2)
+	assert.Equal(t, map[string]string{"7": "express", "batch": "low"}, m.Tiers)
 	assert.Equal(t, "window", m.Shares)
 	assert.Equal(t, "hours:24", m.Bucket)
 	assert.Equal(t, "zero", m.Restart)
@@ -159,6 +161,7 @@ func TestStudyConfigTraceMapping(t *testing.T) {
 		"experiment: trace\nwarmup: -1d\n":           `m.yaml:2: warmup: "-1d": want a duration`,
 		"experiment: trace\nwindows: 4x\n":           `m.yaml:2: windows: "4x": D must be a whole number of days`,
 		"experiment: trace\nclasses: {a: burst}\n":   `m.yaml:2: classes.a: unknown class "burst"`,
+		"experiment: trace\ntiers: {a: lower}\n":     `m.yaml:2: tiers.a: unknown tier "lower"; did you mean "low"? (want interactive, express, high, normal, low, standby)`,
 		"experiment: agents-arrive\nwindows: 4x\n":   `m.yaml:2: windows: "4x": D must be a whole number of days`,
 	} {
 		_, err := ParseStudy("m.yaml", []byte(src))

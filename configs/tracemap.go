@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"gopkg.in/yaml.v3"
 )
 
@@ -21,6 +22,10 @@ type TraceMapping struct {
 	// Classes maps a queue (its header name, or its number in decimal) to
 	// a service class.
 	Classes map[string]policy.Class
+	// Tiers maps a queue (keyed as Classes) to a priority tier's name
+	// (TraceTiers), over the rule that ranks a log's numbered queues by
+	// their longest recorded time (docs/traces.md, "Priority tiers").
+	Tiers map[string]string
 	// Shares is the entitlement rule: one of ShareRules.
 	Shares string
 	// Bucket is Bursar's bucket on a trace: "largest-job" or "hours:N".
@@ -52,9 +57,19 @@ var ShareRules = []string{"groups", "window", "users", "equal-groups", "equal-us
 // TraceClasses are the classes a queue may map to (docs/studies.md §3).
 var TraceClasses = []string{"interactive", "agent-burst", "opportunistic"}
 
+// TraceTiers are the priority tiers a queue may map to, highest first
+// (docs/studies.md §2).
+var TraceTiers = func() []string {
+	var ts []string
+	for t := range priority.Tiers {
+		ts = append(ts, t.String())
+	}
+	return ts
+}()
+
 // traceMappingKeys are the keys of trace.yaml and budget-knobs.yaml that
 // set a TraceMapping.
-var traceMappingKeys = []string{"by", "classes", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows"}
+var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows"}
 
 // maxWindows bounds --windows' N: far more than any study needs.
 const maxWindows = 1000
@@ -222,20 +237,28 @@ func (p *parser) traceMappingKey(m *TraceMapping, key string, v *yaml.Node) erro
 			}
 			m.Windows = &w
 		}
+	case "tiers":
+		m.Tiers = map[string]string{}
+		err = p.queueMap(v, key, "tier", TraceTiers, func(q, t string) { m.Tiers[q] = t })
 	case "classes":
 		m.Classes = map[string]policy.Class{}
-		err = p.mapping(v, key, nil, func(q string, _, cv *yaml.Node) error {
-			c, err := p.str(cv, join(key, q))
-			if err != nil {
-				return err
-			}
-			if !contains(TraceClasses, c) {
-				return p.errAt(cv, join(key, q), "unknown class %q%s (want %s)", c, suggest(c, TraceClasses), strings.Join(TraceClasses, ", "))
-			}
-			cl, _ := policy.ParseClass(c)
-			m.Classes[q] = cl
-			return nil
-		})
+		err = p.queueMap(v, key, "class", TraceClasses, func(q, c string) { m.Classes[q], _ = policy.ParseClass(c) })
 	}
 	return err
+}
+
+// queueMap reads a mapping of queues (by name, or number) to one of
+// allowed (a `what`: class, tier) and hands each pair to set.
+func (p *parser) queueMap(v *yaml.Node, key, what string, allowed []string, set func(queue, value string)) error {
+	return p.mapping(v, key, nil, func(q string, _, vv *yaml.Node) error {
+		x, err := p.str(vv, join(key, q))
+		if err != nil {
+			return err
+		}
+		if !contains(allowed, x) {
+			return p.errAt(vv, join(key, q), "unknown %s %q%s (want %s)", what, x, suggest(x, allowed), strings.Join(allowed, ", "))
+		}
+		set(q, x)
+		return nil
+	})
 }

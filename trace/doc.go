@@ -29,6 +29,10 @@
 //     dispersion (NUWT), and the share-based daily Jain index against a
 //     fifo control (FifoControl, Shares). Sabin & Sadayappan, JSSPP 2005;
 //     Klusáček & Rudová 2012; Jain, Chiu & Hawe, DEC-TR-301, 1984.
+//   - The priority tier of each queue (AssignTiers: by its name, else by
+//     its longest recorded time, or a config's; docs/traces.md "Queues and
+//     tiers"), and the model against the log (CompareToLog: a replay's
+//     start times against the recorded ones, docs/studies.md §4.8).
 //   - Summarize: revision 1's summary (Jain's index of usage ÷ share), kept
 //     until the studies move to Measure; §6.4 retires it on a trace.
 //

@@ -109,7 +109,7 @@ func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *J
 	// and its estimate (§6.7).
 	est, run := int(jb.Estimate-kept), int(jb.Run-kept)
 	if qr, ok := rr.(baseline.QueuedRequester); ok {
-		if q := w.QueueName(jb); q != "" {
+		if q := w.SiteQueue(jb); q != "" {
 			return qr.RequestRigidQueued(c, jb.GPUs, est, run, jb.Class, submitted, q)
 		}
 	}

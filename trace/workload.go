@@ -73,6 +73,11 @@ type Options struct {
 	// Classes overrides the class of a queue, by the queue's name in the
 	// header (or its number written in decimal where the header names none).
 	Classes map[string]policy.Class
+	// Tiers overrides the priority tier of a queue, keyed as Classes, by a
+	// tier's name (priority.Tier: interactive, express, high, normal,
+	// low, standby). Without it a queue's tier is its name's, or the
+	// max-run-time rule's (QueueTiers).
+	Tiers map[string]string `json:",omitempty"`
 }
 
 // The `meter` knob's values (Options.Meter).
@@ -183,6 +188,9 @@ type Workload struct {
 	Groups    []Group
 	Skipped   swf.Skips
 	Records   int // records read in the window, kept or skipped
+	// QueueTiers is every queue the log's replayable jobs name, by
+	// number, with the priority tier its jobs take (AssignTiers).
+	QueueTiers []QueueTier
 }
 
 // maxTime bounds submit times and estimates (about 35,000 years), so that
@@ -247,6 +255,11 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			return nil, fmt.Errorf("%s: queue %q: class %v: a trace job is interactive, agent-burst or opportunistic", r.Name(), q, c)
 		}
 	}
+	for _, q := range slices.Sorted(maps.Keys(opt.Tiers)) {
+		if t := opt.Tiers[q]; !IsTierName(t) {
+			return nil, fmt.Errorf("%s: queue %q: tier %q: want one of %s", r.Name(), q, t, strings.Join(tierNames(), ", "))
+		}
+	}
 	if opt.Shares != "" && !slices.Contains(ShareModes, opt.Shares) {
 		return nil, fmt.Errorf("%s: shares %q: want one of %s", r.Name(), opt.Shares, joinModes())
 	}
@@ -287,6 +300,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	sorted := true
 	// The whole log's GPU-seconds by group, for ShareGroups.
 	logGS := map[groupKey]int64{}
+	// The whole log's longest recorded time by queue, for the tiers of
+	// queues without a tier's name (AssignTiers).
+	qmax := map[int]int64{}
 	for {
 		j, err := r.Next()
 		if err == io.EOF {
@@ -298,6 +314,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		why := swf.Check(&j, pool)
 		if why == swf.Keep {
 			logGS[groupOf(owner{j.User, j.Group})] += int64(j.Procs()) * j.Run
+			if j.Queue >= 0 {
+				qmax[j.Queue] = max(qmax[j.Queue], j.Estimate())
+			}
 		}
 		if j.Submit < opt.From || (opt.Until != 0 && j.Submit >= opt.Until) {
 			continue
@@ -331,6 +350,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		})
 	}
 	w.Jobs = slices.Clip(jobs)
+	w.QueueTiers = AssignTiers(h, qmax, opt.Tiers)
 	own := make([]owner, len(jobs))
 	for i := range jobs {
 		own[i] = owner{jobs[i].User, jobs[i].Group}
@@ -714,13 +734,27 @@ func (w *Workload) GroupEnvelopes() []policy.Envelope {
 }
 
 // QueueName is the header's name of job j's queue ("" where it names
-// none): the site queue the replay files the job in
-// (baseline.QueuedRequester), whose name priority's tiers read.
+// none).
 func (w *Workload) QueueName(j *Job) string {
 	if w.Header == nil || j.Queue < 0 {
 		return ""
 	}
 	return strings.TrimSpace(w.Header.QueueName(j.Queue))
+}
+
+// SiteQueue is the site queue the replay files job j in
+// (baseline.QueuedRequester), whose name priority's tiers read: its
+// tier's name where the max-run-time rule or a config set the tier
+// (QueueTiers), else its header name ("" where there is none).
+func (w *Workload) SiteQueue(j *Job) string {
+	if j.Queue >= 0 {
+		if i, ok := slices.BinarySearchFunc(w.QueueTiers, j.Queue, func(t QueueTier, q int) int { return cmp.Compare(t.Queue, q) }); ok {
+			if qt := &w.QueueTiers[i]; qt.By == TierByRunTime || qt.By == TierByConfig {
+				return qt.Tier
+			}
+		}
+	}
+	return w.QueueName(j)
 }
 
 // Preemptible reports whether the machine the log comes from may preempt

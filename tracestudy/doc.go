@@ -8,6 +8,12 @@
 // §4.4 (fair start times on a seeded sample, NUWT dispersion, the
 // share-based daily index against a fifo control) and, for fairshare and
 // budget, the usage the log itself records before the window (History).
+// Every run records the shape of its mapping (Shape, WindowShape: tiers,
+// weights, groups, partitions, whether it ran as fifo did), and
+// FindDegenerate names the degenerate ones, which a study warns of,
+// lists in summary.json and marks in the figure (docs/studies.md §4.9,
+// docs/traces.md "Degenerate runs"); fifo's runs carry the model against
+// the log (trace.CompareToLog, §4.8).
 // Estimate turns the per-window results into means with 95 % t intervals
 // over the windows and paired differences, window by window, from a
 // reference (fifo; budget's default W and m). It writes summary.json,

@@ -71,6 +71,7 @@ func newPanel(title, x, y string) *plot.Plot {
 // with a replay that stopped at its horizon (docs/studies.md §4.3).
 func specLabels(s Summary) (labels []string, anyStopped bool) {
 	nw := len(s.Study.Windows)
+	flagged := Flagged(FindDegenerate(s.Study, s.Runs))
 	for si, sp := range s.Study.Specs {
 		l := sp.Policy
 		if sp.WindowDays > 0 {
@@ -82,6 +83,9 @@ func specLabels(s Summary) (labels []string, anyStopped bool) {
 				anyStopped = true
 				break
 			}
+		}
+		if flagged[sp.Label()] {
+			l += " ‡"
 		}
 		labels = append(labels, l)
 	}
@@ -447,6 +451,9 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	}
 	if stopped {
 		title += "; † = a replay stopped at its horizon: lower bounds"
+	}
+	if len(FindDegenerate(st, s.Runs)) > 0 {
+		title += "; ‡ = a degenerate mapping or a run identical to fifo's (summary.json degenerate): no comparison"
 	}
 	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 12*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}, {pl, pj}})
 }

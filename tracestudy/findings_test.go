@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/bursar-hpc/bursar/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // excerptStudy replays the committed excerpt as `bursar-sweep trace` does
@@ -513,5 +515,31 @@ func TestBursarSiteMeteringOnEveryWindow(t *testing.T) {
 		if n != 4 {
 			t.Errorf("%s: %d bursar runs, want 4", folder, n)
 		}
+	}
+}
+
+// The README's degenerate finding, against the committed summaries:
+// priority on KTH-SP2 (no queue recorded) has one tier and runs as fifo
+// in every window, and is the only flag of any committed trace run.
+func TestCommittedDegenerateFindings(t *testing.T) {
+	type flag struct {
+		Label, Reason string
+		Windows       []int
+	}
+	read := func(folder string) []flag {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("..", "results", "trace", folder, "summary.json"))
+		require.NoError(t, err)
+		var s struct {
+			Degenerate []flag `json:"degenerate"`
+		}
+		require.NoError(t, json.Unmarshal(b, &s))
+		require.NotNil(t, s.Degenerate, "%s: no degenerate list", folder)
+		return s.Degenerate
+	}
+	all := []int{0, 1, 2, 3}
+	assert.Equal(t, []flag{{"priority", ReasonOneTier, all}, {"priority", ReasonSameAsFifo, all}}, read("kth-sp2-4x14d"))
+	for _, folder := range []string{"", "sdsc-sp2-4x14d", "shares/window", "shares/users", "shares/equal-groups", "shares/equal-users", "shares/bucket-hours24"} {
+		assert.Empty(t, read(folder), folder)
 	}
 }

@@ -26,6 +26,9 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 	if m.Classes != nil {
 		opt.Classes = m.Classes
 	}
+	if m.Tiers != nil {
+		opt.Tiers = m.Tiers
+	}
 	if m.Shares != "" {
 		opt.Shares = trace.ShareMode(m.Shares)
 	}

@@ -64,7 +64,7 @@ func marshal(s Summary) ([]byte, error) {
 	wins := make([]any, len(st.Windows))
 	for k, w := range st.Windows {
 		wins[k] = map[string]any{"index": w.Index, "from": w.From, "until": w.Until, "measure_from": w.MeasureFrom,
-			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs)}
+			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs), "shape": windowShapeMap(ShapeOf(st.Loads[k]))}
 	}
 	var ests []any
 	for _, e := range Estimate(st, s.Runs, Reference(st.Specs)) {
@@ -80,6 +80,7 @@ func marshal(s Summary) ([]byte, error) {
 	}
 	top := map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": MappingMap(st.Options),
 		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}
+	top["degenerate"] = degenerateList(FindDegenerate(st, s.Runs))
 	if mvl := modelVsLogList(s.Runs); mvl != nil {
 		top["model_vs_log"] = mvl
 	}
@@ -126,6 +127,14 @@ func MappingMap(o trace.Options) map[string]any {
 		}
 		slices.Sort(cs)
 		m["classes"] = cs
+	}
+	if len(o.Tiers) > 0 {
+		var ts []string
+		for q, t := range o.Tiers {
+			ts = append(ts, q+"="+t)
+		}
+		slices.Sort(ts)
+		m["tiers"] = ts
 	}
 	return m
 }
@@ -191,7 +200,79 @@ func resultMap(r *Result) map[string]any {
 	if mv := r.ModelVsLog; mv != nil {
 		m["model_vs_log"] = modelVsLogMap(mv)
 	}
+	m["shape"] = shapeMap(&r.Shape, r.Policy)
 	return m
+}
+
+// shapeMap is a run's mapping shape in summary.json (docs/studies.md
+// §4.9): what the policy reads of it, and whether it ran as fifo did.
+func shapeMap(sh *Shape, policy string) map[string]any {
+	m := map[string]any{}
+	if policy != "fifo" {
+		m["same_as_fifo"] = sh.SameAsFifo
+	}
+	if sh.Tiers != nil {
+		m["tiers"] = tierList(sh.Tiers)
+	}
+	if sh.Weights != nil {
+		ws := map[string]any{}
+		for _, w := range sh.Weights {
+			ws[w.Name] = w.Value
+		}
+		m["weights"] = ws
+	}
+	if sh.Partitions != nil {
+		var ps []any
+		for _, p := range sh.Partitions {
+			ps = append(ps, map[string]any{"gpus": p.Size, "widest_job": p.Widest, "groups": p.Groups})
+		}
+		m["partitions"] = ps
+	}
+	return m
+}
+
+func tierList(ts []TierJobs) []any {
+	l := []any{}
+	for _, t := range ts {
+		l = append(l, map[string]any{"tier": t.Tier, "jobs": t.Jobs})
+	}
+	return l
+}
+
+// windowShapeMap is a window's mapping shape in summary.json: its groups
+// (the largest by work), its queues' tiers and its jobs' tiers.
+func windowShapeMap(ws WindowShape) map[string]any {
+	var gs []any
+	for _, g := range ws.Largest {
+		gs = append(gs, map[string]any{"group": g.Name, "entitlement": g.Entitlement, "work": g.Work})
+	}
+	qs := []any{}
+	for _, q := range ws.Queues {
+		e := map[string]any{"queue": q.Queue, "max_time_s": q.MaxTime, "tier": q.Tier, "by": q.By}
+		if q.Name != "" {
+			e["name"] = q.Name
+		}
+		qs = append(qs, e)
+	}
+	return map[string]any{"groups": ws.Groups, "largest_groups": gs, "queues": qs, "tiers": tierList(ws.Tiers), "no_queue_jobs": ws.NoQueue}
+}
+
+// degenerateList is summary.json's degenerate block: every degenerate
+// shape of the study's runs (FindDegenerate); empty when there is none.
+func degenerateList(ds []Degenerate) []any {
+	l := []any{}
+	for _, d := range ds {
+		l = append(l, map[string]any{"label": d.Label, "reason": d.Reason, "windows": d.Windows, "detail": d.Detail})
+	}
+	return l
+}
+
+// WarnDegenerate writes one warning per degenerate shape (FindDegenerate)
+// to w: a study never prints a degenerate comparison without a word.
+func WarnDegenerate(w io.Writer, experiment string, ds []Degenerate, nw int) {
+	for _, d := range ds {
+		fmt.Fprintf(w, "%s: warning: %s is degenerate (%s) in %d of %d windows %v: %s\n", experiment, d.Label, d.Reason, len(d.Windows), nw, d.Windows, d.Detail)
+	}
 }
 
 // modelVsLogMap is a run's model against the log in summary.json

@@ -57,6 +57,8 @@ type Result struct {
 	// (docs/studies.md §4.8) over the measured jobs; nil for every other
 	// policy.
 	ModelVsLog *trace.ModelVsLog
+	// Shape is the shape of the run's mapping (docs/studies.md §4.9).
+	Shape Shape
 }
 
 // Stats is trace.Stats as summary.json writes it per class.
@@ -189,6 +191,7 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 	}
 	fifoRun := trace.ReplayExact(w)
 	var run *trace.Run
+	var a policy.Allocator
 	if o.Exact && s.Policy == fifo.Name {
 		run = fifoRun
 		if sample != nil {
@@ -196,8 +199,8 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 			run.FairStart = trace.ExactFairStarts(w, sample)
 		}
 	} else {
-		a, err := Allocator(o.Policies, w, s, o.History)
-		if err != nil {
+		var err error
+		if a, err = Allocator(o.Policies, w, s, o.History); err != nil {
 			return Result{}, nil, err
 		}
 		if run, err = trace.Replay(w, a, trace.ReplayOptions{FairStart: sample, FairSeed: trace.DefaultFairSeed}); err != nil {
@@ -222,6 +225,7 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		m := trace.CompareToLog(run, iv)
 		r.ModelVsLog = &m
 	}
+	r.Shape = runShape(w, s, a, s.Policy != fifo.Name && sameRecords(run.Records, fifoRun.Records))
 	return r, run, nil
 }
 
