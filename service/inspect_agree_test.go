@@ -92,3 +92,37 @@ func TestDamagedSnapshotAndKeptSegment(t *testing.T) {
 	assert.Equal(t, campaigns, n)
 	assert.Equal(t, now, t2)
 }
+
+// TestRebuildSnapshotWithLoss: with bursar.snap and bursar.wal.prev both
+// damaged and no backup, --snapshot-with-loss rebuilds the snapshot from
+// bursar.snap.prev and the intact records of bursar.wal.prev, starts an
+// empty journal, and the service starts again with what came before the
+// damage: inspect then finds no damage, and the loss is counted (issue
+// 34 §4).
+func TestRebuildSnapshotWithLoss(t *testing.T) {
+	opts := durableOpts(t, 3)
+	campaigns, _ := durableRounds(t, opts, 3)
+	prev := filepath.Join(opts.DataDir, "bursar.wal.prev")
+	flipByte(t, filepath.Join(opts.DataDir, "bursar.snap"))
+	flipByte(t, prev)
+	assert.Contains(t, inspectReport(t, opts.DataDir), "--snapshot-with-loss")
+
+	rep, err := service.RebuildSnapshotWithLoss(opts.DataDir)
+	require.NoError(t, err)
+	assert.Greater(t, rep.FromRecord, 1)
+	assert.Positive(t, rep.LostPrev+rep.LostLive, "something after the damage was given up")
+	assert.Len(t, rep.Backups, 3, "the damaged snapshot, the kept segment and the live journal: %v", rep.Backups)
+	for _, b := range rep.Backups {
+		_, err := os.Stat(b)
+		require.NoError(t, err)
+	}
+	out := inspectReport(t, opts.DataDir)
+	assert.NotContains(t, out, "DAMAGED", out)
+	n, _ := reopen(t, opts)
+	assert.Positive(t, n)
+	assert.LessOrEqual(t, n, campaigns)
+
+	// A sound kept segment is not a reason to lose anything.
+	_, err = service.RebuildSnapshotWithLoss(opts.DataDir)
+	require.Error(t, err)
+}

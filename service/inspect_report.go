@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -91,7 +92,10 @@ func (ins Inspection) snapshotFix() string {
 		return "No segment was kept to rebuild it from (" + walPrevName + "): restore " + snapName + " from a backup."
 	case ins.PrevSegment.Damage != "":
 		return "The kept segment " + walPrevName + " is damaged too, so the snapshot cannot be rebuilt: restore " + snapName +
-			" (or " + walPrevName + ") from a backup, then: bursar journal repair --data-dir " + dir + " --snapshot"
+			" (or " + walPrevName + ") from a backup, then: bursar journal repair --data-dir " + dir + " --snapshot" +
+			". Without a backup, rebuild it from what is intact and lose everything acknowledged from record " +
+			strconv.Itoa(ins.PrevSegment.DamageRecord) + " of " + walPrevName + " on (the live journal included; each file is backed up first): " +
+			"bursar journal repair --data-dir " + dir + " --snapshot-with-loss"
 	case ins.PrevSnapshot != nil && ins.PrevSnapshot.Damage != "":
 		return "The kept previous snapshot " + snapPrevName + " is damaged too, so the snapshot cannot be rebuilt: restore " + snapName +
 			" (or " + snapPrevName + ") from a backup, then: bursar journal repair --data-dir " + dir + " --snapshot"

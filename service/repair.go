@@ -300,3 +300,96 @@ func RepairJournal(dir string, cutAfter int) (RepairReport, error) {
 	}
 	return rep, nil
 }
+
+// LossReport says what RebuildSnapshotWithLoss gave up.
+type LossReport struct {
+	// Path is the rebuilt snapshot; Backups the copies of the files it
+	// replaced or set aside (the damaged snapshot, the kept segment, the
+	// live journal).
+	Path    string
+	Backups []string
+	// FromRecord is the first record of the kept segment that was lost
+	// (the damaged one), LostPrev the records of the kept segment from it
+	// on, and LostLive the records of the live journal (and of a sealed
+	// segment beside it), all given up.
+	FromRecord, LostPrev, LostLive int
+}
+
+// RebuildSnapshotWithLoss is the way out when bursar.snap and the kept
+// segment bursar.wal.prev are both damaged and no backup of either is at
+// hand: the snapshot is rebuilt from bursar.snap.prev and the records of
+// bursar.wal.prev before its damage, and the journal after it (the rest
+// of the kept segment, the live journal) is set aside and replaced by an
+// empty one. Everything acknowledged after the damaged record is lost,
+// knowingly: the report counts it. Each file replaced or set aside is
+// backed up first.
+func RebuildSnapshotWithLoss(dir string) (LossReport, error) {
+	rep := LossReport{Path: filepath.Join(dir, snapName)}
+	d, unlock, err := lockDir(dir)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	cfg, err := segmentConfig(d, walPrevName)
+	if err != nil {
+		return rep, fmt.Errorf("no kept segment with an intact header to rebuild the snapshot from (%w); restore %s from a backup", err, rep.Path)
+	}
+	seg, err := inspectSegment(d, walPrevName, 0)
+	if err != nil {
+		return rep, err
+	}
+	if seg.Damage == "" {
+		return rep, fmt.Errorf("the kept segment %s is sound: rebuild the snapshot with --snapshot, which loses nothing", d.join(walPrevName))
+	}
+	if sn, err := inspectSnapshot(d, snapPrevName); err != nil || sn == nil || sn.Damage != "" {
+		return rep, fmt.Errorf("the kept previous snapshot %s is missing or damaged too: restore %s or %s from a backup", d.join(snapPrevName), snapName, snapPrevName)
+	}
+	data, err := d.ReadFile(walPrevName)
+	if err != nil {
+		return rep, err
+	}
+	rep.FromRecord = seg.DamageRecord
+	rep.LostPrev = bytes.Count(data[seg.DamageOffset:], []byte("\n"))
+	const intact = walPrevName + ".intact"
+	if err := d.writeFile0600(intact, data[:seg.DamageOffset]); err != nil {
+		return rep, err
+	}
+	defer d.Remove(intact)
+	// Back up what is replaced or set aside, before any of it changes.
+	var aside []string
+	for _, name := range []string{snapName, walPrevName, walOldName, walName} {
+		if _, err := d.Stat(name); err != nil {
+			continue
+		}
+		bak, err := backup(d, name)
+		if err != nil {
+			return rep, err
+		}
+		rep.Backups = append(rep.Backups, bak)
+		if name == walOldName || name == walName {
+			b, _ := d.ReadFile(name)
+			if n := bytes.Count(b, []byte("\n")); n > 0 {
+				rep.LostLive += n - 1 // less the header
+			}
+			aside = append(aside, name)
+		}
+	}
+	if err := fold(d, snapPrevName, intact, snapName, cfg); err != nil {
+		return rep, fmt.Errorf("rebuild %s from %s and the intact part of %s: %w", rep.Path, snapPrevName, walPrevName, err)
+	}
+	// The journal after the snapshot starts afresh: the damaged kept
+	// segment and the live journal no longer follow it.
+	for _, name := range append(aside, walPrevName, markName) {
+		if err := d.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return rep, err
+		}
+	}
+	hdr, err := freshHeader(d, cfg)
+	if err != nil {
+		return rep, err
+	}
+	if err := d.writeFile0600(walName, hdr); err != nil {
+		return rep, fmt.Errorf("journal file: %w", err)
+	}
+	return rep, nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -50,7 +51,11 @@ func journalCommand() *cli.Command {
 				"   --new-journal       start an empty journal after the snapshot when bursar.wal is\n" +
 				"                       missing or empty (what was acknowledged after the snapshot is lost)\n" +
 				"   --snapshot          rebuild a damaged bursar.snap from the previous snapshot and the\n" +
-				"                       journal segment kept with it (bursar.snap.prev, bursar.wal.prev)\n\n" +
+				"                       journal segment kept with it (bursar.snap.prev, bursar.wal.prev)\n" +
+				"   --snapshot-with-loss\n" +
+				"                       when bursar.wal.prev is damaged too and no backup is at hand: rebuild\n" +
+				"                       the snapshot from what is intact, start an empty journal, and lose\n" +
+				"                       everything acknowledged after the damaged record (backups first)\n\n" +
 				"The file changed is first copied to <file>.bak-<UTC time>. Every mode refuses while a\n" +
 				"service holds the data directory. For example:\n\n" +
 				"   bursar journal repair --data-dir ./bursar-data --cut-after 4711",
@@ -60,19 +65,20 @@ func journalCommand() *cli.Command {
 				&cli.BoolFlag{Name: "rewrite-header", Usage: "rewrite the journal's damaged header from the broker flags"},
 				&cli.BoolFlag{Name: "new-journal", Usage: "start an empty journal after the snapshot (bursar.wal missing or empty)"},
 				&cli.BoolFlag{Name: "snapshot", Usage: "rebuild a damaged snapshot from the previous one and the segment kept with it"},
+				&cli.BoolFlag{Name: "snapshot-with-loss", Usage: "rebuild a damaged snapshot when the kept segment is damaged too, losing what came after its damage"},
 			}, brokerFlags()...),
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
 					return fmt.Errorf("journal repair takes no arguments, got %q", c.Args().Slice())
 				}
 				modes := 0
-				for _, m := range []string{"cut-after", "rewrite-header", "new-journal", "snapshot"} {
+				for _, m := range []string{"cut-after", "rewrite-header", "new-journal", "snapshot", "snapshot-with-loss"} {
 					if c.IsSet(m) {
 						modes++
 					}
 				}
 				if modes != 1 {
-					return fmt.Errorf("journal repair needs exactly one of --cut-after N, --rewrite-header, --new-journal and --snapshot")
+					return fmt.Errorf("journal repair needs exactly one of --cut-after N, --rewrite-header, --new-journal, --snapshot and --snapshot-with-loss")
 				}
 				dir := c.Path("data-dir")
 				var rep service.RepairReport
@@ -88,6 +94,14 @@ func journalCommand() *cli.Command {
 					rep, err = service.NewJournal(dir, brokerConfig(c))
 					if err == nil {
 						fmt.Fprintf(c.App.Writer, "bursar: %s: an empty journal after the snapshot\n", rep.Path)
+					}
+					return err
+				case c.Bool("snapshot-with-loss"):
+					loss, err := service.RebuildSnapshotWithLoss(dir)
+					if err == nil {
+						fmt.Fprintf(c.App.Writer, "bursar: %s rebuilt from what was intact; lost: %d records of bursar.wal.prev from record %d on, "+
+							"and %d of the live journal; an empty journal follows the snapshot (backups: %s)\n",
+							loss.Path, loss.LostPrev, loss.FromRecord, loss.LostLive, strings.Join(loss.Backups, ", "))
 					}
 					return err
 				case c.Bool("snapshot"):

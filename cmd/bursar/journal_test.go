@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,4 +112,47 @@ func TestInspectMiddleDamage(t *testing.T) {
 	require.Equal(t, 1, code)
 	assert.Contains(t, stderr, "followed by 2 intact records")
 	assert.Contains(t, stderr, "--cut-after 1")
+}
+
+// TestSnapshotAndKeptSegmentDamagedRebuild: the real binary on a data
+// directory whose bursar.snap and bursar.wal.prev are both damaged: serve
+// refuses, inspect names --snapshot-with-loss, that command rebuilds, and
+// serve starts again with the campaigns from before the damage (issue 34
+// §4: no combination of damage is a dead end).
+func TestSnapshotAndKeptSegmentDamagedRebuild(t *testing.T) {
+	ctx := context.Background()
+	dir, tok := t.TempDir(), tokenFile(t)
+	args := []string{"--data-dir", dir, "--admin-token-file", tok, "--speed", "0.001", "--snapshot-every", "2"}
+	p := startServe(t, cleanEnv(), args...)
+	admin, err := client.New(p.url, testToken)
+	require.NoError(t, err)
+	for i := range 8 {
+		_, err = admin.Register(ctx, client.CampaignSpec{Name: fmt.Sprintf("c%d", i), Budget: 100, Sustained: 8, BurstCeiling: 16, Bucket: 1000, Class: client.ClassAgentBurst})
+		require.NoError(t, err)
+	}
+	p.signal(t, syscall.SIGTERM)
+	require.NoError(t, p.err)
+	for _, name := range []string{"bursar.snap", "bursar.wal.prev"} {
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err, "compaction keeps %s", name)
+		data[len(data)-10] ^= 0x01 // inside the last record
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+	}
+	out, stderr, code := run(t, cleanEnv(), "journal", "inspect", "--data-dir", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "bursar journal repair --data-dir "+dir+" --snapshot-with-loss")
+
+	out, stderr, code = run(t, cleanEnv(), "journal", "repair", "--data-dir", dir, "--snapshot-with-loss")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "rebuilt from what was intact; lost: ")
+
+	p = startServe(t, cleanEnv(), args...)
+	admin, err = client.New(p.url, testToken)
+	require.NoError(t, err)
+	list, err := admin.Campaigns(ctx)
+	require.NoError(t, err)
+	assert.NotEmpty(t, list.Campaigns, "what came before the damage is back")
+	assert.Less(t, len(list.Campaigns), 8, "what came after it is lost, as the repair said")
+	t.Logf("repair said: %s", out)
 }
