@@ -23,15 +23,7 @@ import (
 // It needs root and Debian's slurmctld, slurmd, slurm-client and munge,
 // so it runs only with BURSAR_SLURM=1 (.ci/run sets it and installs them).
 func TestSlurmClusterShardsMatchOneProcess(t *testing.T) {
-	if os.Getenv("BURSAR_SLURM") != "1" {
-		t.Skip("set BURSAR_SLURM=1 to run paper on a one-node Slurm cluster (root; apt-get install --no-install-recommends slurmctld slurmd slurm-client munge)")
-	}
-	// Not t.TempDir: munged wants every folder above its socket open to
-	// all (mode 755), and t.TempDir's parent is 700.
-	dir, err := os.MkdirTemp("", "bursar-slurm-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := slurmTestDir(t, "run paper on a one-node Slurm cluster")
 	bin := filepath.Join(dir, "bursar-sweep")
 	// One binary for the array tasks, the merge and the reference run, so
 	// that the shards' program version is the reference's.
@@ -115,4 +107,21 @@ func TestSlurmClusterShardsMatchOneProcess(t *testing.T) {
 		"summary.json", "runs.csv", "fig_trace.png")
 	t.Logf("trace (4 policies, 3 days): one process (2 workers) %.2f s; 4 Slurm array tasks and the merge job %.2f s from submit to outputs",
 		one.Seconds(), slurm.Seconds())
+}
+
+// slurmTestDir skips the test unless BURSAR_SLURM=1 (it needs root and
+// Debian's Slurm packages; what says why) and returns a folder for the
+// cluster's state, removed at the end. Not t.TempDir: munged wants every
+// folder above its socket open to all (mode 755), and t.TempDir's parent
+// is 700.
+func slurmTestDir(t *testing.T, what string) string {
+	t.Helper()
+	if os.Getenv("BURSAR_SLURM") != "1" {
+		t.Skip("set BURSAR_SLURM=1 to " + what + " (root; apt-get install --no-install-recommends slurmctld slurmd slurm-client munge)")
+	}
+	dir, err := os.MkdirTemp("", "bursar-slurm-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }

@@ -31,7 +31,7 @@ func validateSlurmCommand() *cli.Command {
 			"docs/validate-slurm.md has the figures and what they mean.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "validate-slurm", Usage: "the outputs' folder"},
-			&cli.IntFlag{Name: "jobs", Value: 35, Usage: "jobs in the log"},
+			&cli.IntFlag{Name: "jobs", Value: 30, Usage: "jobs in the log"},
 			&cli.IntFlag{Name: "nodes", Value: 8, Usage: "one-CPU nodes (each a GPU's stand-in)"},
 			&cli.Float64Flag{Name: "load", Value: 0.9, Usage: "offered load of the log"},
 			&cli.Float64Flag{Name: "scale", Value: 60, Usage: "log seconds per real second (60: a log hour is a real minute)"},

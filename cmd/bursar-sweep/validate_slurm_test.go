@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,15 +20,7 @@ import (
 // It needs root and Debian's Slurm packages, so it runs only with
 // BURSAR_SLURM=1 (.ci/run).
 func TestSlurmValidateShort(t *testing.T) {
-	if os.Getenv("BURSAR_SLURM") != "1" {
-		t.Skip("set BURSAR_SLURM=1 to replay a log through a real slurmctld (root; apt-get install --no-install-recommends slurmctld slurmd slurm-client munge)")
-	}
-	// Not t.TempDir: munged wants every folder above its socket open to
-	// all (mode 755), and t.TempDir's parent is 700.
-	dir, err := os.MkdirTemp("", "bursar-validate-slurm-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := slurmTestDir(t, "replay a log through a real slurmctld")
 	out := filepath.Join(dir, "out")
 	start := time.Now()
 	console, err := runSweepApp(t, "validate-slurm", "--jobs", "30", "--nodes", "8", "--load", "0.9",
