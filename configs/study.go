@@ -31,6 +31,9 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 //	window: {from: 21772800, until: 21945600}  # seconds after the log's start; until may be left out
 //	pool: 128                   # GPUs (default: the log's MaxProcs)
 //	policies: [fifo, bursar]    # trace, agents-arrive
+//	slurm_conf: site/slurm.conf # trace: a site's slurm.conf, sshare dump, Kueue manifests
+//	sshare: site/sshare.txt     #   (docs/site-config.md), relative to the config's folder
+//	kueue: site/kueue.yaml
 //	windows_days: [1, 3, 7, 14] # budget-knobs: W
 //	min_runtimes_s: [0, 300]    # budget-knobs: m
 //	max_k: 8                    # agents-arrive
@@ -54,7 +57,7 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 
 // Study experiments and the keys each takes beside the common ones.
 var studyKeys = map[string][]string{
-	"trace":         append([]string{"policies"}, traceMappingKeys...),
+	"trace":         append([]string{"policies", "slurm_conf", "sshare", "kueue"}, traceMappingKeys...),
 	"budget-knobs":  append([]string{"windows_days", "min_runtimes_s"}, traceMappingKeys...),
 	"agents-arrive": append([]string{"policies", "max_k", "stay", "seeds", "nseeds", "agent_scale", "agent_share"}, traceMappingKeys...),
 }
@@ -98,6 +101,9 @@ type StudyConfig struct {
 	MaxK                   *int
 	Stay                   *int64
 	AgentScale, AgentShare *float64
+	// trace: the site's own configuration (docs/site-config.md), each a
+	// path as resolved (relative to the config's folder), "" not set.
+	SlurmConf, Sshare, Kueue string
 	// Seeds is `seeds: [1, 2, 3]`, the task seeds; NSeeds is `nseeds: N`,
 	// the seeds 1 … N. A file sets at most one of them.
 	Seeds  []int64
@@ -193,6 +199,17 @@ func (r Reader) ParseStudy(file string, data []byte) (*StudyConfig, error) {
 					path = filepath.Join(filepath.Dir(file), path)
 				}
 				c.Trace = path
+			}
+		case "slurm_conf", "sshare", "kueue":
+			var path string
+			if path, err = p.str(v, key); err == nil {
+				if path == "" {
+					return p.errAt(v, key, "the path is empty (leave %s out for none)", key)
+				}
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(filepath.Dir(file), path)
+				}
+				*map[string]*string{"slurm_conf": &c.SlurmConf, "sshare": &c.Sshare, "kueue": &c.Kueue}[key] = path
 			}
 		case "window":
 			c.Window, err = p.window(v, key)

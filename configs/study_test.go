@@ -46,6 +46,10 @@ func TestStudyConfigTracePath(t *testing.T) {
 	assert.Equal(t, "/abs/x.swf.gz", c.Trace)
 	assert.Equal(t, &Window{5, 0}, c.Window)
 	assert.Equal(t, 64, *c.Pool)
+	// The site's files (docs/site-config.md), relative to the config.
+	c, err = ParseStudy(filepath.Join("site", "t.yaml"), []byte("experiment: trace\nslurm_conf: slurm.conf\nsshare: /abs/sshare.txt\nkueue: k/kueue.yaml\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join("site", "slurm.conf"), "/abs/sshare.txt", filepath.Join("site", "k", "kueue.yaml")}, []string{c.SlurmConf, c.Sshare, c.Kueue})
 }
 
 // Every mistake names the file, the line and the key.
@@ -55,7 +59,7 @@ func TestStudyConfigErrors(t *testing.T) {
 		"trace: x\n":                             "s.yaml:1: experiment: missing",
 		"experiment: trace\nexperiment: trace\n": "s.yaml:2: experiment: key given twice (first at line 1)",
 		"experiment: tarce\n":                    `s.yaml:1: experiment: "tarce" is not a trace study; did you mean "trace"?`,
-		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows)",
+		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, slurm_conf, sshare, kueue, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows)",
 		"experiment: trace\npolices: [fifo]\n":   `s.yaml:2: polices: unknown key; did you mean "policies"?`,
 		"experiment: trace\npolicies: [fifo, fcfs]\n":            `s.yaml:2: policies[1]: unknown "fcfs"`,
 		"experiment: trace\npolicies: [fifo, fifo]\n":            `s.yaml:2: policies[1]: "fifo" is listed twice`,
@@ -64,6 +68,8 @@ func TestStudyConfigErrors(t *testing.T) {
 		"experiment: trace\npool: 0\n":                           "s.yaml:2: pool: want a whole number from 1",
 		"experiment: trace\npool: 12.5\n":                        "s.yaml:2: pool: want a whole number, got 12.5",
 		"experiment: trace\ntrace: \"\"\n":                       "s.yaml:2: trace: the path is empty",
+		"experiment: trace\nkueue: \"\"\n":                       "s.yaml:2: kueue: the path is empty",
+		"experiment: budget-knobs\nslurm_conf: x\n":              "s.yaml:2: slurm_conf: unknown key",
 		"experiment: trace\nwindow: {until: 5}\n":                "s.yaml:2: window.from: missing",
 		"experiment: trace\nwindow: {from: 9, until: 5}\n":       "s.yaml:2: window.until: must be after from (9), got 5",
 		"experiment: trace\nwindow: {from: -1}\n":                "s.yaml:2: window.from: want a whole number from 0",

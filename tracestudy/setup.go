@@ -107,7 +107,7 @@ func ReadCommonSite(experiment string, f sweep.Flags, reg *registry.Registry, de
 	if defaults != nil {
 		defaults(c)
 	}
-	if c.Site, err = ReadSite(f, stderr); err != nil {
+	if c.Site, err = ReadSite(f, cfg, stderr); err != nil {
 		return nil, err
 	}
 	switch {

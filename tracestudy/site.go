@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/fifo"
@@ -49,15 +51,27 @@ type SiteFile struct {
 	Summary string
 }
 
-// ReadSite reads the site files the flags name (--slurm-conf, --kueue), listing
+// ReadSite reads the site files the flags name (--slurm-conf, --sshare,
+// --kueue; else the config's slurm_conf, sshare, kueue), listing
 // on stderr each file's ignored keys. nil when none is given.
-func ReadSite(f sweep.Flags, stderr io.Writer) (*Site, error) {
+func ReadSite(f sweep.Flags, cfg *configs.StudyConfig, stderr io.Writer) (*Site, error) {
+	// The config's slurm_conf, sshare and kueue where no flag gives one;
+	// errors then name the config and its key.
+	f = maps.Clone(f)
+	label := map[string]string{"slurm-conf": "--slurm-conf", "sshare": "--sshare", "kueue": "--kueue"}
+	for _, k := range []struct{ flag, key, path string }{
+		{"slurm-conf", "slurm_conf", cfg.SlurmConf}, {"sshare", "sshare", cfg.Sshare}, {"kueue", "kueue", cfg.Kueue}} {
+		if _, ok := f[k.flag]; !ok && k.path != "" {
+			f[k.flag] = k.path
+			label[k.flag] = cfg.File + ": " + k.key
+		}
+	}
 	if !f.Has("slurm-conf") && !f.Has("kueue") && !f.Has("sshare") {
 		return nil, nil
 	}
 	s := &Site{}
 	if path, ok := f["slurm-conf"]; ok {
-		c, data, err := readSiteFile("slurm-conf", path, slurmconf.Parse)
+		c, data, err := readSiteFile(label["slurm-conf"], path, slurmconf.Parse)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +83,7 @@ func ReadSite(f sweep.Flags, stderr io.Writer) (*Site, error) {
 		if sp, ok := f["sshare"]; ok {
 			var data []byte
 			var err error
-			if tree, data, err = readSiteFile("sshare", sp, slurmconf.ParseSshare); err != nil {
+			if tree, data, err = readSiteFile(label["sshare"], sp, slurmconf.ParseSshare); err != nil {
 				return nil, err
 			}
 			treeInput = manifest.NewInput("sshare", sp, false, data)
@@ -109,7 +123,7 @@ func ReadSite(f sweep.Flags, stderr io.Writer) (*Site, error) {
 		return nil, fmt.Errorf("--sshare gives policy slurm's account tree: give --slurm-conf too")
 	}
 	if path, ok := f["kueue"]; ok {
-		c, data, err := readSiteFile("kueue", path, kueueconf.Parse)
+		c, data, err := readSiteFile(label["kueue"], path, kueueconf.Parse)
 		if err != nil {
 			return nil, err
 		}
@@ -144,17 +158,17 @@ func ReadSite(f sweep.Flags, stderr io.Writer) (*Site, error) {
 	return s, nil
 }
 
-// readSiteFile reads the file at path that --flag names and parses it;
-// its errors name the flag.
-func readSiteFile[T any](flag, path string, parse func(string, io.Reader) (T, error)) (T, []byte, error) {
+// readSiteFile reads the file at path and parses it; its errors start
+// with label (the flag, or the config's key).
+func readSiteFile[T any](label, path string, parse func(string, io.Reader) (T, error)) (T, []byte, error) {
 	var zero T
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return zero, nil, fmt.Errorf("--%s: %w", flag, err)
+		return zero, nil, fmt.Errorf("%s: %w", label, err)
 	}
 	v, err := parse(path, bytes.NewReader(data))
 	if err != nil {
-		return zero, nil, fmt.Errorf("--%s: %w", flag, err)
+		return zero, nil, fmt.Errorf("%s: %w", label, err)
 	}
 	return v, data, nil
 }

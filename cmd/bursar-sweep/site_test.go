@@ -130,3 +130,27 @@ func TestTraceSshare(t *testing.T) {
 	_, err := runSweepApp(t, "trace", "--sshare", dump, "--out", t.TempDir())
 	require.ErrorContains(t, err, "--sshare gives policy slurm's account tree: give --slurm-conf too")
 }
+
+// A trace config may name the site's files (slurm_conf, relative to the
+// config's folder): the same runs as the flag; an error in the file
+// names the config's key.
+func TestTraceConfigNamesSlurmConf(t *testing.T) {
+	dir := t.TempDir()
+	conf, err := os.ReadFile("../../configs/examples/slurm.conf")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "slurm.conf"), conf, 0o644))
+	cfg := filepath.Join(dir, "trace.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("experiment: trace\nwindow: {from: 21772800, until: 22000000}\nslurm_conf: slurm.conf\n"), 0o644))
+	out := t.TempDir()
+	console, err := runSweepApp(t, "trace", "--config", cfg, "--fair-sample", "0", "--out", out, "--quiet")
+	require.NoError(t, err)
+	assert.Contains(t, console, "slurm configured by "+filepath.Join(dir, "slurm.conf"))
+	var s siteSummary
+	readJSONFile(t, filepath.Join(out, "summary.json"), &s)
+	assert.Equal(t, 128, s.Trace.Pool)
+	require.Len(t, s.Runs, 2)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "slurm.conf"), append(conf, "SchedulerType=sched/builtin\n"...), 0o644))
+	_, err = runSweepApp(t, "trace", "--config", cfg, "--out", t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), cfg+": slurm_conf: "+filepath.Join(dir, "slurm.conf")+":40: key SchedulerType=sched/builtin")
+}
