@@ -24,8 +24,8 @@ func parse(t *testing.T, text string) (*slurmconf.Conf, error) {
 // Hand-worked: each scheduling key lands on its knob in the policy's
 // units (bf_window minutes × 60, PriorityCalcPeriod minutes × 60, times
 // as days-hr), the rest stay Slurm 22.05's defaults, and the pool is the
-// default partition's GPUs: 2 nodes × 4 + 3 nodes × 8 = 32, the debug
-// partition's nodes not counted twice and the other partition not at all.
+// default partition's GPUs: 2 nodes × 4 + 3 nodes × 8 = 32 (a1, listed
+// twice, counted once), the other partitions not at all.
 func TestMappingHandWorked(t *testing.T) {
 	c, err := parse(t, `
 SCHEDULERTYPE=sched/backfill   # keys in any case
@@ -42,7 +42,7 @@ PriorityFlags=NO_FAIR_TREE
 NodeName=a[1-2] Gres=gpu:4 CPUs=32
 NodeName=b[01-03] Gres=gpu:v100:8,mps:100
 NodeName=c1 CPUs=128
-PartitionName=main Nodes=a[1-2],b[01-03] Default=YES MaxTime=1-0
+PartitionName=main Nodes=a[1-2],b[01-03],a1 Default=YES MaxTime=1-0
 PartitionName=debug Nodes=a1
 PartitionName=cpu Nodes=c1
 `)
