@@ -52,7 +52,8 @@ func sdscWeeks(tb testing.TB, weeks int) *trace.Workload {
 // width scaled by pool / 128 (SDSC-SP2's processors) and at most pool,
 // submitted a gap after the last one, the gap drawn from the log's gaps
 // between submits. The load and the queue per job are the log's; only
-// the length grows. The same n, pool and seed give the same log.
+// the length grows. Its header keeps the log's queues and its
+// Preemption line. The same n, pool and seed give the same log.
 func resampledLog(tb testing.TB, n, pool int, seed uint64) *trace.Workload {
 	tb.Helper()
 	r, c, err := open(BuiltinFull)
@@ -82,6 +83,10 @@ func resampledLog(tb testing.TB, n, pool int, seed uint64) *trace.Workload {
 	var buf bytes.Buffer
 	out := bufio.NewWriter(&buf)
 	fmt.Fprintf(out, "; MaxProcs: %d\n", pool)
+	if v, ok := r.Header().Field("Preemption"); ok {
+		// The log's own (No): priority preempts only where it says so.
+		fmt.Fprintf(out, "; Preemption: %s\n", v)
+	}
 	for _, q := range r.Header().Queues {
 		fmt.Fprintf(out, "; Queue: %d %s\n", q.Number, q.Name)
 	}
@@ -318,6 +323,9 @@ func TestWorkTable(t *testing.T) {
 // log from the same seed.
 func TestResampledLog(t *testing.T) {
 	a, b := resampledLog(t, 2000, 1024, 3), resampledLog(t, 2000, 1024, 3)
+	if a.Preemptible() {
+		t.Error("the resampled log is preemptible; SDSC-SP2's header says Preemption: No")
+	}
 	if len(a.Jobs) != 2000 || a.Pool != 1024 {
 		t.Fatalf("%d jobs on %d processors, want 2000 on 1024", len(a.Jobs), a.Pool)
 	}
