@@ -84,7 +84,8 @@ func TestTraceKueue(t *testing.T) {
 	}
 	out := t.TempDir()
 	file := "../../configs/examples/kueue.yaml"
-	console, err := runSweepApp(t, "trace", "--kueue", file, "--window", "21772800:22000000", "--fair-sample", "0", "--out", out, "--quiet")
+	week := []string{"--window", "21772800:22400000", "--fair-sample", "0", "--quiet"}
+	console, err := runSweepApp(t, append([]string{"trace", "--kueue", file, "--out", out}, week...)...)
 	require.NoError(t, err)
 	assert.Contains(t, console, "quota configured by "+file+": queueing_strategy: BestEffortFIFO")
 	assert.Contains(t, console, "reclaim_within_cohort: LowerPriority ("+file+":38: ClusterQueue physics spec.preemption.reclaimWithinCohort)")
@@ -93,6 +94,19 @@ func TestTraceKueue(t *testing.T) {
 	assert.Equal(t, 128, s.Trace.Pool)
 	require.Len(t, s.Runs, 2)
 	assert.Equal(t, "quota", s.Runs[1].Policy)
+	// The manifests' knobs reach the replay: quota at Kueue's defaults
+	// (no reclaim, no fair sharing) waits otherwise on the same week.
+	def := t.TempDir()
+	_, err = runSweepApp(t, append([]string{"trace", "--policies", "quota", "--pool", "128", "--out", def}, week...)...)
+	require.NoError(t, err)
+	var a, b struct {
+		Runs []struct {
+			MeanWait float64 `json:"mean_wait"`
+		} `json:"runs"`
+	}
+	readJSONFile(t, filepath.Join(out, "summary.json"), &a)
+	readJSONFile(t, filepath.Join(def, "summary.json"), &b)
+	assert.NotEqual(t, b.Runs[0].MeanWait, a.Runs[1].MeanWait, "reclaimWithinCohort LowerPriority and fair sharing move quota's waits")
 }
 
 // trace --slurm-conf --sshare: slurm's entitlements are the dump's
