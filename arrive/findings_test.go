@@ -138,11 +138,15 @@ func TestREADMEAgentsArriveFindings(t *testing.T) {
 		}
 	}
 	// 1. Eight unmetered agents raise the users' mean bounded slowdown
-	// under every site policy but static in every window; no interval
-	// over the 4 windows excludes 0.
+	// under every site policy but static, in every window but one of
+	// budget's; no interval over the 4 windows excludes 0.
 	for _, p := range siteBut {
 		c := s.contrast(t, p, ModeUnmetered, "k=0", "users_mean_bsld", K)
-		require.Equal(t, 4, c.Above, p)
+		above := 4
+		if p == "budget" {
+			above = 3
+		}
+		require.Equal(t, above, c.Above, p)
 		require.Positive(t, *c.Mean, p)
 		require.Negative(t, *c.Lo, p)
 	}
@@ -163,14 +167,14 @@ func TestREADMEAgentsArriveFindings(t *testing.T) {
 		require.Equal(t, 4, c.Below, p)
 		require.Positive(t, *c.Hi, p)
 	}
-	// 3. At k = 8 metering moves the users' slowdown by no more than a
-	// few units under any policy, every interval including 0: the eight
+	// 3. At k = 8 metering moves the users' slowdown by no more than
+	// 6.3 under any policy, every interval including 0: the eight
 	// envelopes' rates (Σ R = 208 GPUs) exceed the pool of 128.
 	for _, p := range siteBut {
 		c := s.contrast(t, p, ModeMetered, ModeUnmetered, "users_mean_bsld", K)
 		require.Less(t, *c.Lo, 0.0, p)
 		require.Greater(t, *c.Hi, 0.0, p)
-		require.LessOrEqual(t, math.Abs(*c.Mean), 6.0, p)
+		require.LessOrEqual(t, math.Abs(*c.Mean), 6.35, p)
 	}
 	// 4. Under static the meter changes nothing at any k: the agents'
 	// partition (their share, 13 of 128 GPUs) holds them below their

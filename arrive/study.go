@@ -339,7 +339,7 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 	}
 	a, err := st.registry().New(sp.Policy, policy.DefaultConfig(w.Pool), knobs)
 	if err == nil {
-		a, err = tracestudy.SiteMetered(sp.Policy, a, w)
+		a, err = tracestudy.SiteMetered(sp.Policy, a, w, knobs.Restart)
 	}
 	if err != nil {
 		return fail(err)

@@ -33,7 +33,8 @@ type TraceMapping struct {
 	// Meter is what Bursar meters on a trace: "group" (the account a
 	// site budgets) or "user" (each campaign on its own).
 	Meter string
-	// Restart is budget's restart rule: "zero" or "checkpoint:S".
+	// Restart is every policy's restart rule for preempted jobs: "zero"
+	// or "checkpoint:S" (one rule per study, docs/studies.md §6.7).
 	Restart string
 	// Warmup and Cooldown are seconds of submits replayed but not
 	// measured at a window's start and end; nil: not set.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -38,6 +39,11 @@ type Broker struct {
 	guaranteed int // Σ of every registered guarantee (the agents')
 	rec        policy.Recorder
 	tickByTick bool
+	// restart is how a preempted job restarts (SetRestart); noticed
+	// holds, for each job lease under notice, the run its checkpoints
+	// keep, written on its release.
+	restart baseline.Restart
+	noticed []keptRun
 	// moved counts the jobs filed on a scavenger (Moved).
 	moved int
 	// scratch
@@ -55,6 +61,9 @@ type filing struct {
 	class policy.Class
 	run   int64
 }
+
+// keptRun is the seconds of run lease's checkpoints keep.
+type keptRun struct{ lease, kept int }
 
 var (
 	_ policy.Allocator      = (*Broker)(nil)
@@ -342,15 +351,52 @@ func (s *Broker) SetRecorder(r policy.Recorder) {
 	s.Broker.SetRecorder(s)
 }
 
-// Record passes the broker's record e on, its lease id the job's.
+// SetRestart makes every preempted job restart by r (docs/studies.md
+// §6.7; the zero value, the default, from scratch): the release record
+// of a preempted job lease carries the seconds of run its checkpoints
+// kept, the last checkpoint before the notice, from which the replay
+// requeues what is left of the job. The broker itself keeps no
+// checkpoints.
+func (s *Broker) SetRestart(r baseline.Restart) { s.restart = r }
+
+// Record passes the broker's record e on, its lease id the job's, and a
+// preempted job lease's release with the run its checkpoints kept.
 func (s *Broker) Record(e policy.Event) {
 	switch e.Kind {
 	case policy.EventGrant, policy.EventRelease, policy.EventPreemptNotice:
-		if f := s.filingOf(e.Lease); f.root >= 0 {
-			e.Lease = int(f.root)
+		f := s.filingOf(e.Lease)
+		if f.root < 0 {
+			break
 		}
+		if s.restart.Checkpoint > 0 {
+			s.checkpoint(&e)
+		}
+		e.Lease = int(f.root)
 	}
 	s.rec.Record(e)
+}
+
+// checkpoint notes, at a job lease's notice, what its checkpoints keep
+// (its grant is in the lease list), and writes it into the release that
+// ends it by preemption.
+func (s *Broker) checkpoint(e *policy.Event) {
+	switch {
+	case e.Kind == policy.EventPreemptNotice:
+		for _, l := range s.Leases() {
+			if l.ID == e.Lease {
+				s.noticed = append(s.noticed, keptRun{lease: e.Lease, kept: s.restart.Kept(l.Granted, e.T)})
+				return
+			}
+		}
+	case e.Kind == policy.EventRelease && e.Reason == policy.ReasonPreempted:
+		for i, k := range s.noticed {
+			if k.lease == e.Lease {
+				e.Kept = k.kept
+				s.noticed = slices.Delete(s.noticed, i, i+1)
+				return
+			}
+		}
+	}
 }
 
 // SetTickByTick makes every tick admit and step (policy.TickByTicker).
@@ -373,6 +419,7 @@ func (s *Broker) Clone() (policy.Allocator, error) {
 	c.reqs = slices.Clip(s.reqs)
 	c.metered, c.scav = slices.Clone(s.metered), slices.Clone(s.scav)
 	c.groupOf, c.isScav = slices.Clip(s.groupOf), slices.Clip(s.isScav)
-	c.back, c.out = nil, nil
+	c.back, c.out, c.heldBack = nil, nil, nil
+	c.noticed = slices.Clone(s.noticed)
 	return &c, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/swf"
 	"github.com/bursar-hpc/bursar/trace"
 	"pgregory.net/rapid"
@@ -238,4 +239,37 @@ func TestNoJobLostNoneDenied(t *testing.T) {
 			rt.Fatalf("tick by tick:\n%v\nskipping:\n%v", exact.Records, run.Records)
 		}
 	})
+}
+
+// Under `restart: checkpoint:60` a reclaimed scavenger lease keeps its
+// run to the last checkpoint before the notice. Job 2 (group 1's second,
+// held back by its meter) starts on the scavenger at 111; group 2's job
+// reclaims it at 300 (notice), released at 360: it ran 189 s to the
+// notice, so its checkpoints kept 180 s, and it lost 4 × (249 − 180)
+// GPU-seconds. Requeued with what is left (820 s), it starts metered when
+// job 1 ends at 1,100 and ends at 1,920.
+func TestCheckpointKeepsTheScavengerRun(t *testing.T) {
+	w := load(t, `; MaxProcs: 8
+1 100 -1 1000 4 -1 -1 4 1000 -1 1 1 1 -1 -1 -1 -1 -1
+2 110 -1 1000 4 -1 -1 4 1000 -1 1 1 1 -1 -1 -1 -1 -1
+3 300 -1 2000 4 -1 -1 4 2000 -1 1 2 2 -1 -1 -1 -1 -1
+`, trace.Options{Shares: trace.ShareEqualGroups})
+	b, err := policy.New(policy.DefaultConfig(w.Pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(b, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetRestart(baseline.Restart{Checkpoint: 60})
+	run, err := trace.Replay(w, s, trace.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run.Records[1]
+	if fmt.Sprint(r.Starts, r.Aborted, r.Kept, r.End) != "[111 1100] [360] [180] 1920" || run.LostGPUSeconds != 4*(249-180) {
+		t.Fatalf("job 2: starts %v, aborted %v, kept %v, end %d, lost %d: want [111 1100] [360] [180] 1920, %d",
+			r.Starts, r.Aborted, r.Kept, r.End, run.LostGPUSeconds, 4*(249-180))
+	}
 }

@@ -61,6 +61,12 @@ type Options struct {
 	// account a site budgets; MeterUser, each campaign its own, with its
 	// share of the group's entitlement (revision 2). Only Bursar reads it.
 	Meter string `json:",omitempty"`
+	// Restart is the study's restart rule for every policy's preempted
+	// jobs where the mapping gives one (docs/studies.md §6.7; "" is the
+	// default on an SWF log, `zero`): the replays read it from the
+	// policies' knobs (registry.Knobs.Restart); it is here so that a run's
+	// inputs record it.
+	Restart string `json:",omitempty"`
 	// Pool is the number of GPUs; 0 means the header's MaxProcs (or, where
 	// the header has none, MaxNodes).
 	Pool int

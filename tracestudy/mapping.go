@@ -41,16 +41,27 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 	if m.Meter != "" {
 		opt.Meter = m.Meter
 	}
+	// One restart rule for every policy of the study (docs/studies.md
+	// §6.7): the mapping's, else zero, the rule on an SWF log (its jobs
+	// did not checkpoint). A spec that brings its own (budget-knobs'
+	// restarts) keeps it unless the mapping names one.
+	var r baseline.Restart
 	if m.Restart != "" {
-		r, err := baseline.ParseRestart(m.Restart)
-		if err != nil {
+		var err error
+		if r, err = baseline.ParseRestart(m.Restart); err != nil {
 			return err
 		}
-		for i := range specs {
-			budget.Slot.Edit(&specs[i].Knobs).Restart = r
-			if specs[i].Restart != "" {
-				specs[i].Restart = r.String()
-			}
+		opt.Restart = r.String()
+	}
+	for i := range specs {
+		if specs[i].Knobs.Restart != nil && m.Restart == "" {
+			continue
+		}
+		ri := r
+		specs[i].Knobs.Restart = &ri
+		budget.Slot.Edit(&specs[i].Knobs).Restart = r
+		if specs[i].Restart != "" {
+			specs[i].Restart = r.String()
 		}
 	}
 	return nil

@@ -261,16 +261,21 @@ func Allocator(reg *registry.Registry, w *trace.Workload, s Spec, history []base
 	if err != nil {
 		return nil, err
 	}
-	return SiteMetered(s.Policy, a, w)
+	return SiteMetered(s.Policy, a, w, knobs.Restart)
 }
 
 // SiteMetered is a, the policy called name built for a replay of w, as a
 // trace study replays it: Bursar (the broker) as a site meters a trace
 // (sitemeter: the group metered, a scavenger per group for idle GPUs,
-// docs/studies.md §3.2), every other policy as it is.
-func SiteMetered(name string, a policy.Allocator, w *trace.Workload) (policy.Allocator, error) {
+// docs/studies.md §3.2), its preempted jobs restarting by restart (nil:
+// zero), as every policy's do (§6.7); every other policy as it is.
+func SiteMetered(name string, a policy.Allocator, w *trace.Workload, restart *baseline.Restart) (policy.Allocator, error) {
 	if b, ok := a.(*policy.Broker); ok && name == policies.Bursar {
-		return sitemeter.New(b, w)
+		s, err := sitemeter.New(b, w)
+		if err == nil && restart != nil {
+			s.SetRestart(*restart)
+		}
+		return s, err
 	}
 	return a, nil
 }
@@ -332,6 +337,8 @@ func BudgetKnobSpecs(windows, mins []int, restarts []string) ([]Spec, error) {
 				b.Window = wd * 86400
 				b.MinRuntime = [4]int{m, m, m, m}
 				b.Restart = r
+				ri := r
+				k.Restart = &ri
 				specs = append(specs, Spec{Policy: "budget", Knobs: k, WindowDays: wd, MinRuntime: m, Restart: r.String()})
 			}
 		}

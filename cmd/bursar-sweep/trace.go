@@ -133,7 +133,7 @@ func mappingFlags() []cli.Flag {
 		&cli.StringFlag{Name: "shares", Usage: "entitlement `RULE`: " + strings.Join(configs.ShareRules, ", ")},
 		&cli.StringFlag{Name: "bucket", Usage: "Bursar's bucket on a trace: `largest-job` or hours:N"},
 		&cli.StringFlag{Name: "meter", Usage: "what Bursar meters on a trace: each `group` (the account a site budgets) or each user", DefaultText: "group"},
-		&cli.StringFlag{Name: "restart", Usage: "budget's restart after a preemption: `zero` or checkpoint:S"},
+		&cli.StringFlag{Name: "restart", Usage: "every policy's restart after a preemption: `zero` (the default on a log) or checkpoint:S"},
 		&cli.IntFlag{Name: "fair-sample", Usage: "`N` measured jobs per window get a fair start time (docs/studies.md §4.4; 0: none)", Value: trace.DefaultFairSample},
 		&cli.BoolFlag{Name: "jobs", Usage: "also write every replay's per-job records, jobs/<policy>-w<window>/jobs.parquet and jobs.csv"},
 	}

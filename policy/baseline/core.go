@@ -184,6 +184,10 @@ type Core struct {
 	cfg  policy.Config
 	rule Rule
 	now  int
+	// restart, where restartSet, is the study's restart rule for every
+	// preempted trace job, over the rule's own (SetRestart).
+	restart    Restart
+	restartSet bool
 
 	camps   []Campaign
 	leases  []Lease

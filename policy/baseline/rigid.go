@@ -342,11 +342,20 @@ type Restarter interface {
 	Restart() Restart
 }
 
-// Restart is the rule's restart rule for preempted trace jobs. The
+// SetRestart makes every preempted trace job of the policy restart by r,
+// whatever its rule's own: a study restarts every policy's jobs by one
+// rule (docs/studies.md §6.7).
+func (k *Core) SetRestart(r Restart) { k.restart, k.restartSet = r, true }
+
+// Restart is the restart rule for preempted trace jobs: the study's
+// (SetRestart), else the rule's (Restarter), else zero. The
 // release record of a preempted rigid lease carries the seconds of run
 // its checkpoints kept (policy.Event.Kept), from which the replay
 // requeues what is left of the job (§6.7).
 func (k *Core) Restart() Restart {
+	if k.restartSet {
+		return k.restart
+	}
 	if r, ok := k.rule.(Restarter); ok {
 		return r.Restart()
 	}

@@ -27,6 +27,12 @@ type Knobs struct {
 	// History is the usage before the replay that fairshare and budget
 	// start from (docs/studies.md §6.16; baseline.Usage). Derived too.
 	History []baseline.Usage `json:"-" yaml:"-"`
+	// Restart, when set, is how every preempted trace job restarts
+	// under the policy, whatever its own knobs say: a study restarts
+	// every policy's jobs by one rule (docs/studies.md §6.7; the trace
+	// mapping's `restart`). A policy's run inputs record it where they
+	// record the mapping.
+	Restart *baseline.Restart `json:"-" yaml:"-"`
 }
 
 // knobSet is one policy's knobs: a pointer to its knob struct, never

@@ -138,7 +138,8 @@ func (r *Registry) TraceKnobs() Knobs {
 }
 
 // New builds the policy called name on cfg with its knobs in knobs. A
-// baseline on baseline.Core gets the knobs' Entitlements and History.
+// baseline on baseline.Core gets the knobs' Entitlements, History and
+// Restart.
 func (r *Registry) New(name string, cfg policy.Config, knobs Knobs) (policy.Allocator, error) {
 	d, ok := r.Lookup(name)
 	if !ok {
@@ -155,6 +156,9 @@ func (r *Registry) New(name string, cfg policy.Config, knobs Knobs) (policy.Allo
 		}
 		if err := k.SetHistory(knobs.History); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if knobs.Restart != nil {
+			k.SetRestart(*knobs.Restart)
 		}
 	}
 	return a, nil
