@@ -22,7 +22,7 @@ func (c Config) scheduler() SchedulerConf {
 	if c.Scheduler.Text != "" {
 		return c.Scheduler
 	}
-	return SchedulerConf{Name: "the settings' slurm-scheduler.conf", Text: c.Settings.Conf()}
+	return SchedulerConf{Name: "slurm-scheduler.conf, written from the settings", Text: c.Settings.Conf()}
 }
 
 // Knobs is policy slurm's knobs as siteconf/slurmconf reads the

@@ -103,6 +103,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Scheduler = cfg.scheduler() // summary.json names the file both sides read
 	r := &Result{Config: cfg, Jobs: Generate(cfg.Log), started: time.Now()}
 	r.Load = OfferedLoad(r.Jobs, cfg.Log.Nodes)
 	last := r.Jobs[len(r.Jobs)-1].Submit
@@ -143,6 +144,7 @@ func FromState(cfg Config, dir string) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Scheduler = cfg.scheduler() // summary.json names the file both sides read
 	r := &Result{Config: cfg, Jobs: Generate(cfg.Log), started: time.Now()}
 	r.Load = OfferedLoad(r.Jobs, cfg.Log.Nodes)
 	for k := range cfg.Runs {
