@@ -63,3 +63,20 @@ func TestReadReplayRefusesIncompleteRecords(t *testing.T) {
 	_, err = ReadReplay(dir, []Job{{ID: 1}, {ID: 2}})
 	require.ErrorContains(t, err, "no record of job v2")
 }
+
+// Whatever Slurm's files hold, reading them gives a replay or an error,
+// never a panic.
+func FuzzReadReplay(f *testing.F) {
+	f.Add("JobId=7 Name=v1 JobState=COMPLETED StartTime=2026-12-06T16:17:03 EndTime=2026-12-06T16:17:12 SubmitTime=2026-12-06T16:17:03\n",
+		"[2026-12-06T16:17:03.472] _slurm_rpc_submit_batch_job: JobId=7 InitPrio=1 usec=593\n"+
+			"[2026-12-06T16:17:03.768] sched/backfill: _start_job: Started JobId=7 in local on b1\n"+
+			"[2026-12-06T16:17:12.813] _job_complete: JobId=7 done\n")
+	f.Add("JobId=x Name=v1\n", "[bad] line\n")
+	f.Fuzz(func(t *testing.T, jobcomp, ctld string) {
+		dir := writeReplay(t, jobcomp, ctld)
+		obs, err := ReadReplay(dir, []Job{{ID: 1}})
+		if err == nil && len(obs) != 1 {
+			t.Fatalf("no error and %d records for one job", len(obs))
+		}
+	})
+}
