@@ -108,14 +108,17 @@ func ExactFairStarts(w *Workload, sample []int) []int64 {
 // 2005; docs/studies.md §4.4): of the sampled jobs, the fraction that
 // started (first start) after their fair start time, with a 95 % Wilson
 // interval, and over those late jobs the mean amount by which they missed
-// it, with a 95 % Student t interval. A job still unstarted at the stop
-// enters late at its censored miss (stop − fair start). Jobs without a
-// fair start (denied, or whose copy reached the horizon) are left out and
-// counted.
+// it, with a 95 % Student t interval; and Last, the same by each job's
+// last start, the one its served run began at, so that a job started on
+// time and then preempted and requeued is late there. A job still
+// unstarted at the stop is late at its censored miss (stop − fair start,
+// or 0 where its fair start lies beyond the horizon too: Unknown), never
+// on time. Denied jobs, and started jobs whose copy reached the horizon
+// without starting them, have no fair start and are left out.
 type FairStartStats struct {
 	Seed     uint64  `json:"seed"`
 	Sampled  int     `json:"sampled"`
-	N        int     `json:"n"` // sampled jobs with a fair start
+	N        int     `json:"n"` // sampled jobs with a fair start (or never started)
 	Late     int     `json:"late"`
 	LateFrac float64 `json:"late_fraction"`
 	LateLo   float64 `json:"late_fraction_lo"`
@@ -124,37 +127,130 @@ type FairStartStats struct {
 	MissLo   float64 `json:"mean_miss_lo"`
 	MissHi   float64 `json:"mean_miss_hi"`
 	Censored int     `json:"censored"` // late jobs never started by the stop
+	// Unknown counts the censored jobs whose fair start the copy did not
+	// reach either: late at a miss of 0, a lower bound.
+	Unknown int `json:"unknown"`
+	// Last is the same measure by the last start.
+	Last Lateness `json:"last"`
+}
+
+// Lateness is how many of N jobs started after their fair start time, and
+// by how much: FairStartStats by one kind of start.
+type Lateness struct {
+	Late     int     `json:"late"`
+	LateFrac float64 `json:"late_fraction"`
+	LateLo   float64 `json:"late_fraction_lo"`
+	LateHi   float64 `json:"late_fraction_hi"`
+	MeanMiss float64 `json:"mean_miss"`
+	MissLo   float64 `json:"mean_miss_lo"`
+	MissHi   float64 `json:"mean_miss_hi"`
+	Censored int     `json:"censored"`
+}
+
+// lateness summarizes the misses of the late jobs among n.
+func lateness(miss []float64, n, censored int) Lateness {
+	l := Lateness{Late: len(miss), Censored: censored}
+	var late, missed stats.Interval
+	l.LateFrac, late = stats.Wilson(l.Late, n)
+	l.MeanMiss, missed = stats.MeanT(miss, byJob)
+	l.LateLo, l.LateHi, l.MissLo, l.MissHi = late.Lo, late.Hi, missed.Lo, missed.Hi
+	return l
 }
 
 // FairStarts summarizes the fair start times fair of the jobs sample (as
 // ReplayOptions.FairStart and Run.FairStart, or ExactFairStarts).
 func FairStarts(run *Run, sample []int, fair []int64, seed uint64) FairStartStats {
 	s := FairStartStats{Seed: seed, Sampled: len(sample)}
-	var miss []float64
+	var firstMiss, lastMiss []float64
 	for k, j := range sample {
-		if fair[k] < 0 {
+		r := &run.Records[j]
+		never := len(r.Starts) == 0 && r.State != Denied
+		switch {
+		case fair[k] >= 0:
+		case never:
+			// The copy did not start it by the horizon either: late, by at
+			// least nothing.
+			s.N++
+			s.Censored++
+			s.Unknown++
+			firstMiss, lastMiss = append(firstMiss, 0), append(lastMiss, 0)
+			continue
+		default:
 			continue
 		}
 		s.N++
-		r := &run.Records[j]
-		first := int64(-1)
-		if len(r.Starts) > 0 {
-			first = r.Starts[0]
-		}
-		switch {
-		case first < 0:
+		if never {
 			s.Censored++
-			miss = append(miss, float64(max(run.Stop-fair[k], 0)))
-		case first > fair[k]:
-			miss = append(miss, float64(first-fair[k]))
+			m := float64(max(run.Stop-fair[k], 0))
+			firstMiss, lastMiss = append(firstMiss, m), append(lastMiss, m)
+			continue
+		}
+		if first := r.Starts[0]; first > fair[k] {
+			firstMiss = append(firstMiss, float64(first-fair[k]))
+		}
+		if last := r.LastStart(); last > fair[k] {
+			lastMiss = append(lastMiss, float64(last-fair[k]))
 		}
 	}
-	s.Late = len(miss)
-	var late, missed stats.Interval
-	s.LateFrac, late = stats.Wilson(s.Late, s.N)
-	s.MeanMiss, missed = stats.MeanT(miss, byJob)
-	s.LateLo, s.LateHi, s.MissLo, s.MissHi = late.Lo, late.Hi, missed.Lo, missed.Hi
+	first := lateness(firstMiss, s.N, s.Censored)
+	s.Late, s.LateFrac, s.LateLo, s.LateHi = first.Late, first.LateFrac, first.LateLo, first.LateHi
+	s.MeanMiss, s.MissLo, s.MissHi = first.MeanMiss, first.MissLo, first.MissHi
+	s.Last = lateness(lastMiss, s.N, s.Censored)
 	return s
+}
+
+// Harm is what preemption and requeueing did to a replay's measured jobs
+// that were not denied (docs/studies.md §4.4): their mean wait to the
+// first start (never started: the stop − submit, a lower bound), beside
+// the summary's mean wait, which is the total (response − run: the
+// requeued waits and the aborted runs included); and the preemptions per
+// job, their mean and maximum and the fraction of jobs preempted at least
+// once and at least ten times.
+type Harm struct {
+	Jobs           int     `json:"jobs"`
+	FirstWait      float64 `json:"first_wait"`
+	FirstWaitLower bool    `json:"first_wait_lower,omitempty"`
+	MeanPreempt    float64 `json:"mean_preemptions"`
+	MaxPreempt     int     `json:"max_preemptions"`
+	Preempted      float64 `json:"preempted"`    // fraction preempted ≥ 1 time
+	Preempted10    float64 `json:"preempted_10"` // fraction preempted ≥ 10 times
+}
+
+// harmOf is the Harm of the measured jobs.
+func harmOf(recs []JobRecord, measured []int32, stop int64) Harm {
+	var h Harm
+	var wait, pre float64
+	var once, ten int
+	for _, i := range measured {
+		r := &recs[i]
+		if r.State == Denied {
+			continue
+		}
+		h.Jobs++
+		if len(r.Starts) == 0 {
+			wait += float64(max(stop-r.Submit, 0))
+			h.FirstWaitLower = true
+		} else {
+			wait += float64(r.Starts[0] - r.Submit)
+		}
+		pre += float64(r.Preemptions)
+		h.MaxPreempt = max(h.MaxPreempt, r.Preemptions)
+		if r.Preemptions >= 1 {
+			once++
+		}
+		if r.Preemptions >= 10 {
+			ten++
+		}
+	}
+	if h.Jobs == 0 {
+		nan := math.NaN()
+		h.FirstWait, h.MeanPreempt, h.Preempted, h.Preempted10 = nan, nan, nan, nan
+		return h
+	}
+	n := float64(h.Jobs)
+	h.FirstWait, h.MeanPreempt = wait/n, pre/n
+	h.Preempted, h.Preempted10 = float64(once)/n, float64(ten)/n
+	return h
 }
 
 // byJob is how trace's fairness means sum (stats.Method): in the order of

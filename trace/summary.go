@@ -153,6 +153,8 @@ type Summary struct {
 	FairStart *FairStartStats `json:"fair_start,omitempty"`
 	NUWT      NUWT            `json:"nuwt"`
 	Shares    *ShareFairness  `json:"shares,omitempty"`
+	// Harm is what preemptions and requeues did to the measured jobs.
+	Harm Harm `json:"harm"`
 
 	// BSLD is the bounded slowdown of every measured job, ascending, the
 	// denied ones at +Inf: the CDF of §5, which tops out at the served
@@ -225,6 +227,7 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 		}
 	}
 	s.NUWT = nuwt(recs, measured, stop)
+	s.Harm = harmOf(recs, measured, stop)
 	if run.FairSample != nil {
 		fs := FairStarts(run, run.FairSample, run.FairStart, run.FairSeed)
 		s.FairStart = &fs

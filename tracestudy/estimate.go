@@ -63,6 +63,24 @@ var Metrics = metric.Table[Result]{
 		}
 		return math.NaN()
 	}},
+	{Key: "fair_last_late", Unit: "fraction", Get: func(r *Result) float64 {
+		if fs := r.Summary.FairStart; fs != nil {
+			return fs.Last.LateFrac
+		}
+		return math.NaN()
+	}},
+	{Key: "fair_last_mean_miss", Unit: "s", Get: func(r *Result) float64 {
+		if fs := r.Summary.FairStart; fs != nil {
+			return fs.Last.MeanMiss
+		}
+		return math.NaN()
+	}, Lower: func(r *Result) bool { return r.Summary.FairStart != nil && r.Summary.FairStart.Last.Censored > 0 }},
+	{Key: "first_wait", Unit: "s", Get: func(r *Result) float64 { return r.Summary.Harm.FirstWait },
+		Lower: func(r *Result) bool { return r.Summary.Harm.FirstWaitLower }},
+	{Key: "preemptions_per_job", Unit: "preemptions", Get: func(r *Result) float64 { return r.Summary.Harm.MeanPreempt }},
+	{Key: "preemptions_per_job_max", Unit: "preemptions", Get: func(r *Result) float64 { return float64(r.Summary.Harm.MaxPreempt) }},
+	{Key: "preempted_jobs", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.Harm.Preempted }},
+	{Key: "preempted_10_jobs", Unit: "fraction", Get: func(r *Result) float64 { return r.Summary.Harm.Preempted10 }},
 	{Key: "preloaded_jobs", Unit: "jobs", Get: func(r *Result) float64 { return count(r.PreloadedUsage) }},
 	{Key: "makespan", Unit: "s", Get: func(r *Result) float64 { return float64(r.Summary.Makespan) }},
 	{Key: "drain", Unit: "s", Get: func(r *Result) float64 { return float64(r.Summary.Drain) }},

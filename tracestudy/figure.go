@@ -423,10 +423,6 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 			}
 		}
 	}
-	pl, c3, err := ivBars(lateTitle, "fraction of sampled jobs", names, late, 1, 0, 1)
-	if err != nil {
-		return err
-	}
 	jain := intervalsOf(ests, "share_jain")
 	if nw == 1 {
 		// One window: the t interval over its days.
@@ -435,6 +431,17 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 				jain[si].Lo, jain[si].Hi = sf.Lo, sf.Hi
 			}
 		}
+	}
+	// No fairness bar for a spec with a replay that stopped at its
+	// horizon: its label's † stands instead (docs/studies.md §4.4).
+	for si := range st.Specs {
+		if converged(s.Runs, si, nw) < nw {
+			late[si], jain[si] = noInterval(), noInterval()
+		}
+	}
+	pl, c3, err := ivBars(lateTitle, "fraction of sampled jobs", names, late, 1, 0, 1)
+	if err != nil {
+		return err
 	}
 	pj, c4, err := ivBars("Usage ÷ fair allocation per day (fifo's campaigns)", "Jain's index (1 = fair)", names, jain, 1, 0, 1)
 	if err != nil {
@@ -450,7 +457,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 		title += clipNote
 	}
 	if stopped {
-		title += "; † = a replay stopped at its horizon: lower bounds"
+		title += "; † = a replay stopped at its horizon: lower bounds, and no fairness bar"
 	}
 	if len(FindDegenerate(st, s.Runs)) > 0 {
 		title += "; ‡ = a degenerate mapping or a run identical to fifo's (summary.json degenerate): no comparison"
@@ -705,3 +712,6 @@ func (cleanTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// noInterval is an estimate with no value: no bar, no line.
+func noInterval() Interval { return Interval{Mean: math.NaN(), Interval: stats.NoInterval()} }

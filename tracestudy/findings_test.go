@@ -556,3 +556,39 @@ func TestCommittedDegenerateFindings(t *testing.T) {
 		assert.Empty(t, read(folder), folder)
 	}
 }
+
+// The README's harm findings on quota and Bursar, against the committed
+// summaries: late by the last start far more often than by the first,
+// and how often their jobs were preempted.
+func TestCommittedHarmFindings(t *testing.T) {
+	for _, c := range []struct {
+		folder      string
+		first, last float64
+	}{{"", 0.049, 0.097}, {"sdsc-sp2-4x14d", 0.119, 0.187}, {"kth-sp2-4x14d", 0.063, 0.102}} {
+		q := committedEstimates(t, c.folder)["quota"].Metrics
+		assert.InDelta(t, c.first, q["fair_start_late"].Mean, 0.0005, c.folder)
+		assert.InDelta(t, c.last, q["fair_last_late"].Mean, 0.0005, c.folder)
+	}
+	for _, c := range []struct {
+		folder      string
+		first, last float64
+	}{{"", 0.085, 0.131}, {"sdsc-sp2-4x14d", 0.114, 0.179}, {"kth-sp2-4x14d", 0.100, 0.173}} {
+		b := committedEstimates(t, c.folder)["bursar"].Metrics
+		assert.InDelta(t, c.first, b["fair_start_late"].Mean, 0.0005, c.folder)
+		assert.InDelta(t, c.last, b["fair_last_late"].Mean, 0.0005, c.folder)
+	}
+	b := committedEstimates(t, "")["bursar"].Metrics
+	assert.InDelta(t, 0.059, b["preempted_jobs"].Mean, 0.0005)
+	assert.InDelta(t, 0.010, b["preempted_10_jobs"].Mean, 0.0005)
+	assert.Equal(t, 39.0, b["preemptions_per_job_max"].Mean)
+	q := committedEstimates(t, "")["quota"].Metrics
+	assert.InDelta(t, 0.046, q["preempted_jobs"].Mean, 0.0005)
+	assert.InDelta(t, 0.009, q["preempted_10_jobs"].Mean, 0.0005)
+	assert.Equal(t, 114.0, q["preemptions_per_job_max"].Mean)
+	// Quota is the least often late by its first start on the excerpt.
+	for label, e := range committedEstimates(t, "") {
+		if label != "quota" {
+			assert.Greater(t, e.Metrics["fair_start_late"].Mean, q["fair_start_late"].Mean, label)
+		}
+	}
+}

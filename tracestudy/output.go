@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/bursar-hpc/bursar/figures"
@@ -186,8 +187,16 @@ func resultMap(r *Result) map[string]any {
 	if fs := r.Summary.FairStart; fs != nil {
 		m["fair_start"] = map[string]any{"seed": fs.Seed, "sampled": fs.Sampled, "n": fs.N, "late": fs.Late,
 			"late_fraction": num(fs.LateFrac), "late_fraction_lo": num(fs.LateLo), "late_fraction_hi": num(fs.LateHi),
-			"mean_miss": num(fs.MeanMiss), "mean_miss_lo": num(fs.MissLo), "mean_miss_hi": num(fs.MissHi), "censored": fs.Censored}
+			"mean_miss": num(fs.MeanMiss), "mean_miss_lo": num(fs.MissLo), "mean_miss_hi": num(fs.MissHi), "censored": fs.Censored,
+			"unknown": fs.Unknown, "last": latenessMap(fs.Last)}
 	}
+	h := &r.Summary.Harm
+	harm := map[string]any{"jobs": h.Jobs, "first_wait": num(h.FirstWait), "total_wait": num(r.Summary.All.MeanWait),
+		"mean_preemptions": num(h.MeanPreempt), "max_preemptions": h.MaxPreempt, "preempted": num(h.Preempted), "preempted_10": num(h.Preempted10)}
+	if h.FirstWaitLower {
+		harm["first_wait_lower"] = true
+	}
+	m["harm"] = harm
 	m["nuwt"] = map[string]any{"cv": num(r.Summary.NUWT.CV), "users": r.Summary.NUWT.Users, "censored": r.Summary.NUWT.Lower}
 	if sf := r.Summary.Shares; sf != nil {
 		m["shares"] = map[string]any{"jain": num(sf.Jain), "jain_lo": num(sf.Lo), "jain_hi": num(sf.Hi), "days": sf.Days}
@@ -273,6 +282,13 @@ func WarnDegenerate(w io.Writer, experiment string, ds []Degenerate, nw int) {
 	for _, d := range ds {
 		fmt.Fprintf(w, "%s: warning: %s is degenerate (%s) in %d of %d windows %v: %s\n", experiment, d.Label, d.Reason, len(d.Windows), nw, d.Windows, d.Detail)
 	}
+}
+
+// latenessMap is fair-start lateness by one kind of start in summary.json.
+func latenessMap(l trace.Lateness) map[string]any {
+	return map[string]any{"late": l.Late, "late_fraction": num(l.LateFrac), "late_fraction_lo": num(l.LateLo),
+		"late_fraction_hi": num(l.LateHi), "mean_miss": num(l.MeanMiss), "mean_miss_lo": num(l.MissLo),
+		"mean_miss_hi": num(l.MissHi), "censored": l.Censored}
 }
 
 // modelVsLogMap is a run's model against the log in summary.json
@@ -386,7 +402,7 @@ func PrintTable(w io.Writer, s Summary) error {
 		vs = "Δ mean wait vs " + st.Specs[ref].Label() + " (h)\t"
 	}
 	fmt.Fprintln(tw, head+"served\tdenied\tunfinished\tserved work\tmean wait (h)\tp95 wait (h)\tmean bsld\t"+
-		"useful\tlost\tidle while waiting\tlate (fair start)\tNUWT CV\tshare Jain\tpreemptions\tconverged\t"+vs)
+		"useful\tlost\tidle while waiting\tlate (fair start)\tlate (last start)\tNUWT CV\tshare Jain\tpreemptions\tpreempted ≥1 / ≥10\tconverged\t"+vs)
 	at := func(e Estimates, key string) Interval {
 		for i := range Metrics {
 			if Metrics[i].Key == key {
@@ -423,11 +439,18 @@ func PrintTable(w io.Writer, s Summary) error {
 		if e.MinP95Jobs < 200 {
 			p95 += fmt.Sprintf(" (n=%d)", e.MinP95Jobs)
 		}
-		row += fmt.Sprintf("%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t",
+		// No fairness figure for a spec with a replay that stopped at its
+		// horizon: the mark instead (docs/studies.md §4.4).
+		late, lastLate, nuwtCV, jain := lateCell(e, rs, si, nw, "fair_start_late", firstLate), lateCell(e, rs, si, nw, "fair_last_late", lastLate),
+			at(e, "nuwt_cv").Format(1, 2), at(e, "share_jain").Format(1, 3)
+		if conv < nw {
+			late, lastLate, nuwtCV, jain = "†", "†", "†", "†"
+		}
+		row += fmt.Sprintf("%d\t%d\t%d\t"+strings.Repeat("%s\t", 12)+"%s / %s\t%d/%d\t",
 			served, denied, unfinished, at(e, "served_work").Format(1, 3), at(e, "mean_wait").Format(1.0/3600, 1), p95,
 			at(e, "mean_bsld").Format(1, 1), at(e, "useful_utilization").Format(1, 3), at(e, "lost_utilization").Format(1, 3),
-			at(e, "idle_while_waiting").Format(1, 3), lateCell(e, rs, si, nw), at(e, "nuwt_cv").Format(1, 2),
-			at(e, "share_jain").Format(1, 3), at(e, "preemptions").Format(1, 0), conv, nw)
+			at(e, "idle_while_waiting").Format(1, 3), late, lastLate, nuwtCV, jain, at(e, "preemptions").Format(1, 0),
+			at(e, "preempted_jobs").Format(1, 3), at(e, "preempted_10_jobs").Format(1, 3), conv, nw)
 		if ref >= 0 {
 			if si == ref {
 				row += "—\t"
@@ -442,6 +465,12 @@ func PrintTable(w io.Writer, s Summary) error {
 	}
 	if nw > 1 {
 		fmt.Fprintf(w, "Means over %d windows ± the half-width of a 95 %% t interval; counts summed over the windows; Δ is the paired difference, window by window.\n", nw)
+	}
+	for si := range st.Specs {
+		if c := converged(rs, si, nw); c < nw {
+			fmt.Fprintln(w, "† in a fairness column: a replay stopped at its horizon, so no fairness figure (summary.json keeps the lower bounds).")
+			break
+		}
 	}
 	printModelVsLog(w, rs)
 	return nil
@@ -492,14 +521,36 @@ func (iv Interval) FormatDiff(scale float64, prec int) string {
 	return s
 }
 
-// lateCell is the fair-start late fraction: over windows with its t
-// interval, or in one window with its Wilson interval over the sample.
-func lateCell(e Estimates, rs []Result, si, nw int) string {
-	iv := e.Intervals[metricIndex("fair_start_late")]
-	if fs := rs[si].Summary.FairStart; nw == 1 && fs != nil && !math.IsNaN(fs.LateLo) {
-		return fmt.Sprintf("%.3f [%.3f, %.3f]", fs.LateFrac, fs.LateLo, fs.LateHi)
+// lateCell is a fair-start late fraction (the metric key, read from a
+// run's sample by late): over windows with its t interval, or in one
+// window with its Wilson interval over the sample.
+func lateCell(e Estimates, rs []Result, si, nw int, key string, late func(*trace.FairStartStats) trace.Lateness) string {
+	iv := e.Intervals[metricIndex(key)]
+	if fs := rs[si].Summary.FairStart; nw == 1 && fs != nil {
+		if l := late(fs); !math.IsNaN(l.LateLo) {
+			return fmt.Sprintf("%.3f [%.3f, %.3f]", l.LateFrac, l.LateLo, l.LateHi)
+		}
 	}
 	return iv.Format(1, 3)
+}
+
+// firstLate and lastLate are a sample's lateness by its first and by its
+// last start.
+func firstLate(fs *trace.FairStartStats) trace.Lateness {
+	return trace.Lateness{Late: fs.Late, LateFrac: fs.LateFrac, LateLo: fs.LateLo, LateHi: fs.LateHi}
+}
+
+func lastLate(fs *trace.FairStartStats) trace.Lateness { return fs.Last }
+
+// converged is how many of spec si's nw windows converged.
+func converged(rs []Result, si, nw int) int {
+	n := 0
+	for k := range nw {
+		if rs[si*nw+k].Summary.Converged {
+			n++
+		}
+	}
+	return n
 }
 
 // metricIndex is the index of the metric key in Metrics.

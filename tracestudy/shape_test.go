@@ -3,6 +3,7 @@ package tracestudy
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/bursar-hpc/bursar/trace"
@@ -156,4 +157,17 @@ func TestDegenerateReachesEveryOutput(t *testing.T) {
 	labels, _ := specLabels(sum)
 	assert.Equal(t, "fifo", labels[0])
 	assert.Equal(t, "priority ‡", labels[1])
+}
+
+// A spec with a replay that stopped at its horizon prints no fairness
+// figure: the mark † in every fairness column, and a line that says why.
+func TestNoFairnessFigureForAStoppedRun(t *testing.T) {
+	st, rs, _ := runLog(t, numberedQueueLog, trace.Options{}, "fifo", "priority")
+	rs[1].Summary.Converged = false
+	var b bytes.Buffer
+	require.NoError(t, PrintTable(&b, Summary{Experiment: "trace", Study: st, Runs: rs}))
+	lines := strings.Split(b.String(), "\n")
+	assert.Equal(t, 0, strings.Count(lines[1], "†"), "fifo converged: %s", lines[1])
+	assert.Equal(t, 4, strings.Count(lines[2], "†"), "priority stopped: late, late (last start), NUWT CV, share Jain: %s", lines[2])
+	assert.Contains(t, b.String(), "† in a fairness column: a replay stopped at its horizon")
 }
