@@ -213,5 +213,27 @@ func (s *Setup) writeManifest(cfgs []*configs.Config, plans []*configs.Plan, fil
 	}
 	m.Quick = s.Quick
 	m.Workers = s.Workers
+	m.Warnings = PlanWarnings(plans)
 	return m.Write(s.Out, s.Env.Start, files)
+}
+
+// PlanWarnings are the warnings of the plans' scenarios
+// (engine.Scenario.Warnings), each once, with the first point that has
+// it: a grid that runs a degenerate scenario says so (issue 34 §7). The
+// embedded configs have none.
+func PlanWarnings(plans []*configs.Plan) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range plans {
+		for i := range p.Points {
+			pt := &p.Points[i]
+			for _, w := range pt.Scenario.Warnings() {
+				if !seen[w] {
+					seen[w] = true
+					out = append(out, fmt.Sprintf("%s, %s: %s", p.Experiment, pt.Label(), w))
+				}
+			}
+		}
+	}
+	return out
 }

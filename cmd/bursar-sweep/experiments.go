@@ -127,6 +127,9 @@ func sweepJob(c *cli.Context, d *sweep.Dist, st *sweep.Setup, job *sweep.SweepJo
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range sweep.PlanWarnings(job.Plans) {
+		fmt.Fprintf(sweepStderr(c), "bursar-sweep: warning: %s\n", w)
+	}
 	d.Out = st.Out
 	d.Progress = func(n int) (func(done, total int), func(error)) {
 		w := sweepStderr(c)

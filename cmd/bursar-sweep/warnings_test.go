@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/sweep"
 )
 
 // TestRunWarnsOfADegenerateScenario: a 64-GPU scenario with the storm's
@@ -49,4 +52,34 @@ func TestRunHeadroomAbovePool(t *testing.T) {
 	console, err := runSweepApp(t, "run", "--pool", "285", "--headroom", "299", "--ticks", "600", "--out", t.TempDir())
 	require.NoError(t, err, console)
 	assert.Contains(t, console, "warning: campaign backfill: headroom 299 GPUs is above the pool of 285: the backfill never fills")
+}
+
+// TestSweepWarnsOfDegeneratePoints: a grid whose points run degenerate
+// scenarios says which, on the console and in the manifest; the embedded
+// experiments have none, so their outputs are untouched (issue 34 §7).
+func TestSweepWarnsOfDegeneratePoints(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "small.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("experiment: small-pool\nseeds: {full: [1], quick: [1]}\n"+
+		"fixed: {pool: 300, ticks: 600}\ngrid:\n  headroom: [100, 320]\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	console, err := runSweepApp(t, "sweep", "--config", cfg, "--quiet", "--out", out)
+	require.NoError(t, err, console)
+	assert.Contains(t, console, "bursar-sweep: warning: small-pool, series \"default\", headroom=100: campaign storm: its target of 384 outstanding GPUs is above the pool of 300 GPUs")
+	assert.Contains(t, console, "headroom=320: campaign backfill: headroom 320 GPUs is above the pool of 300")
+	var man struct {
+		Warnings []string `json:"warnings"`
+	}
+	readJSONFile(t, filepath.Join(out, "manifest.json"), &man)
+	assert.Len(t, man.Warnings, 2)
+
+	for _, e := range []string{"latency-price", "overbooking", "bucket", "compare"} {
+		c, err := configs.Reader{}.Default(e)
+		require.NoError(t, err)
+		for _, quick := range []bool{false, true} {
+			p, err := c.Plan(quick, nil)
+			require.NoError(t, err)
+			assert.Empty(t, sweep.PlanWarnings([]*configs.Plan{p}), "%s (quick %v)", e, quick)
+		}
+	}
 }
