@@ -3,9 +3,11 @@ package arrive
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -417,4 +419,40 @@ func TestFigureAxesAreReadable(t *testing.T) {
 	require.Equal(t, []string{"0", "1", "2"}, labelled(kTicks(2)))
 	require.Equal(t, []string{"0", "10", "20", "30", "40", "50", "60"}, labelled(kTicks(64)))
 	require.Equal(t, []string{"0", "2", "4", "6", "8", "10", "12", "14", "16", "18", "20"}, labelled(kTicks(21)))
+}
+
+// The agents' envelopes come from their entitlement (docs/studies.md
+// §6.14, revision 3): on a pool of 128 with agent_share 0.1 the agents'
+// group is entitled to 12.8 GPUs. The paper's envelopes scaled to the
+// pool give R = 16 (storm, g = 4) and 32 (the science agents, g = 16):
+// eight agents sum to 208, φ = 16.25. Envelop scales every R, and g
+// with it (rounded down), by one factor so that φ = Σ max(R, g) ÷ 12.8
+// is the knob's: at φ = 1 one storm gets R = 12.8, g = ⌊3.2⌋ = 3; three
+// agents (80 GPUs) R = 2.56, 5.12, 5.12 and g = 0, 2, 2; eight R =
+// 0.985 and 1.97, every g 0; at φ = 2 one storm R = 25.6, g = 6.
+func TestEnvelopesFromTheEntitlement(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		phi  float64
+		want string
+	}{
+		{1, 1, "12.8/3"},
+		{3, 1, "2.56/0 5.12/2 5.12/2"},
+		{8, 1, "0.985/0 1.97/0 1.97/0 0.985/0 1.97/0 1.97/0 0.985/0 1.97/0"},
+		{1, 2, "25.6/6"},
+	} {
+		cast, err := Cast(tc.k, 128, 3600, 1)
+		require.NoError(t, err)
+		before := 0.0
+		for _, c := range cast {
+			before += max(c.Sustained, float64(c.Guaranteed))
+		}
+		got := Envelop(cast, 0.1, tc.phi, 128)
+		var s []string
+		for _, c := range cast {
+			s = append(s, fmt.Sprintf("%.3g/%d", c.Sustained, c.Guaranteed))
+		}
+		require.Equal(t, tc.want, strings.Join(s, " "), "k=%d φ=%v (before: Σ %v)", tc.k, tc.phi, before)
+		require.InDelta(t, tc.phi, got, 1e-12, "k=%d", tc.k)
+	}
 }

@@ -29,6 +29,47 @@ func ScaleRate(x float64, pool int, scale float64) float64 {
 	return max(1, math.Floor(x*float64(pool)/PaperPool*scale))
 }
 
+// DefaultAgentPhi is φ by default: the agents' envelopes add up to
+// their group's entitlement (docs/studies.md §3.3, §6.14).
+const DefaultAgentPhi = 1.0
+
+// MaxAgentPhi bounds agent_phi: far past it the agents' rates alone
+// exceed any pool.
+const MaxAgentPhi = 64
+
+// Envelop sizes the cast's envelopes from the agents' entitlement
+// (docs/studies.md §6.14, revision 3): φ = Σ max(R, g) ÷ (share × pool),
+// the agents' envelopes against what their group is entitled to, is
+// made phi by scaling every agent's R, and its guarantee g with it
+// (rounded down), by one factor. It returns the φ reached, phi but for
+// the rounding of g where an agent's g exceeds its R; a burst ceiling
+// below the scaled g is raised to it. Without it the
+// paper's envelopes, scaled to the pool, gave eight agents R summing to
+// 208 GPUs on a pool of 128 whose agents' group was entitled to 12.8: φ
+// = 16, and "the meter no longer bites" followed from that.
+func Envelop(cast []engine.Campaign, share, phi float64, pool int) float64 {
+	target := phi * share * float64(pool)
+	sum := 0.0
+	for i := range cast {
+		sum += max(cast[i].Sustained, float64(cast[i].Guaranteed))
+	}
+	if len(cast) == 0 || sum <= 0 {
+		return 0
+	}
+	f := target / sum
+	got := 0.0
+	for i := range cast {
+		c := &cast[i]
+		c.Sustained *= f
+		c.Guaranteed = int(math.Floor(float64(c.Guaranteed) * f))
+		// An envelope's burst ceiling is at least its guarantee: a
+		// guarantee scaled past it raises it.
+		c.BurstCeiling = max(c.BurstCeiling, c.Guaranteed)
+		got += max(c.Sustained, float64(c.Guaranteed))
+	}
+	return got / (share * float64(pool))
+}
+
 // Cast is the k agent campaigns that arrive on a pool, active for active
 // seconds, sized by scale (`agent_scale`, 1 the paper's agents): the paper's storm, naive-sci and adaptive-sci (model.md §6,
 // §7; engine.PaperCast at the published knobs) taken in Mix order and

@@ -130,7 +130,7 @@ func (s *Summary) marshal() ([]byte, error) {
 	b, err := json.MarshalIndent(map[string]any{"experiment": "agents-arrive", "trace": s.Trace,
 		"mapping": tracestudy.MappingMap(st.Options), "windows": wins,
 		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "stay_s": st.Stay, "agent_scale": st.AgentScale,
-		"agent_share": st.AgentShare, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
+		"agent_share": st.AgentShare, "agent_phi": st.AgentPhi, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
 		"interval": "mean over windows of the per-window mean over seeds; 95 % Student t over windows",
 		"points":   points, "contrasts": contrasts, "runs": runs}, "", "  ")
 	if err != nil {
@@ -298,7 +298,8 @@ func PrintTable(w io.Writer, s *Summary) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "Means over %d window(s) of the per-window means over %d seed(s) ± the half-width of a 95 %% t interval over windows; "+
-		"Δ is the paired difference, seed by seed inside a window; * marks a point with a run stopped at its horizon (a lower bound).\n",
-		len(st.Windows), len(st.Seeds))
+		"Δ is the paired difference, seed by seed inside a window; * marks a point with a run stopped at its horizon (a lower bound).\n"+
+		"Agents' envelopes: φ = Σ max(R, g) ÷ (agent_share × pool) = %g (agent_share %g, agent_scale %g; docs/studies.md §6.14).\n",
+		len(st.Windows), len(st.Seeds), st.AgentPhi, st.AgentShare, st.AgentScale)
 	return err
 }

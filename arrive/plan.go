@@ -12,7 +12,7 @@ import (
 
 // SharedInputs is the canonical text of what every run of the study
 // shares: tracestudy.SharedInputs of the log, the windows, the stay, the
-// agents' scale and share, the knobs and the seeds (a k = 0 run measures
+// agents' scale, share and φ, the knobs and the seeds (a k = 0 run measures
 // every seed's stay).
 func (st *Study) SharedInputs(traceDigest string, w *trace.Workload) string {
 	k, err := json.Marshal(st.Knobs)
@@ -23,8 +23,8 @@ func (st *Study) SharedInputs(traceDigest string, w *trace.Workload) string {
 	for i, win := range st.Windows {
 		wins += fmt.Sprintf("\nwindow %d [%d, %d) measured [%d, %d) jobs %d", win.Index, win.From, win.Until, win.MeasureFrom, win.MeasureUntil, len(st.Loads[i].Jobs))
 	}
-	return fmt.Sprintf("%s\nagents-arrive stay %d agent_scale %v agent_share %v seeds %v knobs %s recorded %d%s",
-		tracestudy.SharedInputs(traceDigest, st.Options, w), st.Stay, st.AgentScale, st.AgentShare, st.Seeds, k, len(st.Recorded), wins)
+	return fmt.Sprintf("%s\nagents-arrive stay %d agent_scale %v agent_share %v agent_phi %v seeds %v knobs %s recorded %d%s",
+		tracestudy.SharedInputs(traceDigest, st.Options, w), st.Stay, st.AgentScale, st.AgentShare, st.AgentPhi, st.Seeds, k, len(st.Recorded), wins)
 }
 
 // Inputs is the canonical text of one run's own inputs.

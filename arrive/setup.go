@@ -152,23 +152,31 @@ func readKnobs(f sweep.Flags, cfg *configs.StudyConfig, st *Study) error {
 	if st.Stay < 2 {
 		return fmt.Errorf("--stay must be at least 2 seconds, got %d", st.Stay)
 	}
-	switch {
-	case f.Has("agent-scale"):
-		st.AgentScale = f.Float("agent-scale", st.AgentScale)
-	case cfg.AgentScale != nil:
-		st.AgentScale = *cfg.AgentScale
-	}
-	if !(st.AgentScale > 0 && st.AgentScale <= MaxAgentScale) {
-		return fmt.Errorf("--agent-scale must be above 0 and at most %d, got %v", MaxAgentScale, st.AgentScale)
-	}
-	switch {
-	case f.Has("agent-share"):
-		st.AgentShare = f.Float("agent-share", st.AgentShare)
-	case cfg.AgentShare != nil:
-		st.AgentShare = *cfg.AgentShare
-	}
-	if !(st.AgentShare > 0 && st.AgentShare < 1) {
-		return fmt.Errorf("--agent-share must be above 0 and below 1 (the users keep the rest), got %v", st.AgentShare)
+	// The agents' size, share and φ: each its flag, else the config's
+	// value, else the default, then checked.
+	for _, k := range []struct {
+		flag  string
+		cfg   *float64
+		dst   *float64
+		valid func(float64) bool
+		want  string
+	}{
+		{"agent-scale", cfg.AgentScale, &st.AgentScale, func(v float64) bool { return v > 0 && v <= MaxAgentScale },
+			fmt.Sprintf("above 0 and at most %d", MaxAgentScale)},
+		{"agent-share", cfg.AgentShare, &st.AgentShare, func(v float64) bool { return v > 0 && v < 1 },
+			"above 0 and below 1 (the users keep the rest)"},
+		{"agent-phi", cfg.AgentPhi, &st.AgentPhi, func(v float64) bool { return v > 0 && v <= MaxAgentPhi },
+			fmt.Sprintf("above 0 and at most %d (the agents' Σ max(R, g) over their entitlement)", MaxAgentPhi)},
+	} {
+		switch {
+		case f.Has(k.flag):
+			*k.dst = f.Float(k.flag, *k.dst)
+		case k.cfg != nil:
+			*k.dst = *k.cfg
+		}
+		if !k.valid(*k.dst) {
+			return fmt.Errorf("--%s must be %s, got %v", k.flag, k.want, *k.dst)
+		}
 	}
 	return nil
 }

@@ -82,6 +82,9 @@ type Study struct {
 	Stay       int64
 	AgentScale float64
 	AgentShare float64
+	// AgentPhi is φ, the agents' Σ max(R, g) ÷ (AgentShare × pool): their
+	// envelopes against their entitlement (Envelop; 1 by default).
+	AgentPhi float64
 	// JobsDir, when set, receives each run's per-job records
 	// (JobsDir/<RunFileLabel>/jobs.parquet and jobs.csv).
 	JobsDir string
@@ -136,6 +139,8 @@ func (st *Study) Check() error {
 		return fmt.Errorf("agents-arrive: agent_share %v: must be above 0 and below 1", st.AgentShare)
 	case !(st.AgentScale > 0 && st.AgentScale <= MaxAgentScale):
 		return fmt.Errorf("agents-arrive: agent_scale %v: must be above 0 and at most %v", st.AgentScale, float64(MaxAgentScale))
+	case !(st.AgentPhi > 0 && st.AgentPhi <= MaxAgentPhi):
+		return fmt.Errorf("agents-arrive: agent_phi %v: must be above 0 and at most %v", st.AgentPhi, float64(MaxAgentPhi))
 	}
 	for wi, win := range st.Windows {
 		if _, err := Arrival(win, st.Loads[wi], st.Stay, 1); err != nil {
@@ -144,12 +149,31 @@ func (st *Study) Check() error {
 	}
 	if st.MaxK > 0 {
 		for _, w := range st.Loads {
-			if _, err := Cast(st.MaxK, w.Pool, int(st.Stay), st.AgentScale); err != nil {
+			if _, err := st.Agents(st.MaxK, w.Pool); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// Agents is the k agents on a pool as the study sizes them: the paper's
+// cast scaled by agent_scale (Cast), their envelopes then sized from
+// their entitlement (Envelop: φ = agent_phi).
+func (st *Study) Agents(k, pool int) ([]engine.Campaign, error) {
+	cast, err := Cast(k, pool, int(st.Stay), st.AgentScale)
+	if err != nil {
+		return nil, err
+	}
+	Envelop(cast, st.AgentShare, st.AgentPhi, pool)
+	g := 0
+	for i := range cast {
+		g += cast[i].Guaranteed
+	}
+	if g > pool {
+		return nil, fmt.Errorf("agents cast: %d agents at agent_phi %v guarantee %d GPUs, more than the pool of %d", k, st.AgentPhi, g, pool)
+	}
+	return cast, nil
 }
 
 // MaxAgentScale bounds agent_scale: past it the guarantees of a few agents
@@ -321,7 +345,7 @@ func (st *Study) RunSpec(sp Spec) (Result, *trace.Run, *trace.Workload, error) {
 		return fail(fmt.Errorf("k %d: must not be negative", sp.K))
 	}
 	win, w0 := st.Windows[sp.Window], st.Loads[sp.Window]
-	cast, err := Cast(sp.K, w0.Pool, int(st.Stay), st.AgentScale)
+	cast, err := st.Agents(sp.K, w0.Pool)
 	if err != nil {
 		return fail(err)
 	}
@@ -501,7 +525,8 @@ var DefaultPolicies = []string{"fifo", "priority", "static", "fairshare", "quota
 // 1, agent_share 0.1, the trace studies' knobs. Lay it on a log next.
 func NewStudy() *Study {
 	return &Study{Policies: append([]string{}, DefaultPolicies...), MaxK: DefaultMaxK, Seeds: []int64{1, 2, 3},
-		Knobs: policies.TraceKnobs(), Stay: DefaultStay, AgentScale: DefaultAgentScale, AgentShare: DefaultAgentShare}
+		Knobs: policies.TraceKnobs(), Stay: DefaultStay, AgentScale: DefaultAgentScale, AgentShare: DefaultAgentShare,
+		AgentPhi: DefaultAgentPhi}
 }
 
 // registry is the registry the study's policies are found in.

@@ -41,6 +41,7 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 //	seeds: [1, 2, 3]            # agents-arrive: the seeds (or nseeds: 3, seeds 1 … 3)
 //	agent_scale: 1              # agents-arrive: the agents' size × pool/512
 //	agent_share: 0.1            # agents-arrive: the agents' group's entitlement
+//	agent_phi: 1                # agents-arrive: Σ max(R, g) ÷ (agent_share × pool)
 //	by: user                    # every study: a campaign is a user (or group)
 //	classes: {standby: opportunistic}  # every study: queue → class
 //	shares: groups              # every study: groups, window, users, equal-groups, equal-users
@@ -59,7 +60,7 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 var studyKeys = map[string][]string{
 	"trace":         append([]string{"policies", "slurm_conf", "sshare", "kueue"}, traceMappingKeys...),
 	"budget-knobs":  append([]string{"windows_days", "min_runtimes_s"}, traceMappingKeys...),
-	"agents-arrive": append([]string{"policies", "max_k", "stay", "seeds", "nseeds", "agent_scale", "agent_share"}, traceMappingKeys...),
+	"agents-arrive": append([]string{"policies", "max_k", "stay", "seeds", "nseeds", "agent_scale", "agent_share", "agent_phi"}, traceMappingKeys...),
 }
 
 // studyWindowKeys are the keys of a study config's window.
@@ -96,11 +97,11 @@ type StudyConfig struct {
 	// Mapping is the trace mapping and measurement knobs (trace,
 	// budget-knobs).
 	Mapping TraceMapping
-	// agents-arrive: Stay in seconds; AgentScale and AgentShare as
-	// docs/studies.md §6.14 says.
-	MaxK                   *int
-	Stay                   *int64
-	AgentScale, AgentShare *float64
+	// agents-arrive: Stay in seconds; AgentScale, AgentShare and
+	// AgentPhi (φ) as docs/studies.md §6.14 says.
+	MaxK                             *int
+	Stay                             *int64
+	AgentScale, AgentShare, AgentPhi *float64
 	// trace: the site's own configuration (docs/site-config.md), each a
 	// path as resolved (relative to the config's folder), "" not set.
 	SlurmConf, Sshare, Kueue string
@@ -227,6 +228,8 @@ func (r Reader) ParseStudy(file string, data []byte) (*StudyConfig, error) {
 			c.Stay, err = p.duration(v, key, 2)
 		case "agent_scale":
 			c.AgentScale, err = p.floatIn(v, key, 0, MaxAgentScale, false)
+		case "agent_phi":
+			c.AgentPhi, err = p.floatIn(v, key, 0, MaxAgentPhi, false)
 		case "agent_share":
 			// The users keep the rest: below 1.
 			if c.AgentShare, err = p.floatIn(v, key, 0, 1, false); err == nil && *c.AgentShare == 1 {
@@ -276,6 +279,9 @@ func (p *parser) intIn(n *yaml.Node, key string, lo, hi int64) (*int, error) {
 
 // MaxAgentScale bounds agent_scale (arrive.MaxAgentScale).
 const MaxAgentScale = 64
+
+// MaxAgentPhi bounds agent_phi (arrive.MaxAgentPhi).
+const MaxAgentPhi = 64
 
 // floatIn reads a number in (lo, hi] (or [lo, hi] with closedLo).
 func (p *parser) floatIn(n *yaml.Node, key string, lo, hi float64, closedLo bool) (*float64, error) {

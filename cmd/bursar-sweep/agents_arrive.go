@@ -41,6 +41,7 @@ func arriveStudy() study {
 		&cli.StringFlag{Name: "seeds", Usage: "seeds, a comma-separated `LIST` such as 1,2,3: each draws the agents' arrival and the science agents' tasks", DefaultText: "1,2,3"},
 		&cli.IntFlag{Name: "nseeds", Usage: "the seeds 1 … `N`", DefaultText: strconv.Itoa(arrive.DefaultSeeds)},
 		&cli.Float64Flag{Name: "agent-scale", Usage: "`X`: the agents' GPU quantities are the paper's × pool/512 × X", Value: arrive.DefaultAgentScale},
+		&cli.Float64Flag{Name: "agent-phi", Usage: "`PHI`: the agents' envelopes, Σ max(R, g), as a multiple of their entitlement agent-share × pool (R and g scaled by one factor)", Value: arrive.DefaultAgentPhi},
 		&cli.Float64Flag{Name: "agent-share", Usage: "`FRACTION` of the pool the agents' group is entitled to, split equally among them; the users keep the rest", Value: arrive.DefaultAgentShare},
 	)
 	return study{Command: &cli.Command{

@@ -82,6 +82,8 @@ func TestAgentsArriveBadFlags(t *testing.T) {
 		{[]string{"--stay", "6d"}, "does not fit in its measured submits"},
 		{[]string{"--agent-share", "1"}, "--agent-share must be above 0 and below 1"},
 		{[]string{"--agent-scale", "0"}, "--agent-scale must be above 0"},
+		{[]string{"--agent-phi", "0"}, "--agent-phi must be above 0 and at most 64"},
+		{[]string{"--agent-phi", "65"}, "--agent-phi must be above 0 and at most 64"},
 		{[]string{"--agent-scale", "3"}, "more than the pool of 128"},
 		{[]string{"--seeds", "1,1"}, "--seeds: seed 1 is listed twice"},
 		{[]string{"--seeds", "x"}, `--seeds: "x" is not a seed`},
