@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/internal/metric"
+	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
@@ -208,7 +210,7 @@ func Points(st *Study, rs []Result) []Point {
 						}
 						perWindow[wi] = meanOf(xs)
 					}
-					iv := tracestudy.TInterval(perWindow)
+					iv := tracestudy.TIntervalIn(perWindow, metric.RangeOf(mt.Unit))
 					iv.Lower = lower
 					pt.Values[mi] = iv
 				}
@@ -236,6 +238,12 @@ type Contrast struct {
 	// horizon (no finding may rest on it, docs/studies.md §6.20).
 	Below, Above int
 	Converged    bool
+	// P is the exact Wilcoxon signed-rank p-value of the per-window
+	// differences (Pratt's zeros, stats.SignedRankTest) and PBH it
+	// adjusted by Benjamini–Hochberg over every contrast of the study:
+	// agents-arrive's contrasts are many and none is in a primary family
+	// (docs/studies.md §5.1), so each says it is BH-adjusted.
+	P, PBH float64
 }
 
 // ContrastKeys are the metrics the paired differences are taken of.
@@ -270,7 +278,11 @@ func Contrasts(st *Study, rs []Result) []Contrast {
 				c.Above++
 			}
 		}
-		c.Diff = tracestudy.TInterval(perWindow)
+		c.Diff = tracestudy.TIntervalIn(perWindow, metric.RangeOf(mt.Unit).Diff())
+		c.P = stats.SignedRankTest(perWindow).P
+		if c.Diff.N == 0 {
+			c.P = nan // nothing to test
+		}
 		return c
 	}
 	var cs []Contrast
@@ -287,6 +299,13 @@ func Contrasts(st *Study, rs []Result) []Contrast {
 				}
 			}
 		}
+	}
+	ps := make([]float64, len(cs))
+	for i := range cs {
+		ps[i] = cs[i].P
+	}
+	for i, q := range stats.BenjaminiHochberg(ps) {
+		cs[i].PBH = q
 	}
 	return cs
 }

@@ -117,6 +117,7 @@ func (s *Summary) marshal() ([]byte, error) {
 		m := ivMap(c.Diff)
 		m["policy"], m["a"], m["b"], m["k"], m["metric"] = c.Policy, c.A, c.B, c.K, c.Metric
 		m["below"], m["above"], m["converged"] = c.Below, c.Above, c.Converged
+		m["p"], m["p_adjusted"], m["adjustment"] = num(c.P), num(c.PBH), "BH"
 		contrasts = append(contrasts, m)
 	}
 	runs := make([]any, len(s.Runs))
@@ -131,8 +132,9 @@ func (s *Summary) marshal() ([]byte, error) {
 		"mapping": tracestudy.MappingMap(st.Options), "windows": wins,
 		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "stay_s": st.Stay, "agent_scale": st.AgentScale,
 		"agent_share": st.AgentShare, "agent_phi": st.AgentPhi, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
-		"interval": "mean over windows of the per-window mean over seeds; 95 % Student t over windows",
-		"points":   points, "contrasts": contrasts, "runs": runs}, "", "  ")
+		"interval":       "mean over windows of the per-window mean over seeds; 95 % Student t over windows, within the quantity's range",
+		"contrasts_test": "exact Wilcoxon signed-rank over windows (Pratt's zeros); p_adjusted by Benjamini–Hochberg over every contrast",
+		"points":         points, "contrasts": contrasts, "runs": runs}, "", "  ")
 	if err != nil {
 		return nil, err
 	}

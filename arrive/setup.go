@@ -56,6 +56,9 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 	switch {
 	case mapping.Windows != nil:
 		n, days = mapping.Windows.N, mapping.Windows.Days
+		if n == 0 {
+			n = byRule // --windows D: N by the default rule
+		}
 	case opt.From == 0 && opt.Until == 0:
 		ws, _ := configs.ParseWindows(DefaultWindows)
 		n, days = ws.N, ws.Days

@@ -473,13 +473,18 @@ func Label(sp Spec, win tracestudy.Window) string {
 	return fmt.Sprintf("%s %s k=%d seed %d %s", sp.Policy, sp.Mode, sp.K, sp.Seed, win.Label())
 }
 
+// byRule is Lay's n for windows of days whose number follows the default
+// rule, min(12, ⌊span ÷ D⌋) (tracestudy.DefaultWindowCount).
+const byRule = -1
+
 // Lay lays the study out on the log at path ("" the embedded excerpt)
 // read with opt (a window in opt.From, opt.Until narrows the log): n
 // disjoint windows of days each spread over it (docs/studies.md §6.16;
-// n = 0: one window, the whole log or opt's), each measured less warmup
-// and cooldown seconds of submits, their workloads, and the log's own
-// record for the policies with a usage memory. It returns the log as
-// read (for the plan's shared inputs).
+// n = 0: one window, the whole log or opt's; n = byRule: as many as the
+// default rule gives), each measured less warmup and cooldown seconds of
+// submits, their workloads, and the log's own record for the policies
+// with a usage memory. It returns the log as read (for the plan's shared
+// inputs).
 func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldown int64) (*trace.Workload, error) {
 	w, err := tracestudy.LoadRange(path, opt)
 	if err != nil {
@@ -497,7 +502,7 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 		st.Windows, st.Loads = []tracestudy.Window{win}, []*trace.Workload{w}
 	} else {
 		first, last := w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit
-		if st.Windows, err = tracestudy.Windows(first, last, n, days*tracestudy.Day, warmup, cooldown); err != nil {
+		if st.Windows, err = tracestudy.Windows(first, last, max(n, 0), days*tracestudy.Day, warmup, cooldown); err != nil {
 			return nil, fmt.Errorf("windows %dx%dd: %w", n, days, err)
 		}
 		if st.Loads, err = tracestudy.LoadWindows(path, opt, st.Windows); err != nil {

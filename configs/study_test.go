@@ -177,14 +177,14 @@ func TestStudyConfigTraceMapping(t *testing.T) {
 }
 
 // ParseWindows and ParseDuration accept what the docs say and nothing
-// else.
+// else; D alone leaves N to the default rule (N 0).
 func TestParseWindowsAndDurations(t *testing.T) {
-	for s, want := range map[string]WindowsSpec{"4x14d": {4, 14}, "4×14d": {4, 14}, " 1x7 ": {1, 7}} {
+	for s, want := range map[string]WindowsSpec{"4x14d": {4, 14}, "4×14d": {4, 14}, " 1x7 ": {1, 7}, "14d": {0, 14}, "4": {0, 4}} {
 		got, err := ParseWindows(s)
 		require.NoError(t, err, s)
 		assert.Equal(t, want, got, s)
 	}
-	for _, s := range []string{"", "4", "0x14d", "4x0d", "4x1.5d", "x14d", "4x14h"} {
+	for _, s := range []string{"", "0", "0d", "-14d", "0x14d", "4x0d", "4x1.5d", "x14d", "4x14h"} {
 		_, err := ParseWindows(s)
 		assert.Error(t, err, s)
 	}
@@ -209,7 +209,7 @@ func FuzzParseDurationAndWindows(f *testing.F) {
 		if d, err := ParseDuration(s); err == nil && (d < 0 || d > 100*365*86400) {
 			t.Fatalf("%q: %d s", s, d)
 		}
-		if w, err := ParseWindows(s); err == nil && (w.N < 1 || w.N > maxWindows || w.Days < 1) {
+		if w, err := ParseWindows(s); err == nil && (w.N < 0 || w.N > maxWindows || w.Days < 1) {
 			t.Fatalf("%q: %+v", s, w)
 		}
 	})

@@ -44,13 +44,20 @@ type TraceMapping struct {
 	Windows *WindowsSpec
 }
 
-// WindowsSpec is `--windows N×D`: N disjoint windows of D seconds.
+// WindowsSpec is `--windows N×D`: N disjoint windows of D seconds, or
+// `--windows D`: N by the default rule, min(12, ⌊span ÷ D⌋)
+// (docs/studies.md §5.1).
 type WindowsSpec struct {
-	N    int
+	N    int   // 0: by the default rule
 	Days int64 // D in days (the only unit: windows are days long)
 }
 
-func (w WindowsSpec) String() string { return fmt.Sprintf("%dx%dd", w.N, w.Days) }
+func (w WindowsSpec) String() string {
+	if w.N == 0 {
+		return fmt.Sprintf("%dd", w.Days)
+	}
+	return fmt.Sprintf("%dx%dd", w.N, w.Days)
+}
 
 // ShareRules are the values of `shares` (docs/studies.md §1).
 var ShareRules = []string{"groups", "window", "users", "equal-groups", "equal-users"}
@@ -75,20 +82,24 @@ var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "m
 // maxWindows bounds --windows' N: far more than any study needs.
 const maxWindows = 1000
 
-// ParseWindows reads N×D: "4x14d", "4×14d" or "4x14" (D in days).
+// ParseWindows reads N×D: "4x14d", "4×14d" or "4x14" (D in days), or D
+// alone ("14d"): N then follows the default rule (N 0 here).
 func ParseWindows(s string) (WindowsSpec, error) {
 	t := strings.ReplaceAll(strings.TrimSpace(s), "×", "x")
 	a, b, ok := strings.Cut(t, "x")
+	n := 0
 	if !ok {
-		return WindowsSpec{}, fmt.Errorf("%q: want N×D, N windows of D days, e.g. 4x14d", s)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(a))
-	if err != nil || n < 1 || n > maxWindows {
-		return WindowsSpec{}, fmt.Errorf("%q: N must be a whole number of windows from 1 to %d", s, maxWindows)
+		b = a
+	} else {
+		var err error
+		n, err = strconv.Atoi(strings.TrimSpace(a))
+		if err != nil || n < 1 || n > maxWindows {
+			return WindowsSpec{}, fmt.Errorf("%q: N must be a whole number of windows from 1 to %d", s, maxWindows)
+		}
 	}
 	d, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(b), "d"), 10, 64)
 	if err != nil || d < 1 || d > 36500 {
-		return WindowsSpec{}, fmt.Errorf("%q: D must be a whole number of days from 1 to 36500, e.g. 14d", s)
+		return WindowsSpec{}, fmt.Errorf("%q: D must be a whole number of days from 1 to 36500, e.g. 12x14d, or 14d for the default N", s)
 	}
 	return WindowsSpec{N: n, Days: d}, nil
 }

@@ -435,30 +435,35 @@ func WriteGrid(path string, f Format, w, h vg.Length, grid [][]*plot.Plot) error
 
 // drawGrid aligns and draws the plots of grid on c.
 func drawGrid(c draw.Canvas, grid [][]*plot.Plot) {
-	{
-		rows := len(grid)
-		cols := 0
-		for _, row := range grid {
-			cols = max(cols, len(row))
+	drawGridWith(c, grid, func(_, _ int, tile draw.Canvas) draw.Canvas { return tile })
+}
+
+// drawGridWith is drawGrid with each tile passed through room first: it
+// may draw under the panel and returns what is left for it.
+func drawGridWith(c draw.Canvas, grid [][]*plot.Plot, room func(r, k int, tile draw.Canvas) draw.Canvas) {
+	rows := len(grid)
+	cols := 0
+	for _, row := range grid {
+		cols = max(cols, len(row))
+	}
+	full := make([][]*plot.Plot, rows)
+	labels := make([][]centredLabels, rows)
+	for r, row := range grid {
+		full[r] = make([]*plot.Plot, cols)
+		labels[r] = make([]centredLabels, cols)
+		for k, p := range row {
+			full[r][k], labels[r][k] = detachLabels(p)
 		}
-		full := make([][]*plot.Plot, rows)
-		labels := make([][]centredLabels, rows)
-		for r, row := range grid {
-			full[r] = make([]*plot.Plot, cols)
-			labels[r] = make([]centredLabels, cols)
-			for k, p := range row {
-				full[r][k], labels[r][k] = detachLabels(p)
-			}
-		}
-		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14),
-			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
-		canvases := plot.Align(full, tiles, c)
-		for r := range full {
-			for k, p := range full[r] {
-				if p != nil {
-					p.Draw(canvases[r][k])
-					labels[r][k].draw(canvases[r][k], p)
-				}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14),
+		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+	canvases := plot.Align(full, tiles, c)
+	for r := range full {
+		for k, p := range full[r] {
+			if p != nil {
+				tile := room(r, k, canvases[r][k])
+				p.Draw(tile)
+				labels[r][k].draw(tile, p)
 			}
 		}
 	}

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The trace study's committed runs on windows of the full logs, and its
 # sensitivity to the mapping knobs (README.md "Real traces",
-# docs/traces.md): every policy on four 14-day windows of SDSC-SP2 and of
-# KTH-SP2, then the SDSC-SP2 windows again under each other `shares` rule
+# docs/traces.md): every policy on the default 14-day windows of SDSC-SP2
+# and of KTH-SP2 (min(12, ⌊span ÷ 14 d⌋) = 12 on each, docs/studies.md
+# §5.1), then the SDSC-SP2 windows again under each other `shares` rule
 # (docs/studies.md §1, §5) and under Bursar's old `bucket: hours:24`. Each
 # run writes its folder under results/trace/, its table (table.txt)
 # included: the command writes that file itself.
 #
 #   scripts/trace-windows.sh [TRACES_DIR]   # default: traces/ (the logs as docs/traces.md downloads them)
 #
-# Needs bin/bursar-sweep (make build). About 15 s of CPU in all, 1–3 s a
-# run (docs/traces.md); the policies that read no shares (priority) or
+# Needs bin/bursar-sweep (make build). About 30 s of CPU in all, 5 s for
+# all policies on one log's 12 windows (docs/traces.md); the policies that read no shares (priority) or
 # no bucket (all but bursar) are left out of the sensitivity runs, fifo
 # kept as the paired control.
 set -euo pipefail
@@ -23,11 +24,11 @@ run() { # run OUT ARGS…: bursar-sweep trace ARGS… into results/trace/OUT
 	local out=results/trace/$1
 	shift
 	mkdir -p "$out"
-	"$bin" trace --windows 4x14d --quiet --out "$out" "$@"
+	"$bin" trace --windows 14d --quiet --out "$out" "$@"
 }
 
-run sdsc-sp2-4x14d --trace "$sdsc"
-run kth-sp2-4x14d --trace "$kth"
+run sdsc-sp2-12x14d --trace "$sdsc"
+run kth-sp2-12x14d --trace "$kth"
 for s in window users equal-groups equal-users; do
 	run "shares/$s" --trace "$sdsc" --shares "$s" --policies bursar,fifo,static,fairshare,quota,budget
 done

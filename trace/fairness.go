@@ -153,6 +153,7 @@ func lateness(miss []float64, n, censored int) Lateness {
 	var late, missed stats.Interval
 	l.LateFrac, late = stats.Wilson(l.Late, n)
 	l.MeanMiss, missed = stats.MeanT(miss, byJob)
+	missed = missed.Within(0, math.Inf(1)) // a miss is positive (docs/studies.md §5.1)
 	l.LateLo, l.LateHi, l.MissLo, l.MissHi = late.Lo, late.Hi, missed.Lo, missed.Hi
 	return l
 }
@@ -507,6 +508,7 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 	s.Days = len(idx)
 	var jain stats.Interval
 	s.Jain, jain = stats.MeanT(idx, byJob)
+	jain = jain.Within(0, 1) // an index (docs/studies.md §5.1)
 	s.Lo, s.Hi = jain.Lo, jain.Hi
 	return s
 }

@@ -113,7 +113,12 @@ var byWindow = stats.Method{Sum: stats.Lanes, Spread: stats.Corrected}
 
 // TInterval is the mean of xs and its 95 % t interval, NaN values left
 // out (a window in which the metric has no value).
-func TInterval(xs []float64) Interval {
+func TInterval(xs []float64) Interval { return TIntervalIn(xs, metric.Unbounded) }
+
+// TIntervalIn is TInterval intersected with r, the range of the
+// quantity (docs/studies.md §5.1): a fraction's interval stays in
+// [0, 1], a count's at or above 0.
+func TIntervalIn(xs []float64, r metric.Range) Interval {
 	var v []float64
 	for _, x := range xs {
 		if !math.IsNaN(x) {
@@ -122,6 +127,7 @@ func TInterval(xs []float64) Interval {
 	}
 	iv := Interval{N: len(v)}
 	iv.Mean, iv.Interval = stats.MeanT(v, byWindow)
+	iv.Interval = iv.Within(r.Lo, r.Hi)
 	return iv
 }
 
@@ -159,7 +165,8 @@ func Estimate(st *Study, rs []Result, ref int) []Estimates {
 		}
 		for i := range Metrics {
 			m := &Metrics[i]
-			iv := TInterval(values(s, m))
+			rng := metric.RangeOf(m.Unit)
+			iv := TIntervalIn(values(s, m), rng)
 			if m.Lower != nil {
 				for k := range nw {
 					iv.Lower = iv.Lower || m.Lower(&rs[s*nw+k])
@@ -172,7 +179,7 @@ func Estimate(st *Study, rs []Result, ref int) []Estimates {
 				for k := range d {
 					d[k] = a[k] - b[k]
 				}
-				div := TInterval(d)
+				div := TIntervalIn(d, rng.Diff())
 				div.Lower = false // a difference of two bounds bounds nothing
 				e.Diffs = append(e.Diffs, div)
 			}

@@ -137,19 +137,30 @@ func ivBars(title, y string, names []string, ivs []Interval, scale, floor, ceil 
 		}
 	}
 	if logY {
-		// Bars on a log axis have no base: a marker per spec instead.
-		pts := make(plotter.XYs, len(vals))
+		// Bars on a log axis have no base: a marker per spec instead,
+		// open where the estimate is only a lower bound.
 		for i, v := range vals {
-			pts[i] = plotter.XY{X: float64(i), Y: v}
+			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: v}})
+			if err != nil {
+				return nil, false, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: palette[1], Radius: vg.Points(4), Shape: draw.BoxGlyph{}}
+			if ivs[i].Lower {
+				sc.GlyphStyle.Shape = draw.SquareGlyph{}
+			}
+			p.Add(sc)
 		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, false, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: palette[1], Radius: vg.Points(4), Shape: draw.BoxGlyph{}}
-		p.Add(sc)
 	} else {
-		b, err := plotter.NewBarChart(vals, vg.Points(14))
+		solid := slices.Clone(vals)
+		for i := range ivs {
+			if ivs[i].Lower {
+				solid[i] = 0
+				// A lower bound is no quantity measured: an open, dashed
+				// bar, so that it does not read as one.
+				p.Add(boundBar{x: float64(i), y: vals[i], w: vg.Points(14)})
+			}
+		}
+		b, err := plotter.NewBarChart(solid, vg.Points(14))
 		if err != nil {
 			return nil, false, err
 		}
@@ -183,16 +194,120 @@ func ivBars(title, y string, names []string, ivs []Interval, scale, floor, ceil 
 			p.Title.Text += "; a line to the axis' foot reaches " + strconv.FormatFloat(floor, 'g', -1, 64)
 		}
 	} else {
-		p.Y.Min, p.Y.Max = 0, max(hi*1.08, 1e-9)
+		// From 0, never above the quantity's ceiling: a fraction's axis
+		// stops at 1.
+		p.Y.Min, p.Y.Max = 0, min(max(hi*1.08, 1e-9), ceil)
 		p.Y.Tick.Marker = cleanTicks{}
 	}
 	nominalRange(p, len(names))
 	return p, clipped, nil
 }
 
+// boundBar is an open, dashed bar from 0 to y at data x, w wide: an
+// estimate that is only a lower bound.
+type boundBar struct {
+	x, y float64
+	w    vg.Length
+}
+
+func (b boundBar) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x, y0, y1 := trX(b.x), trY(0), trY(b.y)
+	sty := draw.LineStyle{Color: palette[1], Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	c.StrokeLines(sty, []vg.Point{{X: x - b.w/2, Y: y0}, {X: x - b.w/2, Y: y1}, {X: x + b.w/2, Y: y1}, {X: x + b.w/2, Y: y0}})
+}
+
+// Thumbnail draws the open bar in a legend.
+func (b boundBar) Thumbnail(c *draw.Canvas) {
+	sty := draw.LineStyle{Color: palette[1], Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	r := c.Rectangle
+	c.StrokeLines(sty, []vg.Point{{X: r.Min.X + 4, Y: r.Min.Y}, {X: r.Min.X + 4, Y: r.Max.Y}, {X: r.Max.X - 4, Y: r.Max.Y}, {X: r.Max.X - 4, Y: r.Min.Y}})
+}
+
+// openSquare is the legend thumbnail of a lower-bound mean on a log axis.
+type openSquare struct{}
+
+func (openSquare) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(draw.GlyphStyle{Color: palette[1], Radius: vg.Points(4), Shape: draw.SquareGlyph{}}, c.Center())
+}
+
+// windowPoints draws each window's own value of a metric over its spec's
+// bar, spread across the bar: a filled dot where the window measured
+// it, an open triangle pointing up where the window's value is only a
+// lower bound (jobs still queued at the horizon, §4.3). It returns the
+// legend entries of the marks drawn.
+func windowPoints(p *plot.Plot, s Summary, key string, scale float64) ([]figures.LegendEntry, error) {
+	m := MetricByKey(key)
+	nw := len(s.Study.Windows)
+	exact := draw.GlyphStyle{Color: color.Gray{Y: 0x40}, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
+	bound := draw.GlyphStyle{Color: palette[2], Radius: vg.Points(3), Shape: draw.TriangleGlyph{}}
+	var pts, lower plotter.XYs
+	for si := range s.Study.Specs {
+		for k := range nw {
+			r := &s.Runs[si*nw+k]
+			v := m.Get(r) * scale
+			if math.IsNaN(v) {
+				continue
+			}
+			x := float64(si)
+			if nw > 1 {
+				x += 0.5 * (float64(k)/float64(nw-1) - 0.5)
+			}
+			if m.Lower != nil && m.Lower(r) {
+				lower = append(lower, plotter.XY{X: x, Y: v})
+			} else {
+				pts = append(pts, plotter.XY{X: x, Y: v})
+			}
+		}
+	}
+	// The axis holds every window's mark, not only the means.
+	_, linear := p.Y.Scale.(plot.LinearScale)
+	for _, xy := range append(slices.Clone(pts), lower...) {
+		if linear {
+			p.Y.Max = max(p.Y.Max, xy.Y*1.05)
+		} else if xy.Y > 0 {
+			p.Y.Min, p.Y.Max = min(p.Y.Min, xy.Y/1.3), max(p.Y.Max, xy.Y*1.3)
+		}
+	}
+	if !linear {
+		// A window with no wait at all has no place on a log axis: at
+		// its foot.
+		for _, set := range []plotter.XYs{pts, lower} {
+			for i := range set {
+				set[i].Y = max(set[i].Y, p.Y.Min)
+			}
+		}
+	}
+	var legend []figures.LegendEntry
+	for _, set := range []struct {
+		xy    plotter.XYs
+		sty   draw.GlyphStyle
+		label string
+	}{{pts, exact, "one window's value"}, {lower, bound, "one window's lower bound (jobs unfinished at the horizon)"}} {
+		if len(set.xy) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(set.xy)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = set.sty
+		p.Add(sc)
+		legend = append(legend, figures.LegendEntry{Label: set.label, Icons: []plot.Thumbnailer{sc}})
+	}
+	if len(lower) > 0 {
+		if linear {
+			legend = append(legend, figures.LegendEntry{Label: "mean of lower bounds (open bar)", Icons: []plot.Thumbnailer{boundBar{}}})
+		} else {
+			legend = append(legend, figures.LegendEntry{Label: "mean of lower bounds (open square)", Icons: []plot.Thumbnailer{openSquare{}}})
+		}
+	}
+	return legend, nil
+}
+
 // countBars is the served, denied and unfinished jobs per spec, summed
 // over the windows, as stacked bars (every job counted, §4.1).
-func countBars(s Summary, names []string) (*plot.Plot, error) {
+func countBars(s Summary, names []string) (*plot.Plot, []figures.LegendEntry, error) {
 	nw := len(s.Study.Windows)
 	title := "Every job counted"
 	if nw > 1 {
@@ -214,10 +329,11 @@ func countBars(s Summary, names []string) (*plot.Plot, error) {
 	}
 	colors := []color.Color{palette[4], palette[2], palette[3]}
 	var prev *plotter.BarChart
+	var legend []figures.LegendEntry
 	for i, v := range []plotter.Values{served, denied, unfinished} {
 		b, err := plotter.NewBarChart(v, vg.Points(14))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b.Color = colors[i]
 		b.LineStyle.Width = 0
@@ -226,30 +342,27 @@ func countBars(s Summary, names []string) (*plot.Plot, error) {
 		}
 		prev = b
 		p.Add(b)
-		p.Legend.Add([]string{"served", "denied", "unfinished"}[i], b)
+		legend = append(legend, figures.LegendEntry{Label: []string{"served", "denied", "unfinished"}[i], Icons: []plot.Thumbnailer{b}})
 	}
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	// Room above the bars for the legend, so that it covers no bar.
-	p.Y.Min, p.Y.Max = 0, total*1.45
+	p.Y.Min, p.Y.Max = 0, max(total*1.05, 1)
 	p.Y.Tick.Marker = cleanTicks{}
 	nominalRange(p, len(names))
-	p.Legend.Top = true
-	return p, nil
+	return p, legend, nil
 }
 
 // groupedUtil is useful, lost and idle-while-waiting per spec, as
 // fractions of pool × the measured interval, grouped bars with their
 // intervals over windows (clipped to [0, 1]; clipped reports whether any
 // was).
-func groupedUtil(names []string, ests []Estimates) (p *plot.Plot, clipped bool, err error) {
+func groupedUtil(names []string, ests []Estimates) (p *plot.Plot, legend []figures.LegendEntry, clipped bool, err error) {
 	p = newPanel("One interval: GPU time", "", "fraction of pool × measured interval")
 	keys := []string{"useful_utilization", "lost_utilization", "idle_while_waiting"}
 	labels := []string{"useful", "lost", "idle while a job would fit"}
 	colors := []color.Color{palette[4], palette[2], palette[6]}
 	w := vg.Points(7)
-	top := 0.0
 	for g, key := range keys {
 		m := -1
 		for i := range Metrics {
@@ -262,36 +375,34 @@ func groupedUtil(names []string, ests []Estimates) (p *plot.Plot, clipped bool, 
 		for i, e := range ests {
 			iv := e.Intervals[m]
 			vals[i] = max(0, nanTo0(iv.Mean))
-			top = max(top, vals[i])
 			if math.IsNaN(iv.Lo) {
 				continue
 			}
 			lo, hi, c := figures.ClipInterval(iv.Lo, iv.Hi, 0, 1)
 			clipped = clipped || c
-			top = max(top, hi)
 			bars = append(bars, offsetBar{x: float64(i), lo: lo, hi: hi, dx: vg.Length(g-1) * w,
 				style: draw.LineStyle{Color: color.Black, Width: vg.Points(1)}})
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		b.Color = colors[g]
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(g-1) * w
 		p.Add(b)
 		p.Add(bars...)
-		p.Legend.Add(labels[g], b)
+		legend = append(legend, figures.LegendEntry{Label: labels[g], Icons: []plot.Thumbnailer{b}})
 	}
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = math.Pi / 6
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	p.Y.Min, p.Y.Max = 0, max(1, top)*1.4
+	// The whole of the pool, 0 to 1, and no more: these are fractions.
+	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"},
 		{Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
-	p.Legend.Top = true
 	nominalRange(p, len(names))
-	return p, clipped, nil
+	return p, legend, clipped, nil
 }
 
 func nanTo0(x float64) float64 {
@@ -336,6 +447,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	cdf.X.Tick.Marker = figures.LogTicks{}
 	cdf.X.Min = 1
 	maxX := 10.0
+	var cdfLegend []figures.LegendEntry
 	for si := range st.Specs {
 		var xs []float64
 		for k := range nw {
@@ -388,18 +500,15 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 		}
 		sc.GlyphStyle = look.Glyph
 		cdf.Add(l, sc)
-		cdf.Legend.Add(names[si], l, sc)
+		cdfLegend = append(cdfLegend, figures.LegendEntry{Label: names[si], Icons: []plot.Thumbnailer{l, sc}})
 	}
 	cdf.X.Max = maxX * 1.5
-	// The legend sits in a band above the curves (y beyond 1), so it
-	// covers none of them.
-	cdf.Y.Min, cdf.Y.Max = 0, 1.0+0.09*float64(len(st.Specs))
+	// A fraction: 0 to 1; the legend is under the panel, outside the
+	// curves.
+	cdf.Y.Min, cdf.Y.Max = 0, 1
 	cdf.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"},
 		{Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
-	cdf.Legend.Top = true
-	cdf.Legend.Left = true
-	cdf.Legend.XOffs = vg.Points(6)
-	counts, err := countBars(s, names)
+	counts, countLegend, err := countBars(s, names)
 	if err != nil {
 		return err
 	}
@@ -407,7 +516,16 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if err != nil {
 		return err
 	}
-	pu, c2, err := groupedUtil(names, ests)
+	var waitLegend []figures.LegendEntry
+	switch {
+	case nw > 1:
+		if waitLegend, err = windowPoints(pw, s, "mean_wait", 1.0/3600); err != nil {
+			return err
+		}
+	case stopped:
+		waitLegend = []figures.LegendEntry{{Label: "a lower bound: jobs unfinished at the horizon (open bar)", Icons: []plot.Thumbnailer{boundBar{}}}}
+	}
+	pu, utilLegend, c2, err := groupedUtil(names, ests)
 	if err != nil {
 		return err
 	}
@@ -447,9 +565,11 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if err != nil {
 		return err
 	}
+	// An index's whole scale, 0 to 1 (fair): no truncated axis.
+	pj.Y.Max = 1
 	title := "Each policy on " + sub
 	if nw > 1 {
-		title += " (bars: means over windows, lines: 95 % intervals)"
+		title += " (bars: means over windows, lines: 95 % intervals, dots: the windows' own values)"
 	} else {
 		title += " (lines: 95 % intervals; fair start: Wilson over the sampled jobs, usage: t over the days)"
 	}
@@ -462,7 +582,8 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if len(FindDegenerate(st, s.Runs)) > 0 {
 		title += "; ‡ = a degenerate mapping or a run identical to fifo's (summary.json degenerate): no comparison"
 	}
-	return figures.WriteTitledGrid(path, f, 11*vg.Inch, 12*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}, {pl, pj}})
+	return figures.WriteTitledGridLegends(path, f, 11*vg.Inch, 13*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}, {pl, pj}},
+		[][][]figures.LegendEntry{{cdfLegend, countLegend}, {waitLegend, utilLegend}})
 }
 
 // WriteBudgetKnobsFigure draws fig_budget_knobs: the mean wait's paired
@@ -510,6 +631,7 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 	grid := make([][]*plot.Plot, len(rows))
 	tops, bottoms := make([]float64, len(rows)), make([]float64, len(rows))
 	stopped := false
+	var legend []figures.LegendEntry
 	for _, rs := range restarts {
 		col := "restart " + rs
 		if rs == "" {
@@ -575,8 +697,8 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 				ln.LineStyle = looks[i].Line
 				sc.GlyphStyle = looks[i].Glyph
 				p.Add(ln, sc)
-				if ri == 0 {
-					p.Legend.Add(fmt.Sprintf("m = %s", fmtDur(m)), ln, sc)
+				if ri == 0 && len(grid[0]) == 0 {
+					legend = append(legend, figures.LegendEntry{Label: fmt.Sprintf("m = %s", fmtDur(m)), Icons: []plot.Thumbnailer{ln, sc}})
 				}
 				if len(marks) > 0 {
 					mk, err := plotter.NewScatter(marks)
@@ -599,11 +721,13 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 			p.X.Tick.Marker = ticks
 			p.Y.Tick.Marker = cleanTicks{}
 			p.Y.Min, p.Y.Max = bottoms[ri]*1.15, max(tops[ri]*1.15, 1e-9)
-			if ri == 0 {
-				// Room above the lines for the legend.
-				p.Y.Max = max(tops[ri]+(tops[ri]-bottoms[ri])*(0.2+0.12*float64(len(mins))), 1e-9)
-				p.Legend.Top = true
-				p.Legend.Left = true
+			if rows[ri].ceil == 1 {
+				// A fraction or an index: from 0, and an index to its
+				// whole scale, 1 = fair; never above 1.
+				p.Y.Min, p.Y.Max = 0, min(p.Y.Max, 1)
+				if rows[ri].key == "share_jain" {
+					p.Y.Max = 1
+				}
 			}
 			if len(ws) > 0 {
 				p.X.Min, p.X.Max = float64(slices.Min(ws))-0.5, float64(slices.Max(ws))+0.5
@@ -624,7 +748,12 @@ func WriteBudgetKnobsFigure(path string, f figures.Format, s Summary) error {
 		title += clipNote
 	}
 	width := 5.5 * vg.Inch * vg.Length(len(restarts))
-	return figures.WriteTitledGrid(path, f, max(width, 8*vg.Inch), 13*vg.Inch, title, grid)
+	// The legend under the first row, outside the data.
+	legends := [][][]figures.LegendEntry{make([][]figures.LegendEntry, len(grid[0]))}
+	for k := range legends[0] {
+		legends[0][k] = legend
+	}
+	return figures.WriteTitledGridLegends(path, f, max(width, 8*vg.Inch), 13.5*vg.Inch, title, grid, legends)
 }
 
 // diffOf is e's paired difference in the metric key.

@@ -80,16 +80,69 @@ func marshal(s Summary) ([]byte, error) {
 		ests = append(ests, m)
 	}
 	top := map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": MappingMap(st.Options),
-		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests}
+		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests,
+		"window_rule": windowRuleMap(st)}
 	top["degenerate"] = degenerateList(FindDegenerate(st, s.Runs))
 	if mvl := modelVsLogList(s.Runs); mvl != nil {
 		top["model_vs_log"] = mvl
+	}
+	if len(st.Windows) > 1 {
+		top["contrasts"] = "every paired_difference is descriptive (a 95 % t interval over windows, no test); " +
+			"the primary family is tested (exact Wilcoxon signed-rank, Pratt's zeros; Holm across the family)"
+		if fam := TestedFamily(st, s.Runs, PrimaryFamily); fam != nil {
+			top["primary"] = familyMaps(fam)
+		}
 	}
 	b, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// windowRuleMap declares how the windows were chosen and weighed
+// (docs/studies.md §5.1): their number and length, the rule that set
+// the number, equal weights.
+func windowRuleMap(st *Study) map[string]any {
+	m := map[string]any{"n": len(st.Windows), "weights": "equal"}
+	if len(st.Windows) > 0 {
+		m["days"] = st.Windows[0].Days()
+	}
+	rule := st.WindowRule
+	if rule == "" {
+		rule = "one window"
+	}
+	m["rule"] = rule
+	return m
+}
+
+// familyMaps are summary.json's primary block: each contrast with its
+// per-window statistics, exact signed-rank test, Hodges–Lehmann
+// estimate and interval (on the log scale for a ratio, and as a ratio
+// beside it), raw and Holm-adjusted p.
+func familyMaps(fam []Tested) []any {
+	out := make([]any, len(fam))
+	for i, t := range fam {
+		stat := "policy − fifo"
+		if t.Ratio {
+			stat = "log(policy ÷ fifo)"
+		}
+		vals := make([]any, len(t.Values))
+		for k, v := range t.Values {
+			vals[k] = num(v)
+		}
+		m := map[string]any{"policy": t.Policy, "metric": t.Metric, "statistic": stat, "finding": t.Finding,
+			"values": vals, "n": t.Test.N, "zeros": t.Test.Zeros, "converged_windows": t.Converged,
+			"w_plus": t.Test.WPlus, "p": num(t.Test.P), "p_holm": num(t.PHolm), "adjustment": "Holm",
+			"hodges_lehmann": num(t.Shift.Estimate), "lo": num(t.Shift.Lo), "hi": num(t.Shift.Hi),
+			"coverage": num(t.Shift.Coverage)}
+		if t.Ratio {
+			m["as_ratio"] = map[string]any{"estimate": num(math.Exp(t.Shift.Estimate)), "lo": num(math.Exp(t.Shift.Lo)),
+				"hi": num(math.Exp(t.Shift.Hi))}
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // MappingMap is summary.json's mapping block: the trace mapping the run
@@ -378,7 +431,17 @@ func Write(out string, s Summary, f figures.Format) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{"summary.json", "runs.csv", fig}, nil
+	files := []string{"summary.json", "runs.csv", fig}
+	if s.Experiment == "trace" && len(s.Study.Windows) > 1 {
+		if fam := TestedFamily(s.Study, s.Runs, PrimaryFamily); len(fam) > 0 {
+			name := "fig_primary." + string(f)
+			if err := WritePrimaryFigure(filepath.Join(out, name), f, s, fam); err != nil {
+				return nil, err
+			}
+			files = append(files, name)
+		}
+	}
+	return files, nil
 }
 
 // PrintTable prints one row per spec: the counts summed over the windows,
@@ -464,7 +527,7 @@ func PrintTable(w io.Writer, s Summary) error {
 		return err
 	}
 	if nw > 1 {
-		fmt.Fprintf(w, "Means over %d windows ± the half-width of a 95 %% t interval; counts summed over the windows; Δ is the paired difference, window by window.\n", nw)
+		fmt.Fprintf(w, "Means over %d windows (%s, equal weights) ± the half-width of a 95 %% t interval within the quantity's range; counts summed over the windows; Δ is the paired difference, window by window (descriptive).\n", nw, st.WindowRule)
 	}
 	for si := range st.Specs {
 		if c := converged(rs, si, nw); c < nw {
@@ -473,6 +536,9 @@ func PrintTable(w io.Writer, s Summary) error {
 		}
 	}
 	printModelVsLog(w, rs)
+	if s.Experiment == "trace" {
+		return printFamily(w, TestedFamily(st, rs, PrimaryFamily))
+	}
 	return nil
 }
 
@@ -487,6 +553,28 @@ func printModelVsLog(w io.Writer, rs []Result) {
 		fmt.Fprintf(w, "fifo against the log, window %d (%d jobs): |start-time error| median %.2f h, p90 %.2f h; signed mean %+.2f h; waits' correlation %.2f (ranks %.2f)\n",
 			rs[i].Window, mv.Jobs, mv.MedianAbs/3600, mv.P90Abs/3600, mv.SignedMean/3600, mv.Pearson, mv.Spearman)
 	}
+}
+
+// printFamily prints the primary family: each contrast's Hodges–Lehmann
+// estimate with its interval (a ratio for waits), the windows it rests
+// on, and its raw and Holm-adjusted exact signed-rank p.
+func printFamily(w io.Writer, fam []Tested) error {
+	if len(fam) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nPrimary family (%d contrasts with fifo; exact Wilcoxon signed-rank over windows, Holm across the family):\n", len(fam))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tmetric\tstatistic\tHL estimate [interval]\tcoverage\twindows (converged)\tp\tp Holm\t")
+	for _, t := range fam {
+		stat, est := "policy − fifo", fmt.Sprintf("%+.3g [%.3g, %.3g]", t.Shift.Estimate, t.Shift.Lo, t.Shift.Hi)
+		if t.Ratio {
+			stat = "policy ÷ fifo"
+			est = fmt.Sprintf("×%.3g [%.3g, %.3g]", math.Exp(t.Shift.Estimate), math.Exp(t.Shift.Lo), math.Exp(t.Shift.Hi))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%d (%d)\t%.4f\t%.4f\t\n", t.Policy, t.Metric, stat, est,
+			t.Shift.Coverage, t.Test.N+t.Test.Zeros, t.Converged, t.Test.P, t.PHolm)
+	}
+	return tw.Flush()
 }
 
 // Format writes the interval's mean (× scale) with the half-width of its

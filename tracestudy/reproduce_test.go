@@ -16,7 +16,7 @@ import (
 
 // The committed window runs (scripts/trace-windows.sh) are what this code
 // gives: each is replayed again from the full log in $BURSAR_TRACES, as
-// `bursar-sweep trace --windows 4x14d` replays it, and every metric of
+// `bursar-sweep trace --windows 14d` replays it (12 windows), and every metric of
 // every run is compared with its summary.json. A change that moves a
 // number the README cites fails here until the runs are regenerated and
 // the findings rechecked (TestCommittedTraceWindowFindings,
@@ -27,7 +27,7 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 		t.Skip("set BURSAR_TRACES to the folder holding SDSC-SP2-1998-4.2-cln.swf.gz and KTH-SP2-1996-2.1-cln.swf.gz")
 	}
 	if testing.Short() {
-		t.Skip("replays the committed window runs (about 20 s of CPU)")
+		t.Skip("replays the committed window runs (about 60 s of CPU)")
 	}
 	if raceDetector {
 		t.Skip("single-goroutine replays: run without -race")
@@ -40,8 +40,8 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 		opt         trace.Options
 		policies    []string
 	}{
-		{"sdsc-sp2-4x14d", sdsc, trace.Options{}, all},
-		{"kth-sp2-4x14d", kth, trace.Options{}, all},
+		{"sdsc-sp2-12x14d", sdsc, trace.Options{}, all},
+		{"kth-sp2-12x14d", kth, trace.Options{}, all},
 		{"shares/window", sdsc, trace.Options{Shares: trace.ShareWindow}, shareRun},
 		{"shares/users", sdsc, trace.Options{Shares: trace.ShareUsers}, shareRun},
 		{"shares/equal-groups", sdsc, trace.Options{Shares: trace.ShareEqualGroups}, shareRun},
@@ -58,7 +58,7 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := &Study{Specs: TraceSpecs(c.policies), Options: c.opt, FairSample: trace.DefaultFairSample}
-			if st.Windows, err = Windows(w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit, 4, 14*Day, DefaultWarmup, DefaultCooldown); err != nil {
+			if st.Windows, err = Windows(w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit, 0, 14*Day, DefaultWarmup, DefaultCooldown); err != nil {
 				t.Fatal(err)
 			}
 			if st.Loads, err = LoadWindows(path, c.opt, st.Windows); err != nil {

@@ -342,6 +342,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		if st.Loads, err = LoadWindows(c.Path, opt, st.Windows); err != nil {
 			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
+		st.WindowRule = WindowRule(*mapping.Windows)
 	}
 	if st.FairSample = f.Int("fair-sample", trace.DefaultFairSample); st.FairSample < 0 {
 		return nil, fmt.Errorf("--fair-sample must not be negative, got %d", st.FairSample)

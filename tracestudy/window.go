@@ -3,6 +3,8 @@ package tracestudy
 import (
 	"fmt"
 
+	"github.com/bursar-hpc/bursar/configs"
+
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -56,13 +58,43 @@ func (w *Window) Measure(warmup, cooldown int64) error {
 	return nil
 }
 
+// MaxDefaultWindows caps the default window count (docs/studies.md
+// §5.1): enough for the exact signed-rank test to reach p = 1/2048 and
+// for a Hodges–Lehmann interval of 95.8 % coverage, few enough to replay.
+const MaxDefaultWindows = 12
+
+// DefaultWindowCount is the default number of windows of d seconds on a
+// log whose submits run from first to last: min(12, ⌊span ÷ d⌋), the most
+// disjoint windows that fit, at most 12 (docs/studies.md §5.1).
+func DefaultWindowCount(first, last, d int64) int {
+	if d < 1 || last < first {
+		return 0
+	}
+	return int(min(MaxDefaultWindows, (last-first)/d))
+}
+
+// WindowRule names how ws set the number of windows: "given" for N×D,
+// the default rule for D alone.
+func WindowRule(ws configs.WindowsSpec) string {
+	if ws.N == 0 {
+		return fmt.Sprintf("min(%d, ⌊span ÷ D⌋)", MaxDefaultWindows)
+	}
+	return "given"
+}
+
 // Windows are n disjoint windows of d seconds whose starts are spread
 // evenly over [first, last − d] (docs/studies.md §6.16): start i is
 // first + i·(last − d − first) ÷ (n − 1), rounded down to the second; one
 // window starts at first. first and last are the log's first and last
-// submit. It is an error when the log is shorter than one window or the
-// windows would overlap.
+// submit; n 0 is DefaultWindowCount. Every window weighs the same in
+// every estimate. It is an error when the log is shorter than one window
+// or the windows would overlap.
 func Windows(first, last int64, n int, d, warmup, cooldown int64) ([]Window, error) {
+	if n == 0 && d >= 1 {
+		if n = DefaultWindowCount(first, last, d); n == 0 {
+			n = 1 // shorter than one window: the error below says so
+		}
+	}
 	if n < 1 || d < 1 {
 		return nil, fmt.Errorf("%d windows of %d s: want at least one window of at least a second", n, d)
 	}

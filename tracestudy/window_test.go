@@ -251,3 +251,21 @@ func TestStudyPreloadsTheLogsRecord(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, empty.Summary.All.MeanWait, rs[1].Summary.All.MeanWait, "the preloaded usage changes fairshare's order")
 }
+
+// The default window count (docs/studies.md §5.1): min(12, ⌊span ÷ D⌋),
+// worked by hand. 100 days of submits hold ⌊100 ÷ 14⌋ = 7 windows of 14
+// days; 400 days would hold 28, capped at 12; 13 days hold none of 14;
+// and Windows with n 0 lays out that many, disjoint.
+func TestDefaultWindowCount(t *testing.T) {
+	assert.Equal(t, 7, DefaultWindowCount(0, 100*Day, 14*Day))
+	assert.Equal(t, 12, DefaultWindowCount(0, 400*Day, 14*Day))
+	assert.Equal(t, 0, DefaultWindowCount(0, 13*Day, 14*Day))
+	ws, err := Windows(0, 100*Day, 0, 14*Day, Day, Day)
+	require.NoError(t, err)
+	assert.Len(t, ws, 7)
+	for i := 1; i < len(ws); i++ {
+		assert.GreaterOrEqual(t, ws[i].From, ws[i-1].Until, "disjoint")
+	}
+	_, err = Windows(0, 13*Day, 0, 14*Day, Day, Day)
+	assert.ErrorContains(t, err, "shorter than one window")
+}

@@ -21,9 +21,10 @@ func traceStudy() study {
 		Usage: "replay a real job log under every policy: bounded slowdown, wait, utilization, fairness",
 		Description: "Each policy on a trace (docs/studies.md §5): every job a rigid request filed at\n" +
 			"its submit time, never expiring, replayed until every job has finished or been denied, or to\n" +
-			"its horizon. --windows N×D replays N disjoint windows of D days spread over the log (each\n" +
-			"estimate then gets a 95 % interval over windows, and each policy a paired difference from\n" +
-			"fifo); --warmup and --cooldown (1d each) are replayed, not measured. Prints a table and writes\n" +
+			"its horizon. --windows N×D replays N disjoint windows of D days spread over the log, --windows D\n" +
+			"min(12, ⌊span ÷ D⌋) of them (each estimate then gets a 95 % interval over windows, each policy a\n" +
+			"paired difference from fifo, and the primary contrasts an exact signed-rank test with Holm's\n" +
+			"adjustment); --warmup and --cooldown (1d each) are replayed, not measured. Prints a table and writes\n" +
 			"summary.json, runs.csv, fig_trace (the bounded-slowdown CDF over every job, the served /\n" +
 			"denied / unfinished counts, mean wait, useful / lost / idle-while-waiting GPU time, and the\n" +
 			"fairness measures), manifest.json and with --jobs every replay's per-job records\n" +
@@ -125,7 +126,7 @@ func traceSetup(experiment string) func(*cli.Context, *sweep.Dist) (sweep.Job, e
 // budget-knobs (configs.TraceMapping; docs/traces.md).
 func mappingFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "windows", Usage: "replay `N×D` disjoint windows of D days spread evenly over the log (e.g. 4x14d); every estimate gets a 95 % interval over them", DefaultText: "one window: the whole log or --window"},
+		&cli.StringFlag{Name: "windows", Usage: "replay `N×D` disjoint windows of D days spread evenly over the log (e.g. 4x14d), or D alone (14d) for min(12, ⌊span ÷ D⌋) of them; every estimate gets a 95 % interval over them", DefaultText: "one window: the whole log or --window"},
 		&cli.StringFlag{Name: "warmup", Usage: "`DURATION` of submits at a window's start replayed but not measured (1d, 12h, 3600)", DefaultText: "1d"},
 		&cli.StringFlag{Name: "cooldown", Usage: "`DURATION` of submits at a window's end replayed but not measured", DefaultText: "1d"},
 		&cli.StringFlag{Name: "by", Usage: "a campaign is one `user` or one group (user|group)", DefaultText: "user"},

@@ -79,7 +79,7 @@ func TestTraceWindowsAndWindowUnits(t *testing.T) {
 	require.NoError(t, err, console)
 	assert.Contains(t, console, "Δ mean wait vs fifo (h)")
 	assert.Contains(t, console, "Means over 3 windows")
-	assert.Contains(t, console, "wrote summary.json, runs.csv, fig_trace.png, table.txt, manifest.json, jobs/ (6 replays' per-job records) into "+out)
+	assert.Contains(t, console, "wrote summary.json, runs.csv, fig_trace.png, fig_primary.png, table.txt, manifest.json, jobs/ (6 replays' per-job records) into "+out)
 	var s struct {
 		Windows []struct {
 			From, Until int64

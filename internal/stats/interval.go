@@ -104,3 +104,18 @@ func (m Method) stdDev(xs []float64, mean float64) float64 {
 	}
 	return math.Sqrt(ss / (float64(len(xs)) - 1))
 }
+
+// Within is iv intersected with [lo, hi], the values its quantity can
+// take (a fraction's [0, 1], a count's [0, ∞)): a t interval over a few
+// windows knows nothing of the range and can cross it. Intersecting
+// keeps the coverage (a value in both lies in the intersection). NaN
+// bounds stay NaN.
+func (iv Interval) Within(lo, hi float64) Interval {
+	if !math.IsNaN(iv.Lo) {
+		iv.Lo = min(max(iv.Lo, lo), hi)
+	}
+	if !math.IsNaN(iv.Hi) {
+		iv.Hi = max(min(iv.Hi, hi), lo)
+	}
+	return iv
+}
