@@ -44,7 +44,7 @@ func PolicyStyle(s registry.Style) PolicyLook {
 }
 
 // markerShapes are the shapes of registry's markers, by Marker.
-var markerShapes = [...]shape{registry.Circle: circle, registry.Square: square, registry.Triangle: triangle, registry.Diamond: diamond}
+var markerShapes = [...]shape{registry.Circle: circle, registry.Square: square, registry.Triangle: triangle, registry.Diamond: diamond, registry.TriangleDown: triangleDown}
 
 // KnobLooks are n looks for the ordered values of one knob (budget-knobs'
 // minimum runtime m, say), smallest first: a sequential ramp from light to

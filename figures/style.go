@@ -108,6 +108,7 @@ const (
 	square
 	triangle
 	diamond
+	triangleDown
 )
 
 // marker draws a marker shape, filled in the series colour or, when open,
@@ -138,6 +139,11 @@ func (m marker) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 		p.Move(vg.Point{X: pt.X, Y: pt.Y + t})
 		p.Line(vg.Point{X: pt.X - t*0.866, Y: pt.Y - t*0.5})
 		p.Line(vg.Point{X: pt.X + t*0.866, Y: pt.Y - t*0.5})
+	case triangleDown:
+		t := r * 1.35
+		p.Move(vg.Point{X: pt.X, Y: pt.Y - t})
+		p.Line(vg.Point{X: pt.X + t*0.866, Y: pt.Y + t*0.5})
+		p.Line(vg.Point{X: pt.X - t*0.866, Y: pt.Y + t*0.5})
 	case diamond:
 		d := r * 1.25
 		p.Move(vg.Point{X: pt.X, Y: pt.Y + d})

@@ -84,6 +84,10 @@ type Descriptor struct {
 	// holds none of its knobs). A later rerun of the studies may make it a
 	// default.
 	Optional bool
+	// Base is, for a variant (Variant.Descriptor), the name of the policy
+	// it sets, and Presets the knobs it fixes, as the docs write them;
+	// "" for a policy of its own.
+	Base, Presets string
 }
 
 // Marker is the shape of a policy's marker in figures.
@@ -95,6 +99,9 @@ const (
 	Square
 	Triangle
 	Diamond
+	// TriangleDown points down: the ninth and tenth policies' (filled and
+	// open) once the four shapes above were each taken twice.
+	TriangleDown
 )
 
 // Style is how a policy is drawn wherever it is a line or a marker, as

@@ -9,7 +9,9 @@
 // policy/policies lists the descriptors in report order (policies.Default);
 // the config parser, the studies and the figures look a policy up there
 // instead of switching on its name, so that adding a policy is its package
-// plus one line in that list.
+// plus one line in that list. A Variant is a named knob preset of another
+// policy (quota-fair, static-share), made a Descriptor of its own
+// (docs/policies.md, "Variants").
 //
 // The package sits below every policy and every consumer: it imports only
 // policy (the Allocator contract and its Config) and policy/baseline (the

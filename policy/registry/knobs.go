@@ -82,6 +82,9 @@ func (s Slot[T]) Get(k Knobs) T {
 	return zero
 }
 
+// Has reports whether k holds the policy's knobs.
+func (s Slot[T]) Has(k Knobs) bool { return k.find(string(s)) >= 0 }
+
 // Edit is the policy's knobs in k, to change in place: k gets a copy of
 // its own first, so that copies of k made before are unchanged.
 func (s Slot[T]) Edit(k *Knobs) *T {
@@ -221,6 +224,16 @@ func FormatList(xs []string) string {
 // PriorityCalcPeriod, a knob of every policy that recalculates
 // priorities periodically).
 const CalcPeriodError = "calc_period must be at least 1 second, got %d"
+
+// Bool reads true or false; anything else is the error "KEY must be
+// true or false, got …".
+func Bool(v Value, key string) (bool, error) {
+	x, ok := v.Scalar()
+	if !ok || x != "true" && x != "false" {
+		return false, v.Errorf("%s must be true or false, got %s", key, v.Describe())
+	}
+	return x == "true", nil
+}
 
 // IntAtLeast reads a whole number of at least low; below, the error is
 // format with the number (e.g. "owners must be ≥ 0 groups, got %d").
