@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -57,7 +58,14 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st := &Study{Specs: TraceSpecs(c.policies), Options: c.opt, FairSample: trace.DefaultFairSample}
+			// The study's mapping as the command applies it: one restart
+			// rule for every policy (zero on an SWF log, docs/studies.md
+			// §6.7).
+			specs := TraceSpecs(c.policies)
+			if err := ApplyMapping(configs.TraceMapping{}, &c.opt, specs); err != nil {
+				t.Fatal(err)
+			}
+			st := &Study{Specs: specs, Options: c.opt, FairSample: trace.DefaultFairSample}
 			if st.Windows, err = Windows(w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit, 0, 14*Day, DefaultWarmup, DefaultCooldown); err != nil {
 				t.Fatal(err)
 			}
