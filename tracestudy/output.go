@@ -263,6 +263,9 @@ func resultMap(r *Result) map[string]any {
 		m["model_vs_log"] = modelVsLogMap(mv)
 	}
 	m["shape"] = shapeMap(&r.Shape, r.Policy)
+	if len(r.Marks) > 0 {
+		m["marks"] = r.Marks
+	}
 	return m
 }
 

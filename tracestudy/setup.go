@@ -390,6 +390,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		}
 		files = append(files, sweep.TableFile)
 		WarnDegenerate(env.Stderr, experiment, FindDegenerate(st, rs), len(st.Windows))
+		WarnMarks(env.Stderr, rs)
 		if tw := w.Skipped.TooWide; tw > 0 {
 			fmt.Fprintf(env.Stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 		}

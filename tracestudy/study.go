@@ -3,6 +3,7 @@ package tracestudy
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -59,6 +60,10 @@ type Result struct {
 	ModelVsLog *trace.ModelVsLog
 	// Shape is the shape of the run's mapping (docs/studies.md §4.9).
 	Shape Shape
+	// Marks are what the policy says of the run (baseline.Marked): static
+	// with condo partitions whose minima exceeded the pool marks it
+	// "minima scaled". summary.json writes them, and the study warns.
+	Marks []string
 }
 
 // Stats is trace.Stats as summary.json writes it per class.
@@ -230,7 +235,20 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		r.ModelVsLog = &m
 	}
 	r.Shape = runShape(w, s, a, s.Policy != fifo.Name && sameRecords(run.Records, fifoRun.Records))
+	if m, ok := a.(baseline.Marked); ok {
+		r.Marks = m.Marks()
+	}
 	return r, run, nil
+}
+
+// WarnMarks writes a warning line for every run a policy marked
+// (Result.Marks), naming the policy and the window.
+func WarnMarks(w io.Writer, rs []Result) {
+	for i := range rs {
+		for _, m := range rs[i].Marks {
+			fmt.Fprintf(w, "warning: %s, window %d: %s (the run's marks in summary.json; docs/policies.md)\n", rs[i].Policy, rs[i].Window, m)
+		}
+	}
 }
 
 // Allocator is the policy of s as a trace study replays it on w

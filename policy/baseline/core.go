@@ -64,6 +64,24 @@ type FillerAdmitter interface {
 	AdmitsFiller()
 }
 
+// Marked is an optional Rule (and Core) hook: what the rule says of the
+// run that a reader of its results must know (static's "minima scaled":
+// some owner's widest job is wider than its partition). A study writes
+// the marks beside the run's numbers and warns of them.
+type Marked interface {
+	// Marks are short phrases ("minima scaled"); nil: none.
+	Marks() []string
+}
+
+// Marks are the rule's marks on the run so far (Marked); nil if the
+// rule makes none.
+func (k *Core) Marks() []string {
+	if m, ok := k.rule.(Marked); ok {
+		return m.Marks()
+	}
+	return nil
+}
+
 // Registrar is an optional Rule hook called after every registration, so
 // that a rule can size its per-campaign state.
 type Registrar interface {

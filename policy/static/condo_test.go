@@ -69,12 +69,14 @@ func TestCondoMinimaScaledDown(t *testing.T) {
 	a, _ := newCondo(t, 10, static.PartitionsCondo, []float64{0.5, 0.3, 0.2}, []int{8, 6, 1})
 	require.Equal(t, []int{5, 4, 1}, rule(a).Sizes())
 	require.True(t, rule(a).MinimaScaled())
+	require.Equal(t, []string{static.MarkMinimaScaled}, a.Marks(), "the Core reports the rule's mark")
 
 	// A widest job wider than the pool asks for the pool: min(12, 10) and
 	// 0 are 10 exactly, so nothing is scaled and nothing is left.
 	a, _ = newCondo(t, 10, static.PartitionsCondo, []float64{0.5, 0.3, 0.2}, []int{12, 0, 0})
 	require.Equal(t, []int{10, 0, 0}, rule(a).Sizes())
 	require.False(t, rule(a).MinimaScaled())
+	require.Nil(t, a.Marks())
 }
 
 // The condo split covers the pool exactly; unscaled, every partition is

@@ -256,6 +256,18 @@ func CondoSizes(shares []float64, widest []int, pool int) (sizes []int, scaled b
 // partition: the run is marked.
 func (r *Rule) MinimaScaled() bool { return r.scaled }
 
+// MarkMinimaScaled is the mark of a run whose condo minima were scaled
+// down (MinimaScaled).
+const MarkMinimaScaled = "minima scaled"
+
+// Marks marks the run if its minima were scaled (baseline.Marked).
+func (r *Rule) Marks() []string {
+	if r.scaled {
+		return []string{MarkMinimaScaled}
+	}
+	return nil
+}
+
 // Partition is campaign c's partition (-1: the filler's, none) and its
 // size in GPUs.
 func (r *Rule) Partition(c policy.CampaignID) (part, size int) {
