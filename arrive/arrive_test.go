@@ -324,8 +324,8 @@ func TestPlanDedupesNoAgents(t *testing.T) {
 		st.Windows[i].Index = i
 	}
 	st.Plan()
-	// 6 site policies × (4 + 2 × 8 × 4 × 3) + bursar × (4 + 8 × 4 × 3).
-	require.Len(t, st.Specs, 6*(4+2*8*4*3)+(4+8*4*3))
+	// 8 site policies (the variants static-share and quota-fair among them) × (4 + 2 × 8 × 4 × 3) + bursar × (4 + 8 × 4 × 3).
+	require.Len(t, st.Specs, 8*(4+2*8*4*3)+(4+8*4*3))
 	seen := map[Spec]bool{}
 	for _, sp := range st.Specs {
 		require.False(t, seen[sp], "%v twice", sp)

@@ -523,7 +523,7 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 
 // DefaultPolicies are the site policies of the contrast, then the bursar
 // line.
-var DefaultPolicies = []string{"fifo", "priority", "static", "fairshare", "quota", "budget", BursarLine}
+var DefaultPolicies = []string{"fifo", "priority", "static", "static-share", "fairshare", "quota", "quota-fair", "budget", BursarLine}
 
 // NewStudy is a study at the defaults (docs/studies.md §5, §6.14): every
 // policy, k = 0 … 8, seeds 1 … 3, the agents staying 2 days, agent_scale

@@ -32,6 +32,15 @@ func TestPolicyKeyRoundTrips(t *testing.T) {
 			`{name: budget, min_runtime: {deadline: never, interactive: 600, agent-burst: 3600, opportunistic: never}, restart: zero}`},
 		{"{name: budget, restart: checkpoint}", "budget"},
 		{"{name: budget, restart: 'checkpoint:60'}", "{name: budget, restart: checkpoint:60}"},
+		{"{name: quota, reclaim_within_cohort: Any, fair_sharing: true}", "{name: quota, reclaim_within_cohort: Any, fair_sharing: true}"},
+		{"{name: quota, reclaim_within_cohort: Never, fair_sharing: false}", "quota"},
+		{"{name: quota, fair_sharing: true}", "{name: quota, fair_sharing: true}"},
+		{"quota-fair", "quota-fair"},
+		{"{name: quota-fair, borrowing_limit: 4}", "{name: quota-fair, borrowing_limit: 4}"},
+		{"{name: static, partitions: condo}", "static"},
+		{"{name: static, partitions: share}", "{name: static, partitions: share}"},
+		{"static-share", "static-share"},
+		{"{name: static-share, lend: scavenger}", "{name: static-share, lend: scavenger}"},
 		{"slurm", "slurm"},
 		{"{name: slurm, bf_window: 3600, w_fairshare: 10000, no_fair_tree: true}", "{name: slurm, bf_window: 3600, w_fairshare: 10000, no_fair_tree: true}"},
 		{"{name: slurm, bf_max_job_test: 1, calc_period: 60}", "{name: slurm, bf_max_job_test: 1, calc_period: 60}"},
@@ -70,4 +79,19 @@ series:
 	require.Equal(t, "fifo", plan.Points[1].Scenario.Policy)
 	_, err = Parse("c.yaml", []byte("experiment: p\nseeds: [1]\nseries:\n  - name: a\n    policy: {name: fifo, window: 3}\n"))
 	require.ErrorContains(t, err, "c.yaml:5: series[0].policy.window: window is a knob of policy budget, not of fifo")
+}
+
+// A variant takes its base's knobs but those its preset fixes: setting
+// one of those is an error naming the file, line and key.
+func TestVariantRefusesItsPresetKeys(t *testing.T) {
+	for _, c := range []struct{ in, err string }{
+		{"{name: quota-fair, fair_sharing: false}", "s.yaml:3"},
+		{"{name: quota-fair, reclaim_within_cohort: Never}", "reclaim_within_cohort"},
+		{"{name: static-share, partitions: condo}", "partitions"},
+		{"{name: quota, within_cluster_queue: LowerPriority}", "within_cluster_queue LowerPriority is not supported"},
+		{"{name: quota, fair_sharing: maybe}", "fair_sharing must be true or false, got"},
+	} {
+		_, err := ParseScenario("s.yaml", []byte("pool: 512\nticks: 100\npolicy: "+c.in+"\ncampaigns:\n  - name: victim\n    agent: victim\n"))
+		require.ErrorContains(t, err, c.err, c.in)
+	}
 }

@@ -214,3 +214,12 @@ func FuzzParseDurationAndWindows(f *testing.F) {
 		}
 	})
 }
+
+// A study's policies list takes the variants by name.
+func TestStudyPoliciesTakeVariants(t *testing.T) {
+	c, err := ParseStudy("t.yaml", []byte("experiment: trace\npolicies: [quota, quota-fair, static-share]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"quota", "quota-fair", "static-share"}, c.Policies)
+	_, err = ParseStudy("t.yaml", []byte("experiment: trace\npolicies: [quota-fiar]\n"))
+	require.ErrorContains(t, err, `did you mean "quota-fair"`)
+}

@@ -30,6 +30,6 @@ run() { # run OUT ARGS…: bursar-sweep trace ARGS… into results/trace/OUT
 run sdsc-sp2-12x14d --trace "$sdsc"
 run kth-sp2-12x14d --trace "$kth"
 for s in window users equal-groups equal-users; do
-	run "shares/$s" --trace "$sdsc" --shares "$s" --policies bursar,fifo,static,fairshare,quota,budget
+	run "shares/$s" --trace "$sdsc" --shares "$s" --policies bursar,fifo,static,static-share,fairshare,quota,quota-fair,budget
 done
 run shares/bucket-hours24 --trace "$sdsc" --bucket hours:24 --policies bursar,fifo

@@ -17,8 +17,9 @@ import (
 // Ticks executed (the rest were skipped).
 // The knobs off their defaults that change a policy's work the most have
 // a sub-benchmark of their own: static-scavenger (lend scavenger),
-// quota-StrictFIFO and quota-FinalShare (Kueue's first fair-sharing
-// strategy alone, LessThanOrEqualToFinalShare).
+// quota-fair-StrictFIFO and quota-fair-FinalShare (Kueue's first
+// fair-sharing strategy alone, LessThanOrEqualToFinalShare). Every
+// known policy has one, the optional ones (slurm) too.
 func benchPolicies(b *testing.B, w *Workload) {
 	// The knobs the trace studies run with: the workload's entitlements,
 	// and priority's preempt from the log's header.
@@ -31,15 +32,15 @@ func benchPolicies(b *testing.B, w *Workload) {
 		knobs        policies.Knobs
 	}
 	var vs []variant
-	for _, name := range policies.Names {
+	for _, name := range policies.Default.Known() {
 		vs = append(vs, variant{name, name, knobs})
 	}
 	scav, strict, final := knobs, knobs, knobs
 	static.Slot.Edit(&scav).Lend = static.LendScavenger
 	quota.Slot.Edit(&strict).QueueingStrategy = quota.StrictFIFO
 	quota.Slot.Edit(&final).PreemptionStrategies = []string{quota.LessThanOrEqualToFinalShare}
-	vs = append(vs, variant{"static-scavenger", static.Name, scav}, variant{"quota-StrictFIFO", quota.Name, strict},
-		variant{"quota-FinalShare", quota.Name, final})
+	vs = append(vs, variant{"static-scavenger", static.Name, scav}, variant{"quota-fair-StrictFIFO", quota.FairName, strict},
+		variant{"quota-fair-FinalShare", quota.FairName, final})
 	for _, v := range vs {
 		b.Run(v.name, func(b *testing.B) {
 			b.ReportAllocs()

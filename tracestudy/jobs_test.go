@@ -11,14 +11,14 @@ import (
 
 // jobs.parquet, read back into JobRows by parquet-go (an independent
 // reader, through JobRow's tags), holds every field of every row: a
-// quota replay of six days of the excerpt has preempted jobs (several
+// quota-fair replay of six days of the excerpt has preempted jobs (several
 // starts), served ones and, at its horizon, unfinished ones.
 func TestJobsParquetReadsBackIntoJobRows(t *testing.T) {
 	w, err := Load("", trace.Options{From: 21_772_800, Until: 21_772_800 + 6*Day})
 	require.NoError(t, err)
 	win := Window{From: 21_772_800, Until: 21_772_800 + 6*Day}
 	require.NoError(t, win.Measure(Day/2, Day/2))
-	st := &Study{Specs: TraceSpecs([]string{"quota", "static"}), Windows: []Window{win}, Loads: []*trace.Workload{w}}
+	st := &Study{Specs: TraceSpecs([]string{"quota-fair", "static"}), Windows: []Window{win}, Loads: []*trace.Workload{w}}
 	var many, denied bool
 	for _, sp := range st.Specs {
 		_, run, err := RunWindow(w, win, sp, RunOptions{Exact: true})

@@ -33,8 +33,8 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 	if raceDetector {
 		t.Skip("single-goroutine replays: run without -race")
 	}
-	all := []string{"bursar", "fifo", "priority", "static", "fairshare", "quota", "budget"}
-	shareRun := []string{"bursar", "fifo", "static", "fairshare", "quota", "budget"}
+	all := []string{"bursar", "fifo", "priority", "static", "static-share", "fairshare", "quota", "quota-fair", "budget"}
+	shareRun := []string{"bursar", "fifo", "static", "static-share", "fairshare", "quota", "quota-fair", "budget"}
 	sdsc, kth := "SDSC-SP2-1998-4.2-cln.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz"
 	for _, c := range []struct {
 		folder, log string

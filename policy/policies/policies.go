@@ -30,8 +30,8 @@ var BursarPolicy = registry.Descriptor{
 }
 
 // Default is every policy of the program, in the order reports use: the
-// broker, then the six baselines of docs/studies.md §2. A new policy is
-// one line here.
+// broker, then the six baselines of docs/studies.md §2, each variant
+// (registry.Variant) after its base. A new policy is one line here.
 //
 // Their costs (Descriptor.Cost, for the shards' balance) follow the jobs
 // and what each executed tick costs, every policy skipping from event to
@@ -39,18 +39,25 @@ var BursarPolicy = registry.Descriptor{
 // on the full SDSC-SP2 log (54k jobs), relative to fifo, rounded
 // (BenchmarkReplayPolicyExcerpt, BenchmarkReplayPolicySDSC on a 2-core
 // machine, December 2026): static 0.4–0.5, priority 1.4–2.9, fairshare
-// 1.6–2.5, quota 1.4–5.8 (re-measured 2 December: 41 ms against fifo's 29
-// on the excerpt, 2.7–2.8 s against 0.49 s on the full log, whose 44k
-// fair-sharing preemptions requeue and retry), bursar 3.1–3.2, budget
-// 6–41 (budget on a contended trace preempts and requeues, and its queue
-// grows). Only the ordering and rough ratios matter.
+// 1.6–2.5, quota-fair 1.4–5.8 (re-measured 2 December: 41 ms against
+// fifo's 29 on the excerpt, 2.7–2.8 s against 0.49 s on the full log,
+// whose 44k fair-sharing preemptions requeue and retry), bursar 3.1–3.2,
+// budget 6–41 (budget on a contended trace preempts and requeues, and its
+// queue grows). Re-measured 6 December on a loaded machine (CPU time,
+// excerpt and full log): fifo 12 ms and 0.20 s, quota at Kueue's defaults
+// 10 ms and 0.19 s (1), quota-fair 21 ms and 1.17 s, static-share 7 ms
+// and 0.19 s, static with condo partitions 7 ms and 7.1 s (on the whole
+// log its minima are scaled: 10,720 jobs denied against 7,747, and the
+// partitions' queues run long), slurm 15 ms and 0.28 s. Only the ordering and rough ratios matter.
 var Default = registry.New(
 	BursarPolicy,
 	fifo.Policy,
 	priority.Policy,
 	static.Policy,
+	static.SharePolicy, // variant: static with partitions share
 	fairshare.Policy,
 	quota.Policy,
+	quota.FairPolicy, // variant: quota with fair-sharing preemption
 	budget.Policy,
 	slurm.Policy, // optional: not in Names, the default lists
 	// The order the knobs were hashed in (run inputs, cache keys) when

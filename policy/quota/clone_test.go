@@ -14,7 +14,7 @@ import (
 // under both queueing strategies.
 func TestCloneRuleCopiesEveryField(t *testing.T) {
 	for _, s := range []string{quota.BestEffortFIFO, quota.StrictFIFO} {
-		k := quota.DefaultKnobs()
+		k := quota.FairKnobs()
 		k.QueueingStrategy = s
 		a, err := quota.New(bt.Config(8, 10), k)
 		require.NoError(t, err)

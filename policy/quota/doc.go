@@ -6,7 +6,18 @@
 // BorrowingLimit GPUs above it (default unlimited). Within a queue,
 // workloads go by class, then submit time; BestEffortFIFO (the default)
 // lets a later workload start when an earlier one cannot, StrictFIFO does
-// not. Across queues, admission rounds take each queue's candidate lowest
+// not.
+//
+// The knobs' defaults are Kueue's API defaults (reclaimWithinCohort,
+// withinClusterQueue and borrowWithinCohort Never, fair sharing off;
+// DefaultKnobs cites each to Kueue's source): across queues, admission
+// rounds then take the candidates in Kueue's classical order, those that
+// do not borrow first, then class, then submit time, and nothing but the
+// filler is preempted — a queue below its nominal quota waits for the GPUs
+// lent out to come back. The variant quota-fair (FairPolicy, FairKnobs)
+// is the rule of before: fair sharing on and reclaimWithinCohort Any.
+//
+// With fair sharing on, admission rounds take each queue's candidate lowest
 // fair-sharing share first (GPUs above nominal, with the request, ÷ the
 // cohort's lendable quota), then class, then submit time. A candidate that
 // does not fit preempts as Kueue's fair sharing does: the filler first;

@@ -57,7 +57,7 @@ func nominal(a *baseline.Core) []int { return a.Rule().(*quota.Rule).Nominal() }
 // queue (equal remainders and shares: campaign order). The cohort is the
 // whole pool; revision 1's floors left one GPU outside it.
 func TestNominalQuotasCoverThePool(t *testing.T) {
-	a, _, _ := newQuota(t, 64, 10, quota.DefaultKnobs(), 1, 1, 1)
+	a, _, _ := newQuota(t, 64, 10, quota.FairKnobs(), 1, 1, 1)
 	require.Equal(t, []int{22, 21, 21}, nominal(a))
 }
 
@@ -71,7 +71,7 @@ func TestBestEffortFIFOAgainstStrictFIFO(t *testing.T) {
 		strategy string
 		started  bool
 	}{{quota.BestEffortFIFO, true}, {quota.StrictFIFO, false}} {
-		k := quota.DefaultKnobs()
+		k := quota.FairKnobs()
 		k.QueueingStrategy = tc.strategy
 		a, j, ids := newQuota(t, 64, 10, k, 1, 1)
 		rigid(t, a, ids[1], 32)
@@ -92,7 +92,7 @@ func TestBestEffortFIFOAgainstStrictFIFO(t *testing.T) {
 // gets the notice at t = 2 and ends at 2 + grace (10) = 12, and q1 starts
 // then.
 func TestReclaimWithinNominal(t *testing.T) {
-	a, j, ids := newQuota(t, 64, 10, quota.DefaultKnobs(), 1, 1)
+	a, j, ids := newQuota(t, 64, 10, quota.FairKnobs(), 1, 1)
 	var seen []quota.Decision
 	quota.OnDecision(a, func(d quota.Decision) { seen = append(seen, d) })
 	borrower := rigid(t, a, ids[0], 64)
@@ -128,7 +128,7 @@ func TestReclaimWithinNominal(t *testing.T) {
 // point: nobody is preempted.
 func TestLessThanOrEqualToFinalShare(t *testing.T) {
 	setup := func() (*baseline.Core, *bt.Journal, []policy.CampaignID, []int, *[]quota.Decision) {
-		a, j, ids := newQuota(t, 90, 10, quota.DefaultKnobs(), 1, 1, 1)
+		a, j, ids := newQuota(t, 90, 10, quota.FairKnobs(), 1, 1, 1)
 		require.Equal(t, []int{30, 30, 30}, nominal(a))
 		seen := &[]quota.Decision{}
 		quota.OnDecision(a, func(d quota.Decision) { *seen = append(*seen, d) })
@@ -172,7 +172,7 @@ func TestLessThanOrEqualToFinalShare(t *testing.T) {
 // first candidate, the newer lease. After it q1 (0.111) is above q0 (0):
 // the second strategy allows that, the first does not.
 func TestLessThanInitialShare(t *testing.T) {
-	a, j, ids := newQuota(t, 90, 10, quota.DefaultKnobs(), 1, 1, 1)
+	a, j, ids := newQuota(t, 90, 10, quota.FairKnobs(), 1, 1, 1)
 	var seen []quota.Decision
 	quota.OnDecision(a, func(d quota.Decision) { seen = append(seen, d) })
 	rigid(t, a, ids[0], 30)
@@ -197,7 +197,7 @@ func TestLessThanInitialShare(t *testing.T) {
 // free pool, q0 holds 24; q1 asks for 32 and only the backfill's lease is
 // noticed.
 func TestFillerGoesFirst(t *testing.T) {
-	a, j, ids := newQuota(t, 64, 10, quota.DefaultKnobs(), 1, 1)
+	a, j, ids := newQuota(t, 64, 10, quota.FairKnobs(), 1, 1)
 	fill, err := a.Register(bt.Env("backfill", 0, policy.Opportunistic))
 	require.NoError(t, err)
 	rigid(t, a, ids[0], 24)
@@ -219,7 +219,7 @@ func TestFillerGoesFirst(t *testing.T) {
 func TestPreemptionNeverLeavesThePreemptorAboveTheVictim(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pool := rapid.SampledFrom([]int{16, 64, 90}).Draw(t, "pool")
-		k := quota.DefaultKnobs()
+		k := quota.FairKnobs()
 		k.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 8, 32}).Draw(t, "borrowing-limit")
 		k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
 		k.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")

@@ -457,7 +457,12 @@ func (r *Rule) firstInFlight(k *baseline.Core, q, room, free int) int {
 // (borrowed), largest first, with prefix sums of what they keep, once a
 // round; q itself, if it borrows, has less excess than over and is never
 // counted.
+//
+// Under reclaimWithinCohort Never only the filler's may go.
 func (r *Rule) touchable(q, want int) int {
+	if r.reclaim == Never {
+		return r.fillerKept
+	}
 	over := r.kept[q] + want - r.nominal[q]
 	if over <= 0 {
 		return r.fillerKept + r.keptSum[len(r.excess)]

@@ -55,7 +55,7 @@ func TestFairSharingPreemptionLoop(t *testing.T) {
 		strategies []string
 		loops      bool
 	}{{nil, true}, {[]string{quota.LessThanOrEqualToFinalShare}, false}} {
-		k := quota.DefaultKnobs()
+		k := quota.FairKnobs()
 		k.PreemptionStrategies = tc.strategies
 		n := preemptionLoop(t, k, grace, ticks)
 		if !tc.loops {
@@ -139,7 +139,7 @@ func preemptionLoop(t *testing.T, k quota.Knobs, grace, ticks int) int {
 // and a0 starts then. (Before, a0 as head blocked the queue and a1's 8
 // reserved GPUs were never used: neither job ever started.)
 func TestStrictFIFOPreemptorGoesFirst(t *testing.T) {
-	k := quota.DefaultKnobs()
+	k := quota.FairKnobs()
 	k.QueueingStrategy = quota.StrictFIFO
 	a, j, ids := newQuota(t, 8, 10, k, 1, 1)
 	require.Equal(t, []int{4, 4}, nominal(a))

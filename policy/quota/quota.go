@@ -26,7 +26,19 @@ const (
 	StrictFIFO = "StrictFIFO"
 )
 
-// Knobs are the policy's settings.
+// The preemption policies of a ClusterQueue (Kueue's PreemptionPolicy and
+// BorrowWithinCohortPolicy values).
+const (
+	Never                     = "Never"
+	LowerPriority             = "LowerPriority"
+	Any                       = "Any"
+	LowerOrNewerEqualPriority = "LowerOrNewerEqualPriority"
+)
+
+// Knobs are the policy's settings. Their defaults are Kueue's API
+// defaults (docs/policies.md cites each to Kueue's source); the old
+// quota, fair-sharing preemption with reclaimWithinCohort Any, is the
+// variant quota-fair (FairKnobs).
 type Knobs struct {
 	// BorrowingLimit is the most GPUs a queue may hold above its nominal
 	// quota; Unlimited (-1, the default) means the cohort's whole quota.
@@ -38,13 +50,48 @@ type Knobs struct {
 	// the first is tried lease by lease, the second (if any) over the
 	// leases the first set aside. nil is Kueue's default,
 	// [LessThanOrEqualToFinalShare, LessThanInitialShare]; Kueue also
-	// accepts either one alone (ValidPreemptionStrategies).
+	// accepts either one alone (ValidPreemptionStrategies). With
+	// FairSharing off they are ignored, as Kueue ignores its
+	// fairSharing block when fairSharing.enable is false.
 	PreemptionStrategies []string `json:"preemption_strategies,omitempty" yaml:"preemption_strategies"`
+	// ReclaimWithinCohort is the ClusterQueue's
+	// preemption.reclaimWithinCohort: Never (the default; "" reads as
+	// it), LowerPriority or Any. Under Never a queue below its nominal
+	// quota waits for the GPUs other queues borrowed to come back.
+	ReclaimWithinCohort string `json:"reclaim_within_cohort" yaml:"reclaim_within_cohort"`
+	// WithinClusterQueue is preemption.withinClusterQueue: only Never
+	// (the default) is modelled.
+	WithinClusterQueue string `json:"within_cluster_queue" yaml:"within_cluster_queue"`
+	// BorrowWithinCohort is preemption.borrowWithinCohort.policy: only
+	// Never (the default) is modelled.
+	BorrowWithinCohort string `json:"borrow_within_cohort" yaml:"borrow_within_cohort"`
+	// FairSharing is Kueue's Configuration fairSharing.enable (default
+	// false): on, the queues' candidates go by fair-sharing share and a
+	// preemption follows PreemptionStrategies; off, Kueue's classical
+	// order (workloads that do not borrow first, then priority, then
+	// FIFO).
+	FairSharing bool `json:"fair_sharing" yaml:"fair_sharing"`
 }
 
-// DefaultKnobs are Kueue's defaults: no borrowing limit, BestEffortFIFO,
-// both fair-sharing strategies (PreemptionStrategies nil).
-func DefaultKnobs() Knobs { return Knobs{BorrowingLimit: Unlimited, QueueingStrategy: BestEffortFIFO} }
+// DefaultKnobs are Kueue's API defaults: no borrowing limit,
+// BestEffortFIFO, every preemption policy Never and fair sharing off.
+func DefaultKnobs() Knobs {
+	return Knobs{BorrowingLimit: Unlimited, QueueingStrategy: BestEffortFIFO,
+		ReclaimWithinCohort: Never, WithinClusterQueue: Never, BorrowWithinCohort: Never}
+}
+
+// FairKnobs are the knobs of the variant quota-fair, the quota of
+// before Kueue's defaults: fair sharing on, reclaimWithinCohort Any,
+// both fair-sharing strategies.
+func FairKnobs() Knobs {
+	k := DefaultKnobs()
+	FairPreset(&k)
+	return k
+}
+
+// FairPreset sets the knobs quota-fair fixes: reclaim_within_cohort Any
+// and fair_sharing true.
+func FairPreset(k *Knobs) { k.ReclaimWithinCohort, k.FairSharing = Any, true }
 
 // ValidPreemptionStrategies are the lists of fair-sharing strategies
 // Kueue's configuration accepts (its validation of
@@ -70,6 +117,40 @@ func CheckPreemptionStrategies(s []string) error {
 		LessThanInitialShare, LessThanOrEqualToFinalShare, LessThanInitialShare, s)
 }
 
+// CheckReclaimWithinCohort, CheckWithinClusterQueue and
+// CheckBorrowWithinCohort check one preemption policy ("" reads as
+// Never): a value Kueue does not accept, or one it accepts that the rule
+// does not model, is an error naming the knob.
+func CheckReclaimWithinCohort(v string) error {
+	switch v {
+	case "", Never, LowerPriority, Any:
+		return nil
+	}
+	return fmt.Errorf("quota: reclaim_within_cohort must be %s, %s or %s, got %q", Never, LowerPriority, Any, v)
+}
+
+// CheckWithinClusterQueue: see CheckReclaimWithinCohort.
+func CheckWithinClusterQueue(v string) error {
+	switch v {
+	case "", Never:
+		return nil
+	case LowerPriority, LowerOrNewerEqualPriority:
+		return fmt.Errorf("quota: within_cluster_queue %s is not supported (preemption inside a ClusterQueue is not modelled): only %s", v, Never)
+	}
+	return fmt.Errorf("quota: within_cluster_queue must be %s, %s or %s, got %q", Never, LowerPriority, LowerOrNewerEqualPriority, v)
+}
+
+// CheckBorrowWithinCohort: see CheckReclaimWithinCohort.
+func CheckBorrowWithinCohort(v string) error {
+	switch v {
+	case "", Never:
+		return nil
+	case LowerPriority:
+		return fmt.Errorf("quota: borrow_within_cohort %s is not supported (preemption while borrowing is not modelled): only %s", v, Never)
+	}
+	return fmt.Errorf("quota: borrow_within_cohort must be %s or %s, got %q", Never, LowerPriority, v)
+}
+
 // Validate names the first bad knob.
 func (kn Knobs) Validate() error {
 	if kn.BorrowingLimit < Unlimited {
@@ -78,11 +159,29 @@ func (kn Knobs) Validate() error {
 	if err := CheckPreemptionStrategies(kn.PreemptionStrategies); err != nil {
 		return err
 	}
+	for _, err := range []error{CheckReclaimWithinCohort(kn.ReclaimWithinCohort), CheckWithinClusterQueue(kn.WithinClusterQueue),
+		CheckBorrowWithinCohort(kn.BorrowWithinCohort)} {
+		if err != nil {
+			return err
+		}
+	}
+	if !kn.FairSharing && kn.reclaim() != Never {
+		return fmt.Errorf("quota: reclaim_within_cohort %s with fair_sharing false (Kueue's classical preemption) is not supported: "+
+			"set fair_sharing: true (the variant quota-fair) or reclaim_within_cohort: %s", kn.ReclaimWithinCohort, Never)
+	}
 	switch kn.QueueingStrategy {
 	case "", BestEffortFIFO, StrictFIFO:
 		return nil
 	}
 	return fmt.Errorf("quota: queueing_strategy must be %s or %s, got %q", BestEffortFIFO, StrictFIFO, kn.QueueingStrategy)
+}
+
+// reclaim is ReclaimWithinCohort, "" read as Never.
+func (kn Knobs) reclaim() string {
+	if kn.ReclaimWithinCohort == "" {
+		return Never
+	}
+	return kn.ReclaimWithinCohort
 }
 
 // Rule is the cohort-quota rule.
@@ -95,6 +194,10 @@ type Rule struct {
 	// runs over the leases the first set aside.
 	first  string
 	second bool
+	// fair: fair sharing on (Knobs.FairSharing); reclaim is
+	// reclaimWithinCohort (Never, LowerPriority or Any).
+	fair    bool
+	reclaim string
 
 	// The ClusterQueues, cut when a campaign registers: by campaign its
 	// queue (-1: the filler, outside the cohort), by queue its nominal
@@ -244,7 +347,7 @@ func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
 		strategies = ValidPreemptionStrategies[0]
 	}
 	return baseline.New(cfg, &Rule{knobs: knobs, strict: knobs.QueueingStrategy == StrictFIFO,
-		first: strategies[0], second: len(strategies) > 1})
+		first: strategies[0], second: len(strategies) > 1, fair: knobs.FairSharing, reclaim: knobs.reclaim()})
 }
 
 // Name is the policy's name.
@@ -546,7 +649,9 @@ func (r *Rule) Admit(k *baseline.Core) {
 		for _, q := range r.holding {
 			if r.kept[q] > r.nominal[q] {
 				r.borrowing = append(r.borrowing, q)
-				r.touchMax += r.kept[q]
+				if r.reclaim != Never {
+					r.touchMax += r.kept[q]
+				}
 			}
 		}
 		slices.SortStableFunc(r.borrowing, func(a, b int) int {
@@ -647,8 +752,22 @@ type head struct {
 // above the nominal quota, an integer where the share is a fraction with
 // one divisor for every queue (0 for all when there is none to lend, as
 // share is).
+//
+// With fair sharing off the key is Kueue's classical order's first field
+// instead: 1 if the queue would borrow (hold more than its nominal quota)
+// with the request, else 0, so that workloads that do not borrow go first,
+// then by class (priority), then submit time (FIFO): makeClassicalIterator
+// in kubernetes-sigs/kueue v0.19.2 pkg/scheduler/scheduler.go, lines
+// 1094–1142 (fields 2–4; field 1, a second pass of a workload holding
+// quota, and the preemptor-first feature gate have no counterpart here).
 func (r *Rule) keyOf(q, kept int) int {
 	if r.lendable <= 0 {
+		return 0
+	}
+	if !r.fair {
+		if kept > r.nominal[q] {
+			return 1
+		}
 		return 0
 	}
 	return max(0, kept-r.nominal[q])
@@ -734,12 +853,14 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 	}
 	r.withC = r.withC[:0]
 	for _, q := range r.holding { // ascending
-		if q == p || r.kept[q] <= r.nominal[q] {
-			continue
+		if q == p || r.kept[q] <= r.nominal[q] || r.reclaim == Never {
+			continue // reclaimWithinCohort Never: no other queue's lease is a candidate
 		}
 		c := r.cands[q][:0]
 		for _, j := range r.vict[q] {
-			if !leases[j].UnderNotice {
+			// LowerPriority: only a lease of a lower class (a higher
+			// number) than the preemptor's.
+			if !leases[j].UnderNotice && (r.reclaim != LowerPriority || leases[j].Class > req.Class) {
 				c = append(c, j)
 			}
 		}
@@ -874,7 +995,13 @@ func (r *Rule) failed(p, want int) {
 // widest lease (≥ excess − over, a lease holding a GPU at least), and
 // nothing if excess ≤ over (TestTakableBoundsThePreemption; one GPU less
 // and it fails).
+//
+// Under reclaimWithinCohort Never only the filler's leases may go; under
+// LowerPriority the bound of Any holds, a subset of its candidates.
 func (r *Rule) takable(p, want int) int {
+	if r.reclaim == Never {
+		return r.fillerKept
+	}
 	over := r.kept[p] + want - r.nominal[p]
 	if over <= 0 || r.lendable <= 0 {
 		return math.MaxInt

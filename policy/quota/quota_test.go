@@ -26,7 +26,7 @@ func setup(t *testing.T, knobs quota.Knobs) (*baseline.Core, *bt.Journal, policy
 // asks for its 32, it reclaims: A's lease gets the notice at t=2, ends at
 // 2 + grace = 12, and B is granted at 12.
 func TestReclaimBorrowedQuotaWithGrace(t *testing.T) {
-	a, j, ca, cb := setup(t, quota.DefaultKnobs())
+	a, j, ca, cb := setup(t, quota.FairKnobs())
 	la, _ := a.Request(ca, 64, 1000, policy.AnyClass)
 	a.Tick()
 	require.Equal(t, 64, a.Held(ca, policy.AnyClass))
@@ -51,7 +51,7 @@ func TestReclaimBorrowedQuotaWithGrace(t *testing.T) {
 // Only what is borrowed is reclaimed: A holds two leases of 32 (64, 32
 // above nominal); B's 32 takes the newer one only.
 func TestReclaimTakesOnlyTheBorrowedPart(t *testing.T) {
-	a, j, ca, cb := setup(t, quota.DefaultKnobs())
+	a, j, ca, cb := setup(t, quota.FairKnobs())
 	_, _ = a.Request(ca, 32, 1000, policy.AnyClass)
 	a.Tick()
 	newer, _ := a.Request(ca, 32, 1000, policy.AnyClass)
@@ -66,7 +66,7 @@ func TestReclaimTakesOnlyTheBorrowedPart(t *testing.T) {
 // A borrower cannot reclaim: A at its nominal quota asks for more while B
 // uses its own; A waits, nobody is preempted.
 func TestBorrowerDoesNotReclaim(t *testing.T) {
-	a, j, ca, cb := setup(t, quota.DefaultKnobs())
+	a, j, ca, cb := setup(t, quota.FairKnobs())
 	_, _ = a.Request(ca, 32, 1000, policy.AnyClass)
 	_, _ = a.Request(cb, 32, 1000, policy.AnyClass)
 	a.Tick()
@@ -92,7 +92,7 @@ func TestBorrowingLimit(t *testing.T) {
 // both ask for 16 with 32 free: B (not borrowing) is admitted before A,
 // even though A asked first.
 func TestNonBorrowerAdmittedFirst(t *testing.T) {
-	a, j, ca, cb := setup(t, quota.DefaultKnobs())
+	a, j, ca, cb := setup(t, quota.FairKnobs())
 	_, _ = a.Request(ca, 32, 1000, policy.AnyClass)
 	a.Tick()
 	ra, _ := a.Request(ca, 16, 100, policy.AnyClass)

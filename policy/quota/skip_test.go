@@ -30,7 +30,7 @@ func TestSkipsChangeNothing(t *testing.T) {
 	require.NoError(t, err)
 	for _, strategy := range []string{quota.BestEffortFIFO, quota.StrictFIFO} {
 		run := func(plain bool) []byte {
-			k := quota.DefaultKnobs()
+			k := quota.FairKnobs()
 			k.QueueingStrategy = strategy
 			a, err := quota.New(policy.DefaultConfig(w.Pool), k)
 			require.NoError(t, err)

@@ -36,7 +36,7 @@ type cohortRun struct {
 // same order: the twin tests compare what they write.
 func randomCohorts(t *rapid.T, r cohortRun) {
 	pool := rapid.SampledFrom([]int{8, 16, 64}).Draw(t, "pool")
-	k := quota.DefaultKnobs()
+	k := quota.FairKnobs()
 	k.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 8}).Draw(t, "borrowing-limit")
 	k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
 	k.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
@@ -169,7 +169,7 @@ func TestTakableBoundsThePreemption(t *testing.T) {
 func TestUnorderedPendingChangesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pool := rapid.SampledFrom([]int{8, 16, 64}).Draw(t, "pool")
-		k := quota.DefaultKnobs()
+		k := quota.FairKnobs()
 		k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
 		grace := rapid.IntRange(0, 10).Draw(t, "grace")
 		n := rapid.IntRange(2, 4).Draw(t, "queues")

@@ -2,10 +2,13 @@
 // §6.19): each team owns a fixed set of GPUs, as on a condo cluster.
 //
 // Rule. The Owners groups with the largest entitlements each own a
-// partition and every other group shares one general partition; the
-// sizes are the largest-remainder split of the pool (§6.15), so they
-// cover it; with partitions condo each is first at least its owners'
-// widest job (CondoSizes, MinimaScaled). Each partition runs FCFS + EASY (§2.1) for its owners. With
+// partition and every other group shares one general partition. By
+// default (partitions condo) each is first at least its owners' widest
+// job and the rest of the pool is split by share (CondoSizes); minima
+// over the pool are scaled down and the run is marked (MinimaScaled,
+// Marks). The variant static-share (SharePolicy) sizes them by the
+// largest-remainder split of the pool by share alone (§6.15). Both
+// cover the pool. Each partition runs FCFS + EASY (§2.1) for its owners. With
 // lend none (the default) an idle partition is never lent, nothing is
 // preempted, a rigid job wider than its partition is denied (§6.1) and
 // the filler gets nothing (§6.2). With lend scavenger, jobs that cannot

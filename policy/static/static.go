@@ -24,11 +24,12 @@ const (
 
 // The values of the partitions knob.
 const (
-	// PartitionsShare sizes each partition by its share alone (the
-	// default, revision 2's rule).
+	// PartitionsShare sizes each partition by its share alone (revision
+	// 2's rule, the variant static-share).
 	PartitionsShare = "share"
 	// PartitionsCondo gives each partition at least its owners' widest job
-	// first, as a condo owner buys at least what its widest job needs.
+	// first, as a condo owner buys at least what its widest job needs (the
+	// default).
 	PartitionsCondo = "condo"
 )
 
@@ -48,12 +49,24 @@ type Knobs struct {
 	Owners int `json:"owners" yaml:"owners"`
 	// Lend is LendNone or LendScavenger.
 	Lend string `json:"lend" yaml:"lend"`
-	// Partitions is PartitionsShare ("" too) or PartitionsCondo.
+	// Partitions is PartitionsCondo (the default) or PartitionsShare (""
+	// reads as it).
 	Partitions string `json:"partitions,omitempty" yaml:"partitions,omitempty"`
 }
 
-// DefaultKnobs are the spec's defaults: 8 owners, nothing lent.
-func DefaultKnobs() Knobs { return Knobs{Owners: DefaultOwners, Lend: LendNone} }
+// DefaultKnobs are the spec's defaults: 8 owners, nothing lent, condo
+// partitions.
+func DefaultKnobs() Knobs {
+	return Knobs{Owners: DefaultOwners, Lend: LendNone, Partitions: PartitionsCondo}
+}
+
+// ShareKnobs are the knobs of the variant static-share: the defaults with
+// partitions share.
+func ShareKnobs() Knobs {
+	k := DefaultKnobs()
+	k.Partitions = PartitionsShare
+	return k
+}
 
 // Validate names the first bad knob.
 func (kn Knobs) Validate() error {
