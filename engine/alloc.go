@@ -136,6 +136,10 @@ func newAllocator(s *Scenario) (policy.Allocator, error) {
 
 // policies is the registry the scenario's policy is found in:
 // s.Policies, else policies.Default.
+// Registry is the registry the scenario's policy is found in (Policies,
+// else policies.Default).
+func (s *Scenario) Registry() *registry.Registry { return s.policies() }
+
 func (s *Scenario) policies() *registry.Registry {
 	if s.Policies != nil {
 		return s.Policies

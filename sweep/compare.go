@@ -163,5 +163,20 @@ func WriteCompareTable(w io.Writer, r *Results) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Plan.Points) == 0 {
+		return nil
+	}
+	policies := make([]string, len(r.Plan.Points))
+	for i := range r.Plan.Points {
+		policies[i] = r.Plan.Points[i].Scenario.Policy
+	}
+	for _, line := range r.Plan.Points[0].Scenario.Registry().Key(policies) {
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -539,6 +539,13 @@ func PrintTable(w io.Writer, s Summary) error {
 		}
 	}
 	printModelVsLog(w, rs)
+	names := make([]string, len(st.Specs))
+	for i, sp := range st.Specs {
+		names[i] = sp.Policy
+	}
+	for _, line := range st.registry().Key(names) {
+		fmt.Fprintln(w, line)
+	}
 	if s.Experiment == "trace" {
 		return printFamily(w, TestedFamily(st, rs, PrimaryFamily))
 	}
