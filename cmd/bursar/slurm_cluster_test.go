@@ -268,11 +268,20 @@ func TestSlurmGate(t *testing.T) {
 	t.Run("sbatch held for the job's life, TERM at the notice reaches its trap", func(t *testing.T) {
 		// A 12 s lease with a 6 s notice: the job (60 s of sleep) gets
 		// SIGTERM through Slurm at 6 s and its trap exits 3.
-		start := time.Now()
 		lp := g.lease(t, g.srv, "--gpus", "2", "--duration", "12", "--expiry-notice", "6", "--", "sbatch", "-n", "1", "-o", "/dev/null", jobScript)
+		// sbatch returns as soon as the job is queued: a wrapper that
+		// followed it would be gone before the job runs. (This was a wall
+		// time above 5 s, which the notice's 6 s less the service's
+		// one-second tick phase left only ~0.5 s above: it failed once at
+		// 4.5 s with the job's trap run.)
+		g.waitJobRunning(t, time.Minute)
+		time.Sleep(500 * time.Millisecond)
+		select {
+		case <-lp.done:
+			t.Errorf("the wrapper exited while its batch job ran: it must hold the lease until the job ends, not until sbatch returns\n%s", lp.stderr)
+		default:
+		}
 		assert.Equal(t, 0, lp.wait(t, time.Minute), lp.stderr.String())
-		took := time.Since(start)
-		assert.Greater(t, took, 5*time.Second, "the wrapper held the lease until the job ended, not until sbatch returned")
 		traps, _ := filepath.Glob(filepath.Join(g.dir, "trap.*"))
 		assert.Len(t, traps, 1, "the job's own TERM trap ran\n%s", lp.stderr)
 		assert.Empty(t, g.jobs(t), "no job outlives the wrapper")
