@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"syscall"
 )
 
 // A trusted data directory (issue 34 §2). The journal decides what the
@@ -111,11 +110,11 @@ func checkOwnedDir(p string, st fs.FileInfo, ancestor bool) error {
 	if !st.IsDir() {
 		return fmt.Errorf("data dir %s is not a directory", p)
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
+	owner, ok := fileOwner(st)
 	if !ok {
 		return nil // no owners to check on this system
 	}
-	me, owner, mode := uint32(os.Geteuid()), sys.Uid, st.Mode()
+	me, mode := uint32(os.Geteuid()), st.Mode()
 	what := "the data directory"
 	if ancestor {
 		what = "a directory above the data directory"
@@ -161,7 +160,7 @@ func (d *dataDir) OpenFile(name string, flag int, perm os.FileMode) (*os.File, e
 	if err := d.noLink(name); err != nil {
 		return nil, err
 	}
-	return d.root.OpenFile(name, flag|syscall.O_NOFOLLOW, perm)
+	return d.root.OpenFile(name, flag|oNoFollow, perm)
 }
 
 // Open opens name for reading.
@@ -245,7 +244,7 @@ func (d *dataDir) writeAtomic(name string, fill func(io.Writer) error) (err erro
 		return err
 	}
 	tmp := "." + name + ".tmp-" + hex.EncodeToString(rnd[:])
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 	if err != nil {
 		return err
 	}
