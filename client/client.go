@@ -161,7 +161,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w (%w)", method, path, ErrBadAnswer, err)
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 	}
 	return nil
 }

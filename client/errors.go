@@ -55,9 +55,6 @@ var (
 	ErrConflict        = errors.New("conflict")
 	ErrTooManyPending  = errors.New("too many pending requests")
 	ErrUnavailable     = errors.New("service unavailable")
-	// ErrBadAnswer: a 2xx answer whose body is not the document the
-	// operation answers (another program on the port, a proxy).
-	ErrBadAnswer = errors.New("answer is not the expected document")
 )
 
 var statusSentinel = map[int]error{

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -51,7 +50,6 @@ const (
 // (*client.Client answers).
 type Client interface {
 	BaseURL() string
-	Health(ctx context.Context) (*client.Health, error)
 	Request(ctx context.Context, campaign string, r client.LeaseRequest) (*client.RequestAccepted, error)
 	AwaitRequest(ctx context.Context, campaign string, id int, wait time.Duration) (*client.RequestWait, error)
 	WithdrawRequest(ctx context.Context, campaign string, id int) (*client.WithdrawResult, error)
@@ -118,12 +116,6 @@ func Run(o Options, args []string) (int, error) {
 	// before anything is filed. 127 is the shell's "command not found".
 	if _, err := exec.LookPath(args[0]); err != nil {
 		return ExitNotFound, fmt.Errorf("cannot run %s (%w): nothing was asked for", args[0], errors.Unwrap(err))
-	}
-	// A wrong --server (another program on the port, a proxy's error
-	// page) or a service that has stopped taking requests is told at
-	// once, before a watchdog starts or anything is filed.
-	if err := checkServer(o.Client); err != nil {
-		return ExitError, err
 	}
 	if o.MinGPUs == 0 {
 		o.MinGPUs = o.GPUs
@@ -289,44 +281,6 @@ func (r *leaseRun) acquire() (*grant, int, error) {
 		}
 		backoff = min(2*backoff, 30*time.Second)
 	}
-}
-
-// checkServer reads the service's /healthz: a Bursar service answers
-// 200 with status "ok"; 503 is one that has failed (its journal file
-// could not be written: it takes no requests); anything else, or an
-// answer that is not a Bursar health document, is not a Bursar service.
-func checkServer(cl Client) error {
-	ctx, cancel := context.WithTimeout(context.Background(), HTTPTimeout)
-	defer cancel()
-	h, err := cl.Health(ctx)
-	var ce *client.Error
-	switch {
-	case errors.As(err, &ce) && ce.StatusCode == http.StatusServiceUnavailable:
-		detail := ce.Problem.Detail
-		if detail == "" {
-			detail = "503 Service Unavailable"
-		}
-		return fmt.Errorf("the Bursar service at %s is unhealthy (%s): nothing was asked for", cl.BaseURL(), detail)
-	case errors.As(err, &ce):
-		return fmt.Errorf("%s is not a Bursar service (GET /healthz answered %d %s): check --server or $BURSAR_SERVER; nothing was asked for",
-			cl.BaseURL(), ce.StatusCode, http.StatusText(ce.StatusCode))
-	case errors.Is(err, client.ErrBadAnswer):
-		return fmt.Errorf("%s is not a Bursar service (GET /healthz did not answer a Bursar health document): check --server or $BURSAR_SERVER; nothing was asked for", cl.BaseURL())
-	case err != nil:
-		return fmt.Errorf("cannot reach the Bursar service at %s: %w; nothing was asked for", cl.BaseURL(), err)
-	case h.Status != "ok":
-		return fmt.Errorf("%s is not a Bursar service (GET /healthz answered status %q, not \"ok\"): check --server or $BURSAR_SERVER; nothing was asked for",
-			cl.BaseURL(), capText(h.Status))
-	}
-	return nil
-}
-
-// capText cuts a string a stranger sent to a length fit for a message.
-func capText(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // reachable refuses at once a lease the campaign can never be granted:

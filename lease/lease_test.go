@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -40,15 +39,6 @@ type fakeService struct {
 	leases func() *client.Leases
 	// ceiling is the campaign's burst ceiling (0: 1024).
 	ceiling int
-	// health answers Health (nil: a healthy Bursar service).
-	health func() (*client.Health, error)
-}
-
-func (f *fakeService) Health(context.Context) (*client.Health, error) {
-	if f.health != nil {
-		return f.health()
-	}
-	return &client.Health{Status: "ok", T: 100}, nil
 }
 
 func (f *fakeService) Campaign(_ context.Context, name string) (*client.CampaignOut, error) {
@@ -272,43 +262,4 @@ func TestRunWatchdogGoodbye(t *testing.T) {
 	assert.Empty(t, out.String())
 	require.NoError(t, RunWatchdog(bytes.NewBufferString(`{"campaign":"sci"}`+"\n"), &out, nil))
 	assert.Empty(t, out.String())
-}
-
-// TestCheckServer: before anything is filed the wrapper reads /healthz
-// and fails at once, saying why, when the server is unhealthy (503), is
-// not a Bursar service (another status, a body that is not a health
-// document, another status field) or cannot be reached.
-func TestCheckServer(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		health func() (*client.Health, error)
-		want   string
-	}{
-		{"unhealthy", func() (*client.Health, error) {
-			return nil, &client.Error{Method: "GET", Path: "/healthz", StatusCode: 503,
-				Problem: client.Problem{Detail: "the service has failed: journal file: no space left on device"}}
-		}, "the Bursar service at http://fake is unhealthy (the service has failed: journal file: no space left on device): nothing was asked for"},
-		{"404", func() (*client.Health, error) {
-			return nil, &client.Error{Method: "GET", Path: "/healthz", StatusCode: 404}
-		}, "http://fake is not a Bursar service (GET /healthz answered 404 Not Found): check --server or $BURSAR_SERVER; nothing was asked for"},
-		{"not a health document", func() (*client.Health, error) {
-			return nil, fmt.Errorf("GET /healthz: decode answer: %w (invalid character '<')", client.ErrBadAnswer)
-		}, "http://fake is not a Bursar service (GET /healthz did not answer a Bursar health document)"},
-		{"other status", func() (*client.Health, error) { return &client.Health{Status: "UP"}, nil },
-			`http://fake is not a Bursar service (GET /healthz answered status "UP", not "ok")`},
-		{"unreachable", func() (*client.Health, error) { return nil, errors.New("dial tcp 127.0.0.1:1: connection refused") },
-			"cannot reach the Bursar service at http://fake: dial tcp 127.0.0.1:1: connection refused; nothing was asked for"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			f := &fakeService{grants: []int{4}, speed: 1, health: c.health}
-			var out bytes.Buffer
-			code, err := Run(Options{Client: f, Campaign: "sci", GPUs: 4, Duration: 60, Out: &out}, []string{"true"})
-			assert.Equal(t, ExitError, code)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), c.want)
-			assert.Zero(t, f.filed, "nothing is filed")
-		})
-	}
-	f := &fakeService{grants: []int{4}, speed: 1}
-	require.NoError(t, checkServer(f), "a healthy Bursar service passes")
 }

@@ -28,6 +28,19 @@
 # N one-CPU nodes are the pool of N interchangeable GPUs a simulated
 # policy sees (docs/validate-slurm.md). SLURM_NICE (default -10) is the
 # daemons' niceness.
+# BURSAR_SLURM_SITE=1 runs the cluster as a site would (docs/cluster.md,
+# "A site's setup"): MariaDB (its own datadir and socket in STATE_DIR, TCP on
+# 127.0.0.1:SLURM_DB_PORT, default 6819) → slurmdbd (SLURMDBD_PORT, default
+# 6820) → sacctmgr (cluster, accounts and users from BURSAR_SLURM_USERS,
+# "user:account …", default "root:physics") → slurmctld with
+# AccountingStorageEnforce=associations; and proctrack/cgroup (cgroup v2
+# where the machine's /sys/fs/cgroup is unified, else v1's freezer), so
+# that a task that double-forks cannot outlive its job. Needs
+# mariadb-server and slurmdbd. BURSAR_SLURM_GPUS=N declares N GRES GPUs per
+# node (Name=gpu, File= character devices made in STATE_DIR: Slurm 22.05
+# drops a GPU without a device file), counted in accounting
+# (AccountingStorageTRES=gres/gpu). BURSAR_SLURM_UNIT=gpu sets the gate's
+# UNIT (its leases count GPUs, not CPUs).
 # BURSAR_SLURM_EXTRA_CONF=FILE adds FILE's lines to slurm.conf, each key it
 # sets replacing the script's own line of that key (SchedulerParameters,
 # JobCompType, Priority*: `bursar-sweep validate-slurm` sets its scheduler
@@ -39,6 +52,8 @@ cmd=${1:-}
 dir=${2:-/tmp/bursar-slurm}
 ctld_port=${SLURMCTLD_PORT:-6817}
 slurmd_port=${SLURMD_PORT:-6818}
+db_port=${SLURM_DB_PORT:-6819}
+dbd_port=${SLURMDBD_PORT:-6820}
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
 
@@ -73,8 +88,62 @@ stop() {
     [ -f "$f" ] && stop_one slurmd "$f"
   done
   stop_one slurmctld "$dir/slurmctld.pid"
+  stop_one slurmdbd "$dir/slurmdbd.pid"
+  stop_one mariadbd "$dir/mysql.pid"
   stop_one munged "$dir/munged.pid"
   echo "slurm-local: stopped (state kept in $dir)"
+}
+
+# start_accounting: MariaDB → slurmdbd → sacctmgr, the order a site
+# brings accounting up in (slurmctld, started next, registers with
+# slurmdbd and enforces the associations made here).
+start_accounting() {
+  local i
+  if [ ! -d "$dir/mysql/mysql" ]; then
+    mariadb-install-db --user=root --datadir="$dir/mysql" --auth-root-authentication-method=normal \
+      > "$dir/mysql-install.log" 2>&1 || { tail -n 20 "$dir/mysql-install.log" >&2; die "mariadb-install-db failed"; }
+  fi
+  $prio mariadbd --user=root --datadir="$dir/mysql" --socket="$dir/mysql.sock" --port="$db_port" \
+    --bind-address=127.0.0.1 --pid-file="$dir/mysql.pid" --log-error="$dir/mysql.log" </dev/null >/dev/null 2>&1 &
+  for i in $(seq 150); do mariadb --socket="$dir/mysql.sock" -u root -e 'select 1' >/dev/null 2>&1 && break; sleep 0.2; done
+  mariadb --socket="$dir/mysql.sock" -u root -e "select 1" >/dev/null 2>&1 || { tail -n 20 "$dir/mysql.log" >&2; die "MariaDB did not come up"; }
+  # slurmdbd's own database user, on loopback only, with a password of
+  # this cluster's (in slurmdbd.conf: root's, mode 600, as slurmdbd demands).
+  local pass
+  pass=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+  mariadb --socket="$dir/mysql.sock" -u root -e "create user if not exists 'slurm'@'127.0.0.1' identified by '$pass';
+    alter user 'slurm'@'127.0.0.1' identified by '$pass'; grant all on slurm_acct_db.* to 'slurm'@'127.0.0.1'; flush privileges;"
+  cat > "$dir/slurmdbd.conf" <<DBD
+# Written by scripts/slurm-local.sh: accounting for the cluster in $dir.
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge-run/munge.socket
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+SlurmUser=root
+PidFile=$dir/slurmdbd.pid
+LogFile=$dir/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=$pass
+StorageLoc=slurm_acct_db
+DBD
+  chmod 600 "$dir/slurmdbd.conf"
+  # slurmdbd has no -f: it reads slurmdbd.conf beside SLURM_CONF. Its
+  # argv[0] names the state folder, so that stop() knows it for ours.
+  $prio bash -c 'exec -a "$0" slurmdbd' "$dir/slurmdbd"
+  for i in $(seq 150); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.2; done
+  sacctmgr -n list cluster >/dev/null 2>&1 || { tail -n 20 "$dir/slurmdbd.log" >&2; die "slurmdbd did not come up"; }
+  sacctmgr -i add cluster bursar >/dev/null
+  local pair user account
+  for pair in ${BURSAR_SLURM_USERS:-root:physics}; do
+    [[ $pair == *:* ]] || die "BURSAR_SLURM_USERS: '$pair' is not user:account"
+    user=${pair%%:*} account=${pair#*:}
+    sacctmgr -i add account "$account" Cluster=bursar >/dev/null 2>&1 || true   # once per account
+    sacctmgr -i add user "$user" Account="$account" Cluster=bursar >/dev/null || die "sacctmgr: cannot add user $user to $account"
+  done
 }
 
 start() {
@@ -103,7 +172,43 @@ start() {
   local node
   node=$(slurmd -C | head -n1)
   [[ $node == NodeName=* ]] || die "slurmd -C printed no node line: $node"
-  local extra="" jobcomp="JobCompType=jobcomp/none" ungated=""
+  local extra="" jobcomp="JobCompType=jobcomp/none" ungated="" site=${BURSAR_SLURM_SITE:-}
+  local accounting="AccountingStorageType=accounting_storage/none" proctrack="ProctrackType=proctrack/linuxproc"
+  local gpus=${BURSAR_SLURM_GPUS:-} gres="" cgroup="CgroupPlugin=cgroup/v1"
+  if [ -n "$gpus" ]; then
+    [[ $gpus =~ ^[1-9][0-9]*$ ]] || die "BURSAR_SLURM_GPUS must be a whole number ≥ 1, got '$gpus'"
+    # Character devices standing in for GPUs (the null device's numbers):
+    # Slurm 22.05 drops a GPU that gres.conf gives no File for.
+    mkdir -p "$dir/dev"
+    local g
+    for g in $(seq 0 $((gpus - 1))); do [ -e "$dir/dev/gpu$g" ] || mknod "$dir/dev/gpu$g" c 1 3; done
+    echo "Name=gpu File=$dir/dev/gpu[0-$((gpus - 1))]" > "$dir/gres.conf"
+    gres=" Gres=gpu:$gpus"
+  else
+    rm -f "$dir/gres.conf"
+  fi
+  if [ "$site" = 1 ]; then
+    for b in mariadbd mariadb-install-db mariadb slurmdbd sacctmgr; do
+      command -v "$b" >/dev/null || die "BURSAR_SLURM_SITE=1: $b not found: apt-get install --no-install-recommends mariadb-server slurmdbd"
+    done
+    accounting="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$dbd_port
+AccountingStoragePass=$dir/munge-run/munge.socket
+AccountingStorageEnforce=associations
+AccountingStorageTRES=gres/gpu"
+    # Where the machine mounts cgroup v2 alone, Slurm's v2 plugin; on a
+    # hybrid machine (v1 controllers, as many container hosts are) v1's
+    # freezer, which holds a job's tasks as well.
+    if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+      cgroup="CgroupPlugin=cgroup/v2"
+    elif [ -d /sys/fs/cgroup/freezer ]; then
+      cgroup=$'CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup'
+    else
+      die "BURSAR_SLURM_SITE=1: no cgroup v2 and no v1 freezer under /sys/fs/cgroup for proctrack/cgroup"
+    fi
+    proctrack="ProctrackType=proctrack/cgroup"
+  fi
   local nodes=${BURSAR_SLURM_NODES:-} slurmd_files
   slurmd_files="SlurmdSpoolDir=$dir/spool
 SlurmdPidFile=$dir/slurmd.pid
@@ -113,10 +218,11 @@ SlurmdLogFile=$dir/slurmd.log"
     local i cpus=${BURSAR_SLURM_CPUS:-1}
     node=""
     for i in $(seq "$nodes"); do
-      node+="NodeName=b$i NodeHostname=localhost Port=$((slurmd_port + i - 1)) CPUs=$cpus RealMemory=1000 NodeAddr=127.0.0.1 State=UNKNOWN"$'\n'
+      node+="NodeName=b$i NodeHostname=localhost Port=$((slurmd_port + i - 1)) CPUs=$cpus RealMemory=1000$gres NodeAddr=127.0.0.1 State=UNKNOWN"$'\n'
     done
     node=${node%$'\n'}
     node=${node% NodeAddr=127.0.0.1 State=UNKNOWN}   # the last line's ending is written below
+    gres=""   # already on every line
     extra+=$'SlurmdParameters=config_overrides\n'
     slurmd_files="SlurmdSpoolDir=$dir/spool-%n
 SlurmdPidFile=$dir/slurmd-%n.pid
@@ -138,6 +244,7 @@ SlurmdLogFile=$dir/slurmd-%n.log"
     # gated one can be tried.
     sed -e "s|@BURSAR@|$BURSAR_SLURM_GATE_BIN|" -e "s|@KEY_FILE@|$BURSAR_SLURM_GATE_KEY|" -e "s|@ONCE_DIR@|$dir/bursar-once|" \
       -e "s|^local UNGATED = { }|local UNGATED = { free = true }|" \
+      -e "s|^local UNIT = \"cpu\"|local UNIT = \"${BURSAR_SLURM_UNIT:-cpu}\"|" \
       "$(dirname "$0")/slurm/job_submit.lua" > "$dir/job_submit.lua"
     grep -q '^local UNGATED = { free = true }' "$dir/job_submit.lua" || die "job_submit.lua: no 'local UNGATED = { }' line to set"
     # GresTypes=gpu: a job asking for GPUs (--gpus, --gres=gpu:N) reaches
@@ -149,6 +256,7 @@ SlurmdLogFile=$dir/slurmd-%n.log"
   else
     rm -f "$dir/job_submit.lua"
   fi
+  if [ -n "$gpus" ] && [[ $extra != *GresTypes=gpu* ]]; then extra+=$'GresTypes=gpu\n'; fi
   cat > "$dir/slurm.conf" <<CONF
 # Written by scripts/slurm-local.sh: a one-node cluster on localhost.
 ClusterName=bursar
@@ -163,7 +271,7 @@ StateSaveLocation=$dir/ctld
 SlurmctldPidFile=$dir/slurmctld.pid
 SlurmctldLogFile=$dir/slurmctld.log
 $slurmd_files
-ProctrackType=proctrack/linuxproc
+$proctrack
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
@@ -171,10 +279,10 @@ SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0
 MpiDefault=none
 ReturnToService=2
-AccountingStorageType=accounting_storage/none
+$accounting
 JobAcctGatherType=jobacct_gather/none
 $jobcomp
-$extra$node NodeAddr=127.0.0.1 State=UNKNOWN
+$extra$node$gres NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 $ungated
 CONF
@@ -190,8 +298,9 @@ CONF
   fi
   # slurmd always loads a cgroup plugin and its auto-detection is fatal
   # without systemd; v1 is loaded but unused with the plugins above.
-  echo "CgroupPlugin=cgroup/v1" > "$dir/cgroup.conf"
+  echo "$cgroup" > "$dir/cgroup.conf"
   export SLURM_CONF="$dir/slurm.conf"
+  [ "$site" != 1 ] || start_accounting
   $prio slurmctld -c -f "$SLURM_CONF"
   if [ -n "$nodes" ]; then
     for i in $(seq "$nodes"); do $prio slurmd -f "$SLURM_CONF" -N "b$i"; done

@@ -5,14 +5,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -531,30 +528,4 @@ func TestLeaseFlagErrors(t *testing.T) {
 		assert.Equal(t, 1, code, "%v", tc.args)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 	}
-}
-
-// TestLeaseRefusesNonBursarServer: `bursar lease` pointed at a server that
-// is not Bursar (an HTML 404 for every path) fails at once, naming the
-// server, before anything is filed: the server sees /healthz only.
-func TestLeaseRefusesNonBursarServer(t *testing.T) {
-	var mu sync.Mutex
-	var paths []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte("<html><body>Not here</body></html>"))
-	}))
-	defer other.Close()
-	start := time.Now()
-	_, stderr, code := run(t, cleanEnv("BURSAR_TOKEN=bursar_c0_00000000000000000000000000000000"), "lease", "--server", other.URL,
-		"--campaign", "c", "--gpus", "1", "--", "true")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, other.URL+" is not a Bursar service (GET /healthz answered 404 Not Found)")
-	assert.Less(t, time.Since(start), 10*time.Second, "at once")
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, []string{"GET /healthz"}, paths, "nothing but the health check reaches it")
 }

@@ -36,12 +36,22 @@ type slurmGate struct {
 	dir, conf, key string
 	srv            *proc
 	admin          *client.Client
+	// pool is how the service learns its pool: 16 CPUs by default, what
+	// sinfo counts on a site's cluster (slurm_site_test.go).
+	pool []string
 }
 
 // startSlurmGate starts the cluster with the gate and a service at speed 1
 // (a broker second is a wall-clock second, serveArgs added to its flags)
 // with campaign "sci".
 func startSlurmGate(t *testing.T, serveArgs ...string) *slurmGate {
+	t.Helper()
+	return startSlurmCluster(t, []string{"BURSAR_SLURM_CPUS=16"}, []string{"--pool", "16"}, serveArgs...)
+}
+
+// startSlurmCluster is startSlurmGate with slurm-local.sh's settings
+// (clusterEnv) and the service's pool flags given.
+func startSlurmCluster(t *testing.T, clusterEnv, pool []string, serveArgs ...string) *slurmGate {
 	t.Helper()
 	if os.Getenv("BURSAR_SLURM") != "1" {
 		t.Skip("set BURSAR_SLURM=1 to gate a one-node Slurm cluster (root; apt-get install --no-install-recommends slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins)")
@@ -57,7 +67,7 @@ func startSlurmGate(t *testing.T, serveArgs ...string) *slurmGate {
 		}
 		_ = os.RemoveAll(dir)
 	})
-	g := &slurmGate{dir: dir, conf: filepath.Join(dir, "slurm", "slurm.conf"), key: filepath.Join(dir, "slurm.key")}
+	g := &slurmGate{dir: dir, conf: filepath.Join(dir, "slurm", "slurm.conf"), key: filepath.Join(dir, "slurm.key"), pool: pool}
 	raw := make([]byte, 32)
 	_, err = rand.Read(raw)
 	require.NoError(t, err)
@@ -74,8 +84,9 @@ func startSlurmGate(t *testing.T, serveArgs ...string) *slurmGate {
 	// Ports of its own, so that another cluster on the machine (another
 	// test, another checkout's CI) is not in the way.
 	ctld, slurmd := freePort(t), freePort(t)
-	start.Env = append(os.Environ(), "BURSAR_SLURM_CPUS=16", "BURSAR_SLURM_GATE_BIN="+check, "BURSAR_SLURM_GATE_KEY="+g.key,
-		"SLURMCTLD_PORT="+strconv.Itoa(ctld), "SLURMD_PORT="+strconv.Itoa(slurmd))
+	start.Env = append(append(os.Environ(), clusterEnv...), "BURSAR_SLURM_GATE_BIN="+check, "BURSAR_SLURM_GATE_KEY="+g.key,
+		"SLURMCTLD_PORT="+strconv.Itoa(ctld), "SLURMD_PORT="+strconv.Itoa(slurmd),
+		"SLURM_DB_PORT="+strconv.Itoa(freePort(t)), "SLURMDBD_PORT="+strconv.Itoa(freePort(t)))
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("starting the cluster: %v\n%s", err, out)
 	}
@@ -107,11 +118,11 @@ func (g *slurmGate) serve(t *testing.T, extra ...string) (*proc, *client.Client)
 	// enforcer's squeue and scancel are the controller's own work, which
 	// at a site has a host of its own and here shares two cores with the
 	// storm's hundred processes and whatever else the machine runs.
-	args := append([]string{"-n", "-10", bin, "serve", "--listen", "127.0.0.1:0", "--admin-token-file", tokenFile(t), "--speed", "1",
-		"--pool", "16", "--slurm-key-file", g.key, "--admit-on-request",
+	args := append([]string{"-n", "-10", bin, "serve", "--listen", "127.0.0.1:0", "--admin-token-file", tokenFile(t), "--speed", "1"}, g.pool...)
+	args = append(append(args, "--slurm-key-file", g.key, "--admit-on-request",
 		// The gate's ONCE_DIR (scripts/slurm-local.sh): a released lease's
 		// token is recorded there as spent.
-		"--slurm-once-dir", filepath.Join(g.dir, "slurm", "bursar-once")}, extra...)
+		"--slurm-once-dir", filepath.Join(g.dir, "slurm", "bursar-once")), extra...)
 	cmd := exec.Command("nice", args...)
 	cmd.Env = g.env()
 	p := startCmd(t, cmd)
