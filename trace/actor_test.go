@@ -11,6 +11,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/priority"
 )
 
 // watcher is an Actor that acts at the ticks from … to and checks when
@@ -181,5 +182,66 @@ func TestActorEnvelopesAndDenials(t *testing.T) {
 	}
 	if _, err := Replay(w, fresh, ReplayOptions{Actor: &watcher{campaigns: 2}, FairStart: []int{0}}); err == nil {
 		t.Error("fair starts with an actor: no error")
+	}
+}
+
+// declarer is a watcher that speaks for the users too (Users): it
+// declares the jobs in top deadline and records the ids and starts.
+type declarer struct {
+	watcher
+	top    []int64
+	ids    []policy.CampaignID
+	starts map[int64][]int64
+}
+
+func (d *declarer) Registered(ids []policy.CampaignID) { d.ids = slices.Clone(ids) }
+
+func (d *declarer) Declare(jb *Job) policy.Class {
+	if slices.Contains(d.top, jb.Number) {
+		return policy.Deadline
+	}
+	return jb.Class
+}
+
+func (d *declarer) Started(jb *Job, t int64) { d.starts[jb.Number] = append(d.starts[jb.Number], t) }
+
+// By hand: under priority without preemption on a pool of 4, three jobs
+// of 4 GPUs for 100 s submitted at 0, 10 and 20 start at 0, 100 and 200
+// as filed; when the users declare job 3 deadline (the interactive tier)
+// it starts at 100, before job 2 (at 200). The users hear every start
+// and the campaigns' ids.
+func TestUsersDeclareTheClassTheyFile(t *testing.T) {
+	w := &Workload{Pool: 4, Campaigns: []Campaign{{Name: "u1", Share: 0.5}, {Name: "u2", Share: 0.5}}, Jobs: []Job{
+		{Number: 1, Submit: 1, Run: 100, Estimate: 100, GPUs: 4, Campaign: 0, Class: policy.AgentBurst, Queue: -1},
+		{Number: 2, Submit: 10, Run: 100, Estimate: 100, GPUs: 4, Campaign: 1, Class: policy.AgentBurst, Queue: -1},
+		{Number: 3, Submit: 20, Run: 100, Estimate: 100, GPUs: 4, Campaign: 1, Class: policy.AgentBurst, Queue: -1},
+	}}
+	for _, tc := range []struct {
+		top  []int64
+		want []int64
+	}{{nil, []int64{1, 101, 201}}, {[]int64{3}, []int64{1, 201, 101}}} {
+		knobs := policies.TraceKnobs()
+		off := false
+		priority.Slot.Edit(&knobs).Preempt = &off
+		alloc, err := policies.New("priority", policy.DefaultConfig(w.Pool), knobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &declarer{watcher: watcher{campaigns: 2, from: math.MaxInt - 1, to: math.MaxInt - 1}, top: tc.top, starts: map[int64][]int64{}}
+		run, err := Replay(w, alloc, ReplayOptions{Actor: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(run.Start, tc.want) {
+			t.Errorf("top %v: starts %v, want %v", tc.top, run.Start, tc.want)
+		}
+		for j, s := range tc.want {
+			if got := d.starts[int64(j+1)]; !slices.Equal(got, []int64{s}) {
+				t.Errorf("top %v: job %d heard started at %v, want [%d]", tc.top, j+1, got, s)
+			}
+		}
+		if !slices.Equal(d.ids, []policy.CampaignID{0, 1}) {
+			t.Errorf("ids %v", d.ids)
+		}
 	}
 }

@@ -32,6 +32,7 @@ type driver struct {
 	cap   *capture
 	books books
 	actor Actor // nil: none
+	users Users // the actor as the workload's users (nil: none)
 
 	next  int // the next job to file
 	limit int // the jobs from limit on are withheld
@@ -94,6 +95,23 @@ type Actor interface {
 	// NextAct is the first tick after now at which the actor acts
 	// (math.MaxInt: none); no tick from it on is skipped.
 	NextAct(now int) int
+}
+
+// Users is an Actor that speaks for the workload's own users as well
+// (the lab's teams of the story study, docs/story.md): it chooses the
+// class each job is declared with when it is filed, and hears each of
+// its starts, so that users can respond to what the policy did to them.
+// Replay uses it where its Actor implements it.
+type Users interface {
+	// Registered gives the policy's id of each workload campaign (in
+	// campaign order), before Join.
+	Registered(ids []policy.CampaignID)
+	// Declare is the class job jb is filed with (its own is jb.Class). A
+	// job requeued after a preemption is filed again and asked again.
+	Declare(jb *Job) policy.Class
+	// Started is job jb's start (a grant) at second t of the log; a
+	// requeued job starts again.
+	Started(jb *Job, t int64)
 }
 
 // newDriver is a driver of alloc over w's jobs up to limit, stopping at
@@ -166,6 +184,9 @@ func (d *driver) run() error {
 			var err error
 			switch {
 			case e.Kind == policy.EventGrant:
+				if d.users != nil {
+					d.users.Started(&d.w.Jobs[j], int64(e.T)+d.base)
+				}
 				var s bool
 				s, err = d.books.granted(d, j, e)
 				stop = stop || s
@@ -221,7 +242,11 @@ func (d *driver) file(j int) error {
 		d.done++
 		return nil
 	}
-	id, err := fileRigid(d.w, d.rr, d.ids[jb.Campaign], jb, int(jb.Submit-d.base), d.kept.of(j))
+	cls := jb.Class
+	if d.users != nil {
+		cls = d.users.Declare(jb)
+	}
+	id, err := fileRigid(d.w, d.rr, d.ids[jb.Campaign], jb, cls, int(jb.Submit-d.base), d.kept.of(j))
 	if id >= 0 {
 		d.jobOf.set(id, int32(j))
 	}

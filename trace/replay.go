@@ -32,7 +32,8 @@ type ReplayOptions struct {
 	FairSeed uint64
 	// Actor, if set, shares the machine with the workload's users: the
 	// replay registers it after their campaigns and steps it around each
-	// tick (Actor). Not with FairStart.
+	// tick (Actor). An Actor that is also Users declares each job's class
+	// and hears its starts. Not with FairStart.
 	Actor Actor
 	// Work, if not nil, is added the policy's work (policy.Work) over
 	// the replay, its fair starts' copies included, where the policy
@@ -101,19 +102,19 @@ type Run struct {
 	FairSeed   uint64
 }
 
-// fileRigid files job jb of campaign c as a rigid request submitted at
-// tick submitted, into its site queue by name where the policy reads
+// fileRigid files job jb of campaign c, declared of class cls, as a
+// rigid request submitted at tick submitted, into its site queue by name where the policy reads
 // queues (baseline.QueuedRequester) and the log names it.
-func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *Job, submitted int, kept int64) (int, error) {
+func fileRigid(w *Workload, rr policy.RigidRequester, c policy.CampaignID, jb *Job, cls policy.Class, submitted int, kept int64) (int, error) {
 	// A job resumed from a checkpoint asks for what is left of its run
 	// and its estimate (§6.7).
 	est, run := int(jb.Estimate-kept), int(jb.Run-kept)
 	if qr, ok := rr.(baseline.QueuedRequester); ok {
 		if q := w.SiteQueue(jb); q != "" {
-			return qr.RequestRigidQueued(c, jb.GPUs, est, run, jb.Class, submitted, q)
+			return qr.RequestRigidQueued(c, jb.GPUs, est, run, cls, submitted, q)
 		}
 	}
-	return rr.RequestRigid(c, jb.GPUs, est, run, jb.Class, submitted)
+	return rr.RequestRigid(c, jb.GPUs, est, run, cls, submitted)
 }
 
 // Replay replays the workload under alloc, a fresh policy with no
@@ -176,6 +177,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 			t.SetTickByTick(true)
 		}
 	}
+	if u, ok := opt.Actor.(Users); ok {
+		u.Registered(ids)
+	}
 	if opt.Actor != nil {
 		if err := opt.Actor.Join(alloc); err != nil {
 			return nil, fmt.Errorf("trace replay: %w", err)
@@ -205,6 +209,7 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 		return nil, fmt.Errorf("trace replay: %w", err)
 	}
 	d.actor = opt.Actor
+	d.users, _ = opt.Actor.(Users)
 	if err := d.run(); err != nil {
 		return nil, fmt.Errorf("trace replay: %w", err)
 	}
