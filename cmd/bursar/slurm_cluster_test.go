@@ -84,14 +84,19 @@ func startSlurmCluster(t *testing.T, clusterEnv, pool []string, serveArgs ...str
 	// Ports of its own, so that another cluster on the machine (another
 	// test, another checkout's CI) is not in the way.
 	ctld, slurmd := freePort(t), freePort(t)
-	start.Env = append(append(os.Environ(), clusterEnv...), "BURSAR_SLURM_GATE_BIN="+check, "BURSAR_SLURM_GATE_KEY="+g.key,
+	// Only the cluster's own settings: none of the caller's Slurm or
+	// Bursar variables (slurm_env_test.go), which slurmctld would also
+	// pass on to the gate's check.
+	start.Env = slurmEnv(append(clusterEnv, "BURSAR_SLURM_GATE_BIN="+check, "BURSAR_SLURM_GATE_KEY="+g.key,
 		"SLURMCTLD_PORT="+strconv.Itoa(ctld), "SLURMD_PORT="+strconv.Itoa(slurmd),
-		"SLURM_DB_PORT="+strconv.Itoa(freePort(t)), "SLURMDBD_PORT="+strconv.Itoa(freePort(t)))
+		"SLURM_DB_PORT="+strconv.Itoa(freePort(t)), "SLURMDBD_PORT="+strconv.Itoa(freePort(t)))...)
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("starting the cluster: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command(script, "stop", state).CombinedOutput(); err != nil {
+		stop := exec.Command(script, "stop", state)
+		stop.Env = slurmEnv()
+		if out, err := stop.CombinedOutput(); err != nil {
 			t.Errorf("stopping the cluster: %v\n%s", err, out)
 		}
 	})
@@ -123,7 +128,7 @@ func (g *slurmGate) serve(t *testing.T, extra ...string) (*proc, *client.Client)
 		// The gate's ONCE_DIR (scripts/slurm-local.sh): a released lease's
 		// token is recorded there as spent.
 		"--slurm-once-dir", filepath.Join(g.dir, "slurm", "bursar-once")), extra...)
-	cmd := exec.Command("nice", args...)
+	cmd := exec.Command(sysBin("nice"), args...)
 	cmd.Env = g.env()
 	p := startCmd(t, cmd)
 	admin, err := client.New(p.url, testToken)
@@ -135,7 +140,7 @@ func (g *slurmGate) serve(t *testing.T, extra ...string) (*proc, *client.Client)
 }
 
 func (g *slurmGate) env(extra ...string) []string {
-	return cleanEnv(append([]string{"SLURM_CONF=" + g.conf}, extra...)...)
+	return slurmEnv(append([]string{"SLURM_CONF=" + g.conf}, extra...)...)
 }
 
 // sh runs a shell line with the cluster's configuration (bounded) and
@@ -144,7 +149,7 @@ func (g *slurmGate) sh(t *testing.T, line string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", line)
+	cmd := exec.CommandContext(ctx, sysBin("bash"), "-c", line)
 	cmd.Env, cmd.Dir = g.env(), g.dir
 	out, _ := cmd.CombinedOutput()
 	return string(out), cmd.ProcessState.ExitCode()
@@ -482,7 +487,7 @@ func TestSlurmGateLatency(t *testing.T) {
 		st, err := g.admin.SlurmToken(ctx, "sci", acc.RequestID)
 		require.NoError(t, err)
 		tag := fmt.Sprintf("srun-%d", i)
-		cmd := exec.Command("srun", "--comment="+st.Token, "-n", "1", "-Q", quick)
+		cmd := exec.Command(sysBin("srun"), "--comment="+st.Token, "-n", "1", "-Q", quick)
 		cmd.Env, cmd.Dir = g.env("JOBTAG="+tag), g.dir
 		at := time.Now()
 		out, err := cmd.CombinedOutput()
@@ -548,8 +553,6 @@ func TestSlurmGateStorm(t *testing.T) {
 		all = append(all, launched{tag, time.Now(), startLeaseCmd(t, cmd)})
 	}
 
-	t.Setenv("SLURM_CONF", g.conf) // the monitor's squeue
-
 	// The monitor.
 	type snapshot struct{ unleased, overrun, storm int }
 	stop := make(chan struct{})
@@ -565,7 +568,9 @@ func TestSlurmGateStorm(t *testing.T) {
 			case <-time.After(200 * time.Millisecond):
 			}
 			t0 := time.Now()
-			out, err := exec.Command("squeue", "-h", "-t", "RUNNING", "-O", "JobID:|,WCKey:|,NumCPUs:|,Account:").Output()
+			mon := exec.Command(sysBin("squeue"), "-h", "-t", "RUNNING", "-O", "JobID:|,WCKey:|,NumCPUs:|,Account:")
+			mon.Env = g.env()
+			out, err := mon.Output()
 			if err != nil {
 				continue
 			}
