@@ -26,14 +26,20 @@ type Cluster interface {
 	Running(ctx context.Context) ([]Job, error)
 	// Scancel runs scancel with args: cancellations and signals alike.
 	Scancel(ctx context.Context, args ...string) error
+	// Hold holds pending jobs ids (scontrol hold: by SlurmUser, root or
+	// an operator an administrator's hold, which their user cannot
+	// release).
+	Hold(ctx context.Context, ids ...string) error
 }
 
 // QueuedJob is one line of the queue: the job's id, its comment (a lease
 // token, for a job `bursar lease --slurm` submitted), its state, its
-// CPUs as squeue prints them, and, once it runs, the TRES Slurm allocated
-// it ("cpu=2,node=1,billing=2,gres/gpu=1"; empty while it is pending).
+// CPUs as squeue prints them, once it runs the TRES Slurm allocated it
+// ("cpu=2,node=1,billing=2,gres/gpu=1"; empty while it is pending), its
+// partition and, while it is pending, why (JobHeldAdmin: held by an
+// administrator).
 type QueuedJob struct {
-	ID, Comment, State, CPUs, TRES string
+	ID, Comment, State, CPUs, TRES, Partition, Reason string
 }
 
 // CmdTimeout bounds one squeue or scancel call.
@@ -51,23 +57,29 @@ const killTimeout = 2 * time.Second
 // failed.
 type Exec struct{}
 
-// Queue runs squeue -h -O JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|;
-// a line without its five fields (a comment with a | in it, never a lease
-// token) is left out.
+// Queue runs squeue -h -O
+// JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|,Partition:|,Reason:|;
+// a line without its seven fields (a comment with a | in it, never a
+// lease token) is left out.
 func (Exec) Queue(ctx context.Context) ([]QueuedJob, error) {
-	out, err := exec.CommandContext(ctx, "squeue", "-h", "-O", "JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|").Output()
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-O", "JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|,Partition:|,Reason:|").Output()
 	if err != nil {
 		return nil, err
 	}
+	return ParseQueue(string(out)), nil
+}
+
+// ParseQueue reads the lines Exec.Queue asks squeue for.
+func ParseQueue(out string) []QueuedJob {
 	var jobs []QueuedJob
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) != 6 || f[5] != "" {
+		if len(f) != 8 || f[7] != "" {
 			continue
 		}
-		jobs = append(jobs, QueuedJob{ID: f[0], Comment: f[1], State: f[2], CPUs: f[3], TRES: f[4]})
+		jobs = append(jobs, QueuedJob{ID: f[0], Comment: f[1], State: f[2], CPUs: f[3], TRES: f[4], Partition: f[5], Reason: f[6]})
 	}
-	return jobs, nil
+	return jobs
 }
 
 // Steps runs squeue -h -s -o %i.
@@ -104,6 +116,14 @@ func (Exec) Running(ctx context.Context) ([]Job, error) {
 func (Exec) Scancel(ctx context.Context, args ...string) error {
 	if out, err := exec.CommandContext(ctx, "scancel", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("scancel %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Hold runs scontrol hold ids (one call for all of them).
+func (Exec) Hold(ctx context.Context, ids ...string) error {
+	if out, err := exec.CommandContext(ctx, "scontrol", append([]string{"hold"}, ids...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("scontrol hold %s: %w: %s", strings.Join(ids, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -48,7 +48,12 @@ type Enforcer struct {
 	// too), or slurmtoken.UnitGPU. A running job is held to its lease's
 	// size in that unit, and never to more GPUs than its lease.
 	Unit string
-	Log  *slog.Logger
+	// Unleased is what is done with a job in a gated partition without a
+	// lease (UnleasedIgnore, UnleasedHold, UnleasedCancel; "": ignore),
+	// and Ungated the partitions the gate lets through (its UNGATED).
+	Unleased string
+	Ungated  map[string]bool
+	Log      *slog.Logger
 
 	ctx context.Context
 
@@ -56,6 +61,7 @@ type Enforcer struct {
 	// allocation was compared with their lease), and when each got its
 	// SIGTERM.
 	seen, sized map[string]bool
+	warned      map[string]bool // the jobs without a lease logged
 	termed      map[string]time.Time
 	// bound is the job each lease's token admitted first (by the lease's
 	// WcKey, which names the token): one token, one job. It is read back
@@ -146,7 +152,7 @@ func (e *Enforcer) Run(ctx context.Context) {
 // live at now.
 func (e *Enforcer) start(ctx context.Context, now time.Time) {
 	e.ctx = ctx
-	e.seen, e.sized, e.termed, e.bound = map[string]bool{}, map[string]bool{}, map[string]time.Time{}, e.readLedger(now)
+	e.seen, e.sized, e.warned, e.termed, e.bound = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]time.Time{}, e.readLedger(now)
 	e.due, e.cancelled, e.live = map[int64][]string{}, map[string]time.Time{}, map[string]bool{}
 }
 
@@ -303,11 +309,16 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		return
 	}
 	// The calls to make, batched: one scancel for each list.
-	var expired, notice, graceOver, reused, gone, oversized []string
+	var expired, notice, graceOver, reused, gone, oversized, hold []string
 	live := map[string]bool{}
 	for _, j := range queue {
-		if !strings.HasPrefix(j.Comment, slurmtoken.Prefix+":") {
+		if Unleased(j, e.Key, e.Ungated, now) {
+			live[j.ID] = true
+			hold, gone, notice, graceOver = e.unleased(j, now, hold, gone, notice, graceOver)
 			continue
+		}
+		if !strings.HasPrefix(j.Comment, slurmtoken.Prefix+":") {
+			continue // in an ungated partition
 		}
 		id := j.ID
 		live[id] = true
@@ -403,7 +414,8 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	e.kill(reused, "cancelled jobs on a lease token that admitted another job")
 	e.kill(oversized, "cancelled jobs larger than their lease")
 	e.kill(expired, "cancelled jobs past their lease")
-	e.kill(gone, "cancelled pending jobs, and jobs first seen, whose lease is gone")
+	e.kill(gone, "cancelled pending jobs, and jobs first seen, whose lease is gone or that have none")
+	e.holdJobs(hold)
 	if len(notice) > 0 {
 		err := End(e.Cluster, notice, true)
 		e.Log.Info("slurm enforcer: SIGTERM through Slurm to jobs whose lease is gone or under notice", "jobs", strings.Join(notice, ","), "scancel", OKOr(err))
@@ -418,6 +430,11 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		if !live[id] {
 			delete(e.seen, id)
 			delete(e.sized, id)
+		}
+	}
+	for id := range e.warned {
+		if !live[id] {
+			delete(e.warned, id)
 		}
 	}
 	for key := range e.bound {

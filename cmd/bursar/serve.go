@@ -172,6 +172,9 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "slurm-unit", Category: "slurm",
 				Usage: "with --slurm-enforce: what a lease's size counts, as the gate plugin's UNIT: cpu (CPUs stand in for GPUs) or gpu; a running job on more than its lease is killed (default: what --pool-from-slurm counted, else cpu)"},
 			&cli.PathFlag{Name: "slurm-ledger", Category: "slurm", Usage: "with --slurm-enforce: append each job seen on a lease token to this file (JSON lines: job, lease, campaign, gpus, expires_unix)"},
+			&cli.StringFlag{Name: "slurm-unleased", Value: "ignore", Category: "slurm",
+				Usage: "with --slurm-enforce: what to do with a job in a gated partition without a lease (queued before the gate): ignore (logged; bursar slurm audit lists it), hold (a pending one gets an administrator's hold; a running one runs to its end) or cancel (a pending one at once, a running one SIGTERM then the kill --slurm-grace later); docs/slurm.md"},
+			&cli.StringSliceFlag{Name: "slurm-ungated", Category: "slurm", Usage: "with --slurm-enforce: partitions the gate plugin lets through (its UNGATED): their jobs need no lease"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug (one line per request), info, warn or error"},
 		}, brokerFlags()...),
 		Action: runServe,
@@ -318,7 +321,7 @@ func runServe(c *cli.Context) error {
 		where = client.UnixPrefix + ln.Addr().String()
 	}
 	if err := startSlurmEnforcer(ctx, slurmEnforceFlags{enforce: c.Bool("slurm-enforce"), grace: c.Duration("slurm-grace"), ledger: c.Path("slurm-ledger"),
-		unit: c.String("slurm-unit")},
+		unit: c.String("slurm-unit"), unleased: c.String("slurm-unleased"), ungated: c.StringSlice("slurm-ungated")},
 		svc, slurmKey, log); err != nil {
 		svc.Close()
 		closeListeners()

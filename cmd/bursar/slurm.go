@@ -66,17 +66,20 @@ func slurmCommand() *cli.Command {
 				}
 				return nil
 			},
-		}, slurmReconcileCommand()},
+		}, slurmReconcileCommand(), slurmAuditCommand()},
 	}
 }
 
 // slurmEnforceFlags are serve's --slurm-enforce, --slurm-grace,
-// --slurm-ledger and --slurm-unit (or the unit --pool-from-slurm read).
+// --slurm-ledger, --slurm-unit (or the unit --pool-from-slurm read),
+// --slurm-unleased and --slurm-ungated.
 type slurmEnforceFlags struct {
-	enforce bool
-	grace   time.Duration
-	ledger  string
-	unit    string
+	enforce  bool
+	grace    time.Duration
+	ledger   string
+	unit     string
+	unleased string
+	ungated  []string
 }
 
 var errSlurmEnforceNoKey = errors.New("--slurm-enforce needs --slurm-key-file (the key the tokens are checked with)")

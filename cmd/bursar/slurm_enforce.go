@@ -19,8 +19,17 @@ func startSlurmEnforcer(ctx context.Context, c slurmEnforceFlags, svc *service.S
 	if len(key) == 0 {
 		return errSlurmEnforceNoKey
 	}
-	e := &slurmgate.Enforcer{Key: key, Leases: svc, Cluster: slurmgate.Exec{}, Grace: c.grace, Ledger: c.ledger, Unit: c.unit, Log: log}
+	rule, err := slurmgate.ParseUnleased(c.unleased)
+	if err != nil {
+		return err
+	}
+	ungated := map[string]bool{}
+	for _, p := range c.ungated {
+		ungated[p] = true
+	}
+	e := &slurmgate.Enforcer{Key: key, Leases: svc, Cluster: slurmgate.Exec{}, Grace: c.grace, Ledger: c.ledger, Unit: c.unit,
+		Unleased: rule, Ungated: ungated, Log: log}
 	go e.Run(ctx)
-	log.Info("slurm enforcer started", "grace", c.grace, "ledger", c.ledger, "unit", e.Unit)
+	log.Info("slurm enforcer started", "grace", c.grace, "ledger", c.ledger, "unit", e.Unit, "unleased", rule, "ungated", c.ungated)
 	return nil
 }
