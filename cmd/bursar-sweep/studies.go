@@ -36,6 +36,7 @@ func studies() []study {
 		traceStudy(),
 		budgetKnobsStudy(),
 		arriveStudy(),
+		storyStudy(),
 	)
 }
 
