@@ -19,16 +19,24 @@ func (b *Broker) FairDeficit(c CampaignID) float64 {
 	return cp.deficit
 }
 
-// pendingKey is one pending request's admission sort key, read once per
-// pass, with its position in the list before the sort.
+// pendingKey is one run of the pending list: a maximal stretch of one
+// campaign and class, whose requests always share their admission sort
+// keys, with those keys (read once per pass) and its place among the
+// runs before the sort. The pending list is the sequence of its runs
+// (Broker.runs), each holding its requests in admission order in its own
+// slice (a Request holds no pointer): sorts, crossings and skips permute
+// the runs, and admission compacts only the runs it walks (issue 32: on
+// 64 weeks of SDSC-SP2, ~35 runs hold ~480 requests at a pass).
 type pendingKey struct {
 	deficit, tokens float64
-	pos             int
-	class           Class
-	// camp is the run's campaign (a run's requests share it), kept here
-	// so that the skip's walks over the runs do not look it up in the
-	// pending list, thousands of requests long on a full trace log.
+	// pos is the run's place in the list (its index among the runs):
+	// the last sort key, so that an unstable sort is the stable one.
+	pos   int
+	class Class
+	// camp is the run's campaign (a run's requests share it).
 	camp int32
+	// reqs are the run's requests, never empty.
+	reqs []Request
 }
 
 // comparePendingKeys orders the pending list: class rank ascending,
@@ -57,60 +65,57 @@ func comparePendingKeys(a, b pendingKey) int {
 // admit is one admission pass (model.md §5). The pending list is put in the
 // order of a stable sort and keeps that order; then every request is tried
 // once, in order, against grants made earlier in the same pass.
+//
+// admitOne only changes the request it is given, and grants only append
+// leases, so each run's requests are walked and compacted in place, in
+// the run's own slice: a quiet campaign's run (throttled.go) is kept
+// whole without a try, and nothing else moves. The runs of the
+// compacted list are the old ones less the emptied, those that then
+// meet merged (keepRun). Where no trace job is pending (the agent
+// scenario) no campaign is quiet (an agent's request is always tried,
+// throttled.go), and every run is walked.
 func (b *Broker) admit() {
-	if len(b.pending) == 0 {
+	if len(b.runs) == 0 {
 		return
 	}
 	b.order()
 	if b.counting {
 		b.countPass()
 	}
-	if b.rigidPending == 0 {
-		b.admitEach()
-		return
+	runs := b.runs
+	rigid := b.rigidPending > 0
+	if rigid {
+		b.refreshFloors(runs)
 	}
-	runs := b.runsOf()
-	b.refreshFloors(runs)
-	// admitOne only changes the request it is given, and grants only
-	// append leases, so the list can be walked and compacted in place,
-	// run by run: a quiet campaign's run (throttled.go) is kept whole
-	// without a try. The runs of the compacted list are the old ones
-	// less the emptied, those that then meet merged (nr kept so far).
-	pend := b.pending
-	w, nr := 0, 0
+	nr := 0
 	walked, moved := 0, 0 // (Work)
 	for i := range runs {
-		start, end := runs[i].pos, runEnd(runs, i, len(pend))
-		from := w
-		if cp := &b.camps[runs[i].camp]; b.quietCampaign(cp) {
-			if w != start {
-				copy(pend[w:], pend[start:end])
-				moved += end - start
-			}
-			w += end - start
-		} else {
-			walked += end - start
-			for j := start; j < end; j++ {
-				if b.admitOne(&pend[j]) {
+		reqs := runs[i].reqs
+		if !rigid || !b.quietCampaign(&b.camps[runs[i].camp]) {
+			walked += len(reqs)
+			w := 0
+			for j := range reqs {
+				if b.admitOne(&reqs[j]) {
 					if w != j {
-						pend[w] = pend[j]
+						reqs[w] = reqs[j]
 						moved++
 					}
 					w++
 				}
 			}
+			reqs = reqs[:w]
 		}
-		if w == from || nr > 0 && runs[nr-1].class == runs[i].class && runs[nr-1].camp == runs[i].camp {
-			continue // emptied, or one with the run before
+		if len(reqs) == 0 {
+			b.freeReqs(reqs)
+			continue
 		}
-		runs[nr] = runs[i]
-		runs[nr].pos = from
-		nr++
+		k := runs[i]
+		k.reqs = reqs
+		var m int
+		nr, m = b.keepRun(runs, nr, k)
+		moved += m
 	}
-	if w < len(pend) {
-		clear(pend[w:])
-		b.pending = pend[:w]
-	}
+	clear(runs[nr:])
 	b.runs = runs[:nr]
 	if b.counting {
 		b.work.Walked += int64(walked)
@@ -118,57 +123,90 @@ func (b *Broker) admit() {
 	}
 }
 
-// admitEach is admission's walk where no trace job is pending (the agent
-// scenario): then no campaign is quiet (an agent's request is always
-// tried, throttled.go), so the runs buy nothing, and the list is walked
-// request by request and its runs worked out again when next needed
-// (BenchmarkScenario: the run-by-run walk cost 0.7 % more).
-func (b *Broker) admitEach() {
-	// admitOne only changes the request it is given, and grants only
-	// append leases, so the list can be walked and compacted in place.
-	pend := b.pending
-	w, moved := 0, 0
-	for i := range pend {
-		if b.admitOne(&pend[i]) {
-			if w != i {
-				pend[w] = pend[i]
-				moved++
-			}
-			w++
-		}
+// keepRun puts run k at place nr of runs being compacted in place (nr no
+// further than k's old place), merged into the run before where the two
+// are of one campaign and class, so that the runs stay maximal; it
+// returns the runs kept and the requests a merge moved. A run's place is
+// its pos.
+func (b *Broker) keepRun(runs []pendingKey, nr int, k pendingKey) (int, int) {
+	if nr > 0 && runs[nr-1].class == k.class && runs[nr-1].camp == k.camp {
+		runs[nr-1].reqs = append(runs[nr-1].reqs, k.reqs...)
+		b.freeReqs(k.reqs)
+		return nr, len(k.reqs)
 	}
+	k.pos = nr
+	runs[nr] = k
+	return nr + 1, 0
+}
+
+// mergeRuns renumbers runs from place from on and merges those that now
+// meet (keepRun), after runs from on moved or left.
+func (b *Broker) mergeRuns(runs []pendingKey, from int) []pendingKey {
+	nr, moved := from, 0
+	for i := from; i < len(runs); i++ {
+		var m int
+		nr, m = b.keepRun(runs, nr, runs[i])
+		moved += m
+	}
+	clear(runs[nr:])
 	if b.counting {
-		b.work.Walked += int64(len(pend))
 		b.work.Moved += int64(moved)
 	}
-	if w < len(pend) {
-		clear(pend[w:])
-		b.pending = pend[:w]
-		b.runsOK = false
+	return runs[:nr]
+}
+
+// dropRun removes run i, emptied, from the pending list.
+func (b *Broker) dropRun(i int) {
+	b.freeReqs(b.runs[i].reqs)
+	b.runs[i].reqs = nil
+	b.runs = b.mergeRuns(slices.Delete(b.runs, i, i+1), i)
+}
+
+// takeReqs is an empty slice for a new run's requests: one an emptied
+// run left (freeReqs), so that filing allocates nothing once the list
+// has grown.
+func (b *Broker) takeReqs() []Request {
+	if n := len(b.reqsFree); n > 0 {
+		s := b.reqsFree[n-1]
+		b.reqsFree[n-1] = nil
+		b.reqsFree = b.reqsFree[:n-1]
+		return s
 	}
+	return nil
+}
+
+// freeReqs keeps an emptied or merged run's slice for takeReqs (a
+// Request holds no pointer: nothing to clear).
+func (b *Broker) freeReqs(s []Request) {
+	if cap(s) > 0 {
+		b.reqsFree = append(b.reqsFree, s[:0])
+	}
+}
+
+// pendingLen is the number of pending requests.
+func (b *Broker) pendingLen() int {
+	n := 0
+	for i := range b.runs {
+		n += len(b.runs[i].reqs)
+	}
+	return n
 }
 
 // order is admission's first step: the pending list in the order of a
 // stable sort by its sort keys (class rank, fair-share deficit, GPU
 // tokens). The requests of a run share their keys and stand together in
 // a stable sort, so the list is ordered run by run (sortRuns): one key per
-// run is read, and the list is rewritten only where runs move.
+// run is read, and only runs move.
 func (b *Broker) order() {
-	if len(b.pending) > 1 {
-		if runs := b.runsOf(); !b.runsSorted(runs) {
+	if n := len(b.runs); n > 1 || n == 1 && len(b.runs[0].reqs) > 1 {
+		if runs := b.runs; !b.runsSorted(runs) {
 			b.runs = b.sortRuns(runs)
 		}
 	}
 }
 
-// runsOf is the pending list's runs, rebuilt if a removal left them
-// stale.
-func (b *Broker) runsOf() []pendingKey {
-	if !b.runsOK {
-		b.runs, b.runsOK = b.pendingRuns(b.runs[:0]), true
-	}
-	return b.runs
-}
+// runsOf is the pending list's runs.
+func (b *Broker) runsOf() []pendingKey { return b.runs }
 
 // keyBefore is comparePendingKeys(*a, *b) < 0 written out small enough
 // to inline, for the loops over the runs: the same keys in the same

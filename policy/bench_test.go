@@ -129,7 +129,7 @@ func (a *loadAgents) second() {
 	}
 	b.Tick()
 	a.leaseTicks += len(b.leases)
-	a.pendingTicks += len(b.pending)
+	a.pendingTicks += b.pendingLen()
 }
 
 // BenchmarkTickSteadyState is one simulated second under the default
@@ -227,7 +227,7 @@ func newAdmissionState(tb testing.TB, n int) *admissionState {
 		_, _ = b.Request(CampaignID(i), 1+rng.IntN(40), 30+rng.IntN(600), AnyClass)
 	}
 	s := &admissionState{b: b}
-	s.pending = append([]Request(nil), b.pending...)
+	s.pending = b.Pending()
 	s.nLeases = len(b.leases)
 	s.leases = append([]Lease(nil), b.leases...)
 	return s
@@ -242,14 +242,23 @@ func (s *admissionState) reset() {
 		b.addHeld(l.Campaign, l.Class, -l.GPUs)
 	}
 	b.leases = append(b.leases[:0], s.leases...)
-	for i := range b.pending {
-		r := &b.pending[i]
-		b.dropPending(&b.camps[r.Campaign], r)
+	for i := range b.runs {
+		for j := range b.runs[i].reqs {
+			r := &b.runs[i].reqs[j]
+			b.dropPending(&b.camps[r.Campaign], r)
+		}
+		b.freeReqs(b.runs[i].reqs)
 	}
-	b.pending = append(b.pending[:0], s.pending...)
-	b.runsOK = false
-	for i := range b.pending {
-		r := &b.pending[i]
+	b.runs = b.runs[:0]
+	for _, r := range s.pending {
+		if n := len(b.runs); n > 0 && b.runs[n-1].class == r.Class && b.runs[n-1].camp == int32(r.Campaign) {
+			b.runs[n-1].reqs = append(b.runs[n-1].reqs, r)
+		} else {
+			b.runs = append(b.runs, pendingKey{pos: n, class: r.Class, camp: int32(r.Campaign), reqs: append(b.takeReqs(), r)})
+		}
+	}
+	for i := range s.pending {
+		r := &s.pending[i]
 		cp := &b.camps[r.Campaign]
 		b.addPending(cp, r.Class, r.GPUs)
 		cp.fileTried()

@@ -217,10 +217,9 @@ type Broker struct {
 	cfg Config
 	now int
 
-	camps   []campaign
-	leases  []Lease
-	pending []Request
-	nextID  int
+	camps  []campaign
+	leases []Lease
+	nextID int
 
 	leased        int // Σ gpus of all leases
 	unmet         int // Σ over campaigns of max(0, g − held)
@@ -281,20 +280,18 @@ type Broker struct {
 	candPos      int
 	candsValid   bool
 
-	// runs are the pending list's runs (pendingRuns): maximal stretches
-	// of one campaign and class, whose requests always share their sort
-	// keys, so that ordering the list reads one key per run, not one per
-	// request. Valid while runsOK; a filed request extends them, and a
-	// removal from the list rebuilds them when next read (runsOf).
-	runs   []pendingKey
-	runsOK bool
+	// runs are the pending list, run by run (pendingKey): maximal
+	// stretches of one campaign and class, whose requests always share
+	// their sort keys, so that ordering the list reads one key per run,
+	// not one per request, and moves runs, not requests. A filed request
+	// extends the last run or starts one; a removal merges the runs it
+	// leaves meeting. reqsFree are emptied runs' slices (takeReqs).
+	runs     []pendingKey
+	reqsFree [][]Request
 	// floorEpoch numbers refreshFloors' walks (throttled.go);
 	// rigidPending counts the pending trace jobs (none: no floor is read).
 	floorEpoch   int
 	rigidPending int
-	// The buffer a reordered list is built in; kept so that a pass
-	// allocates nothing once it has grown.
-	pendingSpare []Request
 
 	// changedAt is the last tick at which anything admission reads other
 	// than tokens and time changed (leases, held GPUs, pending requests,
@@ -336,8 +333,6 @@ type Broker struct {
 	skipMuls                   []mulRun
 	skipOff, skipAt, skipOrder []int32
 	skipAdds, skipSlope        []float64
-	skipEnds                   []int32
-	skipEndAt                  []int32      // sortRunsWhole's run ends by their starts
 	skipTokLines               []bucketLine // skipQuiet's pending buckets' lines, beside skipToks
 	// reorderMoved's: the moved campaigns, each campaign's runs (valid
 	// while skipIdxOK), the pairs it checks and their ties before.
@@ -406,8 +401,18 @@ func (b *Broker) Lookup(name string) (CampaignID, bool) {
 func (b *Broker) Leases() []Lease { return b.leases }
 
 // Pending is the pending request list in admission order (the order of the
-// last pass, new requests behind). Read only.
-func (b *Broker) Pending() []Request { return b.pending }
+// last pass, new requests behind): a copy, the broker keeps it run by run.
+func (b *Broker) Pending() []Request { return b.AppendPending(make([]Request, 0, b.pendingLen())) }
+
+// AppendPending appends the pending request list, in admission order, to
+// list: Pending into a buffer the caller keeps (sitemeter reads the list
+// at every busy tick).
+func (b *Broker) AppendPending(list []Request) []Request {
+	for i := range b.runs {
+		list = append(list, b.runs[i].reqs...)
+	}
+	return list
+}
 
 func (b *Broker) record(e Event) {
 	e.T = b.now
@@ -494,9 +499,11 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 		}
 		return id, ErrBudgetExhausted
 	}
-	b.pending = append(b.pending, Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: b.now})
-	if n, p := len(b.runs), len(b.pending); b.runsOK && (n == 0 || b.runs[n-1].class != cls || b.pending[p-2].Campaign != c) {
-		b.runs = append(b.runs, pendingKey{pos: p - 1, class: cls, camp: int32(c)})
+	r := Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: b.now}
+	if n := len(b.runs); n > 0 && b.runs[n-1].class == cls && b.runs[n-1].camp == int32(c) {
+		b.runs[n-1].reqs = append(b.runs[n-1].reqs, r)
+	} else {
+		b.runs = append(b.runs, pendingKey{pos: n, class: cls, camp: int32(c), reqs: append(b.takeReqs(), r)})
 	}
 	b.addPending(cp, cls, gpus)
 	cp.fileTried()
@@ -606,24 +613,29 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 	if b.Outstanding(c, cls) == 0 {
 		return nil
 	}
-	w, moved := 0, 0
-	for i := range b.pending {
-		if r := &b.pending[i]; r.Campaign == c && classMatches(cls, r.Class) {
-			b.dropPending(cp, r)
+	// Only the campaign's runs of the class are walked; the others
+	// keep their places, merged where they now meet.
+	runs := b.runs
+	nr, walked, moved := 0, 0, 0
+	for i := range runs {
+		if k := &runs[i]; k.camp == int32(c) && classMatches(cls, k.class) {
+			walked += len(k.reqs)
+			for j := range k.reqs {
+				b.dropPending(cp, &k.reqs[j])
+			}
+			b.freeReqs(k.reqs)
 			continue
 		}
-		if w != i {
-			b.pending[w] = b.pending[i]
-			moved++
-		}
-		w++
+		var m int
+		nr, m = b.keepRun(runs, nr, runs[i])
+		moved += m
 	}
+	clear(runs[nr:])
+	b.runs = runs[:nr]
 	if b.counting {
-		b.work.Walked += int64(len(b.pending))
+		b.work.Walked += int64(walked)
 		b.work.Moved += int64(moved)
 	}
-	b.pending = b.pending[:w]
-	b.runsOK = false
 	return nil
 }
 

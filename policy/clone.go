@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"math"
-	"slices"
 	"sync"
 )
 
@@ -15,8 +14,9 @@ import (
 // copies and one block for the usage rings (recycled: Recycle). Every
 // slice is copied with its room (cloneRoom), scratch included, so that
 // the copy goes on exactly as the original would, but for the pending
-// list (read only up to its length) and two scratch lists that are
-// emptied before they are read: pendingSpare, and skipFlows, which holds
+// list's requests (read only up to each run's length; one block for all
+// runs, each run's slice capped at its length so that it grows into a
+// slice of its own), the emptied runs' slices, and skipFlows, which holds
 // pointers into the campaigns.
 // TestCloneSharesNothingMutable (trace) checks that no memory is shared,
 // and TestForkContinuesLikeTheOriginal and TestCloneMatchesDeepCopy that
@@ -43,17 +43,22 @@ func (b *Broker) Clone() (Allocator, error) {
 		}
 	}
 	c.leases = cloneRoom(b.leases)
-	// The pending list is read only up to its length; the buffer a
-	// reordered list is built in holds nothing between calls.
-	c.pending = slices.Clone(b.pending)
-	if c.counting {
-		c.work.Moved += int64(len(c.pending))
+	c.runs = cloneRoom(b.runs)
+	clear(c.runs[len(c.runs):cap(c.runs)]) // (no run is kept past the length)
+	n := b.pendingLen()
+	block := make([]Request, n)
+	off := 0
+	for i := range c.runs {
+		k := &c.runs[i]
+		m := copy(block[off:], k.reqs)
+		k.reqs = block[off : off+m : off+m]
+		off += m
 	}
-	if b.pendingSpare != nil {
-		c.pendingSpare = []Request{}
+	c.reqsFree = nil
+	if c.counting {
+		c.work.Moved += int64(n)
 	}
 	c.cands = cloneRoom(b.cands)
-	c.runs = cloneRoom(b.runs)
 	c.exits = cloneRoom(b.exits)
 	c.exitTouched = cloneRoom(b.exitTouched)
 	c.skipToks = cloneRoom(b.skipToks)
@@ -70,8 +75,6 @@ func (b *Broker) Clone() (Allocator, error) {
 	c.skipOrder = cloneRoom(b.skipOrder)
 	c.skipAdds = cloneRoom(b.skipAdds)
 	c.skipSlope = cloneRoom(b.skipSlope)
-	c.skipEnds = cloneRoom(b.skipEnds)
-	c.skipEndAt = cloneRoom(b.skipEndAt)
 	c.skipTokLines = cloneRoom(b.skipTokLines)
 	c.skipMoved = cloneRoom(b.skipMoved)
 	c.skipPairs = cloneRoom(b.skipPairs)

@@ -30,7 +30,7 @@ func tokenLinesRef(b *Broker, toks []int32, runs []pendingKey, watch []int32, li
 		}
 	}
 	for _, w := range watch {
-		a, c := b.pending[runs[w-1].pos].Campaign, b.pending[runs[w].pos].Campaign
+		a, c := runs[w-1].reqs[0].Campaign, runs[w].reqs[0].Campaign
 		ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
 		if !(tc+float64(k)*dc > ta+float64(k)*da) {
 			continue
@@ -185,7 +185,7 @@ func refillStep(b *Broker, toks []int32) []int32 {
 func (p *crossingsPair) refOrder() {
 	rc := p.ref.camps
 	for _, i := range p.refWatch {
-		if rc[p.ref.pending[p.refRuns[i].pos].Campaign].tokens > rc[p.ref.pending[p.refRuns[i-1].pos].Campaign].tokens {
+		if rc[p.refRuns[i].reqs[0].Campaign].tokens > rc[p.refRuns[i-1].reqs[0].Campaign].tokens {
 			p.refRuns = p.ref.reorderRuns(p.refRuns)
 			p.refWatch = p.ref.tokenDecided(p.refRuns, p.refWatch[:0])
 			break
@@ -197,8 +197,8 @@ func (p *crossingsPair) refOrder() {
 // watched pairs and their campaigns.
 func (p *crossingsPair) compare(at string) {
 	p.t.Helper()
-	if !slices.Equal(p.b.pending, p.ref.pending) {
-		p.t.Fatalf("%s, tick %d: pending list\n%v\nrecomputed\n%v", at, p.b.now, p.b.pending, p.ref.pending)
+	if l, r := listOf(p.runs), listOf(p.refRuns); !slices.Equal(l, r) {
+		p.t.Fatalf("%s, tick %d: pending list\n%v\nrecomputed\n%v", at, p.b.now, l, r)
 	}
 	if len(p.runs) != len(p.refRuns) {
 		p.t.Fatalf("%s, tick %d: %d runs, recomputed %d", at, p.b.now, len(p.runs), len(p.refRuns))
@@ -213,7 +213,7 @@ func (p *crossingsPair) compare(at string) {
 	}
 	for w, i := range p.watch {
 		q := p.b.skipWatchCamps[w]
-		if a, c := p.b.pending[p.runs[i-1].pos].Campaign, p.b.pending[p.runs[i].pos].Campaign; q.a != int32(a) || q.c != int32(c) {
+		if a, c := p.runs[i-1].reqs[0].Campaign, p.runs[i].reqs[0].Campaign; q.a != int32(a) || q.c != int32(c) {
 			p.t.Fatalf("%s, tick %d: pair %d's campaigns %d, %d, the list's %d, %d", at, p.b.now, w, q.a, q.c, a, c)
 		}
 	}
@@ -242,7 +242,7 @@ func (p *crossingsPair) newSkip() {
 		b.skipWatchHeld, b.skipPairsN = true, -1
 		for i := range *x.runs {
 			r := &(*x.runs)[i]
-			r.deficit, r.tokens = p.deficit[b.pending[r.pos].Campaign], b.camps[b.pending[r.pos].Campaign].tokens
+			r.deficit, r.tokens = p.deficit[r.reqs[0].Campaign], b.camps[r.reqs[0].Campaign].tokens
 		}
 		*x.runs = b.sortRuns(*x.runs)
 		*x.watch = b.tokenDecided(*x.runs, (*x.watch)[:0])
@@ -302,18 +302,20 @@ func crossingsScenario(t *rapid.T, n *crossingsCounts) {
 		cp.tokens = min(cp.tokens, bucket)
 		deficit[i] = rapid.SampledFrom([]float64{0, 0, -1}).Draw(t, "deficit")
 	}
+	var list []Request
 	for i := range rapid.IntRange(2, 40).Draw(t, "requests") {
 		c := CampaignID(rapid.IntRange(0, nc-1).Draw(t, "campaign"))
 		cls := rapid.SampledFrom([]Class{AgentBurst, AgentBurst, AgentBurst, Interactive}).Draw(t, "class")
-		b.pending = append(b.pending, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
+		list = append(list, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
 	}
+	setPending(b, list)
 	b.now = 10
 	ref, err := b.Clone()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &crossingsPair{t: t, b: b, ref: ref.(*Broker), deficit: deficit}
-	p.runs, p.refRuns = b.pendingRuns(nil), p.ref.pendingRuns(nil)
+	p.runs, p.refRuns = b.runs, p.ref.runs
 	p.newSkip()
 	for range rapid.IntRange(1, 80).Draw(t, "steps") {
 		switch rapid.IntRange(0, 8).Draw(t, "step") {
@@ -380,14 +382,15 @@ func TestKeptCrossingsOutOfOrderPair(t *testing.T) {
 		if c1First {
 			first, second = AgentBurst, Interactive
 		}
+		var list []Request
 		for i, cls := range []Class{first, first, second, second} {
-			b.pending = append(b.pending, Request{ID: i + 1, Campaign: CampaignID(i), GPUs: 1, Class: cls})
+			list = append(list, Request{ID: i + 1, Campaign: CampaignID(i), GPUs: 1, Class: cls})
 		}
 		if c1First {
-			b.pending[0], b.pending[1], b.pending[2], b.pending[3] = b.pending[2], b.pending[3], b.pending[0], b.pending[1]
+			list[0], list[1], list[2], list[3] = list[2], list[3], list[0], list[1]
 		}
 		b.now = 10
-		runs := b.pendingRuns(nil)
+		runs := setPending(b, list)
 		watch := b.tokenDecided(runs, nil)
 		toks := []int32{0, 1, 2, 3}
 		b.skipTokLines = make([]bucketLine, len(toks))
@@ -528,13 +531,14 @@ func TestWatchThroughStopsAtALineEnd(t *testing.T) {
 		b.camps[i].tokens = c.tokens
 	}
 	// a and c tie on class and deficit; z stands apart in its class.
+	var list []Request
 	for i, cls := range []Class{AgentBurst, AgentBurst, Interactive} {
-		b.pending = append(b.pending, Request{ID: i + 1, Campaign: CampaignID(i), GPUs: 1, Class: cls})
+		list = append(list, Request{ID: i + 1, Campaign: CampaignID(i), GPUs: 1, Class: cls})
 	}
-	b.pending[0], b.pending[2] = b.pending[2], b.pending[0] // z, c, a
-	b.pending[1], b.pending[2] = b.pending[2], b.pending[1] // z, a, c
+	list[0], list[2] = list[2], list[0] // z, c, a
+	list[1], list[2] = list[2], list[1] // z, a, c
 	b.now = 10
-	runs := b.pendingRuns(nil)
+	runs := setPending(b, list)
 	watch := b.tokenDecided(runs, nil)
 	if len(watch) != 1 {
 		t.Fatalf("watched %v", watch)

@@ -159,19 +159,47 @@ func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	}
 }
 
-// checkRuns is the kept runs' invariant: while valid they are the pending
-// list's maximal stretches of one campaign and class.
+// checkRuns is the runs' invariant: the pending list's maximal
+// stretches of one campaign and class, none empty, each at its place
+// (pos), each request of its run's campaign and class.
 func checkRuns(t interface{ Fatalf(string, ...any) }, b *Broker) {
-	if !b.runsOK {
-		return
-	}
-	want := b.pendingRuns(nil)
-	if len(want) != len(b.runs) {
-		t.Fatalf("t=%d: %d runs kept, the pending list has %d", b.now, len(b.runs), len(want))
-	}
-	for i, w := range want {
-		if r := b.runs[i]; r.pos != w.pos || r.class != w.class {
-			t.Fatalf("t=%d: run %d kept as %+v, the pending list's is %+v", b.now, i, r, w)
+	for i := range b.runs {
+		k := &b.runs[i]
+		switch {
+		case len(k.reqs) == 0:
+			t.Fatalf("t=%d: run %d is empty", b.now, i)
+		case k.pos != i:
+			t.Fatalf("t=%d: run %d holds place %d", b.now, i, k.pos)
+		case i > 0 && b.runs[i-1].camp == k.camp && b.runs[i-1].class == k.class:
+			t.Fatalf("t=%d: runs %d and %d are of one campaign and class", b.now, i-1, i)
+		}
+		for _, r := range k.reqs {
+			if int32(r.Campaign) != k.camp || r.Class != k.class {
+				t.Fatalf("t=%d: run %d (campaign %d, class %v) holds request %+v", b.now, i, k.camp, k.class, r)
+			}
 		}
 	}
+}
+
+// setPending makes list the broker's pending list, run by run, without
+// its bookkeeping (the caller keeps it), and returns its runs.
+func setPending(b *Broker, list []Request) []pendingKey {
+	b.runs = b.runs[:0]
+	for _, r := range list {
+		if n := len(b.runs); n > 0 && b.runs[n-1].class == r.Class && b.runs[n-1].camp == int32(r.Campaign) {
+			b.runs[n-1].reqs = append(b.runs[n-1].reqs, r)
+			continue
+		}
+		b.runs = append(b.runs, pendingKey{pos: len(b.runs), class: r.Class, camp: int32(r.Campaign), reqs: []Request{r}})
+	}
+	return b.runs
+}
+
+// listOf is the pending list that runs hold, request by request.
+func listOf(runs []pendingKey) []Request {
+	var list []Request
+	for i := range runs {
+		list = append(list, runs[i].reqs...)
+	}
+	return list
 }

@@ -234,7 +234,7 @@ func (r *runner) checkOrder(sums []int, total int) {
 		cp := &r.b.camps[x.Campaign]
 		return pendingKey{class: x.Class, deficit: cp.share - float64(sums[x.Campaign])/float64(max(total, 1)), tokens: cp.tokens}
 	}
-	if !slices.IsSortedFunc(r.b.pending, func(x, y Request) int { return comparePendingKeys(key(x), key(y)) }) {
+	if !slices.IsSortedFunc(r.b.Pending(), func(x, y Request) int { return comparePendingKeys(key(x), key(y)) }) {
 		r.t.Fatalf("t=%d: the pending list is not in admission order", r.b.Now())
 	}
 }

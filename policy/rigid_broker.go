@@ -43,7 +43,8 @@ func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, 
 	if err != nil {
 		return id, err
 	}
-	r := &b.pending[len(b.pending)-1]
+	last := b.runs[len(b.runs)-1].reqs
+	r := &last[len(last)-1]
 	r.rigid, r.run, r.Submitted = true, run, submitted
 	cp.fileRigid(r)
 	b.rigidPending++

@@ -80,10 +80,9 @@ func (b *Broker) NextChange() int {
 	touched := b.exitTouched[:0]
 	runs := b.runsOf()
 	b.refreshFloors(runs)
-	pend := b.pending
 runs:
 	for ri := range runs {
-		start, end := runs[ri].pos, runEnd(runs, ri, len(pend))
+		reqs := runs[ri].reqs
 		c := CampaignID(runs[ri].camp)
 		x := &b.exits[c]
 		if x.epoch != b.exitEpoch {
@@ -103,10 +102,10 @@ runs:
 			continue
 		}
 		if b.counting {
-			b.work.Walked += int64(end - start)
+			b.work.Walked += int64(len(reqs))
 		}
-		for i := start; i < end; i++ {
-			r := &pend[i]
+		for i := range reqs {
+			r := &reqs[i]
 			if !r.rigid {
 				next = min(next, r.Submitted+RequestTTL+1)
 			}
@@ -1099,7 +1098,7 @@ func (b *Broker) lineAt(i int32, at int) (n int, d float64) {
 // in them change campaigns. It returns false, changing nothing, where
 // the swap is not the sort.
 func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
-	camps, pend, pairs := b.camps, b.pending, b.skipWatchCamps[:len(watch)]
+	camps, pairs := b.camps, b.skipWatchCamps[:len(watch)]
 	for v := w + 1; v < len(pairs); v++ {
 		if q := &pairs[v]; camps[q.c].tokens > camps[q.a].tokens {
 			return false
@@ -1117,7 +1116,6 @@ func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
 			return false
 		}
 	}
-	end := len(pend)
 	if i+1 < len(runs) {
 		y := &runs[i+1]
 		yc := y.camp
@@ -1125,15 +1123,10 @@ func (b *Broker) swapCrossing(runs []pendingKey, watch []int32, w int) bool {
 		if keyBefore(y, &ra) || y.class == ra.class && yc == a {
 			return false
 		}
-		end = y.pos
 	}
-	// The stretch a|c of the list becomes c|a.
-	pa, pc := ra.pos, rc.pos
-	b.pendingSpare = rotateStretch(pend, pa, pc, end, b.pendingSpare[:0])
-	if b.counting {
-		b.work.Moved += rotateMoves(pa, pc, end)
-	}
-	rc.pos, ra.pos = pa, pa+end-pc
+	// The runs a, c of the list become c, a: their places swap, their
+	// requests stay where they are.
+	rc.pos, ra.pos = ra.pos, rc.pos
 	runs[i-1], runs[i] = rc, ra
 	pairs[w] = watchPair{a: c, c: a, until: math.MinInt}
 	if w > 0 && watch[w-1] == int32(i-1) {
@@ -1160,156 +1153,46 @@ func (b *Broker) reorderRuns(runs []pendingKey) []pendingKey {
 // sortRuns is order's sort, on runs that hold their keys of this tick: a
 // stable sort of the runs as units (the requests of a run share their
 // keys and stand together, so this is the stable sort of the requests),
-// by insertion, since the runs are nearly in order; only the stretch of
-// the list whose runs moved is rewritten. It returns the runs of the new
-// list (runs of one campaign and class that now meet are one).
+// by insertion, since the runs are nearly in order; only runs move, never
+// a request but where two runs of one campaign and class now meet and
+// merge (mergeRuns). It returns the runs of the new list.
 func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
-	pend := b.pending
 	if b.counting {
 		b.work.RunsRead += int64(len(runs))
 	}
 	if inversions(runs) > sortRunsInsertionMax {
-		return b.sortRunsWhole(runs)
+		// An O(r log r) sort of the runs: their places, distinct and in
+		// list order, make the unstable sort the stable one.
+		slices.SortFunc(runs, comparePendingKeys)
+		return b.mergeRuns(runs, 0)
 	}
-	ends := b.skipEnds[:0]
-	for i := range runs {
-		end := len(pend)
-		if i+1 < len(runs) {
-			end = runs[i+1].pos
-		}
-		ends = append(ends, int32(end))
-	}
-	lo, hi := len(runs), -1
+	lo := -1
 	for i := 1; i < len(runs); i++ {
 		if !keyBefore(&runs[i], &runs[i-1]) {
 			continue
 		}
-		x, e := runs[i], ends[i]
+		x := runs[i]
 		j := i
 		for ; j > 0 && keyBefore(&x, &runs[j-1]); j-- {
-			runs[j], ends[j] = runs[j-1], ends[j-1]
+			runs[j] = runs[j-1]
 		}
-		runs[j], ends[j] = x, e
-		lo, hi = min(lo, j), max(hi, i)
+		runs[j] = x
+		if lo < 0 || j < lo {
+			lo = j
+		}
 	}
-	b.skipEnds = ends
-	if hi < 0 {
+	if lo < 0 {
 		return runs
 	}
-	// Runs lo … hi held one stretch of the list between them, in another
-	// order: write their requests back in the new one.
-	start := runs[lo].pos
-	for k := lo; k <= hi; k++ {
-		start = min(start, runs[k].pos)
-	}
-	buf := b.pendingSpare[:0]
-	if cut := rotationCut(runs[lo:hi+1], ends[lo:hi+1]); cut >= 0 {
-		// One run moved past the others (two buckets crossing, or
-		// one run overtaking several): the stretch L|R becomes R|L.
-		end := start
-		for k := lo; k <= hi; k++ {
-			end = max(end, int(ends[k]))
-		}
-		buf = rotateStretch(pend, start, cut, end, buf)
-		if b.counting {
-			b.work.Moved += rotateMoves(start, cut, end)
-		}
-	} else {
-		for k := lo; k <= hi; k++ {
-			buf = append(buf, pend[runs[k].pos:ends[k]]...)
-		}
-		copy(pend[start:], buf)
-		if b.counting {
-			b.work.Moved += 2 * int64(len(buf)) // in and back
-		}
-	}
-	b.pendingSpare = buf[:0] // a Request holds no pointer: nothing to clear
-	p := start
-	for k := lo; k <= hi; k++ {
-		n := int(ends[k]) - runs[k].pos
-		runs[k].pos = p
-		p += n
-	}
-	// Runs of one campaign and class that now meet are one. The runs
-	// were maximal before (checkRuns), so only a pair with a moved run
-	// in it can meet: lo−1 … hi+1.
-	meet := func(a, c *pendingKey) bool { return a.class == c.class && a.camp == c.camp }
-	w := max(lo, 1)
-	for ; w <= min(hi+1, len(runs)-1); w++ {
-		if meet(&runs[w-1], &runs[w]) {
-			break
-		}
-	}
-	if w > min(hi+1, len(runs)-1) {
-		return runs
-	}
-	for _, r := range runs[w:] {
-		if meet(&runs[w-1], &r) {
-			continue
-		}
-		runs[w] = r
-		w++
-	}
-	return runs[:w]
-}
-
-// rotationCut is where the stretch of the list that runs (in their new
-// order, holding their old positions, each ending at ends) held is cut
-// in two parts L|R that the new order swaps, R|L: one run moved to the
-// front past the others, which keep their order (L the others, R the
-// run), or to the back (L the run); −1 where the new order is no such
-// rotation. Two runs that swapped places are both.
-func rotationCut(runs []pendingKey, ends []int32) int {
-	n := len(runs)
-	// The others in order and back to back: runs[from:to].
-	adjacent := func(from, to int) bool {
-		for k := from; k+1 < to; k++ {
-			if int(ends[k]) != runs[k+1].pos {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case int(ends[n-1]) == runs[0].pos && adjacent(1, n):
-		// runs[0] was behind the others, and now leads them.
-		return runs[0].pos
-	case int(ends[n-1]) == runs[0].pos && adjacent(0, n-1):
-		// runs[n−1] led the others, and now trails them.
-		return int(ends[n-1])
-	}
-	return -1
+	// The runs were maximal before, so only a pair with a moved run in
+	// it can meet: from lo on.
+	return b.mergeRuns(runs, lo)
 }
 
 // sortRunsInsertionMax is the most adjacent runs out of order that
 // sortRuns puts in place by insertion; beyond it a few runs moving far
-// could cost a shift per pair of runs, and it sorts them whole.
+// could cost a shift of the runs per pair, and it sorts them whole.
 const sortRunsInsertionMax = 8
-
-// rotateStretch turns the stretch pend[start:end] of the pending list,
-// L|R with R from cut, into R|L by way of the shorter part, copied into
-// buf, so that the longer is moved once, not twice through the buffer.
-// It returns buf emptied, to be kept for the next rotation (a Request
-// holds no pointer: nothing to clear).
-func rotateStretch(pend []Request, start, cut, end int, buf []Request) []Request {
-	if end-cut <= cut-start {
-		buf = append(buf, pend[cut:end]...)
-		copy(pend[start+end-cut:], pend[start:cut])
-		copy(pend[start:], buf)
-	} else {
-		buf = append(buf, pend[start:cut]...)
-		copy(pend[start:], pend[cut:end])
-		copy(pend[start+end-cut:], buf)
-	}
-	return buf[:0]
-}
-
-// rotateMoves is the requests rotateStretch(pend, start, cut, end, …)
-// writes: the stretch, and its shorter part once more through the
-// buffer (Work.Moved).
-func rotateMoves(start, cut, end int) int64 {
-	return int64(end - start + min(end-cut, cut-start))
-}
 
 // inversions is the number of adjacent runs out of order.
 func inversions(runs []pendingKey) int {
@@ -1320,61 +1203,6 @@ func inversions(runs []pendingKey) int {
 		}
 	}
 	return n
-}
-
-// sortRunsWhole is sortRuns by an O(r log r) sort of the runs (their
-// positions, distinct and in list order, make the unstable sort the
-// stable one) and one rewrite of the whole list.
-func (b *Broker) sortRunsWhole(runs []pendingKey) []pendingKey {
-	pend := b.pending
-	// endAt[p] is where the run starting at p ends (only the runs'
-	// starts are written and read).
-	if cap(b.skipEndAt) < len(pend) {
-		b.skipEndAt = make([]int32, len(pend), 2*len(pend))
-	}
-	endAt := b.skipEndAt[:len(pend)]
-	for i := range runs {
-		end := len(pend)
-		if i+1 < len(runs) {
-			end = runs[i+1].pos
-		}
-		endAt[runs[i].pos] = int32(end)
-	}
-	slices.SortFunc(runs, comparePendingKeys)
-	sorted := b.pendingSpare[:0]
-	w := 0
-	for _, r := range runs {
-		from := r.pos
-		r.pos = len(sorted)
-		sorted = append(sorted, pend[from:endAt[from]]...)
-		if w > 0 && runs[w-1].class == r.class && runs[w-1].camp == r.camp {
-			continue
-		}
-		runs[w] = r
-		w++
-	}
-	b.pendingSpare, b.pending = pend[:0], sorted
-	if b.counting {
-		b.work.Moved += int64(len(sorted))
-	}
-	return runs[:w]
-}
-
-// pendingRuns appends the pending list's runs: maximal stretches of one
-// campaign and class, whose requests always share their sort keys (so a
-// run is always in order within itself). pos is the run's index.
-func (b *Broker) pendingRuns(runs []pendingKey) []pendingKey {
-	if b.counting {
-		b.work.Walked += int64(len(b.pending))
-	}
-	for i := range b.pending {
-		r := &b.pending[i]
-		if n := len(runs); n > 0 && runs[n-1].class == r.Class && b.pending[i-1].Campaign == r.Campaign {
-			continue
-		}
-		runs = append(runs, pendingKey{pos: i, class: r.Class, camp: int32(r.Campaign)})
-	}
-	return runs
 }
 
 // runsSorted is whether the pending list is in the order of this tick's

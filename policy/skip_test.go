@@ -358,8 +358,9 @@ func nextChangeRef(b *Broker) (next int, fresh bool) {
 		return 0, false
 	}
 	next = b.nextDeadline
-	for i := range b.pending {
-		r := &b.pending[i]
+	pend := b.Pending()
+	for i := range pend {
+		r := &pend[i]
 		if !r.rigid {
 			next = min(next, r.Submitted+RequestTTL+1)
 		}

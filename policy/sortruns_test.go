@@ -10,10 +10,9 @@ import (
 
 // sortRuns, on runs that hold their keys, leaves the pending list as the
 // stable sort of its requests by those keys and returns its runs: the
-// insertion path with its rotations (one run moved past several, two
-// runs swapped) and the stretch rewritten through the buffer, and the
-// whole sort beyond sortRunsInsertionMax inversions; runs that meet
-// after it are one. Keys come from a few values per campaign, so that
+// insertion path (one run moved past several, two runs swapped, several
+// moved) and the whole sort beyond sortRunsInsertionMax inversions; runs
+// that meet after it are one, each at its place. Keys come from a few values per campaign, so that
 // runs tie and cross often; half of the lists are in order but for a
 // campaign or two whose keys moved, as in a skip.
 func TestSortRunsIsTheStableSort(t *testing.T) {
@@ -25,10 +24,11 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 			deficit[c] = float64(rapid.IntRange(-2, 0).Draw(t, "deficit"))
 			tokens[c] = float64(rapid.IntRange(0, 3).Draw(t, "tokens"))
 		}
+		var list []Request
 		for i := range rapid.IntRange(0, 60).Draw(t, "requests") {
 			c := CampaignID(rapid.IntRange(0, nc-1).Draw(t, "campaign"))
 			cls := rapid.SampledFrom([]Class{Interactive, AgentBurst}).Draw(t, "class")
-			b.pending = append(b.pending, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
+			list = append(list, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
 		}
 		byKeys := func(x, y Request) int {
 			if c := cmp.Compare(x.Class, y.Class); c != 0 {
@@ -43,7 +43,7 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 			// As in a skip: the list in order, then a campaign or two
 			// move (their buckets or usage did), so that few runs
 			// are out of place and the insertion path sorts them.
-			slices.SortStableFunc(b.pending, byKeys)
+			slices.SortStableFunc(list, byKeys)
 			for range rapid.IntRange(1, 2).Draw(t, "moved") {
 				c := rapid.IntRange(0, nc-1).Draw(t, "moved campaign")
 				deficit[c] = float64(rapid.IntRange(-2, 0).Draw(t, "new deficit"))
@@ -52,22 +52,28 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 		}
 		keyed := func(runs []pendingKey) {
 			for i := range runs {
-				c := b.pending[runs[i].pos].Campaign
+				c := runs[i].reqs[0].Campaign
 				runs[i].deficit, runs[i].tokens = deficit[c], tokens[c]
 			}
 		}
-		runs := b.pendingRuns(nil)
+		runs := setPending(b, list)
 		keyed(runs)
-		want := slices.Clone(b.pending)
+		want := slices.Clone(list)
 		slices.SortStableFunc(want, byKeys)
-		got := b.sortRuns(runs)
-		if !slices.Equal(b.pending, want) {
-			t.Fatalf("sorted list\n%v\nthe stable sort\n%v", b.pending, want)
+		b.runs = b.sortRuns(runs)
+		if got := listOf(b.runs); !slices.Equal(got, want) {
+			t.Fatalf("sorted list\n%v\nthe stable sort\n%v", got, want)
 		}
-		wantRuns := b.pendingRuns(nil)
+		checkRuns(t, b)
+		wantRuns := setPending(bareBroker(t, 64), want)
 		keyed(wantRuns)
-		if !slices.Equal(got, wantRuns) {
-			t.Fatalf("runs\n%v\nthe list's\n%v", got, wantRuns)
+		if len(b.runs) != len(wantRuns) {
+			t.Fatalf("%d runs, the list has %d", len(b.runs), len(wantRuns))
+		}
+		for i := range wantRuns {
+			if g, w := b.runs[i], wantRuns[i]; g.pos != w.pos || g.class != w.class || g.camp != w.camp || g.deficit != w.deficit || g.tokens != w.tokens {
+				t.Fatalf("run %d %+v, the list's %+v", i, g, w)
+			}
 		}
 	})
 }
@@ -79,12 +85,13 @@ func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b := bareBroker(t, 64)
 		nc := rapid.IntRange(1, 6).Draw(t, "campaigns")
+		var list []Request
 		for i := range rapid.IntRange(0, 40).Draw(t, "requests") {
 			c := CampaignID(rapid.IntRange(0, nc-1).Draw(t, "campaign"))
 			cls := rapid.SampledFrom([]Class{Interactive, AgentBurst}).Draw(t, "class")
-			b.pending = append(b.pending, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
+			list = append(list, Request{ID: i + 1, Campaign: c, GPUs: 1, Class: cls})
 		}
-		runs := b.pendingRuns(nil)
+		runs := setPending(b, list)
 		for i := range runs {
 			runs[i].deficit = float64(rapid.IntRange(-1, 0).Draw(t, "deficit"))
 		}
@@ -100,7 +107,7 @@ func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
 		}
 		for k, i := range watch {
 			p := b.skipWatchCamps[k]
-			if a, c := b.pending[runs[i-1].pos].Campaign, b.pending[runs[i].pos].Campaign; p.a != int32(a) || p.c != int32(c) {
+			if a, c := runs[i-1].reqs[0].Campaign, runs[i].reqs[0].Campaign; p.a != int32(a) || p.c != int32(c) {
 				t.Fatalf("pair %d (runs %d, %d): campaigns %+v, the list's %d, %d", k, i-1, i, p, a, c)
 			}
 		}

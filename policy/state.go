@@ -150,7 +150,7 @@ func (b *Broker) Dump() *State {
 		ChangedAt: b.changedAt, NextChange: b.nextChange, NextChangeNow: b.nextChangeNow,
 		AdmittedAt: b.admittedAt, QuietFrom: b.quietFrom, QuietUntil: b.quietUntil, ExitEpoch: b.exitEpoch,
 		TickByTick: b.tickByTick, Work: b.work, Counting: b.counting,
-		Campaigns: make([]CampaignState, len(b.camps)), Leases: make([]LeaseState, len(b.leases)), Pending: make([]RequestState, len(b.pending))}
+		Campaigns: make([]CampaignState, len(b.camps)), Leases: make([]LeaseState, len(b.leases)), Pending: make([]RequestState, 0, b.pendingLen())}
 	for i := range b.camps {
 		cp := &b.camps[i]
 		env := cp.env
@@ -173,9 +173,12 @@ func (b *Broker) Dump() *State {
 		s.Leases[i] = LeaseState{Lease: l, Rigid: l.rigid, Charge: l.charge, ChargeM: l.chargeM}
 		s.Leases[i].Lease.rigid, s.Leases[i].Lease.charge, s.Leases[i].Lease.chargeM = false, 0, 0
 	}
-	for i, r := range b.pending {
-		s.Pending[i] = RequestState{Request: r, ThrottleJournaled: r.throttleJournaled, Rigid: r.rigid, Run: r.run}
-		s.Pending[i].Request.throttleJournaled, s.Pending[i].Request.rigid, s.Pending[i].Request.run = false, false, 0
+	for i := range b.runs {
+		for _, r := range b.runs[i].reqs {
+			q := RequestState{Request: r, ThrottleJournaled: r.throttleJournaled, Rigid: r.rigid, Run: r.run}
+			q.Request.throttleJournaled, q.Request.rigid, q.Request.run = false, false, 0
+			s.Pending = append(s.Pending, q)
+		}
 	}
 	return s
 }
@@ -259,20 +262,26 @@ func Restore(s *State) (*Broker, error) {
 		b.leases[i] = l.Lease
 		b.leases[i].rigid, b.leases[i].charge, b.leases[i].chargeM = l.Rigid, l.Charge, l.ChargeM
 	}
-	b.pending = make([]Request, len(s.Pending))
-	for i, r := range s.Pending {
+	// The pending list, run by run: its maximal stretches of one
+	// campaign and class, their keys read when next ordered.
+	for _, r := range s.Pending {
 		if r.Campaign < 0 || int(r.Campaign) >= n || r.GPUs < 1 || r.Class >= numClasses {
 			return bad("request %d: campaign %d, %d GPUs, class %d", r.ID, r.Campaign, r.GPUs, r.Class)
 		}
-		b.pending[i] = r.Request
-		b.pending[i].throttleJournaled, b.pending[i].rigid, b.pending[i].run = r.ThrottleJournaled, r.Rigid, r.Run
+		q := r.Request
+		q.throttleJournaled, q.rigid, q.run = r.ThrottleJournaled, r.Rigid, r.Run
+		if k := len(b.runs); k > 0 && b.runs[k-1].class == q.Class && b.runs[k-1].camp == int32(q.Campaign) {
+			b.runs[k-1].reqs = append(b.runs[k-1].reqs, q)
+			continue
+		}
+		b.runs = append(b.runs, pendingKey{pos: len(b.runs), class: q.Class, camp: int32(q.Campaign), reqs: []Request{q}})
 	}
 	if math.IsNaN(b.congIndex) {
 		return bad("congestion index is NaN")
 	}
-	// Scratch, rebuilt before it is read: the preemption candidates and
-	// the pending list's runs are stale (New leaves every other scratch
-	// list empty, and NextChange's numbering starts past any entry).
-	b.candsValid, b.runsOK = false, false
+	// Scratch, rebuilt before it is read: the preemption candidates are
+	// stale (New leaves every other scratch list empty, and NextChange's
+	// numbering starts past any entry).
+	b.candsValid = false
 	return b, nil
 }

@@ -77,19 +77,19 @@ func TestStateCoversEveryField(t *testing.T) {
 	placed := map[string][]string{
 		"Broker": {
 			// dumped
-			"cfg", "now", "camps", "leases", "pending", "nextID", "leased", "unmet", "guaranteed", "usageTotal", "usagePos",
+			"cfg", "now", "camps", "leases", "runs", "nextID", "leased", "unmet", "guaranteed", "usageTotal", "usagePos",
 			"pendingDemand", "usageEpoch", "busyHead", "busyCount", "cong", "congIndex", "utilSum", "utilN", "ioLeft", "infLeft",
 			"chargesFresh", "chargedM", "grantsOnly", "booksAt", "inFlight", "reclaimable", "nextDeadline",
 			"floorEpoch", "rigidPending", "changedAt", "nextChange", "nextChangeNow", "admittedAt", "quietFrom", "quietUntil",
 			"exitEpoch", "tickByTick", "work", "counting",
 			// not dumped: the recorder is the caller's; a copy's ring block
 			"rec", "rings",
-			// scratch: rebuilt when stale (candsValid, runsOK) or emptied before it is read
-			"cands", "candPos", "candsValid", "runs", "runsOK", "pendingSpare", "exits", "exitTouched",
+			// scratch: rebuilt when stale (candsValid) or emptied before it is read
+			"cands", "candPos", "candsValid", "reqsFree", "exits", "exitTouched",
 			// SkipTo's scratch, reset at its start
 			"skipToks", "skipLazy", "skipSlide", "skipWatch", "skipWatchCamps", "skipWatchSpare", "skipLineEnd",
 			"skipWatchHeld", "skipPairsN", "skipPairCross", "skipPairUntil", "skipMinEnd", "skipFlows", "skipMuls",
-			"skipOff", "skipAt", "skipOrder", "skipAdds", "skipSlope", "skipEnds", "skipEndAt", "skipTokLines",
+			"skipOff", "skipAt", "skipOrder", "skipAdds", "skipSlope", "skipTokLines",
 			"skipMoved", "skipPairs", "skipRunFirst", "skipRunNext", "skipRunCamps", "skipTies", "skipIdxOK",
 			"skipSeg", "skipSegOK", "skipSegStart", "skipSegEnd",
 		},

@@ -111,9 +111,8 @@ func (b *Broker) refreshFloors(runs []pendingKey) {
 		return // no floor is read (a campaign with a request to try is not quiet)
 	}
 	b.floorEpoch++
-	pend := b.pending
 	for i := range runs {
-		start, end := runs[i].pos, runEnd(runs, i, len(pend))
+		reqs := runs[i].reqs
 		cp := &b.camps[runs[i].camp]
 		switch {
 		case !cp.floorOK:
@@ -123,21 +122,13 @@ func (b *Broker) refreshFloors(runs []pendingKey) {
 		}
 		floor := cp.floor
 		if b.counting {
-			b.work.Walked += int64(end - start)
+			b.work.Walked += int64(len(reqs))
 		}
-		for j := start; j < end; j++ {
-			if r := &pend[j]; r.rigid {
+		for j := range reqs {
+			if r := &reqs[j]; r.rigid {
 				floor = min(floor, throttleFloor(cp, r.GPUs, r.Duration))
 			}
 		}
 		cp.floor = floor
 	}
-}
-
-// runEnd is where run i of the pending list's runs ends.
-func runEnd(runs []pendingKey, i, n int) int {
-	if i+1 < len(runs) {
-		return runs[i+1].pos
-	}
-	return n
 }

@@ -21,8 +21,9 @@ func checkThrottleFloors(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	for c := range floor {
 		floor[c] = math.Inf(1)
 	}
-	for i := range b.pending {
-		r := &b.pending[i]
+	pend := b.Pending()
+	for i := range pend {
+		r := &pend[i]
 		cp := &b.camps[r.Campaign]
 		if !r.rigid || !r.throttleJournaled {
 			tries[r.Campaign]++
@@ -32,8 +33,8 @@ func checkThrottleFloors(t interface{ Fatalf(string, ...any) }, b *Broker) {
 		}
 	}
 	rigid := 0
-	for i := range b.pending {
-		if b.pending[i].rigid {
+	for i := range pend {
+		if pend[i].rigid {
 			rigid++
 		}
 	}
@@ -49,8 +50,8 @@ func checkThrottleFloors(t interface{ Fatalf(string, ...any) }, b *Broker) {
 			t.Fatalf("t=%d: campaign %d's floor %v, its pending trace jobs' %v", b.now, c, cp.floor, floor[c])
 		}
 	}
-	for i := range b.pending {
-		r := &b.pending[i]
+	for i := range pend {
+		r := &pend[i]
 		cp := &b.camps[r.Campaign]
 		if !b.quietCampaign(cp) {
 			continue
@@ -105,8 +106,8 @@ func TestThrottleFloorsFollowTheirRequests(t *testing.T) {
 			case 3:
 				_, _ = b.Request(c, rapid.IntRange(1, pool).Draw(t, "gpus"), rapid.IntRange(0, 3000).Draw(t, "duration"), AnyClass)
 			case 4:
-				if n := len(b.pending); n > 0 {
-					r := b.pending[rapid.IntRange(0, n-1).Draw(t, "withdrawn")]
+				if pend := b.Pending(); len(pend) > 0 {
+					r := pend[rapid.IntRange(0, len(pend)-1).Draw(t, "withdrawn")]
 					if _, ok, err := b.Withdraw(r.Campaign, r.ID); !ok || err != nil {
 						t.Fatalf("withdrawing pending request %d: %v, %v", r.ID, ok, err)
 					}
@@ -138,9 +139,9 @@ func TestThrottleFloorsFollowTheirRequests(t *testing.T) {
 			}
 			b.refreshFloors(b.runsOf())
 			checkThrottleFloors(t, b)
-			for i := range b.pending {
-				if cp := &b.camps[b.pending[i].Campaign]; !cp.floorOK && !cfg.GrantTimeOnly && b.rigidPending > 0 {
-					t.Fatalf("t=%d: campaign %d has pending requests and no floor after a refresh", b.now, b.pending[i].Campaign)
+			for _, r := range b.Pending() {
+				if cp := &b.camps[r.Campaign]; !cp.floorOK && !cfg.GrantTimeOnly && b.rigidPending > 0 {
+					t.Fatalf("t=%d: campaign %d has pending requests and no floor after a refresh", b.now, r.Campaign)
 				}
 			}
 		}

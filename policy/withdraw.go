@@ -13,17 +13,31 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 	if err := b.check(c); err != nil {
 		return Request{}, false, err
 	}
-	for i := range b.pending {
-		if r := b.pending[i]; r.ID == id && r.Campaign == c {
+	walked := 0
+	defer func() {
+		if b.counting {
+			b.work.Walked += int64(walked)
+		}
+	}()
+	for i := range b.runs {
+		k := &b.runs[i]
+		if k.camp != int32(c) {
+			continue // only the campaign's runs are walked
+		}
+		for j, r := range k.reqs {
+			walked++
+			if r.ID != id {
+				continue
+			}
 			b.dropPending(&b.camps[c], &r)
 			// slices.Delete keeps the admission order of the others
 			// and zeroes the vacated slot.
 			if b.counting {
-				b.work.Walked += int64(i + 1)
-				b.work.Moved += int64(len(b.pending) - i - 1)
+				b.work.Moved += int64(len(k.reqs) - j - 1)
 			}
-			b.pending = slices.Delete(b.pending, i, i+1)
-			b.runsOK = false
+			if k.reqs = slices.Delete(k.reqs, j, j+1); len(k.reqs) == 0 {
+				b.dropRun(i)
+			}
 			return r, true, nil
 		}
 	}

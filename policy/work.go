@@ -76,16 +76,11 @@ func (b *Broker) CountWork(on bool) { b.counting = on }
 func (b *Broker) Work() Work { return b.work }
 
 // countPass counts an admission pass over the pending list: its length
-// and its runs, worked out afresh (countRuns) where admission keeps
-// none, so that counting changes nothing the broker keeps.
+// and its runs.
 func (b *Broker) countPass() {
 	b.work.Passes++
-	b.work.Pending += int64(len(b.pending))
-	if b.runsOK {
-		b.work.Runs += int64(len(b.runs))
-		return
-	}
-	b.work.Runs += int64(CountRuns(b.pending, func(r *Request) (CampaignID, Class) { return r.Campaign, r.Class }))
+	b.work.Pending += int64(b.pendingLen())
+	b.work.Runs += int64(len(b.runs))
 }
 
 // CountRuns is the number of maximal stretches of list whose elements

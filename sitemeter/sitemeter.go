@@ -49,6 +49,9 @@ type Broker struct {
 	// scratch
 	back, out []int
 	heldBack  []bool
+	// pend is scavenge's copy of the broker's pending list (which it
+	// keeps run by run, policy.Broker.AppendPending).
+	pend []policy.Request
 }
 
 // filing is how one of a trace job's requests was filed: root is the
@@ -225,7 +228,8 @@ func (s *Broker) Tick() {
 
 // scavenge is Tick's step after admission.
 func (s *Broker) scavenge() error {
-	pend := s.Pending()
+	pend := s.AppendPending(s.pend[:0])
+	s.pend = pend
 	if len(pend) == 0 {
 		return nil
 	}
@@ -419,7 +423,7 @@ func (s *Broker) Clone() (policy.Allocator, error) {
 	c.reqs = slices.Clip(s.reqs)
 	c.metered, c.scav = slices.Clone(s.metered), slices.Clone(s.scav)
 	c.groupOf, c.isScav = slices.Clip(s.groupOf), slices.Clip(s.isScav)
-	c.back, c.out, c.heldBack = nil, nil, nil
+	c.back, c.out, c.heldBack, c.pend = nil, nil, nil, nil
 	c.noticed = slices.Clone(s.noticed)
 	return &c, nil
 }
