@@ -41,7 +41,9 @@ func findPoint(ps []Point, pol, users string) *Point {
 
 // weeklyPanel draws a weekly series per policy: strategic users solid,
 // honest dashed in the same colour.
-func weeklyPanel(ps []Point, pols []string, title, y string, scale float64, get func(*Point) []float64) (*plot.Plot, error) {
+// With floor > 0 the y axis is logarithmic and values below floor are
+// drawn at it.
+func weeklyPanel(ps []Point, pols []string, title, y string, scale, floor float64, get func(*Point) []float64) (*plot.Plot, error) {
 	p := newPanel(title, "week of submits", y)
 	for _, pol := range pols {
 		for _, u := range []string{StrategicName, HonestName} {
@@ -52,7 +54,7 @@ func weeklyPanel(ps []Point, pols []string, title, y string, scale float64, get 
 			var xy plotter.XYs
 			for k, v := range get(pt) {
 				if !math.IsNaN(v) {
-					xy = append(xy, plotter.XY{X: float64(k + 1), Y: v * scale})
+					xy = append(xy, plotter.XY{X: float64(k + 1), Y: max(v*scale, floor)})
 				}
 			}
 			if len(xy) == 0 {
@@ -72,6 +74,11 @@ func weeklyPanel(ps []Point, pols []string, title, y string, scale float64, get 
 		}
 	}
 	p.Y.Min = 0
+	if floor > 0 {
+		p.Y.Min = floor
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
 	return p, nil
 }
 
@@ -202,11 +209,11 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 		}
 		return err
 	}
-	if err := add(weeklyPanel(ps, pols, "Top tier's share of GPU-hours submitted (strategic solid, honest dashed)", "% at deadline or interactive", 100,
+	if err := add(weeklyPanel(ps, pols, "Top tier's share of GPU-hours submitted (strategic solid, honest dashed)", "% at deadline or interactive", 100, 0,
 		func(p *Point) []float64 { return p.TopShare })); err != nil {
 		return err
 	}
-	if err := add(weeklyPanel(ps, pols, "Debug launch latency (strategic solid, honest dashed)", "mean latency (h)", 1,
+	if err := add(weeklyPanel(ps, pols, "Debug launch latency (strategic solid, honest dashed; below 36 s drawn at 36 s)", "mean latency (h, log)", 1, 0.01,
 		func(p *Point) []float64 { return p.DebugWeekly })); err != nil {
 		return err
 	}
