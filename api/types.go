@@ -292,13 +292,20 @@ type ProblemDetail struct {
 	Value    any    `json:"value,omitempty"`
 }
 
+// SlurmTokenRequest names whom a Slurm token is for: the gate admits only
+// that Unix user's jobs on it (docs/slurm.md).
+type SlurmTokenRequest struct {
+	User string `json:"user" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$" doc:"The Unix user whose jobs the token admits (the wrapper sends its own)." example:"alice"`
+}
+
 // SlurmToken carries a lease into Slurm: the signed token goes in the
 // job's --comment (docs/slurm.md).
 type SlurmToken struct {
-	Token       string `json:"token" doc:"bursar1:<lease>:<campaign>:<gpus>:<expires unix s>:<HMAC-SHA256, hex>"`
+	Token       string `json:"token" doc:"bursar2:<lease>:<campaign>:<gpus>:<expires unix s>:<user>:<account>:<HMAC-SHA256, hex>"`
+	User        string `json:"user" doc:"The Unix user the token admits jobs of."`
 	Lease       int    `json:"lease" doc:"The campaign's own lease id, as in the token."`
 	GPUs        int    `json:"gpus"`
-	Account     string `json:"account" doc:"The Slurm account the job must run under (the campaign's name in lower case)."`
+	Account     string `json:"account" doc:"The Slurm account the job must run under (the campaign's name in lower case), named in the token."`
 	ExpiresUnix int64  `json:"expires_unix" doc:"Wall-clock end of the lease, unix seconds; the job's time limit is cut to it."`
 	T           int    `json:"t"`
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/user"
 	"strconv"
 	"time"
 
@@ -79,8 +80,19 @@ func (c *Client) AwaitGrant(ctx context.Context, name string, id int) (*RequestW
 }
 
 // SlurmToken asks for the signed token that carries lease id of campaign
-// name into Slurm (the job's --comment; docs/slurm.md).
+// name into Slurm (the job's --comment; docs/slurm.md), for this
+// process's Unix user: the gate admits only that user's jobs on it.
 func (c *Client) SlurmToken(ctx context.Context, name string, id int) (*SlurmToken, error) {
+	u, err := user.Current()
+	if err != nil {
+		return nil, fmt.Errorf("slurm token: who runs this (the token names its Unix user): %w", err)
+	}
+	return c.SlurmTokenFor(ctx, name, id, u.Username)
+}
+
+// SlurmTokenFor is SlurmToken for the jobs of Unix user unixUser.
+func (c *Client) SlurmTokenFor(ctx context.Context, name string, id int, unixUser string) (*SlurmToken, error) {
 	var out SlurmToken
-	return &out, c.do(ctx, http.MethodPost, campaignPath(name, "leases", strconv.Itoa(id), "slurm-token"), nil, nil, &out)
+	return &out, c.do(ctx, http.MethodPost, campaignPath(name, "leases", strconv.Itoa(id), "slurm-token"), nil,
+		SlurmTokenRequest{User: unixUser}, &out)
 }

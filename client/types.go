@@ -7,34 +7,35 @@ import "github.com/bursar-hpc/bursar/api"
 // knows.
 
 type (
-	FlowSpec        = api.FlowSpec
-	CampaignSpec    = api.CampaignSpec
-	Registration    = api.Registration
-	CampaignToken   = api.CampaignToken
-	SlurmToken      = api.SlurmToken
-	Campaign        = api.Campaign
-	CampaignOut     = api.CampaignOut
-	CampaignList    = api.CampaignList
-	FlowSupply      = api.FlowSupply
-	Supply          = api.Supply
-	LeaseRequest    = api.LeaseRequest
-	RequestAccepted = api.RequestAccepted
-	PendingRequest  = api.PendingRequest
-	Lease           = api.Lease
-	Leases          = api.Leases
-	GrantRule       = api.GrantRule
-	Grant           = api.Grant
-	Grants          = api.Grants
-	RequestStatus   = api.RequestStatus
-	ReleaseResult   = api.ReleaseResult
-	ConsumeRequest  = api.ConsumeRequest
-	FlowGrant       = api.FlowGrant
-	ConsumeResult   = api.ConsumeResult
-	JournalRecord   = api.JournalRecord
-	Journal         = api.Journal
-	Health          = api.Health
-	Problem         = api.Problem
-	ProblemDetail   = api.ProblemDetail
+	FlowSpec          = api.FlowSpec
+	CampaignSpec      = api.CampaignSpec
+	Registration      = api.Registration
+	CampaignToken     = api.CampaignToken
+	SlurmToken        = api.SlurmToken
+	SlurmTokenRequest = api.SlurmTokenRequest
+	Campaign          = api.Campaign
+	CampaignOut       = api.CampaignOut
+	CampaignList      = api.CampaignList
+	FlowSupply        = api.FlowSupply
+	Supply            = api.Supply
+	LeaseRequest      = api.LeaseRequest
+	RequestAccepted   = api.RequestAccepted
+	PendingRequest    = api.PendingRequest
+	Lease             = api.Lease
+	Leases            = api.Leases
+	GrantRule         = api.GrantRule
+	Grant             = api.Grant
+	Grants            = api.Grants
+	RequestStatus     = api.RequestStatus
+	ReleaseResult     = api.ReleaseResult
+	ConsumeRequest    = api.ConsumeRequest
+	FlowGrant         = api.FlowGrant
+	ConsumeResult     = api.ConsumeResult
+	JournalRecord     = api.JournalRecord
+	Journal           = api.Journal
+	Health            = api.Health
+	Problem           = api.Problem
+	ProblemDetail     = api.ProblemDetail
 )
 
 // Constants of the wire format (see package api).

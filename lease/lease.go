@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -167,6 +168,7 @@ func Run(o Options, args []string) (int, error) {
 		}
 		r.dog.tell(Note{SlurmToken: st.Token})
 		args, _ = slurmgate.WithToken(args, st.Token)
+		args = withSlurmWarning(args, o.ExpiryNotice)
 		r.say("lease %d goes to Slurm as account %s, until %s", g.lease.ID, st.Account, time.Unix(st.ExpiresUnix, 0).UTC().Format(time.TimeOnly))
 	}
 	code, err = r.run(g, args)
@@ -526,4 +528,24 @@ func (r *leaseRun) release(id int) error {
 	}
 	r.dog.tell(Note{Lease: -1})
 	return nil
+}
+
+// withSlurmWarning asks Slurm itself to send the job SIGTERM notice
+// seconds before its time limit (--signal, put after the token's
+// --comment), so that the notice still comes when no Bursar process is
+// left (issue 35). Slurm 22.05's job_submit/lua cannot set a job's
+// warn_signal itself. A batch job's warning goes to its batch shell
+// (B:), where a job script's trap is; srun's and salloc's to the steps.
+// Slurm sends it from its periodic limit check, so it may come up to a
+// minute early (sbatch(1)); the wrapper's own notice comes on time.
+func withSlurmWarning(args []string, notice int) []string {
+	if notice <= 0 || len(args) < 2 {
+		return args
+	}
+	notice = min(notice, 65535) // warn_time is 16 bits
+	sig := fmt.Sprintf("--signal=TERM@%d", notice)
+	if filepath.Base(args[0]) == "sbatch" {
+		sig = fmt.Sprintf("--signal=B:TERM@%d", notice)
+	}
+	return append([]string{args[0], args[1], sig}, args[2:]...)
 }

@@ -16,7 +16,7 @@ import (
 // Slurm as a token in the job's --comment; slurmctld's job_submit/lua
 // plugin has `bursar slurm check` verify it and refuses a job without a
 // valid, unexpired token for its size. The token is an HMAC-SHA256 over
-// the lease's id, campaign, GPUs and wall-clock expiry, keyed with a secret
+// the lease's id, campaign, GPUs, wall-clock expiry, user and account, keyed with a secret
 // the service and the plugin's host share (serve --slurm-key-file).
 //
 // The expiry is wall time, fixed when the token is issued from the
@@ -64,6 +64,7 @@ type (
 	slurmTokenInput struct {
 		Campaign string `path:"campaign" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" maxLength:"64" doc:"Campaign name."`
 		Lease    int    `path:"lease" minimum:"1" maximum:"2147483647" doc:"The campaign's own lease id (equal to its request id)."`
+		Body     api.SlurmTokenRequest
 	}
 	slurmTokenOutput struct{ Body api.SlurmToken }
 )
@@ -72,7 +73,7 @@ func (s *Service) registerSlurmOperations() {
 	operation(s, roleCampaign, huma.Operation{OperationID: "slurm-token", Method: http.MethodPost,
 		Path: "/v1/campaigns/{campaign}/leases/{lease}/slurm-token", Summary: "Issue a Slurm lease token", Tags: []string{"leases"},
 		Description: "Signs a token that carries the lease into Slurm (the job's --comment), for the job_submit plugin to check " +
-			"(docs/slurm.md). Its expiry is wall time: the lease's broker expiry (or the end of its preemption notice) at the tick rate, " +
+			"(docs/slurm.md); it admits only the named Unix user's jobs, under the campaign's account. Its expiry is wall time: the lease's broker expiry (or the end of its preemption notice) at the tick rate, " +
 			"from the wall time of the broker's last tick. 404 when the campaign holds no such lease; 409 when the service has no Slurm key or its clock is driven by hand.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict}}, s.slurmToken)
 }
@@ -107,10 +108,15 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 		// second the lease was granted (admission on request grants
 		// between ticks) or the token asked for.
 		wall := time.UnixMilli(t.s.tickWall).Add(time.Duration(float64(end-now) / s.opts.Speed * float64(time.Second)))
-		sl := SlurmLease{Lease: in.Lease, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix()}
+		// The token names its user and account (issue 35: a token
+		// worked for any Unix user, and alice ran on bob's lease). The
+		// user is the caller's word: whoever holds the campaign's
+		// credential may spend its leases, and names whose jobs may.
+		sl := SlurmLease{Lease: in.Lease, Campaign: cs.name, GPUs: l.GPUs, Expires: wall.Unix(), User: in.Body.User,
+			Account: SlurmAccount(cs.name)}
 		t.s.issuedSlurmToken(sl)
-		out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), Lease: in.Lease, GPUs: l.GPUs,
-			Account: SlurmAccount(cs.name), ExpiresUnix: sl.Expires, T: now}
+		out.Body = api.SlurmToken{Token: SignSlurmToken(s.opts.SlurmKey, sl), User: sl.User, Lease: in.Lease, GPUs: l.GPUs,
+			Account: sl.Account, ExpiresUnix: sl.Expires, T: now}
 		return nil
 	})
 	if err != nil {

@@ -17,17 +17,17 @@ import (
 var slurmKey = []byte("0123456789abcdef0123456789abcdef")
 
 // TestSlurmTokenByHand: the token is the payload and its HMAC-SHA256 in
-// hex, as `printf 'bursar1:7:sci:4:1800000000' | openssl dgst -sha256 -hmac
-// 0123456789abcdef0123456789abcdef` prints it.
+// hex, as `printf 'bursar2:7:sci:4:1800000000:alice:sci' | openssl dgst
+// -sha256 -hmac 0123456789abcdef0123456789abcdef` prints it.
 func TestSlurmTokenByHand(t *testing.T) {
-	l := service.SlurmLease{Lease: 7, Campaign: "sci", GPUs: 4, Expires: 1800000000}
+	l := service.SlurmLease{Lease: 7, Campaign: "sci", GPUs: 4, Expires: 1800000000, User: "alice", Account: "sci"}
 	tok := service.SignSlurmToken(slurmKey, l)
-	assert.Equal(t, "bursar1:7:sci:4:1800000000:565909cbc3e68882a45641e00c69ff8dc2efdc38ff50721d97d5052bace04c97", tok)
+	assert.Equal(t, "bursar2:7:sci:4:1800000000:alice:sci:b49fd4346dc0bbeb145300ec3d65aa5796936b9e4ab90d4be8d83bd52f23a9b7", tok)
 }
 
 func TestSlurmTokenVerify(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	l := service.SlurmLease{Lease: 7, Campaign: "Sci.2_a-b", GPUs: 4, Expires: now.Unix() + 60}
+	l := service.SlurmLease{Lease: 7, Campaign: "Sci.2_a-b", GPUs: 4, Expires: now.Unix() + 60, User: "bob", Account: "sci.2_a-b"}
 	tok := service.SignSlurmToken(slurmKey, l)
 	got, err := service.VerifySlurmToken(slurmKey, tok, now)
 	require.NoError(t, err)
@@ -40,7 +40,11 @@ func TestSlurmTokenVerify(t *testing.T) {
 	bigger := strings.Replace(tok, ":4:", ":16:", 1)
 	_, err = service.VerifySlurmToken(slurmKey, bigger, now)
 	assert.ErrorIs(t, err, service.ErrSlurmTokenForged, "a token whose size was raised")
-	for _, bad := range []string{"", "bursar1", tok + "0", "bursar2" + tok[7:], "bursar1:7:sci:4:1800000000:xyz", "bursar1:7:s ci:4:1:" + strings.Repeat("0", 64)} {
+	// A user or account another user could be taken for is refused too;
+	// a bursar1 token (no user, no account: before issue 35) is not one.
+	for _, bad := range []string{"", "bursar2", tok + "0", "bursar1" + tok[7:], "bursar2:7:sci:4:1800000000:xyz", "bursar2:7:s ci:4:1::sci:" + strings.Repeat("0", 64),
+		"bursar2:7:sci:4:1:a b:sci:" + strings.Repeat("0", 64), "bursar2:7:sci:4:1:-a:sci:" + strings.Repeat("0", 64),
+		"bursar1:7:sci:4:1800000000:565909cbc3e68882a45641e00c69ff8dc2efdc38ff50721d97d5052bace04c97"} {
 		_, err = service.VerifySlurmToken(slurmKey, bad, now)
 		assert.ErrorIs(t, err, service.ErrSlurmTokenMalformed, bad)
 	}
@@ -56,6 +60,8 @@ func TestSlurmTokenRoundTripProperty(t *testing.T) {
 			Campaign: rapid.StringMatching(`[A-Za-z0-9][A-Za-z0-9._-]{0,63}`).Draw(t, "campaign"),
 			GPUs:     rapid.IntRange(1, 999999).Draw(t, "gpus"),
 			Expires:  rapid.Int64Range(1, 999999999999).Draw(t, "expires"),
+			User:     rapid.StringMatching(`[A-Za-z0-9_][A-Za-z0-9._-]{0,63}`).Draw(t, "user"),
+			Account:  rapid.StringMatching(`[a-z0-9][a-z0-9._-]{0,63}`).Draw(t, "account"),
 		}
 		tok := service.SignSlurmToken(slurmKey, l)
 		now := time.Unix(l.Expires-1, 0)
@@ -107,16 +113,23 @@ func TestSlurmTokenEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, w.Lease.ID)
 	before := time.Now()
-	st, err := admin.SlurmToken(ctx, "Sci", w.Lease.ID)
+	st, err := admin.SlurmTokenFor(ctx, "Sci", w.Lease.ID, "alice")
 	require.NoError(t, err)
 	assert.Equal(t, "sci", st.Account)
+	assert.Equal(t, "alice", st.User)
 	assert.Equal(t, 2, st.GPUs)
 	// 100 broker s at 10 a second: about 10 s from now, never later.
 	assert.LessOrEqual(t, st.ExpiresUnix, time.Now().Add(10*time.Second).Unix())
 	assert.GreaterOrEqual(t, st.ExpiresUnix, before.Add(8*time.Second).Unix()-1)
 	l, err := service.VerifySlurmToken(slurmKey, st.Token, time.Now())
 	require.NoError(t, err)
-	assert.Equal(t, service.SlurmLease{Lease: w.Lease.ID, Campaign: "Sci", GPUs: 2, Expires: st.ExpiresUnix}, l)
+	assert.Equal(t, service.SlurmLease{Lease: w.Lease.ID, Campaign: "Sci", GPUs: 2, Expires: st.ExpiresUnix, User: "alice", Account: "sci"}, l,
+		"the token names its user and account")
+	// A token names a Unix user, one the gate can compare.
+	_, err = admin.SlurmTokenFor(ctx, "Sci", w.Lease.ID, "")
+	assert.ErrorContains(t, err, "422")
+	_, err = admin.SlurmTokenFor(ctx, "Sci", w.Lease.ID, "a b;c")
+	assert.ErrorContains(t, err, "422")
 
 	_, err = admin.SlurmToken(ctx, "Sci", w.Lease.ID+1)
 	assert.ErrorIs(t, err, client.ErrNotFound)

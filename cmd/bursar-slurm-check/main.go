@@ -6,7 +6,7 @@
 // (slurmtoken.CheckUsage: `bursar-slurm-check slurm check --key-file KEY
 // [--once-dir DIR] [the job's size and account] TOKEN`, the first two
 // words optional), so the plugin's BURSAR may name either, and prints the
-// same line: `ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES`, or
+// same line: `ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES MINUTES`, or
 // `refuse: REASON` with exit status 1.
 package main
 

@@ -20,7 +20,7 @@ func TestRun(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "key")
 	assert.NoError(t, os.WriteFile(keyFile, append(key, '\n'), 0o600))
 	exp := time.Now().Unix() + 100
-	tok := slurmtoken.Sign(key, slurmtoken.Lease{Lease: 3, Campaign: "Sci", GPUs: 2, Expires: exp})
+	tok := slurmtoken.Sign(key, slurmtoken.Lease{Lease: 3, Campaign: "Sci", GPUs: 2, Expires: exp, User: "alice"})
 	for _, args := range [][]string{
 		{"slurm", "check", "--key-file", keyFile, tok},
 		{"--key-file", keyFile, tok},
@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 	} {
 		line, ok := run(args)
 		assert.True(t, ok, "%v: %s", args, line)
-		assert.Regexp(t, `^ok 3 Sci 2 (99|100) sci `+strconv.FormatInt(exp, 10)+`$`, line)
+		assert.Regexp(t, `^ok 3 Sci 2 (99|100) sci `+strconv.FormatInt(exp, 10)+` 1$`, line)
 	}
 	for _, args := range [][]string{
 		{"slurm", "check", tok},
@@ -54,8 +54,10 @@ func TestRun(t *testing.T) {
 		{[]string{"--tres-per-socket", "gres:gpu:1"}, "refuse: GPUs per socket"},
 		{[]string{"--unit", "tpu"}, "refuse: --unit is cpu or gpu"},
 		{[]string{"--cpus", "-1"}, "refuse: --cpus wants a whole number"},
-		{[]string{"--unit", "gpu", "--cpus", "64", "--tres-per-job", "gres:gpu:a100:2", "--account", "SCI"}, "ok 3 Sci 2 "},
-		{[]string{"--cpus", "1"}, "refuse: lease 3 of campaign Sci admitted a job already"},
+		{[]string{"--unit", "gpu", "--cpus", "64", "--tres-per-job", "gres:gpu:a100:2", "--account", "SCI", "--user", "bob"},
+			"refuse: lease 3's token was issued to user alice: user bob's job cannot run on it"},
+		{[]string{"--unit", "gpu", "--cpus", "64", "--tres-per-job", "gres:gpu:a100:2", "--account", "SCI", "--user=alice"}, "ok 3 Sci 2 "},
+		{[]string{"--cpus", "1", "--user", "alice"}, "refuse: lease 3 of campaign Sci admitted a job already"},
 	} {
 		line, ok := run(append(append([]string{"slurm", "check", "--key-file", keyFile, "--once-dir", once}, c.args...), tok))
 		assert.Equal(t, c.want[:2] == "ok", ok, "%v: %s", c.args, line)

@@ -80,7 +80,10 @@ lease's signed token and submits the job with it as its --comment, which slurmct
 (scripts/slurm/job_submit.lua) checks. The job is signalled through Slurm, at the notice with
 'scancel --signal=TERM --full' and at the end with scancel (srun turns a SIGTERM of its own into
 an immediate kill), and the lease is held until no job with the token is left, so an sbatch that returns at once keeps
-its lease for the batch job's life. See docs/slurm.md.
+its lease for the batch job's life. A --slurm lease lasts whole minutes, as Slurm's time limits
+do (--duration rounded up; under 60 refused), and the job also asks Slurm itself for the notice
+(--signal=TERM@NOTICE, B: for sbatch), which then comes even with no Bursar process left.
+See docs/slurm.md.
 
 Exit status: COMMAND's own (128+N when signal N ended it, 137 after SIGKILL), 75 when no grant
 came, 127 when COMMAND cannot be run, 1 on any other failure of the wrapper's own.
@@ -160,6 +163,13 @@ func exitWith(code int, err error) error {
 // the flag.
 func checkLeaseFlags(c *cli.Context) error {
 	gpus, dur, notice := c.Int("gpus"), c.Int("duration"), c.Int("expiry-notice")
+	if c.Bool("slurm") {
+		whole, err := slurmDuration(dur)
+		if err != nil {
+			return err
+		}
+		dur = whole
+	}
 	switch {
 	case gpus < 1:
 		return fmt.Errorf("--gpus must be at least 1, got %d", gpus)
@@ -182,6 +192,20 @@ func checkLeaseFlags(c *cli.Context) error {
 	return nil
 }
 
+// slurmDuration is a --slurm lease's length: whole minutes, dur rounded
+// up. Slurm limits a job in whole minutes, and the gate gives a job the
+// lease's whole minutes left (slurmtoken.LimitMinutes): a lease of 20 s
+// would get no limit Slurm can count, and 90 s would get one minute, so
+// that with no Bursar process left Slurm's limit is the lease's (issue
+// 35: a job ran 86 s past a 20 s lease). Under a minute is refused.
+func slurmDuration(dur int) (int, error) {
+	if dur < 60 {
+		return 0, fmt.Errorf("--duration %d is under a minute: a --slurm lease lasts whole minutes (Slurm's time limits count minutes), "+
+			"give --duration 60 or more", dur)
+	}
+	return (dur + 59) / 60 * 60, nil
+}
+
 func runLease(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -190,10 +214,16 @@ func runLease(c *cli.Context) error {
 	if err := checkLeaseFlags(c); err != nil {
 		return exitWith(lease.ExitError, err)
 	}
+	dur := c.Int("duration")
 	if c.Bool("slurm") {
 		if _, err := slurmgate.WithToken(args, ""); err != nil {
 			return exitWith(lease.ExitError, err)
 		}
+		whole, _ := slurmDuration(dur) // checked above
+		if whole != dur && !c.Bool("quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "bursar lease: --duration %d rounded up to %d s: a --slurm lease lasts whole minutes, as Slurm's time limits do\n", dur, whole)
+		}
+		dur = whole
 	}
 	tok, err := campaignToken(c)
 	if err != nil {
@@ -204,7 +234,7 @@ func runLease(c *cli.Context) error {
 		return exitWith(lease.ExitError, err)
 	}
 	o := lease.Options{Client: cl, Server: c.String("server"), Token: tok, Campaign: c.String("campaign"),
-		GPUs: c.Int("gpus"), MinGPUs: c.Int("gpus"), NoWait: c.Bool("no-wait"), Duration: c.Int("duration"),
+		GPUs: c.Int("gpus"), MinGPUs: c.Int("gpus"), NoWait: c.Bool("no-wait"), Duration: dur,
 		ExpiryNotice: c.Int("expiry-notice"), Class: c.String("class"), Wait: c.Duration("wait"),
 		KillAfter: c.Duration("kill-after"), Poll: c.Duration("poll"), Progress: c.Duration("progress"),
 		Slurm: c.Bool("slurm"), Cluster: slurmgate.Exec{}, Out: c.App.ErrWriter, Quiet: c.Bool("quiet"),

@@ -27,9 +27,9 @@ func readSlurmKey(path string) ([]byte, error) {
 const slurmCheckDescription = `Checks a Slurm lease token (what 'bursar lease --slurm' puts in the job's --comment) with the
 key the service signs with, and prints one line for the job_submit plugin (scripts/slurm/job_submit.lua):
 
-   ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
+   ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES MINUTES
 
-(EXPIRES: the lease's end, unix seconds) or, with exit status 1, 'refuse: REASON'.
+(EXPIRES: the lease's end, unix seconds; MINUTES: the time limit the gate gives the job) or, with exit status 1, 'refuse: REASON'.
 
 --key-file: the key the service signs with (serve --slurm-key-file). --once-dir: record each lease
 that admitted a job in this folder (writable by SlurmUser only) and refuse its token a second time:

@@ -282,9 +282,10 @@ func TestSlurmGate(t *testing.T) {
 	})
 
 	t.Run("sbatch held for the job's life, TERM at the notice reaches its trap", func(t *testing.T) {
-		// A 12 s lease with a 6 s notice: the job (60 s of sleep) gets
-		// SIGTERM through Slurm at 6 s and its trap exits 3.
-		lp := g.lease(t, g.srv, "--gpus", "2", "--duration", "12", "--expiry-notice", "6", "--", "sbatch", "-n", "1", "-o", "/dev/null", jobScript)
+		// A 60 s lease (a --slurm lease lasts whole minutes) with a 54 s
+		// notice: the job (60 s of sleep) gets SIGTERM through Slurm at
+		// 6 s and its trap exits 3.
+		lp := g.lease(t, g.srv, "--gpus", "2", "--duration", "60", "--expiry-notice", "54", "--", "sbatch", "-n", "1", "-o", "/dev/null", jobScript)
 		// sbatch returns as soon as the job is queued: a wrapper that
 		// followed it would be gone before the job runs. (This was a wall
 		// time above 5 s, which the notice's 6 s less the service's
@@ -319,12 +320,12 @@ func TestSlurmGate(t *testing.T) {
 	t.Run("a service outage does not extend the lease", func(t *testing.T) {
 		srv, _ := g.serve(t)
 		start := time.Now()
-		lp := g.lease(t, srv, "--gpus", "2", "--duration", "8", "--expiry-notice", "0", "--", "sbatch", "-n", "1", "-o", "/dev/null", jobScript)
+		lp := g.lease(t, srv, "--gpus", "2", "--duration", "60", "--expiry-notice", "0", "--", "sbatch", "-n", "1", "-o", "/dev/null", jobScript)
 		g.waitJobRunning(t, time.Minute)
 		srv.signal(t, syscall.SIGKILL) // the service is gone for the rest of the lease
 		lp.wait(t, time.Minute)
 		g.waitQueueEmpty(t, 10*time.Second)
-		assert.Less(t, time.Since(start), 14*time.Second, "the job ended at the lease's local deadline\n%s", lp.stderr)
+		assert.Less(t, time.Since(start), 66*time.Second, "the job ended at the lease's local deadline\n%s", lp.stderr)
 	})
 
 	var b bytes.Buffer
@@ -401,13 +402,14 @@ func TestSlurmGateEnforcer(t *testing.T) {
 	// after their SIGTERM; the enforcer kills each step.
 	ignores := filepath.Join(g.dir, "ignores.sh")
 	require.NoError(t, os.WriteFile(ignores, []byte("#!/bin/bash\ntrap '' TERM\nsrun -n 1 bash -c \"trap '' TERM; exec sleep 60\" &\nsleep 60 & wait\n"), 0o755))
-	_, tok = leaseToken(6)
+	// (A whole minute: the gate refuses a token with less left.)
+	_, tok = leaseToken(60)
 	start := time.Now()
 	out, code = g.sh(t, "sbatch --parsable -n 1 -o /dev/null --comment="+tok+" "+ignores)
 	require.Equal(t, 0, code, out)
 	g.waitJobRunning(t, time.Minute)
-	g.waitQueueEmpty(t, 30*time.Second)
-	assert.Less(t, time.Since(start), 15*time.Second, "the expired lease's job was killed by the service, whatever it does with SIGTERM")
+	g.waitQueueEmpty(t, 90*time.Second)
+	assert.Less(t, time.Since(start), 69*time.Second, "the expired lease's job was killed by the service, whatever it does with SIGTERM")
 
 	b, err := os.ReadFile(ledger)
 	require.NoError(t, err)
@@ -505,8 +507,8 @@ func TestSlurmGateLatency(t *testing.T) {
 	t.Logf("for comparison, srun with a token given by hand (the plugin's check, no Bursar process) → the job's first line: %s", quantiles(srunOnly))
 }
 
-// TestSlurmGateStorm: 30 storm leases (1 GPU, 8 s, SIGTERM 3 s before the end, which the job's
-// trap obeys) and 3 science leases (8 GPUs, 8 s, a
+// TestSlurmGateStorm: 30 storm leases (1 GPU, 60 s, SIGTERM 55 s before the end, which the job's
+// trap obeys) and 3 science leases (8 GPUs, 60 s, a
 // job that ignores SIGTERM and is killed at the end), all through
 // `bursar lease --slurm -- srun`, on a 16-CPU node where science is
 // guaranteed 8 and the storm bursts to at most 8. Every 0.2 s a snapshot of
@@ -539,7 +541,7 @@ func TestSlurmGateStorm(t *testing.T) {
 	// during a foreground sleep): 40 jobs each forking a sleep ten times a
 	// second would load the two cores as much as Slurm itself.
 	obeys := mk("obeys.sh", "trap 'exit 3' TERM\n"+stamp+"sleep 30 &\nwait\n")
-	ignores := mk("ignores.sh", "trap '' TERM\n"+stamp+"exec sleep 30\n")
+	ignores := mk("ignores.sh", "trap '' TERM\n"+stamp+"exec sleep 90\n")
 
 	type launched struct {
 		tag string
@@ -603,9 +605,9 @@ func TestSlurmGateStorm(t *testing.T) {
 	start := time.Now()
 	sci := 0
 	for i := range 30 {
-		launch(fmt.Sprintf("storm-%d", i), "storm", "--gpus", "1", "--duration", "8", "--expiry-notice", "3", "--", "srun", "-n", "1", "-Q", obeys)
+		launch(fmt.Sprintf("storm-%d", i), "storm", "--gpus", "1", "--duration", "60", "--expiry-notice", "55", "--", "srun", "-n", "1", "-Q", obeys)
 		if i%10 == 3 {
-			launch(fmt.Sprintf("sci-%d", sci), "sci", "--gpus", "8", "--duration", "8", "--expiry-notice", "0", "--", "srun", "-n", "8", "-Q", ignores)
+			launch(fmt.Sprintf("sci-%d", sci), "sci", "--gpus", "8", "--duration", "60", "--expiry-notice", "0", "--", "srun", "-n", "8", "-Q", ignores)
 			sci++
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -659,7 +661,7 @@ func TestSlurmGateStorm(t *testing.T) {
 	t.Logf("wrapper launch → Slurm start, science: %s", quantiles(sciLat))
 	sort.Float64s(left)
 	if len(left) > 0 {
-		t.Logf("lease left at the job's start (to the token's expiry; 8 s leases): least %.2f s, p50 %.2f s", left[0], left[len(left)/2])
+		t.Logf("lease left at the job's start (to the token's expiry; 60 s leases): least %.2f s, p50 %.2f s", left[0], left[len(left)/2])
 	}
 	assert.Greater(t, len(snaps), 20)
 	assert.Zero(t, unleased, "no job runs without a lease")

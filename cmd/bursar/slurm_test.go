@@ -29,7 +29,7 @@ func TestSlurmCheck(t *testing.T) {
 	out, _, code := run(t, cleanEnv(), "slurm", "check", "--key-file", key, tok)
 	require.Equal(t, 0, code)
 	f := strings.Fields(out)
-	require.Len(t, f, 7, out)
+	require.Len(t, f, 8, out)
 	assert.Equal(t, []string{"ok", "7", "Sci", "4"}, f[:4])
 	assert.Equal(t, "sci", f[5])
 	assert.Equal(t, strconv.FormatInt(expires, 10), f[6], "the token's own expiry, from which the gate writes the WcKey")

@@ -9,7 +9,7 @@ import (
 
 // CheckUsage is the check's argument list (cmd/bursar-slurm-check and
 // `bursar slurm check` read the same).
-const CheckUsage = "[slurm check] --key-file KEY [--once-dir DIR] [--cpus N] [--account A] [--unit cpu|gpu] " +
+const CheckUsage = "[slurm check] --key-file KEY [--once-dir DIR] [--cpus N] [--account A] [--user U] [--unit cpu|gpu] " +
 	"[--tres-per-job S] [--tres-per-node S] [--tres-per-task S] [--tres-per-socket S] [--cpus-per-tres S] [--array S] [--min-nodes N] [--max-nodes N] [--tasks N] TOKEN"
 
 // RunCheck reads the check's arguments (CheckUsage; each flag also as
@@ -23,7 +23,7 @@ func RunCheck(args []string, now time.Time) (string, bool) {
 	var keyFile, onceDir, tok string
 	var job Job
 	hasJob := false
-	strs := map[string]*string{"--key-file": &keyFile, "--once-dir": &onceDir, "--account": &job.Account, "--unit": &job.Unit,
+	strs := map[string]*string{"--key-file": &keyFile, "--once-dir": &onceDir, "--account": &job.Account, "--user": &job.User, "--unit": &job.Unit,
 		"--tres-per-job": &job.TRESPerJob, "--tres-per-node": &job.TRESPerNode, "--tres-per-task": &job.TRESPerTask,
 		"--tres-per-socket": &job.TRESPerSocket, "--cpus-per-tres": &job.CPUsPerTRES, "--array": &job.Array}
 	ints := map[string]*int{"--cpus": &job.CPUs, "--min-nodes": &job.MinNodes, "--max-nodes": &job.MaxNodes, "--tasks": &job.Tasks}

@@ -19,6 +19,10 @@ type Job struct {
 	CPUs int
 	// Account is the job's --account ("" none).
 	Account string
+	// User is the Unix user whose job it is (job_submit/lua's
+	// job_desc.user_name, which slurmctld derives from the submission's
+	// authenticated uid): it must be the user the token names.
+	User string
 	// The GPU requests as job_submit/lua sees them on Slurm 22.05: the
 	// tres_per_job, tres_per_node, tres_per_task and tres_per_socket
 	// strings ("gres:gpu:2", "gres:gpu:a100:2", several comma-separated;
@@ -123,8 +127,8 @@ func gpusIn(spec string) (int, error) {
 
 // Fits says why job j does not fit lease l (nil when it does): larger
 // than the lease in the lease's unit (and, counting CPUs, in GPUs too,
-// where the cluster has them), or under another account than the lease's
-// campaign.
+// where the cluster has them), under another account than the token's,
+// or another user's than the one the token was issued for.
 func (j Job) Fits(l Lease) error {
 	gpus, err := j.GPUs()
 	if err != nil {
@@ -150,8 +154,16 @@ func (j Job) Fits(l Lease) error {
 	if gpus*tasks > l.GPUs {
 		return fmt.Errorf("%s %d GPUs but lease %d is for %d", what, gpus*tasks, l.Lease, l.GPUs)
 	}
-	if j.Account != "" && strings.ToLower(j.Account) != Account(l.Campaign) {
-		return fmt.Errorf("lease %d is campaign %s's: the job must run under account %s, not %s", l.Lease, l.Campaign, Account(l.Campaign), j.Account)
+	if j.Account != "" && strings.ToLower(j.Account) != l.SlurmAccount() {
+		return fmt.Errorf("lease %d is campaign %s's: the job must run under account %s, not %s", l.Lease, l.Campaign, l.SlurmAccount(), j.Account)
+	}
+	switch {
+	case l.User == "":
+		return fmt.Errorf("lease %d's token names no user: ask the service for a new token", l.Lease)
+	case j.User == "":
+		return errors.New("the gate did not say whose job it is (a job_submit.lua older than its check): refused")
+	case j.User != l.User:
+		return fmt.Errorf("lease %d's token was issued to user %s: user %s's job cannot run on it (each user asks for a token of their own)", l.Lease, l.User, j.User)
 	}
 	return nil
 }

@@ -54,22 +54,32 @@ func TestJobGPUsByHand(t *testing.T) {
 // GPUs under account sci (any case) or none; counting GPUs, the CPUs do
 // not count.
 func TestJobFitsByHand(t *testing.T) {
-	l := Lease{Lease: 5, Campaign: "Sci", GPUs: 2, Expires: 100}
-	assert.NoError(t, Job{CPUs: 2, TRESPerJob: "gres:gpu:2", Account: "SCI"}.Fits(l))
+	l := Lease{Lease: 5, Campaign: "Sci", GPUs: 2, Expires: 100, User: "alice"}
+	assert.NoError(t, Job{CPUs: 2, TRESPerJob: "gres:gpu:2", Account: "SCI", User: "alice"}.Fits(l))
 	assert.EqualError(t, Job{CPUs: 3}.Fits(l), "the job asks for 3 CPUs but lease 5 is for 2")
 	assert.EqualError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:3"}.Fits(l), "the job asks for 3 GPUs but lease 5 is for 2")
-	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 32, TRESPerNode: "gres:gpu:2"}.Fits(l))
+	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 32, TRESPerNode: "gres:gpu:2", User: "alice"}.Fits(l))
 	assert.EqualError(t, Job{Unit: UnitGPU, CPUs: 1, TRESPerTask: "gres:gpu:1", Tasks: 3}.Fits(l), "the job asks for 3 GPUs but lease 5 is for 2")
 	// --cpus-per-gpu: counting CPUs, 2 GPUs at 2 CPUs each are 4 CPUs.
 	assert.EqualError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:2"}.Fits(l), "the job asks for 4 CPUs but lease 5 is for 2")
-	assert.NoError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:1", CPUsPerTRES: "gres:gpu:2"}.Fits(l))
-	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:8"}.Fits(l))
+	assert.NoError(t, Job{CPUs: 1, TRESPerJob: "gres:gpu:1", CPUsPerTRES: "gres:gpu:2", User: "alice"}.Fits(l))
+	assert.NoError(t, Job{Unit: UnitGPU, CPUs: 1, TRESPerJob: "gres:gpu:2", CPUsPerTRES: "gres:gpu:8", User: "alice"}.Fits(l))
 	// An array: every task at once must fit.
 	assert.EqualError(t, Job{CPUs: 1, Array: "0-7"}.Fits(l), "the array's 8 tasks at once (limit them with --array=…%N) ask for 8 CPUs but lease 5 is for 2")
-	assert.NoError(t, Job{CPUs: 1, Array: "0-7%2"}.Fits(l))
+	assert.NoError(t, Job{CPUs: 1, Array: "0-7%2", User: "alice"}.Fits(l))
 	assert.EqualError(t, Job{Unit: UnitGPU, TRESPerJob: "gres:gpu:1", Array: "1,5"}.Fits(Lease{Lease: 5, GPUs: 1}),
 		"the array's 2 tasks at once (limit them with --array=…%N) ask for 2 GPUs but lease 5 is for 1")
 	assert.EqualError(t, Job{CPUs: 1, Account: "other"}.Fits(l), "lease 5 is campaign Sci's: the job must run under account sci, not other")
+	// The token's user and account (issue 35: alice ran on bob's lease).
+	assert.EqualError(t, Job{CPUs: 1, User: "bob"}.Fits(l),
+		"lease 5's token was issued to user alice: user bob's job cannot run on it (each user asks for a token of their own)")
+	assert.EqualError(t, Job{CPUs: 1}.Fits(l), "the gate did not say whose job it is (a job_submit.lua older than its check): refused")
+	assert.EqualError(t, Job{CPUs: 1, User: "alice"}.Fits(Lease{Lease: 5, Campaign: "Sci", GPUs: 2}),
+		"lease 5's token names no user: ask the service for a new token")
+	other := Lease{Lease: 5, Campaign: "Sci", GPUs: 2, User: "alice", Account: "physics"}
+	assert.NoError(t, Job{CPUs: 1, User: "alice", Account: "Physics"}.Fits(other))
+	assert.EqualError(t, Job{CPUs: 1, User: "alice", Account: "sci"}.Fits(other),
+		"lease 5 is campaign Sci's: the job must run under account physics, not sci")
 }
 
 // A job refused for its size or account does not spend the token: the
@@ -82,7 +92,7 @@ func TestCheckRefusedJobKeepsToken(t *testing.T) {
 	once := filepath.Join(dir, "once")
 	require.NoError(t, os.Mkdir(once, 0o700))
 	now := time.Unix(1000, 0)
-	tok := Sign(key, Lease{Lease: 3, Campaign: "sci", GPUs: 2, Expires: 2000})
+	tok := Sign(key, Lease{Lease: 3, Campaign: "sci", GPUs: 2, Expires: 2000, User: "u"})
 	line, ok := Check(keyFile, tok, once, &Job{CPUs: 4}, now)
 	assert.False(t, ok)
 	assert.Equal(t, "refuse: the job asks for 4 CPUs but lease 3 is for 2", line)
@@ -91,10 +101,12 @@ func TestCheckRefusedJobKeepsToken(t *testing.T) {
 	assert.Equal(t, "refuse: the job asks for 4 GPUs but lease 3 is for 2", line)
 	line, ok = Check(keyFile, tok, once, &Job{CPUs: 1, Account: "storm"}, now)
 	assert.False(t, ok, line)
-	line, ok = Check(keyFile, tok, once, &Job{CPUs: 2, TRESPerJob: "gres:gpu:2"}, now)
+	line, ok = Check(keyFile, tok, once, &Job{CPUs: 2, TRESPerJob: "gres:gpu:2", User: "v"}, now)
+	assert.False(t, ok, "another user's job: %s", line)
+	line, ok = Check(keyFile, tok, once, &Job{CPUs: 2, TRESPerJob: "gres:gpu:2", User: "u"}, now)
 	assert.True(t, ok, line)
-	assert.Equal(t, "ok 3 sci 2 1000 sci 2000", line)
-	line, ok = Check(keyFile, tok, once, &Job{CPUs: 1}, now)
+	assert.Equal(t, "ok 3 sci 2 1000 sci 2000 16", line)
+	line, ok = Check(keyFile, tok, once, &Job{CPUs: 1, User: "u"}, now)
 	assert.False(t, ok)
 	assert.Contains(t, line, "admitted a job already")
 }

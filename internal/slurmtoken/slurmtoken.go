@@ -7,10 +7,12 @@
 // `bursar slurm check`) should start fast; this package imports nothing
 // beyond the standard library's crypto and text.
 //
-// A token is prefix:lease:campaign:gpus:expires:mac, where lease is the
-// campaign's own lease id, expires the lease's wall-clock end in unix
-// seconds, and mac the HMAC-SHA256 of the rest under a key the service
-// and the plugin's host share.
+// A token is prefix:lease:campaign:gpus:expires:user:account:mac, where
+// lease is the campaign's own lease id, expires the lease's wall-clock end
+// in unix seconds, user the Unix user and account the Slurm account it
+// was issued for (issue 35: a token worked for any user, and alice ran on
+// bob's lease), and mac the HMAC-SHA256 of the rest under a key the
+// service and the plugin's host share.
 package slurmtoken
 
 import (
@@ -28,8 +30,9 @@ import (
 	"time"
 )
 
-// Prefix starts every token (its version).
-const Prefix = "bursar1"
+// Prefix starts every token (its version: bursar1 tokens named no user
+// or account, and the gate refuses them).
+const Prefix = "bursar2"
 
 // MinKeyBytes is the shortest key accepted.
 const MinKeyBytes = 32
@@ -41,14 +44,46 @@ type Lease struct {
 	GPUs     int
 	// Expires is the wall-clock end of the lease, unix seconds.
 	Expires int64
+	// User is the Unix user the token was issued for: the gate admits
+	// only that user's jobs on it ("" names none, and the gate refuses
+	// the token).
+	User string
+	// Account is the Slurm account the token's jobs run under ("": the
+	// campaign's, Account(Campaign)).
+	Account string
 }
 
-// tokenRE matches a token: prefix, lease, campaign, GPUs, expiry, 64 hex
-// digits of MAC. Nothing in it needs quoting in a shell word.
-var tokenRE = regexp.MustCompile(`^` + Prefix + `:([0-9]{1,10}):([A-Za-z0-9][A-Za-z0-9._-]{0,63}):([0-9]{1,6}):([0-9]{1,12}):([0-9a-f]{64})$`)
+// SlurmAccount is the account l's jobs run under: Account, or the
+// campaign's.
+func (l Lease) SlurmAccount() string {
+	if l.Account != "" {
+		return strings.ToLower(l.Account)
+	}
+	return Account(l.Campaign)
+}
+
+// tokenRE matches a token: prefix, lease, campaign, GPUs, expiry, user,
+// account, 64 hex digits of MAC. Nothing in it needs quoting in a shell
+// word.
+var tokenRE = regexp.MustCompile(`^` + Prefix + `:([0-9]{1,10}):([A-Za-z0-9][A-Za-z0-9._-]{0,63}):([0-9]{1,6}):([0-9]{1,12}):` +
+	`((?:` + userPattern + `)?):((?:` + accountPattern + `)?):([0-9a-f]{64})$`)
+
+// The names a token may hold: a Unix user (POSIX's portable names, and
+// the letters systemd allows) and a Slurm account; UserRE and AccountRE
+// match them whole.
+const (
+	userPattern    = `[A-Za-z0-9_][A-Za-z0-9._-]{0,63}`
+	accountPattern = `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`
+)
+
+// UserRE and AccountRE match a user and an account a token may name.
+var (
+	UserRE    = regexp.MustCompile(`^` + userPattern + `$`)
+	AccountRE = regexp.MustCompile(`^` + accountPattern + `$`)
+)
 
 func (l Lease) payload() string {
-	return fmt.Sprintf("%s:%d:%s:%d:%d", Prefix, l.Lease, l.Campaign, l.GPUs, l.Expires)
+	return fmt.Sprintf("%s:%d:%s:%d:%d:%s:%s", Prefix, l.Lease, l.Campaign, l.GPUs, l.Expires, l.User, l.Account)
 }
 
 func mac(key []byte, payload string) string {
@@ -101,7 +136,7 @@ func parse(tok string) (Lease, string, error) {
 	}
 	var l Lease
 	var err error
-	l.Campaign = m[2]
+	l.Campaign, l.User, l.Account = m[2], m[5], m[6]
 	if l.Lease, err = strconv.Atoi(m[1]); err != nil {
 		return Lease{}, "", ErrMalformed
 	}
@@ -111,7 +146,7 @@ func parse(tok string) (Lease, string, error) {
 	if l.Expires, err = strconv.ParseInt(m[4], 10, 64); err != nil {
 		return Lease{}, "", ErrMalformed
 	}
-	return l, m[5], nil
+	return l, m[7], nil
 }
 
 // Account is the Slurm account a campaign's jobs run under: its name in
@@ -141,11 +176,31 @@ func ReadKey(path string) ([]byte, error) {
 	return b, nil
 }
 
+// SubmitSlack is how late after its lease's grant a job may reach the
+// gate and still get the lease's whole minutes as its time limit
+// (LimitMinutes): the wrapper asks for the token and submits within a
+// second or two of the grant, and a 10-minute lease submitted 0.3 s
+// after it would otherwise get 9.
+const SubmitSlack = 5
+
+// LimitMinutes is the time limit, in Slurm's whole minutes, that the gate
+// gives a job on lease l submitted at now: floor((expiry − now +
+// SubmitSlack) / 60), so that Slurm's own limit ends at most SubmitSlack
+// seconds after the lease, and with no Bursar process left Slurm ends the
+// job within the backstop docs/slurm.md states (issue 35: a job ran 86 s
+// past a 20 s lease under a limit rounded up to a minute). Below 1 the
+// job is refused: Slurm counts no shorter limit (0 ends the job at its
+// next limit check, at any point of the first ~30 s).
+func LimitMinutes(l Lease, now time.Time) int64 {
+	return (l.Expires - now.Unix() + SubmitSlack) / 60
+}
+
 // Check is the plugin's question: the line it parses, and whether the
 // token admits a job. A valid token gives
 //
-//	ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES
+//	ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES MINUTES
 //
+// (MINUTES: LimitMinutes, the job's time limit)
 // and anything else "refuse: REASON", the reason the user is shown. With
 // onceDir (not "") a token admits one job only (Claim). With job (not
 // nil) the job must fit the lease (Job.Fits), checked before the token
@@ -168,12 +223,17 @@ func Check(keyFile, tok, onceDir string, job *Job, now time.Time) (line string, 
 			return "refuse: " + err.Error(), false
 		}
 	}
+	minutes := LimitMinutes(l, now)
+	if minutes < 1 {
+		return fmt.Sprintf("refuse: lease %d of campaign %s has %d s left, under the whole minute Slurm's time limits count "+
+			"(ask for a new lease: bursar lease --slurm leases last whole minutes)", l.Lease, l.Campaign, l.Expires-now.Unix()), false
+	}
 	if onceDir != "" {
 		if err := Claim(onceDir, l, now); err != nil {
 			return "refuse: " + err.Error(), false
 		}
 	}
-	return fmt.Sprintf("ok %d %s %d %d %s %d", l.Lease, l.Campaign, l.GPUs, l.Expires-now.Unix(), Account(l.Campaign), l.Expires), true
+	return fmt.Sprintf("ok %d %s %d %d %s %d %d", l.Lease, l.Campaign, l.GPUs, l.Expires-now.Unix(), l.SlurmAccount(), l.Expires, minutes), true
 }
 
 // ErrUsed is Claim's answer for a token that admitted a job already, and

@@ -21,6 +21,8 @@ func TestParseRoundTripProperty(t *testing.T) {
 			Campaign: rapid.StringMatching(`[A-Za-z0-9][A-Za-z0-9._-]{0,20}`).Draw(t, "campaign"),
 			GPUs:     rapid.IntRange(1, 999999).Draw(t, "gpus"),
 			Expires:  rapid.Int64Range(1, 999999999999).Draw(t, "expires"),
+			User:     rapid.OneOf(rapid.Just(""), rapid.StringMatching(userPattern)).Draw(t, "user"),
+			Account:  rapid.OneOf(rapid.Just(""), rapid.StringMatching(accountPattern)).Draw(t, "account"),
 		}
 		key := []byte(rapid.StringN(MinKeyBytes, 64, -1).Draw(t, "key"))
 		tok := Sign(key, l)
@@ -49,6 +51,7 @@ func TestWCKeyByHand(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(Sign([]byte("0123456789abcdef0123456789abcdef"), Lease{Lease: 1, Campaign: "sci", GPUs: 2, Expires: 3}))
 	f.Add("bursar1:1:sci:2:3:")
+	f.Add("bursar2:1:sci:2:3:alice:sci:")
 	f.Add("x; rm -rf /")
 	f.Fuzz(func(t *testing.T, tok string) {
 		l, err := Parse(tok)
@@ -113,4 +116,33 @@ func TestMarkReleased(t *testing.T) {
 	require.NoError(t, MarkReleased(dir, b))
 	require.ErrorIs(t, Claim(dir, b, now), ErrReleased)
 	require.NoError(t, Claim(dir, Lease{Lease: 1, Campaign: "Sci", GPUs: 2, Expires: 1160}, now), "another token (expiry) of another lease")
+}
+
+// By hand: the time limit is the lease's whole minutes left, counting
+// SubmitSlack (5 s): a 10-minute lease submitted 0.3 s (whole seconds: 1 s)
+// after its grant gets 10 minutes, 6 s after it 9; under a minute left is
+// refused before the token is spent.
+func TestLimitMinutes(t *testing.T) {
+	l := Lease{Lease: 4, Campaign: "sci", GPUs: 1, Expires: 1600, User: "u"}
+	for _, c := range []struct {
+		now  int64
+		want int64
+	}{{1000, 10}, {1001, 10}, {1005, 10}, {1006, 9}, {1540, 1}, {1544, 1}, {1545, 1}, {1546, 0}, {1600, 0}} {
+		assert.Equal(t, c.want, LimitMinutes(l, time.Unix(c.now, 0)), "at %d", c.now)
+	}
+	key := []byte("0123456789abcdef0123456789abcdef")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	require.NoError(t, os.WriteFile(keyFile, key, 0o600))
+	tok := Sign(key, l)
+	once := t.TempDir()
+	line, ok := Check(keyFile, tok, once, &Job{CPUs: 1, User: "u"}, time.Unix(1550, 0))
+	assert.False(t, ok)
+	assert.Equal(t, "refuse: lease 4 of campaign sci has 50 s left, under the whole minute Slurm's time limits count "+
+		"(ask for a new lease: bursar lease --slurm leases last whole minutes)", line)
+	ents, err := os.ReadDir(once)
+	require.NoError(t, err)
+	assert.Empty(t, ents, "refused before the token is spent")
+	line, ok = Check(keyFile, tok, once, &Job{CPUs: 1, User: "u"}, time.Unix(1001, 0))
+	assert.True(t, ok, line)
+	assert.Equal(t, "ok 4 sci 1 599 sci 1600 10", line)
 }

@@ -7,8 +7,9 @@ below; GPUs asked for with --gres=gpu:N, --gpus, --gpus-per-node or
 --gpus-per-task never more than the lease's), and its account (if given)
 is the lease's campaign. These are checked before the token is spent, so
 a refused job leaves it usable. An accepted job gets the campaign's account and a
-time limit that ends no later than the lease (Slurm counts it in whole
-minutes, rounded up; Bursar itself cancels the job at the lease's end).
+time limit of the lease's whole minutes left, which ends at most 5 s
+after the lease (Bursar itself kills the job at the lease's end; the
+limit is what ends it when no Bursar process is left).
 
 The token is checked by `bursar-slurm-check` (cmd/bursar-slurm-check; or
 `bursar slurm check`, the same code that signs it, slower to start): Lua
@@ -144,17 +145,20 @@ local function quote(v)
 end
 
 -- check runs `BURSAR slurm check --key-file KEY [--once-dir DIR] JOB TOKEN`,
--- where JOB is what the job asks for (its CPUs, account, GPUs, nodes and
--- tasks): the check refuses a job larger than its lease or under another
--- account before it spends the token (one token, one job), so that a
+-- where JOB is what the job asks for (its CPUs, account, user, GPUs, nodes
+-- and tasks): the check refuses a job larger than its lease, under another
+-- account or of another user than the token names before it spends the token (one token, one job), so that a
 -- refused submission leaves the token for a corrected one. It answers
--- ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES.
+-- ok LEASE CAMPAIGN GPUS SECONDS_LEFT ACCOUNT EXPIRES MINUTES (MINUTES: the
+-- job's time limit).
 local function check(token, job_desc)
 	local args = { BURSAR, "slurm check --key-file", KEY_FILE }
 	if ONCE_DIR ~= "" then table.insert(args, "--once-dir " .. ONCE_DIR) end
 	table.insert(args, "--unit " .. UNIT)
 	table.insert(args, "--cpus " .. cpus(job_desc))
-	local fields = { { "--account", job_desc.account }, { "--tres-per-job", job_desc.tres_per_job },
+	-- user_name is what slurmctld made of the submission's authenticated
+	-- uid (job_desc.user_id): the token must name that user.
+	local fields = { { "--account", job_desc.account }, { "--user", job_desc.user_name }, { "--tres-per-job", job_desc.tres_per_job },
 		{ "--tres-per-node", job_desc.tres_per_node }, { "--tres-per-task", job_desc.tres_per_task },
 		{ "--tres-per-socket", job_desc.tres_per_socket }, { "--cpus-per-tres", job_desc.cpus_per_tres },
 		{ "--array", job_desc.array_inx } }
@@ -174,13 +178,13 @@ local function check(token, job_desc)
 	if f == nil then return nil, "cannot run the Bursar token check" end
 	local out = f:read("*a") or ""
 	f:close()
-	local lease, campaign, gpus, left, account, expires = string.match(out, "^ok (%d+) (%S+) (%d+) (%-?%d+) (%S+) (%d+)")
+	local lease, campaign, gpus, left, account, expires, minutes = string.match(out, "^ok (%d+) (%S+) (%d+) (%-?%d+) (%S+) (%d+) (%d+)")
 	if lease == nil then
 		local why = string.match(out, "^refuse: ([^\n]*)") or ("the token check failed: " .. out)
 		return nil, why
 	end
 	return { lease = tonumber(lease), campaign = campaign, gpus = tonumber(gpus), left = tonumber(left), account = account,
-		expires = tonumber(expires) }
+		expires = tonumber(expires), minutes = tonumber(minutes) }
 end
 
 local function submit(job_desc, part_list, submit_uid)
@@ -189,7 +193,10 @@ local function submit(job_desc, part_list, submit_uid)
 	if token == nil or token == "" then
 		return refuse("this partition runs only jobs on a Bursar lease: submit through 'bursar lease --slurm' (docs/slurm.md)")
 	end
-	if #token > 256 or not string.match(token, "^bursar1:[%w%.:_-]+$") then
+	if #token > 256 or not string.match(token, "^bursar2:[%w%.:_-]+$") then
+		if string.match(token, "^bursar1:") then
+			return refuse("the job's --comment is a Bursar token of an older kind, which names no user: ask for a new one (bursar lease --slurm does)")
+		end
 		return refuse("the job's --comment is not a Bursar lease token")
 	end
 	-- A heterogeneous job reaches the plugin once per component, each
@@ -212,7 +219,14 @@ local function submit(job_desc, part_list, submit_uid)
 	if UNIT == "cpu" then job_desc.max_cpus = l.gpus end
 	-- A requeued job starts again with a fresh time limit: never.
 	job_desc.requeue = 0
-	local minutes = math.max(1, math.ceil(l.left / 60))
+	-- Slurm's own end of the job, which holds with no Bursar process
+	-- left: the lease's whole minutes left (the check's MINUTES:
+	-- floor((expiry - now + 5 s) / 60), at least 1, or the check refused),
+	-- so the limit ends at most 5 s after the lease. Slurm 22.05's
+	-- job_submit/lua can neither read nor set a job's deadline or
+	-- warn_signal/warn_time: the wrapper asks for the warning (--signal),
+	-- and docs/slurm.md ("No Bursar left") states the backstop.
+	local minutes = l.minutes
 	if unset(job_desc.time_limit) or job_desc.time_limit > minutes then
 		job_desc.time_limit = minutes
 	end
