@@ -13,13 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/internal/slurmtoken"
 	"github.com/bursar-hpc/bursar/service"
 )
 
 // TestSlurmGateTokenBound (issue 35 item 3): a token names the Unix user
 // and the Slurm account it was issued for, and the gate admits no other
 // user's job and no other account on it, before the token is spent. At
-// the parent a token worked for any user (alice ran on bob's lease).
+// the parent a token worked for any user (alice ran on bob's lease). A
+// token spent on a submission slurmctld refuses after the gate is
+// unspent a few seconds later (at the parent the lease was lost).
 func TestSlurmGateTokenBound(t *testing.T) {
 	g := startSlurmGate(t)
 	ctx := context.Background()
@@ -78,6 +81,41 @@ func TestSlurmGateTokenBound(t *testing.T) {
 		g.waitQueueEmpty(t, 30*time.Second)
 		_, err = g.admin.ReleaseLease(ctx, "Physics", w.Lease.ID)
 		require.NoError(t, err)
+	})
+
+	t.Run("a submission slurmctld refuses after the gate does not lose its lease", func(t *testing.T) {
+		// slurmctld checks --test-only, a reservation, a node list (and at
+		// a site an association) after the plugin's check has spent the
+		// token: at the parent the lease could then admit no job at all.
+		for _, refusedLater := range []string{
+			"sbatch --test-only -n 1 -o /dev/null --comment=%s --wrap true",
+			"srun --reservation=nosuch -n 1 --comment=%s true",
+			"srun -w nosuchnode -n 1 --comment=%s true",
+		} {
+			id, tok := g.token(t, 1, 120)
+			line := strings.ReplaceAll(refusedLater, "%s", tok)
+			out, _ := g.sh(t, line)
+			assert.NotContains(t, out, "bursar:", "the gate admitted it: %s", line)
+			assert.Empty(t, g.jobs(t), "no job queued by %s", line)
+			// The check's verifier finds no job on the token within a few
+			// seconds and unspends it.
+			var ran bool
+			for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+				if out, code := g.sh(t, "srun -n 1 --comment="+tok+" true"); code == 0 {
+					ran = true
+					break
+				} else {
+					require.Contains(t, out, "admitted a job already", line)
+				}
+			}
+			assert.True(t, ran, "after %q the lease's token admitted no job within 15 s", line)
+			// The job that ran keeps the token spent, past the verifier's
+			// looks (a finished job is still listed for MinJobAge).
+			time.Sleep(slurmtoken.VerifyAfter + slurmtoken.VerifyAgain + time.Second)
+			g.refused(t, "srun -n 1 --comment="+tok+" true", "admitted a job already")
+			_, err := g.admin.ReleaseLease(ctx, "sci", id)
+			require.NoError(t, err)
+		}
 	})
 
 	t.Run("a token of the older kind, naming no user, is refused", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package slurmtoken
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 // CheckUsage is the check's argument list (cmd/bursar-slurm-check and
 // `bursar slurm check` read the same).
-const CheckUsage = "[slurm check] --key-file KEY [--once-dir DIR] [--cpus N] [--account A] [--user U] [--unit cpu|gpu] " +
+const CheckUsage = "[slurm check] --key-file KEY [--once-dir DIR [--verify]] [--cpus N] [--account A] [--user U] [--unit cpu|gpu] " +
 	"[--tres-per-job S] [--tres-per-node S] [--tres-per-task S] [--tres-per-socket S] [--cpus-per-tres S] [--array S] [--min-nodes N] [--max-nodes N] [--tasks N] TOKEN"
 
 // RunCheck reads the check's arguments (CheckUsage; each flag also as
@@ -20,6 +21,15 @@ func RunCheck(args []string, now time.Time) (string, bool) {
 	if len(args) >= 2 && args[0] == "slurm" && args[1] == "check" {
 		args = args[2:]
 	}
+	if len(args) > 0 && args[0] == verifyArg {
+		// A claim's verifier (verify.go), started by a check: it prints
+		// nowhere (its streams are closed), and its status is for tests.
+		if err := runVerify(args[1:]); err != nil && !errors.Is(err, ErrClaimKept) {
+			return "verify: " + err.Error(), false
+		}
+		return "verify: done", true
+	}
+	verify := false
 	var keyFile, onceDir, tok string
 	var job Job
 	hasJob := false
@@ -32,6 +42,10 @@ func RunCheck(args []string, now time.Time) (string, bool) {
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a == "--verify" {
+			verify = true
+			continue
+		}
 		if !strings.HasPrefix(a, "-") {
 			if tok != "" {
 				return usage(fmt.Sprintf("unexpected argument %q", a))
@@ -71,8 +85,12 @@ func RunCheck(args []string, now time.Time) (string, bool) {
 	if job.Unit != "" && job.Unit != UnitCPU && job.Unit != UnitGPU {
 		return usage(fmt.Sprintf("--unit is cpu or gpu, not %q", job.Unit))
 	}
-	if !hasJob {
-		return Check(keyFile, tok, onceDir, nil, now)
+	var v func(dir, tok, nonce string) error
+	if verify {
+		v = startVerifier
 	}
-	return Check(keyFile, tok, onceDir, &job, now)
+	if !hasJob {
+		return check(keyFile, tok, onceDir, nil, now, v)
+	}
+	return check(keyFile, tok, onceDir, &job, now, v)
 }

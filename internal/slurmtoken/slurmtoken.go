@@ -207,6 +207,12 @@ func LimitMinutes(l Lease, now time.Time) int64 {
 // is spent: a job refused for its size or account leaves the token for a
 // corrected one.
 func Check(keyFile, tok, onceDir string, job *Job, now time.Time) (line string, ok bool) {
+	return check(keyFile, tok, onceDir, job, now, nil)
+}
+
+// check is Check; with verify (not nil) a claim gets a verifier
+// (verify.go), started with the claim's folder, the token and its nonce.
+func check(keyFile, tok, onceDir string, job *Job, now time.Time, verify func(dir, tok, nonce string) error) (line string, ok bool) {
 	key, err := ReadKey(keyFile)
 	if err != nil {
 		return "refuse: " + err.Error(), false
@@ -229,8 +235,15 @@ func Check(keyFile, tok, onceDir string, job *Job, now time.Time) (line string, 
 			"(ask for a new lease: bursar lease --slurm leases last whole minutes)", l.Lease, l.Campaign, l.Expires-now.Unix()), false
 	}
 	if onceDir != "" {
-		if err := Claim(onceDir, l, now); err != nil {
+		nonce := newNonce()
+		if err := claim(onceDir, l, now, nonce); err != nil {
 			return "refuse: " + err.Error(), false
+		}
+		if verify != nil {
+			// Without a verifier the token stays spent if slurmctld
+			// refuses the job after the plugin: the job is admitted all
+			// the same.
+			_ = verify(onceDir, strings.TrimSpace(tok), nonce)
 		}
 	}
 	return fmt.Sprintf("ok %d %s %d %d %s %d %d", l.Lease, l.Campaign, l.GPUs, l.Expires-now.Unix(), l.SlurmAccount(), l.Expires, minutes), true
@@ -271,7 +284,11 @@ func MarkReleased(dir string, l Lease) error {
 // of leases over for a minute are removed as new ones are made, so the
 // folder holds about as many files as there are live leases. dir must be
 // writable by SlurmUser only (docs/slurm.md).
-func Claim(dir string, l Lease, now time.Time) error {
+func Claim(dir string, l Lease, now time.Time) error { return claim(dir, l, now, newNonce()) }
+
+// claim is Claim, the record holding nonce (VerifyClaim removes only the claim
+// with its own nonce).
+func claim(dir string, l Lease, now time.Time, nonce string) error {
 	path := claimPath(dir, l)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
@@ -284,7 +301,8 @@ func Claim(dir string, l Lease, now time.Time) error {
 	case err != nil:
 		return fmt.Errorf("cannot record the lease's job (%v): refused, since the token could otherwise be used again", err)
 	}
-	if err := f.Close(); err != nil {
+	_, werr := f.WriteString(claimMark + nonce + "\n")
+	if err := errors.Join(werr, f.Close()); err != nil {
 		return fmt.Errorf("cannot record the lease's job (%v): refused, since the token could otherwise be used again", err)
 	}
 	sweep(dir, now)

@@ -31,6 +31,14 @@ local KEY_FILE = "@KEY_FILE@"
 -- job is recorded, so that its token admits no second one ("" : a token
 -- admits jobs until it expires).
 local ONCE_DIR = "@ONCE_DIR@"
+-- slurmctld checks some things only after the plugin (an association the
+-- user lacks, --test-only, a reservation or node it does not know): a
+-- token spent on such a submission admitted no job. With VERIFY_CLAIMS
+-- the check leaves a verifier behind (detached, outside slurmctld's job
+-- lock) that asks squeue a few seconds later whether a job carries the
+-- token, and unspends it when none does (docs/slurm.md). It needs squeue
+-- on slurmctld's PATH.
+local VERIFY_CLAIMS = true
 -- Partitions that are NOT gated; every other one is (fail closed).
 local UNGATED = { }
 -- What a lease's size counts: "cpu" where CPUs stand in for GPUs (a
@@ -153,7 +161,10 @@ end
 -- job's time limit).
 local function check(token, job_desc)
 	local args = { BURSAR, "slurm check --key-file", KEY_FILE }
-	if ONCE_DIR ~= "" then table.insert(args, "--once-dir " .. ONCE_DIR) end
+	if ONCE_DIR ~= "" then
+		table.insert(args, "--once-dir " .. ONCE_DIR)
+		if VERIFY_CLAIMS then table.insert(args, "--verify") end
+	end
 	table.insert(args, "--unit " .. UNIT)
 	table.insert(args, "--cpus " .. cpus(job_desc))
 	-- user_name is what slurmctld made of the submission's authenticated
