@@ -19,15 +19,26 @@ import (
 
 // token takes a lease of gpus for duration seconds in campaign sci and
 // returns its id and Slurm token (no wrapper: the token is given to
-// srun or sbatch by hand, as a user could).
+// srun or sbatch by hand, as a user could), for this process's user.
 func (g *slurmGate) token(t *testing.T, gpus, duration int) (int, string) {
+	t.Helper()
+	return g.tokenFor(t, gpus, duration, "")
+}
+
+// tokenFor is token for the jobs of Unix user u ("": this process's).
+func (g *slurmGate) tokenFor(t *testing.T, gpus, duration int, u string) (int, string) {
 	t.Helper()
 	ctx := context.Background()
 	acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: gpus, Duration: duration})
 	require.NoError(t, err)
 	w, err := g.admin.AwaitGrant(ctx, "sci", acc.RequestID)
 	require.NoError(t, err)
-	st, err := g.admin.SlurmToken(ctx, "sci", w.Lease.ID)
+	var st *client.SlurmToken
+	if u == "" {
+		st, err = g.admin.SlurmToken(ctx, "sci", w.Lease.ID)
+	} else {
+		st, err = g.admin.SlurmTokenFor(ctx, "sci", w.Lease.ID, u)
+	}
 	require.NoError(t, err)
 	return w.Lease.ID, st.Token
 }
@@ -75,7 +86,7 @@ func TestSlurmGateLeaks(t *testing.T) {
 		// As an unprivileged user (nobody), on its own held job: Slurm
 		// 22.05 lets a user raise a pending job's time limit and change
 		// its WcKey, GRES and partition, none of which reach the gate.
-		id, tok := g.token(t, 2, 60)
+		id, tok := g.tokenFor(t, 2, 60, "nobody")
 		as := "runuser -u nobody -- "
 		out, code := g.sh(t, as+"sbatch --parsable --hold -n 1 -o /dev/null --comment="+tok+" --wrap 'sleep 1'")
 		require.Equal(t, 0, code, out)

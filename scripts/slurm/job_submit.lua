@@ -68,7 +68,7 @@ local function nodes(job_desc)
 end
 
 -- cpus is the job's size in CPUs (the pool's unit): the largest of what
--- it asks for directly (min_cpus), its tasks times CPUs per task, and
+-- it asks for directly (min_cpus), its nodes, its tasks times CPUs per task, and
 -- per node (--mincpus: pn_min_cpus; --ntasks-per-node times CPUs per
 -- task) times its nodes. Slurm 22.05 hands --mincpus=16 to the plugin as
 -- pn_min_cpus only (min_cpus stays 1), and gives the job 16 CPUs.
@@ -80,6 +80,9 @@ local function cpus(job_desc)
 	local tasks = job_desc.num_tasks
 	if not unset(tasks) then n = math.max(n, tasks * per) end
 	local nn = nodes(job_desc)
+	-- At least a CPU on each node it may get: -N 2 (or -w a,b, which the
+	-- client turns into -N 2) is 2 CPUs however few tasks it has.
+	n = math.max(n, nn)
 	if not unset(job_desc.pn_min_cpus) then n = math.max(n, nn * job_desc.pn_min_cpus) end
 	if not unset(job_desc.ntasks_per_node) then
 		-- Tasks per node times the nodes -N fixes (without -N the tasks
@@ -107,6 +110,25 @@ local UNJUDGED = {
 	{ "sockets_per_node", "--sockets-per-node or -B" },
 }
 
+-- Every field of the job description (JOB_FIELDS below) is one of three
+-- kinds for a submission: SIZE_JUDGED, which the gate counts against the
+-- lease (cpus above, the check's GPUs, CPUs per GPU and array, and the
+-- shapes it refuses below: --exclusive, --mem=0, several nodes by name);
+-- UNJUDGED above and the boards (unjudged below), refused; and NOT_SIZE,
+-- which do not make a job larger than its count (memory is not metered:
+-- docs/slurm.md, "Sizes"). TestGateFieldLists (cmd/bursar) checks that
+-- each field is of exactly one kind, so a field is never left unjudged
+-- by omission.
+local SIZE_JUDGED = { "min_cpus", "max_cpus", "num_tasks", "cpus_per_task", "pn_min_cpus", "ntasks_per_node", "min_nodes",
+	"max_nodes", "tres_per_job", "tres_per_node", "tres_per_task", "tres_per_socket", "gres", "cpus_per_tres", "array_inx",
+	"shared", "min_mem_per_node", "req_nodes" }
+local NOT_SIZE = { "account", "acctg_freq", "admin_comment", "batch_features", "begin_time", "burst_buffer", "clusters",
+	"comment", "container", "contiguous", "cpu_freq_min", "cpu_freq_max", "cpu_freq_gov", "delay_boot", "dependency",
+	"end_time", "extra", "exc_nodes", "features", "licenses", "mail_type", "mail_user", "mem_per_tres", "min_mem_per_cpu",
+	"name", "network", "nice", "partition", "pn_min_memory", "pn_min_tmp_disk", "power_flags", "prefer", "priority", "qos",
+	"reboot", "req_switch", "requeue", "reservation", "script", "site_factor", "std_err", "std_in", "std_out", "time_limit",
+	"time_min", "tres_bind", "tres_freq", "wait4switch", "wckey", "work_dir" }
+
 -- unjudged says which option of the job's size the gate does not judge
 -- (nil: none).
 local function unjudged(job_desc)
@@ -117,6 +139,12 @@ local function unjudged(job_desc)
 	if boards ~= nil and boards ~= 0 and not unset(boards) then return "--boards-per-node" end
 	boards = job_desc.ntasks_per_board
 	if boards ~= nil and boards ~= 0 and not unset(boards) then return "--ntasks-per-board" end
+	boards = job_desc.sockets_per_board
+	if boards ~= nil and boards ~= 0 and not unset(boards) then return "--sockets-per-board" end
+	-- -w with several nodes gets the job a CPU on each whatever -N says;
+	-- one node by name is what -N 1 counts.
+	local req = job_desc.req_nodes
+	if req ~= nil and string.find(req, "[,%[]") then return "-w/--nodelist with several nodes (give -N)" end
 	-- shared: 0 --exclusive, 2 --exclusive=user, 3 --exclusive=mcs; each
 	-- keeps other jobs off the job's nodes (1 is --oversubscribe).
 	local shared = job_desc.shared
@@ -250,36 +278,68 @@ end
 -- gate): its name, nice, mail settings, dependencies, and hold and release
 -- (priority 0 and back). Slurm 22.05 lets a user change a *pending* job's
 -- time limit (raised, too), WcKey, GRES and partition with scontrol
--- update (issue 35); none of those reach the gate again. So every other
--- field is refused: each entry is a field of the change and the option a
--- user would name.
-local MODIFY_REFUSED = {
-	{ "time_limit", "TimeLimit" }, { "time_min", "TimeMin" }, { "end_time", "Deadline" }, { "begin_time", "StartTime" },
-	{ "wckey", "WCKey" }, { "comment", "Comment" }, { "account", "Account" }, { "partition", "Partition" },
-	{ "qos", "QOS" }, { "reservation", "Reservation" }, { "array_inx", "ArrayTaskThrottle" },
-	{ "gres", "Gres" }, { "tres_per_job", "TresPerJob" }, { "tres_per_node", "TresPerNode" }, { "tres_per_task", "TresPerTask" },
-	{ "tres_per_socket", "TresPerSocket" }, { "cpus_per_tres", "CpusPerTres" }, { "mem_per_tres", "MemPerTres" },
-	{ "min_cpus", "NumCPUs" }, { "max_cpus", "NumCPUs" }, { "pn_min_cpus", "MinCPUsNode" }, { "num_tasks", "NumTasks" },
-	{ "cpus_per_task", "CPUsPerTask" }, { "ntasks_per_node", "NumTasksPerNode" }, { "min_nodes", "NumNodes" },
-	{ "max_nodes", "NumNodes" }, { "shared", "OverSubscribe" }, { "contiguous", "Contiguous" },
-	{ "threads_per_core", "ThreadsPerCore" }, { "cores_per_socket", "CoresPerSocket" }, { "sockets_per_node", "SocketsPerNode" },
-	{ "pn_min_memory", "MinMemoryNode" }, { "requeue", "Requeue" }, { "features", "Features" }, { "licenses", "Licenses" },
-	{ "req_nodes", "ReqNodeList" }, { "exc_nodes", "ExcNodeList" }, { "work_dir", "WorkDir" }, { "delay_boot", "DelayBoot" },
-	{ "site_factor", "SiteFactor" },
+-- update (issue 35); none of those reach the gate again. So these are
+-- the only changes allowed: MODIFY_ALLOWED, and every other field of
+-- JOB_FIELDS that a change sets is refused.
+local MODIFY_ALLOWED = { name = true, nice = true, mail_type = true, mail_user = true, dependency = true, priority = true }
+
+-- JOB_FIELDS are the job description's fields that Slurm 22.05's
+-- job_submit/lua hands the plugin (its _get_job_req_field), each with the
+-- name a user would give the change (scontrol update's, or the option's).
+-- A field missing here would pass a change unseen: TestGateFieldLists
+-- (cmd/bursar) checks that every one of them is listed.
+local JOB_FIELDS = {
+	{ "account", "Account" }, { "acctg_freq", "AcctgFreq" }, { "admin_comment", "AdminComment" }, { "array_inx", "ArrayTaskThrottle" },
+	{ "batch_features", "BatchFeatures" }, { "begin_time", "StartTime" }, { "boards_per_node", "BoardsPerNode" },
+	{ "burst_buffer", "BurstBuffer" }, { "clusters", "Clusters" }, { "comment", "Comment" }, { "container", "Container" },
+	{ "contiguous", "Contiguous" }, { "cores_per_socket", "CoresPerSocket" }, { "cpu_freq_min", "CpuFreq" },
+	{ "cpu_freq_max", "CpuFreq" }, { "cpu_freq_gov", "CpuFreq" }, { "cpus_per_task", "CPUsPerTask" },
+	{ "cpus_per_tres", "CpusPerTres" }, { "delay_boot", "DelayBoot" }, { "dependency", "Dependency" }, { "end_time", "EndTime" },
+	{ "extra", "Extra" }, { "exc_nodes", "ExcNodeList" }, { "features", "Features" }, { "gres", "Gres" },
+	{ "licenses", "Licenses" }, { "mail_type", "MailType" }, { "mail_user", "MailUser" }, { "max_cpus", "NumCPUs" },
+	{ "max_nodes", "NumNodes" }, { "mem_per_tres", "MemPerTres" }, { "min_cpus", "NumCPUs" }, { "min_mem_per_cpu", "MinMemoryCPU" },
+	{ "min_mem_per_node", "MinMemoryNode" }, { "min_nodes", "NumNodes" }, { "name", "Name" }, { "network", "Network" },
+	{ "nice", "Nice" }, { "ntasks_per_board", "NumTasksPerBoard" }, { "ntasks_per_core", "NumTasksPerCore" },
+	{ "ntasks_per_gpu", "NumTasksPerGpu" }, { "ntasks_per_node", "NumTasksPerNode" }, { "ntasks_per_socket", "NumTasksPerSocket" },
+	{ "ntasks_per_tres", "NumTasksPerTres" }, { "num_tasks", "NumTasks" }, { "partition", "Partition" },
+	{ "pn_min_cpus", "MinCPUsNode" }, { "pn_min_memory", "MinMemoryNode" }, { "pn_min_tmp_disk", "MinTmpDiskNode" },
+	{ "power_flags", "Power" }, { "prefer", "Prefer" }, { "priority", "Priority" }, { "qos", "QOS" }, { "reboot", "Reboot" },
+	{ "req_nodes", "ReqNodeList" }, { "req_switch", "Switches" }, { "requeue", "Requeue" }, { "reservation", "Reservation" },
+	{ "script", "Script" }, { "shared", "OverSubscribe" }, { "site_factor", "SiteFactor" }, { "sockets_per_board", "SocketsPerBoard" },
+	{ "sockets_per_node", "SocketsPerNode" }, { "std_err", "StdErr" }, { "std_in", "StdIn" }, { "std_out", "StdOut" },
+	{ "threads_per_core", "ThreadsPerCore" }, { "time_limit", "TimeLimit" }, { "time_min", "TimeMin" }, { "tres_bind", "TresBind" },
+	{ "tres_freq", "TresFreq" }, { "tres_per_job", "TresPerJob" }, { "tres_per_node", "TresPerNode" },
+	{ "tres_per_socket", "TresPerSocket" }, { "tres_per_task", "TresPerTask" }, { "wait4switch", "Switches" },
+	{ "wckey", "WCKey" }, { "work_dir", "WorkDir" },
 }
+
+-- MODIFY_IGNORED are the fields of a change that say who asks or how,
+-- not what changes (scontrol update fills them in: the requester's uid
+-- and name, its host, default flags; the association's defaults), and
+-- those that cannot be read as a change (tables, the het job's offset).
+-- Neither allowed nor refused: not looked at.
+local MODIFY_IGNORED = { alloc_node = true, argc = true, argv = true, bitflags = true, cron_job = true, default_account = true,
+	default_qos = true, environment = true, group_id = true, het_job_offset = true, immediate = true, pack_job_offset = true,
+	req_context = true, selinux_context = true, spank_job_env = true, spank_job_env_size = true, user_id = true, user_name = true }
+
+-- ZERO_UNSET are the numeric fields a change leaves at 0 when it does not
+-- set them (seen in the job_modify hook of Slurm 22.05).
+local ZERO_UNSET = { begin_time = true, end_time = true, boards_per_node = true, sockets_per_board = true,
+	ntasks_per_board = true, power_flags = true }
 
 local function privileged(uid)
 	return uid == 0 or uid == SLURM_USER_UID or OPERATORS[uid] == true
 end
 
--- changed says whether the change sets field v: a string, a time not 0
--- (begin_time, end_time), or a number other than Slurm's "not given"
--- (NO_VAL16 65534, NO_VAL 4294967294, NO_VAL64 about 1.8e19). INFINITE
--- (TimeLimit=UNLIMITED) is a change.
+-- changed says whether the change sets field v: a string (or any value
+-- not a number or a boolean false), a number of ZERO_UNSET not 0, or a
+-- number other than Slurm's "not given" (NO_VAL16 65534, NO_VAL
+-- 4294967294, NO_VAL64 about 1.8e19). INFINITE (TimeLimit=UNLIMITED) is a
+-- change.
 local function changed(name, v)
-	if v == nil then return false end
+	if v == nil or v == false then return false end
 	if type(v) ~= "number" then return true end
-	if name == "begin_time" or name == "end_time" then return v ~= 0 end
+	if ZERO_UNSET[name] and v == 0 then return false end
 	return v ~= 65534 and v ~= 4294967294 and v < 1.8e19
 end
 
@@ -287,8 +347,8 @@ local function modify(job_desc, job_rec, part_list, modify_uid)
 	if privileged(modify_uid) then return slurm.SUCCESS end
 	local becomes = job_desc.partition ~= nil and gated(job_desc)
 	if not gated(job_rec) and not becomes then return slurm.SUCCESS end
-	for _, f in ipairs(MODIFY_REFUSED) do
-		if changed(f[1], job_desc[f[1]]) then
+	for _, f in ipairs(JOB_FIELDS) do
+		if not MODIFY_ALLOWED[f[1]] and changed(f[1], job_desc[f[1]]) then
 			return refuse("a job on a Bursar lease keeps its limits, size, account and partition: " .. f[2] ..
 				" cannot be changed (docs/slurm.md, \"Changes to a job\")")
 		end
