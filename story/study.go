@@ -8,6 +8,7 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/fifo"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/policy/registry"
@@ -16,10 +17,11 @@ import (
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// DefaultPolicies are the lab's three regimes and Bursar: priority,
-// static ownership, budgets with hierarchical fair share over 7 days and
-// the minimum-runtime contract (budget at its defaults), and the broker.
-var DefaultPolicies = []string{priority.Name, static.Name, budget.Name, policies.Bursar}
+// DefaultPolicies are fifo, the reference a collapsed priority is read
+// against, the lab's three regimes — priority, static ownership, budgets
+// with hierarchical fair share over 7 days and the minimum-runtime
+// contract (budget at its defaults) — and the broker.
+var DefaultPolicies = []string{fifo.Name, priority.Name, static.Name, budget.Name, policies.Bursar}
 
 // Users is a named population of users: honest, or strategic by Rules.
 type Users struct {

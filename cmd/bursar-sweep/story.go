@@ -34,14 +34,15 @@ func storyStudy() study {
 		Usage: "the AI lab's story: priority, static ownership, budgets with fair share and a contract, and Bursar, with honest and strategic users",
 		Description: "docs/story.md: a lab of 4 teams and 6 projects (A1 35 %, A2 10 %, B1 10 %, B2 20 %, C1 15 %, D1 10 %) on\n" +
 			"128 GPUs submits training, debug and evaluation jobs with seasonal demand for 90 days. Each\n" +
-			"policy (priority, static, budget at its defaults — 7-day window, minimum-runtime contract —\n" +
-			"and bursar) replays it with honest users (every job its own class, nothing parked) and with\n" +
-			"strategic users, who raise their jobs to the top tier while that shortens their waits by more\n" +
-			"than the policy charges for it, and park a no-op job on 8 GPUs to debug at once while the\n" +
-			"latency saved is worth more than the parked GPU-hours' charge. Sensitivity populations move the\n" +
-			"value of latency and of wait. Writes summary.json (intervals over seeds), runs.csv, fig_story,\n" +
-			"table.txt, manifest.json and with --jobs the per-job records. --shard I/N, --cache DIR and\n" +
-			"`bursar-sweep merge` work as for the other studies.",
+			"policy — the lab's three regimes, priority, static (ownership) and budget at its defaults (7-day\n" +
+			"window, minimum-runtime contract), then bursar, and fifo as the reference — replays it with\n" +
+			"honest users (every job its own class, nothing parked) and with strategic users, who raise their\n" +
+			"jobs to the top tier while that shortens their waits by more than the policy charges for it, and\n" +
+			"park a no-op job on 8 GPUs to debug at once while the latency saved is worth more than the parked\n" +
+			"GPU-hours' charge. Sensitivity populations move the value of latency and of wait. Writes\n" +
+			"summary.json (intervals over seeds), runs.csv, fig_story, table.txt, manifest.json and with\n" +
+			"--jobs the per-job records. --shard I/N, --cache DIR and `bursar-sweep merge` work as for the\n" +
+			"other studies.",
 		Flags: flags,
 	}, setup: setupStory, outFor: func(args []string) string {
 		f := sweep.Flags{}

@@ -31,7 +31,7 @@ func TestStoryQuick(t *testing.T) {
 		}
 	}
 	readJSONFile(t, filepath.Join(dir, "summary.json"), &sum)
-	require.Len(t, sum.Points, 8)
+	require.Len(t, sum.Points, 10)
 	for _, p := range sum.Points {
 		assert.Equal(t, 2, p.Seeds, p.Policy)
 		m := p.Metrics["squatted_gpu_h"]
