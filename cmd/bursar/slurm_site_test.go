@@ -63,15 +63,15 @@ func (g *slurmGate) as(t *testing.T, u, line string) (string, int) {
 }
 
 // grantToken takes a lease of gpus GPUs for sci from the API and returns
-// its request id and token.
-func (g *slurmGate) grantToken(t *testing.T, gpus, seconds int) (int, string) {
+// its request id and a token for Unix user u.
+func (g *slurmGate) grantToken(t *testing.T, u string, gpus, seconds int) (int, string) {
 	t.Helper()
 	ctx := context.Background()
 	acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: gpus, Duration: seconds})
 	require.NoError(t, err)
 	_, err = g.admin.AwaitGrant(ctx, "sci", acc.RequestID)
 	require.NoError(t, err)
-	st, err := g.admin.SlurmToken(ctx, "sci", acc.RequestID)
+	st, err := g.admin.SlurmTokenFor(ctx, "sci", acc.RequestID, u)
 	require.NoError(t, err)
 	return acc.RequestID, st.Token
 }
@@ -92,7 +92,7 @@ func TestSlurmSite(t *testing.T) {
 	})
 
 	t.Run("a lease's GPUs reach accounting under its account", func(t *testing.T) {
-		id, token := g.grantToken(t, 2, 120)
+		id, token := g.grantToken(t, "root", 2, 120)
 		out, code := g.sh(t, "srun --comment="+token+" --gpus=3 -n 1 true")
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, out, "the job asks for 3 GPUs but lease")
@@ -114,30 +114,30 @@ func TestSlurmSite(t *testing.T) {
 	})
 
 	t.Run("an account without an association is refused; the token is not lost", func(t *testing.T) {
-		// The gate's check spends the token (ONCE_DIR) before slurmctld
-		// checks the association: at the parent of the verifier the
-		// lease was then lost (issue 35 item 3, "a refused submission
-		// does not lose its lease"). The token is bob's (a token admits
-		// only its user's jobs), under sci, which bob has no association
-		// with: the gate admits it, slurmctld refuses it.
-		id, _ := g.grantToken(t, 1, 120)
-		bobs, err := g.admin.SlurmTokenFor(ctx, "sci", id, "bob")
+		// A token for bob, who has no association with sci (the
+		// campaign's account): the gate passes the job (its user and
+		// account are the token's), slurmctld refuses it. Once the site
+		// adds the association, bob's job runs on the same lease: the
+		// refused submission did not spend its token.
+		acc, err := g.admin.Request(ctx, "sci", client.LeaseRequest{GPUs: 1, Duration: 180})
 		require.NoError(t, err)
-		out, code := g.as(t, "bob", "srun --comment="+bobs.Token+" --account=sci --gpus=1 -n 1 true")
-		assert.NotEqual(t, 0, code, out)
-		assert.NotContains(t, out, "bursar:", "refused by slurmctld, not the gate")
-		// The lease's own user then gets its job on it (a token of the
-		// same lease: one job per lease whatever the token), once the
-		// check's verifier has found no job on bob's.
-		root, err := g.admin.SlurmToken(ctx, "sci", id)
+		_, err = g.admin.AwaitGrant(ctx, "sci", acc.RequestID)
 		require.NoError(t, err)
-		var ran bool
-		for end := time.Now().Add(15 * time.Second); !ran && time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
-			out, code = g.sh(t, "srun --comment="+root.Token+" --gpus=1 -n 1 true")
+		st, err := g.admin.SlurmTokenFor(ctx, "sci", acc.RequestID, "bob")
+		require.NoError(t, err)
+		line := "srun --comment=" + st.Token + " --gpus=1 -n 1 true"
+		out, code := g.as(t, "bob", line)
+		require.NotEqual(t, 0, code, out)
+		assert.Contains(t, out, "Invalid account", "slurmctld, not the gate, refused it")
+		out, code = g.sh(t, "sacctmgr -i add user bob Account=sci Cluster=bursar")
+		require.Equal(t, 0, code, out)
+		ran := false
+		for end := time.Now().Add(20 * time.Second); !ran && time.Now().Before(end); time.Sleep(time.Second) {
+			out, code = g.as(t, "bob", line)
 			ran = code == 0
 		}
-		assert.True(t, ran, "a submission slurmctld refused must not spend the lease's token\n%s", out)
-		_, err = g.admin.ReleaseLease(ctx, "sci", id)
+		assert.True(t, ran, "the lease's token admitted no job after its refused submission:\n%s", out)
+		_, err = g.admin.ReleaseLease(ctx, "sci", acc.RequestID)
 		require.NoError(t, err)
 	})
 
