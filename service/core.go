@@ -26,8 +26,8 @@ const (
 // of core.apply and the record of the journal file: the broker is a
 // deterministic state machine, so replaying the same operations in the same
 // order onto a fresh broker rebuilds campaigns, credits, buckets, leases and
-// the id counter exactly, with no dump of the broker's internals to keep in
-// step with the policy package (snapshots fold operations: snapshot.go).
+// the id counter exactly; a snapshot is one "state" record, the dump of
+// what those operations built (dump.go).
 type op struct {
 	Op string `json:"op"`
 	// T is the broker time the operation ran at (for a tick: the time it
@@ -67,6 +67,9 @@ type op struct {
 	Inf      float64 `json:"inf,omitempty"`
 	// slurm-job: the Slurm job id bound to the lease (slurmjob.go).
 	Job string `json:"job,omitempty"`
+
+	// state: the whole state, a snapshot's one record (dump.go).
+	State *coreDump `json:"state,omitempty"`
 }
 
 // result is what apply reports back to a handler.
@@ -91,9 +94,10 @@ type campState struct {
 	pending int
 	// revoked: no token reaches the campaign (until a rotation).
 	revoked bool
-	// reqs are the broker's ids of the campaign's requests, in filing
-	// order: the campaign's request n is the broker's reqs[n-1] (ids.go).
-	reqs []int
+	// reqs pairs the campaign's request ids with the broker's, in filing
+	// order, and filed counts its requests ever filed (ids.go).
+	reqs  []reqPair
+	filed int
 	// slurmJobs binds the campaign's leases (the broker's ids) to the
 	// Slurm job each admitted (slurmjob.go).
 	slurmJobs map[int]string
@@ -112,6 +116,9 @@ type core struct {
 	journal ring // every journal record
 
 	keepCampaign, keepGrants int
+	// idKeep is how many request ids a campaign keeps before a request
+	// drops those nothing refers to (pruneIDs).
+	idKeep int
 	// wall is the wall-clock time of the operation being applied, which
 	// the records it makes carry.
 	wall int64
@@ -123,7 +130,7 @@ func newCore(cfg policy.Config, keepAll, keepCampaign, keepGrants int) (*core, e
 		return nil, err
 	}
 	c := &core{b: b, byName: map[string]policy.CampaignID{}, journal: newRing(keepAll),
-		keepCampaign: keepCampaign, keepGrants: keepGrants}
+		keepCampaign: keepCampaign, keepGrants: keepGrants, idKeep: idKeepFor(DefaultMaxLeases, keepCampaign, keepGrants)}
 	b.SetRecorder(c)
 	return c, nil
 }
@@ -171,13 +178,17 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	c.wall = o.Wall
 	switch o.Op {
-	case opTick, opTicks, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob:
+	case opTick, opTicks, opState, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
 	now := c.b.Now()
 	want := now
 	switch o.Op {
+	case opState:
+		if o.State != nil && o.State.Broker != nil {
+			want = o.State.Broker.Now
+		}
 	case opTick:
 		want = now + 1
 	case opTicks:
@@ -198,6 +209,8 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 			c.b.Tick()
 		}
 		return res, true, nil
+	case opState:
+		return res, true, c.restore(o.State)
 	case opAdmit:
 		// Always journaled: a pass that grants nothing may still reorder
 		// the pending list (admit.go).
@@ -247,10 +260,10 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 		switch {
 		case err == nil:
 			cs.pending++
-			cs.noteRequest(id)
+			c.noteRequest(cid, cs, id)
 			return res, true, nil
 		case errors.Is(err, policy.ErrBudgetExhausted):
-			cs.noteRequest(id)
+			c.noteRequest(cid, cs, id)
 			return res, true, err
 		}
 		return res, false, err

@@ -20,10 +20,12 @@
 // with the token hash, request, release, release-lease, consume, tick)
 // before its answer is sent, and group-committed with fsync; no answer,
 // read or write, is sent before the journal covering the state it shows is
-// on stable storage. Periodic snapshots (snapshot.go) fold the history so
-// far, runs of ticks into one record, and the journal is truncated behind
-// them. On start the snapshot and the journal after it are replayed onto a
-// fresh broker, which rebuilds campaigns, tokens, credits, buckets, leases
+// on stable storage. Periodic snapshots (snapshot.go) are a dump of the
+// state (dump.go: policy.Broker.Dump and the service's own), and the
+// journal is truncated behind them, so that the data directory stays
+// within a bound the caps set (diskbound.go, docs/service.md "Bounded
+// disk"). On start the snapshot is loaded and the journal after it
+// replayed, which rebuilds campaigns, tokens, credits, buckets, leases
 // and the id counter exactly; a torn last record is cut and reported, a
 // damaged complete one stops the start with the repair command
 // (RepairJournal) unless RecoverTail.

@@ -305,6 +305,10 @@ func (s *Service) request(ctx context.Context, in *requestInput) (*requestOutput
 		if cs.pending >= s.opts.MaxPending {
 			return huma.Error429TooManyRequests(fmt.Sprintf("campaign %s has %d pending requests, the most the service queues per campaign; wait for grants or release some", cs.name, cs.pending))
 		}
+		if held := t.c.leaseCount(id); held+cs.pending >= s.opts.MaxLeases {
+			return huma.Error429TooManyRequests(fmt.Sprintf("campaign %s holds %d leases and has %d pending requests, the most the service keeps per campaign (%d, serve --max-leases); release leases or withdraw requests first",
+				cs.name, held, cs.pending, s.opts.MaxLeases))
+		}
 		res, err := t.apply(&op{Op: opRequest, C: int(id), GPUs: r.GPUs, Duration: r.Duration, Class: r.Class})
 		// The campaign sees its own count of requests, never the
 		// broker's id (ids.go).

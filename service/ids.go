@@ -1,7 +1,8 @@
 package service
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
 )
@@ -17,37 +18,76 @@ import (
 // The broker, the journal file and the snapshots keep the global ids; the
 // translation happens here, at the API boundary, and nowhere else.
 //
-// The table is rebuilt by replay, not stored: every request, live or
-// replayed from the journal or a snapshot, goes through core.apply, which
-// appends the broker's id to the campaign's list (TestSnapshotReplayProperty
-// and TestCampaignRequestIDs check that a restart keeps it). It costs one
-// int per request ever filed, which is less than the request's record in
-// the journal file and in every snapshot.
+// The table is kept by replay and in the snapshot's state record
+// (dump.go): every request, live or replayed, goes through core.apply,
+// which appends its pair (TestSnapshotReplayProperty and
+// TestCampaignRequestIDs check that a restart keeps it). So that it stays
+// bounded (issue 34 §6), a request drops the pairs nothing refers to
+// any more once a campaign holds more than idKeep of them (pruneIDs): an id
+// is kept while its request is pending, its lease is held or a retained
+// journal record or grant names it. A dropped id is answered as one whose
+// request is gone (404), as it was before.
 
-// noteRequest records that the campaign's next request is the broker's
-// request global.
-func (cs *campState) noteRequest(global int) {
-	cs.reqs = append(cs.reqs, global)
+// reqPair is the campaign's request local and the broker's id global.
+type reqPair struct{ local, global int }
+
+// noteRequest records that campaign cid's next request is the broker's
+// request global, and prunes its ids when they exceed idKeep.
+func (c *core) noteRequest(cid policy.CampaignID, cs *campState, global int) {
+	cs.filed++
+	cs.reqs = append(cs.reqs, reqPair{local: cs.filed, global: global})
+	if len(cs.reqs) > c.idKeep {
+		c.pruneIDs(cid, cs)
+	}
 }
 
 // localID is the campaign's id for the broker's request (or lease) global,
-// 0 when it is not one of the campaign's. The broker's ids grow, so the
-// list is sorted.
+// 0 when it is not one of the campaign's (or no longer kept). The
+// broker's ids grow, so the pairs are sorted by both.
 func (cs *campState) localID(global int) int {
-	i := sort.SearchInts(cs.reqs, global)
-	if i < len(cs.reqs) && cs.reqs[i] == global {
-		return i + 1
+	if i, ok := slices.BinarySearchFunc(cs.reqs, global, func(p reqPair, g int) int { return cmp.Compare(p.global, g) }); ok {
+		return cs.reqs[i].local
 	}
 	return 0
 }
 
 // globalID is the broker's id of the campaign's request local, 0 (which no
-// broker request has) when the campaign filed no such request.
+// broker request has) when the campaign filed no such request or it is
+// no longer kept.
 func (cs *campState) globalID(local int) int {
-	if local < 1 || local > len(cs.reqs) {
-		return 0
+	if i, ok := slices.BinarySearchFunc(cs.reqs, local, func(p reqPair, l int) int { return cmp.Compare(p.local, l) }); ok {
+		return cs.reqs[i].global
 	}
-	return cs.reqs[local-1]
+	return 0
+}
+
+// pruneIDs drops the campaign's request ids that nothing refers to, and
+// the Slurm job bindings of leases it no longer holds. It runs inside
+// apply, live and on replay alike, so the table is the same whichever
+// way the state was rebuilt.
+func (c *core) pruneIDs(cid policy.CampaignID, cs *campState) {
+	live := map[int]bool{}
+	for _, l := range c.b.Leases() {
+		if l.Campaign == cid {
+			live[l.ID] = true
+		}
+	}
+	for lease := range cs.slurmJobs {
+		if !live[lease] {
+			delete(cs.slurmJobs, lease)
+		}
+	}
+	for _, r := range c.b.Pending() {
+		if r.Campaign == cid {
+			live[r.ID] = true
+		}
+	}
+	for _, rg := range []*ring{&cs.journal, &cs.grants} {
+		for j := range rg.buf {
+			live[rg.buf[j].ev.Lease] = true
+		}
+	}
+	cs.reqs = slices.Clip(slices.DeleteFunc(cs.reqs, func(p reqPair) bool { return !live[p.global] }))
 }
 
 // heldLease is the live lease the campaign knows as id local (a lease of
@@ -65,4 +105,15 @@ func (c *core) heldLease(cid policy.CampaignID, cs *campState, local int) (polic
 		}
 	}
 	return policy.Lease{}, false
+}
+
+// leaseCount is how many leases the campaign holds.
+func (c *core) leaseCount(cid policy.CampaignID) int {
+	n := 0
+	for _, l := range c.b.Leases() {
+		if l.Campaign == cid {
+			n++
+		}
+	}
+	return n
 }

@@ -167,6 +167,8 @@ func inspectSnapshot(d *dataDir, name string) (*SnapshotInfo, error) {
 			sn.Time = o.T
 		case o.Op == opRegister:
 			sn.Campaigns++
+		case o.Op == opState && o.State != nil:
+			sn.Time, sn.Campaigns = o.T, len(o.State.Campaigns)
 		}
 	}
 	return sn, nil

@@ -18,8 +18,9 @@ type entry struct {
 
 // ring keeps the newest max records of an unbounded stream, numbered 1, 2,
 // … in arrival order. A long-running service cannot keep every record in
-// memory; the journal file (with --data-dir) is the complete history, and
-// the rings are what the API can page through. Sequence numbers in a ring
+// memory; the journal files (with --data-dir) hold the history since the
+// last two snapshots, and the rings, kept in every snapshot, are what the
+// API can page through. Sequence numbers in a ring
 // are contiguous, so a page is an index computation, not a search.
 type ring struct {
 	buf  []entry

@@ -27,8 +27,11 @@ const (
 	DefaultCampaignJournalKeep = 1000
 	DefaultGrantKeep           = 1000
 	DefaultMaxPending          = 1024
-	DefaultDurableWait         = 10 * time.Second
-	DefaultIdleTimeout         = 15 * time.Second
+	// DefaultMaxLeases caps one campaign's leases plus pending requests
+	// (issue 34 §6: a term of the disk bound).
+	DefaultMaxLeases   = 1024
+	DefaultDurableWait = 10 * time.Second
+	DefaultIdleTimeout = 15 * time.Second
 	// DefaultSnapshotEvery is about a day of an idle service at speed 1.
 	DefaultSnapshotEvery = 100000
 	// DefaultSnapshotBytes bounds the live journal's growth between
@@ -66,6 +69,11 @@ type Options struct {
 	// MaxPending caps one campaign's pending requests (0: the default), so
 	// that one agent cannot make every admission pass slow for all.
 	MaxPending int
+	// MaxLeases caps one campaign's leases together with its pending
+	// requests, each of which may become a lease (0: DefaultMaxLeases): a
+	// request beyond it is 429. With MaxPending, the retention limits and
+	// the write rate it bounds the data directory (docs/service.md).
+	MaxLeases int
 	// DurableWait bounds how long an answer waits for its fsync (0: the
 	// default).
 	DurableWait time.Duration
@@ -123,7 +131,7 @@ func (o *Options) fill() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	for _, k := range []*int{&o.JournalKeep, &o.CampaignJournalKeep, &o.GrantKeep, &o.MaxPending} {
+	for _, k := range []*int{&o.JournalKeep, &o.CampaignJournalKeep, &o.GrantKeep, &o.MaxPending, &o.MaxLeases} {
 		if *k < 0 {
 			return fmt.Errorf("service: retention and pending limits must not be negative, got %d", *k)
 		}
@@ -139,6 +147,9 @@ func (o *Options) fill() error {
 	}
 	if o.MaxPending == 0 {
 		o.MaxPending = DefaultMaxPending
+	}
+	if o.MaxLeases == 0 {
+		o.MaxLeases = DefaultMaxLeases
 	}
 	if math.IsNaN(o.WriteRate) || math.IsInf(o.WriteRate, 0) || o.WriteBurst < 0 || o.MaxConsumePerTick < 0 {
 		return fmt.Errorf("service: the write rate must be finite, and the write burst and consume limit not negative")
@@ -234,6 +245,9 @@ type Service struct {
 	limiter  atomic.Pointer[connLimiter] // set by Serve
 	writes   *writeLimits                // nil: unlimited
 	tickHook func()                      // tests: runs before each ticker tick
+	// compactHook (tests) is called before each step of a compaction;
+	// false stops it there, as a crash would (compactSteps).
+	compactHook func(step int) bool
 
 	api     huma.API
 	handler http.Handler
@@ -288,9 +302,11 @@ func New(opts Options) (*Service, error) {
 		return nil, err
 	}
 	if w != nil && w.sealed.Load() {
-		// A crash interrupted a snapshot: finish it now, before any
-		// rotation could need bursar.wal.old's name.
-		s.startCompaction()
+		// A crash interrupted a snapshot: finish it now, from the state
+		// at the end of bursar.wal.old, before any rotation could need
+		// its name.
+		s.startCompaction(w.sealedState, w.sealedBase)
+		w.sealedState = nil
 	}
 	return s, nil
 }
@@ -302,10 +318,11 @@ func openState(opts Options) (*core, *wal, ReplayReport, error) {
 	if err != nil {
 		return nil, nil, ReplayReport{}, err
 	}
+	c.idKeep = idKeepFor(opts.MaxLeases, opts.CampaignJournalKeep, opts.GrantKeep)
 	if opts.DataDir == "" {
 		return c, nil, ReplayReport{}, nil
 	}
-	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne, opts.RecoverTail)
+	w, rep, err := openWAL(opts.DataDir, opts.Broker, c.replayOne, opts.RecoverTail, c.dump)
 	if err != nil {
 		return nil, nil, rep, err
 	}
@@ -397,30 +414,40 @@ func (t *txn) apply(o *op) (result, error) {
 }
 
 // maybeSnapshotLocked rotates the journal and starts a snapshot when
-// enough records were appended since the last one (s.mu held).
+// enough records or bytes were appended since the last one (s.mu held).
+// A snapshot still being written is waited for (it takes no lock), so
+// that the live journal never outgrows SnapshotBytes by more than a
+// record: the disk bound (docs/service.md) counts on it.
 func (s *Service) maybeSnapshotLocked() {
 	w := s.wal
 	due := w.sinceRotate >= s.opts.SnapshotEvery || w.sinceRotateBytes >= s.opts.SnapshotBytes
-	if s.opts.SnapshotEvery < 0 || !due || w.sealed.Load() {
+	if s.opts.SnapshotEvery < 0 || !due {
 		return
+	}
+	if w.sealed.Load() {
+		s.snapWG.Wait()
+		if w.sealed.Load() {
+			return // it failed (logged); bursar.wal.old must stay
+		}
 	}
 	if err := w.rotate(); err != nil {
 		s.failLocked(err)
 		return
 	}
-	s.startCompaction()
+	s.startCompaction(s.core.dump(), w.ops)
 }
 
-// startCompaction folds bursar.wal.old into the snapshot in the
-// background; w.sealed stays set (no rotation may overwrite the sealed
-// segment) until it has succeeded.
-func (s *Service) startCompaction() {
+// startCompaction writes the snapshot of state, the state after the
+// first base operations (where bursar.wal.old ends), in the background;
+// w.sealed stays set (no rotation may overwrite the sealed segment)
+// until it has succeeded.
+func (s *Service) startCompaction(state *coreDump, base int64) {
 	w := s.wal
 	s.snapWG.Add(1)
 	go func() {
 		defer s.snapWG.Done()
 		start := time.Now()
-		if err := compact(w.dd, s.opts.Broker); err != nil {
+		if err := compactSteps(w.dd, s.opts.Broker, state, base, s.compactHook); err != nil {
 			// bursar.wal.old stays; the next start replays it. No
 			// further rotation may overwrite it.
 			s.log.Error("snapshot failed; the journal keeps growing until a restart", "err", err)

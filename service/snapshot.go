@@ -13,19 +13,14 @@ import (
 	"github.com/bursar-hpc/bursar/policy"
 )
 
-// Snapshots. The broker is a deterministic state machine whose state the
-// policy package does not export, so a snapshot is not a dump of its
-// fields: it is the shortest operation history that rebuilds the state —
-// the journal's operations with every run of ticks folded into one
-// "ticks" record. Loading it replays those operations onto a fresh broker,
-// which rebuilds campaigns, tokens, credits, buckets, leases, the id
-// counter and the API's retained records exactly as a full replay would
-// (TestSnapshotReplayProperty checks it). What makes a month-old journal
-// slow to start is its time, not its operations: at one tick a second an
-// idle service writes 86,400 records a day, each decoded, checksummed and
-// applied on replay; folded, a month of idle time is one line, and
-// replaying it is 2.6 million calls of Broker.Tick (tens of nanoseconds
-// each for an idle broker of a few campaigns).
+// Snapshots. A snapshot is the state after its first base operations as
+// one "state" record (dump.go): the broker's dump and what the service
+// keeps beside it. Loading it restores a fresh core to that state, which a
+// full replay would have rebuilt (TestSnapshotReplayProperty checks it).
+// Its size is set by the campaigns and the caps, not by the service's
+// age (diskbound.go). Snapshots written before, operation histories with
+// runs of ticks folded into one "ticks" record, load by replaying those
+// operations.
 //
 // The file: one JSON operation per line, the first an "open" record whose
 // base is the number of operations covered, and a last line
@@ -38,13 +33,14 @@ import (
 // start (the journal behind it is gone, so there is nothing to fall back
 // to that would not lose acknowledged operations).
 //
-// Making one: when SnapshotEvery records have been appended since the last
-// rotation, the live segment is fsynced and renamed bursar.wal.old, and a
-// new bursar.wal starts whose header records how many operations precede
-// it. A goroutine then folds the old snapshot and bursar.wal.old into the
-// new snapshot and removes bursar.wal.old. A crash anywhere in between
-// leaves a state openWAL recovers: without the new snapshot the old one
-// and bursar.wal.old are replayed, with it bursar.wal.old is skipped.
+// Making one: when SnapshotEvery records or SnapshotBytes bytes have been
+// appended since the last rotation, the live segment is fsynced and
+// renamed bursar.wal.old, a new bursar.wal starts whose header records
+// how many operations precede it, and the state is copied under the lock.
+// A goroutine then writes the copy as the new snapshot and moves
+// bursar.wal.old aside (compactSteps). A crash anywhere in between leaves a
+// state openWAL recovers: without the new snapshot the old one and
+// bursar.wal.old are replayed, with it bursar.wal.old is skipped.
 
 const (
 	snapName    = "bursar.snap"
@@ -107,7 +103,7 @@ func loadSnapshotAt(d *dataDir, name string, cfg policy.Config, apply func(*op) 
 
 // opCount is how many journal operations a snapshot record stands for.
 func opCount(o *op) int64 {
-	if o.Op == opTicks {
+	if o.Op == opTicks || o.Op == opState {
 		return int64(o.N)
 	}
 	return 1
@@ -215,14 +211,27 @@ const (
 	walPrevName  = "bursar.wal.prev"
 )
 
-// compact writes a new snapshot from the current one and the sealed
-// segment. It touches no live state: both inputs are immutable files. The
-// snapshot it replaces becomes bursar.snap.prev and the sealed segment
-// bursar.wal.prev: the last two snapshots are kept, with the segment that
-// leads from one to the other.
-func compact(d *dataDir, cfg policy.Config) error {
+// compactSteps writes the snapshot of state, the state after the first base
+// operations, which the sealed segment bursar.wal.old ends at. It touches
+// no live state: state is the service's copy (core.dump, taken at the
+// rotation). The snapshot it replaces becomes bursar.snap.prev and the
+// sealed segment bursar.wal.prev: the last two snapshots are kept, with
+// the segment that leads from one to the other. A crash between any two
+// steps leaves a directory the next start reads (openWAL), which
+// TestCompactionCrashPoints checks step by step.
+//
+// step, when set, is called before each step with its number: a test
+// stops there as a crash would.
+func compactSteps(d *dataDir, cfg policy.Config, state *coreDump, base int64, step func(int) bool) error {
+	at := func(n int) bool { return step != nil && !step(n) }
+	if at(1) {
+		return errCrashed
+	}
 	if err := d.Remove(snapPrevName); err != nil && !isNotExist(err) {
 		return fmt.Errorf("snapshot: %w", err)
+	}
+	if at(2) {
+		return errCrashed
 	}
 	hadSnap := true
 	if err := d.Link(snapName, snapPrevName); isNotExist(err) {
@@ -230,8 +239,14 @@ func compact(d *dataDir, cfg policy.Config) error {
 	} else if err != nil {
 		return fmt.Errorf("snapshot: keep the previous one: %w", err)
 	}
-	if err := fold(d, snapName, walOldName, snapName, cfg); err != nil {
+	if at(3) {
+		return errCrashed
+	}
+	if err := writeSnapshot(d, snapName, cfg, state, base); err != nil {
 		return err
+	}
+	if at(4) {
+		return errCrashed
 	}
 	if !hadSnap {
 		// No previous snapshot: the kept segment starts at operation 1.
@@ -242,19 +257,43 @@ func compact(d *dataDir, cfg policy.Config) error {
 	if err := d.Sync(); err != nil {
 		return err
 	}
+	if at(5) {
+		return errCrashed
+	}
 	if err := d.Rename(walOldName, walPrevName); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	return d.Sync()
 }
 
+// errCrashed: a test stopped compaction as a crash would.
+var errCrashed = errors.New("compaction stopped (test)")
+
+// writeSnapshot writes the snapshot name: its header, covering base
+// operations, and one state record.
+func writeSnapshot(d *dataDir, name string, cfg policy.Config, state *coreDump, base int64) error {
+	err := d.writeAtomic(name, func(w io.Writer) error {
+		sw := newSnapshotWriter(w)
+		sw.line(&op{Op: opOpen, Version: walVersion, Config: &cfg, Base: base})
+		sw.line(&op{Op: opState, T: state.Broker.Now, N: int(base), State: state})
+		return sw.finish()
+	})
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return nil
+}
+
 // fold writes to out the snapshot of the snapshot snapIn (none: the
-// empty history) followed by the journal segment segIn, all names in d.
+// empty history) followed by the journal segment segIn, all names in d:
+// both are replayed onto a core with the default retention, whose state
+// is written.
 func fold(d *dataDir, snapIn, segIn, out string, cfg policy.Config) error {
-	var ops []*op
-	collect := func(o *op) error { ops = append(ops, o); return nil }
-	// Read the snapshot's operations without applying them.
-	covers, err := loadSnapshotAt(d, snapIn, cfg, collect)
+	c, err := newCore(cfg, DefaultJournalKeep, DefaultCampaignJournalKeep, DefaultGrantKeep)
+	if err != nil {
+		return err
+	}
+	covers, err := loadSnapshotAt(d, snapIn, cfg, c.replayOne)
 	if err != nil {
 		return err
 	}
@@ -263,7 +302,7 @@ func fold(d *dataDir, snapIn, segIn, out string, cfg policy.Config) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	rep := ReplayReport{Records: map[string]int{}}
-	base, m, good, err := replaySegment(f, cfg, covers, collect, &rep, false, d.path)
+	base, m, good, err := replaySegment(f, cfg, covers, c.replayOne, &rep, false, d.path)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("snapshot: %s: %w", d.join(segIn), err)
@@ -271,23 +310,7 @@ func fold(d *dataDir, snapIn, segIn, out string, cfg policy.Config) error {
 	if st, err := d.Stat(segIn); err != nil || st.Size() != good {
 		return fmt.Errorf("snapshot: %s has a damaged tail", d.join(segIn))
 	}
-	total := base + m
-	cfgCopy := cfg
-	err = d.writeAtomic(out, func(w io.Writer) error {
-		sw := newSnapshotWriter(w)
-		sw.line(&op{Op: opOpen, Version: walVersion, Config: &cfgCopy, Base: total})
-		for _, o := range ops {
-			sw.add(o)
-		}
-		if sw.count != total {
-			return fmt.Errorf("folded %d operations, want %d", sw.count, total)
-		}
-		return sw.finish()
-	})
-	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	return nil
+	return writeSnapshot(d, out, cfg, c.dump(), base+m)
 }
 
 // cleanTemps removes temporary files that interrupted writes left behind

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -85,9 +86,14 @@ func TestSnapshotReplayProperty(t *testing.T) {
 		ops := randomOps(rt)
 		every := rapid.IntRange(1, 40).Draw(rt, "every")
 		dirA, dirB := t.TempDir(), t.TempDir()
-		a, err := New(Options{Broker: testCfg(), DataDir: dirA, AdminToken: testAdmin, SnapshotEvery: every})
+		// Small retention, so that the retained records wrap around
+		// (their sequence numbers must survive a snapshot).
+		keep := Options{JournalKeep: 7, CampaignJournalKeep: 5, GrantKeep: 3}
+		a, err := New(Options{Broker: testCfg(), DataDir: dirA, AdminToken: testAdmin, SnapshotEvery: every,
+			JournalKeep: keep.JournalKeep, CampaignJournalKeep: keep.CampaignJournalKeep, GrantKeep: keep.GrantKeep})
 		require.NoError(rt, err)
-		b, err := New(Options{Broker: testCfg(), DataDir: dirB, AdminToken: testAdmin, SnapshotEvery: -1})
+		b, err := New(Options{Broker: testCfg(), DataDir: dirB, AdminToken: testAdmin, SnapshotEvery: -1,
+			JournalKeep: keep.JournalKeep, CampaignJournalKeep: keep.CampaignJournalKeep, GrantKeep: keep.GrantKeep})
 		require.NoError(rt, err)
 		runOps(rt, a, ops)
 		runOps(rt, b, ops)
@@ -97,10 +103,12 @@ func TestSnapshotReplayProperty(t *testing.T) {
 		require.NoError(rt, a.Close())
 		require.NoError(rt, b.Close())
 
-		a2, err := New(Options{Broker: testCfg(), DataDir: dirA, AdminToken: testAdmin, SnapshotEvery: every})
+		a2, err := New(Options{Broker: testCfg(), DataDir: dirA, AdminToken: testAdmin, SnapshotEvery: every,
+			JournalKeep: keep.JournalKeep, CampaignJournalKeep: keep.CampaignJournalKeep, GrantKeep: keep.GrantKeep})
 		require.NoError(rt, err)
 		defer a2.Close()
-		b2, err := New(Options{Broker: testCfg(), DataDir: dirB, AdminToken: testAdmin, SnapshotEvery: -1})
+		b2, err := New(Options{Broker: testCfg(), DataDir: dirB, AdminToken: testAdmin, SnapshotEvery: -1,
+			JournalKeep: keep.JournalKeep, CampaignJournalKeep: keep.CampaignJournalKeep, GrantKeep: keep.GrantKeep})
 		require.NoError(rt, err)
 		defer b2.Close()
 		assert.Equal(rt, live, fingerprint(b2), "full replay")
@@ -108,7 +116,21 @@ func TestSnapshotReplayProperty(t *testing.T) {
 		checkRequestIDs(rt, a2)
 		if rep := a2.Report(); a.snapshots.Load() > 0 {
 			assert.Positive(rt, rep.Snapshot, "the restart loaded a snapshot")
+			data, err := os.ReadFile(filepath.Join(dirA, snapName))
+			require.NoError(rt, err)
+			assert.Equal(rt, 3, bytes.Count(data, []byte("\n")), "a snapshot is a header, one state record and the trailer")
 		}
+		// Both go on alike: whatever the snapshot left out would show
+		// in what the same operations do next.
+		more := randomOps(rt)
+		for _, o := range more {
+			if o.Op == opRegister {
+				o.Env.Name += "-more" // names are unique
+			}
+		}
+		runOps(rt, a2, more)
+		runOps(rt, b2, more)
+		assert.Equal(rt, fingerprint(b2), fingerprint(a2), "after more operations")
 		_, err = os.Stat(filepath.Join(dirB, snapName))
 		assert.True(rt, os.IsNotExist(err))
 	})
@@ -217,18 +239,27 @@ func checkRequestIDs(t require.TestingT, s *Service) {
 	defer s.mu.Unlock()
 	c := s.core
 	var all []int
+	pruned := false
 	for _, cs := range c.camps {
-		require.True(t, sort.IntsAreSorted(cs.reqs), "%s: %v", cs.name, cs.reqs)
-		for n, g := range cs.reqs {
-			require.Equal(t, n+1, cs.localID(g))
-			require.Equal(t, g, cs.globalID(n+1))
+		for n, p := range cs.reqs {
+			if n > 0 {
+				require.Less(t, cs.reqs[n-1].local, p.local, "%s: %v", cs.name, cs.reqs)
+				require.Less(t, cs.reqs[n-1].global, p.global, "%s: %v", cs.name, cs.reqs)
+			}
+			require.Equal(t, p.local, cs.localID(p.global))
+			require.Equal(t, p.global, cs.globalID(p.local))
+			all = append(all, p.global)
 		}
 		require.Zero(t, cs.globalID(0))
-		require.Zero(t, cs.globalID(len(cs.reqs)+1))
-		all = append(all, cs.reqs...)
+		require.Zero(t, cs.globalID(cs.filed+1))
+		pruned = pruned || len(cs.reqs) != cs.filed
 	}
 	sort.Ints(all)
 	for i, g := range all {
+		if pruned {
+			require.True(t, i == 0 || all[i-1] < g, "the broker's id %d is two campaigns'", g)
+			continue
+		}
 		require.Equal(t, i+1, g, "the broker's ids 1..%d are each one campaign's", len(all))
 	}
 	for _, l := range c.b.Leases() {

@@ -78,6 +78,11 @@ type wal struct {
 	// (under the Service lock).
 	sinceRotateBytes int64
 	sealed           atomic.Bool
+	// sealedState is the state at the end of a sealed segment that a
+	// crash left (openWAL), and sealedBase its operations, for the
+	// snapshot the service then finishes.
+	sealedState *coreDump
+	sealedBase  int64
 
 	mu      sync.Mutex
 	written int64         // offset after the last appended record
@@ -140,7 +145,11 @@ const (
 // replays a sealed segment left by an interrupted snapshot and then the
 // live journal file through apply, applies the tail policy (see
 // replayFile) and returns the log ready for appending.
-func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail bool) (*wal, ReplayReport, error) {
+//
+// A sealed segment left by an interrupted snapshot is replayed too;
+// sealedState (when set) is then called right after it, and its answer
+// kept for the snapshot the service finishes (wal.sealedState).
+func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail bool, sealedState func() *coreDump) (*wal, ReplayReport, error) {
 	rep := ReplayReport{Records: map[string]int{}}
 	d, err := openDataDir(dir, true, true)
 	if err != nil {
@@ -185,6 +194,8 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 	// 2. A segment sealed for a snapshot that did not finish; the
 	// service finishes that snapshot (sealedLeft).
 	sealedLeft := false
+	var sealed *coreDump
+	var sealedOps int64
 	oldPath := d.join(walOldName)
 	if of, err := d.Open(walOldName); err == nil {
 		base, n, _, err := replaySegment(of, cfg, ops, apply, &rep, false, dir)
@@ -198,7 +209,10 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 			return fail(fmt.Errorf("journal file %s: %w", oldPath, err))
 		default:
 			ops = base + n
-			sealedLeft = true
+			sealedLeft, sealedOps = true, ops
+			if sealedState != nil {
+				sealed = sealedState()
+			}
 		}
 	} else if !isNotExist(err) {
 		return fail(fmt.Errorf("journal file: %w", err))
@@ -255,6 +269,7 @@ func openWAL(dir string, cfg policy.Config, apply func(*op) error, recoverTail b
 		notify: make(chan struct{}), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	w.sealed.Store(sealedLeft)
+	w.sealedState, w.sealedBase = sealed, sealedOps
 	if good > 0 {
 		w.segBase = base
 	}
