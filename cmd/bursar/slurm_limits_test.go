@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,7 +35,9 @@ const (
 // expiry + 5 s + Slurm's limit check + OverTimeLimit + KillWait. At the
 // parent the limit was rounded up (a 150 s lease's job got 3 minutes,
 // and a 20 s lease's job a whole minute, which ran 86 s past its lease
-// in issue 35).
+// in issue 35). The notice comes from Slurm too: the wrapper's job, its
+// wrapper and watchdog killed, gets SIGTERM in its trap 30 s before its
+// limit (the wrapper's --signal).
 func TestSlurmGateNoBursarLeft(t *testing.T) {
 	g := startSlurmGate(t)
 	ignores := filepath.Join(g.dir, "ignores.sh")
@@ -60,6 +63,30 @@ func TestSlurmGateNoBursarLeft(t *testing.T) {
 	out, _ = g.sh(t, "scontrol show job "+job)
 	assert.Contains(t, out, "TimeLimit=00:01:00")
 	g.waitJobRunning(t, time.Minute)
+
+	// Beside it, a job the wrapper submitted with a 30 s notice; then
+	// its watchdog and the wrapper are killed: the notice comes from
+	// Slurm itself (the wrapper's --signal=B:TERM@30), 30 s before the
+	// job's one-minute limit. At the parent it came only with the
+	// limit's own SIGTERM, a minute or more after the start.
+	started, warned := filepath.Join(g.dir, "started"), filepath.Join(g.dir, "warned")
+	warns := filepath.Join(g.dir, "warns.sh")
+	require.NoError(t, os.WriteFile(warns, []byte("#!/bin/bash\ntrap 'date +%s > "+warned+"; exit 3' TERM\n"+
+		"date +%s > "+started+"\nsleep 600 & wait\n"), 0o755))
+	lp := g.lease(t, g.srv, "--gpus", "1", "--duration", "60", "--expiry-notice", "30", "--", "sbatch", "-n", "1", "-o", "/dev/null", warns)
+	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if b, err := os.ReadFile(started); err == nil && len(b) > 0 {
+			break
+		}
+		require.False(t, time.Now().After(end), "the wrapper's job did not start\n%s", lp.stderr)
+	}
+	time.Sleep(time.Second) // the wrapper is tracking the job
+	for _, pid := range childrenOf(t, lp.cmd.Process.Pid) {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL)) // the watchdog
+	}
+	require.NoError(t, lp.cmd.Process.Signal(syscall.SIGKILL))
+	lp.wait(t, 10*time.Second)
+
 	// No wrapper, no enforcer (the service runs none), and now no
 	// service: only Slurm's own limit is left.
 	g.srv.signal(t, syscall.SIGKILL)
@@ -68,9 +95,9 @@ func TestSlurmGateNoBursarLeft(t *testing.T) {
 	out, _ = g.sh(t, "scontrol show job "+job)
 	m := regexp.MustCompile(`StartTime=(\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
-	started, err := time.ParseInLocation("2006-01-02T15:04:05", m[1], time.Local)
+	start, err := time.ParseInLocation("2006-01-02T15:04:05", m[1], time.Local)
 	require.NoError(t, err, out)
-	backstop := started.Add(time.Second + time.Minute + limitCheck + killWait)
+	backstop := start.Add(time.Second + time.Minute + limitCheck + killWait)
 	expiry := time.Unix(l.Expires, 0)
 	for g.jobs(t) != "" {
 		require.False(t, time.Now().After(backstop.Add(time.Second)),
@@ -79,5 +106,39 @@ func TestSlurmGateNoBursarLeft(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Logf("the job started %.1f s after its token was issued and ended %.1f s after its lease's expiry (backstop: %.1f s after it)",
-		started.Sub(expiry.Add(-time.Minute)).Seconds(), time.Since(expiry).Seconds(), backstop.Sub(expiry).Seconds())
+		start.Sub(expiry.Add(-time.Minute)).Seconds(), time.Since(expiry).Seconds(), backstop.Sub(expiry).Seconds())
+
+	at := func(file string) int64 {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err, "%s: the job's TERM trap never ran", file)
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		require.NoError(t, err)
+		return n
+	}
+	after := at(warned) - at(started)
+	t.Logf("Slurm's own notice reached the wrapper's job %d s after its start (one-minute limit, --expiry-notice 30)", after)
+	assert.GreaterOrEqual(t, after, int64(15))
+	assert.LessOrEqual(t, after, int64(50), "the notice came from Slurm's --signal, before the limit")
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var kids []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so after ")".
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if k, err := strconv.Atoi(filepath.Base(filepath.Dir(st))); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
 }

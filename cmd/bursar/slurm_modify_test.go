@@ -21,7 +21,8 @@ import (
 // not only to those a list of refusals named: at the parent
 // MinTmpDiskNode and Switches were accepted on a pending gated job. The
 // allowed changes still pass. And a job on several nodes (-N 2, or -w
-// with two nodes) is judged by the gate before the token is spent.
+// with two nodes) is judged by the gate before the token is spent (as
+// at the parent, where -N 2 was counted through min_cpus).
 func TestSlurmGateChanges(t *testing.T) {
 	g := startSlurmGate(t)
 	ctx := context.Background()
@@ -58,10 +59,9 @@ func TestSlurmGateChanges(t *testing.T) {
 	require.NoError(t, err)
 	g.waitQueueEmpty(t, 30*time.Second)
 
-	// Nodes: -N 2 is at least 2 CPUs, and -w with two nodes (which the
-	// client turns into -N 2) is refused, each before the token is spent.
-	// At the parent both counted as one CPU and were admitted, and then
-	// refused by slurmctld (one node here) with the token spent.
+	// Nodes: -N 2 is at least 2 CPUs (the client also sets min_cpus to
+	// the nodes, which the parent counted already), and -w with two nodes
+	// is refused by name, each before the token is spent.
 	_, tok = g.token(t, 1, 120)
 	g.refused(t, "sbatch -N 2 -o /dev/null --comment="+tok+" --wrap true", "the job asks for 2 CPUs but lease")
 	g.refused(t, "sbatch -w vm,nosuchnode -o /dev/null --comment="+tok+" --wrap true", "-w/--nodelist with several nodes (give -N)")

@@ -81,7 +81,8 @@ local function cpus(job_desc)
 	if not unset(tasks) then n = math.max(n, tasks * per) end
 	local nn = nodes(job_desc)
 	-- At least a CPU on each node it may get: -N 2 (or -w a,b, which the
-	-- client turns into -N 2) is 2 CPUs however few tasks it has.
+	-- client turns into -N 2) is 2 CPUs however few tasks it has (srun and
+	-- sbatch also set min_cpus so; a job description from elsewhere may not).
 	n = math.max(n, nn)
 	if not unset(job_desc.pn_min_cpus) then n = math.max(n, nn * job_desc.pn_min_cpus) end
 	if not unset(job_desc.ntasks_per_node) then
