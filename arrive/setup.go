@@ -110,6 +110,9 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 			return err
 		}
 		files = append(files, sweep.TableFile)
+		for _, s := range tracestudy.ShortLookback(opt, st.Windows, st.Loads) {
+			fmt.Fprintf(env.Stderr, "warning: agents-arrive: shares: lookback: %s\n", s)
+		}
 		if err := c.WriteManifest(env, d, out, content, st.Seeds, files); err != nil {
 			return err
 		}

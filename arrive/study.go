@@ -501,8 +501,7 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 		}
 		st.Windows, st.Loads = []tracestudy.Window{win}, []*trace.Workload{w}
 	} else {
-		first, last := w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit
-		if st.Windows, err = tracestudy.Windows(first, last, max(n, 0), days*tracestudy.Day, warmup, cooldown); err != nil {
+		if st.Windows, err = tracestudy.LayWindows(w, opt, max(n, 0), days*tracestudy.Day, warmup, cooldown); err != nil {
 			return nil, fmt.Errorf("windows %dx%dd: %w", n, days, err)
 		}
 		if st.Loads, err = tracestudy.LoadWindows(path, opt, st.Windows); err != nil {

@@ -59,7 +59,7 @@ func TestStudyConfigErrors(t *testing.T) {
 		"trace: x\n":                             "s.yaml:1: experiment: missing",
 		"experiment: trace\nexperiment: trace\n": "s.yaml:2: experiment: key given twice (first at line 1)",
 		"experiment: tarce\n":                    `s.yaml:1: experiment: "tarce" is not a trace study; did you mean "trace"?`,
-		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, slurm_conf, sshare, kueue, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows)",
+		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, slurm_conf, sshare, kueue, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows, lookback)",
 		"experiment: trace\npolices: [fifo]\n":   `s.yaml:2: polices: unknown key; did you mean "policies"?`,
 		"experiment: trace\npolicies: [fifo, fcfs]\n":            `s.yaml:2: policies[1]: unknown "fcfs"`,
 		"experiment: trace\npolicies: [fifo, fifo]\n":            `s.yaml:2: policies[1]: "fifo" is listed twice`,
@@ -161,11 +161,12 @@ func TestStudyConfigTraceMapping(t *testing.T) {
 	assert.Equal(t, WindowsSpec{N: 4, Days: 14}, *m.Windows)
 	for src, want := range map[string]string{
 		"experiment: trace\nby: users\n":             `m.yaml:2: by: "users": want user or group`,
-		"experiment: trace\nshares: group\n":         `m.yaml:2: shares: "group": want one of groups, window, users, equal-groups, equal-users; did you mean "groups"?`,
+		"experiment: trace\nshares: group\n":         `m.yaml:2: shares: "group": want one of lookback, groups, window, users, equal-groups, equal-users; did you mean "groups"?`,
 		"experiment: trace\nbucket: hours:-1\n":      `m.yaml:2: bucket: "hours:-1": want largest-job or hours:N`,
 		"experiment: trace\nrestart: checkpoint:0\n": `m.yaml:2: restart: "checkpoint:0": want zero or checkpoint:S`,
 		"experiment: trace\nwarmup: -1d\n":           `m.yaml:2: warmup: "-1d": want a duration`,
 		"experiment: trace\nwindows: 4x\n":           `m.yaml:2: windows: "4x": D must be a whole number of days`,
+		"experiment: trace\nlookback: 30d\n":         `m.yaml:2: lookback: 2592000 s: a lookback is at least 90d (7776000 s)`,
 		"experiment: trace\nclasses: {a: burst}\n":   `m.yaml:2: classes.a: unknown class "burst"`,
 		"experiment: trace\ntiers: {a: lower}\n":     `m.yaml:2: tiers.a: unknown tier "lower"; did you mean "low"? (want interactive, express, high, normal, low, standby)`,
 		"experiment: agents-arrive\nwindows: 4x\n":   `m.yaml:2: windows: "4x": D must be a whole number of days`,

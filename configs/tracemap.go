@@ -39,6 +39,9 @@ type TraceMapping struct {
 	// Warmup and Cooldown are seconds of submits replayed but not
 	// measured at a window's start and end; nil: not set.
 	Warmup, Cooldown *int64
+	// Lookback is how much of the log before a window `shares: lookback`
+	// reads, in seconds, at least MinLookback; nil: not set (90 days).
+	Lookback *int64
 	// Windows is N windows of D seconds; nil: not set (one window, the
 	// whole log or --window).
 	Windows *WindowsSpec
@@ -60,7 +63,7 @@ func (w WindowsSpec) String() string {
 }
 
 // ShareRules are the values of `shares` (docs/studies.md §1).
-var ShareRules = []string{"groups", "window", "users", "equal-groups", "equal-users"}
+var ShareRules = []string{"lookback", "groups", "window", "users", "equal-groups", "equal-users"}
 
 // TraceClasses are the classes a queue may map to (docs/studies.md §3).
 var TraceClasses = []string{"interactive", "agent-burst", "opportunistic"}
@@ -77,7 +80,19 @@ var TraceTiers = func() []string {
 
 // traceMappingKeys are the keys of trace.yaml and budget-knobs.yaml that
 // set a TraceMapping.
-var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows"}
+var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows", "lookback"}
+
+// MinLookback is the shortest lookback `shares: lookback` reads: 90 days
+// of the log before the window (docs/studies.md §1).
+const MinLookback = 90 * 86400
+
+// CheckLookback checks a lookback in seconds: at least MinLookback.
+func CheckLookback(d int64) error {
+	if d < MinLookback {
+		return fmt.Errorf("%d s: a lookback is at least 90d (%d s)", d, MinLookback)
+	}
+	return nil
+}
 
 // maxWindows bounds --windows' N: far more than any study needs.
 const maxWindows = 1000
@@ -240,6 +255,12 @@ func (p *parser) traceMappingKey(m *TraceMapping, key string, v *yaml.Node) erro
 		m.Warmup, err = dur()
 	case "cooldown":
 		m.Cooldown, err = dur()
+	case "lookback":
+		if m.Lookback, err = dur(); err == nil {
+			if err = CheckLookback(*m.Lookback); err != nil {
+				return p.errAt(v, key, "%v", err)
+			}
+		}
 	case "windows":
 		var s string
 		if s, err = p.str(v, key); err == nil {

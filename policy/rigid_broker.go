@@ -120,3 +120,12 @@ func (b *Broker) fitsAfterReclaim(cp *campaign, n int) bool {
 func (b *Broker) RateCap(c CampaignID, duration int) int {
 	return b.rateCap(&b.camps[c], duration)
 }
+
+// MostEver is the most GPUs campaign c can ever be granted for a request
+// of the given duration: its cap with a full bucket, within the pool less
+// the other campaigns' guarantees. RequestRigid denies a trace job wider
+// than that at once; the site metering of a trace (sitemeter) files such
+// a job on its group's scavenger instead. It changes nothing.
+func (b *Broker) MostEver(c CampaignID, duration int) int {
+	return b.rateCapFull(&b.camps[c], duration)
+}

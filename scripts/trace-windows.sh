@@ -2,9 +2,11 @@
 # The trace study's committed runs on windows of the full logs, and its
 # sensitivity to the mapping knobs (README.md "Real traces",
 # docs/traces.md): every policy on the default 14-day windows of SDSC-SP2
-# and of KTH-SP2 (min(12, ⌊span ÷ 14 d⌋) = 12 on each, docs/studies.md
-# §5.1), then the SDSC-SP2 windows again under each other `shares` rule
-# (docs/studies.md §1, §5) and under Bursar's old `bucket: hours:24`. Each
+# and of KTH-SP2 (min(12, ⌊span ÷ 14 d⌋) = 12 on each, the span from 90
+# days after the first submit, docs/studies.md §5.1) under the default
+# lookback shares, then the SDSC-SP2 windows again under each other
+# `shares` rule, the oracles groups and window included (docs/studies.md
+# §1, §5), and under Bursar's old `bucket: hours:24`. Each
 # run writes its folder under results/trace/, its table (table.txt)
 # included: the command writes that file itself.
 #
@@ -29,7 +31,7 @@ run() { # run OUT ARGS…: bursar-sweep trace ARGS… into results/trace/OUT
 
 run sdsc-sp2-12x14d --trace "$sdsc"
 run kth-sp2-12x14d --trace "$kth"
-for s in window users equal-groups equal-users; do
+for s in groups window users equal-groups equal-users; do
 	run "shares/$s" --trace "$sdsc" --shares "$s" --policies bursar,fifo,static,static-share,fairshare,quota,quota-fair,budget
 done
 run shares/bucket-hours24 --trace "$sdsc" --bucket hours:24 --policies bursar,fifo

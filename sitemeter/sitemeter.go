@@ -63,6 +63,10 @@ type filing struct {
 	camp  int32
 	class policy.Class
 	run   int64
+	// stay marks a job its metered campaign can never hold (wider than
+	// its cap with a full bucket): filed on the scavenger from the start,
+	// it is never filed back.
+	stay bool
 }
 
 // keptRun is the seconds of run lease's checkpoints keep.
@@ -168,7 +172,22 @@ func (s *Broker) register(env policy.Envelope, g int, scav bool) (policy.Campaig
 // RequestRigid files a trace job on its metered campaign c, as the broker
 // does (policy.Broker.RequestRigid), and notes the filing: a job the
 // meter holds back may be moved to its group's scavenger (Tick).
+//
+// A job wider than its metered campaign can ever hold (policy.Broker.
+// MostEver: the cap with a full bucket), which the broker would deny, is
+// filed whole on its group's scavenger at once and stays there: under
+// lookback shares a group's entitlement and bucket come from its record
+// before the window, and a job wider than any it ran then could never
+// run metered (docs/traces.md "Bursar as a site meters it").
 func (s *Broker) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int) (int, error) {
+	if s.isJobCampaign(c) && gpus > s.Broker.MostEver(c, estimate) {
+		id, err := s.Broker.RequestRigid(s.scav[s.groupOf[c]], gpus, estimate, run, policy.Opportunistic, submitted)
+		if err == nil {
+			s.note(id, filing{root: int32(id), camp: int32(c), class: cls, run: int64(run), stay: true})
+			s.moved++
+		}
+		return id, err
+	}
 	id, err := s.Broker.RequestRigid(c, gpus, estimate, run, cls, submitted)
 	if err == nil && s.isJobCampaign(c) {
 		s.note(id, filing{root: int32(id), camp: int32(c), class: cls, run: int64(run)})
@@ -265,7 +284,7 @@ func (s *Broker) scavenge() error {
 			continue
 		}
 		switch {
-		case s.isScav[r.Campaign]:
+		case s.isScav[r.Campaign] && !s.filingOf(r.ID).stay:
 			s.back = append(s.back, i)
 		case held[i] && r.GPUs <= idle:
 			s.out = append(s.out, i)

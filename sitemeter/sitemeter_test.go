@@ -159,7 +159,8 @@ func TestPreemptedScavengerLeaseRequeuesMeteredFirst(t *testing.T) {
 
 // A group's metered campaign is the group: two users of one group are
 // one campaign, with R = the group's entitlement × pool; with meter
-// user each is its own, and still one scavenger per group.
+// user each is its own, and still one scavenger per group. (Under the
+// whole log's shares, whose buckets are taken over the window's jobs.)
 func TestTheGroupIsTheMeteredCampaign(t *testing.T) {
 	text := `; MaxProcs: 8
 1 100 -1 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1
@@ -173,7 +174,7 @@ func TestTheGroupIsTheMeteredCampaign(t *testing.T) {
 		{"", "group 1 R=4 B=0, group 1 (scavenger) R=8 B=0, group 2 R=4 B=100, group 2 (scavenger) R=8 B=0"},
 		{trace.MeterUser, "user 1/group 1 R=2 B=100, group 1 (scavenger) R=8 B=0, user 2/group 1 R=2 B=100, user 3/group 2 R=4 B=100, group 2 (scavenger) R=8 B=0"},
 	} {
-		w := load(t, text, trace.Options{Meter: tc.meter})
+		w := load(t, text, trace.Options{Meter: tc.meter, Shares: trace.ShareGroups})
 		_, s := replay(t, w, trace.ReplayOptions{})
 		var got []string
 		for c := range s.NumCampaigns() {
@@ -271,5 +272,45 @@ func TestCheckpointKeepsTheScavengerRun(t *testing.T) {
 	if fmt.Sprint(r.Starts, r.Aborted, r.Kept, r.End) != "[111 1100] [360] [180] 1920" || run.LostGPUSeconds != 4*(249-180) {
 		t.Fatalf("job 2: starts %v, aborted %v, kept %v, end %d, lost %d: want [111 1100] [360] [180] 1920, %d",
 			r.Starts, r.Aborted, r.Kept, r.End, run.LostGPUSeconds, 4*(249-180))
+	}
+}
+
+// A job its metered campaign can never hold runs on the scavenger, never
+// denied (docs/traces.md "Bursar as a site meters it"). Under the default
+// lookback shares, from second 200 the record before the window holds
+// job 1 alone (group 1): group 1 is entitled to the pool (R = 8, B =
+// max(0, (1 − 8 + 1) × 100) = 0) and group 2 to nothing (R = 0, B = 0, a
+// cap of 0 GPUs for ever). Group 2's job 2 (4 GPUs, 50 s at 200) goes
+// straight to group 2's scavenger, in the opportunistic class, starts at
+// once and ends at 250; nothing is denied. Job 3 (group 1, 8 GPUs at
+// 300) fits its cap of 8 and runs metered.
+func TestNeverFitsGoesToTheScavenger(t *testing.T) {
+	w := load(t, `; MaxProcs: 8
+1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+2 200 -1 50 4 -1 -1 4 50 -1 1 2 2 -1 -1 -1 -1 -1
+3 300 -1 50 8 -1 -1 8 50 -1 1 1 1 -1 -1 -1 -1 -1
+`, trace.Options{From: 200})
+	if g := w.GroupEnvelopes(); g[0].Sustained != 8 || g[0].Bucket != 0 || g[1].Sustained != 0 || g[1].Bucket != 0 {
+		t.Fatalf("envelopes %+v: want group 1 R 8 B 0, group 2 R 0 B 0", g)
+	}
+	j := &journal{}
+	run, s := replay(t, w, trace.ReplayOptions{Recorder: j})
+	for _, e := range j.ev {
+		if e.Kind == policy.EventDeny {
+			t.Fatalf("denied: %+v", e)
+		}
+	}
+	if run.Unserved != 0 || !run.Converged || s.Moved() != 1 {
+		t.Fatalf("%d unserved, converged %v, %d moved: want 0, true, 1", run.Unserved, run.Converged, s.Moved())
+	}
+	base := w.Jobs[0].Submit - 1
+	var got []string
+	for _, e := range j.ev {
+		if e.Kind == policy.EventGrant {
+			got = append(got, fmt.Sprintf("%d %s %v %d", int64(e.T)+base, e.Campaign, e.Class, e.GPUs))
+		}
+	}
+	if g := strings.Join(got, "; "); g != "200 group 2 (scavenger) opportunistic 4; 300 group 1 agent-burst 8" {
+		t.Fatalf("grants %q", g)
 	}
 }

@@ -106,8 +106,11 @@ func TestRigidReclaimThatSeatsTheJob(t *testing.T) {
 
 // On the excerpt: one preemption under bursar (it was 71,097), of the
 // standby job 38815 (1 GPU, 4,231 s), whose reclaim seated a wider job.
+// Under the whole log's shares and the window's largest-job buckets (the
+// mapping this rule was measured on; the lookback default reads no
+// record before the excerpt).
 func TestExcerptBursarPreemptions(t *testing.T) {
-	w := loadExcerpt(t, Options{})
+	w := loadExcerpt(t, Options{Shares: ShareGroups})
 	knobs := policies.TraceKnobs()
 	knobs.Entitlements = w.Entitlements()
 	r := replayPolicy(t, w, "bursar", knobs, ReplayOptions{})

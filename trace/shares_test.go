@@ -11,19 +11,22 @@ import (
 	"github.com/bursar-hpc/bursar/swf"
 )
 
+// sharesLog is the four-job log of TestSharesWholeLogAndWindow.
+const sharesLog = `; MaxProcs: 8
+1 0 -1 50 2 -1 -1 2 60 -1 1 7 1 -1 3 -1 -1 -1
+2 10 -1 50 2 -1 -1 2 60 -1 1 8 1 -1 3 -1 -1 -1
+3 10 -1 100 3 -1 -1 3 100 -1 1 9 2 -1 3 -1 -1 -1
+4 20 -1 50 2 -1 -1 2 60 -1 1 5 -1 -1 3 -1 -1 -1
+`
+
 // `shares: groups` takes each group's fraction of the whole log, jobs
 // outside the window included; `window` only the window's. Group 1 runs
 // 100 GPU-s before the window and 100 in it, group 2 300 in it; user 5
 // has no group (it stands as its own group). Whole log: 200, 300 and 100
 // of 600; window [10, ∞): 100, 300 and 100 of 500.
 func TestSharesWholeLogAndWindow(t *testing.T) {
-	text := `; MaxProcs: 8
-1 0 -1 50 2 -1 -1 2 60 -1 1 7 1 -1 3 -1 -1 -1
-2 10 -1 50 2 -1 -1 2 60 -1 1 8 1 -1 3 -1 -1 -1
-3 10 -1 100 3 -1 -1 3 100 -1 1 9 2 -1 3 -1 -1 -1
-4 20 -1 50 2 -1 -1 2 60 -1 1 5 -1 -1 3 -1 -1 -1
-`
-	groups, err := read(t, text, Options{From: 10})
+	text := sharesLog
+	groups, err := read(t, text, Options{From: 10, Shares: ShareGroups})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +51,54 @@ func TestSharesWholeLogAndWindow(t *testing.T) {
 	if c := groups.Campaigns[1]; c.Name != "user 8/group 1" || c.Share != 200.0/600 {
 		t.Fatalf("campaign 1: %+v", c)
 	}
-	if _, err := read(t, text, Options{Shares: "fair"}); err == nil || !strings.Contains(err.Error(), `shares "fair": want one of groups, window, users, equal-groups, equal-users`) {
+	if _, err := read(t, text, Options{Shares: "fair"}); err == nil || !strings.Contains(err.Error(), `shares "fair": want one of lookback, groups, window, users, equal-groups, equal-users`) {
 		t.Fatalf("bad mode: %v", err)
+	}
+}
+
+// The default, lookback shares, by hand (docs/studies.md §1: no default
+// reads the future). On the log of TestSharesWholeLogAndWindow (and a
+// fifth job, group 2's, after the window) with the
+// window from second 10, the lookback holds job 1 alone (group 1, 2 GPUs
+// × 50 s): group 1 is entitled to the whole pool, group 2 and user 5 to
+// nothing, whatever they do in the window or after it; Bursar's buckets
+// are taken over job 1 (group 1: (2 − 8 + 1) × 60 < 0, so 0; the others
+// none). From second 0 no record precedes the window: every group gets a
+// third. With a lookback of 5 s from second 10 job 1 (at 0) is out of it.
+func TestLookbackShares(t *testing.T) {
+	text := sharesLog + "5 30 -1 99999 8 -1 -1 8 99999 -1 1 9 2 -1 3 -1 -1 -1\n"
+	shares := func(w *Workload) string {
+		var s []string
+		for _, g := range w.Groups {
+			s = append(s, fmt.Sprintf("%s:%.4g", g.Name, g.Share))
+		}
+		return strings.Join(s, " ")
+	}
+	w, err := read(t, text, Options{From: 10, Until: 25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := shares(w); got != "group 1:1 group 2:0 user 5:0" || w.Shares != ShareLookback || w.LookbackJobs != 1 || w.LookbackFrom != 0 {
+		t.Fatalf("lookback from 10: %s, rule %q, %d jobs from %d", got, w.Shares, w.LookbackJobs, w.LookbackFrom)
+	}
+	for _, env := range w.GroupEnvelopes() {
+		if env.Bucket != 0 {
+			t.Errorf("%s: bucket %g, want 0", env.Name, env.Bucket)
+		}
+	}
+	// Job 5 (group 2, after the window) weighs nothing; whole-log shares
+	// see it.
+	oracle, _ := read(t, text, Options{From: 10, Until: 25, Shares: ShareGroups})
+	if oracle.Groups[1].Share <= 0.5 {
+		t.Fatalf("whole-log shares: group 2 %v, want above a half (job 5)", oracle.Groups[1].Share)
+	}
+	w, _ = read(t, text, Options{})
+	if got := shares(w); got != "group 1:0.3333 group 2:0.3333 user 5:0.3333" || w.LookbackJobs != 0 {
+		t.Fatalf("no record before the window: %s, %d jobs", got, w.LookbackJobs)
+	}
+	w, _ = read(t, text, Options{From: 10, Until: 25, Lookback: 5})
+	if got := shares(w); got != "group 1:0.3333 group 2:0.3333 user 5:0.3333" || w.LookbackFrom != 5 {
+		t.Fatalf("a 5-s lookback from 10: %s, from %d", got, w.LookbackFrom)
 	}
 }
 

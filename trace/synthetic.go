@@ -85,7 +85,7 @@ func (s Synthetic) Generate() (*Workload, error) {
 		own = append(own, owner{user: c, group: c / 10})
 	}
 	w.Records = len(w.Jobs)
-	if err := w.buildCampaigns(own, Options{}, nil); err != nil {
+	if err := w.buildCampaigns(own, Options{Shares: ShareGroups}, nil, nil); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -54,8 +54,11 @@ type Options struct {
 	// findings were measured on.
 	UserCampaigns bool `json:",omitempty"`
 	// Shares is how entitlements are set (docs/studies.md §1; the
-	// ShareMode constants); "" means ShareGroups.
+	// ShareMode constants); "" means ShareLookback.
 	Shares ShareMode `json:",omitempty"`
+	// Lookback is how far before the window (From) ShareLookback reads
+	// the log's own record, in seconds; 0 means DefaultLookback.
+	Lookback int64 `json:",omitempty"`
 	// Meter is what Bursar meters on a trace (docs/studies.md §3.2): ""
 	// or MeterGroup (the default), one metered campaign per group, the
 	// account a site budgets; MeterUser, each campaign its own, with its
@@ -99,13 +102,26 @@ type ShareMode string
 
 // The share modes.
 const (
-	// ShareGroups: each group is entitled to its fraction of the whole
-	// log's GPU-seconds (every record of the file that the pool can run,
-	// inside the window or not): the allocation a committee would have
-	// set. The fractions are taken over the groups that submit in the
-	// window, so that they sum to 1.
+	// ShareLookback (the default): each group is entitled to its fraction
+	// of the GPU-seconds the log records in the lookback before the
+	// window (jobs submitted in [From − Lookback, From), every record the
+	// pool can run), and Bursar's largest-job bucket is taken over those
+	// jobs too: what a site knows when the window starts, nothing after
+	// it (docs/studies.md §1, "No default reads the future"). The
+	// fractions are taken over the groups that submit in the window, so
+	// that they sum to 1; a group with no work in the lookback is
+	// entitled to nothing (it runs on idle GPUs only), and where none of
+	// them has any (a window at the log's start) every group gets the
+	// same share, Slurm's default of one raw share per account.
+	ShareLookback ShareMode = "lookback"
+	// ShareGroups (an oracle, labelled so): each group is entitled to its
+	// fraction of the whole log's GPU-seconds (every record of the file
+	// that the pool can run, inside the window or not, after it too). The
+	// fractions are taken over the groups that submit in the window, so
+	// that they sum to 1.
 	ShareGroups ShareMode = "groups"
-	// ShareWindow: each group its fraction of the window's GPU-seconds.
+	// ShareWindow (an oracle, labelled so): each group its fraction of the
+	// window's GPU-seconds.
 	ShareWindow ShareMode = "window"
 	// ShareUsers (revision 1): each campaign its own fraction of the
 	// window's GPU-seconds; a group is entitled to the sum of its members'.
@@ -118,7 +134,29 @@ const (
 )
 
 // ShareModes lists the modes, the default first.
-var ShareModes = []ShareMode{ShareGroups, ShareWindow, ShareUsers, ShareEqualGroups, ShareEqualUsers}
+var ShareModes = []ShareMode{ShareLookback, ShareGroups, ShareWindow, ShareUsers, ShareEqualGroups, ShareEqualUsers}
+
+// DefaultLookback is ShareLookback's default lookback: 90 days, the
+// least docs/studies.md §1 allows.
+const DefaultLookback = 90 * Day
+
+// Oracle reports whether mode reads the log after the window's start
+// (the whole log's or the window's own work): a labelled oracle, never a
+// default.
+func (m ShareMode) Oracle() bool { return m == ShareGroups || m == ShareWindow || m == ShareUsers }
+
+// LookbackSpan is how much of the log before a window opt's shares read:
+// the lookback under ShareLookback ("" included), else 0. Windows of a
+// study start at least this long after the log's first submit.
+func (o Options) LookbackSpan() int64 {
+	if o.Shares != "" && o.Shares != ShareLookback {
+		return 0
+	}
+	if o.Lookback > 0 {
+		return o.Lookback
+	}
+	return DefaultLookback
+}
 
 // Job is one rigid request: GPUs for Run seconds, whole or nothing.
 type Job struct {
@@ -171,8 +209,9 @@ type Group struct {
 	// to 1 over the groups, and its members' shares sum to it.
 	Share float64
 	// GPUSeconds are its jobs' in the window, LogGPUSeconds in the whole
-	// log (every record the pool can run).
-	GPUSeconds, LogGPUSeconds int64
+	// log (every record the pool can run), LookbackGPUSeconds in
+	// ShareLookback's record before the window.
+	GPUSeconds, LogGPUSeconds, LookbackGPUSeconds int64
 }
 
 // Workload is a trace as the policies see it.
@@ -184,9 +223,19 @@ type Workload struct {
 	// largest-job bucket (Options.Bucket).
 	BucketHours float64
 	// Shares is the entitlement rule the workload was read with
-	// (Options.Shares; "" is ShareGroups). It decides how Bursar's R is
-	// split inside a group (Rate).
+	// (Options.Shares, ShareLookback where it gives none; "" in a
+	// workload built by hand, read as ShareGroups). It decides how
+	// Bursar's R is split inside a group (Rate) and which jobs its
+	// largest-job bucket is taken over (bucketJobs).
 	Shares ShareMode
+	// LookbackFrom is where ShareLookback's record starts (the window's
+	// From less the lookback, at least the log's first submit), and
+	// LookbackJobs the replayable jobs submitted in it before From; both
+	// 0 under every other rule.
+	LookbackFrom int64
+	LookbackJobs int
+	// lookback are those jobs, for the largest-job bucket (bucketJobs).
+	lookback []sized
 	// Meter is Options.Meter, checked: MeterGroup or MeterUser.
 	Meter     string
 	Jobs      []Job // by submit time, then job number
@@ -309,6 +358,10 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	// The whole log's longest recorded time by queue, for the tiers of
 	// queues without a tier's name (AssignTiers).
 	qmax := map[int]int64{}
+	// ShareLookback's record: the jobs submitted in [From − span, From).
+	span := opt.LookbackSpan()
+	var lb []lookbackJob
+	firstSubmit := int64(-1)
 	for {
 		j, err := r.Next()
 		if err == io.EOF {
@@ -322,6 +375,12 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			logGS[groupOf(owner{j.User, j.Group})] += int64(j.Procs()) * j.Run
 			if j.Queue >= 0 {
 				qmax[j.Queue] = max(qmax[j.Queue], j.Estimate())
+			}
+			if firstSubmit < 0 || j.Submit < firstSubmit {
+				firstSubmit = j.Submit
+			}
+			if span > 0 && j.Submit < opt.From && j.Submit >= opt.From-span {
+				lb = append(lb, lookbackJob{owner{j.User, j.Group}, sized{gpus: j.Procs(), estimate: j.Estimate()}, int64(j.Procs()) * j.Run})
 			}
 		}
 		if j.Submit < opt.From || (opt.Until != 0 && j.Submit >= opt.Until) {
@@ -361,10 +420,29 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	for i := range jobs {
 		own[i] = owner{jobs[i].User, jobs[i].Group}
 	}
-	if err := w.buildCampaigns(own, opt, logGS); err != nil {
+	if span > 0 {
+		w.LookbackFrom = max(opt.From-span, firstSubmit, 0)
+	}
+	if err := w.buildCampaigns(own, opt, logGS, lb); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// lookbackJob is one job of ShareLookback's record: its owner, its size
+// for the largest-job bucket and its GPU-seconds.
+type lookbackJob struct {
+	owner owner
+	size  sized
+	gs    int64
+}
+
+// sized is one job as the largest-job bucket reads it: its campaign and
+// group (−1 where the window has none), its GPUs and its estimate.
+type sized struct {
+	campaign, group int
+	gpus            int
+	estimate        int64
 }
 
 func joinModes() string {
@@ -436,8 +514,9 @@ func cmpCamp(a, b campKey) int {
 // buildCampaigns makes the campaigns (sorted by user, then group) and the
 // groups (sorted by id, the users standing as groups last) of the jobs
 // owned by own, and their entitlements by opt.Shares; logGS is the whole
-// log's GPU-seconds by group (nil: the window is the whole log).
-func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]int64) error {
+// log's GPU-seconds by group (nil: the window is the whole log), lb the
+// lookback's jobs (ShareLookback).
+func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]int64, lb []lookbackJob) error {
 	if len(w.Jobs) == 0 {
 		return errors.New(w.Name + ": no replayable job in the window")
 	}
@@ -505,8 +584,29 @@ func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]i
 			w.Groups[g].LogGPUSeconds = w.Groups[g].GPUSeconds
 		}
 	}
+	// The lookback's jobs, placed in the window's groups and campaigns
+	// (−1 where it has none: they weigh nothing).
+	w.LookbackJobs = len(lb)
+	w.lookback = make([]sized, len(lb))
+	for i := range lb {
+		sz := lb[i].size
+		sz.campaign, sz.group = -1, -1
+		if g, ok := slices.BinarySearchFunc(groups, groupOf(lb[i].owner), cmpGroup); ok {
+			sz.group = g
+			w.Groups[g].LookbackGPUSeconds += lb[i].gs
+			if _, known := main[lb[i].owner.user]; known || !opt.UserCampaigns || opt.ByGroup {
+				if c, ok := slices.BinarySearchFunc(camps, keyOf(lb[i].owner), cmpCamp); ok {
+					sz.campaign = c
+				}
+			}
+		}
+		w.lookback[i] = sz
+	}
 	w.Shares = opt.Shares
-	w.entitle(opt.Shares, total)
+	if w.Shares == "" {
+		w.Shares = ShareLookback
+	}
+	w.entitle(w.Shares, total)
 	return nil
 }
 
@@ -544,13 +644,20 @@ func mainGroups(jobs []Job, own []owner) map[int]groupKey {
 // entitle sets the groups' and campaigns' shares by mode (docs/studies.md
 // §1); total is the window's GPU-seconds.
 func (w *Workload) entitle(mode ShareMode, total int64) {
-	var logTotal int64
+	var logTotal, lbTotal int64
 	for g := range w.Groups {
 		logTotal += w.Groups[g].LogGPUSeconds
+		lbTotal += w.Groups[g].LookbackGPUSeconds
 	}
 	for g := range w.Groups {
 		grp := &w.Groups[g]
 		switch mode {
+		case ShareLookback:
+			if lbTotal == 0 {
+				grp.Share = 1 / float64(len(w.Groups))
+			} else {
+				grp.Share = float64(grp.LookbackGPUSeconds) / float64(lbTotal)
+			}
 		case ShareUsers, ShareEqualUsers:
 			// Below, from the members.
 		case ShareWindow:
@@ -605,7 +712,8 @@ func (w *Workload) Entitlements() *baseline.Entitlements {
 // class), a credit budget out of reach (UnboundedBudget), and
 // the bucket B of BucketHours: R × BucketHours × 3600 GPU-seconds, or with
 // BucketHours 0 (`bucket: largest-job`, the default) deep enough for every
-// one of its jobs in the window (§6.18): B = max over them of
+// one of its jobs in the lookback (ShareLookback; under an oracle's
+// shares, in the window: §6.18): B = max over them of
 // (gpus − R + 1) × estimate, at least 0. The broker's prepaid cap for a
 // job of estimate e is ⌊R + B ÷ e⌋ with a full bucket, so every job fits
 // it: the +1 keeps the truncation from falling one GPU short. Trace users
@@ -626,9 +734,10 @@ func (w *Workload) Envelope(c int) policy.Envelope {
 func (w *Workload) Envelopes() []policy.Envelope {
 	need := make([]float64, len(w.Campaigns))
 	if w.BucketHours == 0 {
-		for i := range w.Jobs {
-			j := &w.Jobs[i]
-			need[j.Campaign] = max(need[j.Campaign], w.jobNeed(j))
+		for _, j := range w.bucketJobs() {
+			if j.campaign >= 0 {
+				need[j.campaign] = max(need[j.campaign], w.jobNeed(j))
+			}
 		}
 	}
 	envs := make([]policy.Envelope, len(w.Campaigns))
@@ -638,18 +747,33 @@ func (w *Workload) Envelopes() []policy.Envelope {
 	return envs
 }
 
+// bucketJobs are the jobs the largest-job bucket is taken over: under
+// ShareLookback the lookback's (what the site knew when the window
+// began), else the window's own (the oracles').
+func (w *Workload) bucketJobs() []sized {
+	if w.Shares == ShareLookback {
+		return w.lookback
+	}
+	out := make([]sized, len(w.Jobs))
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		out[i] = sized{campaign: j.Campaign, group: w.Campaigns[j.Campaign].Group, gpus: j.GPUs, estimate: j.Estimate}
+	}
+	return out
+}
+
 // jobNeed is the bucket job j needs to fit its campaign's cap:
 // (gpus − R + 1) × estimate.
-func (w *Workload) jobNeed(j *Job) float64 {
-	return (float64(j.GPUs) - w.Rate(j.Campaign) + 1) * float64(j.Estimate)
+func (w *Workload) jobNeed(j sized) float64 {
+	return (float64(j.gpus) - w.Rate(j.campaign) + 1) * float64(j.estimate)
 }
 
 // largestJob is campaign c's largest-job bucket (0 unless BucketHours is 0).
 func (w *Workload) largestJob(c int) float64 {
 	need := 0.0
 	if w.BucketHours == 0 {
-		for i := range w.Jobs {
-			if j := &w.Jobs[i]; j.Campaign == c {
+		for _, j := range w.bucketJobs() {
+			if j.campaign == c {
 				need = max(need, w.jobNeed(j))
 			}
 		}
@@ -718,7 +842,9 @@ func (w *Workload) meteredEnvelope(name string, r, largest float64) policy.Envel
 // meters it"), in group order: the group (the account a site budgets) is
 // the campaign, with R = its entitlement × pool and the bucket of
 // BucketHours, or with the largest-job rule over the group's jobs in the
-// window, B = max of (gpus − R + 1) × estimate.
+// lookback (under an oracle's shares, in the window), B = max of
+// (gpus − R + 1) × estimate. A job of the window wider than that bucket
+// can ever pay for runs on the group's scavenger (sitemeter).
 func (w *Workload) GroupEnvelopes() []policy.Envelope {
 	rate := make([]float64, len(w.Groups))
 	for g := range w.Groups {
@@ -726,10 +852,10 @@ func (w *Workload) GroupEnvelopes() []policy.Envelope {
 	}
 	need := make([]float64, len(w.Groups))
 	if w.BucketHours == 0 {
-		for i := range w.Jobs {
-			j := &w.Jobs[i]
-			g := w.Campaigns[j.Campaign].Group
-			need[g] = max(need[g], (float64(j.GPUs)-rate[g]+1)*float64(j.Estimate))
+		for _, j := range w.bucketJobs() {
+			if g := j.group; g >= 0 {
+				need[g] = max(need[g], (float64(j.gpus)-rate[g]+1)*float64(j.estimate))
+			}
 		}
 	}
 	envs := make([]policy.Envelope, len(w.Groups))

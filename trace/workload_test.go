@@ -34,7 +34,7 @@ func TestReadHandWorked(t *testing.T) {
 1 10 -1 -1 8 -1 -1 8 60 -1 5 9 1 -1 2 -1 -1 -1
 5 11 -1 30 16 -1 -1 16 60 -1 1 9 1 -1 3 -1 -1 -1
 `
-	w, err := read(t, text, Options{})
+	w, err := read(t, text, Options{Shares: ShareGroups})
 	if err != nil {
 		t.Fatal(err)
 	}

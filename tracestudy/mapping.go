@@ -32,6 +32,9 @@ func ApplyMapping(m configs.TraceMapping, opt *trace.Options, specs []Spec) erro
 	if m.Shares != "" {
 		opt.Shares = trace.ShareMode(m.Shares)
 	}
+	if m.Lookback != nil {
+		opt.Lookback = *m.Lookback
+	}
 	if m.Bucket != "" {
 		if _, err := trace.ParseBucket(m.Bucket); err != nil {
 			return err

@@ -15,13 +15,14 @@ func TestSummaryMappingNamesTheKnobs(t *testing.T) {
 		opt  trace.Options
 		want map[string]any
 	}{
-		{trace.Options{}, map[string]any{"by": "user", "shares": "groups", "bucket": "largest-job"}},
+		{trace.Options{}, map[string]any{"by": "user", "shares": "lookback", "lookback_days": 90.0, "bucket": "largest-job"}},
+		{trace.Options{Shares: trace.ShareGroups}, map[string]any{"by": "user", "shares": "groups", "bucket": "largest-job", "oracle": true}},
 		{trace.Options{ByGroup: true, Shares: trace.ShareWindow, Bucket: "hours:24",
 			Classes: map[string]policy.Class{"standby": policy.Opportunistic, "express": policy.Interactive}},
-			map[string]any{"by": "group", "shares": "window", "bucket": "hours:24",
+			map[string]any{"by": "group", "shares": "window", "bucket": "hours:24", "oracle": true,
 				"classes": []string{"express=interactive", "standby=opportunistic"}}},
 		{trace.Options{UserCampaigns: true, Shares: trace.ShareUsers},
-			map[string]any{"by": "user", "shares": "users", "bucket": "largest-job", "user_campaigns": true}},
+			map[string]any{"by": "user", "shares": "users", "bucket": "largest-job", "oracle": true, "user_campaigns": true}},
 	} {
 		if got := MappingMap(c.opt); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%+v: mapping %v, want %v", c.opt, got, c.want)

@@ -66,6 +66,11 @@ func marshal(s Summary) ([]byte, error) {
 	for k, w := range st.Windows {
 		wins[k] = map[string]any{"index": w.Index, "from": w.From, "until": w.Until, "measure_from": w.MeasureFrom,
 			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs), "shape": windowShapeMap(ShapeOf(st.Loads[k]))}
+		if ld := st.Loads[k]; st.Options.LookbackSpan() > 0 {
+			// Where the shares and Bursar's buckets were read from.
+			wins[k].(map[string]any)["lookback"] = map[string]any{"from": ld.LookbackFrom, "days": float64(w.From-ld.LookbackFrom) / Day,
+				"jobs": ld.LookbackJobs}
+		}
 	}
 	var ests []any
 	for _, e := range Estimate(st, s.Runs, Reference(st.Specs)) {
@@ -159,13 +164,20 @@ func MappingMap(o trace.Options) map[string]any {
 	}
 	shares := o.Shares
 	if shares == "" {
-		shares = trace.ShareGroups
+		shares = trace.ShareLookback
 	}
 	bucket := o.Bucket
 	if bucket == "" {
 		bucket = trace.BucketLargestJob
 	}
 	m := map[string]any{"by": by, "shares": string(shares), "bucket": bucket}
+	if span := o.LookbackSpan(); span > 0 {
+		m["lookback_days"] = float64(span) / Day
+	}
+	if shares.Oracle() {
+		// Labelled: these shares read the log after the window's start.
+		m["oracle"] = true
+	}
 	if o.UserCampaigns {
 		m["user_campaigns"] = true
 	}

@@ -43,6 +43,7 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 	}{
 		{"sdsc-sp2-12x14d", sdsc, trace.Options{}, all},
 		{"kth-sp2-12x14d", kth, trace.Options{}, all},
+		{"shares/groups", sdsc, trace.Options{Shares: trace.ShareGroups}, shareRun},
 		{"shares/window", sdsc, trace.Options{Shares: trace.ShareWindow}, shareRun},
 		{"shares/users", sdsc, trace.Options{Shares: trace.ShareUsers}, shareRun},
 		{"shares/equal-groups", sdsc, trace.Options{Shares: trace.ShareEqualGroups}, shareRun},
@@ -66,7 +67,7 @@ func TestCommittedWindowRunsReproduce(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := &Study{Specs: specs, Options: c.opt, FairSample: trace.DefaultFairSample}
-			if st.Windows, err = Windows(w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit, 0, 14*Day, DefaultWarmup, DefaultCooldown); err != nil {
+			if st.Windows, err = LayWindows(w, c.opt, 0, 14*Day, DefaultWarmup, DefaultCooldown); err != nil {
 				t.Fatal(err)
 			}
 			if st.Loads, err = LoadWindows(path, c.opt, st.Windows); err != nil {

@@ -233,13 +233,18 @@ func readMapping(f sweep.Flags, cfg *configs.StudyConfig) (configs.TraceMapping,
 	for _, fl := range []struct {
 		name string
 		dst  **int64
-	}{{"warmup", &m.Warmup}, {"cooldown", &m.Cooldown}} {
+	}{{"warmup", &m.Warmup}, {"cooldown", &m.Cooldown}, {"lookback", &m.Lookback}} {
 		if v, ok := f[fl.name]; ok {
 			d, err := configs.ParseDuration(v)
 			if err != nil {
 				return m, fmt.Errorf("--%s %w", fl.name, err)
 			}
 			*fl.dst = &d
+		}
+	}
+	if m.Lookback != nil {
+		if err := configs.CheckLookback(*m.Lookback); err != nil {
+			return m, fmt.Errorf("--lookback %w", err)
 		}
 	}
 	if v, ok := f["windows"]; ok {
@@ -335,8 +340,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		}
 		st.Windows, st.Loads = []Window{win}, []*trace.Workload{w}
 	} else {
-		first, last := w.Jobs[0].Submit, w.Jobs[len(w.Jobs)-1].Submit
-		if st.Windows, err = Windows(first, last, mapping.Windows.N, mapping.Windows.Days*Day, c.Warmup, c.Cooldown); err != nil {
+		if st.Windows, err = LayWindows(w, opt, mapping.Windows.N, mapping.Windows.Days*Day, c.Warmup, c.Cooldown); err != nil {
 			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
 		if st.Loads, err = LoadWindows(c.Path, opt, st.Windows); err != nil {
@@ -390,6 +394,9 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		}
 		files = append(files, sweep.TableFile)
 		WarnDegenerate(env.Stderr, experiment, FindDegenerate(st, rs), len(st.Windows))
+		for _, s := range ShortLookback(opt, st.Windows, st.Loads) {
+			fmt.Fprintf(env.Stderr, "warning: %s: shares: lookback: %s (summary.json windows[].lookback)\n", experiment, s)
+		}
 		WarnMarks(env.Stderr, rs)
 		if tw := w.Skipped.TooWide; tw > 0 {
 			fmt.Fprintf(env.Stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)

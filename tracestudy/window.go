@@ -121,6 +121,55 @@ func Windows(first, last int64, n int, d, warmup, cooldown int64) ([]Window, err
 	return ws, nil
 }
 
+// LayWindows are the windows of a study on the whole log w read with opt
+// (--windows N×D: n of d seconds, n 0 by the default rule): spread over
+// its submits from its first submit plus the lookback (opt.Lookback, else
+// trace.DefaultLookback), so that every window has the lookback's record
+// before it (docs/studies.md §1, §5.1). The offset is the same under
+// every shares rule, so that a study under an oracle's shares replays the
+// same windows as under the default. On a log whose submits after the
+// lookback cannot hold the windows (the 28-day excerpt) they are spread
+// from its first submit instead, and the study warns of each window
+// whose lookback is short (ShortLookback).
+func LayWindows(w *trace.Workload, opt trace.Options, n int, d, warmup, cooldown int64) ([]Window, error) {
+	first, last := submitRange(w)
+	off := opt.Lookback
+	if off <= 0 {
+		off = trace.DefaultLookback
+	}
+	if ws, err := Windows(first+off, last, n, d, warmup, cooldown); err == nil {
+		return ws, nil
+	}
+	return Windows(first, last, n, d, warmup, cooldown)
+}
+
+// ShortLookback says, for each window whose record before it is shorter
+// than the lookback its shares read (the whole log, a window near the
+// log's start), how much it had: a study warns of each (the shares are
+// then the record's there is, every group's the same where there is
+// none).
+func ShortLookback(opt trace.Options, ws []Window, loads []*trace.Workload) []string {
+	span := opt.LookbackSpan()
+	if span == 0 {
+		return nil
+	}
+	var out []string
+	for k, win := range ws {
+		ld := loads[k]
+		have := max(win.From-ld.LookbackFrom, 0)
+		if have >= span {
+			continue
+		}
+		rule := "shares from those jobs"
+		if ld.LookbackJobs == 0 {
+			rule = "every group the same share, Bursar's buckets empty"
+		}
+		out = append(out, fmt.Sprintf("window %d: the log records %s days of the %s days of lookback before it (%d jobs): %s",
+			win.Index, fmtDay(have), fmtDay(span), ld.LookbackJobs, rule))
+	}
+	return out
+}
+
 // WholeWindow is the single window of a study without --windows: from
 // opt.From (or the first submit) to opt.Until (or just after the last
 // submit), measured as Measure says.

@@ -146,7 +146,7 @@ func TestAgentsArriveSummaryNamesItsMapping(t *testing.T) {
 	}
 	readJSONFile(t, filepath.Join(aa, "summary.json"), &a)
 	readJSONFile(t, filepath.Join(tr, "summary.json"), &b)
-	require.Equal(t, map[string]any{"by": "group", "shares": "window", "bucket": "hours:24",
+	require.Equal(t, map[string]any{"by": "group", "shares": "window", "bucket": "hours:24", "oracle": true,
 		"classes": []any{"standby=opportunistic"}}, a.Mapping)
 	require.Equal(t, b.Mapping, a.Mapping)
 }
