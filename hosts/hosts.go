@@ -198,6 +198,9 @@ func Scripted(cfg Config, nodes int, plan []Planned) (*Hosts, error) {
 // Config is the process's configuration.
 func (h *Hosts) Config() Config { return h.cfg }
 
+// Nodes is the number of nodes.
+func (h *Hosts) Nodes() int { return len(h.nodes) }
+
 // Tally is what the run's failures and drains have cost so far.
 func (h *Hosts) Tally() Tally { return h.tally }
 
@@ -270,9 +273,11 @@ func (h *Hosts) failNode(i, t int, m Machine) {
 	h.tally.Failures++
 	h.seats = m.Seats(i, h.seats[:0])
 	for _, s := range h.seats {
-		h.ends = append(h.ends, End{Lease: s.Lease, Node: i, Why: Failed})
+		if !h.ending(s.Lease) {
+			h.ends = append(h.ends, End{Lease: s.Lease, Node: i, Why: Failed})
+			h.tally.FailedLeases++
+		}
 	}
-	h.tally.FailedLeases += len(h.seats)
 	m.SetState(i, Down)
 	h.repair(i, t, h.cfg.FailRepair)
 }
@@ -294,6 +299,8 @@ func (h *Hosts) drain(i, t int, m Machine) {
 	for _, s := range h.seats {
 		why := Requeued
 		switch {
+		case h.ending(s.Lease):
+			continue // seated on another node too, and ended there at t
 		case s.Preemptible:
 			h.tally.PreemptibleRequeues++
 		case h.cfg.Contract && t-s.Start >= int(h.cfg.MinRuntime):
@@ -366,6 +373,17 @@ func (h *Hosts) schedule(i, from int) {
 		return
 	}
 	n.next = from + int(max(gap, 1))
+}
+
+// ending says whether lease is among the leases ended at this Step (one
+// seated on several nodes is listed on each).
+func (h *Hosts) ending(lease int) bool {
+	for _, e := range h.ends {
+		if e.Lease == lease {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *Hosts) resoon() {

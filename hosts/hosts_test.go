@@ -235,3 +235,23 @@ func TestValidateNamesTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A lease seated on two nodes is ended once. Node 0 degrades and node 1
+// fails at the same tick: events come first (node 1's failure ends leases
+// 7 and 8), then the drain rule, which finds node 0 empty once lease 7 is
+// gone: its drain completes at once, with nothing requeued.
+func TestALeaseOnTwoNodesEndsOnce(t *testing.T) {
+	h := scripted(t, contractCfg(true), 2,
+		Planned{Node: 0, At: 100, Repair: 50}, Planned{Node: 1, At: 100, Fail: true, Repair: 50})
+	r := newRack(2)
+	r.seats[0] = []Seat{{Lease: 7, Start: 0, Preemptible: true}}
+	r.seats[1] = []Seat{{Lease: 7, Start: 0, Preemptible: true}, {Lease: 8, Start: 10}}
+	ends := h.Step(100, r)
+	want := []End{{7, 1, Failed}, {8, 1, Failed}}
+	if !slices.Equal(ends, want) {
+		t.Fatalf("ended %v, want %v", ends, want)
+	}
+	if got := h.Tally(); got.FailedLeases != 2 || got.PreemptibleRequeues != 0 || got.Drains != 1 || got.DrainSeconds != 0 {
+		t.Fatalf("tally %+v", got)
+	}
+}

@@ -13,8 +13,10 @@ import (
 // replays a log (docs/traces.md, "The replay driver"). Before each tick it
 // files the jobs due by then (the jobs from limit on are withheld), steps
 // the actor, ticks the policy, drains the tick's grants and releases into
-// its books, files the preempted jobs again, and skips the quiet ticks up
-// to the next submit, the policy's next change or the actor's next act.
+// its books, steps the hosts' failure process (docs/hosts.md), files the
+// preempted jobs and those the hosts ended again, and skips the quiet
+// ticks up to the next submit, the policy's next change or the actor's or
+// the hosts' next act.
 // It stops when every job is done (finished or denied), when the policy's
 // clock reaches end, or when its books say so at a grant.
 //
@@ -31,8 +33,9 @@ type driver struct {
 	skip  policy.EventSkipper // nil: every tick is stepped
 	cap   *capture
 	books books
-	actor Actor // nil: none
-	users Users // the actor as the workload's users (nil: none)
+	actor Actor      // nil: none
+	users Users      // the actor as the workload's users (nil: none)
+	hosts *hostsHook // nil: no failure process
 
 	next  int // the next job to file
 	limit int // the jobs from limit on are withheld
@@ -62,8 +65,10 @@ type books interface {
 	denied(j int)
 	// granted is job j's grant e; stop ends the run after this tick.
 	granted(d *driver, j int32, e *policy.Event) (stop bool, err error)
-	// preempted is the end of job j's lease e by preemption; the driver
-	// then adds what its checkpoints kept and files it again.
+	// preempted is the end of job j's lease e by preemption, or by a
+	// host (e.Reason a hosts.Why's: the lease was on a node that failed or
+	// drained); the driver then adds what its checkpoints kept and files
+	// it again.
 	preempted(d *driver, j int32, e *policy.Event) error
 	// released is job j's end, lease e.
 	released(d *driver, j int32, e *policy.Event) error
@@ -204,6 +209,11 @@ func (d *driver) run() error {
 				return err
 			}
 		}
+		if d.hosts != nil {
+			if err := d.hosts.step(t, len(d.cap.ev)); err != nil {
+				return err
+			}
+		}
 		d.cap.ev = d.cap.ev[:0]
 		for _, j := range d.requeue {
 			if err := d.file(int(j)); err != nil {
@@ -215,7 +225,7 @@ func (d *driver) run() error {
 			return nil
 		}
 		// Skip the ticks before the next event: the policy's next change,
-		// the next submit, the actor's next act; at most to end − 1, so
+		// the next submit, the actor's or the hosts' next act; at most to end − 1, so
 		// that the next tick is then end's, the last one, as when ticking
 		// every second.
 		if d.skip != nil {
@@ -225,6 +235,9 @@ func (d *driver) run() error {
 			}
 			if d.actor != nil {
 				target = min(target, d.actor.NextAct(now)-1)
+			}
+			if d.hosts != nil {
+				target = min(target, d.hosts.nextAct(now)-1)
 			}
 			if target > now {
 				d.skip.SkipTo(target)

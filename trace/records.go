@@ -52,9 +52,11 @@ type JobRecord struct {
 	Estimate int64 // what backfilling believes (§2.1)
 	Run      int64 // the real run time
 	// Starts is every start of the job, in order: a preempted job is
-	// requeued and starts again (§6.7). Aborted[k] is when the run begun at
-	// Starts[k] was ended by a preemption, for k < Preemptions; the last
-	// start of a served job is the one that ran to End.
+	// requeued and starts again (§6.7), as is one a host ended (its node
+	// failed or drained, docs/hosts.md). Aborted[k] is when the run begun
+	// at Starts[k] was ended by a preemption or a host, for k <
+	// Preemptions + HostEnded; the last start of a served job is the one
+	// that ran to End.
 	Starts  []int64
 	Aborted []int64
 	// Kept[k] is the seconds of the aborted run k its checkpoints kept
@@ -64,6 +66,8 @@ type JobRecord struct {
 	// End is the served job's end, −1 otherwise.
 	End         int64
 	Preemptions int
+	// HostEnded is the job's runs ended by hosts (not preemptions).
+	HostEnded int
 	// LostGPUSeconds is GPUs × the aborted runs' lengths less what their
 	// checkpoints kept, the work thrown away (§6.7).
 	LostGPUSeconds int64
@@ -104,7 +108,7 @@ func (r *JobRecord) LastStart() int64 {
 // Running reports whether the job was running when the replay stopped:
 // unfinished, started, and its last run not aborted.
 func (r *JobRecord) Running() bool {
-	return r.State == Unfinished && len(r.Starts) > r.Preemptions
+	return r.State == Unfinished && len(r.Starts) > len(r.Aborted)
 }
 
 // Wait is the job's wait, response − run (§6.7), so that the time lost to

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bursar-hpc/bursar/hosts"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 )
@@ -35,6 +36,13 @@ type ReplayOptions struct {
 	// tick (Actor). An Actor that is also Users declares each job's class
 	// and hears its starts. Not with FairStart.
 	Actor Actor
+	// Hosts, if set, is a failure process on the policy's nodes (docs/
+	// hosts.md): the policy must schedule on a platform of as many nodes.
+	// The driver steps it after each tick, ends the leases it ends and
+	// files their jobs again (restarting by the policy's restart rule), and
+	// never skips a tick at which it acts. Run.Hosts is its tally. Not
+	// with FairStart.
+	Hosts *hosts.Hosts
 	// Work, if not nil, is added the policy's work (policy.Work) over
 	// the replay, its fair starts' copies included, where the policy
 	// counts it (policy.WorkCounter): counting is turned on for the
@@ -72,8 +80,17 @@ type Run struct {
 	// checkpoint as the policy's restart rule says (§6.7).
 	Preemptions int
 	// LostGPUSeconds is Σ GPUs × the aborted runs' lengths since their
-	// last checkpoint (the whole run under restart zero, §6.7).
+	// last checkpoint (the whole run under restart zero, §6.7), the runs
+	// ended by hosts included.
 	LostGPUSeconds int64
+	// HostEnded counts the jobs' leases ended by hosts (ReplayOptions.
+	// Hosts: a node failed, or drained), each job requeued as a preempted
+	// one is, but not counted in Preemptions; HostLostGPUSeconds is their
+	// share of LostGPUSeconds, and Hosts the process's tally (zero
+	// without hosts).
+	HostEnded          int
+	HostLostGPUSeconds int64
+	Hosts              hosts.Tally
 	// HeldGPUSeconds is every GPU-second held, lost work included.
 	HeldGPUSeconds int64
 	// Ticks is the number of Ticks executed; the rest were skipped.
@@ -149,6 +166,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	if opt.Actor != nil && len(opt.FairStart) > 0 {
 		return nil, errors.New("trace replay: fair starts with an actor (a fork would run without it)")
 	}
+	if opt.Hosts != nil && len(opt.FairStart) > 0 {
+		return nil, errors.New("trace replay: fair starts with hosts (a fork would run without them)")
+	}
 	n := len(w.Jobs)
 	run := &Run{Start: make([]int64, n), Denied: make([]bool, n), Records: newRecords(w), Converged: true}
 	for i := range run.Start {
@@ -210,6 +230,11 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	}
 	d.actor = opt.Actor
 	d.users, _ = opt.Actor.(Users)
+	if opt.Hosts != nil {
+		if d.hosts, err = newHostsHook(opt.Hosts, d, &run.Hosts); err != nil {
+			return nil, fmt.Errorf("trace replay: %w", err)
+		}
+	}
 	if err := d.run(); err != nil {
 		return nil, fmt.Errorf("trace replay: %w", err)
 	}
@@ -294,17 +319,27 @@ func (b *replayBooks) granted(d *driver, j int32, e *policy.Event) (bool, error)
 func (b *replayBooks) preempted(d *driver, j int32, e *policy.Event) error {
 	run, r, jb := b.run, &b.run.Records[j], &b.w.Jobs[j]
 	held := int64(e.T) - b.grantedAt[j]
-	if e.Kept < 0 || int64(e.Kept) >= held {
-		return fmt.Errorf("job %d: a preempted lease of %d s kept %d s", jb.Number, held, e.Kept)
+	// A host ends a lease at once, even at its grant's tick or at a
+	// checkpoint (kept = held); a preemption's notice leaves a grace after
+	// the last checkpoint.
+	host := e.Reason != policy.ReasonPreempted
+	if e.Kept < 0 || int64(e.Kept) > held || !host && int64(e.Kept) == held {
+		return fmt.Errorf("job %d: a lease of %d s ended (%s) kept %d s", jb.Number, held, e.Reason, e.Kept)
 	}
 	lost := int64(jb.GPUs) * (held - int64(e.Kept))
-	run.Preemptions++
+	if host {
+		run.HostEnded++
+		run.HostLostGPUSeconds += lost
+		r.HostEnded++
+	} else {
+		run.Preemptions++
+		r.Preemptions++
+	}
 	run.LostGPUSeconds += lost
 	run.HeldGPUSeconds += int64(jb.GPUs) * held
 	run.Start[j] = -1
 	r.Aborted = append(r.Aborted, int64(e.T)+d.base)
 	r.Kept = append(r.Kept, int64(e.Kept))
-	r.Preemptions++
 	r.LostGPUSeconds += lost
 	return nil
 }
