@@ -422,6 +422,27 @@ func (s *Broker) checkpoint(e *policy.Event) {
 	}
 }
 
+// Restart is the restart rule of its preempted jobs (SetRestart).
+func (s *Broker) Restart() baseline.Restart { return s.restart }
+
+// Root is the id the replay knows the job of the broker's lease by (its
+// first filing; −1: not a job's). A failure process reads the broker's
+// leases off its placer's nodes (trace's hosts hook, docs/hosts.md) and
+// finds their jobs through it.
+func (s *Broker) Root(lease int) int { return int(s.filingOf(lease).root) }
+
+// ReleaseSeated releases the broker's lease, on whichever campaign holds
+// it (a job's metered campaign or its group's scavenger): a failure
+// process ending the leases on a node.
+func (s *Broker) ReleaseSeated(lease int) error {
+	for _, l := range s.Leases() {
+		if l.ID == lease {
+			return s.Broker.ReleaseLease(l.Campaign, lease)
+		}
+	}
+	return fmt.Errorf("sitemeter: no lease %d", lease)
+}
+
 // SetTickByTick makes every tick admit and step (policy.TickByTicker).
 func (s *Broker) SetTickByTick(on bool) {
 	s.tickByTick = on
