@@ -178,7 +178,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	c.wall = o.Wall
 	switch o.Op {
-	case opTick, opTicks, opState, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob:
+	case opTick, opTicks, opState, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob, opSlurmHold:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
@@ -246,6 +246,8 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 		return c.applyToken(cs, o)
 	case opSlurmJob:
 		return c.applySlurmJob(cid, cs, o)
+	case opSlurmHold:
+		return c.applySlurmHold(cid, o)
 	case opWithdraw:
 		return c.applyWithdraw(cid, cs, o)
 	case opRequest:

@@ -226,7 +226,10 @@ type Service struct {
 	// lease (by campaign and the campaign's lease id), for the
 	// records of its release in SlurmOnceDir (slurm.go).
 	slurmIssued map[slurmLeaseName][]int64
-	wal         *wal // nil without a data directory
+	// slurmHeldOver are the leases held past their own end while their
+	// Slurm jobs end (slurmhold.go): no new token is issued for them.
+	slurmHeldOver map[slurmLeaseName]bool
+	wal           *wal // nil without a data directory
 	failed      error
 	closed      bool
 

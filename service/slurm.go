@@ -98,6 +98,9 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 		if !ok {
 			return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
 		}
+		if t.s.slurmHeldOver[slurmLeaseName{cs.name, in.Lease}] {
+			return huma.Error409Conflict(fmt.Sprintf("lease %d of campaign %s is over; it is held only until its Slurm jobs have ended", in.Lease, cs.name))
+		}
 		end := l.Expires
 		if l.UnderNotice && l.PreemptAt < end {
 			end = l.PreemptAt

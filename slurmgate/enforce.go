@@ -62,6 +62,7 @@ type Enforcer struct {
 	// SIGTERM.
 	seen, sized map[string]bool
 	warned      map[string]bool // the jobs without a lease logged
+	holding     map[string]bool // the leases held past their end, by WcKey
 	termed      map[string]time.Time
 	// bound is the job each lease's token admitted first (by the lease's
 	// WcKey, which names the token): one token, one job. It is read back
@@ -89,6 +90,10 @@ type Enforcer struct {
 type Leases interface {
 	SlurmLeaseHeld(ctx context.Context, campaign string, lease int) (held, underNotice bool, err error)
 	BindSlurmJob(ctx context.Context, campaign string, lease int, job string) (bound string, err error)
+	// HoldSlurmLease keeps a lease held until at the least until (never
+	// shorter), and says whether it is held: a lease ends when nothing
+	// of it runs (hold.go).
+	HoldSlurmLease(ctx context.Context, campaign string, lease int, until time.Time) (held bool, err error)
 }
 
 // slurmEnforceEvery is how often the enforcer reads the queue;
@@ -153,6 +158,7 @@ func (e *Enforcer) Run(ctx context.Context) {
 func (e *Enforcer) start(ctx context.Context, now time.Time) {
 	e.ctx = ctx
 	e.seen, e.sized, e.warned, e.termed, e.bound = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]time.Time{}, e.readLedger(now)
+	e.holding = map[string]bool{}
 	e.due, e.cancelled, e.live = map[int64][]string{}, map[string]time.Time{}, map[string]bool{}
 }
 
@@ -311,6 +317,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	// The calls to make, batched: one scancel for each list.
 	var expired, notice, graceOver, reused, gone, oversized, hold []string
 	live := map[string]bool{}
+	ending := map[string]slurmtoken.Lease{} // the leases to hold, by WcKey
 	for _, j := range queue {
 		if Unleased(j, e.Key, e.Ungated, now) {
 			live[j.ID] = true
@@ -375,6 +382,9 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 				continue
 			}
 		}
+		if j.State != "PENDING" && time.Unix(l.Expires, 0).Sub(now) < slurmHoldAhead {
+			ending[slurmtoken.WCKey(l)] = l
+		}
 		if err != nil { // expired
 			// A completing job has had its kill (or ended): Slurm takes
 			// no more signals for it.
@@ -411,6 +421,7 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 			graceOver = append(graceOver, id)
 		}
 	}
+	e.holdEnding(ctx, now, ending)
 	e.kill(reused, "cancelled jobs on a lease token that admitted another job")
 	e.kill(oversized, "cancelled jobs larger than their lease")
 	e.kill(expired, "cancelled jobs past their lease")

@@ -68,6 +68,7 @@ func (f *fakeCluster) took() []string {
 // notice, and the journal's bindings.
 type fakeLeases struct {
 	held, notice map[int]bool
+	holds        []fakeHold
 	bound        map[int]string
 }
 

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,13 +31,24 @@ func heartbeat(file string, trapTerm bool) string {
 	return s + "while :; do echo \"$EPOCHREALTIME\" > " + file + "; sleep 0.2 & wait; done\n"
 }
 
-// beating says whether the heartbeat in file moved within d.
+// beating says whether the heartbeat in file moved within d (read every
+// 50 ms: a read between the shell's truncation and its write is empty).
 func beating(t *testing.T, file string, d time.Duration) bool {
 	t.Helper()
-	a, _ := os.ReadFile(file)
-	time.Sleep(d)
-	b, _ := os.ReadFile(file)
-	return len(b) > 0 && string(a) != string(b)
+	first := ""
+	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(file)
+		switch s := strings.TrimSpace(string(b)); {
+		case s == "":
+		case first == "":
+			first = s
+		case s != first:
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
 }
 
 // swapGate replaces the cluster's job_submit.lua with body (the plugin
@@ -128,4 +141,65 @@ func TestSlurmGatePreGateJobs(t *testing.T) {
 	out, code = g.sh(t, bin+" slurm audit --key-file "+g.key+" --ungated free")
 	assert.Equal(t, 0, code, out)
 	_, _ = g.sh(t, "scancel "+free)
+}
+
+// holdsLease says whether campaign sci holds lease id.
+func (g *slurmGate) holdsLease(t *testing.T, id int) bool {
+	t.Helper()
+	ls, err := g.admin.Leases(context.Background(), "sci")
+	require.NoError(t, err)
+	for _, l := range ls.Leases {
+		if l.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSlurmGateSelfCancel: a job whose tasks ignore SIGTERM, cancelled by
+// its own user 2 s before its lease ends, runs on, COMPLETING, for
+// Slurm's KillWait (30 s here), where neither the wrapper nor the
+// enforcer can signal it any more. Its lease stays held (the broker
+// counts its CPUs) for as long as the job's heartbeat beats, and is
+// released within a few seconds after. At the parent the lease ended at
+// its deadline while the job's tasks held the whole node for 28 s more.
+func TestSlurmGateSelfCancel(t *testing.T) {
+	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "3s")
+	beat := filepath.Join(g.dir, "beat")
+	script := filepath.Join(g.dir, "ignores.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/bash\ntrap '' TERM\n"+strings.TrimPrefix(heartbeat(beat, false), "#!/bin/bash\n")), 0o755))
+	id, tok := g.token(t, 16, 8)
+	ends := time.Unix(tokenExpiry(t, tok), 0)
+	out, code := g.sh(t, "sbatch --parsable -n 16 -o /dev/null --comment="+tok+" "+script)
+	require.Equal(t, 0, code, out)
+	job := strings.TrimSpace(out)
+	for end := time.Now().Add(time.Minute); !beating(t, beat, 300*time.Millisecond); {
+		require.False(t, time.Now().After(end), "job %s did not start", job)
+	}
+	time.Sleep(time.Until(ends.Add(-2 * time.Second)))
+	out, code = g.sh(t, "scancel "+job)
+	require.Equal(t, 0, code, out)
+	time.Sleep(time.Until(ends.Add(time.Second)))
+	for beating(t, beat, 500*time.Millisecond) {
+		require.True(t, g.holdsLease(t, id), "%v past the lease's end the job's tasks still run, but its lease is released\n%s",
+			time.Since(ends).Round(time.Millisecond), g.srv.stderr)
+		require.Less(t, time.Since(ends), time.Minute, "the job's tasks ran on for a minute")
+		time.Sleep(300 * time.Millisecond)
+	}
+	ran := time.Since(ends)
+	t.Logf("the self-cancelled job's tasks ran %v past the lease's end (KillWait), the lease held meanwhile", ran.Round(100*time.Millisecond))
+	assert.Greater(t, ran, 10*time.Second, "the job ran on after its cancellation (KillWait 30 s): the test saw the leak")
+	for end := time.Now().Add(10 * time.Second); g.holdsLease(t, id); time.Sleep(200 * time.Millisecond) {
+		require.False(t, time.Now().After(end), "the lease is still held 10 s after its job ended")
+	}
+}
+
+// tokenExpiry is a token's expiry, unix seconds.
+func tokenExpiry(t *testing.T, tok string) int64 {
+	t.Helper()
+	f := strings.Split(tok, ":")
+	require.Len(t, f, 6, tok)
+	n, err := strconv.ParseInt(f[4], 10, 64)
+	require.NoError(t, err)
+	return n
 }
