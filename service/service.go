@@ -222,14 +222,15 @@ type Service struct {
 	// broker expiry falls at tickWall + (expiry − now)/speed, whenever in
 	// the second it was granted (slurm.go).
 	tickWall int64
+	// slurmHeldOver are the leases held past their own end while their
+	// Slurm jobs end (slurmhold.go): no new token is issued for them.
+	slurmHeldOver map[slurmLeaseName]bool
+
 	// slurmIssued are the expiries of the Slurm tokens issued for each
 	// lease (by campaign and the campaign's lease id), for the
 	// records of its release in SlurmOnceDir (slurm.go).
 	slurmIssued map[slurmLeaseName][]int64
-	// slurmHeldOver are the leases held past their own end while their
-	// Slurm jobs end (slurmhold.go): no new token is issued for them.
-	slurmHeldOver map[slurmLeaseName]bool
-	wal           *wal // nil without a data directory
+	wal         *wal // nil without a data directory
 	failed      error
 	closed      bool
 
