@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -32,14 +33,17 @@ type Cluster interface {
 	Hold(ctx context.Context, ids ...string) error
 }
 
-// QueuedJob is one line of the queue: the job's id, its comment (a lease
-// token, for a job `bursar lease --slurm` submitted), its state, its
-// CPUs as squeue prints them, once it runs the TRES Slurm allocated it
+// QueuedJob is one line of the queue: the job's id as squeue's %i and
+// scancel name it (an array task's array_task: 9_1, which its steps
+// carry too, 9_1.0), the job's own number (Slurm's job id: 10 for 9_1,
+// as jobcomp records it), its comment (a lease token, for a job `bursar
+// lease --slurm` submitted), its state, its CPUs as squeue prints them,
+// once it runs the TRES Slurm allocated it
 // ("cpu=2,node=1,billing=2,gres/gpu=1"; empty while it is pending), its
 // partition and, while it is pending, why (JobHeldAdmin: held by an
 // administrator).
 type QueuedJob struct {
-	ID, Comment, State, CPUs, TRES, Partition, Reason string
+	ID, Number, Comment, State, CPUs, TRES, Partition, Reason string
 }
 
 // CmdTimeout bounds one squeue or scancel call.
@@ -57,27 +61,36 @@ const killTimeout = 2 * time.Second
 // failed.
 type Exec struct{}
 
-// Queue runs squeue -h -O
-// JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|,Partition:|,Reason:|;
-// a line without its seven fields (a comment with a | in it, never a
-// lease token) is left out.
+// queueFields are what Exec.Queue asks squeue for (-O). JobArrayID is
+// the id as %i prints it (9_1 for an array task; `-O JobID` prints the
+// task's own number, 10, which its steps do not carry).
+const queueFields = "JobArrayID:|,JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|,Partition:|,Reason:|"
+
+// Queue runs squeue -h -O queueFields; a line without its eight fields (a
+// comment with a | in it, never a lease token) is left out.
 func (Exec) Queue(ctx context.Context) ([]QueuedJob, error) {
-	out, err := exec.CommandContext(ctx, "squeue", "-h", "-O", "JobID:|,Comment:|,State:|,NumCPUs:|,tres-alloc:|,Partition:|,Reason:|").Output()
+	out, err := exec.CommandContext(ctx, "squeue", "-h", "-O", queueFields).Output()
 	if err != nil {
 		return nil, err
 	}
 	return ParseQueue(string(out)), nil
 }
 
+// arrayThrottle is the %N at the end of an array's pending tasks' id.
+var arrayThrottle = regexp.MustCompile(`%[0-9]+\]$`)
+
 // ParseQueue reads the lines Exec.Queue asks squeue for.
 func ParseQueue(out string) []QueuedJob {
 	var jobs []QueuedJob
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) != 8 || f[7] != "" {
+		if len(f) != 9 || f[8] != "" {
 			continue
 		}
-		jobs = append(jobs, QueuedJob{ID: f[0], Comment: f[1], State: f[2], CPUs: f[3], TRES: f[4], Partition: f[5], Reason: f[6]})
+		// An array's pending tasks are listed as 9_[2-7%2]: scancel
+		// reads no throttle in an id.
+		id := arrayThrottle.ReplaceAllString(f[0], "]")
+		jobs = append(jobs, QueuedJob{ID: id, Number: f[1], Comment: f[2], State: f[3], CPUs: f[4], TRES: f[5], Partition: f[6], Reason: f[7]})
 	}
 	return jobs
 }

@@ -63,6 +63,11 @@ type Enforcer struct {
 	seen, sized map[string]bool
 	warned      map[string]bool // the jobs without a lease logged
 	holding     map[string]bool // the leases held past their end, by WcKey
+	// lastSeen is when each job on a token was last listed, and
+	// released the jobs whose lease was seen released (the ledger's
+	// events).
+	lastSeen map[string]time.Time
+	released map[string]bool
 	termed      map[string]time.Time
 	// bound is the job each lease's token admitted first (by the lease's
 	// WcKey, which names the token): one token, one job. It is read back
@@ -158,7 +163,7 @@ func (e *Enforcer) Run(ctx context.Context) {
 func (e *Enforcer) start(ctx context.Context, now time.Time) {
 	e.ctx = ctx
 	e.seen, e.sized, e.warned, e.termed, e.bound = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]time.Time{}, e.readLedger(now)
-	e.holding = map[string]bool{}
+	e.holding, e.lastSeen, e.released = map[string]bool{}, map[string]time.Time{}, map[string]bool{}
 	e.due, e.cancelled, e.live = map[int64][]string{}, map[string]time.Time{}, map[string]bool{}
 }
 
@@ -363,7 +368,11 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 				continue
 			}
 			e.bound[key] = whole
-			e.record(LedgerEntry{Job: id, Lease: l.Lease, Campaign: l.Campaign, GPUs: l.GPUs, Expires: l.Expires, CPUs: j.CPUs, Seen: now.Unix()})
+			number := j.Number
+			if number == id {
+				number = ""
+			}
+			e.record(LedgerEntry{Job: id, Number: number, Lease: l.Lease, Campaign: l.Campaign, GPUs: l.GPUs, Expires: l.Expires, CPUs: j.CPUs, Seen: now.Unix()})
 			if err == nil {
 				e.mu.Lock()
 				e.live[id] = true // the timer may fire before this pass ends
@@ -371,11 +380,15 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 				e.schedule(id, l.Expires)
 			}
 		}
+		if e.seen[id] {
+			e.lastSeen[id] = now
+		}
 		if j.State == "RUNNING" && !e.sized[id] {
 			// What Slurm allocated, compared with the lease once, the
 			// first time the job is seen running: a job the gate's count
 			// of its size missed (docs/slurm.md, "Sizes") ends at once.
 			e.sized[id] = true
+			e.event(id, LedgerRunning, now)
 			if why := e.oversized(j, l); why != "" {
 				e.Log.Warn("slurm enforcer: a job larger than its lease: killed", "job", id, "lease", l.Lease, "campaign", l.Campaign, "why", why)
 				oversized = append(oversized, id)
@@ -394,6 +407,10 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 			continue
 		}
 		held, underNotice, err := e.Leases.SlurmLeaseHeld(ctx, l.Campaign, l.Lease)
+		if err == nil && !held && !e.released[id] && e.seen[id] {
+			e.released[id] = true
+			e.event(id, LedgerReleased, now)
+		}
 		switch {
 		case err != nil || (held && !underNotice):
 			continue
@@ -439,8 +456,13 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	}
 	for id := range e.seen {
 		if !live[id] {
+			if at, ok := e.lastSeen[id]; ok {
+				e.event(id, LedgerLastSeen, at)
+			}
 			delete(e.seen, id)
 			delete(e.sized, id)
+			delete(e.lastSeen, id)
+			delete(e.released, id)
 		}
 	}
 	for id := range e.warned {

@@ -9,9 +9,12 @@ import (
 	"github.com/bursar-hpc/bursar/internal/slurmtoken"
 )
 
-// LedgerEntry binds a Slurm job to its lease.
+// LedgerEntry binds a Slurm job to its lease: Job is the id squeue's %i
+// prints (9_1 for an array task), Number Slurm's job number when it
+// differs (jobcomp's JobId for that task).
 type LedgerEntry struct {
 	Job      string `json:"job"`
+	Number   string `json:"job_id,omitempty"`
 	Lease    int    `json:"lease"`
 	Campaign string `json:"campaign"`
 	GPUs     int    `json:"gpus"`
@@ -53,6 +56,20 @@ func (e *Enforcer) record(en LedgerEntry) {
 		return
 	}
 	b, _ := json.Marshal(en)
+	e.appendLedger(b)
+}
+
+// event appends job's event at t to the ledger.
+func (e *Enforcer) event(job, event string, t time.Time) {
+	if e.Ledger == "" {
+		return
+	}
+	b, _ := json.Marshal(LedgerEvent{Job: job, Event: event, T: t.UnixMilli()})
+	e.appendLedger(b)
+}
+
+// appendLedger appends one line to the ledger.
+func (e *Enforcer) appendLedger(b []byte) {
 	f, err := os.OpenFile(e.Ledger, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		e.Log.Warn("slurm enforcer: ledger", "err", err)

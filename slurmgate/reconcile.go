@@ -212,6 +212,9 @@ func Report(w io.Writer, jobs []Job, found []Finding, bound Bindings) {
 	}
 	fmt.Fprintf(w, "%d jobs checked: %d without a lease, %d past their lease, %d larger than their lease",
 		len(jobs), counts["no lease"], counts["past its lease"], counts["larger than its lease"])
+	if n := counts["after its lease's release"]; n > 0 {
+		fmt.Fprintf(w, ", %d after their lease's release", n)
+	}
 	if bound != nil {
 		n := 0
 		for _, j := range jobs {

@@ -99,12 +99,14 @@ func TestAuditListsJobsWithoutALease(t *testing.T) {
 }
 
 func TestParseQueue(t *testing.T) {
-	out := "12|bursar1:3:sci:2:1900000000:abc|RUNNING|2|cpu=2,node=1|local|None|\n" +
-		"13||PENDING|1||local|JobHeldAdmin|\n" +
-		"14|a|comment|PENDING|1||local|None|\n\n"
+	out := "9_1|12|bursar1:3:sci:2:1900000000:abc|RUNNING|2|cpu=2,node=1|local|None|\n" +
+		"13|13||PENDING|1||local|JobHeldAdmin|\n" +
+		"14|14|a|comment|PENDING|1||local|None|\n" +
+		"6_[1-5%1]|6|bursar1:3:sci:2:1900000000:abc|PENDING|1||local|JobArrayTaskLimit|\n\n"
 	q := ParseQueue(out)
-	require.Len(t, q, 2, "a comment with | in it is left out")
-	assert.Equal(t, QueuedJob{ID: "12", Comment: "bursar1:3:sci:2:1900000000:abc", State: "RUNNING", CPUs: "2", TRES: "cpu=2,node=1", Partition: "local", Reason: "None"}, q[0])
+	require.Len(t, q, 3, "a comment with | in it is left out")
+	assert.Equal(t, "6_[1-5]", q[2].ID, "scancel takes no throttle in an id")
+	assert.Equal(t, QueuedJob{ID: "9_1", Number: "12", Comment: "bursar1:3:sci:2:1900000000:abc", State: "RUNNING", CPUs: "2", TRES: "cpu=2,node=1", Partition: "local", Reason: "None"}, q[0])
 	assert.Equal(t, heldByAdmin, q[1].Reason)
 }
 

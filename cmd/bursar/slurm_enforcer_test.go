@@ -164,7 +164,8 @@ func (g *slurmGate) holdsLease(t *testing.T, id int) bool {
 // released within a few seconds after. At the parent the lease ended at
 // its deadline while the job's tasks held the whole node for 28 s more.
 func TestSlurmGateSelfCancel(t *testing.T) {
-	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "3s")
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "3s", "--slurm-ledger", ledger)
 	beat := filepath.Join(g.dir, "beat")
 	script := filepath.Join(g.dir, "ignores.sh")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/bash\ntrap '' TERM\n"+strings.TrimPrefix(heartbeat(beat, false), "#!/bin/bash\n")), 0o755))
@@ -192,6 +193,88 @@ func TestSlurmGateSelfCancel(t *testing.T) {
 	for end := time.Now().Add(10 * time.Second); g.holdsLease(t, id); time.Sleep(200 * time.Millisecond) {
 		require.False(t, time.Now().After(end), "the lease is still held 10 s after its job ended")
 	}
+	// Slurm's record ends the job at its cancellation; the enforcer's
+	// ledger saw it run on: reconcile reports the real end.
+	jobcomp := filepath.Join(g.dir, "slurm", "jobcomp.txt")
+	g.waitQueueEmpty(t, 10*time.Second)
+	out, code = g.sh(t, bin+" slurm reconcile --no-squeue --jobcomp "+jobcomp)
+	t.Logf("reconcile by the WcKey and jobcomp alone:\n%s", out)
+	out, code = g.sh(t, bin+" slurm reconcile --no-squeue --jobcomp "+jobcomp+" --ledger "+ledger)
+	assert.Equal(t, 3, code, out)
+	assert.Regexp(t, "job "+job+` \(local, CANCELLED, 16 CPUs\): past its lease: lease `+strconv.Itoa(id)+` ended \S+, the job 2\d\.\d+s later \(Slurm records its end at`, out)
+}
+
+// TestSlurmGateReconcileLedger: reconcile --ledger reads the enforcer's
+// ledger, not the WcKey a job carries: a job from before the gate whose
+// WcKey names a lease is listed as without one; a job that ignored its
+// SIGTERM ran on after its lease's release until the enforcer's kill; an
+// array's two tasks on a 2-GPU lease run together under the enforcer (a
+// task is not taken for a second job on the token), are killed at the
+// lease's end whatever they do with SIGTERM, and pass. At the parent
+// reconcile had no --ledger and the forged WcKey passed.
+func TestSlurmGateReconcileLedger(t *testing.T) {
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "2s", "--slurm-ledger", ledger, "--slurm-ungated", "free")
+	ctx := context.Background()
+
+	// Before the gate: a job with a WcKey that names a lease.
+	gate := g.swapGate(t, []byte("function slurm_job_submit(j, p, u) return slurm.SUCCESS end\n"+
+		"function slurm_job_modify(j, r, p, u) return slurm.SUCCESS end\nreturn slurm.SUCCESS\n"))
+	out, code := g.sh(t, "sbatch --parsable -n 1 -o /dev/null --wckey=bursar:99:sci:16:9999999999 --wrap 'sleep 1'")
+	require.Equal(t, 0, code, out)
+	forged := strings.TrimSpace(out)
+	g.swapGate(t, gate)
+
+	// An array of two 1-CPU tasks on a 2-GPU lease, each beating and
+	// ignoring SIGTERM.
+	_, tok := g.token(t, 2, 8)
+	arrayEnds := time.Unix(tokenExpiry(t, tok), 0)
+	script := filepath.Join(g.dir, "task.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/bash\ntrap '' TERM\n"+
+		strings.TrimPrefix(strings.Replace(heartbeat(filepath.Join(g.dir, "beat"), false), "/beat;", "/beat.$SLURM_ARRAY_TASK_ID;", 1), "#!/bin/bash\n")), 0o755))
+	out, code = g.sh(t, "sbatch --parsable -n 1 -o /dev/null --array=0-1 --comment="+tok+" "+script)
+	require.Equal(t, 0, code, out)
+	array := strings.TrimSpace(out)
+	for end := time.Now().Add(30 * time.Second); ; {
+		if beating(t, filepath.Join(g.dir, "beat.0"), 300*time.Millisecond) && beating(t, filepath.Join(g.dir, "beat.1"), 300*time.Millisecond) {
+			break
+		}
+		require.False(t, time.Now().After(end), "the array's tasks do not both run:\n%s\n%s", g.jobs(t), g.srv.stderr)
+	}
+	time.Sleep(2 * time.Second) // four reads of the queue
+	assert.True(t, beating(t, filepath.Join(g.dir, "beat.1"), time.Second), "the second task runs on:\n%s", g.srv.stderr)
+	// At the lease's end each task's step is killed (its id as its steps
+	// carry it, 9_1.batch), not cancelled into KillWait.
+	time.Sleep(time.Until(arrayEnds.Add(2 * time.Second)))
+	for _, b := range []string{"beat.0", "beat.1"} {
+		assert.False(t, beating(t, filepath.Join(g.dir, b), time.Second), "%s: the task runs on %v past its lease\n%s", b, time.Since(arrayEnds), g.srv.stderr)
+	}
+
+	// A job that ignores SIGTERM, its lease released while it runs.
+	ignores := filepath.Join(g.dir, "ignores.sh")
+	require.NoError(t, os.WriteFile(ignores, []byte("#!/bin/bash\ntrap '' TERM\n"+strings.TrimPrefix(heartbeat(filepath.Join(g.dir, "rel"), false), "#!/bin/bash\n")), 0o755))
+	id, tok := g.token(t, 2, 120)
+	out, code = g.sh(t, "sbatch --parsable -n 1 -o /dev/null --comment="+tok+" "+ignores)
+	require.Equal(t, 0, code, out)
+	released := strings.TrimSpace(out)
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(ledger)
+		if beating(t, filepath.Join(g.dir, "rel"), 300*time.Millisecond) && strings.Contains(string(b), `"job":"`+released+`","event":"running"`) {
+			break
+		}
+		require.False(t, time.Now().After(end), "job %s did not start, or the enforcer did not see it", released)
+	}
+	_, err := g.admin.ReleaseLease(ctx, "sci", id)
+	require.NoError(t, err)
+	g.waitQueueEmpty(t, 30*time.Second)
+
+	out, code = g.sh(t, bin+" slurm reconcile --no-squeue --ungated free --jobcomp "+filepath.Join(g.dir, "slurm", "jobcomp.txt")+" --ledger "+ledger)
+	t.Logf("reconcile --ledger:\n%s", out)
+	assert.Equal(t, 3, code, out)
+	assert.Contains(t, out, "job "+forged+" (local, COMPLETED, 1 CPUs): no lease: the enforcer's ledger binds it to no lease")
+	assert.Regexp(t, "job "+released+` \(local, \w+, 1 CPUs\): after its lease's release: lease `+strconv.Itoa(id)+" of sci released by", out)
+	assert.NotContains(t, out, "job "+array, "the array's tasks kept to their lease")
+	assert.Contains(t, out, "4 jobs checked: 1 without a lease, 0 past their lease, 0 larger than their lease, 1 after their lease's release")
 }
 
 // tokenExpiry is a token's expiry, unix seconds.

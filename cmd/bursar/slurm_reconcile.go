@@ -21,9 +21,15 @@ func slurmReconcileCommand() *cli.Command {
 			"running now (squeue), and compares each with the lease the gate wrote into its WcKey\n" +
 			"(bursar:LEASE:CAMPAIGN:GPUS:EXPIRES). Prints one line per finding and a summary; exits 3\n" +
 			"when there is any. Slurm counts times in whole seconds: --slack (default 1s) is the\n" +
-			"tolerance on a job's end. See docs/slurm.md.",
+			"tolerance on a job's end. With --ledger (serve --slurm-ledger's file) it trusts nothing a user\n" +
+			"can edit: a job is on the lease the enforcer's ledger binds it to (no line: no lease, whatever\n" +
+			"its WcKey), and its end is the later of Slurm's record and the ledger's last sight of it (a job\n" +
+			"cancelled by its user runs on for KillWait after the time jobcomp records); it also lists jobs\n" +
+			"that ran after their lease's release and the jobs of one lease (an array's tasks) on more CPUs\n" +
+			"at once than the lease. See docs/slurm.md.",
 		Flags: []cli.Flag{
 			&cli.PathFlag{Name: "jobcomp", Usage: "a jobcomp/filetxt file (JobCompLoc)"},
+			&cli.PathFlag{Name: "ledger", Usage: "the enforcer's ledger (serve --slurm-ledger): the leases are read from it, not from the jobs' WcKeys"},
 			&cli.BoolFlag{Name: "no-squeue", Usage: "do not read the running jobs"},
 			&cli.StringSliceFlag{Name: "ungated", Usage: "partitions the gate lets through (not checked)"},
 			&cli.DurationFlag{Name: "slack", Value: time.Second, Usage: "tolerance on a job's end"},
@@ -73,7 +79,21 @@ func slurmReconcileCommand() *cli.Command {
 					return cli.Exit("bursar slurm reconcile: --server: "+err.Error(), 1)
 				}
 			}
-			found := slurmgate.Reconcile(jobs, ungated, time.Now(), c.Duration("slack"), bound)
+			var found []slurmgate.Finding
+			if p := c.Path("ledger"); p != "" {
+				f, err := os.Open(p)
+				if err != nil {
+					return cli.Exit("bursar slurm reconcile: --ledger: "+err.Error(), 1)
+				}
+				led, err := slurmgate.ReadLedger(f, p)
+				f.Close()
+				if err != nil {
+					return cli.Exit("bursar slurm reconcile: "+err.Error(), 1)
+				}
+				found = slurmgate.ReconcileLedger(jobs, led, ungated, time.Now(), c.Duration("slack"))
+			} else {
+				found = slurmgate.Reconcile(jobs, ungated, time.Now(), c.Duration("slack"), bound)
+			}
 			slurmgate.Report(c.App.Writer, jobs, found, bound)
 			if len(found) > 0 {
 				return cli.Exit("", 3)
