@@ -68,7 +68,7 @@ type Enforcer struct {
 	// events).
 	lastSeen map[string]time.Time
 	released map[string]bool
-	termed      map[string]time.Time
+	termed   map[string]time.Time
 	// bound is the job each lease's token admitted first (by the lease's
 	// WcKey, which names the token): one token, one job. It is read back
 	// from the ledger at start.
