@@ -156,7 +156,7 @@ func TestEnforcerFirstSeenAfterRelease(t *testing.T) {
 	ls.notice[9] = true
 	e := newEnforcer(t, f, ls, "", now)
 	e.pass(context.Background(), now)
-	assert.Equal(t, []string{"--signal=KILL 5.0", "5", "--signal=TERM --full 6"}, f.took())
+	assert.Equal(t, []string{"--signal=KILL 5.0", "5", "--signal=TERM 6.0"}, f.took())
 }
 
 // TestEnforcerLeaseGone: a running job whose lease is no longer held gets
@@ -181,7 +181,7 @@ func TestEnforcerLeaseGone(t *testing.T) {
 	ls.held = map[int]bool{9: true} // 7 and 8 are gone; 9 is held, under notice
 	ls.notice[9] = true
 	e.pass(context.Background(), now)
-	assert.Equal(t, []string{"6", "--signal=TERM --full 5 7"}, f.took(),
+	assert.Equal(t, []string{"6", "--signal=TERM 5.0 7.0"}, f.took(),
 		"the pending job is cancelled, the running ones get their notice")
 
 	f.queue = f.queue[:1:1]
@@ -272,8 +272,8 @@ func TestEndLease(t *testing.T) {
 		steps: []string{"5.0", "6.0"}}
 	what, err := EndLease(f, tok, true)
 	require.NoError(t, err)
-	assert.Equal(t, "the jobs of WcKey bursar:7:sci:2:1800000000", what)
-	assert.Equal(t, []string{"--signal=TERM --full --state=RUNNING --wckey=bursar:7:sci:2:1800000000"}, f.took())
+	assert.Equal(t, "the jobs of WcKey bursar:7:sci:2:1800000000 (5)", what)
+	assert.Equal(t, []string{"--signal=TERM 5.0"}, f.took(), "the notice to the step's tasks")
 	what, err = EndLease(f, tok, false)
 	require.NoError(t, err)
 	assert.Equal(t, "the jobs of WcKey bursar:7:sci:2:1800000000 (5)", what)

@@ -46,18 +46,89 @@ func JobsOf(c Cluster, token string) ([]string, error) {
 	return ids, nil
 }
 
-// End ends jobs: with term, SIGTERM to every process of the job (the
-// batch shell too: --full), which is how a job's own trap gets the notice
-// (srun turns a SIGTERM it gets itself into an immediate kill); without,
-// Kill.
+// End ends jobs: with term, the notice (Notice: SIGTERM to the jobs'
+// tasks, for their own traps); without, Kill.
 func End(c Cluster, ids []string, term bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	if term {
-		return Scancel(c, append([]string{"--signal=TERM", "--full"}, ids...)...)
+		return Notice(c, ids)
 	}
 	return Kill(c, ids)
+}
+
+// Notice sends running jobs ids SIGTERM through Slurm so that their tasks'
+// own traps run (issue 35: notices that arrive), whatever ran them:
+//
+//   - each numbered step (an srun, alone or in a batch script) gets it
+//     addressed to the step (`scancel --signal=TERM JOB.STEP`), which
+//     slurmd delivers to the step's tasks. `--full` for the whole job
+//     reached no task of a plain srun job, and in a batch job it reached
+//     the srun process too, which on Slurm 22.05 answers a SIGTERM by
+//     killing its step at once: the task's trap never ran;
+//   - a batch job with numbered steps gets it in its batch shell only
+//     (`--batch`: not the shell's children, among which is that srun);
+//   - a batch job without numbered steps, and a job whose steps were not
+//     read, gets it in every process of the job (`--full`): the batch
+//     shell and the commands it runs.
+//
+// Steps first, so that a task's trap is under way before its batch shell
+// hears of the notice.
+func Notice(c Cluster, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	steps, batch, err := StepsOf(c, ids)
+	if err != nil {
+		return errors.Join(err, Scancel(c, append([]string{"--signal=TERM", "--full"}, ids...)...))
+	}
+	stepped := map[string]bool{}
+	for _, st := range steps {
+		job, _, _ := strings.Cut(st, ".")
+		stepped[job] = true
+	}
+	hasBatch := map[string]bool{}
+	for _, job := range batch {
+		hasBatch[job] = true
+	}
+	var shells, whole []string
+	for _, id := range ids {
+		switch {
+		case hasBatch[id] && stepped[id]:
+			shells = append(shells, id)
+		case !stepped[id]:
+			whole = append(whole, id)
+		}
+	}
+	var errs []error
+	if len(steps) > 0 {
+		errs = append(errs, Scancel(c, append([]string{"--signal=TERM"}, steps...)...))
+	}
+	if len(shells) > 0 {
+		errs = append(errs, Scancel(c, append([]string{"--signal=TERM", "--batch"}, shells...)...))
+	}
+	if len(whole) > 0 {
+		errs = append(errs, Scancel(c, append([]string{"--signal=TERM", "--full"}, whole...)...))
+	}
+	return errors.Join(errs...)
+}
+
+// runningJobsOf lists the ids of token's running jobs.
+func runningJobsOf(c Cluster, token string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), CmdTimeout)
+	defer cancel()
+	jobs, err := c.Queue(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("squeue: %w", err)
+	}
+	var ids []string
+	for _, j := range jobs {
+		if j.Comment == token && j.State == "RUNNING" {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids, nil
 }
 
 // Scancel runs scancel with args on c (bounded by CmdTimeout).
@@ -204,8 +275,14 @@ func EndLease(c Cluster, token string, term bool) (string, error) {
 	what := "the jobs of WcKey " + key
 	if term {
 		// Running jobs only: scancel answers a SIGTERM to a pending job
-		// (one still waiting for CPUs) by retrying 5 s later.
-		return what, Scancel(c, "--signal=TERM", "--full", "--state=RUNNING", "--wckey="+key)
+		// (one still waiting for CPUs) by retrying 5 s later. The notice
+		// goes to each step (Notice says why), which needs the jobs' ids
+		// and steps.
+		ids, err := runningJobsOf(c, token)
+		if err != nil {
+			return what, err
+		}
+		return what + " (" + strings.Join(ids, ",") + ")", Notice(c, ids)
 	}
 	// The kill goes to each step (Kill says why), which needs the jobs'
 	// ids; a job still pending is cancelled by WcKey, which also ends one

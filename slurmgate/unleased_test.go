@@ -64,7 +64,7 @@ func TestEnforcerUnleasedCancel(t *testing.T) {
 	e := newEnforcer(t, f, leases(7), "", now)
 	e.Unleased, e.Ungated = UnleasedCancel, map[string]bool{"free": true}
 	e.pass(context.Background(), now)
-	assert.Equal(t, []string{"1 3 4", "--signal=TERM --full 2"}, f.took())
+	assert.Equal(t, []string{"1 3 4", "--signal=TERM 2.0"}, f.took())
 	f.queue = f.queue[1:2]
 	e.pass(context.Background(), now.Add(e.Grace/2))
 	assert.Empty(t, f.took(), "within the grace")
@@ -121,4 +121,14 @@ func TestAuditWithoutKey(t *testing.T) {
 		ids = append(ids, j.ID)
 	}
 	assert.Equal(t, []string{"1", "2", "3"}, ids)
+}
+
+// TestNotice: the notice reaches each kind of job's tasks: a plain srun
+// job's step (5.0), a batch job with an srun step (6.0, and its shell
+// alone: --batch, not the srun beside it), a batch job without steps
+// (7: every process, --full), and a job whose steps are not listed yet.
+func TestNotice(t *testing.T) {
+	f := &fakeCluster{steps: []string{"5.0", "5.extern", "6.0", "6.batch", "7.batch", "9.0"}}
+	require.NoError(t, Notice(f, []string{"5", "6", "7", "8"}))
+	assert.Equal(t, []string{"--signal=TERM 5.0 6.0", "--signal=TERM --batch 6", "--signal=TERM --full 7 8"}, f.took())
 }

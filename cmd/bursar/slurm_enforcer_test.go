@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -285,4 +286,96 @@ func tokenExpiry(t *testing.T, tok string) int64 {
 	n, err := strconv.ParseInt(f[4], 10, 64)
 	require.NoError(t, err)
 	return n
+}
+
+// untilOf is the token's expiry that bursar lease --slurm printed (a time
+// of day, UTC) in stderr, on the day of at.
+func untilOf(t *testing.T, stderr string, at time.Time) time.Time {
+	t.Helper()
+	m := leaseUntil.FindStringSubmatch(stderr)
+	require.NotNil(t, m, "the wrapper printed no expiry:\n%s", stderr)
+	tod, err := time.Parse(time.TimeOnly, m[1])
+	require.NoError(t, err)
+	day := at.UTC().Truncate(24 * time.Hour)
+	end := day.Add(time.Duration(tod.Hour())*time.Hour + time.Duration(tod.Minute())*time.Minute + time.Duration(tod.Second())*time.Second)
+	if end.Before(at.Add(-time.Hour)) {
+		end = end.Add(24 * time.Hour)
+	}
+	return end
+}
+
+// trapTime is the time a job's trap wrote into file (EPOCHREALTIME).
+func trapTime(t *testing.T, file string) (time.Time, bool) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return time.Time{}, false
+	}
+	sec, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	require.NoError(t, err, "%s: %q", file, b)
+	return time.Unix(0, int64(sec*1e9)), true
+}
+
+// TestSlurmGateNotices: the notice reaches a task's own TERM trap under
+// `srun`, under `sbatch`, and in an `srun` step of an `sbatch` job, at
+// the notice (the token's expiry less --expiry-notice, within a second
+// and a half), each job writing the time its trap ran; and the
+// enforcer's notice to a job whose lease is released reaches a plain
+// srun job's task. At the parent (scancel --signal=TERM --full) the
+// srun job's trap and the batch job's step's trap never ran: srun's
+// tasks were not signalled, and the step was killed with its srun.
+func TestSlurmGateNotices(t *testing.T) {
+	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "5s")
+	dir := g.dir
+	loop := "while :; do sleep 0.2 & wait; done\n"
+	trap := "trap 'echo \"$EPOCHREALTIME\" > " + dir + "/$1.trap; exit 3' TERM\n"
+	task := filepath.Join(dir, "task.sh")
+	require.NoError(t, os.WriteFile(task, []byte("#!/bin/bash\n"+trap+loop), 0o755))
+	batch := filepath.Join(dir, "batch.sh")
+	require.NoError(t, os.WriteFile(batch, []byte("#!/bin/bash\n"+trap+loop), 0o755))
+	stepped := filepath.Join(dir, "stepped.sh")
+	require.NoError(t, os.WriteFile(stepped, []byte("#!/bin/bash\nsrun -n 1 "+task+" $1 &\nwait\n"), 0o755))
+
+	at := time.Now()
+	runs := map[string]*leaseProc{
+		"srun":        g.lease(t, g.srv, "--gpus", "2", "--duration", "12", "--expiry-notice", "6", "--", "srun", "-n", "1", task, "srun"),
+		"sbatch":      g.lease(t, g.srv, "--gpus", "2", "--duration", "12", "--expiry-notice", "6", "--", "sbatch", "-n", "1", "-o", "/dev/null", batch, "sbatch"),
+		"sbatch+srun": g.lease(t, g.srv, "--gpus", "2", "--duration", "12", "--expiry-notice", "6", "--", "sbatch", "-n", "1", "-o", "/dev/null", stepped, "sbatch+srun"),
+	}
+	for _, kind := range []string{"srun", "sbatch", "sbatch+srun"} {
+		lp := runs[kind]
+		lp.wait(t, time.Minute)
+		ran, ok := trapTime(t, filepath.Join(dir, kind+".trap"))
+		if !assert.True(t, ok, "%s: the task's TERM trap did not run\n%s", kind, lp.stderr) {
+			continue
+		}
+		notice := untilOf(t, lp.stderr.String(), at).Add(-6 * time.Second)
+		off := ran.Sub(notice)
+		t.Logf("%s: the trap ran %v after the notice was due", kind, off.Round(time.Millisecond))
+		assert.InDelta(t, 0, off.Seconds(), 1.5, "%s: the trap ran %v from the notice\n%s", kind, off, lp.stderr)
+	}
+
+	// The enforcer's notice: a plain srun job on a token given by hand,
+	// its lease released.
+	id, tok := g.token(t, 2, 120)
+	cmd := exec.Command(sysBin("srun"), "--comment="+tok, "-n", "1", task, "released")
+	cmd.Env, cmd.Dir = g.env(), dir
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	g.waitJobRunning(t, time.Minute)
+	time.Sleep(2 * time.Second) // the enforcer has seen it while its lease was held
+	released := time.Now()
+	_, err := g.admin.ReleaseLease(context.Background(), "sci", id)
+	require.NoError(t, err)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the released lease's srun job still runs\n%s", g.srv.stderr)
+	}
+	ran, ok := trapTime(t, filepath.Join(dir, "released.trap"))
+	if assert.True(t, ok, "the enforcer's notice did not reach the srun job's task\n%s", g.srv.stderr) {
+		assert.Less(t, ran.Sub(released), 3*time.Second, "the trap ran at the notice, not at the kill after the grace")
+	}
 }
