@@ -379,3 +379,39 @@ func TestSlurmGateNotices(t *testing.T) {
 		assert.Less(t, ran.Sub(released), 3*time.Second, "the trap ran at the notice, not at the kill after the grace")
 	}
 }
+
+// TestSlurmGateEnforcerBehindTheGate: the enforcer's own checks, with a
+// plugin that admits everything standing in for a gate that missed a
+// job (a size it did not count, a release it had not recorded): a job
+// whose allocated TRES exceed its lease (16 CPUs on a 1-GPU lease) is
+// killed the first time the enforcer sees it running, and a job on a
+// released lease's token is killed at once, with no SIGTERM and no grace;
+// both are checked by their heartbeat, with the enforcer running.
+func TestSlurmGateEnforcerBehindTheGate(t *testing.T) {
+	g := startSlurmGate(t, "--slurm-enforce", "--slurm-grace", "10s")
+	g.swapGate(t, []byte("function slurm_job_submit(j, p, u) return slurm.SUCCESS end\n"+
+		"function slurm_job_modify(j, r, p, u) return slurm.SUCCESS end\nreturn slurm.SUCCESS\n"))
+	ctx := context.Background()
+	for _, c := range []struct{ name, opts string }{{"oversized", "--mincpus=16 -n 1"}, {"released", "-n 1"}} {
+		beat := filepath.Join(g.dir, c.name)
+		script := filepath.Join(g.dir, c.name+".sh")
+		require.NoError(t, os.WriteFile(script, []byte(heartbeat(beat, true)), 0o755))
+		id, tok := g.token(t, 1, 120)
+		if c.name == "released" {
+			_, err := g.admin.ReleaseLease(ctx, "sci", id)
+			require.NoError(t, err)
+		}
+		out, code := g.sh(t, "sbatch --parsable -o /dev/null "+c.opts+" --comment="+tok+" "+script)
+		require.Equal(t, 0, code, out)
+		job := strings.TrimSpace(out)
+		started := time.Now()
+		g.waitQueueEmpty(t, 30*time.Second)
+		_, termed := trapTime(t, beat+".term")
+		assert.False(t, termed, "%s: killed, not given a notice", c.name)
+		assert.False(t, beating(t, beat, time.Second), "%s: job %s's tasks still run", c.name, job)
+		assert.Less(t, time.Since(started), 10*time.Second, "%s: killed at once, not after the grace\n%s", c.name, g.srv.stderr)
+	}
+	log := g.srv.stderr.String()
+	assert.Contains(t, log, "a job larger than its lease: killed")
+	assert.Contains(t, log, "jobs first seen, whose lease is gone")
+}
