@@ -10,7 +10,9 @@
 // service answers, and releases the lease once nothing of the command
 // runs: on Linux the wrapper is the command's child subreaper and signals
 // its whole tree as found in /proc, setsid'd descendants included
-// (tree_linux.go, docs/workflows.md "The whole tree"). With Slurm the command is a
+// (tree_linux.go, docs/workflows.md "The whole tree"), and where a
+// delegated cgroup v2 is writable the command runs in a cgroup of its own
+// ended with cgroup.kill (cgroup_linux.go). With Slurm the command is a
 // Slurm client whose jobs carry the lease's token and are signalled
 // through package slurmgate.
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -47,6 +48,8 @@ type groupProc struct {
 	ev     chan procEvent
 	keep   []int
 	reaped atomic.Bool // the main process was reaped: its group id may be reused once empty
+	// cg is the command's cgroup (nil: none, the tree is all it is).
+	cg *leaseCgroup
 }
 
 // startGroup starts the command in its own process group, so that a
@@ -62,25 +65,86 @@ func startGroup(args, env []string, tty int, keep []int) (process, error) {
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(os.Stderr, "bursar lease: cannot become the command's subreaper (%v): only its process group is ended\n", err)
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if tty >= 0 {
-		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty
+	command := func(cg *leaseCgroup) *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if tty >= 0 {
+			cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty
+		}
+		if cg != nil {
+			intoCgroup(cmd.SysProcAttr, cg)
+		}
+		return cmd
 	}
-	if err := cmd.Start(); err != nil {
+	// The command's own cgroup where a delegated cgroup v2 allows one
+	// (cgroup_linux.go); else the tree, as before.
+	cg, _ := commandCgroup()
+	cmd := command(cg)
+	err := cmd.Start()
+	if err != nil && cg != nil {
+		// The clone into the cgroup was refused (no write access to an
+		// ancestor's cgroup.procs, a parent with controllers on):
+		// without it, then.
+		_ = cg.remove()
+		cg, cmd = nil, command(nil)
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, err
 	}
-	p := &groupProc{cmd: cmd, ev: make(chan procEvent, 4), keep: keep}
+	if cg != nil {
+		cg.closeDir() // the clone is done with it
+	}
+	p := &groupProc{cmd: cmd, ev: make(chan procEvent, 4), keep: keep, cg: cg}
 	go waitProc(cmd.Process.Pid, p.ev, &p.reaped)
 	return p, nil
 }
 
+// commandCgroup is a new cgroup for the command, nil where there is none.
+func commandCgroup() (*leaseCgroup, error) {
+	parent, err := cgroupParent()
+	if err != nil {
+		return nil, err
+	}
+	return newLeaseCgroup(parent, newMark())
+}
+
 func (p *groupProc) group() int               { return p.cmd.Process.Pid }
 func (p *groupProc) events() <-chan procEvent { return p.ev }
-func (p *groupProc) release()                 { _ = p.cmd.Process.Release() }
-func (p *groupProc) left() []int              { return treeOf(p.cmd.Process.Pid, p.cmd.Process.Pid, p.keep, 0) }
+
+// release lets the process go and removes the command's cgroup (empty
+// by now: the lease is released only once nothing of it runs).
+func (p *groupProc) release() {
+	_ = p.cmd.Process.Release()
+	if p.cg != nil {
+		if err := p.cg.remove(); err != nil {
+			fmt.Fprintf(os.Stderr, "bursar lease: %v\n", err)
+		}
+	}
+}
+
+// left is the command's tree and, with a cgroup, every process in it.
+func (p *groupProc) left() []int {
+	left := treeOf(p.cmd.Process.Pid, p.cmd.Process.Pid, p.keep, 0)
+	if p.cg != nil {
+		for _, q := range p.cg.procs() {
+			if !slices.Contains(left, q) {
+				left = append(left, q)
+			}
+		}
+	}
+	return left
+}
+
+// cgroupDir is the command's cgroup ("" without one), for the watchdog.
+func (p *groupProc) cgroupDir() string {
+	if p.cg == nil {
+		return ""
+	}
+	return p.cg.dir
+}
 
 func (p *groupProc) signal(sig syscall.Signal) {
 	pid, skip := p.cmd.Process.Pid, 0
@@ -90,6 +154,20 @@ func (p *groupProc) signal(sig syscall.Signal) {
 	}
 	for _, q := range treeOf(pid, pid, p.keep, skip) {
 		_ = syscall.Kill(q, sig)
+	}
+	if p.cg == nil {
+		return
+	}
+	if sig == syscall.SIGKILL {
+		// Every process in the cgroup at once, wherever it went in the
+		// tree; what forks meanwhile is in the cgroup too.
+		_ = p.cg.kill()
+		return
+	}
+	for _, q := range p.cg.procs() {
+		if q != skip {
+			_ = syscall.Kill(q, sig)
+		}
 	}
 }
 
@@ -182,11 +260,19 @@ func (r *leaseRun) run(g *grant, args []string) (int, error) {
 			termAt = g.deadline.Add(-brokerToWall(notice, g.speed))
 		}
 	}
-	r.dog.tell(Note{Pgid: pgid, KillAt: unixNano(killAt)})
+	cgroup := ""
+	if c, ok := p.(interface{ cgroupDir() string }); ok {
+		cgroup = c.cgroupDir()
+	}
+	r.dog.tell(Note{Pgid: pgid, KillAt: unixNano(killAt), Cgroup: cgroup})
 	if !killAt.IsZero() {
 		// Said once the watchdog holds the group and the deadline: from
 		// here on the command ends by then whatever becomes of this wrapper.
-		r.say("command started as process group %d; it is killed at %s (the lease's end) even if this wrapper dies", pgid, killAt.Format(time.TimeOnly))
+		in := ""
+		if cgroup != "" {
+			in = " in cgroup " + cgroup
+		}
+		r.say("command started as process group %d%s; it is killed at %s (the lease's end) even if this wrapper dies", pgid, in, killAt.Format(time.TimeOnly))
 	}
 	// moveKill brings the SIGKILL forward (never later) and tells the
 	// watchdog.

@@ -58,7 +58,10 @@ type Note struct {
 	SlurmToken string `json:"slurm_token,omitempty"`
 	// Mark is the value of MarkEnv in the command's environment, by which
 	// the watchdog finds the command's processes that left its group.
-	Mark    string `json:"mark,omitempty"`
+	Mark string `json:"mark,omitempty"`
+	// Cgroup is the command's cgroup (cgroup_linux.go), ended with
+	// cgroup.kill: every process in it, however it left the group.
+	Cgroup  string `json:"cgroup,omitempty"`
 	Goodbye bool   `json:"goodbye,omitempty"`
 }
 
@@ -186,6 +189,9 @@ func (s *watchdogState) apply(n Note) {
 	if n.SlurmToken != "" {
 		s.SlurmToken = n.SlurmToken
 	}
+	if n.Cgroup != "" {
+		s.Cgroup = n.Cgroup
+	}
 	if n.KillAt != 0 {
 		s.KillAt = n.KillAt
 		if s.backstop != nil {
@@ -228,6 +234,7 @@ func RunWatchdog(in io.Reader, out io.Writer, c slurmgate.Cluster) error {
 				s.say("the lease's deadline passed %v ago and the command still runs: SIGKILL to its process group %d", watchdogSlack, s.Pgid)
 				_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
 				s.signalMarked(syscall.SIGKILL)
+				s.killCgroup(false)
 			}
 			if s.SlurmToken != "" {
 				what, err := slurmgate.EndLease(s.cluster, s.SlurmToken, false)
@@ -237,6 +244,21 @@ func RunWatchdog(in io.Reader, out io.Writer, c slurmgate.Cluster) error {
 			s.cleanUp()
 			return nil
 		}
+	}
+}
+
+// killCgroup ends every process in the command's cgroup (and, with
+// remove, removes it once empty).
+func (s *watchdogState) killCgroup(remove bool) {
+	if s.Cgroup == "" {
+		return
+	}
+	if !remove {
+		_ = cgroupKillDir(s.Cgroup)
+		return
+	}
+	if err := killCgroupDir(s.Cgroup); err != nil {
+		s.say("%v", err)
 	}
 }
 
@@ -273,7 +295,9 @@ func (s *watchdogState) cleanUp() {
 		_ = syscall.Kill(-s.Pgid, syscall.SIGCONT)
 		s.signalMarked(syscall.SIGTERM)
 		s.signalMarked(syscall.SIGCONT)
-		running := func() bool { return syscall.Kill(-s.Pgid, 0) == nil || len(markedProcs(s.Mark)) > 0 }
+		running := func() bool {
+			return syscall.Kill(-s.Pgid, 0) == nil || len(markedProcs(s.Mark)) > 0 || s.Cgroup != "" && cgroupPopulated(s.Cgroup)
+		}
 		end := time.Now().Add(s.KillAfter)
 		for time.Now().Before(end) && running() {
 			time.Sleep(20 * time.Millisecond)
@@ -283,7 +307,9 @@ func (s *watchdogState) cleanUp() {
 		for end := time.Now().Add(reapGiveUp); running() && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			_ = syscall.Kill(-s.Pgid, syscall.SIGKILL)
 			s.signalMarked(syscall.SIGKILL)
+			s.killCgroup(false)
 		}
+		s.killCgroup(true)
 	}
 	if s.Lease == 0 && s.Request == 0 || s.Server == "" {
 		return
