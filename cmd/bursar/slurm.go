@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -33,12 +34,14 @@ key the service signs with, and prints one line for the job_submit plugin (scrip
 
 --key-file: the key the service signs with (serve --slurm-key-file). --once-dir: record each lease
 that admitted a job in this folder (writable by SlurmUser only) and refuse its token a second time:
-one token, one job. The job's own flags, which the plugin reads from the job description: --cpus
-(its size in CPUs), --account, the GPU requests as Slurm writes them (--tres-per-job, -node, -task,
--socket: 'gres:gpu:2'), -N as --min-nodes/--max-nodes, -n as --tasks, and --unit (what a lease's
-size counts: cpu, where CPUs stand in for GPUs, or gpu). With any of them the job must fit the lease
-(no more CPUs or GPUs, its account the campaign's), checked before the token is spent, so that a job
-refused for its size or account leaves the token for a corrected one. The small
+one token, one job; --verify: leave a verifier that unspends the token a few seconds later if no
+job carries it (slurmctld refused the submission after the plugin). The job's own flags, which the
+plugin reads from the job description: --cpus (its size in CPUs), --account, --user (whose job it
+is), the GPU requests as Slurm writes them (--tres-per-job, -node, -task, -socket: 'gres:gpu:2'),
+-N as --min-nodes/--max-nodes, -n as --tasks, --array, and --unit (what a lease's size counts: cpu,
+where CPUs stand in for GPUs, or gpu). With any of them the job must fit the lease (no more CPUs or
+GPUs, the token's account and user), checked before the token is spent, so that a job refused for
+its size, account or user leaves the token for a corrected one. The small
 bursar-slurm-check binary (cmd/bursar-slurm-check) does the same with the same arguments and
 starts several times faster, which counts inside slurmctld. See docs/slurm.md.`
 
@@ -49,7 +52,7 @@ func slurmCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:        "check",
 			Usage:       "check a Slurm lease token (and the job it would admit) and print what it grants",
-			ArgsUsage:   "--key-file KEY [--once-dir DIR] [--cpus N] [--account A] [--unit cpu|gpu] [--tres-per-job S] [--tres-per-node S] [--tres-per-task S] [--tres-per-socket S] [--min-nodes N] [--max-nodes N] [--tasks N] TOKEN",
+			ArgsUsage:   strings.TrimPrefix(slurmtoken.CheckUsage, "[slurm check] "),
 			Description: slurmCheckDescription,
 			// The arguments are read by the same code as the small
 			// bursar-slurm-check binary's (slurmtoken.RunCheck), so that

@@ -55,7 +55,9 @@ func startVerifier(dir, tok, nonce string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, verifyArg, "--once-dir", dir, "--nonce", nonce, tok)
+	// "slurm check" first: the bursar binary routes the rest to RunCheck
+	// as bursar-slurm-check does (which drops the two words).
+	cmd := exec.Command(self, "slurm", "check", verifyArg, "--once-dir", dir, "--nonce", nonce, tok)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err
