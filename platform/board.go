@@ -65,6 +65,21 @@ func (b *Board) Take(g int) bool {
 	return true
 }
 
+// Release returns lease's GPUs to the board, on its nodes that are up, as
+// if it ended now (a preemption's victims, to see whether their GPUs seat
+// the request they are chosen for). Leases not seated are ignored.
+func (b *Board) Release(lease int) {
+	s, ok := b.p.seats[lease]
+	if !ok {
+		return
+	}
+	for k, i := range s.Nodes {
+		if b.p.state[i] == Up {
+			b.free[i] += s.GPUs[k]
+		}
+	}
+}
+
 // Reserve computes the reservation of a head of g GPUs that does not fit
 // now: walking the estimated ends in ascending order — of the running
 // leases (ids seated in the placer, each with its estimated end) and of

@@ -126,6 +126,23 @@ func (p *Placer) Fits(g int) bool {
 	return place(p.open, p.spec.GPUsPerNode, g, 0, len(p.open), false, nil)
 }
 
+// Largest is the largest grant that can be seated now: the whole free
+// nodes, plus the most free GPUs of a node in part use (docs/platform.md
+// §2: a grant that fits leaves every smaller one fitting, so every g up to
+// Largest fits and none above it).
+func (p *Placer) Largest() int {
+	size := p.spec.GPUsPerNode
+	whole, part := 0, 0
+	for _, f := range p.open {
+		if f == size {
+			whole++
+		} else {
+			part = max(part, f)
+		}
+	}
+	return whole*size + part
+}
+
 // FitsIn says whether g GPUs can be seated now within partition part.
 func (p *Placer) FitsIn(part Partition, g int) bool {
 	return place(p.open, p.spec.GPUsPerNode, g, part.First, part.First+part.Count, false, nil)

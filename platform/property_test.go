@@ -23,6 +23,9 @@ func TestPlacerProperties(t *testing.T) {
 				g := rapid.IntRange(1, spec.GPUs()+2).Draw(t, "g")
 				before := slices.Clone(p.leases)
 				fits := p.Fits(g)
+				if fits != (g <= p.Largest()) {
+					t.Fatalf("Fits(%d) = %v with Largest %d", g, fits, p.Largest())
+				}
 				s, err := p.Seat(next, g)
 				if fits != (err == nil) {
 					t.Fatalf("Fits(%d) = %v but Seat: %v", g, fits, err)

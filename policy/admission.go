@@ -315,7 +315,7 @@ func (b *Broker) admitOne(r *Request) (keep bool) {
 		return true
 	}
 	want := min(r.GPUs, headroom)
-	x := b.grantable(cp, want)
+	x := b.seatable(b.grantable(cp, want))
 	switch {
 	case x >= want:
 		b.grant(cp, r, want)
@@ -424,6 +424,7 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		ID: r.ID, Campaign: r.Campaign, GPUs: n, Class: r.Class,
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
+	b.seat(r.ID, n)
 	b.chargesFresh = false // its charge is not worked out yet
 	b.addHeld(r.Campaign, r.Class, n)
 	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/bursar-hpc/bursar/platform"
 )
 
 // Broker constants of the model (model.md §1).
@@ -216,6 +218,9 @@ func (r *congestionRing) push(demand, free int) {
 type Broker struct {
 	cfg Config
 	now int
+	// placer seats the grants on a platform's nodes (nil: the pool is a
+	// number; platform.go).
+	placer *platform.Placer
 
 	camps  []campaign
 	leases []Lease
@@ -567,6 +572,9 @@ func (b *Broker) addHeld(c CampaignID, cls Class, gpus int) {
 // caller removes it from the list.
 func (b *Broker) releaseLease(l *Lease, reason string) {
 	cp := &b.camps[l.Campaign]
+	if b.placer != nil {
+		b.placer.Vacate(l.ID)
+	}
 	b.addHeld(l.Campaign, l.Class, -l.GPUs)
 	if l.UnderNotice {
 		b.inFlight -= l.GPUs

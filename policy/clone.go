@@ -43,6 +43,7 @@ func (b *Broker) Clone() (Allocator, error) {
 		}
 	}
 	c.leases = cloneRoom(b.leases)
+	c.placer = b.placer.Clone()
 	c.runs = cloneRoom(b.runs)
 	clear(c.runs[len(c.runs):cap(c.runs)]) // (no run is kept past the length)
 	n := b.pendingLen()

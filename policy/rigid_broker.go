@@ -85,7 +85,7 @@ func (b *Broker) admitRigid(r *Request) (keep bool) {
 		}
 		return true
 	}
-	x := b.grantable(cp, r.GPUs)
+	x := b.seatable(b.grantable(cp, r.GPUs))
 	if x >= r.GPUs {
 		// The lease lasts the job's real run; the request's Duration (the
 		// estimate) has done its work in the rate cap.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bursar-hpc/bursar/hosts"
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 )
@@ -48,6 +49,11 @@ type ReplayOptions struct {
 	// counts it (policy.WorkCounter): counting is turned on for the
 	// replay. The outcome is the same with or without.
 	Work *policy.Work
+	// Platform, if not zero, is the machine's nodes (docs/platform.md): a
+	// job's processors become GPUs seated on them, and the policy
+	// (policy.Placed) schedules on them. Its GPUs must be the workload's
+	// pool. Zero: the pool is a number.
+	Platform platform.Spec
 
 	// aheadReach, for the tests, is how far a fair-start copy taken at
 	// tick now may run ahead (fairForks.runAhead), given how far its books
@@ -168,6 +174,9 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	}
 	if opt.Hosts != nil && len(opt.FairStart) > 0 {
 		return nil, errors.New("trace replay: fair starts with hosts (a fork would run without them)")
+	}
+	if err := PlaceOn(alloc, opt.Platform); err != nil {
+		return nil, fmt.Errorf("trace replay: %w", err)
 	}
 	n := len(w.Jobs)
 	run := &Run{Start: make([]int64, n), Denied: make([]bool, n), Records: newRecords(w), Converged: true}
@@ -391,4 +400,20 @@ func (r *Run) Served(w *Workload) (*Workload, []int64) {
 		}
 	}
 	return &s, start
+}
+
+// PlaceOn puts a fresh policy on spec's nodes (docs/platform.md); a zero
+// spec leaves the pool a number and the policy untouched.
+func PlaceOn(alloc policy.Allocator, spec platform.Spec) error {
+	if spec.IsZero() {
+		return nil
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	p, ok := alloc.(policy.Placed)
+	if !ok {
+		return fmt.Errorf("policy %T cannot schedule on nodes", alloc)
+	}
+	return p.SetPlacer(platform.New(spec))
 }

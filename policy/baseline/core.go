@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -289,6 +290,11 @@ type Core struct {
 	// grantsOnly: credits and the utilization sum are no longer kept
 	// (GrantsOnly), in a copy read only for its grants.
 	grantsOnly bool
+
+	// placer seats the grants on a platform's nodes (nil: the pool is a
+	// number; platform.go), board is its scratch for a pass.
+	placer *platform.Placer
+	board  platform.Board
 
 	// scratch for Preempt, kept so that a pass allocates nothing.
 	cands  []int
@@ -575,6 +581,9 @@ func (k *Core) ReleaseLease(c policy.CampaignID, lease int) error {
 // when a preemption reserved them, hands them to the waiting request.
 func (k *Core) end(l *Lease, reason string) {
 	k.changed()
+	if k.placer != nil {
+		k.placer.Vacate(l.ID)
+	}
 	cp := &k.camps[l.Campaign]
 	cp.Held[l.Asked] -= l.GPUs
 	cp.HeldAll -= l.GPUs
@@ -1068,6 +1077,9 @@ func (k *Core) TryStart(i, room int) bool {
 		return false
 	}
 	x := min(want, room+k.pending[i].Reserved)
+	if k.placer != nil {
+		x = min(x, k.placer.Largest()) // what the nodes seat (platform.go)
+	}
 	if x >= want || (!k.pending[i].Rigid && x >= min(want, policy.PartialGrantMin)) {
 		k.Grant(i, x)
 		return true
@@ -1097,6 +1109,7 @@ func (k *Core) Grant(i, n int) {
 		l.Rigid, l.Expires, l.EstEnd = true, k.now+r.Run, k.now+r.Duration
 	}
 	k.leases = append(k.leases, l)
+	k.seat(r.ID, n)
 	k.changed()
 	cp.Held[r.Asked] += n
 	cp.HeldAll += n

@@ -16,6 +16,8 @@ type EASY struct {
 	jobs    []easyJob
 	ids     []int
 	wants   []int
+	// leaseIDs are the running leases' ids, on a platform (easyRunning).
+	leaseIDs []int
 
 	// The head and the rule's eligibility, behind one closure made once.
 	head     *Request
@@ -143,12 +145,30 @@ func (k *Core) easyRunning(e *EASY, head *Request) {
 	if head.Reserved > 0 {
 		e.running = append(e.running, easyRunning{GPUs: head.Reserved, EstEnd: int64(k.now)})
 	}
+	if k.placer != nil {
+		// The leases' ids, for the reservation on nodes (PassOn); the
+		// head's reserved GPUs are free on their nodes already (-1).
+		e.leaseIDs = e.leaseIDs[:0]
+		for j := range k.leases {
+			e.leaseIDs = append(e.leaseIDs, k.leases[j].ID)
+		}
+		if head.Reserved > 0 {
+			e.leaseIDs = append(e.leaseIDs, -1)
+		}
+	}
 }
 
 // easyPass runs the pass over e.jobs and starts what it picks, telling
 // granted (if not nil) each id it starts.
 func (k *Core) easyPass(e *EASY, granted func(id int)) {
-	for _, j := range e.pass.Pass(int64(k.now), max(0, k.FreeGeneral()), e.running, e.jobs) {
+	var start []int
+	if k.placer == nil {
+		start = e.pass.Pass(int64(k.now), max(0, k.FreeGeneral()), e.running, e.jobs)
+	} else {
+		k.board.Reset(k.placer)
+		start = e.pass.PassOn(int64(k.now), max(0, k.FreeGeneral()), &k.board, e.running, e.leaseIDs, e.jobs)
+	}
+	for _, j := range start {
 		i := k.Index(e.ids[j])
 		if want := e.wants[j]; want <= k.FreeGeneral() {
 			if e.Key != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bursar-hpc/bursar/internal/deepcopy"
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy"
 )
 
@@ -52,6 +53,7 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	c.queueNames = slices.Clone(k.queueNames)
 	c.posOf = slices.Clone(k.posOf)
 	c.cands, c.victim, c.keyed, c.debits = nil, nil, VictimSorter{}, debits{}
+	c.placer, c.board = k.placer.Clone(), platform.Board{}
 	if rc, ok := k.rule.(RuleCloner); ok {
 		c.rule = rc.CloneRule(k, c)
 	} else {
@@ -80,14 +82,15 @@ type RuleCloner interface {
 // before its next pass) or the cached eligibility.
 func (e *EASY) Clone() EASY {
 	return EASY{
-		pass:    e.pass.Clone(),
-		running: slices.Clone(e.running),
-		jobs:    slices.Clone(e.jobs),
-		ids:     slices.Clone(e.ids),
-		wants:   slices.Clone(e.wants),
-		cursors: slices.Clone(e.cursors),
-		keys:    slices.Clone(e.keys),
-		order:   e.order.Clone(),
+		pass:     e.pass.Clone(),
+		running:  slices.Clone(e.running),
+		jobs:     slices.Clone(e.jobs),
+		ids:      slices.Clone(e.ids),
+		wants:    slices.Clone(e.wants),
+		leaseIDs: slices.Clone(e.leaseIDs),
+		cursors:  slices.Clone(e.cursors),
+		keys:     slices.Clone(e.keys),
+		order:    e.order.Clone(),
 	}
 }
 

@@ -160,16 +160,16 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, key VictimKey, 
 		}
 		victims = append(victims, j)
 		got += l.GPUs
-		if got >= need {
+		if got >= need && k.seatsAfter(r, victims, -1) {
 			break
 		}
 	}
 	k.victim = victims
-	if got < need {
+	if got < need || !k.seatsAfter(r, victims, -1) {
 		return false
 	}
 	for v := len(victims) - 2; v >= 0; v-- {
-		if g := k.leases[victims[v]].GPUs; got-g >= need {
+		if g := k.leases[victims[v]].GPUs; got-g >= need && k.seatsAfter(r, victims, v) {
 			got -= g
 			victims = append(victims[:v], victims[v+1:]...)
 		}

@@ -3,6 +3,8 @@ package easy
 import (
 	"math"
 	"slices"
+
+	"github.com/bursar-hpc/bursar/platform"
 )
 
 // Running is one lease in progress as the EASY pass sees it.
@@ -30,6 +32,8 @@ const NoReservation = math.MaxInt64
 type Scheduler struct {
 	started []int     // the result of the last pass
 	ends    []Running // running leases plus heads started in this pass, sorted by EstEnd
+	// PassOn's: the running leases' estimated ends, and the heads'.
+	leaseEnds, headEnds []int64
 }
 
 // Pass performs steps (3) and (4) of docs/studies.md §2.1 at time now: start the
@@ -142,8 +146,67 @@ func siftDown(h []Running, i int) {
 	}
 }
 
+// PassOn is Pass on a platform's nodes (docs/platform.md §4): a job starts
+// only if free holds it and the placement rule seats it on the board
+// (reset by the caller to the placer's nodes), and the reservation counts
+// GPUs per node: the shadow time is the first end at which the head can
+// be seated, and a job that would still run then must fit, node by node,
+// in the GPUs the head's seat leaves free (Board.TakeBeside). leases are
+// the running leases' ids in the placer, in the order of running. The
+// board holds the planned seats, in start order: seating the returned
+// jobs in that order gives them.
+func (s *Scheduler) PassOn(now int64, free int, b *platform.Board, running []Running, leases []int, queue []Job) []int {
+	out := s.started[:0]
+	h := 0
+	for h < len(queue) && queue[h].GPUs <= free && b.Take(queue[h].GPUs) {
+		free -= queue[h].GPUs
+		out = append(out, h)
+		h++
+	}
+	if h >= len(queue)-1 || free <= 0 {
+		s.started = out
+		return out
+	}
+	var shadow int64
+	reserved := false
+	for j := h + 1; j < len(queue) && free > 0; j++ {
+		job := queue[j]
+		if job.GPUs > free || !b.Fits(job.GPUs) {
+			continue
+		}
+		if !reserved {
+			shadow = s.reserveOn(now, b, running, leases, queue, out, h)
+			reserved = true
+		}
+		if now+job.Estimate <= shadow {
+			b.Take(job.GPUs)
+		} else if !b.TakeBeside(job.GPUs) {
+			continue
+		}
+		free -= job.GPUs
+		out = append(out, j)
+	}
+	s.started = out
+	return out
+}
+
+// reserveOn is the head's reservation on the board: the running leases'
+// and the started heads' estimated ends handed to Board.Reserve.
+func (s *Scheduler) reserveOn(now int64, b *platform.Board, running []Running, leases []int, queue []Job, started []int, head int) int64 {
+	s.leaseEnds = s.leaseEnds[:0]
+	for _, r := range running {
+		s.leaseEnds = append(s.leaseEnds, r.EstEnd)
+	}
+	s.headEnds = s.headEnds[:0]
+	for _, i := range started {
+		s.headEnds = append(s.headEnds, now+queue[i].Estimate)
+	}
+	return b.Reserve(queue[head].GPUs, leases, s.leaseEnds, s.headEnds)
+}
+
 // Clone is a copy of the scheduler that shares no buffer with it (a
 // policy's copy, baseline.Core.Clone).
 func (s *Scheduler) Clone() Scheduler {
-	return Scheduler{started: slices.Clone(s.started), ends: slices.Clone(s.ends)}
+	return Scheduler{started: slices.Clone(s.started), ends: slices.Clone(s.ends),
+		leaseEnds: slices.Clone(s.leaseEnds), headEnds: slices.Clone(s.headEnds)}
 }

@@ -183,7 +183,7 @@ func (b *backfill) pass(k *baseline.Core, kn Knobs, ids []int) {
 		d := max(1, k.Pend(i).Duration)
 		s := b.m.earliest(want, d)
 		switch {
-		case s == now && want <= k.FreeGeneral():
+		case s == now && want <= k.FreeGeneral() && k.Seats(want):
 			k.Grant(i, want)
 			b.m.take(now, now+d, want)
 		case s > now && s <= now+window:

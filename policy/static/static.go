@@ -441,7 +441,7 @@ func (r *Rule) admitPartition(k *baseline.Core, p int) {
 		}
 		// An elastic request is cut to what the partition has free, by the
 		// broker's partial-grant rule (docs/studies.md §6.1).
-		if x := min(want, r.idle[p]-r.waiting[p]); x >= min(want, policy.PartialGrantMin) {
+		if x := min(want, r.idle[p]-r.waiting[p], k.Seatable()); x >= min(want, policy.PartialGrantMin) {
 			cls := req.Class
 			r.start(k, p, i, x)
 			if x < want && cls != policy.Opportunistic {
@@ -465,7 +465,7 @@ func (r *Rule) admitPartition(k *baseline.Core, p int) {
 // planned before it have the first claim on the idle GPUs, so that a later
 // job never takes what an earlier one waits for.
 func (r *Rule) schedule(k *baseline.Core, p, i, gpus int) {
-	if gpus <= r.idle[p]-r.waiting[p] {
+	if gpus <= r.idle[p]-r.waiting[p] && k.Seats(gpus) {
 		r.start(k, p, i, gpus)
 		return
 	}
@@ -647,11 +647,11 @@ func (r *Rule) scavenge(k *baseline.Core) {
 		}
 		n := req.GPUs
 		if req.Rigid {
-			if n > avail {
+			if n > avail || !k.Seats(n) {
 				continue
 			}
 		} else {
-			n = min(n, avail)
+			n = min(n, avail, k.Seatable())
 			if n < min(req.GPUs, policy.PartialGrantMin) || n < 1 {
 				continue
 			}
