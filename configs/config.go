@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bursar-hpc/bursar/engine"
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/xrash/smetrics"
@@ -111,15 +112,22 @@ type Config struct {
 	// Bootstrap is the resampling of the pooled percentiles' intervals
 	// (DefaultBootstrap when the file has no bootstrap key).
 	Bootstrap Bootstrap
+	// Platform is the machine's nodes every run schedules on (nil: the
+	// pool is a number; docs/platform.md); its GPUs are the pool.
+	Platform *platform.Spec
 }
 
 // Base is the scenario every run of the config starts from: the scenario
 // file's, or the paper's defaults.
 func (c *Config) Base() engine.Scenario {
+	s := engine.DefaultScenario()
 	if c.Scenario != nil {
-		return *c.Scenario
+		s = *c.Scenario
 	}
-	return engine.DefaultScenario()
+	if c.Platform != nil {
+		s.Platform, s.Pool = c.Platform, c.Platform.GPUs()
+	}
+	return s
 }
 
 // MaxRuns bounds a plan, so that a typo in a grid fails fast instead of
@@ -378,7 +386,7 @@ func (p *parser) name(n *yaml.Node, key string) (string, error) {
 	return s, nil
 }
 
-var topKeys = []string{"experiment", "description", "scenario", "policy", "seeds", "fixed", "grid", "series", "bootstrap"}
+var topKeys = []string{"experiment", "description", "scenario", "policy", "platform", "seeds", "fixed", "grid", "series", "bootstrap"}
 var seriesKeys = []string{"name", "description", "policy", "fixed", "grid"}
 
 // axisKeys are the keys of a list written {full: [...], quick: [...]}.
@@ -435,6 +443,8 @@ func (p *parser) config(root *yaml.Node) (*Config, error) {
 			c.Bootstrap, err = p.bootstrap(v, key)
 		case "policy":
 			c.Policy, err = p.policy(v, key)
+		case platform.Key:
+			c.Platform, err = p.platform(v, key)
 		}
 		return err
 	})
@@ -698,4 +708,38 @@ func (p *parser) seriesList(n *yaml.Node, path string) ([]Series, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// platform reads a `platform:` mapping (docs/platform.md), its mistakes
+// located like every config mistake.
+func (p *parser) platform(n *yaml.Node, key string) (*platform.Spec, error) {
+	spec, err := platform.FromNode(p.file, n, key)
+	if err != nil {
+		return nil, FromPlatform(err)
+	}
+	return &spec, nil
+}
+
+// FromPlatform turns a platform reader's error into a config Error (file,
+// line, key); any other error is returned as it is.
+func FromPlatform(err error) error {
+	var pe *platform.Error
+	if errors.As(err, &pe) {
+		return &Error{File: pe.File, Line: pe.Line, Key: pe.Field, Msg: pe.Msg}
+	}
+	return err
+}
+
+// ReadPlatform reads a platform file (--platform FILE; docs/platform.md),
+// its mistakes located like a config's.
+func ReadPlatform(path string) (*platform.Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := platform.Read(path, data)
+	if err != nil {
+		return nil, FromPlatform(err)
+	}
+	return &spec, nil
 }

@@ -331,3 +331,25 @@ func TestTooManyGivenSeedsAreNotTheGridsFault(t *testing.T) {
 	assert.NotErrorAs(t, err, &many)
 	assert.ErrorContains(t, err, "big.yaml: grid: the grid expands to more than 100000 runs")
 }
+
+// A config's platform key sets the machine's nodes, their GPUs the pool
+// of every run; its mistakes name the file, the line and the key.
+func TestConfigPlatform(t *testing.T) {
+	base := "experiment: e\nseeds: [7]\nseries:\n  - name: s\n    policy: fifo\n"
+	c, err := Parse("c.yaml", []byte(base+"platform: {nodes: 64, gpus_per_node: 8}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Base(); s.Platform == nil || s.Platform.String() != "64x8" || s.Pool != 512 {
+		t.Fatalf("base scenario: platform %v, pool %d; want 64x8 and 512", s.Platform, s.Pool)
+	}
+	_, err = Parse("c.yaml", []byte(base+"platform:\n  nodes: 64\n  gpus_per_node: -8\n"))
+	if err == nil || err.Error() != "c.yaml:8: platform.gpus_per_node: -8 is not in [1, 1024]" {
+		t.Fatalf("got %v", err)
+	}
+	// 16 × 8 GPUs cannot hold the paper's guarantees: the config is refused.
+	_, err = Parse("c.yaml", []byte(base+"platform: {nodes: 16, gpus_per_node: 8}\n"))
+	if err == nil || !strings.Contains(err.Error(), "exceed the pool of 128") {
+		t.Fatalf("the paper's scenario on 128 GPUs: %v", err)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-hpc/bursar/platform"
 )
 
 // BuiltinTraces are the names a config's trace may give for the logs
@@ -58,7 +60,7 @@ var BuiltinTraces = []string{"sdsc-sp2", "sdsc-sp2-excerpt"}
 
 // Study experiments and the keys each takes beside the common ones.
 var studyKeys = map[string][]string{
-	"trace":         append([]string{"policies", "slurm_conf", "sshare", "kueue"}, traceMappingKeys...),
+	"trace":         append([]string{"policies", "slurm_conf", "sshare", "kueue", "platform"}, traceMappingKeys...),
 	"budget-knobs":  append([]string{"windows_days", "min_runtimes_s"}, traceMappingKeys...),
 	"agents-arrive": append([]string{"policies", "max_k", "stay", "seeds", "nseeds", "agent_scale", "agent_share", "agent_phi"}, traceMappingKeys...),
 }
@@ -92,6 +94,9 @@ type StudyConfig struct {
 	Window           *Window
 	Pool             *int
 	Policies         []string
+	// Platform is the machine's nodes (trace; nil: the pool is a number;
+	// docs/platform.md).
+	Platform *platform.Spec
 	// budget-knobs
 	WindowsDays, MinRuntimes []int
 	// Mapping is the trace mapping and measurement knobs (trace,
@@ -216,6 +221,8 @@ func (r Reader) ParseStudy(file string, data []byte) (*StudyConfig, error) {
 			c.Window, err = p.window(v, key)
 		case "pool":
 			c.Pool, err = p.intIn(v, key, 1, math.MaxInt32)
+		case platform.Key:
+			c.Platform, err = p.platform(v, key)
 		case "policies":
 			c.Policies, err = p.names(v, key, p.registry().Known())
 		case "windows_days":

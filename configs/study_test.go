@@ -59,7 +59,7 @@ func TestStudyConfigErrors(t *testing.T) {
 		"trace: x\n":                             "s.yaml:1: experiment: missing",
 		"experiment: trace\nexperiment: trace\n": "s.yaml:2: experiment: key given twice (first at line 1)",
 		"experiment: tarce\n":                    `s.yaml:1: experiment: "tarce" is not a trace study; did you mean "trace"?`,
-		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, slurm_conf, sshare, kueue, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows, lookback)",
+		"experiment: trace\nmodes: [site]\n":     "s.yaml:2: modes: unknown key (want experiment, description, trace, window, pool, policies, slurm_conf, sshare, kueue, platform, by, classes, tiers, shares, bucket, meter, restart, warmup, cooldown, windows, lookback)",
 		"experiment: trace\npolices: [fifo]\n":   `s.yaml:2: polices: unknown key; did you mean "policies"?`,
 		"experiment: trace\npolicies: [fifo, fcfs]\n":            `s.yaml:2: policies[1]: unknown "fcfs"`,
 		"experiment: trace\npolicies: [fifo, fifo]\n":            `s.yaml:2: policies[1]: "fifo" is listed twice`,

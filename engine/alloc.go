@@ -120,6 +120,15 @@ func (x alloc) Tick() {
 // (policy/policies; the baselines read the pool, grace and flow
 // capacities of the config, Bursar all of it).
 func newAllocator(s *Scenario) (policy.Allocator, error) {
+	a, err := newPolicy(s)
+	if err != nil || s.Platform == nil {
+		return a, err
+	}
+	return a, policy.PlaceOn(a, *s.Platform)
+}
+
+// newPolicy is newAllocator's policy before it is put on nodes.
+func newPolicy(s *Scenario) (policy.Allocator, error) {
 	cfg := policy.Config{
 		Pool: s.Pool, Grace: s.Grace, GrantTimeOnly: s.Leaky,
 		IOCapacity: s.IOCapacity, InferenceCapacity: s.InferenceCapacity,

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/registry"
 )
@@ -64,6 +65,10 @@ type Scenario struct {
 	// say so; the paper's knobs allow it (sci_burst 384 on a 256-GPU pool
 	// runs in the prototype), and Explicit sets it when they need it.
 	AllowBurstAbovePool bool `json:"-"`
+	// Platform, if set, is the machine's nodes (docs/platform.md): every
+	// policy schedules on them; its GPUs must be the pool. nil: the pool
+	// is a number. A config's `platform:` key and --platform set it.
+	Platform *platform.Spec `json:"-"`
 }
 
 // Policies lists the admission policies a scenario may name by default
@@ -373,6 +378,14 @@ func (s *Scenario) validateFields() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	if names := s.policies().Known(); s.Policy != "" && !slices.Contains(names, s.Policy) {
 		return bad("policy: unknown admission policy %q (want one of %v)", s.Policy, names)
+	}
+	if p := s.Platform; p != nil {
+		if err := p.Validate(); err != nil {
+			return bad("platform: %v", err)
+		}
+		if p.GPUs() != s.Pool {
+			return bad("platform: %s has %d GPUs, the pool %d (a platform's GPUs are the pool)", p, p.GPUs(), s.Pool)
+		}
 	}
 	if s.Cast != nil {
 		return s.validateExplicit()

@@ -76,3 +76,19 @@ func (b *Broker) seat(id, n int) {
 		panic(fmt.Sprintf("broker: grant of request %d: %v", id, err))
 	}
 }
+
+// PlaceOn puts a fresh policy on spec's nodes (docs/platform.md); a zero
+// spec leaves the pool a number and the policy untouched.
+func PlaceOn(a Allocator, spec platform.Spec) error {
+	if spec.IsZero() {
+		return nil
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	p, ok := a.(Placed)
+	if !ok {
+		return fmt.Errorf("policy %T cannot schedule on nodes", a)
+	}
+	return p.SetPlacer(platform.New(spec))
+}

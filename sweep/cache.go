@@ -79,6 +79,9 @@ func RunKey(s *engine.Scenario) string {
 		h.Write([]byte("\npolicy " + s.Policy + "\n"))
 		h.Write(marshalWire(s.PolicyKnobs))
 	}
+	if s.Platform != nil {
+		h.Write([]byte("\nplatform " + s.Platform.String() + "\n"))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

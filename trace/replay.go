@@ -52,7 +52,8 @@ type ReplayOptions struct {
 	// Platform, if not zero, is the machine's nodes (docs/platform.md): a
 	// job's processors become GPUs seated on them, and the policy
 	// (policy.Placed) schedules on them. Its GPUs must be the workload's
-	// pool. Zero: the pool is a number.
+	// pool. Zero: the workload's (Workload.Platform), if any; else the
+	// pool is a number.
 	Platform platform.Spec
 
 	// aheadReach, for the tests, is how far a fair-start copy taken at
@@ -175,7 +176,11 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	if opt.Hosts != nil && len(opt.FairStart) > 0 {
 		return nil, errors.New("trace replay: fair starts with hosts (a fork would run without them)")
 	}
-	if err := PlaceOn(alloc, opt.Platform); err != nil {
+	spec := opt.Platform
+	if spec.IsZero() && w.Platform != nil {
+		spec = *w.Platform
+	}
+	if err := policy.PlaceOn(alloc, spec); err != nil {
 		return nil, fmt.Errorf("trace replay: %w", err)
 	}
 	n := len(w.Jobs)
@@ -400,20 +405,4 @@ func (r *Run) Served(w *Workload) (*Workload, []int64) {
 		}
 	}
 	return &s, start
-}
-
-// PlaceOn puts a fresh policy on spec's nodes (docs/platform.md); a zero
-// spec leaves the pool a number and the policy untouched.
-func PlaceOn(alloc policy.Allocator, spec platform.Spec) error {
-	if spec.IsZero() {
-		return nil
-	}
-	if err := spec.Validate(); err != nil {
-		return fmt.Errorf("platform: %w", err)
-	}
-	p, ok := alloc.(policy.Placed)
-	if !ok {
-		return fmt.Errorf("policy %T cannot schedule on nodes", alloc)
-	}
-	return p.SetPlacer(platform.New(spec))
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/swf"
@@ -87,6 +88,11 @@ type Options struct {
 	// low, standby). Without it a queue's tier is its name's, or the
 	// max-run-time rule's (QueueTiers).
 	Tiers map[string]string `json:",omitempty"`
+	// Platform, if set, is the machine's nodes (docs/platform.md): its
+	// GPUs are the pool (Pool must be 0 or the same), a job's processors
+	// become GPUs seated on them, and every replay of the workload
+	// schedules on them (Workload.Platform).
+	Platform *platform.Spec `json:",omitempty"`
 }
 
 // The `meter` knob's values (Options.Meter).
@@ -246,6 +252,9 @@ type Workload struct {
 	// QueueTiers is every queue the log's replayable jobs name, by
 	// number, with the priority tier its jobs take (AssignTiers).
 	QueueTiers []QueueTier
+	// Platform is Options.Platform: the nodes every replay of the
+	// workload schedules on (nil: the pool is a number).
+	Platform *platform.Spec
 }
 
 // maxTime bounds submit times and estimates (about 35,000 years), so that
@@ -284,6 +293,15 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	pool := opt.Pool
 	if pool < 0 {
 		return nil, fmt.Errorf("%s: pool %d: must be positive", r.Name(), pool)
+	}
+	if p := opt.Platform; p != nil {
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: platform: %w", r.Name(), err)
+		}
+		if pool != 0 && pool != p.GPUs() {
+			return nil, fmt.Errorf("%s: pool %d, platform %s of %d GPUs: a platform's GPUs are the pool", r.Name(), pool, p, p.GPUs())
+		}
+		pool = p.GPUs()
 	}
 	if pool == 0 {
 		pool = h.MaxProcs
@@ -348,7 +366,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		classOf[q] = c
 		return c
 	}
-	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh, Meter: meter}
+	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh, Meter: meter, Platform: opt.Platform}
 	// MaxRecords is a capacity hint only, bounded so that a lying header
 	// cannot make us allocate much.
 	jobs := make([]Job, 0, min(max(h.MaxRecords, 0), 1<<20))

@@ -15,6 +15,7 @@ import (
 	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/internal/cliusage"
 	"github.com/bursar-hpc/bursar/internal/manifest"
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/bursar-hpc/bursar/sweep"
 	"github.com/bursar-hpc/bursar/swf"
@@ -133,6 +134,9 @@ func ReadCommonSite(experiment string, f sweep.Flags, reg *registry.Registry, de
 		// The site's default partition, where neither --pool nor the
 		// config gives one.
 		c.Options.Pool = c.Site.Pool
+	}
+	if c.Options.Platform, err = readPlatform(f, cfg); err != nil {
+		return nil, err
 	}
 	c.Warmup, c.Cooldown = int64(DefaultWarmup), int64(DefaultCooldown)
 	if c.Mapping.Warmup != nil {
@@ -456,9 +460,9 @@ func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, content
 }
 
 // CustomInputs are the flags that make a trace study's run custom: another
-// log, window, pool, study config or site configuration file. Without --out such a run writes into
+// log, window, pool, study config, site configuration or platform file. Without --out such a run writes into
 // CustomOut's folder, not the command's own.
-var CustomInputs = []string{"trace", "window", "pool", "config", "slurm-conf", "kueue", "sshare"}
+var CustomInputs = []string{"trace", "window", "pool", "config", "slurm-conf", "kueue", "sshare", "platform"}
 
 // CustomOutOf is CustomOut's folder when f gives a custom input, else "".
 func CustomOutOf(command string, f sweep.Flags) string {
@@ -493,7 +497,7 @@ func CustomOut(command string, given map[string]string) string {
 			}
 		}
 		b = fmt.Appendf(b, "%s=%q\n", name, v)
-		if name == "config" || slices.Contains(SiteFlags, name) {
+		if name == "config" || name == "platform" || slices.Contains(SiteFlags, name) {
 			// An unreadable file fails the run itself with a clear error.
 			if data, err := os.ReadFile(v); err == nil {
 				b = fmt.Appendf(b, "%s-sha256=%s\n", name, manifest.Digest(data))
@@ -606,4 +610,18 @@ func OutFor(command string) func(args []string) string {
 		}
 		return DefaultOut[command]
 	}
+}
+
+// readPlatform is --platform FILE, else the config's platform: key (nil:
+// none; docs/platform.md). Its GPUs are the pool; a pool given beside it
+// must be the same (trace.Read says so).
+func readPlatform(f sweep.Flags, cfg *configs.StudyConfig) (*platform.Spec, error) {
+	if !f.Has("platform") {
+		return cfg.Platform, nil
+	}
+	spec, err := configs.ReadPlatform(f["platform"])
+	if err != nil {
+		return nil, fmt.Errorf("--platform: %w", err)
+	}
+	return spec, nil
 }

@@ -198,17 +198,19 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 	if o.FairSample > 0 {
 		sample = trace.FairSample(w, iv, o.FairSample, trace.DefaultFairSeed)
 	}
-	fifoRun := trace.ReplayExact(w)
+	fifoRun, err := fifoControl(w, o)
+	if err != nil {
+		return Result{}, nil, err
+	}
 	var run *trace.Run
 	var a policy.Allocator
-	if o.Exact && s.Policy == fifo.Name {
+	if o.Exact && s.Policy == fifo.Name && w.Platform == nil {
 		run = fifoRun
 		if sample != nil {
 			run.FairSample, run.FairSeed = sample, trace.DefaultFairSeed
 			run.FairStart = trace.ExactFairStarts(w, sample)
 		}
 	} else {
-		var err error
 		if a, err = Allocator(o.Policies, w, s, o.History); err != nil {
 			return Result{}, nil, err
 		}
@@ -239,6 +241,25 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		r.Marks = m.Marks()
 	}
 	return r, run, nil
+}
+
+// fifoControl is the fifo replay of w that the share-based fairness
+// compares against: the exact FCFS + EASY replay on a pool that is a
+// number, fifo through the allocator on a platform's nodes (the exact
+// replay counts GPUs, not nodes).
+func fifoControl(w *trace.Workload, o RunOptions) (*trace.Run, error) {
+	if w.Platform == nil {
+		return trace.ReplayExact(w), nil
+	}
+	a, err := orDefault(o.Policies).New(fifo.Name, policy.DefaultConfig(w.Pool), orDefault(o.Policies).DefaultKnobs())
+	if err != nil {
+		return nil, err
+	}
+	run, err := trace.Replay(w, a, trace.ReplayOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("fifo control: %w", err)
+	}
+	return run, nil
 }
 
 // WarnMarks writes a warning line for every run a policy marked

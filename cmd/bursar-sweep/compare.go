@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,14 +35,16 @@ func compareCommand() study {
 			"table), manifest.json and\n" +
 			"fig_policies.png (or --format svg|pdf): one panel per headline metric, the policies\n" +
 			"along the axis. --config FILE replaces the embedded configs/compare.yaml (e.g. other\n" +
-			"knobs, a scenario file, or a policy's knobs: policy: {name: quota, borrowing_limit: 64}).\n\n" +
+			"knobs, a scenario file, or a policy's knobs: policy: {name: quota, borrowing_limit: 64}).\n" +
+			"--platform FILE (or the config's platform: key) schedules every policy on nodes\n" +
+			"(docs/platform.md); its GPUs are the pool (the scenario's guarantees need 176 or more).\n\n" +
 			"Seeds: --seeds LIST or --nseeds N (the first N of 7, 11, 13, 17, …) replace the config's.\n\n" +
 			"Examples:\n" +
 			"   bursar-sweep compare                 # 7 policies × 30 seeds into results/compare\n" +
 			"   bursar-sweep compare --quick         # 3 seeds, into results/compare-quick\n" +
 			"   bursar-sweep compare --policies fifo,slurm  # these series only (slurm is not a default)\n" +
 			"   bursar-sweep compare --cache ~/.cache/bursar --workers 2",
-		Flags: append(sweepFlags(out, true, false),
+		Flags: append(sweepFlags(out, true, false), platformFlag(),
 			&cli.StringFlag{Name: "policies", Usage: "run one series per policy of this comma-separated `LIST` (the config's series of that policy, else its defaults), any policy known by name, the optional ones (slurm) included", DefaultText: "the config's series"}),
 	}, setup: func(c *cli.Context, d *sweep.Dist) (sweep.Job, error) {
 		st, err := readSetup(c, d)
@@ -51,6 +54,11 @@ func compareCommand() study {
 		cfg, err := loadConfig(c, c.String("config"), compareExperiment)
 		if err != nil {
 			return nil, err
+		}
+		if c.IsSet("platform") {
+			if cfg.Platform, err = configs.ReadPlatform(c.String("platform")); err != nil {
+				return nil, fmt.Errorf("--platform: %w", err)
+			}
 		}
 		var names []string
 		if c.IsSet("policies") {
@@ -64,6 +72,9 @@ func compareCommand() study {
 			st.Out = sweep.VariantOut(st, compareExperiment, sweep.OwnSeeds(st, cfg), 0)
 			if names != nil {
 				st.Out += "-policies-" + strings.Join(names, "-")
+			}
+			if c.IsSet("platform") {
+				st.Out += fmt.Sprintf("-platform-%dx%d", cfg.Platform.Nodes, cfg.Platform.GPUsPerNode)
 			}
 		}
 		job, err := sweep.CompareJob(st, cfg)

@@ -32,8 +32,10 @@ func traceStudy() study {
 			"excerpt; --trace FILE reads any SWF log, plain or gzip. --slurm-conf FILE sets policy slurm's\n" +
 			"knobs and the pool from a site's slurm.conf, --kueue FILE policy quota's from its Kueue\n" +
 			"manifests (docs/site-config.md); without --policies they run fifo and the configured policies.\n" +
+			"--platform FILE schedules every policy on nodes (docs/platform.md): its GPUs are the pool, a\n" +
+			"job's processors become GPUs seated on nodes.\n" +
 			studyDistHelp("trace"),
-		Flags: append(append(traceFlags(tracestudy.DefaultOut["trace"], true), mappingFlags()...), siteFlags()...),
+		Flags: append(append(append(traceFlags(tracestudy.DefaultOut["trace"], true), mappingFlags()...), siteFlags()...), platformFlag()),
 	},
 		setup:  traceSetup("trace"),
 		outFor: tracestudy.OutFor("trace"),
@@ -149,4 +151,10 @@ func siteFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sshare", Usage: "an `sshare -P -a` dump `FILE` (with --slurm-conf): its account tree's shares are slurm's entitlements (docs/site-config.md)"},
 		&cli.StringFlag{Name: "kueue", Usage: "a site's Kueue manifests `FILE` (YAML): policy quota's knobs and the pool (the ClusterQueues' GPU quota); without --policies runs fifo and quota"},
 	}
+}
+
+// platformFlag is --platform FILE, the machine's nodes (docs/platform.md)
+// for trace and compare.
+func platformFlag() cli.Flag {
+	return &cli.StringFlag{Name: "platform", Usage: "schedule every policy on the nodes of this platform `FILE` (platform: {nodes: N, gpus_per_node: G}; docs/platform.md); its GPUs are the pool", DefaultText: "none: the pool is a number"}
 }

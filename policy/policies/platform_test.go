@@ -21,8 +21,8 @@ var platformsOf = map[int][]platform.Spec{
 }
 
 // On a platform, every policy (the optional ones too), over random
-// campaigns and operations with nodes drained, failed and returned to
-// service between them: no node is ever over-committed, every lease is
+// campaigns, elastic requests and trace jobs, and operations with nodes
+// drained, failed and returned to service between them: no node is ever over-committed, every lease is
 // seated whole on nodes, and a node that is not up takes no new lease
 // (docs/platform.md §2-3).
 func TestPlatformEveryPolicy(t *testing.T) {
@@ -105,7 +105,14 @@ func runOnNodes(t *rapid.T, name string, sc scenario, spec platform.Spec) {
 		}
 		switch o.kind {
 		case opRequest:
-			if id, err := a.Request(c, o.gpus, o.duration, o.class); err == nil {
+			if rr, ok := a.(policy.RigidRequester); ok && rapid.Bool().Draw(t, "rigid") {
+				// A trace job: whole or nothing, EASY's path.
+				run := max(1, o.duration)
+				est := run + rapid.IntRange(0, 200).Draw(t, "overestimate")
+				if id, err := rr.RequestRigid(c, min(o.gpus, spec.GPUs()), est, run, o.class, a.Now()+1); err == nil {
+					leases = append(leases, id)
+				}
+			} else if id, err := a.Request(c, o.gpus, o.duration, o.class); err == nil {
 				leases = append(leases, id)
 			}
 		case opReleaseAll:
