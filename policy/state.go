@@ -137,6 +137,8 @@ func restoreFlow(f FlowState) flowState {
 }
 
 // Dump is the broker's state (State); it shares nothing with the broker.
+// A broker on a platform's nodes (SetPlacer) is dumped without its placer:
+// the service schedules on a pool that is a number (docs/platform.md).
 func (b *Broker) Dump() *State {
 	s := &State{Config: b.cfg, Now: b.now, NextID: b.nextID,
 		Leased: b.leased, Unmet: b.unmet, Guaranteed: b.guaranteed, UsageTotal: b.usageTotal, UsagePos: b.usagePos,

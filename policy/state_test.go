@@ -82,8 +82,9 @@ func TestStateCoversEveryField(t *testing.T) {
 			"chargesFresh", "chargedM", "grantsOnly", "booksAt", "inFlight", "reclaimable", "nextDeadline",
 			"floorEpoch", "rigidPending", "changedAt", "nextChange", "nextChangeNow", "admittedAt", "quietFrom", "quietUntil",
 			"exitEpoch", "tickByTick", "work", "counting",
-			// not dumped: the recorder is the caller's; a copy's ring block
-			"rec", "rings",
+			// not dumped: the recorder is the caller's; a copy's ring block;
+			// the platform's placer (a service's pool is a number; Dump)
+			"rec", "rings", "placer",
 			// scratch: rebuilt when stale (candsValid) or emptied before it is read
 			"cands", "candPos", "candsValid", "reqsFree", "exits", "exitTouched",
 			// SkipTo's scratch, reset at its start
