@@ -75,6 +75,11 @@ type Placer struct {
 	open   []int
 	leases [][]int
 	seats  map[int]Seat
+	// largest caches Largest while largestOK: admission asks once per
+	// request tried, and the nodes change only at a seat, a vacate or a
+	// change of state.
+	largest   int
+	largestOK bool
 }
 
 // New is a placer on spec with every node up and empty. spec must be valid
@@ -121,16 +126,18 @@ func (p *Placer) Open() int {
 	return n
 }
 
-// Fits says whether a grant of g GPUs can be seated now, on any node.
-func (p *Placer) Fits(g int) bool {
-	return place(p.open, p.spec.GPUsPerNode, g, 0, len(p.open), false, nil)
-}
+// Fits says whether a grant of g GPUs can be seated now, on any node: g
+// is at most Largest (TestPlacerProperties checks it against Seat).
+func (p *Placer) Fits(g int) bool { return g <= p.Largest() }
 
 // Largest is the largest grant that can be seated now: the whole free
 // nodes, plus the most free GPUs of a node in part use (docs/platform.md
 // §2: a grant that fits leaves every smaller one fitting, so every g up to
 // Largest fits and none above it).
 func (p *Placer) Largest() int {
+	if p.largestOK {
+		return p.largest
+	}
 	size := p.spec.GPUsPerNode
 	whole, part := 0, 0
 	for _, f := range p.open {
@@ -140,7 +147,8 @@ func (p *Placer) Largest() int {
 			part = max(part, f)
 		}
 	}
-	return whole*size + part
+	p.largest, p.largestOK = whole*size+part, true
+	return p.largest
 }
 
 // FitsIn says whether g GPUs can be seated now within partition part.
@@ -167,6 +175,7 @@ func (p *Placer) seatIn(lease, g, lo, hi int) (Seat, error) {
 	if !place(p.open, p.spec.GPUsPerNode, g, lo, hi, true, &seat) {
 		return Seat{}, fmt.Errorf("platform: %d GPUs do not fit on nodes %d-%d now", g, lo, hi-1)
 	}
+	p.largestOK = false
 	for k, i := range seat.Nodes {
 		p.used[i] += seat.GPUs[k]
 		p.open[i] -= seat.GPUs[k]
@@ -184,6 +193,7 @@ func (p *Placer) Vacate(lease int) bool {
 		return false
 	}
 	delete(p.seats, lease)
+	p.largestOK = false
 	for k, i := range seat.Nodes {
 		p.used[i] -= seat.GPUs[k]
 		if p.state[i] == Up {
@@ -212,6 +222,7 @@ func (p *Placer) Leases(i int, dst []int) []int { return append(dst, p.leases[i]
 // work from then on; its leases stay seated until vacated. A node that
 // returns to Up takes work on its GPUs not in use.
 func (p *Placer) SetState(i int, s State) {
+	p.largestOK = false
 	p.state[i] = s
 	p.open[i] = 0
 	if s == Up {
@@ -231,12 +242,13 @@ func (p *Placer) Clone() *Placer {
 		return nil
 	}
 	q := &Placer{
-		spec:   p.spec,
-		state:  slices.Clone(p.state),
-		used:   slices.Clone(p.used),
-		open:   slices.Clone(p.open),
-		leases: make([][]int, len(p.leases)),
-		seats:  make(map[int]Seat, len(p.seats)),
+		spec:    p.spec,
+		state:   slices.Clone(p.state),
+		used:    slices.Clone(p.used),
+		open:    slices.Clone(p.open),
+		leases:  make([][]int, len(p.leases)),
+		seats:   make(map[int]Seat, len(p.seats)),
+		largest: p.largest, largestOK: p.largestOK,
 	}
 	for i, l := range p.leases {
 		q.leases[i] = slices.Clone(l)

@@ -23,8 +23,8 @@ func TestPlacerProperties(t *testing.T) {
 				g := rapid.IntRange(1, spec.GPUs()+2).Draw(t, "g")
 				before := slices.Clone(p.leases)
 				fits := p.Fits(g)
-				if fits != (g <= p.Largest()) {
-					t.Fatalf("Fits(%d) = %v with Largest %d", g, fits, p.Largest())
+				if rule := place(p.open, p.spec.GPUsPerNode, g, 0, len(p.open), false, nil); fits != rule {
+					t.Fatalf("Fits(%d) = %v (Largest %d), the rule says %v", g, fits, p.Largest(), rule)
 				}
 				s, err := p.Seat(next, g)
 				if fits != (err == nil) {

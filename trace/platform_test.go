@@ -90,3 +90,9 @@ func TestTraceOnNodes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReplayPolicyExcerptNodes is BenchmarkReplayPolicyExcerpt on 16
+// nodes × 8 GPUs (docs/platform.md), the cost of scheduling on nodes.
+func BenchmarkReplayPolicyExcerptNodes(b *testing.B) {
+	benchPolicies(b, loadExcerpt(b, Options{Platform: &platform.Spec{Nodes: 16, GPUsPerNode: 8}}))
+}
