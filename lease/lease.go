@@ -530,22 +530,32 @@ func (r *leaseRun) release(id int) error {
 	return nil
 }
 
-// withSlurmWarning asks Slurm itself to send the job SIGTERM notice
-// seconds before its time limit (--signal, put after the token's
-// --comment), so that the notice still comes when no Bursar process is
-// left (issue 35). Slurm 22.05's job_submit/lua cannot set a job's
-// warn_signal itself. A batch job's warning goes to its batch shell
-// (B:), where a job script's trap is; srun's and salloc's to the steps.
-// Slurm sends it from its periodic limit check, so it may come up to a
-// minute early (sbatch(1)); the wrapper's own notice comes on time.
+// slurmLimitCheck is how often slurmctld 22.05 looks at running jobs'
+// time limits (PERIODIC_TIMEOUT); it sends a warning signal at the first
+// look less than this before the warning is due, so up to this early.
+const slurmLimitCheck = 30
+
+// withSlurmWarning asks Slurm itself to send the job SIGTERM before its
+// time limit (--signal, put after the token's --comment), so that the
+// notice still comes when no Bursar process is left (issue 35). Slurm
+// 22.05's job_submit/lua cannot set a job's warn_signal itself. Slurm
+// sends it up to slurmLimitCheck seconds early, so the wrapper asks for
+// it that much after its own notice (notice − 30 s before the limit,
+// which ends no earlier than the lease): Slurm's warning never comes
+// before the wrapper's, and with no Bursar process left it comes
+// between notice and notice − 30 s before the limit. A notice of 30 s
+// or less gets no warning from Slurm. A batch job's warning goes to its
+// batch shell (B:), where a job script's trap is; srun's and salloc's to
+// the steps.
 func withSlurmWarning(args []string, notice int) []string {
-	if notice <= 0 || len(args) < 2 {
+	warn := notice - slurmLimitCheck
+	if warn <= 0 || len(args) < 2 {
 		return args
 	}
-	notice = min(notice, 65535) // warn_time is 16 bits
-	sig := fmt.Sprintf("--signal=TERM@%d", notice)
+	warn = min(warn, 65535) // warn_time is 16 bits
+	sig := fmt.Sprintf("--signal=TERM@%d", warn)
 	if filepath.Base(args[0]) == "sbatch" {
-		sig = fmt.Sprintf("--signal=B:TERM@%d", notice)
+		sig = fmt.Sprintf("--signal=B:TERM@%d", warn)
 	}
 	return append([]string{args[0], args[1], sig}, args[2:]...)
 }

@@ -81,8 +81,9 @@ lease's signed token and submits the job with it as its --comment, which slurmct
 'scancel --signal=TERM --full' and at the end with scancel (srun turns a SIGTERM of its own into
 an immediate kill), and the lease is held until no job with the token is left, so an sbatch that returns at once keeps
 its lease for the batch job's life. A --slurm lease lasts whole minutes, as Slurm's time limits
-do (--duration rounded up; under 60 refused), and the job also asks Slurm itself for the notice
-(--signal=TERM@NOTICE, B: for sbatch), which then comes even with no Bursar process left.
+do (--duration rounded up; under 60 refused), and with a notice over 30 s the job also asks Slurm
+itself for it (--signal=TERM@NOTICE-30, B: for sbatch: Slurm may send it up to 30 s early), which
+then comes even with no Bursar process left.
 See docs/slurm.md.
 
 Exit status: COMMAND's own (128+N when signal N ended it, 137 after SIGKILL), 75 when no grant
