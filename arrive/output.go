@@ -128,13 +128,17 @@ func (s *Summary) marshal() ([]byte, error) {
 	for i, sd := range st.Seeds {
 		seeds[i] = sd
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": "agents-arrive", "trace": s.Trace,
+	top := map[string]any{"experiment": "agents-arrive", "trace": s.Trace,
 		"mapping": tracestudy.MappingMap(st.Options), "windows": wins,
 		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "stay_s": st.Stay, "agent_scale": st.AgentScale,
 		"agent_share": st.AgentShare, "agent_phi": st.AgentPhi, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
 		"interval":       "mean over windows of the per-window mean over seeds; 95 % Student t over windows, within the quantity's range",
 		"contrasts_test": "exact Wilcoxon signed-rank over windows (Pratt's zeros); p_adjusted by Benjamini–Hochberg over every contrast",
-		"points":         points, "contrasts": contrasts, "runs": runs}, "", "  ")
+		"points":         points, "contrasts": contrasts, "runs": runs}
+	if li := tracestudy.LeadInMap(st.LeadIn); li != nil {
+		top["lead_in"] = li
+	}
+	b, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,9 @@ func (st *Study) SharedInputs(traceDigest string, w *trace.Workload) string {
 	wins := ""
 	for i, win := range st.Windows {
 		wins += fmt.Sprintf("\nwindow %d [%d, %d) measured [%d, %d) jobs %d", win.Index, win.From, win.Until, win.MeasureFrom, win.MeasureUntil, len(st.Loads[i].Jobs))
+		if win.LeadIn > 0 {
+			wins += fmt.Sprintf(" lead-in %d", win.LeadIn)
+		}
 	}
 	return fmt.Sprintf("%s\nagents-arrive stay %d agent_scale %v agent_share %v agent_phi %v seeds %v knobs %s recorded %d%s",
 		tracestudy.SharedInputs(traceDigest, st.Options, w), st.Stay, st.AgentScale, st.AgentShare, st.AgentPhi, st.Seeds, k, len(st.Recorded), wins)

@@ -69,6 +69,7 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 	if st.Seeds, err = readSeeds(f, cfg); err != nil {
 		return nil, err
 	}
+	st.LeadInSpec = mapping.LeadIn
 	w, err := st.Lay(c.Path, opt, n, days, c.Warmup, c.Cooldown)
 	if err != nil {
 		if opt.From != 0 || opt.Until != 0 {
@@ -110,6 +111,9 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 			return err
 		}
 		files = append(files, sweep.TableFile)
+		if st.LeadIn != nil && st.LeadIn.Warning() != "" {
+			fmt.Fprintf(env.Stderr, "warning: agents-arrive: %s (summary.json lead_in)\n", st.LeadIn.Warning())
+		}
 		for _, s := range tracestudy.ShortLookback(opt, st.Windows, st.Loads) {
 			fmt.Fprintf(env.Stderr, "warning: agents-arrive: shares: lookback: %s\n", s)
 		}

@@ -70,6 +70,11 @@ type Study struct {
 	Loads    []*trace.Workload
 	Recorded []tracestudy.Recorded
 	Options  trace.Options
+	// LeadInSpec is the `lead_in` knob ("": none, auto: by the rule, or a
+	// duration) and LeadIn the lead-in every window replays before it
+	// (Lay; nil: none), as in the trace studies (tracestudy.PickLeadIn).
+	LeadInSpec string
+	LeadIn     *tracestudy.LeadIn
 	// Knobs are the policies' knobs (policies.TraceKnobs with the trace
 	// mapping's restart); Entitlements, History and priority's preempt are
 	// set per run.
@@ -503,6 +508,14 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 	} else {
 		if st.Windows, err = tracestudy.LayWindows(w, opt, max(n, 0), days*tracestudy.Day, warmup, cooldown); err != nil {
 			return nil, fmt.Errorf("windows %dx%dd: %w", n, days, err)
+		}
+		if st.LeadInSpec != "" {
+			li, err := tracestudy.PickLeadIn(w, st.Windows, st.LeadInSpec)
+			if err != nil {
+				return nil, fmt.Errorf("lead-in %w", err)
+			}
+			li.Apply(st.Windows)
+			st.LeadIn = &li
 		}
 		if st.Loads, err = tracestudy.LoadWindows(path, opt, st.Windows); err != nil {
 			return nil, fmt.Errorf("windows %dx%dd: %w", n, days, err)

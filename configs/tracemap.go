@@ -42,6 +42,11 @@ type TraceMapping struct {
 	// Lookback is how much of the log before a window `shares: lookback`
 	// reads, in seconds, at least MinLookback; nil: not set (90 days).
 	Lookback *int64
+	// LeadIn is the lead-in replayed before each of several windows:
+	// "auto" (the rule of docs/studies.md §4.5) or a duration of at most
+	// 90 days; "" not set (none, until the committed studies are rerun
+	// with it).
+	LeadIn string
 	// Windows is N windows of D seconds; nil: not set (one window, the
 	// whole log or --window).
 	Windows *WindowsSpec
@@ -80,11 +85,27 @@ var TraceTiers = func() []string {
 
 // traceMappingKeys are the keys of trace.yaml and budget-knobs.yaml that
 // set a TraceMapping.
-var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows", "lookback"}
+var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "meter", "restart", "warmup", "cooldown", "windows", "lookback", "lead_in"}
 
 // MinLookback is the shortest lookback `shares: lookback` reads: 90 days
 // of the log before the window (docs/studies.md §1).
 const MinLookback = 90 * 86400
+
+// CheckLeadIn checks a `lead_in` value: auto, or a duration of at most
+// 90 days (the lookback the windows are laid after).
+func CheckLeadIn(s string) error {
+	if s == "auto" {
+		return nil
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q: want auto or a duration such as 7d", s)
+	}
+	if d > MinLookback {
+		return fmt.Errorf("%q: at most 90d", s)
+	}
+	return nil
+}
 
 // CheckLookback checks a lookback in seconds: at least MinLookback.
 func CheckLookback(d int64) error {
@@ -255,6 +276,8 @@ func (p *parser) traceMappingKey(m *TraceMapping, key string, v *yaml.Node) erro
 		m.Warmup, err = dur()
 	case "cooldown":
 		m.Cooldown, err = dur()
+	case "lead_in":
+		m.LeadIn, err = text(CheckLeadIn)
 	case "lookback":
 		if m.Lookback, err = dur(); err == nil {
 			if err = CheckLookback(*m.Lookback); err != nil {

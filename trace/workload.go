@@ -57,9 +57,13 @@ type Options struct {
 	// Shares is how entitlements are set (docs/studies.md §1; the
 	// ShareMode constants); "" means ShareLookback.
 	Shares ShareMode `json:",omitempty"`
-	// Lookback is how far before the window (From) ShareLookback reads
-	// the log's own record, in seconds; 0 means DefaultLookback.
+	// Lookback is how far before the window ShareLookback reads the
+	// log's own record, in seconds; 0 means DefaultLookback.
 	Lookback int64 `json:",omitempty"`
+	// LookbackBefore is where that record ends: the window's start T
+	// when the replay begins earlier, at a lead-in (the jobs of [From,
+	// T) are replayed and in the record too); 0 means From.
+	LookbackBefore int64 `json:",omitempty"`
 	// Meter is what Bursar meters on a trace (docs/studies.md §3.2): ""
 	// or MeterGroup (the default), one metered campaign per group, the
 	// account a site budgets; MeterUser, each campaign its own, with its
@@ -376,8 +380,13 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 	// The whole log's longest recorded time by queue, for the tiers of
 	// queues without a tier's name (AssignTiers).
 	qmax := map[int]int64{}
-	// ShareLookback's record: the jobs submitted in [From − span, From).
+	// ShareLookback's record: the jobs submitted in [T − span, T), T the
+	// window's start (From, or LookbackBefore after a lead-in).
 	span := opt.LookbackSpan()
+	lbEnd := opt.From
+	if opt.LookbackBefore > 0 {
+		lbEnd = opt.LookbackBefore
+	}
 	var lb []lookbackJob
 	firstSubmit := int64(-1)
 	for {
@@ -397,7 +406,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			if firstSubmit < 0 || j.Submit < firstSubmit {
 				firstSubmit = j.Submit
 			}
-			if span > 0 && j.Submit < opt.From && j.Submit >= opt.From-span {
+			if span > 0 && j.Submit < lbEnd && j.Submit >= lbEnd-span {
 				lb = append(lb, lookbackJob{owner{j.User, j.Group}, sized{gpus: j.Procs(), estimate: j.Estimate()}, int64(j.Procs()) * j.Run})
 			}
 		}
@@ -439,7 +448,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		own[i] = owner{jobs[i].User, jobs[i].Group}
 	}
 	if span > 0 {
-		w.LookbackFrom = max(opt.From-span, firstSubmit, 0)
+		w.LookbackFrom = max(lbEnd-span, firstSubmit, 0)
 	}
 	if err := w.buildCampaigns(own, opt, logGS, lb); err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ func marshal(s Summary) ([]byte, error) {
 		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests,
 		"window_rule": windowRuleMap(st)}
 	top["degenerate"] = degenerateList(FindDegenerate(st, s.Runs))
+	if li := LeadInMap(st.LeadIn); li != nil {
+		top["lead_in"] = li
+	}
 	if mvl := modelVsLogList(s.Runs); mvl != nil {
 		top["model_vs_log"] = mvl
 	}

@@ -70,11 +70,15 @@ func NewPlan(command, shared string, st *Study) *sweep.StudyPlan {
 	for i := range p.Runs {
 		s, k := st.Cell(i)
 		sp, win := st.Specs[s], st.Windows[k]
+		in := fmt.Sprintf("%s\nwindow %d [%d, %d) measured [%d, %d)", sp.Inputs(), win.Index, win.From, win.Until,
+			win.MeasureFrom, win.MeasureUntil)
+		if win.LeadIn > 0 {
+			in += fmt.Sprintf(" lead-in %d", win.LeadIn)
+		}
 		p.Runs[i] = sweep.StudyRun{
-			Label: sp.Label() + " " + win.Label(),
-			Inputs: fmt.Sprintf("%s\nwindow %d [%d, %d) measured [%d, %d)", sp.Inputs(), win.Index, win.From, win.Until,
-				win.MeasureFrom, win.MeasureUntil),
-			Cost: float64(len(st.Loads[k].Jobs)) * st.registry().Cost(sp.Policy),
+			Label:  sp.Label() + " " + win.Label(),
+			Inputs: in,
+			Cost:   float64(len(st.Loads[k].Jobs)) * st.registry().Cost(sp.Policy),
 		}
 	}
 	return p

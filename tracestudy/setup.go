@@ -218,7 +218,7 @@ func readMapping(f sweep.Flags, cfg *configs.StudyConfig) (configs.TraceMapping,
 		dst   *string
 		check func(string) error
 	}{{"by", &m.By, configs.CheckBy}, {"shares", &m.Shares, configs.CheckShares}, {"bucket", &m.Bucket, configs.CheckBucket},
-		{"meter", &m.Meter, configs.CheckMeter},
+		{"meter", &m.Meter, configs.CheckMeter}, {"lead-in", &m.LeadIn, configs.CheckLeadIn},
 		{"restart", &m.Restart, configs.CheckRestart}} {
 		if v, ok := f[fl.name]; ok {
 			if err := fl.check(v); err != nil {
@@ -347,6 +347,17 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		if st.Windows, err = LayWindows(w, opt, mapping.Windows.N, mapping.Windows.Days*Day, c.Warmup, c.Cooldown); err != nil {
 			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
+		// A machine already running at each window's start (docs/studies.md
+		// §4.5): the lead-in, by the rule (auto) or given; none by default
+		// until the committed studies are rerun with it.
+		if mapping.LeadIn != "" {
+			li, err := PickLeadIn(w, st.Windows, mapping.LeadIn)
+			if err != nil {
+				return nil, fmt.Errorf("--lead-in %w", err)
+			}
+			li.Apply(st.Windows)
+			st.LeadIn = &li
+		}
 		if st.Loads, err = LoadWindows(c.Path, opt, st.Windows); err != nil {
 			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
@@ -398,6 +409,9 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		}
 		files = append(files, sweep.TableFile)
 		WarnDegenerate(env.Stderr, experiment, FindDegenerate(st, rs), len(st.Windows))
+		if st.LeadIn != nil && st.LeadIn.Warning() != "" {
+			fmt.Fprintf(env.Stderr, "warning: %s: %s (summary.json lead_in)\n", experiment, st.LeadIn.Warning())
+		}
 		for _, s := range ShortLookback(opt, st.Windows, st.Loads) {
 			fmt.Fprintf(env.Stderr, "warning: %s: shares: lookback: %s (summary.json windows[].lookback)\n", experiment, s)
 		}

@@ -103,6 +103,9 @@ type Study struct {
 	Specs   []Spec
 	Windows []Window
 	Loads   []*trace.Workload
+	// LeadIn is the lead-in every window replays before it (PickLeadIn;
+	// nil: none, a study of one window).
+	LeadIn *LeadIn
 	// WindowRule says how the number of windows was set, declared in
 	// summary.json and the table: "given" (--windows N×D), "min(12,
 	// ⌊span ÷ D⌋)" (--windows D), "" one window.

@@ -29,6 +29,11 @@ type Window struct {
 	From                      int64 `json:"from"`
 	Until                     int64 `json:"until"`
 	MeasureFrom, MeasureUntil int64 `json:"-"`
+	// LeadIn is the lead-in replayed, unmeasured, before From: the jobs
+	// submitted in [From − LeadIn, From) are replayed too, so that the
+	// window starts on a machine already running (docs/studies.md §4.5,
+	// ChooseLeadIn); 0 none.
+	LeadIn int64 `json:"-"`
 }
 
 // Days is the window's length in days.
@@ -194,12 +199,18 @@ func submitRange(w *trace.Workload) (first, last int64) {
 }
 
 // LoadWindows reads one workload per window from the log at path ("" the
-// embedded excerpt), each with opt's mapping and the window's submits.
+// embedded excerpt), each with opt's mapping and the window's submits,
+// its lead-in's included.
 func LoadWindows(path string, opt trace.Options, ws []Window) ([]*trace.Workload, error) {
 	out := make([]*trace.Workload, len(ws))
 	for i, win := range ws {
 		o := opt
-		o.From, o.Until = win.From, win.Until
+		o.From, o.Until = win.From-win.LeadIn, win.Until
+		if win.LeadIn > 0 {
+			// The lookback ends at the window's start, the lead-in's jobs
+			// in it: what the site knows at T.
+			o.LookbackBefore = win.From
+		}
 		w, err := Load(path, o)
 		if err != nil {
 			return nil, fmt.Errorf("window %s: %w", win.Label(), err)

@@ -134,6 +134,7 @@ func mappingFlags() []cli.Flag {
 		&cli.StringFlag{Name: "by", Usage: "a campaign is one `user` or one group (user|group)", DefaultText: "user"},
 		&cli.StringFlag{Name: "classes", Usage: "queue → class overrides, `QUEUE=CLASS,…` (classes interactive, agent-burst, opportunistic)"},
 		&cli.StringFlag{Name: "shares", Usage: "entitlement `RULE`: " + strings.Join(configs.ShareRules, ", ") + " (groups and window read the log after a window's start: oracles)", DefaultText: "lookback"},
+		&cli.StringFlag{Name: "lead-in", Usage: "`DURATION` of the log replayed, unmeasured, before each of several windows (at most 90d), or auto: the shortest that brings fifo's waits near the whole log's (docs/studies.md §4.5)", DefaultText: "none"},
 		&cli.StringFlag{Name: "lookback", Usage: "`DURATION` of the log before a window that shares: lookback reads (entitlements, Bursar's buckets), at least 90d", DefaultText: "90d"},
 		&cli.StringFlag{Name: "bucket", Usage: "Bursar's bucket on a trace: `largest-job` or hours:N"},
 		&cli.StringFlag{Name: "meter", Usage: "what Bursar meters on a trace: each `group` (the account a site budgets) or each user", DefaultText: "group"},
