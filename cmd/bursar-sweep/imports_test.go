@@ -23,6 +23,7 @@ var wiringImports = []string{
 	"internal/outlock",    // one command at a time into --out
 	"internal/slurmjob",   // slurm-script
 	"slurmcheck",          // validate-slurm
+	"story",               // story: the lab's study (story.NewStudy) and its flags
 	"policy/policies",     // the registry the command line runs with, its names in --policies' help
 	"policy/registry",     // newApp(reg): the app built from a registry
 	"replay",              // run's report.html
