@@ -407,17 +407,24 @@ func (b *Broker) Leases() []Lease { return b.leases }
 
 // Pending is the pending request list in admission order (the order of the
 // last pass, new requests behind): a copy, the broker keeps it run by run.
-func (b *Broker) Pending() []Request { return b.AppendPending(make([]Request, 0, b.pendingLen())) }
-
-// AppendPending appends the pending request list, in admission order, to
-// list: Pending into a buffer the caller keeps (sitemeter reads the list
-// at every busy tick).
-func (b *Broker) AppendPending(list []Request) []Request {
+func (b *Broker) Pending() []Request {
+	list := make([]Request, 0, b.pendingLen())
 	for i := range b.runs {
 		list = append(list, b.runs[i].reqs...)
 	}
 	return list
 }
+
+// NumPendingRuns is the number of runs of the pending list: its maximal
+// stretches of one campaign and class, in admission order.
+func (b *Broker) NumPendingRuns() int { return len(b.runs) }
+
+// PendingRun is run i of the pending list (NumPendingRuns), its requests
+// in admission order: the pending list read in place, without Pending's
+// copy (sitemeter reads it at every busy tick). The slice is the
+// broker's own: read it, do not keep or change it; any call but a read
+// may change it.
+func (b *Broker) PendingRun(i int) []Request { return b.runs[i].reqs }
 
 func (b *Broker) record(e Event) {
 	e.T = b.now

@@ -47,11 +47,8 @@ type Broker struct {
 	// moved counts the jobs filed on a scavenger (Moved).
 	moved int
 	// scratch
-	back, out []int
-	heldBack  []bool
-	// pend is scavenge's copy of the broker's pending list (which it
-	// keeps run by run, policy.Broker.AppendPending).
-	pend []policy.Request
+	back, out []move
+	kinds     []uint8
 }
 
 // filing is how one of a trace job's requests was filed: root is the
@@ -220,6 +217,15 @@ func (s *Broker) filingOf(id int) filing {
 	return filing{root: -1}
 }
 
+// move is a pending request scavenge withdraws and files again: its id
+// and campaign, and the campaign and class it goes to.
+type move struct {
+	id   int
+	camp policy.CampaignID
+	to   policy.CampaignID
+	cls  policy.Class
+}
+
 // Tick is the broker's tick, then the site's step after its admission
 // (only where the tick admitted: a quiet tick changes nothing the step
 // reads). First every scavenger request the admission did not grant goes
@@ -246,10 +252,14 @@ func (s *Broker) Tick() {
 }
 
 // scavenge is Tick's step after admission.
+//
+// It reads the broker's pending list in place, run by run
+// (policy.Broker.PendingRun: no copy), twice: once for the idle GPUs and
+// the jobs the meter holds back, then for the requests to move, each
+// copied into a move before any is made (a move shifts the list).
 func (s *Broker) scavenge() error {
-	pend := s.AppendPending(s.pend[:0])
-	s.pend = pend
-	if len(pend) == 0 {
+	runs := s.NumPendingRuns()
+	if runs == 0 {
 		return nil
 	}
 	// The idle GPUs: free, less the unmet guarantees' reserve, less what
@@ -262,70 +272,88 @@ func (s *Broker) scavenge() error {
 	reserve := s.reserve()
 	idle := s.Free() - reserve
 	reach := idle + s.reclaimable()
-	s.back, s.out = s.back[:0], s.out[:0]
-	held := s.heldBack[:0]
-	for i := range pend {
-		r := &pend[i]
-		f := s.filingOf(r.ID)
-		capped := false
-		if f.root >= 0 && !s.isScav[r.Campaign] {
-			capped = s.RateCap(r.Campaign, r.Duration)-s.Held(r.Campaign, policy.AnyClass) < r.GPUs
-			if !capped && r.GPUs <= reach && r.Class != policy.Opportunistic {
+	// What the second read does with each request, by the first
+	// (whose filing lookups, one per request, are most of its cost).
+	const (
+		noMove  uint8 = iota // nothing: no filing of the replay's, or not held back
+		goBack               // a scavenger's request: back to its metered campaign
+		heldOut              // held back by the meter: out if the idle GPUs seat it
+	)
+	kinds, backs := s.kinds[:0], 0
+	for ri := range runs {
+		run := s.PendingRun(ri)
+		for i := range run {
+			r := &run[i]
+			kind := noMove
+			switch f := s.filingOf(r.ID); {
+			case f.root < 0:
+			case s.isScav[r.Campaign]:
+				if !f.stay {
+					kind = goBack
+					backs++
+				}
+			case s.RateCap(r.Campaign, r.Duration)-s.Held(r.Campaign, policy.AnyClass) < r.GPUs:
+				kind = heldOut
+			case r.GPUs <= reach && r.Class != policy.Opportunistic:
 				idle -= min(r.GPUs, max(idle, 0))
 				reach -= r.GPUs
 			}
-		}
-		held = append(held, capped)
-	}
-	s.heldBack = held
-	for i := range pend {
-		r := &pend[i]
-		if s.filingOf(r.ID).root < 0 {
-			continue
-		}
-		switch {
-		case s.isScav[r.Campaign] && !s.filingOf(r.ID).stay:
-			s.back = append(s.back, i)
-		case held[i] && r.GPUs <= idle:
-			s.out = append(s.out, i)
-			idle -= r.GPUs
+			kinds = append(kinds, kind)
 		}
 	}
-	if len(s.back)+len(s.out) == 0 {
-		return nil
-	}
-	// The requests by id: withdrawing reorders nothing but shifts the
-	// list, so they are read before any moves.
-	type move struct {
-		id   int
-		camp policy.CampaignID
-		to   policy.CampaignID
-		cls  policy.Class
-	}
-	moves := make([]move, 0, len(s.back)+len(s.out))
-	for _, i := range s.back {
-		r := &pend[i]
-		f := s.filingOf(r.ID)
-		moves = append(moves, move{r.ID, r.Campaign, policy.CampaignID(f.camp), f.class})
-	}
-	for _, i := range s.out {
-		r := &pend[i]
-		moves = append(moves, move{r.ID, r.Campaign, s.scav[s.groupOf[r.Campaign]], policy.Opportunistic})
-	}
-	for _, m := range moves {
-		r, ok, err := s.Withdraw(m.camp, m.id)
-		if err != nil || !ok {
-			return fmt.Errorf("request %d of campaign %d: not pending (%v)", m.id, m.camp, err)
+	s.kinds = kinds
+	back, out := s.back[:0], s.out[:0]
+	k := 0
+	// The read stops where nothing is left to move: no request to send
+	// back, and no idle GPU for a held-back job (every request holds one
+	// at least), as on a full machine with a long queue.
+	for ri := 0; ri < runs && (backs > 0 || idle > 0); ri++ {
+		run := s.PendingRun(ri)
+		for i := range run {
+			r := &run[i]
+			switch kinds[k] {
+			case goBack:
+				backs--
+				f := s.filingOf(r.ID)
+				back = append(back, move{r.ID, r.Campaign, policy.CampaignID(f.camp), f.class})
+			case heldOut:
+				if r.GPUs <= idle {
+					out = append(out, move{r.ID, r.Campaign, s.scav[s.groupOf[r.Campaign]], policy.Opportunistic})
+					idle -= r.GPUs
+				}
+			}
+			k++
 		}
-		f := s.filingOf(m.id)
-		id, err := s.Broker.RequestRigid(m.to, r.GPUs, r.Duration, int(f.run), m.cls, r.Submitted)
-		if err != nil {
-			return fmt.Errorf("request %d refiled on campaign %d: %w", m.id, m.to, err)
+	}
+	s.back, s.out = back, out
+	for _, m := range back {
+		if err := s.refile(m); err != nil {
+			return err
 		}
-		s.note(id, f)
-		if s.isScav[m.to] {
-			s.moved++
+	}
+	for _, m := range out {
+		if err := s.refile(m); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// refile withdraws m's request and files it on m's campaign, with its
+// original submit time.
+func (s *Broker) refile(m move) error {
+	r, ok, err := s.Withdraw(m.camp, m.id)
+	if err != nil || !ok {
+		return fmt.Errorf("request %d of campaign %d: not pending (%v)", m.id, m.camp, err)
+	}
+	f := s.filingOf(m.id)
+	id, err := s.Broker.RequestRigid(m.to, r.GPUs, r.Duration, int(f.run), m.cls, r.Submitted)
+	if err != nil {
+		return fmt.Errorf("request %d refiled on campaign %d: %w", m.id, m.to, err)
+	}
+	s.note(id, f)
+	if s.isScav[m.to] {
+		s.moved++
 	}
 	return nil
 }
@@ -463,7 +491,7 @@ func (s *Broker) Clone() (policy.Allocator, error) {
 	c.reqs = slices.Clip(s.reqs)
 	c.metered, c.scav = slices.Clone(s.metered), slices.Clone(s.scav)
 	c.groupOf, c.isScav = slices.Clip(s.groupOf), slices.Clip(s.isScav)
-	c.back, c.out, c.heldBack, c.pend = nil, nil, nil, nil
+	c.back, c.out, c.kinds = nil, nil, nil
 	c.noticed = slices.Clone(s.noticed)
 	return &c, nil
 }
