@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -191,8 +192,13 @@ func TestSteadyStateLoad(t *testing.T) {
 type admissionState struct {
 	b       *Broker
 	pending []Request
-	nLeases int
-	leases  []Lease
+	// runs and runReqs are the pending list's runs and their requests
+	// by slot, as the pass found them.
+	runs      []pendingKey
+	runReqs   [][]Request
+	freeSlots []int32
+	nLeases   int
+	leases    []Lease
 }
 
 func newAdmissionState(tb testing.TB, n int) *admissionState {
@@ -228,6 +234,10 @@ func newAdmissionState(tb testing.TB, n int) *admissionState {
 	}
 	s := &admissionState{b: b}
 	s.pending = b.Pending()
+	s.runs, s.freeSlots = slices.Clone(b.runs), slices.Clone(b.freeSlots)
+	for _, reqs := range b.runReqs {
+		s.runReqs = append(s.runReqs, slices.Clone(reqs))
+	}
 	s.nLeases = len(b.leases)
 	s.leases = append([]Lease(nil), b.leases...)
 	return s
@@ -243,20 +253,18 @@ func (s *admissionState) reset() {
 	}
 	b.leases = append(b.leases[:0], s.leases...)
 	for i := range b.runs {
-		for j := range b.runs[i].reqs {
-			r := &b.runs[i].reqs[j]
+		reqs := b.reqsOf(&b.runs[i])
+		for j := range reqs {
+			r := &reqs[j]
 			b.dropPending(&b.camps[r.Campaign], r)
 		}
-		b.freeReqs(b.runs[i].reqs)
 	}
-	b.runs = b.runs[:0]
-	for _, r := range s.pending {
-		if n := len(b.runs); n > 0 && b.runs[n-1].class == r.Class && b.runs[n-1].camp == int32(r.Campaign) {
-			b.runs[n-1].reqs = append(b.runs[n-1].reqs, r)
-		} else {
-			b.runs = append(b.runs, pendingKey{pos: n, class: r.Class, camp: int32(r.Campaign), reqs: append(b.takeReqs(), r)})
-		}
+	b.runs = append(b.runs[:0], s.runs...)
+	b.runReqs = b.runReqs[:len(s.runReqs)]
+	for slot, reqs := range s.runReqs {
+		b.runReqs[slot] = append(b.runReqs[slot][:0], reqs...)
 	}
+	b.freeSlots = append(b.freeSlots[:0], s.freeSlots...)
 	for i := range s.pending {
 		r := &s.pending[i]
 		cp := &b.camps[r.Campaign]

@@ -290,9 +290,12 @@ type Broker struct {
 	// their sort keys, so that ordering the list reads one key per run,
 	// not one per request, and moves runs, not requests. A filed request
 	// extends the last run or starts one; a removal merges the runs it
-	// leaves meeting. reqsFree are emptied runs' slices (takeReqs).
-	runs     []pendingKey
-	reqsFree [][]Request
+	// leaves meeting. runReqs are the runs' requests, by slot
+	// (pendingKey.slot); freeSlots the slots no run holds, empty
+	// (takeSlot).
+	runs      []pendingKey
+	runReqs   [][]Request
+	freeSlots []int32
 	// floorEpoch numbers refreshFloors' walks (throttled.go);
 	// rigidPending counts the pending trace jobs (none: no floor is read).
 	floorEpoch   int
@@ -410,7 +413,7 @@ func (b *Broker) Leases() []Lease { return b.leases }
 func (b *Broker) Pending() []Request {
 	list := make([]Request, 0, b.pendingLen())
 	for i := range b.runs {
-		list = append(list, b.runs[i].reqs...)
+		list = append(list, b.reqsOf(&b.runs[i])...)
 	}
 	return list
 }
@@ -424,7 +427,7 @@ func (b *Broker) NumPendingRuns() int { return len(b.runs) }
 // copy (sitemeter reads it at every busy tick). The slice is the
 // broker's own: read it, do not keep or change it; any call but a read
 // may change it.
-func (b *Broker) PendingRun(i int) []Request { return b.runs[i].reqs }
+func (b *Broker) PendingRun(i int) []Request { return b.reqsOf(&b.runs[i]) }
 
 func (b *Broker) record(e Event) {
 	e.T = b.now
@@ -513,9 +516,12 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 	}
 	r := Request{ID: id, Campaign: c, GPUs: gpus, Duration: duration, Class: cls, Submitted: b.now}
 	if n := len(b.runs); n > 0 && b.runs[n-1].class == cls && b.runs[n-1].camp == int32(c) {
-		b.runs[n-1].reqs = append(b.runs[n-1].reqs, r)
+		s := b.runs[n-1].slot
+		b.runReqs[s] = append(b.runReqs[s], r)
 	} else {
-		b.runs = append(b.runs, pendingKey{pos: n, class: cls, camp: int32(c), reqs: append(b.takeReqs(), r)})
+		s := b.takeSlot()
+		b.runReqs[s] = append(b.runReqs[s], r)
+		b.runs = append(b.runs, pendingKey{pos: int32(n), class: cls, camp: int32(c), slot: s})
 	}
 	b.addPending(cp, cls, gpus)
 	cp.fileTried()
@@ -634,11 +640,12 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 	nr, walked, moved := 0, 0, 0
 	for i := range runs {
 		if k := &runs[i]; k.camp == int32(c) && classMatches(cls, k.class) {
-			walked += len(k.reqs)
-			for j := range k.reqs {
-				b.dropPending(cp, &k.reqs[j])
+			reqs := b.reqsOf(k)
+			walked += len(reqs)
+			for j := range reqs {
+				b.dropPending(cp, &reqs[j])
 			}
-			b.freeReqs(k.reqs)
+			b.freeSlot(k.slot)
 			continue
 		}
 		var m int

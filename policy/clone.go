@@ -16,8 +16,8 @@ import (
 // the copy goes on exactly as the original would, but for the pending
 // list's requests (read only up to each run's length; one block for all
 // runs, each run's slice capped at its length so that it grows into a
-// slice of its own), the emptied runs' slices, and skipFlows, which holds
-// pointers into the campaigns.
+// slice of its own; a free slot's slice is empty, without its room), and
+// skipFlows, which holds pointers into the campaigns.
 // TestCloneSharesNothingMutable (trace) checks that no memory is shared,
 // and TestForkContinuesLikeTheOriginal and TestCloneMatchesDeepCopy that
 // the copy is the original's.
@@ -45,17 +45,25 @@ func (b *Broker) Clone() (Allocator, error) {
 	c.leases = cloneRoom(b.leases)
 	c.placer = b.placer.Clone()
 	c.runs = cloneRoom(b.runs)
-	clear(c.runs[len(c.runs):cap(c.runs)]) // (no run is kept past the length)
+	c.freeSlots = cloneRoom(b.freeSlots)
 	n := b.pendingLen()
 	block := make([]Request, n)
-	off := 0
-	for i := range c.runs {
-		k := &c.runs[i]
-		m := copy(block[off:], k.reqs)
-		k.reqs = block[off : off+m : off+m]
-		off += m
+	c.runReqs = nil
+	if b.runReqs != nil {
+		c.runReqs = make([][]Request, len(b.runReqs), cap(b.runReqs))
 	}
-	c.reqsFree = nil
+	off := 0
+	for s, reqs := range b.runReqs {
+		switch {
+		case reqs == nil:
+		case len(reqs) == 0:
+			c.runReqs[s] = []Request{} // a free slot
+		default:
+			m := copy(block[off:], reqs)
+			c.runReqs[s] = block[off : off+m : off+m]
+			off += m
+		}
+	}
 	if c.counting {
 		c.work.Moved += int64(n)
 	}

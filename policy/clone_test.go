@@ -118,8 +118,7 @@ func cloneTwins(t *rapid.T, refusals *int, at func(b *Broker) *Broker, check fun
 
 // A broker's own copy (Clone) is what internal/deepcopy makes of it,
 // field for field, but for SkipTo's list of flow buckets (scratch holding
-// pointers into the campaigns, emptied before it is read) and the emptied
-// runs' slices (kept for new runs, holding nothing); and the copy,
+// pointers into the campaigns, emptied before it is read); and the copy,
 // given the same operations, writes the same journal and reaches the
 // same state. Forgetting a slice in Clone fails TestCloneSharesNothingMutable
 // (trace); copying one wrongly, or leaving out a field, fails here.
@@ -138,7 +137,7 @@ func TestCloneMatchesDeepCopy(t *testing.T) {
 				t.Fatal(err)
 			}
 			a.SetRecorder(rec)
-			want.skipFlows, want.reqsFree = nil, nil
+			want.skipFlows = nil
 			got := c.(*Broker)
 			sharesNothing(t, a, got)
 			// The copy's ring block is its own (Recycle's).
@@ -161,13 +160,8 @@ func TestCloneMatchesDeepCopy(t *testing.T) {
 			a.skipFlows, b.skipFlows = nil, nil
 			rings := b.rings
 			b.rings = a.rings
-			// The emptied runs' slices hold nothing: how many a broker
-			// keeps is its history's, not its state.
-			fa, fb := a.reqsFree, b.reqsFree
-			a.reqsFree, b.reqsFree = nil, nil
 			same := reflect.DeepEqual(a, b)
 			a.rec, b.rec, b.rings = ra, rb, rings
-			a.reqsFree, b.reqsFree = fa, fb
 			if !same {
 				t.Fatalf("after %s: the copy's state differs\n%+v\n%+v", after, a, b)
 			}

@@ -30,7 +30,7 @@ func tokenLinesRef(b *Broker, toks []int32, runs []pendingKey, watch []int32, li
 		}
 	}
 	for _, w := range watch {
-		a, c := runs[w-1].reqs[0].Campaign, runs[w].reqs[0].Campaign
+		a, c := b.reqsOf(&runs[w-1])[0].Campaign, b.reqsOf(&runs[w])[0].Campaign
 		ta, da, tc, dc := camps[a].tokens, slope[a], camps[c].tokens, slope[c]
 		if !(tc+float64(k)*dc > ta+float64(k)*da) {
 			continue
@@ -185,7 +185,7 @@ func refillStep(b *Broker, toks []int32) []int32 {
 func (p *crossingsPair) refOrder() {
 	rc := p.ref.camps
 	for _, i := range p.refWatch {
-		if rc[p.refRuns[i].reqs[0].Campaign].tokens > rc[p.refRuns[i-1].reqs[0].Campaign].tokens {
+		if rc[p.ref.reqsOf(&p.refRuns[i])[0].Campaign].tokens > rc[p.ref.reqsOf(&p.refRuns[i-1])[0].Campaign].tokens {
 			p.refRuns = p.ref.reorderRuns(p.refRuns)
 			p.refWatch = p.ref.tokenDecided(p.refRuns, p.refWatch[:0])
 			break
@@ -197,7 +197,7 @@ func (p *crossingsPair) refOrder() {
 // watched pairs and their campaigns.
 func (p *crossingsPair) compare(at string) {
 	p.t.Helper()
-	if l, r := listOf(p.runs), listOf(p.refRuns); !slices.Equal(l, r) {
+	if l, r := listOf(p.b, p.runs), listOf(p.ref, p.refRuns); !slices.Equal(l, r) {
 		p.t.Fatalf("%s, tick %d: pending list\n%v\nrecomputed\n%v", at, p.b.now, l, r)
 	}
 	if len(p.runs) != len(p.refRuns) {
@@ -213,7 +213,7 @@ func (p *crossingsPair) compare(at string) {
 	}
 	for w, i := range p.watch {
 		q := p.b.skipWatchCamps[w]
-		if a, c := p.runs[i-1].reqs[0].Campaign, p.runs[i].reqs[0].Campaign; q.a != int32(a) || q.c != int32(c) {
+		if a, c := p.b.reqsOf(&p.runs[i-1])[0].Campaign, p.b.reqsOf(&p.runs[i])[0].Campaign; q.a != int32(a) || q.c != int32(c) {
 			p.t.Fatalf("%s, tick %d: pair %d's campaigns %d, %d, the list's %d, %d", at, p.b.now, w, q.a, q.c, a, c)
 		}
 	}
@@ -242,7 +242,8 @@ func (p *crossingsPair) newSkip() {
 		b.skipWatchHeld, b.skipPairsN = true, -1
 		for i := range *x.runs {
 			r := &(*x.runs)[i]
-			r.deficit, r.tokens = p.deficit[r.reqs[0].Campaign], b.camps[r.reqs[0].Campaign].tokens
+			c := b.reqsOf(r)[0].Campaign
+			r.deficit, r.tokens = p.deficit[c], b.camps[c].tokens
 		}
 		*x.runs = b.sortRuns(*x.runs)
 		*x.watch = b.tokenDecided(*x.runs, (*x.watch)[:0])

@@ -166,14 +166,14 @@ func checkRuns(t interface{ Fatalf(string, ...any) }, b *Broker) {
 	for i := range b.runs {
 		k := &b.runs[i]
 		switch {
-		case len(k.reqs) == 0:
+		case len(b.reqsOf(k)) == 0:
 			t.Fatalf("t=%d: run %d is empty", b.now, i)
-		case k.pos != i:
+		case int(k.pos) != i:
 			t.Fatalf("t=%d: run %d holds place %d", b.now, i, k.pos)
 		case i > 0 && b.runs[i-1].camp == k.camp && b.runs[i-1].class == k.class:
 			t.Fatalf("t=%d: runs %d and %d are of one campaign and class", b.now, i-1, i)
 		}
-		for _, r := range k.reqs {
+		for _, r := range b.reqsOf(k) {
 			if int32(r.Campaign) != k.camp || r.Class != k.class {
 				t.Fatalf("t=%d: run %d (campaign %d, class %v) holds request %+v", b.now, i, k.camp, k.class, r)
 			}
@@ -184,22 +184,24 @@ func checkRuns(t interface{ Fatalf(string, ...any) }, b *Broker) {
 // setPending makes list the broker's pending list, run by run, without
 // its bookkeeping (the caller keeps it), and returns its runs.
 func setPending(b *Broker, list []Request) []pendingKey {
-	b.runs = b.runs[:0]
+	b.runs, b.runReqs, b.freeSlots = b.runs[:0], nil, nil
 	for _, r := range list {
 		if n := len(b.runs); n > 0 && b.runs[n-1].class == r.Class && b.runs[n-1].camp == int32(r.Campaign) {
-			b.runs[n-1].reqs = append(b.runs[n-1].reqs, r)
+			s := b.runs[n-1].slot
+			b.runReqs[s] = append(b.runReqs[s], r)
 			continue
 		}
-		b.runs = append(b.runs, pendingKey{pos: len(b.runs), class: r.Class, camp: int32(r.Campaign), reqs: []Request{r}})
+		b.runReqs = append(b.runReqs, []Request{r})
+		b.runs = append(b.runs, pendingKey{pos: int32(len(b.runs)), class: r.Class, camp: int32(r.Campaign), slot: int32(len(b.runReqs) - 1)})
 	}
 	return b.runs
 }
 
-// listOf is the pending list that runs hold, request by request.
-func listOf(runs []pendingKey) []Request {
+// listOf is the pending list that runs of b hold, request by request.
+func listOf(b *Broker, runs []pendingKey) []Request {
 	var list []Request
 	for i := range runs {
-		list = append(list, runs[i].reqs...)
+		list = append(list, b.reqsOf(&runs[i])...)
 	}
 	return list
 }

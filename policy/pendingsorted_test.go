@@ -22,7 +22,7 @@ func TestPendingKeysSortedMatchesCompare(t *testing.T) {
 				class:   Class(rapid.IntRange(0, int(numClasses)-1).Draw(t, "class")),
 				deficit: rapid.SampledFrom(floats).Draw(t, "deficit"),
 				tokens:  rapid.SampledFrom(floats).Draw(t, "tokens"),
-				pos:     rapid.IntRange(0, 3).Draw(t, "pos"),
+				pos:     int32(rapid.IntRange(0, 3).Draw(t, "pos")),
 			}
 		}
 		want := slices.IsSortedFunc(keys, comparePendingKeys)
@@ -42,7 +42,7 @@ func TestPendingKeysSortedMatchesCompare(t *testing.T) {
 
 func TestPendingKeysSortedWorked(t *testing.T) {
 	k := func(cls Class, deficit, tokens float64, pos int) pendingKey {
-		return pendingKey{class: cls, deficit: deficit, tokens: tokens, pos: pos}
+		return pendingKey{class: cls, deficit: deficit, tokens: tokens, pos: int32(pos)}
 	}
 	cases := []struct {
 		keys []pendingKey

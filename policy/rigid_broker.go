@@ -43,7 +43,7 @@ func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, 
 	if err != nil {
 		return id, err
 	}
-	last := b.runs[len(b.runs)-1].reqs
+	last := b.reqsOf(&b.runs[len(b.runs)-1])
 	r := &last[len(last)-1]
 	r.rigid, r.run, r.Submitted = true, run, submitted
 	cp.fileRigid(r)

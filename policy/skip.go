@@ -82,7 +82,7 @@ func (b *Broker) NextChange() int {
 	b.refreshFloors(runs)
 runs:
 	for ri := range runs {
-		reqs := runs[ri].reqs
+		reqs := b.reqsOf(&runs[ri])
 		c := CampaignID(runs[ri].camp)
 		x := &b.exits[c]
 		if x.epoch != b.exitEpoch {

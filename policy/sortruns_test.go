@@ -50,28 +50,30 @@ func TestSortRunsIsTheStableSort(t *testing.T) {
 				tokens[c] = float64(rapid.IntRange(0, 3).Draw(t, "new tokens"))
 			}
 		}
-		keyed := func(runs []pendingKey) {
+		keyed := func(b *Broker, runs []pendingKey) {
 			for i := range runs {
-				c := runs[i].reqs[0].Campaign
+				c := b.reqsOf(&runs[i])[0].Campaign
 				runs[i].deficit, runs[i].tokens = deficit[c], tokens[c]
 			}
 		}
 		runs := setPending(b, list)
-		keyed(runs)
+		keyed(b, runs)
 		want := slices.Clone(list)
 		slices.SortStableFunc(want, byKeys)
 		b.runs = b.sortRuns(runs)
-		if got := listOf(b.runs); !slices.Equal(got, want) {
+		if got := listOf(b, b.runs); !slices.Equal(got, want) {
 			t.Fatalf("sorted list\n%v\nthe stable sort\n%v", got, want)
 		}
 		checkRuns(t, b)
-		wantRuns := setPending(bareBroker(t, 64), want)
-		keyed(wantRuns)
+		wb := bareBroker(t, 64)
+		wantRuns := setPending(wb, want)
+		keyed(wb, wantRuns)
 		if len(b.runs) != len(wantRuns) {
 			t.Fatalf("%d runs, the list has %d", len(b.runs), len(wantRuns))
 		}
 		for i := range wantRuns {
-			if g, w := b.runs[i], wantRuns[i]; g.pos != w.pos || g.class != w.class || g.camp != w.camp || g.deficit != w.deficit || g.tokens != w.tokens {
+			if g, w := b.runs[i], wantRuns[i]; g.pos != w.pos || g.class != w.class || g.camp != w.camp || g.deficit != w.deficit || g.tokens != w.tokens ||
+				!slices.Equal(b.reqsOf(&g), wb.reqsOf(&w)) {
 				t.Fatalf("run %d %+v, the list's %+v", i, g, w)
 			}
 		}
@@ -107,7 +109,7 @@ func TestTokenDecidedPairsTheirCampaigns(t *testing.T) {
 		}
 		for k, i := range watch {
 			p := b.skipWatchCamps[k]
-			if a, c := runs[i-1].reqs[0].Campaign, runs[i].reqs[0].Campaign; p.a != int32(a) || p.c != int32(c) {
+			if a, c := b.reqsOf(&runs[i-1])[0].Campaign, b.reqsOf(&runs[i])[0].Campaign; p.a != int32(a) || p.c != int32(c) {
 				t.Fatalf("pair %d (runs %d, %d): campaigns %+v, the list's %d, %d", k, i-1, i, p, a, c)
 			}
 		}

@@ -176,7 +176,7 @@ func (b *Broker) Dump() *State {
 		s.Leases[i].Lease.rigid, s.Leases[i].Lease.charge, s.Leases[i].Lease.chargeM = false, 0, 0
 	}
 	for i := range b.runs {
-		for _, r := range b.runs[i].reqs {
+		for _, r := range b.reqsOf(&b.runs[i]) {
 			q := RequestState{Request: r, ThrottleJournaled: r.throttleJournaled, Rigid: r.rigid, Run: r.run}
 			q.Request.throttleJournaled, q.Request.rigid, q.Request.run = false, false, 0
 			s.Pending = append(s.Pending, q)
@@ -273,10 +273,12 @@ func Restore(s *State) (*Broker, error) {
 		q := r.Request
 		q.throttleJournaled, q.rigid, q.run = r.ThrottleJournaled, r.Rigid, r.Run
 		if k := len(b.runs); k > 0 && b.runs[k-1].class == q.Class && b.runs[k-1].camp == int32(q.Campaign) {
-			b.runs[k-1].reqs = append(b.runs[k-1].reqs, q)
+			s := b.runs[k-1].slot
+			b.runReqs[s] = append(b.runReqs[s], q)
 			continue
 		}
-		b.runs = append(b.runs, pendingKey{pos: len(b.runs), class: q.Class, camp: int32(q.Campaign), reqs: []Request{q}})
+		b.runReqs = append(b.runReqs, []Request{q})
+		b.runs = append(b.runs, pendingKey{pos: int32(len(b.runs)), class: q.Class, camp: int32(q.Campaign), slot: int32(len(b.runReqs) - 1)})
 	}
 	if math.IsNaN(b.congIndex) {
 		return bad("congestion index is NaN")

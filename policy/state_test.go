@@ -77,7 +77,7 @@ func TestStateCoversEveryField(t *testing.T) {
 	placed := map[string][]string{
 		"Broker": {
 			// dumped
-			"cfg", "now", "camps", "leases", "runs", "nextID", "leased", "unmet", "guaranteed", "usageTotal", "usagePos",
+			"cfg", "now", "camps", "leases", "runs", "runReqs", "nextID", "leased", "unmet", "guaranteed", "usageTotal", "usagePos",
 			"pendingDemand", "usageEpoch", "busyHead", "busyCount", "cong", "congIndex", "utilSum", "utilN", "ioLeft", "infLeft",
 			"chargesFresh", "chargedM", "grantsOnly", "booksAt", "inFlight", "reclaimable", "nextDeadline",
 			"floorEpoch", "rigidPending", "changedAt", "nextChange", "nextChangeNow", "admittedAt", "quietFrom", "quietUntil",
@@ -86,7 +86,7 @@ func TestStateCoversEveryField(t *testing.T) {
 			// the platform's placer (a service's pool is a number; Dump)
 			"rec", "rings", "placer",
 			// scratch: rebuilt when stale (candsValid) or emptied before it is read
-			"cands", "candPos", "candsValid", "reqsFree", "exits", "exitTouched",
+			"cands", "candPos", "candsValid", "freeSlots", "exits", "exitTouched",
 			// SkipTo's scratch, reset at its start
 			"skipToks", "skipLazy", "skipSlide", "skipWatch", "skipWatchCamps", "skipWatchSpare", "skipLineEnd",
 			"skipWatchHeld", "skipPairsN", "skipPairCross", "skipPairUntil", "skipMinEnd", "skipFlows", "skipMuls",

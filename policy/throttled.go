@@ -112,7 +112,7 @@ func (b *Broker) refreshFloors(runs []pendingKey) {
 	}
 	b.floorEpoch++
 	for i := range runs {
-		reqs := runs[i].reqs
+		reqs := b.reqsOf(&runs[i])
 		cp := &b.camps[runs[i].camp]
 		switch {
 		case !cp.floorOK:

@@ -24,7 +24,8 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 		if k.camp != int32(c) {
 			continue // only the campaign's runs are walked
 		}
-		for j, r := range k.reqs {
+		reqs := b.reqsOf(k)
+		for j, r := range reqs {
 			walked++
 			if r.ID != id {
 				continue
@@ -33,9 +34,9 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 			// slices.Delete keeps the admission order of the others
 			// and zeroes the vacated slot.
 			if b.counting {
-				b.work.Moved += int64(len(k.reqs) - j - 1)
+				b.work.Moved += int64(len(reqs) - j - 1)
 			}
-			if k.reqs = slices.Delete(k.reqs, j, j+1); len(k.reqs) == 0 {
+			if b.runReqs[k.slot] = slices.Delete(reqs, j, j+1); len(reqs) == 1 {
 				b.dropRun(i)
 			}
 			return r, true, nil
