@@ -29,10 +29,10 @@ func newPanel(title, x, y string) *plot.Plot {
 
 func look(pol string) figures.PolicyLook { return figures.PolicyStyle(policies.Default.Style(pol)) }
 
-// point is the study's point of policy and population, or nil.
-func findPoint(ps []Point, pol, users string) *Point {
+// findPoint is the study's point of a line and a population, or nil.
+func findPoint(ps []Point, line, users string) *Point {
 	for i := range ps {
-		if ps[i].Policy == pol && ps[i].Users == users {
+		if ps[i].Line == line && ps[i].Users == users {
 			return &ps[i]
 		}
 	}
@@ -85,7 +85,7 @@ func weeklyPanel(ps []Point, pols []string, title, y string, scale, floor float6
 // ivPanel draws metric key per policy: honest users hollow on the left,
 // strategic filled on the right, each with its 95 % interval over seeds.
 func ivPanel(ps []Point, pols []string, title, y, key string, scale float64) (*plot.Plot, error) {
-	p := newPanel(title, "policy (left hollow: honest; right filled: strategic)", y)
+	p := newPanel(title, "left hollow: honest; right filled: strategic", y)
 	top := 0.0
 	for i, pol := range pols {
 		for k, u := range []string{HonestName, StrategicName} {
@@ -98,7 +98,7 @@ func ivPanel(ps []Point, pols []string, title, y, key string, scale float64) (*p
 				continue
 			}
 			x := float64(i) + 0.3*(float64(k)-0.5)
-			if err := drawIV(p, x, iv, scale, look(pol), u == HonestName); err != nil {
+			if err := drawIV(p, x, iv, scale, look(pt.Policy), u == HonestName); err != nil {
 				return nil, err
 			}
 			top = max(top, iv.Mean*scale)
@@ -110,6 +110,10 @@ func ivPanel(ps []Point, pols []string, title, y, key string, scale float64) (*p
 	p.NominalX(pols...)
 	p.X.Min, p.X.Max = -0.6, float64(len(pols))-0.4
 	p.Y.Min, p.Y.Max = 0, max(top*1.08, 1e-9)
+	if len(pols) > 5 {
+		p.X.Tick.Label.Rotation = 0.35
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	}
 	return p, nil
 }
 
@@ -234,6 +238,20 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 	if err := add(ratioPanel(ps, pols, teams, StrategicName)); err != nil {
 		return err
 	}
+	if st := s.Study; st.Hosts != nil {
+		var lines []string
+		for _, l := range []string{"priority", "priority, contract on", "budget, contract off", "budget", "bursar"} {
+			if findPoint(ps, l, HonestName) != nil {
+				lines = append(lines, l)
+			}
+		}
+		if err := add(ivPanel(ps, lines, "Interventions per drain: the lab's contrast and the contract (honest vs strategic)", "jobs a human ended ÷ degradations", "interventions_per_drain", 1)); err != nil {
+			return err
+		}
+		if err := add(ivPanel(ps, lines, "Drain time: degradation to empty node (honest vs strategic)", "hours", "drain_h", 1)); err != nil {
+			return err
+		}
+	}
 	panels = append(panels, keyPanel(pols))
 	const cols = 4
 	var grid [][]*plot.Plot
@@ -244,8 +262,16 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 		grid[i/cols][i%cols] = p
 	}
 	st := s.Study
-	title := fmt.Sprintf("The lab's story: %d GPUs, %d days, %d seed(s); honest users declare their own class and never park, strategic users inflate and squat by docs/story.md's rules (ν_w %g, ν_l %g)",
-		st.Lab.Pool, st.Lab.Days, len(st.Seeds), DefaultRules().WaitValue, DefaultRules().LatencyValue)
+	title := fmt.Sprintf("The lab's story: %d GPUs%s, %d days, %d seed(s); honest users declare their own class and never park, strategic users inflate and squat by docs/story.md's rules (ν_w %g, ν_l %g)",
+		st.Lab.Pool, nodesNote(st), st.Lab.Days, len(st.Seeds), DefaultRules().WaitValue, DefaultRules().LatencyValue)
 	width, height := 22*vg.Inch, vg.Length(len(grid))*4.2*vg.Inch
 	return figures.WriteTitledGrid(path, f, width, height, title, grid)
+}
+
+// nodesNote says the platform and its failures in the title.
+func nodesNote(st *Study) string {
+	if st.Hosts == nil {
+		return ""
+	}
+	return fmt.Sprintf(" on %d nodes × %d with failures and drains (docs/story.md)", st.Platform.Nodes, st.Platform.GPUsPerNode)
 }

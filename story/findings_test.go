@@ -45,7 +45,7 @@ func (iv ivJSON) hi(t *testing.T) float64 {
 }
 
 type pointJSON struct {
-	Policy, Users string
+	Line, Policy, Users string
 	Seeds         int
 	Metrics       map[string]ivJSON
 	UsageRatio    []ivJSON `json:"usage_ratio"`
@@ -59,7 +59,7 @@ func committedPoints(t *testing.T) map[[2]string]pointJSON {
 	require.NoError(t, json.Unmarshal(b, &s))
 	out := map[[2]string]pointJSON{}
 	for _, p := range s.Points {
-		out[[2]string{p.Policy, p.Users}] = p
+		out[[2]string{p.Line, p.Users}] = p
 	}
 	return out
 }
@@ -88,14 +88,14 @@ func TestFindingPriorityInflates(t *testing.T) {
 
 // Finding 2: static ownership idles: with honest users, over a third of
 // the pool's GPU-hours... (the bound the README states) sat free while
-// jobs waited, ten times any other policy's.
+// jobs waited, four times any other policy's.
 func TestFindingStaticIdles(t *testing.T) {
 	ps := committedPoints(t)
 	st := at(t, ps, "static", HonestName, "idle_while_waiting")
 	require.Greater(t, st.lo(t), 0.3)
 	for _, p := range []string{"fifo", "priority", "budget", "bursar"} {
 		other := at(t, ps, p, HonestName, "idle_while_waiting")
-		require.Greater(t, st.lo(t), 5*other.hi(t), "%s idles %v", p, other.mean(t))
+		require.Greater(t, st.lo(t), 4*other.hi(t), "%s idles %v", p, other.mean(t))
 	}
 }
 
@@ -124,14 +124,15 @@ func TestFindingFreePoliciesIgnoreValues(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
 	byKey := map[string][]string{}
+	users := slices.Index(rows[0], "users")
 	for _, r := range rows[1:] {
-		if r[1] == HonestName || r[1] == StrategicName || !slices.Contains([]string{"fifo", "priority", "static"}, r[0]) {
+		if r[users] == HonestName || r[users] == StrategicName || !slices.Contains([]string{"fifo", "priority", "static"}, r[0]) {
 			continue
 		}
-		k := r[0] + " " + r[2]
-		rest := slices.Concat(r[:1], r[2:])
+		k := r[0] + " " + r[users+1]
+		rest := slices.Concat(r[:users], r[users+1:])
 		if prev, ok := byKey[k]; ok {
-			require.Equal(t, prev, rest, "%s: %s differs from another population", k, r[1])
+			require.Equal(t, prev, rest, "%s: %s differs from another population", k, r[users])
 		}
 		byKey[k] = rest
 	}
@@ -150,11 +151,18 @@ func TestCommittedRunReproduces(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
 	st := NewStudy()
-	r, _, err := st.RunSpec(Spec{Policy: "priority", Users: 1, Seed: 1})
+	st.Plan()
+	var sp Spec
+	for _, x := range st.Specs {
+		if x.Line == "priority" && x.Users == 1 && x.Seed == 1 {
+			sp = x
+		}
+	}
+	r, _, err := st.RunSpec(sp)
 	require.NoError(t, err)
 	s := &Summary{Study: st, Runs: []Result{r}}
 	require.Equal(t, rows[0], s.RunsColumns())
-	got := []string{r.Policy, r.Users, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs)}
+	got := []string{r.Line, r.Policy, r.Users, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs)}
 	for k := range Metrics {
 		got = append(got, cell(Metrics[k].Get(&r)))
 	}
@@ -162,7 +170,7 @@ func TestCommittedRunReproduces(t *testing.T) {
 		got = append(got, cell(x))
 	}
 	for _, row := range rows[1:] {
-		if row[0] == "priority" && row[1] == StrategicName && row[2] == "1" {
+		if row[0] == "priority" && row[2] == StrategicName && row[3] == "1" {
 			require.Equal(t, row, got)
 			return
 		}
@@ -174,7 +182,7 @@ func TestCommittedRunReproduces(t *testing.T) {
 // and every project had raised by the end, priority served the urgent
 // jobs and the debug jobs as fifo does (honest users, same seed): their
 // mean waits over the 90 days 0.5 to 2 times fifo's; with honest users
-// priority's are under 1 % of fifo's in every seed.
+// priority's are under 10 % of fifo's in every seed.
 func TestFindingInflatedPriorityIsFifo(t *testing.T) {
 	f, err := os.Open(filepath.Join(committedDir, "runs.csv"))
 	require.NoError(t, err)
@@ -189,14 +197,14 @@ func TestFindingInflatedPriorityIsFifo(t *testing.T) {
 	}
 	runs := map[[3]string][]string{}
 	for _, r := range rows[1:] {
-		runs[[3]string{r[0], r[1], r[2]}] = r
+		runs[[3]string{r[col("line")], r[col("users")], r[col("seed")]}] = r
 	}
 	all := 0
 	for _, seed := range []string{"1", "2", "3", "4", "5"} {
 		fifo := runs[[3]string{"fifo", HonestName, seed}]
 		for _, key := range []string{"urgent_wait_h", "debug_latency_h"} {
 			h := runs[[3]string{"priority", HonestName, seed}]
-			require.Less(t, val(h, key), 0.01*val(fifo, key), "seed %s %s", seed, key)
+			require.Less(t, val(h, key), 0.1*val(fifo, key), "seed %s %s", seed, key)
 		}
 		s := runs[[3]string{"priority", StrategicName, seed}]
 		if d := s[col("first_raise_day")]; val(s, "raised_end") < 6 || d == "" || val(s, "first_raise_day") > 30 {
@@ -209,4 +217,48 @@ func TestFindingInflatedPriorityIsFifo(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, all, 3, "seeds where every project raised")
+}
+
+// Finding 5: interventions. Without the contract about a third of a
+// drain's... (the README states the committed numbers) jobs are ended by
+// a human; with the contract (its 2 h minimum runtime below the
+// operator's 8 h threshold) none is, for honest and strategic users
+// alike, under budget and under priority: the lab's contrast and the
+// contract's are both 100 %. With a minimum runtime above the threshold
+// (12 h) the contract removes fewer, between a third and nine tenths.
+func TestFindingContractEndsInterventions(t *testing.T) {
+	ps := committedPoints(t)
+	for _, u := range []string{HonestName, StrategicName} {
+		for _, line := range []string{"priority", "budget, contract off"} {
+			iv := at(t, ps, line, u, "interventions_per_drain")
+			require.Greater(t, iv.lo(t), 0.1, "%s %s", line, u)
+		}
+		for _, line := range []string{"budget", "priority, contract on", "bursar"} {
+			require.Zero(t, at(t, ps, line, u, "interventions").mean(t), "%s %s", line, u)
+			require.Less(t, at(t, ps, line, u, "drain_h").mean(t), 0.5, "%s %s: drain time", line, u)
+		}
+		for _, line := range []string{"priority", "budget, contract off"} {
+			require.Greater(t, at(t, ps, line, u, "drain_h").mean(t), 2.0, "%s %s: drain time", line, u)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(committedDir, "summary.json"))
+	require.NoError(t, err)
+	var s struct {
+		Contrasts []struct {
+			Name, Users string
+			Mean, Lo, Hi *float64
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &s))
+	found := false
+	for _, c := range s.Contrasts {
+		require.NotNil(t, c.Mean, c.Name)
+		if c.Name == "a 12 h minimum runtime (above the threshold)" {
+			found = true
+			require.True(t, *c.Mean > 0.33 && *c.Mean < 0.9, "%s: %v", c.Name, *c.Mean)
+			continue
+		}
+		require.Equal(t, 1.0, *c.Mean, "%s (%s)", c.Name, c.Users)
+	}
+	require.True(t, found)
 }

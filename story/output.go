@@ -12,6 +12,8 @@ import (
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/internal/metric"
 	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/budget"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
@@ -40,6 +42,27 @@ var Metrics = []Metric{
 	{"absorbed", "jobs", "debug jobs run inside a park", func(r *Result) float64 { return float64(r.Absorbed) }},
 	{"preemptions", "jobs", "leases ended by preemption", func(r *Result) float64 { return float64(r.Preemptions) }},
 	{"unfinished", "jobs", "jobs still queued or running 30 days after the last submit", func(r *Result) float64 { return float64(r.Unfinished) }},
+	{"failures", "jobs", "hard failures of a node (empty: no hosts)", hostsOnly(func(r *Result) float64 { return float64(r.Tally.Failures) })},
+	{"degradations", "jobs", "degraded nodes, each drained", hostsOnly(func(r *Result) float64 { return float64(r.Tally.Degradations) })},
+	{"interventions", "jobs", "jobs a human ended on a node drained for the threshold", hostsOnly(func(r *Result) float64 { return float64(r.Tally.Interventions) })},
+	{"interventions_per_drain", "ratio", "interventions ÷ degradations", hostsOnly(func(r *Result) float64 { return ratio(float64(r.Tally.Interventions), float64(r.Tally.Degradations)) })},
+	{"drain_h", "s", "mean time from a degradation to an empty node, hours", hostsOnly(func(r *Result) float64 {
+		return ratio(float64(r.Tally.DrainSeconds)/3600, float64(r.Tally.Drains))
+	})},
+	{"contract_requeues", "jobs", "jobs requeued off a draining node by the contract, no human", hostsOnly(func(r *Result) float64 { return float64(r.Tally.ContractRequeues) })},
+	{"preemptible_requeues", "jobs", "opportunistic jobs requeued off a draining node, no human", hostsOnly(func(r *Result) float64 { return float64(r.Tally.PreemptibleRequeues) })},
+	{"human_repairs", "jobs", "repairs that always need a human, counted apart", hostsOnly(func(r *Result) float64 { return float64(r.Tally.HumanRepairs) })},
+	{"host_lost_gpu_h", "GPU-h", "work lost to failures and drains (since the last checkpoint)", hostsOnly(func(r *Result) float64 { return r.HostLostGPUHours })},
+}
+
+// hostsOnly is a host metric: NaN for a run without hosts.
+func hostsOnly(get func(*Result) float64) func(*Result) float64 {
+	return func(r *Result) float64 {
+		if !r.Hosts {
+			return math.NaN()
+		}
+		return get(r)
+	}
 }
 
 func nanIfNeg(x float64) float64 {
@@ -61,7 +84,7 @@ func MetricIndex(key string) int {
 
 // Point is one policy and population over the seeds.
 type Point struct {
-	Policy, Users string
+	Line, Policy, Users string
 	Seeds         int
 	Values        []tracestudy.Interval // by Metrics
 	// TopShare, DebugWeekly: the weekly series' means over seeds.
@@ -80,18 +103,18 @@ type Summary struct {
 // in plan order.
 func (s *Summary) Points() []Point {
 	var out []Point
-	for _, p := range s.Study.Policies {
+	for _, line := range s.Study.Lines() {
 		for _, u := range s.Study.Users {
 			var rs []*Result
 			for i := range s.Runs {
-				if s.Runs[i].Policy == p && s.Runs[i].Users == u.Name {
+				if s.Runs[i].Line == line && s.Runs[i].Users == u.Name {
 					rs = append(rs, &s.Runs[i])
 				}
 			}
 			if len(rs) == 0 {
 				continue
 			}
-			pt := Point{Policy: p, Users: u.Name, Seeds: len(rs)}
+			pt := Point{Line: line, Policy: rs[0].Policy, Users: u.Name, Seeds: len(rs)}
 			for k := range Metrics {
 				xs := make([]float64, len(rs))
 				for i, r := range rs {
@@ -182,7 +205,7 @@ func (s *Summary) marshal() ([]byte, error) {
 			m["team"] = lab.Teams[g].Name
 			ratios = append(ratios, m)
 		}
-		points = append(points, map[string]any{"policy": p.Policy, "users": p.Users, "seeds": p.Seeds, "metrics": mets,
+		points = append(points, map[string]any{"line": p.Line, "policy": p.Policy, "users": p.Users, "seeds": p.Seeds, "metrics": mets,
 			"top_share_weekly": nums(p.TopShare), "debug_latency_weekly_h": nums(p.DebugWeekly), "usage_ratio": ratios})
 	}
 	prices := map[string]any{}
@@ -193,7 +216,18 @@ func (s *Summary) marshal() ([]byte, error) {
 		}
 		prices[p] = cls
 	}
-	b, err := json.MarshalIndent(map[string]any{"experiment": "story",
+	var hostsCfg any
+	if st.Hosts != nil {
+		hostsCfg = map[string]any{"platform": st.Platform.String(), "config": st.Hosts, "contract_regimes": ContractRegimes}
+	}
+	var contrasts []any
+	for _, c := range s.Contrasts() {
+		m := ivMap(c.Reduction)
+		m["name"], m["a"], m["b"], m["users"] = c.Name, c.A, c.B, c.Users
+		contrasts = append(contrasts, m)
+	}
+	b, err := json.MarshalIndent(map[string]any{"experiment": "story", "hosts": hostsCfg, "contrasts": contrasts,
+		"contrasts_rule": "per seed 1 − interventions(a) ÷ interventions(b) (seeds where b has none left out); mean and 95 % t interval over seeds",
 		"lab": map[string]any{"teams": teams, "pool": lab.Pool, "days": lab.Days, "load": lab.Load, "season": lab.Season,
 			"season_days": lab.SeasonDays, "mix": map[string]any{"training": lab.Mix[Training], "debug": lab.Mix[Debug], "eval": lab.Mix[Eval]},
 			"urgent": lab.Urgent},
@@ -210,7 +244,7 @@ func (s *Summary) marshal() ([]byte, error) {
 // RunsColumns are runs.csv's columns: the run, then Metrics, then each
 // team's usage ÷ entitlement.
 func (s *Summary) RunsColumns() []string {
-	h := []string{"policy", "users", "seed", "jobs"}
+	h := []string{"line", "policy", "users", "seed", "jobs"}
 	for i := range Metrics {
 		h = append(h, Metrics[i].Key)
 	}
@@ -257,7 +291,7 @@ func Write(out string, f figureFormat, s *Summary) ([]string, error) {
 	err = writeCSV(filepath.Join(out, "runs.csv"), s.RunsColumns(), func(emit func([]string) error) error {
 		for i := range s.Runs {
 			r := &s.Runs[i]
-			row := []string{r.Policy, r.Users, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs)}
+			row := []string{r.Line, r.Policy, r.Users, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs)}
 			for k := range Metrics {
 				row = append(row, cell(Metrics[k].Get(r)))
 			}
@@ -294,20 +328,65 @@ func PrintTable(w io.Writer, s *Summary) error {
 	}{
 		{"top_share_end", "top tier %", 100, 0}, {"urgent_wait_h", "urgent wait h", 1, 1}, {"debug_latency_h", "debug latency h", 1, 2},
 		{"idle_while_waiting", "idle waiting %", 100, 1}, {"owners_idle", "owners' idle %", 100, 1}, {"squatted_gpu_h", "squatted GPU-h", 1, 0},
-		{"utilization", "util %", 100, 0},
+		{"utilization", "util %", 100, 0}, {"interventions_per_drain", "interv./drain", 1, 2}, {"drain_h", "drain h", 1, 1},
 	}
-	fmt.Fprintf(w, "%-9s %-20s %5s", "policy", "users", "seeds")
+	fmt.Fprintf(w, "%-26s %-19s %5s", "line", "users", "seeds")
 	for _, c := range cols {
 		fmt.Fprintf(w, " %17s", c.head)
 	}
 	fmt.Fprintln(w)
 	for _, p := range s.Points() {
-		fmt.Fprintf(w, "%-9s %-20s %5d", p.Policy, p.Users, p.Seeds)
+		fmt.Fprintf(w, "%-26s %-19s %5d", p.Line, p.Users, p.Seeds)
 		for _, c := range cols {
 			fmt.Fprintf(w, " %17s", p.Value(c.key).Format(c.scale, c.prec))
 		}
 		fmt.Fprintln(w)
 	}
-	_, err := fmt.Fprintln(w, "top tier: GPU-hours declared deadline or interactive; squatted: parked GPU-hours that ran no debug job (docs/story.md)")
-	return err
+	fmt.Fprintln(w, "top tier: GPU-hours declared deadline or interactive; squatted: parked GPU-hours that ran no debug job (docs/story.md)")
+	for _, c := range s.Contrasts() {
+		fmt.Fprintf(w, "interventions, %s (%s users): %s vs %s: %s fewer (the lab: 74 %% fewer; a calibration, not a validation)\n",
+			c.Name, c.Users, c.A, c.B, c.Reduction.Format(100, 0)+" %")
+	}
+	return nil
+}
+
+// Contrast is a relative reduction of interventions between two lines,
+// seed by seed.
+type Contrast struct {
+	Name, A, B, Users string
+	Reduction         tracestudy.Interval
+}
+
+// Contrasts are the interventions' two contrasts of the issue, for
+// honest and strategic users: the lab's (budget with the contract against
+// priority without) and the contract's (budget with against without; and
+// priority with against without).
+func (s *Summary) Contrasts() []Contrast {
+	var out []Contrast
+	for _, c := range []struct{ name, a, b string }{
+		{"the lab's", budget.Name, priority.Name},
+		{"the contract under budget", budget.Name, budget.Name + ", contract off"},
+		{"the contract under priority", priority.Name + ", contract on", priority.Name},
+		{"a 12 h minimum runtime (above the threshold)", budget.Name + ", min runtime 12 h", budget.Name + ", contract off"},
+	} {
+		for _, u := range []string{HonestName, StrategicName} {
+			var xs []float64
+			for i := range s.Runs {
+				a := &s.Runs[i]
+				if a.Line != c.a || a.Users != u || !a.Hosts {
+					continue
+				}
+				for j := range s.Runs {
+					b := &s.Runs[j]
+					if b.Line == c.b && b.Users == u && b.Seed == a.Seed && b.Tally.Interventions > 0 {
+						xs = append(xs, 1-float64(a.Tally.Interventions)/float64(b.Tally.Interventions))
+					}
+				}
+			}
+			if len(xs) > 0 {
+				out = append(out, Contrast{Name: c.name, A: c.a, B: c.b, Users: u, Reduction: tracestudy.TIntervalIn(xs, metric.Range{Lo: math.Inf(-1), Hi: 1})})
+			}
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/hosts"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/sweep"
@@ -28,6 +29,7 @@ func (st *Study) Quick() {
 	st.Lab.Days = 28
 	st.Seeds = []int64{1, 2}
 	st.Users = st.Users[:st.Sensitive]
+	st.HostSensitivity = false
 }
 
 // CustomFlags are the flags that change what the study computes: without
@@ -117,6 +119,7 @@ func (st *Study) Configure(f sweep.Flags) error {
 func (st *Study) sharedInputs() string {
 	l := st.Lab
 	var b strings.Builder
+	fmt.Fprintf(&b, "platform=%s\n", st.Platform)
 	fmt.Fprintf(&b, "lab pool=%d days=%d load=%g season=%g season_days=%g mix=%v urgent=%g restart=%s\n",
 		l.Pool, l.Days, l.Load, l.Season, l.SeasonDays, l.Mix, l.Urgent, st.Restart)
 	for _, t := range l.Teams {
@@ -135,10 +138,17 @@ func (st *Study) NewPlan() *sweep.StudyPlan {
 	p := &sweep.StudyPlan{Command: "story", Inputs: st.sharedInputs()}
 	for _, sp := range st.Specs {
 		p.Runs = append(p.Runs, sweep.StudyRun{Label: st.Label(sp),
-			Inputs: fmt.Sprintf("policy=%s users=%s rules=%+v seed=%d", sp.Policy, st.Users[sp.Users].Name, st.Users[sp.Users].Rules, sp.Seed),
+			Inputs: fmt.Sprintf("policy=%s line=%q users=%s rules=%+v seed=%d hosts=%s", sp.Policy, sp.line(), st.Users[sp.Users].Name, st.Users[sp.Users].Rules, sp.Seed, hostsInput(sp.Hosts)),
 			Cost:   st.registry().Cost(sp.Policy)})
 	}
 	return p
+}
+
+func hostsInput(h *hosts.Config) string {
+	if h == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%+v", *h)
 }
 
 // Codec writes a result to shard files and cache entries exactly.
@@ -209,7 +219,8 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 
 // fileLabel names a run's folder under jobs/: "budget-strategic-s3".
 func fileLabel(st *Study, sp Spec) string {
-	return fmt.Sprintf("%s-%s-s%d", sp.Policy, strings.NewReplacer("=", "", ".", "p").Replace(st.Users[sp.Users].Name), sp.Seed)
+	clean := strings.NewReplacer("=", "", ".", "p", ", ", "-", " ", "")
+	return fmt.Sprintf("%s-%s-s%d", clean.Replace(sp.line()), clean.Replace(st.Users[sp.Users].Name), sp.Seed)
 }
 
 // JobColumns are jobs.csv's columns (docs/story.md, "Per-job records").

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/bursar-hpc/bursar/hosts"
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/budget"
@@ -62,12 +64,44 @@ func SensitivityUsers() []Users {
 }
 
 // Spec is one run: a policy, a population of users (index into
-// Study.Users) and a seed (the lab's jobs and the users' review times).
+// Study.Users) and a seed (the lab's jobs, the users' review times and
+// the hosts' failures), on a line: the policy as its regime runs it, or a
+// variant of the failure process (Line names it).
 type Spec struct {
 	Policy string
 	Users  int
 	Seed   int64
+	// Line is the name the run is reported under: the policy's, or the
+	// policy's with its variant ("budget, contract off").
+	Line string
+	// Hosts is the failure process on the lab's nodes (nil: none, and
+	// the pool is a number).
+	Hosts *hosts.Config
 }
+
+// line is the spec's line: its Line, or its policy's.
+func (sp Spec) line() string {
+	if sp.Line == "" {
+		return sp.Policy
+	}
+	return sp.Line
+}
+
+// LabHosts is the failure process of the study (docs/story.md, "Hosts
+// that fail and drain"): docs/hosts.md's defaults with hard failures and
+// degradations each at 0.03 per node-day, ten times Llama 3's per-node
+// hardware rate (Meta's research clusters fail far more often per node
+// at small scale, docs/hosts.md §2): about 43 of each in 90 days on 16
+// nodes, enough drains per run to count interventions.
+func LabHosts() hosts.Config {
+	c := hosts.Default()
+	c.FailPerNodeDay, c.DegradePerNodeDay = 0.03, 0.03
+	return c
+}
+
+// ContractRegimes are the policies whose regime has the minimum-runtime
+// contract: the lab's budgets, and Bursar.
+var ContractRegimes = []string{budget.Name, policies.Bursar}
 
 // Study is every run of the story: each policy × population × seed.
 type Study struct {
@@ -84,15 +118,26 @@ type Study struct {
 	Restart baseline.Restart
 	// Registry the policies are found in (nil: policies.Default).
 	Registry *registry.Registry
-	Specs    []Spec
+	// Platform is the lab's nodes; Hosts, if not nil, their failure
+	// process (the contract set per line: on for ContractRegimes).
+	Platform platform.Spec
+	Hosts    *hosts.Config
+	// Contrasts adds the contract's contrast lines (priority with the
+	// contract, budget without); HostSensitivity the lines that move the
+	// operator's threshold and the minimum runtime (honest users, the
+	// sensitivity seeds).
+	Contrasts, HostSensitivity bool
+	Specs                      []Spec
 }
 
 // NewStudy is the study at its defaults: the default lab, the default
 // policies, honest and strategic users on seeds 1 … 5 and the
 // sensitivity populations on seeds 1 … 3.
 func NewStudy() *Study {
+	h := LabHosts()
 	st := &Study{Lab: DefaultLab(), Policies: slices.Clone(DefaultPolicies), Users: DefaultUsers(),
-		Seeds: []int64{1, 2, 3, 4, 5}, Restart: baseline.Restart{Checkpoint: baseline.DefaultCheckpoint}}
+		Seeds: []int64{1, 2, 3, 4, 5}, Restart: baseline.Restart{Checkpoint: baseline.DefaultCheckpoint},
+		Platform: platform.Spec{Nodes: 16, GPUsPerNode: 8}, Hosts: &h, Contrasts: true, HostSensitivity: true}
 	st.Sensitive = len(st.Users)
 	st.Users = append(st.Users, SensitivityUsers()...)
 	st.SensitiveSeeds = 3
@@ -106,21 +151,101 @@ func (st *Study) registry() *registry.Registry {
 	return st.Registry
 }
 
-// Plan fills st.Specs: policy by policy, population by population, seed
-// by seed.
+// Plan fills st.Specs: policy by policy (each on its regime's line),
+// population by population, seed by seed; then, with hosts, the
+// contract's contrast lines and the hosts' sensitivity lines.
 func (st *Study) Plan() {
 	st.Specs = st.Specs[:0]
-	for _, p := range st.Policies {
-		for u := range st.Users {
-			seeds := st.Seeds
-			if u >= st.Sensitive && st.SensitiveSeeds < len(seeds) {
-				seeds = seeds[:st.SensitiveSeeds]
+	honestAndStrategic := []int{}
+	for u := range st.Users {
+		if st.Users[u].Name == HonestName || st.Users[u].Name == StrategicName {
+			honestAndStrategic = append(honestAndStrategic, u)
+		}
+	}
+	add := func(line, p string, h *hosts.Config, users []int, seeds []int64) {
+		for _, u := range users {
+			ss := seeds
+			if u >= st.Sensitive && st.SensitiveSeeds < len(ss) {
+				ss = ss[:st.SensitiveSeeds]
 			}
-			for _, s := range seeds {
-				st.Specs = append(st.Specs, Spec{Policy: p, Users: u, Seed: s})
+			for _, sd := range ss {
+				st.Specs = append(st.Specs, Spec{Policy: p, Users: u, Seed: sd, Line: line, Hosts: h})
 			}
 		}
 	}
+	all := make([]int, len(st.Users))
+	for u := range all {
+		all[u] = u
+	}
+	for _, p := range st.Policies {
+		add(p, p, st.hostsFor(slices.Contains(ContractRegimes, p), nil), all, st.Seeds)
+	}
+	if st.Hosts == nil {
+		return
+	}
+	if st.Contrasts {
+		for _, c := range []struct {
+			policy   string
+			contract bool
+		}{{priority.Name, true}, {budget.Name, false}} {
+			if slices.Contains(st.Policies, c.policy) {
+				add(c.policy+", contract "+onOff(c.contract), c.policy, st.hostsFor(c.contract, nil), honestAndStrategic, st.Seeds)
+			}
+		}
+	}
+	if st.HostSensitivity && st.SensitiveSeeds > 0 {
+		// The intervention count turns on the operator's threshold
+		// against the jobs' remaining runs (priority, no contract) and on
+		// the minimum runtime against the threshold (budget, contract).
+		seeds := st.Seeds[:min(st.SensitiveSeeds, len(st.Seeds))]
+		honest := honestAndStrategic[:1]
+		for _, v := range []struct {
+			policy string
+			name   string
+			edit   func(*hosts.Config)
+		}{
+			{priority.Name, "threshold 2 h", func(c *hosts.Config) { c.Threshold = 2 * 3600 }},
+			{priority.Name, "threshold 24 h", func(c *hosts.Config) { c.Threshold = 24 * 3600 }},
+			{budget.Name, "min runtime 12 h", func(c *hosts.Config) { c.MinRuntime = 12 * 3600 }},
+			{budget.Name, "threshold 1 h", func(c *hosts.Config) { c.Threshold = 3600 }},
+		} {
+			if slices.Contains(st.Policies, v.policy) {
+				add(v.policy+", "+v.name, v.policy, st.hostsFor(slices.Contains(ContractRegimes, v.policy), v.edit), honest, seeds)
+			}
+		}
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// hostsFor is the study's failure process with the contract on or off
+// and edit applied (nil without hosts).
+func (st *Study) hostsFor(contract bool, edit func(*hosts.Config)) *hosts.Config {
+	if st.Hosts == nil {
+		return nil
+	}
+	c := *st.Hosts
+	c.Contract = contract
+	if edit != nil {
+		edit(&c)
+	}
+	return &c
+}
+
+// Lines are the lines of the plan, in order.
+func (st *Study) Lines() []string {
+	var out []string
+	for _, sp := range st.Specs {
+		if !slices.Contains(out, sp.line()) {
+			out = append(out, sp.line())
+		}
+	}
+	return out
 }
 
 // Check names what is wrong with the study.
@@ -146,6 +271,14 @@ func (st *Study) Check() error {
 			return fmt.Errorf("users %s: %w", u.Name, err)
 		}
 	}
+	if st.Hosts != nil {
+		if err := st.Hosts.Validate(); err != nil {
+			return fmt.Errorf("story hosts: %w", err)
+		}
+		if st.Platform.GPUs() != st.Lab.Pool {
+			return fmt.Errorf("story: a platform of %d GPUs for a pool of %d", st.Platform.GPUs(), st.Lab.Pool)
+		}
+	}
 	return nil
 }
 
@@ -155,8 +288,16 @@ const Week = 7 * Day
 // Result is one run's outcome (docs/story.md, "What is measured").
 type Result struct {
 	Policy string
+	Line   string
 	Users  string
 	Seed   int64
+	// Hosts: whether the run had a failure process, and its tally
+	// (docs/hosts.md §4); HostEnded the jobs' leases ended by it and
+	// HostLostGPUHours the work they lost.
+	Hosts            bool
+	Tally            hosts.Tally
+	HostEnded        int
+	HostLostGPUHours float64
 	// Jobs and Unfinished (still queued or running at the replay's
 	// horizon); Absorbed debug jobs ran in their project's park.
 	Jobs, Unfinished, Absorbed int
@@ -193,7 +334,7 @@ type Result struct {
 
 // Label names a run: "budget strategic s3".
 func (st *Study) Label(sp Spec) string {
-	return fmt.Sprintf("%s %s s%d", sp.Policy, st.Users[sp.Users].Name, sp.Seed)
+	return fmt.Sprintf("%s %s s%d", sp.line(), st.Users[sp.Users].Name, sp.Seed)
 }
 
 // Run replays run i of st.Specs.
@@ -201,6 +342,9 @@ func (st *Study) Run(i int) (Result, error) {
 	r, _, err := st.RunSpec(st.Specs[i])
 	return r, err
 }
+
+// hostsStream separates the hosts' draws from the lab's and the users'.
+const hostsStream = 0x686f737473 // "hosts"
 
 // Replayed is a run's replay, for the per-job records.
 type Replayed struct {
@@ -231,13 +375,23 @@ func (st *Study) RunSpec(sp Spec) (Result, *Replayed, error) {
 	}
 	pop := st.Users[sp.Users]
 	u := newUsers(w, pop.Rules, sp.Policy, sp.Seed)
-	horizon := int64(30 * Day)
-	run, err := trace.Replay(w.Workload, a, trace.ReplayOptions{Actor: u, Recorder: u, Horizon: horizon})
+	opt := trace.ReplayOptions{Actor: u, Recorder: u, Horizon: 30 * Day}
+	if sp.Hosts != nil {
+		opt.Platform = st.Platform
+		if opt.Hosts, err = hosts.New(*sp.Hosts, st.Platform.Nodes, uint64(sp.Seed)^hostsStream); err != nil {
+			return fail(err)
+		}
+	}
+	run, err := trace.Replay(w.Workload, a, opt)
 	if err != nil {
 		return fail(err)
 	}
 	res := measure(w, run, u, st.Lab)
-	res.Policy, res.Users, res.Seed = sp.Policy, pop.Name, sp.Seed
+	res.Policy, res.Line, res.Users, res.Seed = sp.Policy, sp.line(), pop.Name, sp.Seed
+	if sp.Hosts != nil {
+		res.Hosts, res.Tally, res.HostEnded = true, run.Hosts, run.HostEnded
+		res.HostLostGPUHours = float64(run.HostLostGPUSeconds) / 3600
+	}
 	return res, &Replayed{W: w, Run: run, users: u}, nil
 }
 

@@ -17,12 +17,12 @@ func TestStoryQuick(t *testing.T) {
 	dir := t.TempDir()
 	console, err := runSweepApp(t, "story", "--quick", "--quiet", "--workers", "2", "--jobs", "--out", dir)
 	require.NoError(t, err, console)
-	for _, f := range []string{"summary.json", "runs.csv", "fig_story.png", "table.txt", "manifest.json", "jobs/budget-strategic-s2/jobs.csv"} {
+	for _, f := range []string{"summary.json", "runs.csv", "fig_story.png", "table.txt", "manifest.json", "jobs/budget-strategic-s2/jobs.csv", "jobs/budget-contractoff-strategic-s2/jobs.csv"} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	var sum struct {
 		Points []struct {
-			Policy, Users string
+			Line, Policy, Users string
 			Seeds         int
 			Metrics       map[string]struct {
 				Mean *float64
@@ -31,14 +31,17 @@ func TestStoryQuick(t *testing.T) {
 		}
 	}
 	readJSONFile(t, filepath.Join(dir, "summary.json"), &sum)
-	require.Len(t, sum.Points, 10)
+	require.Len(t, sum.Points, 14)
 	for _, p := range sum.Points {
 		assert.Equal(t, 2, p.Seeds, p.Policy)
 		m := p.Metrics["squatted_gpu_h"]
 		require.NotNil(t, m.Mean)
 		if p.Users == "honest" {
-			assert.Zero(t, *m.Mean, "honest users parked under %s", p.Policy)
+			assert.Zero(t, *m.Mean, "honest users parked under %s", p.Line)
 		}
+		d := p.Metrics["degradations"]
+		require.NotNil(t, d.Mean, p.Line)
+		assert.Positive(t, *d.Mean, "no node degraded on line %s", p.Line)
 	}
 	one := t.TempDir()
 	console, err = runSweepApp(t, "story", "--quick", "--quiet", "--workers", "1", "--out", one)
