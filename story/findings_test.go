@@ -46,9 +46,9 @@ func (iv ivJSON) hi(t *testing.T) float64 {
 
 type pointJSON struct {
 	Line, Policy, Users string
-	Seeds         int
-	Metrics       map[string]ivJSON
-	UsageRatio    []ivJSON `json:"usage_ratio"`
+	Seeds               int
+	Metrics             map[string]ivJSON
+	UsageRatio          []ivJSON `json:"usage_ratio"`
 }
 
 func committedPoints(t *testing.T) map[[2]string]pointJSON {
@@ -245,7 +245,7 @@ func TestFindingContractEndsInterventions(t *testing.T) {
 	require.NoError(t, err)
 	var s struct {
 		Contrasts []struct {
-			Name, Users string
+			Name, Users  string
 			Mean, Lo, Hi *float64
 		}
 	}

@@ -85,8 +85,8 @@ func MetricIndex(key string) int {
 // Point is one policy and population over the seeds.
 type Point struct {
 	Line, Policy, Users string
-	Seeds         int
-	Values        []tracestudy.Interval // by Metrics
+	Seeds               int
+	Values              []tracestudy.Interval // by Metrics
 	// TopShare, DebugWeekly: the weekly series' means over seeds.
 	TopShare, DebugWeekly []float64
 	// UsageRatio: each team's usage ÷ entitlement over seeds.

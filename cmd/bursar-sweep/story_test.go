@@ -23,8 +23,8 @@ func TestStoryQuick(t *testing.T) {
 	var sum struct {
 		Points []struct {
 			Line, Policy, Users string
-			Seeds         int
-			Metrics       map[string]struct {
+			Seeds               int
+			Metrics             map[string]struct {
 				Mean *float64
 				N    int
 			}
