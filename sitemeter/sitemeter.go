@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bursar-hpc/bursar/platform"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/trace"
@@ -270,7 +271,7 @@ func (s *Broker) scavenge() error {
 	// free ones first. A job no reclaim can seat claims nothing: it waits
 	// for leases to end, and the GPUs free meanwhile are idle.
 	reserve := s.reserve()
-	idle := s.Free() - reserve
+	idle := s.open() - reserve
 	reach := idle + s.reclaimable()
 	// What the second read does with each request, by the first
 	// (whose filing lookups, one per request, are most of its cost).
@@ -356,6 +357,20 @@ func (s *Broker) refile(m move) error {
 		s.moved++
 	}
 	return nil
+}
+
+// open is the GPUs free for a job now: the pool's free count, less on a
+// platform the GPUs of nodes out of service (draining or down,
+// docs/hosts.md), which no grant can take; otherwise the broker would move
+// held-back jobs to the scavenger for GPUs it cannot seat.
+func (s *Broker) open() int {
+	free := s.Free()
+	if on, ok := any(s.Broker).(interface{ Placer() *platform.Placer }); ok {
+		if p := on.Placer(); p != nil {
+			free = min(free, p.Open())
+		}
+	}
+	return free
 }
 
 // reserve is the GPUs kept free for guarantees not yet held (the
