@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -110,7 +111,9 @@ func ivPanel(ps []Point, pols []string, title, y, key string, scale float64) (*p
 	p.NominalX(pols...)
 	p.X.Min, p.X.Max = -0.6, float64(len(pols))-0.4
 	p.Y.Min, p.Y.Max = 0, max(top*1.08, 1e-9)
-	if len(pols) > 5 {
+	// Five labels or more of a line each ("budget, contract off") overlap
+	// when drawn level.
+	if len(pols) > 5 || slices.ContainsFunc(pols, func(l string) bool { return len(l) > 12 }) {
 		p.X.Tick.Label.Rotation = 0.35
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
