@@ -1,7 +1,6 @@
 package arrive
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/internal/csvfile"
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
@@ -158,27 +158,6 @@ func RunsColumns() []string {
 var AgentsColumns = []string{"policy", "mode", "k", "seed", "window", "agent", "kind", "gpu_hours", "science", "completed",
 	"requests", "refused", "denied", "granted", "expired", "served_fraction"}
 
-func cell(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
-}
-
-func writeCSV(path string, header []string, rows func(emit func([]string) error) error) error {
-	return atomicfile.WriteFunc(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(header); err != nil {
-			return err
-		}
-		if err := rows(cw.Write); err != nil {
-			return err
-		}
-		cw.Flush()
-		return cw.Error()
-	})
-}
-
 // Write writes summary.json, runs.csv, agents.csv and fig_agents_arrive
 // into out and returns the files written, relative to out. runs.csv has
 // one row per run and stay: the k = 0 replay of a window once per seed,
@@ -192,14 +171,14 @@ func Write(out string, f figures.Format, s *Summary) ([]string, error) {
 		return nil, err
 	}
 	i64 := func(x int64) string { return strconv.FormatInt(x, 10) }
-	err = writeCSV(filepath.Join(out, "runs.csv"), RunsColumns(), func(emit func([]string) error) error {
+	err = csvfile.Write(filepath.Join(out, "runs.csv"), RunsColumns(), func(emit func([]string) error) error {
 		for i := range s.Runs {
 			r := &s.Runs[i]
 			for j := range r.During {
 				d := &r.During[j]
 				row := []string{r.Policy, r.Mode, strconv.Itoa(r.K), i64(d.Seed), strconv.Itoa(r.Window), i64(r.From), i64(r.Until), i64(d.Arrive), i64(r.Ticks)}
 				for k := range Metrics {
-					row = append(row, cell(Metrics[k].Get(r, d)))
+					row = append(row, csvfile.Cell(Metrics[k].Get(r, d)))
 				}
 				if err := emit(row); err != nil {
 					return err
@@ -211,15 +190,15 @@ func Write(out string, f figures.Format, s *Summary) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = writeCSV(filepath.Join(out, "agents.csv"), AgentsColumns, func(emit func([]string) error) error {
+	err = csvfile.Write(filepath.Join(out, "agents.csv"), AgentsColumns, func(emit func([]string) error) error {
 		for i := range s.Runs {
 			r := &s.Runs[i]
 			for k := range r.Agents {
 				a := &r.Agents[k]
 				if err := emit([]string{r.Policy, r.Mode, strconv.Itoa(r.K), i64(r.Seed), strconv.Itoa(r.Window), a.Name, a.Kind,
-					cell(float64(a.GPUSeconds) / 3600), cell(a.Science), strconv.Itoa(a.Completed), strconv.Itoa(a.Requests),
+					csvfile.Cell(float64(a.GPUSeconds) / 3600), csvfile.Cell(a.Science), strconv.Itoa(a.Completed), strconv.Itoa(a.Requests),
 					strconv.Itoa(a.Refused), strconv.Itoa(a.Denied), strconv.Itoa(a.Granted), strconv.Itoa(a.Expired),
-					cell(a.ServedFraction())}); err != nil {
+					csvfile.Cell(a.ServedFraction())}); err != nil {
 					return err
 				}
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bursar-hpc/bursar/internal/csvfile"
 )
 
 // The committed run of the default study (results/story, made from a
@@ -164,10 +166,10 @@ func TestCommittedRunReproduces(t *testing.T) {
 	require.Equal(t, rows[0], s.RunsColumns())
 	got := []string{r.Line, r.Policy, r.Users, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs)}
 	for k := range Metrics {
-		got = append(got, cell(Metrics[k].Get(&r)))
+		got = append(got, csvfile.Cell(Metrics[k].Get(&r)))
 	}
 	for _, x := range r.UsageRatio {
-		got = append(got, cell(x))
+		got = append(got, csvfile.Cell(x))
 	}
 	for _, row := range rows[1:] {
 		if row[0] == "priority" && row[2] == StrategicName && row[3] == "1" {

@@ -1,7 +1,6 @@
 package story
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/internal/csvfile"
 	"github.com/bursar-hpc/bursar/internal/metric"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/budget"
@@ -254,27 +254,6 @@ func (s *Summary) RunsColumns() []string {
 	return h
 }
 
-func cell(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
-}
-
-func writeCSV(path string, header []string, rows func(emit func([]string) error) error) error {
-	return atomicfile.WriteFunc(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(header); err != nil {
-			return err
-		}
-		if err := rows(cw.Write); err != nil {
-			return err
-		}
-		cw.Flush()
-		return cw.Error()
-	})
-}
-
 // FigureName is the figure's file name without its extension.
 const FigureName = "fig_story"
 
@@ -288,15 +267,15 @@ func Write(out string, f figureFormat, s *Summary) ([]string, error) {
 	if err := atomicfile.Write(filepath.Join(out, "summary.json"), b); err != nil {
 		return nil, err
 	}
-	err = writeCSV(filepath.Join(out, "runs.csv"), s.RunsColumns(), func(emit func([]string) error) error {
+	err = csvfile.Write(filepath.Join(out, "runs.csv"), s.RunsColumns(), func(emit func([]string) error) error {
 		for i := range s.Runs {
 			r := &s.Runs[i]
 			row := []string{r.Line, r.Policy, r.Users, strconv.FormatInt(r.Seed, 10), strconv.Itoa(r.Jobs)}
 			for k := range Metrics {
-				row = append(row, cell(Metrics[k].Get(r)))
+				row = append(row, csvfile.Cell(Metrics[k].Get(r)))
 			}
 			for _, x := range r.UsageRatio {
-				row = append(row, cell(x))
+				row = append(row, csvfile.Cell(x))
 			}
 			if err := emit(row); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bursar-hpc/bursar/figures"
 	"github.com/bursar-hpc/bursar/internal/atomicfile"
+	"github.com/bursar-hpc/bursar/internal/csvfile"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -393,13 +394,6 @@ func csvHeader() []string {
 	return append(h, "ticks")
 }
 
-func cell(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
-}
-
 func writeCSV(path, experiment string, rs []Result) error {
 	return atomicfile.WriteFunc(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -414,7 +408,7 @@ func writeCSV(path, experiment string, rs []Result) error {
 			}
 			row := []string{experiment, r.Policy, wd, mr, r.Restart, strconv.Itoa(r.Window), strconv.FormatInt(r.From, 10), strconv.FormatInt(r.Until, 10)}
 			for k := range Metrics {
-				row = append(row, cell(Metrics[k].Get(r)))
+				row = append(row, csvfile.Cell(Metrics[k].Get(r)))
 			}
 			row = append(row, strconv.FormatInt(r.Ticks, 10))
 			if err := cw.Write(row); err != nil {
