@@ -4,30 +4,21 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/bursar-hpc/bursar/platform"
 )
 
-// State is a node's state as a placer reads it: an up node takes work, a
-// draining one runs what it has and takes nothing new, a down one runs
-// nothing (docs/hosts.md §3).
-type State uint8
+// State is a node's state as the placer keeps it (package platform): an up
+// node takes work, a draining one runs what it has and takes nothing new,
+// a down one runs nothing (docs/hosts.md §3).
+type State = platform.State
 
+// The states, as the placer names them.
 const (
-	Up State = iota
-	Draining
-	Down
+	Up       = platform.Up
+	Draining = platform.Draining
+	Down     = platform.Down
 )
-
-func (s State) String() string {
-	switch s {
-	case Up:
-		return "up"
-	case Draining:
-		return "draining"
-	case Down:
-		return "down"
-	}
-	return fmt.Sprintf("state(%d)", uint8(s))
-}
 
 // Seat is a lease seated on a node, as the drain rule reads it.
 type Seat struct {
