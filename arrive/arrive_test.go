@@ -311,8 +311,8 @@ func TestCodecRoundTripIsExact(t *testing.T) {
 	}
 	p := st.NewPlan("")
 	require.Len(t, p.Runs, len(st.Specs))
-	require.Equal(t, "fifo k=0 w1 days 252–254", p.Runs[0].Label)
-	require.Equal(t, "fifo unmetered k=1 seed 1 w1 days 252–254", p.Runs[1].Label)
+	require.Equal(t, "fifo k=0 w0 days 252–254", p.Runs[0].Label)
+	require.Equal(t, "fifo unmetered k=1 seed 1 w0 days 252–254", p.Runs[1].Label)
 }
 
 // The plan: k = 0 once per window (both modes, every seed), each site

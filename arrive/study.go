@@ -304,13 +304,13 @@ type Result struct {
 	Agents []AgentResult
 }
 
-// RunFileLabel names a run's folder under jobs/: "fifo-metered-k3-s1-w2",
-// "fifo-k0-w1".
+// RunFileLabel names a run's folder under jobs/: "fifo-metered-k3-s1-w1",
+// "fifo-k0-w0" (windows count from 0, as in runs.csv).
 func RunFileLabel(sp Spec) string {
 	if sp.K == 0 {
-		return fmt.Sprintf("%s-k0-w%d", sp.Policy, sp.Window+1)
+		return fmt.Sprintf("%s-k0-w%d", sp.Policy, sp.Window)
 	}
-	return fmt.Sprintf("%s-%s-k%d-s%d-w%d", sp.Policy, sp.Mode, sp.K, sp.Seed, sp.Window+1)
+	return fmt.Sprintf("%s-%s-k%d-s%d-w%d", sp.Policy, sp.Mode, sp.K, sp.Seed, sp.Window)
 }
 
 // Run replays run i of st.Specs.
@@ -469,8 +469,8 @@ func Entitlements(w *trace.Workload, cast []engine.Campaign, share float64) *bas
 	return e
 }
 
-// Label names a run in plans and errors: "fifo metered k=3 seed 1 w2 days
-// 300–307", "fifo k=0 w1 days 252–259".
+// Label names a run in plans and errors: "fifo metered k=3 seed 1 w1 days
+// 300–307", "fifo k=0 w0 days 252–259".
 func Label(sp Spec, win tracestudy.Window) string {
 	if sp.K == 0 {
 		return fmt.Sprintf("%s k=0 %s", sp.Policy, win.Label())

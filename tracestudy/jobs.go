@@ -128,13 +128,13 @@ func JobRows(recs []trace.JobRecord, win Window, stop int64) []JobRow {
 }
 
 // RunFileLabel names a replay's folder under jobs/: the spec's label as a
-// file name, and the window ("fifo-w1", "budget-W7d-m3600s-w2").
+// file name, and the window ("fifo-w0", "budget-W7d-m3600s-w1").
 func RunFileLabel(s Spec, win Window) string {
 	l := s.Policy
 	if s.WindowDays > 0 {
 		l = fmt.Sprintf("%s-W%dd-m%ds", s.Policy, s.WindowDays, s.MinRuntime)
 	}
-	return fmt.Sprintf("%s-w%d", l, win.Index+1)
+	return fmt.Sprintf("%s-w%d", l, win.Index)
 }
 
 // WriteJobs writes dir/label/jobs.parquet and jobs.csv, atomically.

@@ -96,7 +96,7 @@ func TestPlanInputsAndCosts(t *testing.T) {
 	}
 	k := bkSpecs(t, []int{1, 3}, []int{0})
 	d := NewPlan("budget-knobs", shared, study(k))
-	if d.RunKey(0) == d.RunKey(1) || !strings.HasPrefix(d.Runs[0].Label, "budget W=1d m=0s checkpoint:3600 w1 days") {
+	if d.RunKey(0) == d.RunKey(1) || !strings.HasPrefix(d.Runs[0].Label, "budget W=1d m=0s checkpoint:3600 w0 days") {
 		t.Fatalf("budget-knobs runs: %q %q", d.RunKey(0), d.Runs[0].Label)
 	}
 	if a.Runs[1].Cost <= a.Runs[0].Cost {

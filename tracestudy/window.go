@@ -39,9 +39,11 @@ type Window struct {
 // Days is the window's length in days.
 func (w Window) Days() float64 { return float64(w.Until-w.From) / Day }
 
-// Label names the window in run labels and tables: "w1 days 252–266".
+// Label names the window in run labels and tables: "w0 days 252–266".
+// Windows count from 0 everywhere: labels, jobs/ folders, summary.json,
+// runs.csv and warnings (issue 34 §10).
 func (w Window) Label() string {
-	return fmt.Sprintf("w%d days %s–%s", w.Index+1, fmtDay(w.From), fmtDay(w.Until))
+	return fmt.Sprintf("w%d days %s–%s", w.Index, fmtDay(w.From), fmtDay(w.Until))
 }
 
 func fmtDay(s int64) string {

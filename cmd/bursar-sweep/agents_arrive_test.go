@@ -25,7 +25,7 @@ func TestAgentsArriveEndToEnd(t *testing.T) {
 	// The manifest records the agents' seeds (--nseeds 2: 1 and 2), not [].
 	require.Equal(t, []int64{1, 2}, readManifest(t, dir).Seeds)
 	for _, f := range []string{"summary.json", "runs.csv", "agents.csv", "fig_agents_arrive.png", "manifest.json", "table.txt",
-		"jobs/fifo-k0-w1/jobs.csv", "jobs/fifo-metered-k2-s2-w2/jobs.parquet", "jobs/bursar-metered-k1-s1-w1/jobs.csv"} {
+		"jobs/fifo-k0-w0/jobs.csv", "jobs/fifo-metered-k2-s2-w1/jobs.parquet", "jobs/bursar-metered-k1-s1-w0/jobs.csv"} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 	}
