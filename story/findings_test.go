@@ -90,14 +90,18 @@ func TestFindingPriorityInflates(t *testing.T) {
 
 // Finding 2: static ownership idles: with honest users, over a third of
 // the pool's GPU-hours... (the bound the README states) sat free while
-// jobs waited, four times any other policy's.
+// jobs waited, over 3.5 times any other policy's upper bound.
 func TestFindingStaticIdles(t *testing.T) {
 	ps := committedPoints(t)
 	st := at(t, ps, "static", HonestName, "idle_while_waiting")
 	require.Greater(t, st.lo(t), 0.3)
 	for _, p := range []string{"fifo", "priority", "budget", "bursar"} {
 		other := at(t, ps, p, HonestName, "idle_while_waiting")
-		require.Greater(t, st.lo(t), 4*other.hi(t), "%s idles %v", p, other.mean(t))
+		// 3.5: static's lower bound is 3.9 times Bursar's upper one (8.7 %),
+		// the closest; it was 4 times before Bursar's scavenger on nodes
+		// counted only the GPUs of nodes that are up (bc98d22), which moved
+		// Bursar's runs on the lab's failing nodes.
+		require.Greater(t, st.lo(t), 3.5*other.hi(t), "%s idles %v", p, other.mean(t))
 	}
 }
 
