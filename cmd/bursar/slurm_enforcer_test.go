@@ -198,7 +198,7 @@ func TestSlurmGateSelfCancel(t *testing.T) {
 	// ledger saw it run on: reconcile reports the real end.
 	jobcomp := filepath.Join(g.dir, "slurm", "jobcomp.txt")
 	g.waitQueueEmpty(t, 10*time.Second)
-	out, code = g.sh(t, bin+" slurm reconcile --no-squeue --jobcomp "+jobcomp)
+	out, _ = g.sh(t, bin+" slurm reconcile --no-squeue --jobcomp "+jobcomp)
 	t.Logf("reconcile by the WcKey and jobcomp alone:\n%s", out)
 	out, code = g.sh(t, bin+" slurm reconcile --no-squeue --jobcomp "+jobcomp+" --ledger "+ledger)
 	assert.Equal(t, 3, code, out)
