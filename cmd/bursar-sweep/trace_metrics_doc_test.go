@@ -45,7 +45,7 @@ func TestTraceMetricsDictionaryIsComplete(t *testing.T) {
 			require.True(t, runs[c] || perReplay[c], "%s runs.csv column %s is not in docs/metrics.md", sub, c)
 		}
 	}
-	for _, c := range readCSVHeader(t, filepath.Join(dir, "trace", "jobs", "static-w2", "jobs.csv")) {
+	for _, c := range readCSVHeader(t, filepath.Join(dir, "trace", "jobs", "static-w1", "jobs.csv")) {
 		require.True(t, jobs[c], "jobs.csv column %s is not in docs/metrics.md", c)
 	}
 }

@@ -99,7 +99,7 @@ func TestTraceWindowsAndWindowUnits(t *testing.T) {
 	assert.NotNil(t, s.Estimates[1].Metrics["mean_wait"]["lo"])
 	assert.Nil(t, s.Estimates[0].Paired, "fifo is the reference")
 	assert.NotNil(t, s.Estimates[1].Paired["mean_wait"])
-	_, err = os.Stat(filepath.Join(out, "jobs", "quota-w3", "jobs.parquet"))
+	_, err = os.Stat(filepath.Join(out, "jobs", "quota-w2", "jobs.parquet"))
 	require.NoError(t, err)
 
 	// 252d:255d is 21772800:22032000; 1998-12-31 is a date inside the
