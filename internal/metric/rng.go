@@ -26,6 +26,7 @@ var bounded = map[string]Range{
 	"GPU-h": {0, math.Inf(1)}, "GPUs": {0, math.Inf(1)}, "requests": {0, math.Inf(1)}, "grants": {0, math.Inf(1)},
 	"tasks": {0, math.Inf(1)}, "science": {0, math.Inf(1)}, "value": {0, math.Inf(1)}, "credits": {0, math.Inf(1)},
 	"ratio": {0, math.Inf(1)}, "campaigns": {0, math.Inf(1)}, "measurements": {0, math.Inf(1)},
+	"h": {0, math.Inf(1)}, "days": {0, math.Inf(1)}, "events": {0, math.Inf(1)},
 }
 
 // RangeOf is the range of a quantity in unit (docs/metrics.md's units,
