@@ -17,6 +17,8 @@ import (
 	"github.com/bursar-hpc/bursar/policy/registry"
 	"github.com/xrash/smetrics"
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-hpc/bursar/internal/yamlnode"
 )
 
 // Error is a config mistake, located: the file, the line (0 when the
@@ -293,25 +295,6 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-// describe names what a node holds, for "got …" in type errors.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	switch n.ShortTag() {
-	case "!!str":
-		return strconv.Quote(n.Value)
-	case "!!null":
-		return "nothing (null)"
-	case "!!bool":
-		return "the boolean " + n.Value
-	}
-	return n.Value
 }
 
 // mapping walks a mapping's keys in document order, refusing keys not in
@@ -743,3 +726,6 @@ func ReadPlatform(path string) (*platform.Spec, error) {
 	}
 	return &spec, nil
 }
+
+// describe names what a node holds, for "got …" in type errors.
+var describe = yamlnode.Describe

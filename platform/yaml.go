@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-hpc/bursar/internal/yamlnode"
 )
 
 // Error is a mistake in a platform's YAML: the file, the line (0 when the
@@ -107,12 +109,12 @@ func join(path, key string) string {
 // mapping of known string keys each given once, and aliases.
 func (r reader) mapping(n *yaml.Node, path string, allowed []string, each func(key string, k, v *yaml.Node) error) error {
 	if n.Kind != yaml.MappingNode {
-		return r.errAt(n, path, "want a mapping (key: value lines), got %s", describe(n))
+		return r.errAt(n, path, "want a mapping (key: value lines), got %s", yamlnode.Describe(n))
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
-			return r.errAt(k, path, "key %s is not a name", describe(k))
+			return r.errAt(k, path, "key %s is not a name", yamlnode.Describe(k))
 		}
 		for j := 0; j < i; j += 2 {
 			if n.Content[j].Value == k.Value {
@@ -136,27 +138,9 @@ func (r reader) mapping(n *yaml.Node, path string, allowed []string, each func(k
 	return nil
 }
 
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	switch n.ShortTag() {
-	case "!!str":
-		return strconv.Quote(n.Value)
-	case "!!null":
-		return "nothing (null)"
-	}
-	return n.Value
-}
-
 func (r reader) intIn(n *yaml.Node, field string, lo, hi int) (int, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		return 0, r.errAt(n, field, "want a whole number, got %s", describe(n))
+		return 0, r.errAt(n, field, "want a whole number, got %s", yamlnode.Describe(n))
 	}
 	x, err := strconv.ParseInt(n.Value, 0, 64)
 	if err != nil || x < int64(lo) || x > int64(hi) {
@@ -202,7 +186,7 @@ func (r reader) spec(n *yaml.Node, path string) (Spec, error) {
 
 func (r reader) partitions(n *yaml.Node, path string, s Spec) ([]Partition, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, r.errAt(n, path, "want a list of {name, nodes}, got %s", describe(n))
+		return nil, r.errAt(n, path, "want a list of {name, nodes}, got %s", yamlnode.Describe(n))
 	}
 	out := make([]Partition, 0, len(n.Content))
 	for i, item := range n.Content {
@@ -214,7 +198,7 @@ func (r reader) partitions(n *yaml.Node, path string, s Spec) ([]Partition, erro
 			case "name":
 				nameAt = v
 				if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value == "" {
-					return r.errAt(v, join(field, key), "want a name, got %s", describe(v))
+					return r.errAt(v, join(field, key), "want a name, got %s", yamlnode.Describe(v))
 				}
 				p.Name = v.Value
 			case "nodes":
@@ -247,7 +231,7 @@ func (r reader) partitions(n *yaml.Node, path string, s Spec) ([]Partition, erro
 // nodeRange reads "first-last" or a single node index, within [0, nodes).
 func (r reader) nodeRange(n *yaml.Node, field string, nodes int) (first, count int, err error) {
 	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.ShortTag() != "!!int") {
-		return 0, 0, r.errAt(n, field, "want a node or a range first-last, got %s", describe(n))
+		return 0, 0, r.errAt(n, field, "want a node or a range first-last, got %s", yamlnode.Describe(n))
 	}
 	lo, hi, ok := strings.Cut(n.Value, "-")
 	if !ok {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-hpc/bursar/internal/yamlnode"
 )
 
 // Conf is what a site's Kueue manifests say about admission, as policy
@@ -177,7 +179,7 @@ func (p *parser) ignore(d *doc, n *yaml.Node, field, why string) {
 // document reads one manifest.
 func (p *parser) document(d *doc, root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
-		return d.errAt(root, "", "a manifest is a mapping with apiVersion and kind, got %s", describe(root))
+		return d.errAt(root, "", "a manifest is a mapping with apiVersion and kind, got %s", yamlnode.Describe(root))
 	}
 	var api, kind, name, namespace string
 	var spec, meta *yaml.Node

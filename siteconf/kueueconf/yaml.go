@@ -2,10 +2,11 @@ package kueueconf
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-hpc/bursar/internal/yamlnode"
 )
 
 // Error is a problem at a line of a file, at a field.
@@ -47,7 +48,7 @@ func (d *doc) line(n *yaml.Node) int { return d.offset + n.Line }
 // given twice.
 func (d *doc) fields(n *yaml.Node, field string, each func(key string, k, v *yaml.Node) error) error {
 	if n.Kind != yaml.MappingNode {
-		return d.errAt(n, field, "want a mapping, got %s", describe(n))
+		return d.errAt(n, field, "want a mapping, got %s", yamlnode.Describe(n))
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -66,7 +67,7 @@ func (d *doc) fields(n *yaml.Node, field string, each func(key string, k, v *yam
 // items calls each for every item of sequence n.
 func (d *doc) items(n *yaml.Node, field string, each func(i int, v *yaml.Node) error) error {
 	if n.Kind != yaml.SequenceNode {
-		return d.errAt(n, field, "want a list, got %s", describe(n))
+		return d.errAt(n, field, "want a list, got %s", yamlnode.Describe(n))
 	}
 	for i, v := range n.Content {
 		if err := each(i, v); err != nil {
@@ -79,7 +80,7 @@ func (d *doc) items(n *yaml.Node, field string, each func(i int, v *yaml.Node) e
 // text reads a scalar.
 func (d *doc) text(n *yaml.Node, field string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", d.errAt(n, field, "want text, got %s", describe(n))
+		return "", d.errAt(n, field, "want text, got %s", yamlnode.Describe(n))
 	}
 	return n.Value, nil
 }
@@ -118,12 +119,4 @@ func join(a, b string) string {
 		return b
 	}
 	return a + "." + b
-}
-
-func describe(n *yaml.Node) string {
-	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
-		return strconv.Quote(n.Value)
-	}
-	return map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list", yaml.AliasNode: "an alias",
-		yaml.ScalarNode: "nothing", yaml.DocumentNode: "a document"}[n.Kind]
 }
