@@ -223,6 +223,11 @@ type ReleaseResult struct {
 	ReleasedGPUs    int `json:"released_gpus"`
 	DroppedRequests int `json:"dropped_requests"`
 	DroppedGPUs     int `json:"dropped_gpus"`
+	// HeldGPUs are the released leases' GPUs that the broker still
+	// counts because their Slurm jobs still run (docs/slurm.md, "A lease
+	// ends when nothing of it runs"): they are freed a few seconds after
+	// nothing of the job runs.
+	HeldGPUs int `json:"held_gpus,omitempty" doc:"GPUs the broker still counts as held until the released leases' Slurm jobs have ended."`
 }
 
 // ConsumeRequest is what a campaign wants to use of its flow dimensions in

@@ -324,6 +324,8 @@ func TestPlanDedupesNoAgents(t *testing.T) {
 		st.Windows[i].Index = i
 	}
 	st.Plan()
+	st.Seeds = []int64{1, 2, 3}
+	st.Plan()
 	// 8 site policies (the variants static-share and quota-fair among them) × (4 + 2 × 8 × 4 × 3) + bursar × (4 + 8 × 4 × 3).
 	require.Len(t, st.Specs, 8*(4+2*8*4*3)+(4+8*4*3))
 	seen := map[Spec]bool{}

@@ -442,39 +442,41 @@ func WriteFigure(path string, f figures.Format, s *Summary) error {
 	return figures.WriteTitledGrid(path, f, width, height, title, grid)
 }
 
-// contrastPanel is each site policy's paired difference of the users'
-// mean bounded slowdown, metered − unmetered, at k, with its 95 % t
-// interval over windows and a line at 0: below it metering protected the
-// users.
+// contrastPanel is each site policy's users' mean bounded slowdown
+// metered ÷ unmetered at k: the Hodges–Lehmann estimate of the windows'
+// log ratios and its interval, drawn as ratios, with a line at 1: below
+// it metering protected the users.
 func contrastPanel(cs []Contrast, site []string, k int) (*plot.Plot, error) {
-	p := newPanel(fmt.Sprintf("k=%d: Δ slowdown, metered − unmetered", k), "")
-	p.Y.Label.Text = "paired difference (below 0: metering helps)"
-	lo, hi := 0.0, 0.0
+	p := newPanel(fmt.Sprintf("k=%d: slowdown, metered ÷ unmetered", k), "")
+	p.Y.Label.Text = "ratio, Hodges–Lehmann (below 1: metering helps)"
+	lo, hi := 1.0, 1.0
 	for i, pol := range site {
 		for j := range cs {
 			c := &cs[j]
-			if c.Policy != pol || c.K != k || c.Metric != "users_mean_bsld" || c.A != ModeMetered || c.B != ModeUnmetered || math.IsNaN(c.Diff.Mean) {
+			if c.Policy != pol || c.K != k || c.Metric != "users_mean_bsld" || c.A != ModeMetered || c.B != ModeUnmetered || math.IsNaN(c.Shift.Estimate) {
 				continue
 			}
 			look := figures.PolicyStyle(policies.Default.Style(pol))
-			if !math.IsNaN(c.Diff.Lo) {
-				bar, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: c.Diff.Lo}, {X: float64(i), Y: c.Diff.Hi}})
+			est := math.Exp(c.Shift.Estimate)
+			if !math.IsNaN(c.Shift.Lo) {
+				l, h := math.Exp(c.Shift.Lo), math.Exp(c.Shift.Hi)
+				bar, err := plotter.NewLine(plotter.XYs{{X: float64(i), Y: l}, {X: float64(i), Y: h}})
 				if err != nil {
 					return nil, err
 				}
 				bar.LineStyle = draw.LineStyle{Color: look.Line.Color, Width: vg.Points(1.2)}
 				p.Add(bar)
-				lo, hi = min(lo, c.Diff.Lo), max(hi, c.Diff.Hi)
+				lo, hi = min(lo, l), max(hi, h)
 			}
-			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: c.Diff.Mean}})
+			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: est}})
 			if err != nil {
 				return nil, err
 			}
 			sc.GlyphStyle = withRadius(look.Filled(), 3.5)
 			p.Add(sc)
-			lo, hi = min(lo, c.Diff.Mean), max(hi, c.Diff.Mean)
+			lo, hi = min(lo, est), max(hi, est)
 			if !c.Converged {
-				x, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: c.Diff.Mean}})
+				x, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: est}})
 				if err != nil {
 					return nil, err
 				}
@@ -483,14 +485,14 @@ func contrastPanel(cs []Contrast, site []string, k int) (*plot.Plot, error) {
 			}
 		}
 	}
-	zero, err := plotter.NewLine(plotter.XYs{{X: -0.6, Y: 0}, {X: float64(len(site)) - 0.4, Y: 0}})
+	one, err := plotter.NewLine(plotter.XYs{{X: -0.6, Y: 1}, {X: float64(len(site)) - 0.4, Y: 1}})
 	if err != nil {
 		return nil, err
 	}
-	zero.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
-	p.Add(zero)
+	one.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+	p.Add(one)
 	pad := max((hi-lo)*0.08, 1e-9)
-	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.Y.Min, p.Y.Max = max(0, lo-pad), hi+pad
 	p.Y.Tick.Marker = figures.LinearTicks{N: 4}
 	p.NominalX(site...)
 	p.X.Label.Text = "site policy (paired by window and seed)"

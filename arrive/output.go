@@ -43,6 +43,21 @@ func (s *Summary) Contrasts() []Contrast {
 	return s.contrasts
 }
 
+// Primary are the summary's contrasts in the primary family, in
+// PrimaryFamily's order (the ones the study ran).
+func (s *Summary) Primary() []*Contrast {
+	cs := s.Contrasts()
+	var out []*Contrast
+	for _, f := range PrimaryFamily {
+		for i := range cs {
+			if c := &cs[i]; c.Primary() && f.matches(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // num writes NaN and ±Inf as null (JSON has no NaN).
 func num(x float64) any {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -112,13 +127,12 @@ func (s *Summary) marshal() ([]byte, error) {
 		points = append(points, map[string]any{"policy": p.Policy, "mode": p.Mode, "k": p.K, "runs": p.Runs,
 			"unconverged": p.Unconverged, "converged": p.Converged(), "metrics": mets})
 	}
-	var contrasts []any
+	var contrasts, primary []any
 	for _, c := range s.Contrasts() {
-		m := ivMap(c.Diff)
-		m["policy"], m["a"], m["b"], m["k"], m["metric"] = c.Policy, c.A, c.B, c.K, c.Metric
-		m["below"], m["above"], m["converged"] = c.Below, c.Above, c.Converged
-		m["p"], m["p_adjusted"], m["adjustment"] = num(c.P), num(c.PBH), "BH"
-		contrasts = append(contrasts, m)
+		contrasts = append(contrasts, contrastMap(&c, st.AgentPhi))
+	}
+	for _, c := range s.Primary() {
+		primary = append(primary, contrastMap(c, st.AgentPhi))
 	}
 	runs := make([]any, len(s.Runs))
 	for i := range s.Runs {
@@ -132,9 +146,12 @@ func (s *Summary) marshal() ([]byte, error) {
 		"mapping": tracestudy.MappingMap(st.Options), "windows": wins,
 		"warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "stay_s": st.Stay, "agent_scale": st.AgentScale,
 		"agent_share": st.AgentShare, "agent_phi": st.AgentPhi, "seeds": seeds, "max_k": st.MaxK, "mix": Mix[:], "policies": st.Policies,
-		"interval":       "mean over windows of the per-window mean over seeds; 95 % Student t over windows, within the quantity's range",
-		"contrasts_test": "exact Wilcoxon signed-rank over windows (Pratt's zeros); p_adjusted by Benjamini–Hochberg over every contrast",
-		"points":         points, "contrasts": contrasts, "runs": runs}
+		"interval": "points: mean over windows of the per-window mean over seeds; 95 % Student t over windows, within the quantity's range",
+		"contrasts_test": "per window the seeds' means compared, log(a ÷ b) for waits and slowdowns, a − b otherwise; " +
+			"exact Wilcoxon signed-rank over windows (Pratt's zeros), Hodges–Lehmann estimate and interval; " +
+			"p_adjusted by Holm across the primary family (adjustment Holm), by Benjamini–Hochberg across every other contrast (adjustment BH, descriptive)",
+		"window_rule": windowRuleMap(st), "primary": primary,
+		"points": points, "contrasts": contrasts, "runs": runs}
 	if li := tracestudy.LeadInMap(st.LeadIn); li != nil {
 		top["lead_in"] = li
 	}
@@ -143,6 +160,40 @@ func (s *Summary) marshal() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// contrastMap is one contrast in summary.json: its lines, its statistic
+// per window, the test, the Hodges–Lehmann estimate and interval (as a
+// ratio beside for a log ratio), the raw and adjusted p and the
+// adjustment, and φ, which every finding is read at.
+func contrastMap(c *Contrast, phi float64) map[string]any {
+	stat := "a − b"
+	if c.Ratio {
+		stat = "log(a ÷ b)"
+	}
+	vals := make([]any, len(c.Values))
+	for k, v := range c.Values {
+		vals[k] = num(v)
+	}
+	m := map[string]any{"policy": c.Policy, "a": c.A, "b": c.B, "k": c.K, "metric": c.Metric, "statistic": stat,
+		"values": vals, "n": c.Shift.N, "zeros": c.Test.Zeros, "w_plus": c.Test.WPlus, "below": c.Below, "above": c.Above,
+		"converged": c.Converged, "hodges_lehmann": num(c.Shift.Estimate), "lo": num(c.Shift.Lo), "hi": num(c.Shift.Hi),
+		"coverage": num(c.Shift.Coverage), "p": num(c.P), "p_adjusted": num(c.PAdj), "adjustment": c.Adjustment, "agent_phi": phi}
+	if c.Ratio {
+		m["as_ratio"] = map[string]any{"estimate": num(math.Exp(c.Shift.Estimate)), "lo": num(math.Exp(c.Shift.Lo)), "hi": num(math.Exp(c.Shift.Hi))}
+	}
+	if c.Primary() {
+		m["finding"] = c.Finding
+	}
+	return m
+}
+
+// windowRuleMap declares how the windows were chosen and weighed
+// (tracestudy.WindowRuleMap) and the seeds averaged inside each.
+func windowRuleMap(st *Study) map[string]any {
+	m := tracestudy.WindowRuleMap(st.Windows, st.WindowRule)
+	m["seeds_per_window"] = len(st.Seeds)
+	return m
 }
 
 // RunsColumns are runs.csv's columns: the run's identity, then Metrics.
@@ -236,7 +287,7 @@ func PrintTable(w io.Writer, s *Summary) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tk\tmean bsld unmetered\tmetered\tΔ metered − unmetered [95% CI]\twindows lower\t"+
+	fmt.Fprintln(tw, "policy\tk\tmean bsld unmetered\tmetered\tmetered ÷ unmetered HL [interval]\twindows lower\tp BH\t"+
 		"p95 wait h unmetered\tmetered\tunfinished u/m\tagent GPU-h u/m\tadaptive science u/m\tagents served u/m\t")
 	for _, p := range st.Policies {
 		for k := 0; k <= st.MaxK; k++ {
@@ -269,12 +320,15 @@ func PrintTable(w io.Writer, s *Summary) error {
 				}
 				return a + " / " + b
 			}
-			d, lower := "", ""
+			d, lower, padj := "", "", ""
 			if c := contr[[3]string{p, "users_mean_bsld", strconv.Itoa(k)}]; c != nil {
-				d, lower = c.Diff.FormatDiff(1, 2), fmt.Sprintf("%d/%d", c.Below, c.Diff.N)
+				d, lower, padj = formatShift(c), fmt.Sprintf("%d/%d", c.Below, c.Shift.N), formatP(c.PAdj)
+				if c.Primary() {
+					padj += " (Holm)"
+				}
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p, k,
-				col(u, "users_mean_bsld", 1, 2), col(m, "users_mean_bsld", 1, 2), d, lower,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p, k,
+				col(u, "users_mean_bsld", 1, 2), col(m, "users_mean_bsld", 1, 2), d, lower, padj,
 				col(u, "users_p95_wait", 1.0/3600, 1), col(m, "users_p95_wait", 1.0/3600, 1),
 				pair("users_unfinished", 1, 1), pair("agent_gpu_hours", 1, 0), pair("adaptive_science", 1, 1), pair("agent_served_fraction", 1, 2))
 		}
@@ -282,9 +336,57 @@ func PrintTable(w io.Writer, s *Summary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "Means over %d window(s) of the per-window means over %d seed(s) ± the half-width of a 95 %% t interval over windows; "+
-		"Δ is the paired difference, seed by seed inside a window; * marks a point with a run stopped at its horizon (a lower bound).\n"+
+	rule := st.WindowRule
+	if rule == "" {
+		rule = "one window"
+	}
+	_, err := fmt.Fprintf(w, "Means over %d window(s) (%s, equal weights) of the per-window means over %d seed(s) ± the half-width of a 95 %% t interval over windows, within the quantity's range; "+
+		"metered ÷ unmetered is the Hodges–Lehmann estimate of the windows' log ratios, as a ratio, with its interval; p BH is the exact signed-rank p adjusted by Benjamini–Hochberg (descriptive), or by Holm in the primary family; "+
+		"* marks a point with a run stopped at its horizon (a lower bound).\n"+
 		"Agents' envelopes: φ = Σ max(R, g) ÷ (agent_share × pool) = %g (agent_share %g, agent_scale %g; docs/studies.md §6.14).\n",
-		len(st.Windows), len(st.Seeds), st.AgentPhi, st.AgentShare, st.AgentScale)
-	return err
+		len(st.Windows), rule, len(st.Seeds), st.AgentPhi, st.AgentShare, st.AgentScale)
+	if err != nil {
+		return err
+	}
+	return printPrimary(w, s)
+}
+
+// printPrimary prints the primary family: each contrast's finding, its
+// Hodges–Lehmann estimate and interval (a ratio for waits and
+// slowdowns), the windows it rests on, its raw and Holm-adjusted p, and
+// φ beside it.
+func printPrimary(w io.Writer, s *Summary) error {
+	fam := s.Primary()
+	if len(fam) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nPrimary family (%d contrasts; exact Wilcoxon signed-rank over windows, Holm across the family):\n", len(fam))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tk\ta vs b\tmetric\tHL estimate [interval]\tcoverage\twindows below/above (n)\tconverged\tp\tp Holm\tφ\tfinding\t")
+	for _, c := range fam {
+		fmt.Fprintf(tw, "%s\t%d\t%s vs %s\t%s\t%s\t%.3f\t%d/%d (%d)\t%v\t%s\t%s\t%g\t%s\t\n", c.Policy, c.K, c.A, c.B, c.Metric,
+			formatShift(c), c.Shift.Coverage, c.Below, c.Above, c.Shift.N, c.Converged, formatP(c.P), formatP(c.PAdj), s.Study.AgentPhi, c.Finding)
+	}
+	return tw.Flush()
+}
+
+// formatShift is a contrast's Hodges–Lehmann estimate and interval: ×r
+// [lo, hi] for a log ratio, a signed difference otherwise.
+func formatShift(c *Contrast) string {
+	sh := c.Shift
+	if math.IsNaN(sh.Estimate) {
+		return "–"
+	}
+	if c.Ratio {
+		return fmt.Sprintf("×%.3g [%.3g, %.3g]", math.Exp(sh.Estimate), math.Exp(sh.Lo), math.Exp(sh.Hi))
+	}
+	return fmt.Sprintf("%+.4g [%.4g, %.4g]", sh.Estimate, sh.Lo, sh.Hi)
+}
+
+// formatP is a p-value to four places, "–" for none.
+func formatP(p float64) string {
+	if math.IsNaN(p) {
+		return "–"
+	}
+	return fmt.Sprintf("%.4f", p)
 }

@@ -13,12 +13,17 @@ import (
 	"github.com/bursar-hpc/bursar/tracestudy"
 )
 
-// Defaults of agents-arrive (docs/studies.md §5, §6.14) beyond NewStudy's:
-// 4 windows of 7 days of the full SDSC-SP2 log (embedded), seeds 1 … 3 in
-// each window.
+// Defaults of agents-arrive (docs/studies.md §5, §5.1, §6.14) beyond
+// NewStudy's: windows of 7 days of the full SDSC-SP2 log (embedded), as
+// many as the default rule gives, min(12, ⌊span ÷ D⌋) (12 on this log),
+// and one seed in each window. Seeds are averaged inside a window before
+// any interval or test, so a second seed adds no degree of freedom; the
+// windows carry the variance, and each draws its own arrival (Arrival
+// seeds the draw with the window too). Twelve windows of three seeds
+// would take about 3 × 120 s of CPU, over the study's budget of 3 min.
 const (
-	DefaultWindows = "4x7d"
-	DefaultSeeds   = 3
+	DefaultWindows = "7d"
+	DefaultSeeds   = 1
 	// MaxSeeds bounds --nseeds as the config bounds nseeds.
 	MaxSeeds = 1000
 )
@@ -51,7 +56,7 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 	}
 	st.Knobs = specs[0].Knobs
 	// Windows: --windows (or the config's), else one window where a
-	// --window narrows the log, else the default 4×7d.
+	// --window narrows the log, else the default: 7-day windows by rule.
 	n, days := 0, int64(0)
 	switch {
 	case mapping.Windows != nil:
@@ -62,6 +67,9 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 	case opt.From == 0 && opt.Until == 0:
 		ws, _ := configs.ParseWindows(DefaultWindows)
 		n, days = ws.N, ws.Days
+		if n == 0 {
+			n = byRule
+		}
 	}
 	if err := readKnobs(f, cfg, st); err != nil {
 		return nil, err
@@ -81,7 +89,7 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 		return nil, fmt.Errorf("%w (--stay, --agent-scale, --agent-share, --max-k, --windows)", err)
 	}
 	st.Plan()
-	content, err := tracestudy.Content(c.Path)
+	stored, err := tracestudy.Fingerprint(c.Path)
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
@@ -89,7 +97,7 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 	if err != nil {
 		return nil, err
 	}
-	plan := st.NewPlan(st.SharedInputs(tracestudy.Digest(content), w))
+	plan := st.NewPlan(st.SharedInputs(stored.Digest(), w))
 	d.Progress = func(total int) (func(done, total int), func(error)) {
 		fmt.Fprintf(env.Stderr, "agents-arrive: %d runs on %s (pool %d), %d window(s) of %s, agents for %s, k ≤ %d, %d seed(s), %d workers\n",
 			total, c.Name, w.Pool, len(st.Windows), fmtDays(st.Windows[0].Days()), fmtDays(float64(st.Stay)/tracestudy.Day), st.MaxK, len(st.Seeds), d.Workers)
@@ -117,7 +125,7 @@ func FromConfig(f sweep.Flags, env sweep.Env, d *sweep.Dist) (sweep.Job, error) 
 		for _, s := range tracestudy.ShortLookback(opt, st.Windows, st.Loads) {
 			fmt.Fprintf(env.Stderr, "warning: agents-arrive: shares: lookback: %s\n", s)
 		}
-		if err := c.WriteManifest(env, d, out, content, st.Seeds, files); err != nil {
+		if err := c.WriteManifest(env, d, out, stored, st.Seeds, files); err != nil {
 			return err
 		}
 		jobs := ""
@@ -192,8 +200,9 @@ func readKnobs(f sweep.Flags, cfg *configs.StudyConfig, st *Study) error {
 }
 
 // readSeeds is --seeds (a list) or --nseeds N (the seeds 1 … N), else
-// the config's seeds or nseeds, else 1, 2, 3: the meaning --seeds and
-// --nseeds have on every command, with agents-arrive's own sequence.
+// the config's seeds or nseeds, else the seeds 1 … DefaultSeeds: the
+// meaning --seeds and --nseeds have on every command, with
+// agents-arrive's own sequence.
 func readSeeds(f sweep.Flags, cfg *configs.StudyConfig) ([]int64, error) {
 	n := DefaultSeeds
 	switch {
@@ -211,9 +220,14 @@ func readSeeds(f sweep.Flags, cfg *configs.StudyConfig) ([]int64, error) {
 	case cfg.NSeeds != nil:
 		n = *cfg.NSeeds
 	}
+	return seedsUpTo(n), nil
+}
+
+// seedsUpTo is the seeds 1 … n.
+func seedsUpTo(n int) []int64 {
 	seeds := make([]int64, n)
 	for i := range seeds {
 		seeds[i] = int64(i + 1)
 	}
-	return seeds, nil
+	return seeds
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/bursar-hpc/bursar/configs"
 	"github.com/bursar-hpc/bursar/engine"
 	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -75,6 +76,9 @@ type Study struct {
 	// (Lay; nil: none), as in the trace studies (tracestudy.PickLeadIn).
 	LeadInSpec string
 	LeadIn     *tracestudy.LeadIn
+	// WindowRule names the rule that set the number of windows
+	// (tracestudy.WindowRule; "" one window), declared in summary.json.
+	WindowRule string
 	// Knobs are the policies' knobs (policies.TraceKnobs with the trace
 	// mapping's restart); Entitlements, History and priority's preempt are
 	// set per run.
@@ -504,8 +508,9 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 		if err != nil {
 			return nil, fmt.Errorf("warm-up, cool-down: %w", err)
 		}
-		st.Windows, st.Loads = []tracestudy.Window{win}, []*trace.Workload{w}
+		st.Windows, st.Loads, st.WindowRule = []tracestudy.Window{win}, []*trace.Workload{w}, ""
 	} else {
+		st.WindowRule = tracestudy.WindowRule(configs.WindowsSpec{N: max(n, 0), Days: days})
 		if st.Windows, err = tracestudy.LayWindows(w, opt, max(n, 0), days*tracestudy.Day, warmup, cooldown); err != nil {
 			return nil, fmt.Errorf("windows %dx%dd: %w", n, days, err)
 		}
@@ -538,10 +543,11 @@ func (st *Study) Lay(path string, opt trace.Options, n int, days, warmup, cooldo
 var DefaultPolicies = []string{"fifo", "priority", "static", "static-share", "fairshare", "quota", "quota-fair", "budget", BursarLine}
 
 // NewStudy is a study at the defaults (docs/studies.md §5, §6.14): every
-// policy, k = 0 … 8, seeds 1 … 3, the agents staying 2 days, agent_scale
-// 1, agent_share 0.1, the trace studies' knobs. Lay it on a log next.
+// policy, k = 0 … 8, the seeds 1 … DefaultSeeds, the agents staying 2
+// days, agent_scale 1, agent_share 0.1, the trace studies' knobs. Lay it
+// on a log next.
 func NewStudy() *Study {
-	return &Study{Policies: append([]string{}, DefaultPolicies...), MaxK: DefaultMaxK, Seeds: []int64{1, 2, 3},
+	return &Study{Policies: append([]string{}, DefaultPolicies...), MaxK: DefaultMaxK, Seeds: seedsUpTo(DefaultSeeds),
 		Knobs: policies.TraceKnobs(), Stay: DefaultStay, AgentScale: DefaultAgentScale, AgentShare: DefaultAgentShare,
 		AgentPhi: DefaultAgentPhi}
 }

@@ -20,18 +20,19 @@ func TestCommittedStudyConfigsParse(t *testing.T) {
 	c, err := LoadStudy("agents-arrive.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, "sdsc-sp2", c.Trace)
-	assert.Equal(t, &WindowsSpec{4, 7}, c.Mapping.Windows)
+	assert.Equal(t, &WindowsSpec{Days: 7}, c.Mapping.Windows, "7-day windows by the rule min(12, ⌊span ÷ D⌋)")
 	assert.Equal(t, 8, *c.MaxK)
 	assert.Equal(t, int64(2*86400), *c.Stay)
 	assert.Equal(t, 1.0, *c.AgentScale)
 	assert.Equal(t, 0.1, *c.AgentShare)
-	assert.Equal(t, []int64{1, 2, 3}, c.Seeds)
+	assert.Equal(t, []int64{1}, c.Seeds)
 	assert.Nil(t, c.NSeeds)
 	assert.Nil(t, c.Pool)
 	c, err = LoadStudy("budget-knobs.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 3, 7, 14}, c.WindowsDays)
 	assert.Equal(t, []int{0, 300, 3600, 14400}, c.MinRuntimes)
+	assert.Equal(t, &WindowsSpec{Days: 14}, c.Mapping.Windows, "14-day windows by the rule")
 }
 
 // A relative trace path is read from the config's folder and named as

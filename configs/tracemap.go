@@ -43,9 +43,9 @@ type TraceMapping struct {
 	// reads, in seconds, at least MinLookback; nil: not set (90 days).
 	Lookback *int64
 	// LeadIn is the lead-in replayed before each of several windows:
-	// "auto" (the rule of docs/studies.md §4.5) or a duration of at most
-	// 90 days; "" not set (none, until the committed studies are rerun
-	// with it).
+	// "auto" (the rule of docs/studies.md §4.5), a duration of at most
+	// 90 days, or "none" (as "0"); "" not set (auto for trace, none for
+	// the other studies).
 	LeadIn string
 	// Windows is N windows of D seconds; nil: not set (one window, the
 	// whole log or --window).
@@ -91,15 +91,15 @@ var traceMappingKeys = []string{"by", "classes", "tiers", "shares", "bucket", "m
 // of the log before the window (docs/studies.md §1).
 const MinLookback = 90 * 86400
 
-// CheckLeadIn checks a `lead_in` value: auto, or a duration of at most
-// 90 days (the lookback the windows are laid after).
+// CheckLeadIn checks a `lead_in` value: auto, none, or a duration of at
+// most 90 days (the lookback the windows are laid after).
 func CheckLeadIn(s string) error {
-	if s == "auto" {
+	if s == "auto" || s == "none" {
 		return nil
 	}
 	d, err := ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q: want auto or a duration such as 7d", s)
+		return fmt.Errorf("%q: want auto, none or a duration such as 7d", s)
 	}
 	if d > MinLookback {
 		return fmt.Errorf("%q: at most 90d", s)

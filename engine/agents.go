@@ -109,7 +109,7 @@ func (s *science) doWork(starved bool) {
 		return
 	}
 	desired := float64(held) * s.work.meanIOOf(starved)
-	allowed, _, _ := bk.Consume(s.id, desired, 0)
+	allowed := bk.ConsumeIO(s.id, desired)
 	factor := 1.0
 	if desired > 0 {
 		factor = allowed / desired
@@ -213,7 +213,7 @@ func (a *adaptive) Step(int) {
 		tokens, ioTokens = bk.Tokens(a.id), bk.FlowTokens(a.id, policy.IO)
 		held := bk.Held(a.id, policy.AnyClass)
 		desiredInf = inferenceBase + inferencePerGPU*float64(held)
-		_, allowedInf, _ = bk.Consume(a.id, 0, desiredInf)
+		allowedInf = bk.ConsumeInference(a.id, desiredInf)
 	} else {
 		free, multiplier, tokens, ioTokens, desiredInf, allowedInf = a.readAny()
 	}
@@ -264,7 +264,7 @@ type storm struct {
 func (s *storm) Step(t int) {
 	if t >= s.lo && t < s.hi {
 		if bk := s.b.bk; bk != nil {
-			_, _, _ = bk.Consume(s.id, 0, s.inference)
+			_ = bk.ConsumeInference(s.id, s.inference)
 		} else {
 			_, _, _ = s.b.a.Consume(s.id, 0, s.inference)
 		}

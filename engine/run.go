@@ -461,7 +461,11 @@ func Run(s Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return w.run(), nil
+	res := w.run()
+	// The result holds no part of the work lists: the next run may reuse
+	// them.
+	releaseWorkLists(w.sciences)
+	return res, nil
 }
 
 func (w *world) run() *Result {

@@ -71,6 +71,9 @@ type workList struct {
 	win    []int32
 	winEnd int
 	rank   []int32 // a task's position in the initial to-do order
+	// ioRank is a task's position in the window's order over all tasks
+	// (value per GB descending, then rank): the window is sorted by it.
+	ioRank []int32
 	// adaptive: the list is in density order and keeps win and hot up to
 	// date (only the adaptive campaign needs them).
 	adaptive bool
@@ -79,6 +82,11 @@ type workList struct {
 	science   float64
 	completed int
 	finished  []int32 // scratch: the tasks one spend finished
+	// doneAhead counts the finished tasks in todo[head:] (a starved
+	// step finishes tasks out of to-do order); while it is 0 the to-do
+	// list's mean io is todoMean[head].
+	doneAhead int
+	todoMean  []float64
 
 	// The mean io of the leading tasks of the to-do list and of the
 	// starved window, cached until a task finishes (-1: not computed).
@@ -94,16 +102,26 @@ type densityKey struct {
 // the tasks, the adaptive campaign's density order and the starting state
 // of its indexes. Runs share it read-only.
 type taskSet struct {
-	tasks     []Task
-	byDensity []int32 // the adaptive to-do order
-	rank      []int32 // a task's position in byDensity
-	hot       hotIndex
-	win       []int32 // the starved window before any work
+	tasks    []Task
+	sizes    []float64 // every task's size: a new list's remaining work
+	genOrder []int32   // 0, 1, …: the naive to-do order
+	// genMean and densityMean are meanIOOf(false) of a list in that
+	// to-do order with head h and no task finished past it, by h.
+	genMean, densityMean []float64
+	byDensity            []int32 // the adaptive to-do order
+	rank                 []int32 // a task's position in byDensity
+	ioRank               []int32 // a task's position in the starved window's order
+	hot                  hotIndex
+	win                  []int32 // the starved window before any work
 }
 
 func newTaskSet(seed int64, n int) *taskSet {
 	tasks := GenerateTasks(seed, n)
-	ts := &taskSet{tasks: tasks, byDensity: make([]int32, n), rank: make([]int32, n)}
+	ts := &taskSet{tasks: tasks, byDensity: make([]int32, n), rank: make([]int32, n),
+		sizes: make([]float64, n), genOrder: make([]int32, n)}
+	for i := range tasks {
+		ts.sizes[i], ts.genOrder[i] = tasks[i].Size, int32(i)
+	}
 	// Sorted through (density, index) keys, ties broken by generation
 	// order: the result of a stable sort, at the cost of an unstable one on
 	// flat keys.
@@ -125,12 +143,55 @@ func newTaskSet(seed int64, n int) *taskSet {
 		ts.rank[k.index] = int32(pos)
 	}
 	ts.hot.init(tasks, ts.byDensity)
-	w := &workList{tasks: tasks, rank: ts.rank, win: make([]int32, 0, starvedWindow)}
+	ts.genMean, ts.densityMean = leadingMeans(tasks, ts.genOrder), leadingMeans(tasks, ts.byDensity)
+	ts.ioRank = ioRanks(tasks, ts.rank)
+	w := &workList{tasks: tasks, rank: ts.rank, ioRank: ts.ioRank, win: make([]int32, 0, starvedWindow)}
 	for _, ti := range ts.byDensity[:min(starvedWindow, n)] {
 		w.insertWin(ti)
 	}
 	ts.win = w.win
 	return ts
+}
+
+// leadingMeans is, for every head h, the mean io of the first
+// meanIOWindow tasks of order[h:], summed as meanIOOf sums them (left to
+// right from zero), so that it is the same float.
+func leadingMeans(tasks []Task, order []int32) []float64 {
+	means := make([]float64, len(order))
+	for h := range order {
+		n, sum := 0, 0.0
+		for _, ti := range order[h:min(h+meanIOWindow, len(order))] {
+			sum += tasks[ti].IO
+			n++
+		}
+		means[h] = sum / float64(n)
+	}
+	return means
+}
+
+// ioRanks is every task's position in the starved window's order: value
+// per GB descending, then density rank (a total order: ranks differ).
+// The window's searches compare these, not the two keys.
+func ioRanks(tasks []Task, rank []int32) []int32 {
+	order := make([]int32, len(tasks))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		ka, kb := tasks[a].ioValue, tasks[b].ioValue
+		switch {
+		case ka > kb:
+			return -1
+		case ka < kb:
+			return 1
+		}
+		return int(rank[a] - rank[b])
+	})
+	ioRank := make([]int32, len(tasks))
+	for pos, ti := range order {
+		ioRank[ti] = int32(pos)
+	}
+	return ioRank
 }
 
 // taskCache keeps the task sets of the last few seeds: a sweep runs every
@@ -171,34 +232,62 @@ func taskSetFor(seed int64, n int) *taskSet {
 }
 
 // newWorkList makes a campaign's to-do list: in generation order, or for
-// the adaptive campaign in density order (highest first, stable).
+// the adaptive campaign in density order (highest first, stable). Its
+// buffers come from a list a finished run gave back (releaseWorkLists)
+// when there is one: a run's work lists were two fifths of its allocated
+// bytes (BenchmarkScenario), and every slice is written over here, so a
+// reused one starts exactly as a new one.
 func newWorkList(ts *taskSet, adaptive bool) *workList {
 	n := len(ts.tasks)
-	w := &workList{
+	w, _ := workPool.Get().(*workList)
+	if w == nil || cap(w.remaining) < n {
+		w = &workList{
+			remaining: make([]float64, n),
+			done:      make([]bool, n),
+			todo:      make([]int32, n),
+			win:       make([]int32, 0, starvedWindow),
+			hot:       hotIndex{fixed: make([]int64, n)},
+		}
+	}
+	*w = workList{
 		tasks:     ts.tasks,
-		remaining: make([]float64, n),
-		done:      make([]bool, n),
-		todo:      make([]int32, n),
+		remaining: w.remaining[:n],
+		done:      w.done[:n],
+		todo:      w.todo[:n],
 		left:      n,
 		adaptive:  adaptive,
+		finished:  w.finished[:0],
 		meanTodo:  -1,
 		meanWin:   -1,
+		win:       w.win[:0],
+		hot:       hotIndex{fixed: w.hot.fixed[:0], levels: w.hot.levels[:0]},
 	}
-	for i := range ts.tasks {
-		w.remaining[i] = ts.tasks[i].Size
-	}
+	copy(w.remaining, ts.sizes)
+	clear(w.done)
 	if !adaptive {
-		for i := range w.todo {
-			w.todo[i] = int32(i)
-		}
+		copy(w.todo, ts.genOrder)
+		w.todoMean = ts.genMean
 		return w
 	}
 	copy(w.todo, ts.byDensity)
-	w.rank = ts.rank
-	w.hot = ts.hot.clone()
-	w.win = append(make([]int32, 0, starvedWindow), ts.win...)
+	w.todoMean = ts.densityMean
+	w.rank, w.ioRank = ts.rank, ts.ioRank
+	w.hot.cloneFrom(&ts.hot)
+	w.win = append(w.win, ts.win...)
 	w.winEnd = len(w.win)
 	return w
+}
+
+// workPool holds the work lists of finished runs, for newWorkList.
+var workPool sync.Pool
+
+// releaseWorkLists gives the work lists of a finished run back to
+// newWorkList; nothing may read them after.
+func releaseWorkLists(sciences []*science) {
+	for _, sc := range sciences {
+		workPool.Put(sc.work)
+		sc.work = nil
+	}
 }
 
 // empty reports whether every task is finished.
@@ -207,37 +296,30 @@ func (w *workList) empty() bool { return w.left == 0 }
 // first is the first unfinished to-do task; the list must not be empty.
 func (w *workList) first() int32 { return w.todo[w.head] }
 
-// winBefore orders the starved window: value per GB descending, then to-do
-// order (a stable sort of the to-do prefix).
-func (w *workList) winBefore(a, b int32) bool {
-	ka, kb := w.tasks[a].ioValue, w.tasks[b].ioValue
-	if ka != kb {
-		return ka > kb
+// winPos is the number of window tasks before task ti in the window's
+// order (value per GB descending, then to-do order: a stable sort of the
+// to-do prefix), which is ti's index if it is in the window.
+func (w *workList) winPos(ti int32) int {
+	key, ioRank, win := w.ioRank[ti], w.ioRank, w.win
+	lo, hi := 0, len(win)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ioRank[win[m]] < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return w.rank[a] < w.rank[b]
+	return lo
 }
 
 func (w *workList) insertWin(ti int32) {
-	i, _ := slices.BinarySearchFunc(w.win, ti, func(e, t int32) int {
-		if w.winBefore(e, t) {
-			return -1
-		}
-		return 1
-	})
-	w.win = slices.Insert(w.win, i, ti)
+	w.win = slices.Insert(w.win, w.winPos(ti), ti)
 }
 
 // removeWin takes one task out of the window, found by its sort key.
 func (w *workList) removeWin(ti int32) {
-	i, _ := slices.BinarySearchFunc(w.win, ti, func(e, t int32) int {
-		if e == t {
-			return 0
-		}
-		if w.winBefore(e, t) {
-			return -1
-		}
-		return 1
-	})
+	i := w.winPos(ti)
 	w.win = slices.Delete(w.win, i, i+1)
 }
 
@@ -256,6 +338,10 @@ func (w *workList) meanIOOf(starved bool) float64 {
 		return w.meanWin
 	}
 	if w.meanTodo < 0 {
+		if w.doneAhead == 0 && w.head < len(w.todoMean) {
+			w.meanTodo = w.todoMean[w.head]
+			return w.meanTodo
+		}
 		n, sum := 0, 0.0
 		for _, ti := range w.todo[w.head:] {
 			if n == meanIOWindow {
@@ -314,6 +400,7 @@ func (w *workList) spend(ti int32, budget float64) float64 {
 		w.science += w.tasks[ti].Value
 		w.completed++
 		w.done[ti] = true
+		w.doneAhead++
 		w.finished = append(w.finished, ti)
 	}
 	return budget
@@ -326,6 +413,7 @@ func (w *workList) removeFinished(starved bool) {
 	w.left -= len(w.finished)
 	for w.head < len(w.todo) && w.done[w.todo[w.head]] {
 		w.head++
+		w.doneAhead--
 	}
 	if !w.adaptive {
 		return
@@ -358,6 +446,7 @@ type hotIndex struct {
 	fixed   []int64   // remaining size per rank, fixed point
 	density []float64 // density per rank, descending
 	levels  []hotLevel
+	last    int // the level level found last
 	// slack bounds the difference between work() and the prototype's
 	// left-to-right float sum of the same sizes: each size is truncated by less
 	// than 2^-24, and a float sum of n terms is off by at most about n·ε
@@ -395,12 +484,13 @@ func (h *hotIndex) init(tasks []Task, order []int32) {
 	}
 }
 
-// clone copies the mutable parts; densities are shared read-only.
-func (h *hotIndex) clone() hotIndex {
-	c := *h
-	c.fixed = slices.Clone(h.fixed)
-	c.levels = slices.Clone(h.levels)
-	return c
+// cloneFrom makes h a copy of src in h's own buffers: the mutable parts
+// copied, densities shared read-only.
+func (h *hotIndex) cloneFrom(src *hotIndex) {
+	fixed, levels := h.fixed, h.levels
+	*h = *src
+	h.fixed = append(fixed[:0], src.fixed...)
+	h.levels = append(levels[:0], src.levels...)
 }
 
 func (h *hotIndex) set(rank int, v float64) {
@@ -414,10 +504,15 @@ func (h *hotIndex) set(rank int, v float64) {
 	}
 }
 
-// level finds (or adds) the sums for price.
+// level finds (or adds) the sums for price. The price moves with the
+// congestion multiplier, rarely: the level found last is tried first.
 func (h *hotIndex) level(price float64) *hotLevel {
+	if l := h.last; l < len(h.levels) && h.levels[l].price == price {
+		return &h.levels[l]
+	}
 	for i := range h.levels {
 		if h.levels[i].price == price {
+			h.last = i
 			return &h.levels[i]
 		}
 	}
@@ -427,7 +522,8 @@ func (h *hotIndex) level(price float64) *hotLevel {
 		sum += f
 	}
 	h.levels = append(h.levels, hotLevel{price: price, k: k, sum: sum})
-	return &h.levels[len(h.levels)-1]
+	h.last = len(h.levels) - 1
+	return &h.levels[h.last]
 }
 
 // work is the remaining work, in GPU-seconds, of the tasks whose density is

@@ -523,6 +523,10 @@ func (r *leaseRun) release(id int) error {
 		r.say("lease %d was already gone", id)
 	case err != nil:
 		return fmt.Errorf("release lease %d: %w (it ends at its expiry)", id, err)
+	case res.HeldGPUs > 0:
+		// Slurm still lists a job of it: the service holds the lease
+		// until nothing of it runs (docs/slurm.md).
+		r.say("released lease %d (%d GPUs) at t=%d; the broker holds its GPUs until its Slurm job has ended", id, res.ReleasedGPUs, res.T)
 	default:
 		r.say("released lease %d (%d GPUs) at t=%d", id, res.ReleasedGPUs, res.T)
 	}

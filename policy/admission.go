@@ -91,11 +91,22 @@ func (b *Broker) admit() {
 		b.refreshFloors(runs)
 	}
 	nr := 0
-	walked, moved := 0, 0 // (Work)
+	walked, read, moved := 0, 0, 0 // (Work)
 	for i := range runs {
 		reqs := b.runReqs[runs[i].slot]
-		if !rigid || !b.quietCampaign(&b.camps[runs[i].camp]) {
+		switch {
+		case rigid && b.quietCampaign(&b.camps[runs[i].camp]):
+		case b.runInert(&runs[i]):
+			read++ // its summary, not its requests
+		default:
 			walked += len(reqs)
+			// The summary of the requests kept, with the fill and the
+			// held GPUs their tries saw at most (a grant in the walk
+			// adds to them).
+			cp := &b.camps[runs[i].camp]
+			var sum runSummary
+			sum.empty()
+			sum.fill, sum.held = cp.tokens, cp.heldAll
 			w := 0
 			for j := range reqs {
 				if b.admitOne(&reqs[j]) {
@@ -103,11 +114,13 @@ func (b *Broker) admit() {
 						reqs[w] = reqs[j]
 						moved++
 					}
+					sum.tried(&reqs[w])
 					w++
 				}
 			}
 			reqs = reqs[:w]
 			b.runReqs[runs[i].slot] = reqs
+			*b.sumOf(runs[i].slot) = sum
 		}
 		if len(reqs) == 0 {
 			b.freeSlot(runs[i].slot)
@@ -121,6 +134,7 @@ func (b *Broker) admit() {
 	b.runs = runs[:nr]
 	if b.counting {
 		b.work.Walked += int64(walked)
+		b.work.RunsRead += int64(read)
 		b.work.Moved += int64(moved)
 	}
 }
@@ -135,6 +149,7 @@ func (b *Broker) keepRun(runs []pendingKey, nr int, k pendingKey) (int, int) {
 		into, from := runs[nr-1].slot, k.slot
 		n := len(b.runReqs[from])
 		b.runReqs[into] = append(b.runReqs[into], b.runReqs[from]...)
+		b.sumOf(into).merge(b.sumOf(from))
 		b.freeSlot(from)
 		return nr, n
 	}
@@ -172,10 +187,13 @@ func (b *Broker) takeSlot() int32 {
 	if n := len(b.freeSlots); n > 0 {
 		s := b.freeSlots[n-1]
 		b.freeSlots = b.freeSlots[:n-1]
+		b.sumOf(s).empty()
 		return s
 	}
 	b.runReqs = append(b.runReqs, nil)
-	return int32(len(b.runReqs) - 1)
+	s := int32(len(b.runReqs) - 1)
+	b.sumOf(s).empty()
+	return s
 }
 
 // freeSlot empties an emptied or merged run's slot for takeSlot (a
@@ -392,12 +410,7 @@ func (b *Broker) sortCandidates() {
 			cands = append(cands, candidate{gpus: l.GPUs, index: i})
 		}
 	}
-	slices.SortFunc(cands, func(x, y candidate) int {
-		if c := cmp.Compare(y.gpus, x.gpus); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.index, y.index)
-	})
+	b.sortCandidatesByKeys(cands)
 	b.cands, b.candPos, b.candsValid = cands, 0, true
 }
 
@@ -430,7 +443,7 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
 	b.seat(r.ID, n)
-	b.chargesFresh = false // its charge is not worked out yet
+	b.chargesFresh, b.bookOK = false, false // its charge is not worked out yet
 	b.addHeld(r.Campaign, r.Class, n)
 	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)
 	if r.Class == Opportunistic {

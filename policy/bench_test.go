@@ -197,6 +197,7 @@ type admissionState struct {
 	runs      []pendingKey
 	runReqs   [][]Request
 	freeSlots []int32
+	runSums   []runSummary
 	nLeases   int
 	leases    []Lease
 }
@@ -234,7 +235,7 @@ func newAdmissionState(tb testing.TB, n int) *admissionState {
 	}
 	s := &admissionState{b: b}
 	s.pending = b.Pending()
-	s.runs, s.freeSlots = slices.Clone(b.runs), slices.Clone(b.freeSlots)
+	s.runs, s.freeSlots, s.runSums = slices.Clone(b.runs), slices.Clone(b.freeSlots), slices.Clone(b.runSums)
 	for _, reqs := range b.runReqs {
 		s.runReqs = append(s.runReqs, slices.Clone(reqs))
 	}
@@ -252,6 +253,7 @@ func (s *admissionState) reset() {
 		b.addHeld(l.Campaign, l.Class, -l.GPUs)
 	}
 	b.leases = append(b.leases[:0], s.leases...)
+	b.bookOK = false
 	for i := range b.runs {
 		reqs := b.reqsOf(&b.runs[i])
 		for j := range reqs {
@@ -265,6 +267,7 @@ func (s *admissionState) reset() {
 		b.runReqs[slot] = append(b.runReqs[slot][:0], reqs...)
 	}
 	b.freeSlots = append(b.freeSlots[:0], s.freeSlots...)
+	b.runSums = append(b.runSums[:0], s.runSums...)
 	for i := range s.pending {
 		r := &s.pending[i]
 		cp := &b.camps[r.Campaign]
@@ -282,7 +285,7 @@ func (s *admissionState) reset() {
 // the measured time; ns/op / (n·log2 n) should stay flat or fall as n
 // grows).
 func BenchmarkAdmission(b *testing.B) {
-	for _, n := range []int{10, 100, 1000} {
+	for _, n := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
 			s := newAdmissionState(b, n)
 			// One pass grows the broker's sort buffers to their size.

@@ -3,9 +3,11 @@ package policy
 import (
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // Worked examples of model.md §3–4.
@@ -454,4 +456,65 @@ func TestUtilization(t *testing.T) {
 	mustRequest(t, b, c, 50, 2, AnyClass)
 	ticks(b, 4) // 0.5, 0.5, 0, 0
 	require.Equal(t, 0.25, b.Utilization())
+}
+
+// ConsumeIO and ConsumeInference are Consume with the other amount 0:
+// two brokers given the same calls, one through Consume and one through
+// them, allow the same amounts, write the same journal and reach the
+// same state, refused calls (an unknown campaign, a negative, infinite
+// or NaN amount) included.
+func TestConsumeOneDimensionIsConsume(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := DefaultConfig(64)
+		cfg.IOCapacity = rapid.Float64Range(0, 40).Draw(t, "io-capacity")
+		cfg.InferenceCapacity = rapid.Float64Range(0, 5000).Draw(t, "inference-capacity")
+		var bs [2]*Broker
+		var js [2]*journal
+		for k := range bs {
+			b, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs[k], js[k] = b, &journal{}
+			b.SetRecorder(js[k])
+		}
+		n := rapid.IntRange(1, 3).Draw(t, "campaigns")
+		for i := range n {
+			e := env(string(rune('a'+i)), 0, 4, 16, 100, AgentBurst)
+			e.Budget = rapid.Float64Range(0, 1).Draw(t, "budget")
+			e.IO, e.Inference = drawFlow(t, "io"), drawFlow(t, "inference")
+			for _, b := range bs {
+				if _, err := b.Register(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		amounts := rapid.SampledFrom([]float64{-1, 0, 1e-12, 0.5, 3, 17, 250, 4000, math.NaN(), math.Inf(1), math.MaxFloat64})
+		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			c := CampaignID(rapid.IntRange(-1, n).Draw(t, "campaign"))
+			x := amounts.Draw(t, "amount")
+			var want, got float64
+			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			case 0:
+				want, _, _ = bs[0].Consume(c, x, 0)
+				got = bs[1].ConsumeIO(c, x)
+			case 1:
+				_, want, _ = bs[0].Consume(c, 0, x)
+				got = bs[1].ConsumeInference(c, x)
+			default:
+				for _, b := range bs {
+					b.Tick()
+				}
+			}
+			if math.Float64bits(want) != math.Float64bits(got) {
+				t.Fatalf("step %d: campaign %d, amount %v: Consume allows %v, the one-dimension call %v", step, c, x, want, got)
+			}
+		}
+		if string(js[0].buf) != string(js[1].buf) {
+			t.Fatalf("journals differ:\n%s\n---\n%s", js[0].buf, js[1].buf)
+		}
+		if !reflect.DeepEqual(bs[0].Dump(), bs[1].Dump()) {
+			t.Fatalf("the brokers' states differ")
+		}
+	})
 }

@@ -184,7 +184,7 @@ func checkRuns(t interface{ Fatalf(string, ...any) }, b *Broker) {
 // setPending makes list the broker's pending list, run by run, without
 // its bookkeeping (the caller keeps it), and returns its runs.
 func setPending(b *Broker, list []Request) []pendingKey {
-	b.runs, b.runReqs, b.freeSlots = b.runs[:0], nil, nil
+	b.runs, b.runReqs, b.freeSlots, b.runSums = b.runs[:0], nil, nil, nil
 	for _, r := range list {
 		if n := len(b.runs); n > 0 && b.runs[n-1].class == r.Class && b.runs[n-1].camp == int32(r.Campaign) {
 			s := b.runs[n-1].slot

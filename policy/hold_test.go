@@ -43,3 +43,49 @@ func TestHoldLease(t *testing.T) {
 	_, err = b.HoldLease(a, lease, b.Now()+5)
 	assert.Error(t, err)
 }
+
+// TestEndLeaseBy: a lease ended early keeps its GPUs counted until the
+// new end and no later, a hold moves that end on again, a later end does
+// not lengthen the lease, and an end at now is refused. Hand-worked: a
+// 100 s lease granted at t=1 ended by t=4 is gone at t=4; held to t=6
+// it is gone at t=6.
+func TestEndLeaseBy(t *testing.T) {
+	b, err := New(DefaultConfig(4))
+	require.NoError(t, err)
+	a, err := b.Register(Envelope{Name: "a", Budget: 1e6, Guaranteed: 4, Sustained: 4, BurstCeiling: 4, Bucket: 1e6, Class: Deadline})
+	require.NoError(t, err)
+	_, err = b.Request(a, 4, 100, Deadline)
+	require.NoError(t, err)
+	b.Tick()
+	require.Len(t, b.Leases(), 1)
+	lease := b.Leases()[0].ID
+	_, err = b.EndLeaseBy(a, lease, b.Now())
+	assert.Error(t, err, "an end at now")
+	moved, err := b.EndLeaseBy(a, lease, 1000)
+	require.NoError(t, err)
+	assert.False(t, moved, "never later than the lease's own end")
+	moved, err = b.EndLeaseBy(a, lease, 4)
+	require.NoError(t, err)
+	assert.True(t, moved)
+	b.Tick() // t=2
+	_, err = b.HoldLease(a, lease, 6)
+	require.NoError(t, err)
+	for b.Now() < 6 {
+		assert.Equal(t, 4, b.Held(a, AnyClass), "t=%d: held until t=6", b.Now())
+		b.Tick()
+	}
+	assert.Equal(t, 0, b.Held(a, AnyClass), "t=%d: gone at the hold's end", b.Now())
+
+	// Without the hold, the lease goes at the early end, not at its own.
+	_, err = b.Request(a, 4, 100, Deadline)
+	require.NoError(t, err)
+	b.Tick()
+	require.Len(t, b.Leases(), 1)
+	_, err = b.EndLeaseBy(a, b.Leases()[0].ID, b.Now()+2)
+	require.NoError(t, err)
+	b.Tick()
+	assert.Equal(t, 4, b.Held(a, AnyClass))
+	b.Tick()
+	assert.Equal(t, 0, b.Held(a, AnyClass), "gone at its early end")
+	assert.Equal(t, 4, b.Free())
+}

@@ -43,9 +43,11 @@ func (b *Broker) RequestRigid(c CampaignID, gpus, estimate, run int, cls Class, 
 	if err != nil {
 		return id, err
 	}
-	last := b.reqsOf(&b.runs[len(b.runs)-1])
+	k := &b.runs[len(b.runs)-1]
+	last := b.reqsOf(k)
 	r := &last[len(last)-1]
 	r.rigid, r.run, r.Submitted = true, run, submitted
+	b.sumOf(k.slot).rigidFiled()
 	cp.fileRigid(r)
 	b.rigidPending++
 	return id, nil

@@ -101,6 +101,12 @@ runs:
 		if x.quiet {
 			continue
 		}
+		if x.fixed && b.runRigid(&runs[ri]) {
+			if b.counting {
+				b.work.RunsRead++ // its summary, not its requests
+			}
+			continue
+		}
 		if b.counting {
 			b.work.Walked += int64(len(reqs))
 		}
@@ -852,7 +858,7 @@ func (b *Broker) chargeSkipped(muls []mulRun) {
 	b.skipOff, b.skipAt, b.skipOrder, b.skipAdds = off, at, order, adds
 	if len(muls) > 0 {
 		// Every charge is now at the last run's multiplier.
-		b.chargesFresh, b.chargedM = true, muls[len(muls)-1].m
+		b.chargesFresh, b.chargedM, b.bookOK = true, muls[len(muls)-1].m, false
 	}
 }
 
@@ -1163,7 +1169,7 @@ func (b *Broker) sortRuns(runs []pendingKey) []pendingKey {
 	if inversions(runs) > sortRunsInsertionMax {
 		// An O(r log r) sort of the runs: their places, distinct and in
 		// list order, make the unstable sort the stable one.
-		slices.SortFunc(runs, comparePendingKeys)
+		b.sortRunsWhole(runs)
 		return b.mergeRuns(runs, 0)
 	}
 	lo := -1

@@ -87,6 +87,12 @@ func TestStateCoversEveryField(t *testing.T) {
 			"rec", "rings", "placer",
 			// scratch: rebuilt when stale (candsValid) or emptied before it is read
 			"cands", "candPos", "candsValid", "freeSlots", "exits", "exitTouched",
+			// the runs' summaries, redone where not valid (runSummary)
+			"runSums",
+			// account's charges by campaign, refilled when stale (bookOK)
+			"book", "bookOK", "bookAt",
+			// the admission sorts' scratch, written before it is read
+			"sortKeys", "sortedRuns", "sortTiedKeys", "sortTiedRuns",
 			// SkipTo's scratch, reset at its start
 			"skipToks", "skipLazy", "skipSlide", "skipWatch", "skipWatchCamps", "skipWatchSpare", "skipLineEnd",
 			"skipWatchHeld", "skipPairsN", "skipPairCross", "skipPairUntil", "skipMinEnd", "skipFlows", "skipMuls",

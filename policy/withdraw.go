@@ -31,16 +31,29 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 				continue
 			}
 			b.dropPending(&b.camps[c], &r)
-			// slices.Delete keeps the admission order of the others
-			// and zeroes the vacated slot.
 			if b.counting {
-				b.work.Moved += int64(len(reqs) - j - 1)
+				b.work.Moved += int64(min(j, len(reqs)-j-1))
 			}
-			if b.runReqs[k.slot] = slices.Delete(reqs, j, j+1); len(reqs) == 1 {
+			b.sumOf(k.slot).ok = false // its narrowest may have left
+			if b.runReqs[k.slot] = dropAt(reqs, j); len(reqs) == 1 {
 				b.dropRun(i)
 			}
 			return r, true, nil
 		}
 	}
 	return Request{}, false, nil
+}
+
+// dropAt is reqs without reqs[j], the others in their order: the
+// requests on the shorter side of j shift one place over it, and the
+// vacated slot is zeroed. A request withdrawn near a run's head (the
+// scavenge step moves a campaign's first held-back jobs out, sitemeter)
+// thus moves the few before it, not the run's whole tail.
+func dropAt(reqs []Request, j int) []Request {
+	if j >= len(reqs)-j-1 {
+		return slices.Delete(reqs, j, j+1)
+	}
+	copy(reqs[1:j+1], reqs[:j])
+	reqs[0] = Request{}
+	return reqs[1:]
 }

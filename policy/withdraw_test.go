@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,5 +81,23 @@ func TestWithdrawLeavesNoTrace(t *testing.T) {
 		require.Equal(rt, f2, f1)
 		require.Equal(rt, 0, o1)
 		require.Equal(rt, o2, o1)
+	})
+}
+
+// TestDropAtKeepsTheOrder: a request dropped from a run leaves the others
+// in their order, whichever side of it they shift from, as slices.Delete
+// leaves them.
+func TestDropAtKeepsTheOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 12).Draw(t, "n")
+		j := rapid.IntRange(0, n-1).Draw(t, "j")
+		reqs := make([]Request, n)
+		for i := range reqs {
+			reqs[i] = Request{ID: i, GPUs: i + 1}
+		}
+		want := slices.Delete(slices.Clone(reqs), j, j+1)
+		if got := dropAt(reqs, j); !slices.Equal(got, want) {
+			t.Fatalf("dropAt(%d of %d) = %v, want %v", j, n, got, want)
+		}
 	})
 }

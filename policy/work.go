@@ -21,11 +21,17 @@ type Work struct {
 	Runs    int64 `json:"runs"`
 	// Walked are the pending requests admission looked at: tried one by
 	// one (the broker's admitOne, a baseline's Want), or read by a rule
-	// walking the whole list to order it (baseline.Queue.Build).
+	// walking the whole list to order it (baseline.Queue.Build), or by a
+	// kept queue (baseline.Waiting: each request its backfill reads, and
+	// each lookup by binary search as one).
 	Walked int64 `json:"walked"`
 	// RunsRead are the runs whose keys an order check or a sort read
 	// (the broker orders its list run by run): a skip over quiet ticks
-	// reads them at every step where the order hangs on the tokens.
+	// reads them at every step where the order hangs on the tokens. A
+	// run passed by on its summary instead of its requests (admission,
+	// NextChange, sitemeter's scavenge step) counts one run read. A
+	// baseline's kept queue counts here the widths its backfill reads
+	// (baseline.Waiting).
 	RunsRead int64 `json:"runs_read"`
 	// Moved are the pending requests written elsewhere in the list or
 	// into a buffer: by sorts, crossings and skips that reorder it, by
@@ -74,6 +80,16 @@ func (b *Broker) CountWork(on bool) { b.counting = on }
 
 // Work is what the broker counted (WorkCounter).
 func (b *Broker) Work() Work { return b.work }
+
+// AddWork adds o to the counts while counting is on: what a wrapper of
+// the broker reads of its pending list on its own (sitemeter's scavenge
+// step after each admission) is work of the replay as much as the
+// broker's.
+func (b *Broker) AddWork(o Work) {
+	if b.counting {
+		b.work.Add(o)
+	}
+}
 
 // countPass counts an admission pass over the pending list: its length
 // and its runs.

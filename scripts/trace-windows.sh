@@ -12,8 +12,11 @@
 #
 #   scripts/trace-windows.sh [TRACES_DIR]   # default: traces/ (the logs as docs/traces.md downloads them)
 #
-# Needs bin/bursar-sweep (make build). About 30 s of CPU in all, 5 s for
-# all policies on one log's 12 windows (docs/traces.md); the policies that read no shares (priority) or
+# Every window starts after the lead-in `trace` chooses by default (26 days
+# on SDSC-SP2, 4 on KTH-SP2; docs/studies.md §4.5). Needs bin/bursar-sweep
+# (make build). About 65 s of CPU in all (December 2026, run in parallel at
+# load ~25): 10.6 s for all policies on SDSC-SP2's 12 windows, 5.6 s on
+# KTH-SP2's (docs/traces.md); the policies that read no shares (priority) or
 # no bucket (all but bursar) are left out of the sensitivity runs, fifo
 # kept as the paired control.
 set -euo pipefail

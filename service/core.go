@@ -101,6 +101,12 @@ type campState struct {
 	// slurmJobs binds the campaign's leases (the broker's ids) to the
 	// Slurm job each admitted (slurmjob.go).
 	slurmJobs map[int]string
+	// slurmOver are the campaign's leases (the broker's ids) that are
+	// over but still held while a Slurm job of theirs runs
+	// (slurmhold.go): true for a lease its user released (slurm-release),
+	// false for one held past its own end (slurm-hold). No token is issued
+	// for them, and the enforcer is told a released one is not held.
+	slurmOver map[int]bool
 	// consumeT and consumeN count the consume calls taken at broker time
 	// consumeT (tenant.go); live only, not replayed.
 	consumeT, consumeN int
@@ -178,7 +184,7 @@ func (c *core) lookup(id int) (policy.CampaignID, error) {
 func (c *core) apply(o *op) (res result, changed bool, err error) {
 	c.wall = o.Wall
 	switch o.Op {
-	case opTick, opTicks, opState, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob, opSlurmHold:
+	case opTick, opTicks, opState, opRegister, opRequest, opReleaseAll, opReleaseLease, opConsume, opWithdraw, opToken, opAdmit, opSlurmJob, opSlurmHold, opSlurmRelease:
 	default:
 		return res, false, fmt.Errorf("%w: unknown operation %q", errReplay, o.Op)
 	}
@@ -247,7 +253,9 @@ func (c *core) apply(o *op) (res result, changed bool, err error) {
 	case opSlurmJob:
 		return c.applySlurmJob(cid, cs, o)
 	case opSlurmHold:
-		return c.applySlurmHold(cid, o)
+		return c.applySlurmHold(cid, cs, o)
+	case opSlurmRelease:
+		return c.applySlurmRelease(cid, cs, o)
 	case opWithdraw:
 		return c.applyWithdraw(cid, cs, o)
 	case opRequest:

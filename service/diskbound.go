@@ -83,6 +83,7 @@ func maxItemBytes() itemBytes {
 		{Op: opRequest, T: worstInt, Wall: worstInt, C: worstInt, GPUs: worstInt, Duration: worstInt, Class: "opportunistic"},
 		{Op: opConsume, T: worstInt, Wall: worstInt, C: worstInt, IO: worstFloat, Inf: worstFloat},
 		{Op: opSlurmJob, T: worstInt, Wall: worstInt, C: worstInt, Lease: worstInt, Job: "123456789012_123456789"},
+		{Op: opSlurmRelease, T: worstInt, Wall: worstInt, C: worstInt, Lease: worstInt, Duration: worstInt},
 		{Op: opOpen, T: worstInt, Version: worstInt, Config: &cfg, Base: worstInt},
 		{Op: opReleaseAll, T: worstInt, Wall: worstInt, C: worstInt, Class: "opportunistic"},
 		{Op: opToken, T: worstInt, Wall: worstInt, C: worstInt, TokenHash: hash},
@@ -99,7 +100,9 @@ func maxItemBytes() itemBytes {
 		Rigid: true, Charge: worstFloat, ChargeM: worstFloat}
 	req := policy.RequestState{Request: policy.Request{ID: worstInt, Campaign: worstInt, GPUs: worstInt, Duration: worstInt,
 		Submitted: worstInt, Class: policy.Opportunistic}, ThrottleJournaled: true, Rigid: true, Run: worstInt}
-	ib.lease = max(jsonLen(lease), jsonLen(req)) + 1
+	// A held lease may be marked over too (campDump.SlurmReleased,
+	// SlurmHeldOver): one number and a comma more per lease.
+	ib.lease = max(jsonLen(lease)+jsonLen(worstInt)+1, jsonLen(req)) + 1
 
 	flow := policy.FlowState{Flow: *worstFlow(), Tokens: worstFloat, UsedNow: worstFloat, UsedLast: worstFloat, Throttled: worstInt, LastJournal: worstInt}
 	usage := make([]int32, policy.FairShareWindow)
@@ -115,7 +118,7 @@ func maxItemBytes() itemBytes {
 	// binding is less than a pair and a record together, and exists
 	// only for a kept id whose lease is held.
 	cd := campDump{Name: worstName, Hash: hash, Revoked: true, Journal: ringDump{Last: worstInt}, Grants: ringDump{Last: worstInt},
-		GrantedGPUs: worstInt, Pending: worstInt, Filed: worstInt, Reqs: [][2]int{}}
+		GrantedGPUs: worstInt, Pending: worstInt, Filed: worstInt, Reqs: [][2]int{}, SlurmReleased: []int{0}, SlurmHeldOver: []int{0}}
 	ib.campaign = jsonLen(cst) + 1 + jsonLen(cd) + 1 + jsonLen(slurmBound{Lease: worstInt, Job: "123456789012_123456789"}) + 1
 
 	ints := make([]int, policy.CongestionWindow)

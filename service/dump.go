@@ -47,6 +47,11 @@ type campDump struct {
 	Filed     int          `json:"filed"`
 	Reqs      [][2]int     `json:"reqs"`
 	SlurmJobs []slurmBound `json:"slurm_jobs,omitempty"`
+	// SlurmReleased and SlurmHeldOver are the leases (the broker's ids)
+	// held only while their Slurm jobs run: released by their user, and
+	// held past their own end (campState.slurmOver).
+	SlurmReleased []int `json:"slurm_released,omitempty"`
+	SlurmHeldOver []int `json:"slurm_held_over,omitempty"`
 }
 
 type slurmBound struct {
@@ -113,6 +118,15 @@ func (c *core) dump() *coreDump {
 			cd.SlurmJobs = append(cd.SlurmJobs, slurmBound{Lease: lease, Job: job})
 		}
 		slices.SortFunc(cd.SlurmJobs, func(a, b slurmBound) int { return cmp.Compare(a.Lease, b.Lease) })
+		for lease, released := range cs.slurmOver {
+			if released {
+				cd.SlurmReleased = append(cd.SlurmReleased, lease)
+			} else {
+				cd.SlurmHeldOver = append(cd.SlurmHeldOver, lease)
+			}
+		}
+		slices.Sort(cd.SlurmReleased)
+		slices.Sort(cd.SlurmHeldOver)
 		d.Campaigns[i] = cd
 	}
 	return d
@@ -168,6 +182,12 @@ func (c *core) restore(d *coreDump) error {
 				cs.slurmJobs = map[int]string{}
 			}
 			cs.slurmJobs[sb.Lease] = sb.Job
+		}
+		for _, lease := range cd.SlurmHeldOver {
+			cs.markSlurmOver(lease, false)
+		}
+		for _, lease := range cd.SlurmReleased {
+			cs.markSlurmOver(lease, true)
 		}
 		camps[i] = cs
 		byName[cd.Name] = policy.CampaignID(i)

@@ -391,24 +391,28 @@ func (s *Service) leases(ctx context.Context, in *campaignInput) (*leasesOutput,
 
 func (s *Service) releaseAll(ctx context.Context, in *releaseAllInput) (*releaseOutput, error) {
 	var out releaseOutput
+	var spent []SlurmLease
 	err := s.withState(ctx, func(t *txn) error {
-		id, _, err := t.campaign(in.Campaign)
+		id, cs, err := t.campaign(in.Campaign)
 		if err != nil {
 			return err
 		}
-		res, err := t.apply(&op{Op: opReleaseAll, C: int(id), Class: in.Class})
+		// A lease whose Slurm job runs is held until nothing of it
+		// does, the others are released at once (slurmhold.go).
+		var freed bool
+		out.Body, spent, freed, err = t.releaseAllWhileSlurmRuns(id, cs, in.Class)
 		if err != nil {
 			return err
 		}
-		if res.releasedLeases > 0 {
+		if freed {
 			if err := t.admitLocked(); err != nil {
 				return err
 			}
 		}
-		out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: res.releasedGPUs,
-			DroppedRequests: res.droppedRequests, DroppedGPUs: res.droppedGPUs}
+		out.Body.T = t.c.b.Now()
 		return nil
 	})
+	s.markSlurmReleased(spent)
 	s.wakeAfterAdmit()
 	return &out, err
 }
@@ -425,11 +429,21 @@ func (s *Service) releaseLease(ctx context.Context, in *releaseLeaseInput) (*rel
 		if !held {
 			return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
 		}
-		res, err := t.apply(&op{Op: opReleaseLease, C: int(id), Lease: l.ID})
+		res, slurm, err := t.releaseWhileSlurmRuns(id, cs, l, in.Lease)
 		if err != nil {
 			return err
 		}
 		spent = t.s.releasedSlurmTokens(cs.name, in.Lease, l.GPUs)
+		if slurm {
+			// Its Slurm job still runs: the broker counts its GPUs
+			// until nothing of it does (slurmhold.go).
+			out.Body = api.ReleaseResult{T: t.c.b.Now(), ReleasedLeases: res.releasedLeases, ReleasedGPUs: max(0, res.releasedGPUs), HeldGPUs: l.GPUs}
+			return nil
+		}
+		res, err = t.apply(&op{Op: opReleaseLease, C: int(id), Lease: l.ID})
+		if err != nil {
+			return err
+		}
 		if err := t.admitLocked(); err != nil {
 			return err
 		}

@@ -77,6 +77,11 @@ func (c *core) pruneIDs(cid policy.CampaignID, cs *campState) {
 			delete(cs.slurmJobs, lease)
 		}
 	}
+	for lease := range cs.slurmOver {
+		if !live[lease] {
+			delete(cs.slurmOver, lease)
+		}
+	}
 	for _, r := range c.b.Pending() {
 		if r.Campaign == cid {
 			live[r.ID] = true

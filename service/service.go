@@ -222,9 +222,11 @@ type Service struct {
 	// broker expiry falls at tickWall + (expiry − now)/speed, whenever in
 	// the second it was granted (slurm.go).
 	tickWall int64
-	// slurmHeldOver are the leases held past their own end while their
-	// Slurm jobs end (slurmhold.go): no new token is issued for them.
-	slurmHeldOver map[slurmLeaseName]bool
+	// slurmRunning says whether a job of a lease (campaign, the
+	// campaign's lease id) runs in Slurm, as the enforcer last read the
+	// queue (SetSlurmRunning; nil: no enforcer): a release of such a
+	// lease holds it until nothing of it runs (slurmhold.go).
+	slurmRunning func(campaign string, lease int) bool
 
 	// slurmIssued are the expiries of the Slurm tokens issued for each
 	// lease (by campaign and the campaign's lease id), for the

@@ -98,7 +98,7 @@ func (s *Service) slurmToken(ctx context.Context, in *slurmTokenInput) (*slurmTo
 		if !ok {
 			return huma.Error404NotFound(fmt.Sprintf("campaign %s holds no lease %d", cs.name, in.Lease))
 		}
-		if t.s.slurmHeldOver[slurmLeaseName{cs.name, in.Lease}] {
+		if _, over := cs.slurmOver[l.ID]; over {
 			return huma.Error409Conflict(fmt.Sprintf("lease %d of campaign %s is over; it is held only until its Slurm jobs have ended", in.Lease, cs.name))
 		}
 		end := l.Expires
@@ -143,8 +143,11 @@ func (s *Service) SlurmLeaseHeld(ctx context.Context, campaign string, lease int
 			return nil // no such campaign: it holds nothing
 		}
 		// lease is the campaign's own id, as in the token (ids.go).
+		// A lease its user released is over for the enforcer (its job
+		// gets the notice, then the kill), though the broker holds it
+		// until nothing of it runs (slurmhold.go).
 		l, ok := t.c.heldLease(id, cs, lease)
-		held, underNotice = ok, ok && l.UnderNotice
+		held, underNotice = ok && !cs.slurmOver[l.ID], ok && l.UnderNotice
 		return nil
 	})
 	return held, underNotice, err

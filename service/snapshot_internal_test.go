@@ -46,6 +46,15 @@ func randomOps(t *rapid.T) []*op {
 			// (or another campaign's) is refused and leaves no record.
 			ops = append(ops, &op{Op: opWithdraw, C: rapid.IntRange(0, camps-1).Draw(t, "c"),
 				Lease: rapid.IntRange(1, reqs).Draw(t, "req")})
+		case k == 7 && reqs > 0:
+			// A Slurm release or hold of a lease not held is refused
+			// and leaves no record; one held marks the lease over.
+			o := opSlurmRelease
+			if rapid.Bool().Draw(t, "hold") {
+				o = opSlurmHold
+			}
+			ops = append(ops, &op{Op: o, C: rapid.IntRange(0, camps-1).Draw(t, "c"),
+				Lease: rapid.IntRange(1, reqs).Draw(t, "lease"), Duration: rapid.IntRange(1, 40).Draw(t, "for")})
 		default:
 			for range rapid.IntRange(1, 25).Draw(t, "ticks") {
 				ops = append(ops, &op{Op: opTick})

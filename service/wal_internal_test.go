@@ -111,8 +111,8 @@ func coreFingerprint(c *core) string {
 		id := policy.CampaignID(i)
 		// reqs: the campaign's request ids (ids.go) must survive a
 		// restart as exactly as the broker's state.
-		fmt.Fprintf(&b, "%s %x credits=%v tokens=%v io=%v supply=%+v pending=%d granted=%d reqs=%v\n", cs.name, cs.hash, c.b.Credits(id), c.b.Tokens(id),
-			c.b.FlowTokens(id, policy.IO), c.b.Supply(id), cs.pending, cs.grantedGPUs, cs.reqs)
+		fmt.Fprintf(&b, "%s %x credits=%v tokens=%v io=%v supply=%+v pending=%d granted=%d reqs=%v slurm=%v over=%v\n", cs.name, cs.hash, c.b.Credits(id), c.b.Tokens(id),
+			c.b.FlowTokens(id, policy.IO), c.b.Supply(id), cs.pending, cs.grantedGPUs, cs.reqs, cs.slurmJobs, cs.slurmOver)
 	}
 	es, _, _ := c.journal.page(0, 1<<30)
 	for _, e := range es {

@@ -18,7 +18,11 @@
 // (notice, grace, release), and the replay files the preempted job again
 // on its metered campaign, with its original submit time. A scavenger
 // request the next admission did not grant goes back to its metered
-// campaign. The journal names every lease of a job by the request id the
+// campaign. A job its metered campaign can never hold (wider than its
+// cap with a full bucket) waits in the site's park, outside the broker,
+// and is filed on its scavenger by the same step, when idle GPUs can seat
+// it: pending there, the broker would grant it the GPUs a wide metered
+// job is reclaiming (a livelock, docs/traces.md). The journal names every lease of a job by the request id the
 // replay filed it under, so trace.Replay's books read a moved job as
 // their own.
 package sitemeter

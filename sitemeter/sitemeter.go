@@ -31,10 +31,13 @@ type Broker struct {
 	// it is one; −1 for a campaign that is not the log's (an agent's).
 	groupOf []int32
 	isScav  []bool
-	// reqs is each broker request id's job filing (root −1: not a job's),
-	// appended in id order. A copy (Clone) shares what was written before
-	// it and writes only beyond: the slices are clipped.
-	reqs []filing
+	// reqs is each broker request id's job filing (root −1: not a job's)
+	// from id len(shared) on, appended in id order; shared, in a copy
+	// (Clone), are the original's as of the copy, read and never written.
+	// A copy that files a request (scavenge) appends to its own reqs, a
+	// few, where appending to the original's clipped slice copied all of
+	// it: a thousand forks of a full-log replay allocated 1.3 GB so.
+	reqs, shared []filing
 	// envs are the groups' metered envelopes.
 	envs       []policy.Envelope
 	guaranteed int // Σ of every registered guarantee (the agents')
@@ -47,9 +50,27 @@ type Broker struct {
 	noticed []keptRun
 	// moved counts the jobs filed on a scavenger (Moved).
 	moved int
+	// sent counts, by scavenger campaign, the jobs the last scavenge
+	// filed on it (sentTo lists those with some): the only requests a
+	// scavenger can hold that the next scavenge sends back, since each
+	// sends back every one there is. A scavenger no job was sent to holds
+	// only jobs that stay, and its runs are passed by unread.
+	sent   []int32
+	sentTo []policy.CampaignID
+	// parked are the jobs their metered campaign can never hold (filing
+	// stay), in submit order, while no idle GPU is theirs: kept out of the
+	// broker, so that its admission cannot grant them the GPUs a metered
+	// request is reclaiming (docs/traces.md, "Bursar as a site meters
+	// it"). scavenge files one on its scavenger when the idle GPUs can
+	// seat it, as it moves a held-back job, and takes it back if the next
+	// admission does not grant it. It is kept by width (jobPark), so that
+	// scavenge reads only the jobs the idle GPUs can seat: a long log
+	// parks wide jobs for days.
+	parked jobPark
 	// scratch
 	back, out []move
-	kinds     []uint8
+	unpark    []parkedJob
+	cands     []int32
 }
 
 // filing is how one of a trace job's requests was filed: root is the
@@ -62,8 +83,8 @@ type filing struct {
 	class policy.Class
 	run   int64
 	// stay marks a job its metered campaign can never hold (wider than
-	// its cap with a full bucket): filed on the scavenger from the start,
-	// it is never filed back.
+	// its cap with a full bucket): it waits in the park, not on its
+	// metered campaign, and goes back there, not to the campaign.
 	stay bool
 }
 
@@ -172,19 +193,31 @@ func (s *Broker) register(env policy.Envelope, g int, scav bool) (policy.Campaig
 // meter holds back may be moved to its group's scavenger (Tick).
 //
 // A job wider than its metered campaign can ever hold (policy.Broker.
-// MostEver: the cap with a full bucket), which the broker would deny, is
-// filed whole on its group's scavenger at once and stays there: under
-// lookback shares a group's entitlement and bucket come from its record
-// before the window, and a job wider than any it ran then could never
-// run metered (docs/traces.md "Bursar as a site meters it").
+// MostEver: the cap with a full bucket), which the broker would deny, can
+// only scavenge: under lookback shares a group's entitlement and bucket
+// come from its record before the window, and a job wider than any it ran
+// then could never run metered (docs/traces.md "Bursar as a site meters
+// it"). It is filed on its group's scavenger, for an id, and withdrawn at
+// once into the park, from which scavenge files it when idle GPUs can
+// seat it. Pending on the scavenger, it would take GPUs the moment they
+// free, the ones a wide metered request reclaims too: that request,
+// seated only when all its GPUs are free, reclaimed them again and again
+// (a livelock, docs/traces.md).
 func (s *Broker) RequestRigid(c policy.CampaignID, gpus, estimate, run int, cls policy.Class, submitted int) (int, error) {
 	if s.isJobCampaign(c) && gpus > s.Broker.MostEver(c, estimate) {
-		id, err := s.Broker.RequestRigid(s.scav[s.groupOf[c]], gpus, estimate, run, policy.Opportunistic, submitted)
-		if err == nil {
-			s.note(id, filing{root: int32(id), camp: int32(c), class: cls, run: int64(run), stay: true})
-			s.moved++
+		sc := s.scav[s.groupOf[c]]
+		id, err := s.Broker.RequestRigid(sc, gpus, estimate, run, policy.Opportunistic, submitted)
+		if err != nil {
+			return id, err
 		}
-		return id, err
+		f := filing{root: int32(id), camp: int32(c), class: cls, run: int64(run), stay: true}
+		s.note(id, f)
+		r, ok, err := s.Withdraw(sc, id)
+		if err != nil || !ok {
+			return id, fmt.Errorf("sitemeter: job filed as request %d on campaign %d: not pending (%v)", id, sc, err)
+		}
+		s.AddWork(s.parked.add(parkedJob{req: r, filing: f}))
+		return id, nil
 	}
 	id, err := s.Broker.RequestRigid(c, gpus, estimate, run, cls, submitted)
 	if err == nil && s.isJobCampaign(c) {
@@ -200,6 +233,12 @@ func (s *Broker) isJobCampaign(c policy.CampaignID) bool {
 
 // note records request id's filing f.
 func (s *Broker) note(id int, f filing) {
+	if id < len(s.shared) {
+		// Never so far (ids are new); the shared ones made the copy's own.
+		s.reqs = append(slices.Clone(s.shared), s.reqs...)
+		s.shared = nil
+	}
+	id -= len(s.shared)
 	for len(s.reqs) < id {
 		s.reqs = append(s.reqs, filing{root: -1})
 	}
@@ -212,8 +251,12 @@ func (s *Broker) note(id int, f filing) {
 
 // filingOf is request id's filing (root −1: not a job's).
 func (s *Broker) filingOf(id int) filing {
-	if id >= 0 && id < len(s.reqs) {
-		return s.reqs[id]
+	switch {
+	case id < 0:
+	case id < len(s.shared):
+		return s.shared[id]
+	case id-len(s.shared) < len(s.reqs):
+		return s.reqs[id-len(s.shared)]
 	}
 	return filing{root: -1}
 }
@@ -256,11 +299,17 @@ func (s *Broker) Tick() {
 //
 // It reads the broker's pending list in place, run by run
 // (policy.Broker.PendingRun: no copy), twice: once for the idle GPUs and
-// the jobs the meter holds back, then for the requests to move, each
-// copied into a move before any is made (a move shifts the list).
+// the scavenger requests to send back, then for the requests to move,
+// each copied into a move before any is made (a move shifts the list).
+// Both reads pass a metered run by unread where nothing in it can count:
+// no GPU is idle, or its narrowest job (policy.Broker.
+// PendingRunNarrowest) is wider than what it could take (the first
+// read) or be moved for (the second). On a long log the queue is mostly
+// such runs, jobs wider than the GPUs the machine has free; what is
+// read is counted in the broker's work (policy.Broker.AddWork).
 func (s *Broker) scavenge() error {
 	runs := s.NumPendingRuns()
-	if runs == 0 {
+	if runs == 0 && s.parked.n == 0 {
 		return nil
 	}
 	// The idle GPUs: free, less the unmet guarantees' reserve, less what
@@ -269,75 +318,158 @@ func (s *Broker) scavenge() error {
 	// under notice and the opportunistic leases could seat (the broker
 	// reclaims for it, docs/studies.md §6.6) claims its GPUs from the
 	// free ones first. A job no reclaim can seat claims nothing: it waits
-	// for leases to end, and the GPUs free meanwhile are idle.
+	// for leases to end, and the GPUs free meanwhile are idle. Once no
+	// GPU is idle none will be (a claim takes at most what is idle), and
+	// no job is moved out: only the scavengers' runs are read on, for
+	// the requests to send back. reach stays at least idle, so a run
+	// whose narrowest job is wider than reach claims nothing and has no
+	// job to move.
 	reserve := s.reserve()
 	idle := s.open() - reserve
+	if idle <= 0 && len(s.sentTo) == 0 {
+		return nil // no job to move out or unpark, none to send back
+	}
 	reach := idle + s.reclaimable()
-	// What the second read does with each request, by the first
-	// (whose filing lookups, one per request, are most of its cost).
-	const (
-		noMove  uint8 = iota // nothing: no filing of the replay's, or not held back
-		goBack               // a scavenger's request: back to its metered campaign
-		heldOut              // held back by the meter: out if the idle GPUs seat it
-	)
-	kinds, backs := s.kinds[:0], 0
+	// The first read notes the runs it reads the requests of (cands):
+	// the only ones with a request the second may move.
+	backs, walked, cands := 0, 0, s.cands[:0]
 	for ri := range runs {
 		run := s.PendingRun(ri)
-		for i := range run {
-			r := &run[i]
-			kind := noMove
-			switch f := s.filingOf(r.ID); {
-			case f.root < 0:
-			case s.isScav[r.Campaign]:
-				if !f.stay {
-					kind = goBack
+		switch {
+		case s.isScav[run[0].Campaign]:
+			if !s.sentOn(run[0].Campaign) {
+				continue
+			}
+			cands = append(cands, int32(ri))
+			walked += len(run)
+			for i := range run {
+				if f := s.filingOf(run[i].ID); f.root >= 0 {
 					backs++
 				}
-			case s.RateCap(r.Campaign, r.Duration)-s.Held(r.Campaign, policy.AnyClass) < r.GPUs:
-				kind = heldOut
-			case r.GPUs <= reach && r.Class != policy.Opportunistic:
-				idle -= min(r.GPUs, max(idle, 0))
-				reach -= r.GPUs
 			}
-			kinds = append(kinds, kind)
+		case idle > 0 && s.PendingRunNarrowest(ri) <= reach:
+			cands = append(cands, int32(ri))
+			// Once no GPU is idle, nothing the run's rest claims
+			// counts: its requests are not read.
+			for i := 0; i < len(run) && idle > 0; i++ {
+				walked++
+				r := &run[i]
+				if s.filingOf(r.ID).root < 0 || s.heldBack(r) {
+					continue
+				}
+				if r.GPUs <= reach && r.Class != policy.Opportunistic {
+					idle -= min(r.GPUs, max(idle, 0))
+					reach -= r.GPUs
+				}
+			}
 		}
 	}
-	s.kinds = kinds
 	back, out := s.back[:0], s.out[:0]
-	k := 0
-	// The read stops where nothing is left to move: no request to send
-	// back, and no idle GPU for a held-back job (every request holds one
-	// at least), as on a full machine with a long queue.
-	for ri := 0; ri < runs && (backs > 0 || idle > 0); ri++ {
+	// The second read stops where nothing is left to move: no request to
+	// send back, and no idle GPU for a held-back job (every request holds
+	// one at least), as on a full machine with a long queue. It reads
+	// only the first's runs: a metered run the first passed by has no
+	// job as narrow as the GPUs idle at its end.
+	n := 0
+	for ; n < len(cands) && (backs > 0 || idle > 0); n++ {
+		ri := int(cands[n])
 		run := s.PendingRun(ri)
-		for i := range run {
-			r := &run[i]
-			switch kinds[k] {
-			case goBack:
-				backs--
-				f := s.filingOf(r.ID)
-				back = append(back, move{r.ID, r.Campaign, policy.CampaignID(f.camp), f.class})
-			case heldOut:
-				if r.GPUs <= idle {
+		switch {
+		case s.isScav[run[0].Campaign]:
+			if !s.sentOn(run[0].Campaign) {
+				continue
+			}
+			walked += len(run)
+			for i := range run {
+				r := &run[i]
+				if f := s.filingOf(r.ID); f.root >= 0 {
+					backs--
+					to := policy.CampaignID(f.camp)
+					if f.stay {
+						to = toPark
+					}
+					back = append(back, move{r.ID, r.Campaign, to, f.class})
+				}
+			}
+		case idle > 0 && s.PendingRunNarrowest(ri) <= idle:
+			for i := 0; i < len(run) && idle > 0; i++ {
+				walked++
+				r := &run[i]
+				if r.GPUs <= idle && s.filingOf(r.ID).root >= 0 && s.heldBack(r) {
 					out = append(out, move{r.ID, r.Campaign, s.scav[s.groupOf[r.Campaign]], policy.Opportunistic})
 					idle -= r.GPUs
 				}
 			}
-			k++
 		}
 	}
-	s.back, s.out = back, out
+	// Then the park, in submit order, for what idle GPUs are left: its
+	// jobs are opportunistic wherever they run, after every metered one.
+	// The walk stops when no GPU is idle.
+	unpark, read := s.unpark[:0], 0
+	if idle > 0 && s.parked.n > 0 {
+		read++ // the park's narrowest
+		if s.parked.narrowest() <= idle {
+			var w policy.Work
+			unpark, w = s.parked.take(idle, unpark)
+			s.AddWork(w)
+			for _, p := range unpark {
+				out = append(out, move{-1, -1, s.scav[s.groupOf[p.filing.camp]], policy.Opportunistic})
+			}
+		}
+	}
+	s.AddWork(policy.Work{Walked: int64(walked), RunsRead: int64(runs + n + read)})
+	s.back, s.out, s.unpark, s.cands = back, out, unpark, cands
+	s.noteSent(out)
 	for _, m := range back {
 		if err := s.refile(m); err != nil {
 			return err
 		}
 	}
-	for _, m := range out {
+	for _, m := range out[:len(out)-len(unpark)] {
 		if err := s.refile(m); err != nil {
 			return err
 		}
 	}
+	for i, p := range unpark {
+		id, err := s.Broker.RequestRigid(out[len(out)-len(unpark)+i].to, p.req.GPUs, p.req.Duration, int(p.filing.run), policy.Opportunistic, p.req.Submitted)
+		if err != nil {
+			return fmt.Errorf("parked job %d filed on its scavenger: %w", p.filing.root, err)
+		}
+		s.note(id, p.filing)
+		s.moved++
+	}
 	return nil
+}
+
+// toPark is the destination of a move that takes a job back to the park.
+const toPark policy.CampaignID = -2
+
+// sentOn is whether the last scavenge filed a job on scavenger c.
+func (s *Broker) sentOn(c policy.CampaignID) bool { return int(c) < len(s.sent) && s.sent[c] > 0 }
+
+// noteSent notes the jobs this scavenge files on the scavengers, in
+// place of the last one's (every one of which it sends back or was
+// granted).
+func (s *Broker) noteSent(out []move) {
+	for _, c := range s.sentTo {
+		s.sent[c] = 0
+	}
+	s.sentTo = s.sentTo[:0]
+	for _, m := range out {
+		for int(m.to) >= len(s.sent) {
+			s.sent = append(s.sent, 0)
+		}
+		if s.sent[m.to] == 0 {
+			s.sentTo = append(s.sentTo, m.to)
+		}
+		s.sent[m.to]++
+	}
+}
+
+// heldBack is whether the meter holds pending request r back: its
+// campaign's cap less what it holds is below its GPUs.
+func (s *Broker) heldBack(r *policy.Request) bool {
+	return s.RateCap(r.Campaign, r.Duration)-s.Held(r.Campaign, policy.AnyClass) < r.GPUs
 }
 
 // refile withdraws m's request and files it on m's campaign, with its
@@ -348,6 +480,10 @@ func (s *Broker) refile(m move) error {
 		return fmt.Errorf("request %d of campaign %d: not pending (%v)", m.id, m.camp, err)
 	}
 	f := s.filingOf(m.id)
+	if m.to == toPark {
+		s.AddWork(s.parked.add(parkedJob{req: r, filing: f}))
+		return nil
+	}
 	id, err := s.Broker.RequestRigid(m.to, r.GPUs, r.Duration, int(f.run), m.cls, r.Submitted)
 	if err != nil {
 		return fmt.Errorf("request %d refiled on campaign %d: %w", m.id, m.to, err)
@@ -494,7 +630,7 @@ func (s *Broker) SetTickByTick(on bool) {
 
 // Clone is a copy of the whole state without a recorder (trace.Cloner):
 // the broker's own copy, and the filings shared up to now (the copy
-// appends its own beyond, into its own memory).
+// keeps its own beyond them, in its own memory).
 func (s *Broker) Clone() (policy.Allocator, error) {
 	b, err := s.Broker.Clone()
 	if err != nil {
@@ -503,10 +639,15 @@ func (s *Broker) Clone() (policy.Allocator, error) {
 	c := *s
 	c.Broker = b.(*policy.Broker)
 	c.rec = nil
-	c.reqs = slices.Clip(s.reqs)
+	c.shared, c.reqs = slices.Clip(s.reqs), nil
+	if len(s.shared) > 0 { // a copy of a copy
+		c.shared = append(slices.Clone(s.shared), s.reqs...)
+	}
 	c.metered, c.scav = slices.Clone(s.metered), slices.Clone(s.scav)
 	c.groupOf, c.isScav = slices.Clip(s.groupOf), slices.Clip(s.isScav)
-	c.back, c.out, c.kinds = nil, nil, nil
+	c.back, c.out, c.unpark, c.cands = nil, nil, nil, nil
+	c.parked = s.parked.clone()
+	c.sent, c.sentTo = slices.Clone(s.sent), slices.Clone(s.sentTo)
 	c.noticed = slices.Clone(s.noticed)
 	return &c, nil
 }

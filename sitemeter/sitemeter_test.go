@@ -2,6 +2,7 @@ package sitemeter
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,17 @@ func (j *journal) Record(e policy.Event) { j.ev = append(j.ev, e) }
 // replay replays w under Bursar as a site meters it.
 func replay(t testing.TB, w *trace.Workload, opt trace.ReplayOptions) (*trace.Run, *Broker) {
 	t.Helper()
+	s := metered(t, w)
+	run, err := trace.Replay(w, s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, s
+}
+
+// metered is Bursar on the default config as a site meters w.
+func metered(t testing.TB, w *trace.Workload) *Broker {
+	t.Helper()
 	b, err := policy.New(policy.DefaultConfig(w.Pool))
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +54,7 @@ func replay(t testing.TB, w *trace.Workload, opt trace.ReplayOptions) (*trace.Ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := trace.Replay(w, s, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run, s
+	return s
 }
 
 // grantsOf are the grant records of lease (request) id.
@@ -280,9 +288,11 @@ func TestCheckpointKeepsTheScavengerRun(t *testing.T) {
 // lookback shares, from second 200 the record before the window holds
 // job 1 alone (group 1): group 1 is entitled to the pool (R = 8, B =
 // max(0, (1 − 8 + 1) × 100) = 0) and group 2 to nothing (R = 0, B = 0, a
-// cap of 0 GPUs for ever). Group 2's job 2 (4 GPUs, 50 s at 200) goes
-// straight to group 2's scavenger, in the opportunistic class, starts at
-// once and ends at 250; nothing is denied. Job 3 (group 1, 8 GPUs at
+// cap of 0 GPUs for ever). Group 2's job 2 (4 GPUs, 50 s at 200) waits
+// in the park, not on any campaign; the step after tick 200's admission
+// finds 8 GPUs idle and files it on group 2's scavenger, in the
+// opportunistic class, and it starts at 201 (a held-back job's tick
+// later) and ends at 251; nothing is denied. Job 3 (group 1, 8 GPUs at
 // 300) fits its cap of 8 and runs metered.
 func TestNeverFitsGoesToTheScavenger(t *testing.T) {
 	w := load(t, `; MaxProcs: 8
@@ -310,7 +320,105 @@ func TestNeverFitsGoesToTheScavenger(t *testing.T) {
 			got = append(got, fmt.Sprintf("%d %s %v %d", int64(e.T)+base, e.Campaign, e.Class, e.GPUs))
 		}
 	}
-	if g := strings.Join(got, "; "); g != "200 group 2 (scavenger) opportunistic 4; 300 group 1 agent-burst 8" {
+	if g := strings.Join(got, "; "); g != "201 group 2 (scavenger) opportunistic 4; 300 group 1 agent-burst 8" {
 		t.Fatalf("grants %q", g)
 	}
+}
+
+// A wide metered job reclaims the scavengers in its way, and the GPUs
+// that free before all it needs is free stay its own: a job its group's
+// meter can never hold waits in the park meanwhile, not on its
+// scavenger, where the broker would grant it those GPUs and the metered
+// job would reclaim them again (the livelock of docs/traces.md, "Bursar
+// as a site meters it"). Pool 8; from second 200 group 1 is entitled to
+// the pool and group 2 to nothing, so every group 2 job can only
+// scavenge. A (4 GPUs) and B (4 GPUs) of group 2 scavenge from 201; C (4
+// GPUs, at 260) waits. M (group 1, 8 GPUs, at 300) reclaims A and B at
+// 300 with the grace G; A ends by itself at 300 + G − 1, a tick before
+// B's notice is up. Its 4 GPUs are M's claim, so C stays parked, and M
+// starts at 300 + G when B's notice ends; C and B (again, from zero)
+// run after M. Filed on its scavenger, as before this rule, C took A's
+// GPUs at 300 + G − 1 and M reclaimed them, again and again: the replay
+// did not converge.
+func TestReclaimedGPUsAreNotScavengedAgain(t *testing.T) {
+	g := policy.DefaultGrace
+	w := load(t, fmt.Sprintf(`; MaxProcs: 8
+1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+2 200 -1 %d 4 -1 -1 4 5000 -1 1 2 2 -1 -1 -1 -1 -1
+3 200 -1 5000 4 -1 -1 4 5000 -1 1 2 2 -1 -1 -1 -1 -1
+4 260 -1 100 4 -1 -1 4 100 -1 1 2 2 -1 -1 -1 -1 -1
+5 300 -1 100 8 -1 -1 8 100 -1 1 1 1 -1 -1 -1 -1 -1
+`, 100+g-1-1), trace.Options{From: 200})
+	j := &journal{}
+	run, _ := replay(t, w, trace.ReplayOptions{Recorder: j})
+	if !run.Converged || run.Unserved != 0 {
+		t.Fatalf("converged %v, %d unserved", run.Converged, run.Unserved)
+	}
+	base := w.Jobs[0].Submit - 1
+	var got []string
+	for _, e := range j.ev {
+		switch e.Kind {
+		case policy.EventGrant:
+			got = append(got, fmt.Sprintf("%d grant %s %d", int64(e.T)+base, e.Campaign, e.GPUs))
+		case policy.EventRelease:
+			got = append(got, fmt.Sprintf("%d %s %s %d", int64(e.T)+base, e.Reason, e.Campaign, e.GPUs))
+		}
+	}
+	want := []string{
+		"201 grant group 2 (scavenger) 4",                                  // A
+		"201 grant group 2 (scavenger) 4",                                  // B
+		fmt.Sprintf("%d released-by-agent group 2 (scavenger) 4", 300+g-1), // A ends under notice
+		fmt.Sprintf("%d preempted group 2 (scavenger) 4", 300+g),           // B's notice is up
+		fmt.Sprintf("%d grant group 1 8", 300+g),                           // M
+		fmt.Sprintf("%d released-by-agent group 1 8", 400+g),
+		fmt.Sprintf("%d grant group 2 (scavenger) 4", 401+g), // B again, from zero, and C
+		fmt.Sprintf("%d grant group 2 (scavenger) 4", 401+g),
+		fmt.Sprintf("%d released-by-agent group 2 (scavenger) 4", 501+g),
+		fmt.Sprintf("%d released-by-agent group 2 (scavenger) 4", 5401+g),
+	}
+	if g := strings.Join(got, "\n"); g != strings.Join(want, "\n") {
+		t.Fatalf("journal:\n%s\nwant:\n%s", g, strings.Join(want, "\n"))
+	}
+}
+
+// A fair start's fork of the metered replay (Clone) reads the filings
+// the replay noted before it and keeps those it files itself apart: with
+// a fork at every submit the replay is what it is without forks, and
+// every fair start is what forks that copy every filing give.
+func TestForksKeepTheirOwnFilings(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		text, opt := genLog(rt)
+		w := load(t, text, opt)
+		plain, _ := replay(t, w, trace.ReplayOptions{})
+		sample := make([]int, len(w.Jobs))
+		for i := range sample {
+			sample[i] = i
+		}
+		fair := trace.ReplayOptions{FairStart: sample, Horizon: 1 << 20}
+		run, _ := replay(t, w, fair)
+		if fmt.Sprint(plain.Records) != fmt.Sprint(run.Records) {
+			rt.Fatalf("with forks:\n%v\nwithout:\n%v", run.Records, plain.Records)
+		}
+		whole, err := trace.Replay(w, copyingAll{metered(t, w)}, fair)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(whole.FairStart) != fmt.Sprint(run.FairStart) {
+			rt.Fatalf("fair starts %v, with forks that copy every filing %v", run.FairStart, whole.FairStart)
+		}
+	})
+}
+
+// copyingAll is the broker whose copies own every filing, the replay's
+// included (the oracle of TestForksKeepTheirOwnFilings).
+type copyingAll struct{ *Broker }
+
+func (c copyingAll) Clone() (policy.Allocator, error) {
+	a, err := c.Broker.Clone()
+	if err != nil {
+		return nil, err
+	}
+	cp := a.(*Broker)
+	cp.reqs, cp.shared = append(slices.Clone(cp.shared), cp.reqs...), nil
+	return copyingAll{cp}, nil
 }

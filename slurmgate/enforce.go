@@ -80,6 +80,11 @@ type Enforcer struct {
 	due       map[int64][]string
 	cancelled map[string]time.Time
 	live      map[string]bool // the jobs the last squeue listed
+	// running are the leases (leaseName) with a job running or
+	// completing at the last read of the queue, and read whether there
+	// was one yet (Running).
+	running map[string]bool
+	read    bool
 	// steps are the running steps of the jobs due soon, read ahead of
 	// their kill (killSteps): JOB.STEP, or JOB for a batch shell.
 	steps map[string][]string
@@ -323,6 +328,11 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 	var expired, notice, graceOver, reused, gone, oversized, hold []string
 	live := map[string]bool{}
 	ending := map[string]slurmtoken.Lease{} // the leases to hold, by WcKey
+	// gonePending are the jobs whose lease the service no longer holds
+	// for them, with the lease's WcKey: the ledger says so unless the
+	// broker still holds it while the job ends (holdEnding).
+	gonePending := map[string]string{}
+	running := map[string]bool{}
 	for _, j := range queue {
 		if Unleased(j, e.Key, e.Ungated, now) {
 			live[j.ID] = true
@@ -383,6 +393,9 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		if e.seen[id] {
 			e.lastSeen[id] = now
 		}
+		if j.State != "PENDING" {
+			running[leaseName(l.Campaign, l.Lease)] = true
+		}
 		if j.State == "RUNNING" && !e.sized[id] {
 			// What Slurm allocated, compared with the lease once, the
 			// first time the job is seen running: a job the gate's count
@@ -407,9 +420,21 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 			continue
 		}
 		held, underNotice, err := e.Leases.SlurmLeaseHeld(ctx, l.Campaign, l.Lease)
-		if err == nil && !held && !e.released[id] && e.seen[id] {
-			e.released[id] = true
-			e.event(id, LedgerReleased, now)
+		if err == nil && held && underNotice && j.State != "PENDING" {
+			// Reclaimed: the lease ends at its preemption time, which
+			// the broker holds back while the job (its notice sent, its
+			// kill a grace later) still runs.
+			ending[slurmtoken.WCKey(l)] = l
+		}
+		if err == nil && !held && e.seen[id] {
+			if j.State != "PENDING" {
+				// Released while it runs: the broker holds the lease
+				// until nothing of it runs (hold.go).
+				ending[slurmtoken.WCKey(l)] = l
+			}
+			if !e.released[id] {
+				gonePending[id] = slurmtoken.WCKey(l)
+			}
 		}
 		switch {
 		case err != nil || (held && !underNotice):
@@ -438,7 +463,13 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 			graceOver = append(graceOver, id)
 		}
 	}
-	e.holdEnding(ctx, now, ending)
+	heldOn := e.holdEnding(ctx, now, ending)
+	for _, id := range sortedKeys(gonePending) {
+		if !heldOn[gonePending[id]] {
+			e.released[id] = true
+			e.event(id, LedgerReleased, now)
+		}
+	}
 	e.kill(reused, "cancelled jobs on a lease token that admitted another job")
 	e.kill(oversized, "cancelled jobs larger than their lease")
 	e.kill(expired, "cancelled jobs past their lease")
@@ -482,8 +513,24 @@ func (e *Enforcer) pass(ctx context.Context, now time.Time) {
 		}
 	}
 	e.live = live
+	e.running, e.read = running, true
 	e.mu.Unlock()
 	e.readSteps(now, live)
+}
+
+// leaseName names a lease as the service does: its campaign and the
+// campaign's own lease id.
+func leaseName(campaign string, lease int) string { return campaign + "/" + strconv.Itoa(lease) }
+
+// Running says whether a job of campaign's lease (the campaign's own id,
+// as in the token) was running or completing at the last read of the
+// queue; before the first read it says yes, so that a release then
+// holds the lease a few seconds rather than free GPUs a job may hold.
+// The service asks it at each release (service.SetSlurmRunning).
+func (e *Enforcer) Running(campaign string, lease int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.read || e.running[leaseName(campaign, lease)]
 }
 
 // oversized says how running job j's allocation exceeds its lease l (""

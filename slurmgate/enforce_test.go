@@ -67,13 +67,15 @@ func (f *fakeCluster) took() []string {
 // fakeLeases is the service: the leases held (by id), those under
 // notice, and the journal's bindings.
 type fakeLeases struct {
-	held, notice map[int]bool
-	holds        []fakeHold
-	bound        map[int]string
+	// releasing: released by their user while their job runs, which
+	// the service still holds (held) but tells the enforcer are not.
+	held, notice, releasing map[int]bool
+	holds                   []fakeHold
+	bound                   map[int]string
 }
 
 func (l *fakeLeases) SlurmLeaseHeld(_ context.Context, _ string, lease int) (bool, bool, error) {
-	return l.held[lease], l.notice[lease], nil
+	return l.held[lease] && !l.releasing[lease], l.notice[lease], nil
 }
 
 func (l *fakeLeases) BindSlurmJob(_ context.Context, _ string, lease int, job string) (string, error) {
@@ -103,7 +105,7 @@ func newEnforcer(t *testing.T, f *fakeCluster, ls *fakeLeases, ledger string, no
 }
 
 func leases(held ...int) *fakeLeases {
-	l := &fakeLeases{held: map[int]bool{}, notice: map[int]bool{}, bound: map[int]string{}}
+	l := &fakeLeases{held: map[int]bool{}, notice: map[int]bool{}, releasing: map[int]bool{}, bound: map[int]string{}}
 	for _, id := range held {
 		l.held[id] = true
 	}

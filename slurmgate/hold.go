@@ -21,23 +21,24 @@ import (
 // from now (Leases.HoldSlurmLease, a journaled operation of the
 // service): the hold is renewed while the job is listed and lapses
 // slurmHoldFor after it is gone. The token's expiry does not move: the
-// job is still killed at it, and no new job is admitted on it.
+// job is still killed at it, and no new job is admitted on it. A lease
+// its user released while its job runs is held the same way, whenever
+// its end: the service does not drop such a lease but ends it a few
+// seconds on (it asks Running at the release), and the job gets its
+// notice and its kill as any job whose lease is no longer held.
 const (
 	slurmHoldAhead = 2 * time.Second
 	slurmHoldFor   = 3 * time.Second
 )
 
 // holdEnding holds the leases of ending (by WcKey), in WcKey order, until
-// slurmHoldFor from now.
-func (e *Enforcer) holdEnding(ctx context.Context, now time.Time, ending map[string]slurmtoken.Lease) {
-	keys := make([]string, 0, len(ending))
-	for k := range ending {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+// slurmHoldFor from now, and says which the broker still holds.
+func (e *Enforcer) holdEnding(ctx context.Context, now time.Time, ending map[string]slurmtoken.Lease) map[string]bool {
+	heldOn := map[string]bool{}
+	for _, k := range sortedKeys(ending) {
 		l := ending[k]
 		held, err := e.Leases.HoldSlurmLease(ctx, l.Campaign, l.Lease, now.Add(slurmHoldFor))
+		heldOn[k] = err == nil && held
 		switch {
 		case err != nil:
 			e.Log.Warn("slurm enforcer: cannot hold the lease of a job that still runs", "lease", l.Lease, "campaign", l.Campaign, "err", err)
@@ -51,4 +52,15 @@ func (e *Enforcer) holdEnding(ctx context.Context, now time.Time, ending map[str
 			delete(e.holding, k)
 		}
 	}
+	return heldOn
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

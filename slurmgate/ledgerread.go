@@ -21,7 +21,9 @@ import (
 
 // LedgerEvent is a line of the ledger about a job already in it: Event is
 // "running" (first seen running), "released" (its lease first seen no
-// longer held while the job was listed) or "last-seen" (the last read of
+// longer held while the job was listed, and not held by the broker for
+// it either: a lease its user released while the job runs is held until
+// the job has ended, and is not written) or "last-seen" (the last read of
 // the queue that listed it; written when a read no longer does); T is
 // that read's wall time, unix milliseconds.
 type LedgerEvent struct {

@@ -19,7 +19,8 @@ import (
 // array or map of the copy lies in the original's. Only what a Core sets
 // once and only ever replaces whole may be shared (its entitlements,
 // history and the groups' member lists: baseline.Core.Clone; a rule's
-// knobs), and strings. A rule that copies itself (baseline.RuleCloner)
+// knobs), strings, and what a copy shares copy on write (static's
+// partitions' queues, until either writes them). A rule that copies itself (baseline.RuleCloner)
 // makes what internal/deepcopy makes of it, field for field: a field its
 // CloneRule forgets fails here.
 // TestForkContinuesLikeTheOriginal checks that the copy continues like
@@ -90,7 +91,11 @@ type span struct {
 func memoryOf(a policy.Allocator) []span {
 	var out []span
 	seen := map[span]bool{}
-	shared := map[string]bool{"baseline.Core.ent": true, "baseline.Core.entOf": true, "baseline.Core.history": true, "baseline.Group.Members": true, "budget.Knobs.Groups": true}
+	shared := map[string]bool{"baseline.Core.ent": true, "baseline.Core.entOf": true, "baseline.Core.history": true, "baseline.Group.Members": true, "budget.Knobs.Groups": true,
+		// Shared copy on write (static's clone.go): whichever writes first
+		// copies them; TestForksLeaveTheReplayAlone and static's
+		// TestLentQueueCopiesOnWrite check that neither writes the other's.
+		"static.partQueue.list": true, "static.partQueue.least": true, "static.partQueue.short": true, "static.partQueue.share": true}
 	var walk func(v reflect.Value, what string)
 	walk = func(v reflect.Value, what string) {
 		switch v.Kind() {

@@ -68,6 +68,13 @@ func (d *driver) forkState() forkState {
 // is done (policy.Broker.Recycle).
 type recycler interface{ Recycle() }
 
+// recycle ends copy a, done with, where it can hand its memory on.
+func recycle(a policy.Allocator) {
+	if r, ok := a.(recycler); ok {
+		r.Recycle()
+	}
+}
+
 // grantsOnlier is a policy that can stop keeping the books no grant
 // depends on, up to a given tick (baseline.Core.GrantsOnly).
 type grantsOnlier interface{ GrantsOnly(until int) bool }
@@ -319,6 +326,7 @@ func (ff *fairForks) runAhead(pf *pendingFork) (ok bool, err error) {
 		all = left == 0
 		return all
 	})
+	recycle(c)
 	if err != nil {
 		return false, fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
 	}
@@ -356,9 +364,7 @@ func (ff *fairForks) runFork(pf *pendingFork, until int) error {
 			}
 			return left == 0
 		})
-		if r, ok := pf.alloc.(recycler); ok {
-			r.Recycle()
-		}
+		recycle(pf.alloc)
 		pf.alloc = nil
 		if err != nil {
 			return fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)

@@ -94,52 +94,66 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 func TestFairStartsMatchReplayFromScratch(t *testing.T) {
 	for _, name := range []string{"fifo", "priority", "static", "fairshare", "quota", "budget"} {
 		t.Run(name, func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				w := randomTrace(t)
-				knobs := policies.TraceKnobs()
-				budget.Slot.Edit(&knobs).Restart = drawRestart(t)
-				const horizon = 20000
-				sample := make([]int, len(w.Jobs))
-				for i := range sample {
-					sample[i] = i
-				}
-				opt := ReplayOptions{FairStart: sample, Horizon: horizon}
-				switch rapid.IntRange(0, 2).Draw(t, "run ahead") {
-				case 0: // as far as the books allow
-				case 1:
-					opt.aheadReach = func(now, reach int) int { return now }
-				case 2:
-					ahead := rapid.IntRange(1, 3000).Draw(t, "ahead")
-					opt.aheadReach = func(now, reach int) int { return min(reach, now+ahead) }
-				}
-				run := replayPolicy(t, w, name, knobs, opt)
-				for k, j := range sample {
-					// The jobs submitted up to j's submit time.
-					m := j + 1
-					for m < len(w.Jobs) && w.Jobs[m].Submit == w.Jobs[j].Submit {
-						m++
-					}
-					sub := *w
-					sub.Jobs = w.Jobs[:m]
-					// The same horizon tick as the whole replay's.
-					h := w.Jobs[len(w.Jobs)-1].Submit + horizon - w.Jobs[m-1].Submit
-					alone := replayPolicy(t, &sub, name, knobs, ReplayOptions{Horizon: h})
-					fair := int64(-1)
-					if st := alone.Records[j].Starts; len(st) > 0 {
-						fair = st[0]
-					}
-					want := fair
-					if st := run.Records[j].Starts; len(st) > 0 && (fair < 0 || fair >= st[0]) {
-						want = st[0]
-					}
-					if run.Denied[j] {
-						want = -1
-					}
-					if run.FairStart[k] != want {
-						t.Fatalf("job %d: fair start %d, from scratch %d (first start %v)", j, run.FairStart[k], fair, run.Records[j].Starts)
-					}
-				}
-			})
+			rapid.Check(t, func(t *rapid.T) { fairStartsFromScratch(t, randomTrace(t), name) })
 		})
 	}
+}
+
+// fairStartsFromScratch checks every job's fair start in a replay of w
+// under policy name against w's jobs submitted up to its submit time
+// replayed alone (TestFairStartsMatchReplayFromScratch).
+func fairStartsFromScratch(t *rapid.T, w *Workload, name string) {
+	knobs := policies.TraceKnobs()
+	budget.Slot.Edit(&knobs).Restart = drawRestart(t)
+	const horizon = 20000
+	opt := everyJobForked(t, w, horizon)
+	run := replayPolicy(t, w, name, knobs, opt)
+	for k, j := range opt.FairStart {
+		// The jobs submitted up to j's submit time.
+		m := j + 1
+		for m < len(w.Jobs) && w.Jobs[m].Submit == w.Jobs[j].Submit {
+			m++
+		}
+		sub := *w
+		sub.Jobs = w.Jobs[:m]
+		// The same horizon tick as the whole replay's.
+		h := w.Jobs[len(w.Jobs)-1].Submit + horizon - w.Jobs[m-1].Submit
+		alone := replayPolicy(t, &sub, name, knobs, ReplayOptions{Horizon: h})
+		fair := int64(-1)
+		if st := alone.Records[j].Starts; len(st) > 0 {
+			fair = st[0]
+		}
+		want := fair
+		if st := run.Records[j].Starts; len(st) > 0 && (fair < 0 || fair >= st[0]) {
+			want = st[0]
+		}
+		if run.Denied[j] {
+			want = -1
+		}
+		if run.FairStart[k] != want {
+			t.Fatalf("job %d: fair start %d, from scratch %d (first start %v)", j, run.FairStart[k], fair, run.Records[j].Starts)
+		}
+	}
+}
+
+// everyJobForked are replay options with every job of w sampled for a
+// fair start, to the horizon, its copies run ahead at once as far as
+// their books allow, or as far as the draw lets them (their jobs not all
+// granted by then, they wait for their starts in the replay as new
+// copies), or not at all.
+func everyJobForked(t *rapid.T, w *Workload, horizon int64) ReplayOptions {
+	sample := make([]int, len(w.Jobs))
+	for i := range sample {
+		sample[i] = i
+	}
+	opt := ReplayOptions{FairStart: sample, Horizon: horizon}
+	switch rapid.IntRange(0, 2).Draw(t, "run ahead") {
+	case 0: // as far as the books allow
+	case 1:
+		opt.aheadReach = func(now, reach int) int { return now }
+	case 2:
+		ahead := rapid.IntRange(1, 3000).Draw(t, "ahead")
+		opt.aheadReach = func(now, reach int) int { return min(reach, now+ahead) }
+	}
+	return opt
 }

@@ -193,17 +193,8 @@ func TestReplayHostsNeverOnADownNode(t *testing.T) {
 				}
 				skip, js := replay(false)
 				every, je := replay(true)
-				// Known failure, static only: with a node back from its
-				// repair, the skipping replay can start a waiting job one
-				// tick later than stepping every tick does (found by CI,
-				// -rapid.seed=7206957586136632205: 4 nodes, a 2-GPU job
-				// granted at 334 against 333). Its safety (no job on a node
-				// that is not up) is still checked above; its exactness is
-				// not, until the cause is found (the stop note of
-				// 2026-12-06).
-				exact := name != "static"
-				if exact && (!bytes.Equal(js, je) || !slices.Equal(skip.Start, every.Start) || skip.Hosts != every.Hosts || skip.HostLostGPUSeconds != every.HostLostGPUSeconds) {
-					t.Fatalf("skipping changed the replay: tally %+v against %+v\n%s\nagainst\n%s", skip.Hosts, every.Hosts, js, je)
+				if !bytes.Equal(js, je) || !slices.Equal(skip.Start, every.Start) || skip.Hosts != every.Hosts || skip.HostLostGPUSeconds != every.HostLostGPUSeconds {
+					t.Fatalf("skipping changed the replay: tally %+v against %+v\nstarts %v against %v\nlost %v against %v\n%s\nagainst\n%s", skip.Hosts, every.Hosts, skip.Start, every.Start, skip.HostLostGPUSeconds, every.HostLostGPUSeconds, js, je)
 				}
 			})
 		})

@@ -133,24 +133,7 @@ func TestReplaySkippingIsExact(t *testing.T) {
 func TestRandomTracesSkipExactly(t *testing.T) {
 	var ticked, executed int64
 	rapid.Check(t, func(t *rapid.T) {
-		pool := rapid.IntRange(1, 16).Draw(t, "pool")
-		n := rapid.IntRange(1, 30).Draw(t, "jobs")
-		ncamp := rapid.IntRange(1, 4).Draw(t, "campaigns")
-		w := &Workload{Pool: pool}
-		for c := range ncamp {
-			w.Campaigns = append(w.Campaigns, Campaign{ID: c, Name: fmt.Sprintf("user %d", c), Share: float64(c+1) / float64(ncamp*(ncamp+1)/2)})
-		}
-		var submit int64
-		for i := range n {
-			submit += rapid.Int64Range(0, 400).Draw(t, "gap")
-			run := rapid.Int64Range(1, 900).Draw(t, "run")
-			est := run + rapid.Int64Range(0, 300).Draw(t, "over")
-			w.Jobs = append(w.Jobs, Job{
-				Number: int64(i + 1), Submit: submit, Run: run, Estimate: est,
-				GPUs: rapid.IntRange(1, pool).Draw(t, "gpus"), Campaign: rapid.IntRange(0, ncamp-1).Draw(t, "campaign"),
-				Class: rapid.SampledFrom([]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}).Draw(t, "class"),
-			})
-		}
+		w := classedTrace(t, 16, 30, 400, 300)
 		knobs := policies.TraceKnobs()
 		name := rapid.SampledFrom([]string{"fairshare", "budget"}).Draw(t, "policy")
 		period := rapid.SampledFrom([]int{1, 7, 60, 300, 3600}).Draw(t, "calc-period")
@@ -161,7 +144,7 @@ func TestRandomTracesSkipExactly(t *testing.T) {
 		for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
 			budget.Slot.Edit(&knobs).MinRuntime[c] = rapid.SampledFrom([]int{0, 5, 300}).Draw(t, "min-runtime")
 		}
-		if ncamp > 2 && rapid.Bool().Draw(t, "groups") {
+		if len(w.Campaigns) > 2 && rapid.Bool().Draw(t, "groups") {
 			budget.Slot.Edit(&knobs).Groups = []budget.Group{{Name: "g", Members: []string{"user 0", "user 1"}}}
 		}
 		var ej, tj journal

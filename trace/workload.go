@@ -62,7 +62,9 @@ type Options struct {
 	Lookback int64 `json:",omitempty"`
 	// LookbackBefore is where that record ends: the window's start T
 	// when the replay begins earlier, at a lead-in (the jobs of [From,
-	// T) are replayed and in the record too); 0 means From.
+	// T) are replayed and in the record too); 0 means From. The mapping
+	// is then the window's [T, Until), as without a lead-in
+	// (Workload.WindowFrom): the lead-in adds jobs, not entitlements.
 	LookbackBefore int64 `json:",omitempty"`
 	// Meter is what Bursar meters on a trace (docs/studies.md §3.2): ""
 	// or MeterGroup (the default), one metered campaign per group, the
@@ -201,8 +203,8 @@ type Campaign struct {
 	// the campaigns. Bursar's R is Share × pool but under ShareWindow
 	// (Workload.Rate).
 	Share      float64
-	GPUSeconds int64 // Σ GPUs × Run over its jobs in the window
-	Jobs       int
+	GPUSeconds int64 // Σ GPUs × Run over its jobs in the window (a lead-in's left out)
+	Jobs       int   // its jobs replayed, a lead-in's included
 }
 
 // Group is one group (SWF field 13, or a user where the log gives none):
@@ -218,9 +220,10 @@ type Group struct {
 	// Share is the group's entitlement, a fraction of the pool; it sums
 	// to 1 over the groups, and its members' shares sum to it.
 	Share float64
-	// GPUSeconds are its jobs' in the window, LogGPUSeconds in the whole
-	// log (every record the pool can run), LookbackGPUSeconds in
-	// ShareLookback's record before the window.
+	// GPUSeconds are its jobs' in the window (a lead-in's left out,
+	// Workload.WindowFrom), LogGPUSeconds in the whole log (every record
+	// the pool can run), LookbackGPUSeconds in ShareLookback's record
+	// before the window.
 	GPUSeconds, LogGPUSeconds, LookbackGPUSeconds int64
 }
 
@@ -244,6 +247,18 @@ type Workload struct {
 	// 0 under every other rule.
 	LookbackFrom int64
 	LookbackJobs int
+	// WindowFrom is where the window proper starts when the replay
+	// begins earlier, at a lead-in (Options.LookbackBefore); 0: the
+	// window is every job. The mapping is then the window proper's, as
+	// a replay of it without the lead-in has it (docs/studies.md §4.5):
+	// the entitlements are normalised over the groups and campaigns
+	// that submit in it, and the GPU-seconds, the window shares, the
+	// oracles' largest-job buckets and the groups' widest jobs are its
+	// jobs'. A group or campaign that submits only in the lead-in is
+	// entitled to nothing (share 0, as a group with no record in the
+	// lookback is): its jobs are replayed and charged to it, and it
+	// takes no share of the pool from those that submit in the window.
+	WindowFrom int64
 	// lookback are those jobs, for the largest-job bucket (bucketJobs).
 	lookback []sized
 	// Meter is Options.Meter, checked: MeterGroup or MeterUser.
@@ -371,9 +386,7 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		return c
 	}
 	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh, Meter: meter, Platform: opt.Platform}
-	// MaxRecords is a capacity hint only, bounded so that a lying header
-	// cannot make us allocate much.
-	jobs := make([]Job, 0, min(max(h.MaxRecords, 0), 1<<20))
+	var kept keptJobs
 	sorted := true
 	// The whole log's GPU-seconds by group, for ShareGroups.
 	logGS := map[groupKey]int64{}
@@ -421,16 +434,17 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		if j.Submit > maxTime || j.Estimate() > maxTime {
 			return nil, fmt.Errorf("%s:%d: job %d: submit time %d or estimate %d beyond %d s: not a real log", r.Name(), r.Line(), j.Number, j.Submit, j.Estimate(), int64(maxTime))
 		}
-		if n := len(jobs); n > 0 {
-			p := &jobs[n-1]
-			sorted = sorted && (p.Submit < j.Submit || (p.Submit == j.Submit && p.Number < j.Number))
+		if p := kept.last(); p != nil {
+			sorted = sorted && (p.submit < j.Submit || (p.submit == j.Submit && p.number < j.Number))
 		}
-		jobs = append(jobs, Job{
-			Number: j.Number, Submit: j.Submit, Run: j.Run, Estimate: j.Estimate(),
-			GPUs: j.Procs(), Class: queueClass(j.Queue), Queue: j.Queue,
-			User: j.User, Group: j.Group, LogWait: j.Wait,
+		// The widths, queue, user and group are 32-bit fields of the log
+		// (swf checks their range).
+		kept.add(keptJob{
+			number: j.Number, submit: j.Submit, run: j.Run, estimate: j.Estimate(), logWait: j.Wait,
+			gpus: int32(j.Procs()), queue: int32(j.Queue), user: int32(j.User), group: int32(j.Group),
 		})
 	}
+	jobs, own := kept.table(queueClass)
 	// Submit order, ties by job number (§2.1). PWA logs are in that order
 	// already; others are sorted, stably so that equal keys keep file order.
 	if !sorted {
@@ -440,20 +454,83 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 			}
 			return cmpInt(a.Number, b.Number)
 		})
+		for i := range jobs {
+			own[i] = owner{jobs[i].User, jobs[i].Group}
+		}
 	}
-	w.Jobs = slices.Clip(jobs)
+	w.Jobs = jobs
 	w.QueueTiers = AssignTiers(h, qmax, opt.Tiers)
-	own := make([]owner, len(jobs))
-	for i := range jobs {
-		own[i] = owner{jobs[i].User, jobs[i].Group}
-	}
 	if span > 0 {
 		w.LookbackFrom = max(lbEnd-span, firstSubmit, 0)
+	}
+	if opt.LookbackBefore > opt.From {
+		w.WindowFrom = opt.LookbackBefore
 	}
 	if err := w.buildCampaigns(own, opt, logGS, lb); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// keptJob is one replayable job of the window as Read keeps it until the
+// workload's table is built: the log's fields a Job takes, compact (40
+// bytes of times and 16 of 32-bit widths and ids, no pointers), the class
+// and campaign found later.
+type keptJob struct {
+	number, submit, run, estimate, logWait int64
+	gpus, queue, user, group               int32
+}
+
+// keptBlock is how many kept jobs one block holds: 224 KiB.
+const keptBlock = 4096
+
+// keptJobs are the kept jobs in read order, in fixed-size blocks, so that
+// reading a log never copies what it has read (a slice grown by appending
+// copied a 300k-job table over and over: 135 MB allocated for 26 MB) and
+// the workload's table is allocated once, at its length (table).
+type keptJobs struct {
+	blocks [][]keptJob
+	n      int
+}
+
+func (k *keptJobs) add(j keptJob) {
+	if k.n%keptBlock == 0 {
+		k.blocks = append(k.blocks, make([]keptJob, 0, keptBlock))
+	}
+	b := &k.blocks[len(k.blocks)-1]
+	*b = append(*b, j)
+	k.n++
+}
+
+// last is the job added last, nil before the first.
+func (k *keptJobs) last() *keptJob {
+	if k.n == 0 {
+		return nil
+	}
+	b := k.blocks[len(k.blocks)-1]
+	return &b[len(b)-1]
+}
+
+// table builds the workload's jobs in place, each block let go once
+// copied, and each job's owner (user, group) beside it; classOf is the
+// class of a queue.
+func (k *keptJobs) table(classOf func(queue int) policy.Class) ([]Job, []owner) {
+	jobs := make([]Job, k.n)
+	own := make([]owner, k.n)
+	i := 0
+	for bi, b := range k.blocks {
+		for _, r := range b {
+			j := &jobs[i]
+			j.Number, j.Submit, j.Run, j.Estimate, j.LogWait = r.number, r.submit, r.run, r.estimate, r.logWait
+			j.GPUs, j.Queue, j.User, j.Group = int(r.gpus), int(r.queue), int(r.user), int(r.group)
+			j.Class = classOf(j.Queue)
+			own[i] = owner{j.User, j.Group}
+			i++
+		}
+		k.blocks[bi] = nil
+	}
+	k.blocks, k.n = nil, 0
+	return jobs, own
 }
 
 // lookbackJob is one job of ShareLookback's record: its owner, its size
@@ -596,14 +673,21 @@ func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]i
 		w.Groups[g].Members = append(w.Groups[g].Members, c)
 	}
 	var total int64
+	// in marks the groups and campaigns with a job in the window proper
+	// (every one without a lead-in).
+	in := windowSet{groups: make([]bool, len(w.Groups)), camps: make([]bool, len(w.Campaigns))}
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
 		c, _ := slices.BinarySearchFunc(camps, keyOf(own[i]), cmpCamp)
 		j.Campaign = c
+		w.Campaigns[c].Jobs++
+		if !w.InWindow(j) {
+			continue
+		}
 		gs := int64(j.GPUs) * j.Run
 		w.Campaigns[c].GPUSeconds += gs
-		w.Campaigns[c].Jobs++
 		w.Groups[w.Campaigns[c].Group].GPUSeconds += gs
+		in.camps[c], in.groups[w.Campaigns[c].Group] = true, true
 		total += gs
 	}
 	if logGS == nil {
@@ -633,8 +717,26 @@ func (w *Workload) buildCampaigns(own []owner, opt Options, logGS map[groupKey]i
 	if w.Shares == "" {
 		w.Shares = ShareLookback
 	}
-	w.entitle(w.Shares, total)
+	w.entitle(w.Shares, total, in)
 	return nil
+}
+
+// InWindow is whether job j is the window proper's, not a lead-in's
+// (WindowFrom).
+func (w *Workload) InWindow(j *Job) bool { return j.Submit >= w.WindowFrom }
+
+// windowSet marks the groups and campaigns that submit in the window
+// proper (WindowFrom): the ones entitlements are normalised over.
+type windowSet struct{ groups, camps []bool }
+
+func count(in []bool) int {
+	n := 0
+	for _, b := range in {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // mainGroups is each user's group of most GPU-seconds among the jobs
@@ -669,19 +771,28 @@ func mainGroups(jobs []Job, own []owner) map[int]groupKey {
 }
 
 // entitle sets the groups' and campaigns' shares by mode (docs/studies.md
-// §1); total is the window's GPU-seconds.
-func (w *Workload) entitle(mode ShareMode, total int64) {
+// §1); total is the window's GPU-seconds, in the groups and campaigns
+// that submit in the window proper, over which the shares are
+// normalised (all of them but after a lead-in, WindowFrom).
+func (w *Workload) entitle(mode ShareMode, total int64, in windowSet) {
 	var logTotal, lbTotal int64
 	for g := range w.Groups {
-		logTotal += w.Groups[g].LogGPUSeconds
-		lbTotal += w.Groups[g].LookbackGPUSeconds
+		if in.groups[g] {
+			logTotal += w.Groups[g].LogGPUSeconds
+			lbTotal += w.Groups[g].LookbackGPUSeconds
+		}
 	}
+	groups, camps := count(in.groups), count(in.camps)
 	for g := range w.Groups {
 		grp := &w.Groups[g]
+		if !in.groups[g] {
+			grp.Share = 0 // submits only in a lead-in
+			continue
+		}
 		switch mode {
 		case ShareLookback:
 			if lbTotal == 0 {
-				grp.Share = 1 / float64(len(w.Groups))
+				grp.Share = 1 / float64(groups)
 			} else {
 				grp.Share = float64(grp.LookbackGPUSeconds) / float64(lbTotal)
 			}
@@ -690,7 +801,7 @@ func (w *Workload) entitle(mode ShareMode, total int64) {
 		case ShareWindow:
 			grp.Share = float64(grp.GPUSeconds) / float64(total)
 		case ShareEqualGroups:
-			grp.Share = 1 / float64(len(w.Groups))
+			grp.Share = 1 / float64(groups)
 		default: // ShareGroups
 			grp.Share = float64(grp.LogGPUSeconds) / float64(logTotal)
 		}
@@ -698,17 +809,32 @@ func (w *Workload) entitle(mode ShareMode, total int64) {
 	for c := range w.Campaigns {
 		cp := &w.Campaigns[c]
 		grp := &w.Groups[cp.Group]
+		if !in.camps[c] {
+			cp.Share = 0 // submits only in a lead-in
+			continue
+		}
 		switch mode {
 		case ShareUsers:
 			cp.Share = float64(cp.GPUSeconds) / float64(total)
 			grp.Share += cp.Share
 		case ShareEqualUsers:
-			cp.Share = 1 / float64(len(w.Campaigns))
+			cp.Share = 1 / float64(camps)
 			grp.Share += cp.Share
 		default:
-			cp.Share = grp.Share / float64(len(grp.Members))
+			cp.Share = grp.Share / float64(members(grp, in))
 		}
 	}
+}
+
+// members is how many of grp's members submit in the window proper.
+func members(grp *Group, in windowSet) int {
+	n := 0
+	for _, c := range grp.Members {
+		if in.camps[c] {
+			n++
+		}
+	}
+	return n
 }
 
 // Entitlements are the workload's groups and campaigns with their shares,
@@ -718,6 +844,9 @@ func (w *Workload) Entitlements() *baseline.Entitlements {
 	e := &baseline.Entitlements{Groups: make([]baseline.GroupShare, len(w.Groups))}
 	widest := make([]int, len(w.Groups))
 	for i := range w.Jobs {
+		if !w.InWindow(&w.Jobs[i]) {
+			continue
+		}
 		g := w.Campaigns[w.Jobs[i].Campaign].Group
 		widest[g] = max(widest[g], w.Jobs[i].GPUs)
 	}
@@ -781,10 +910,11 @@ func (w *Workload) bucketJobs() []sized {
 	if w.Shares == ShareLookback {
 		return w.lookback
 	}
-	out := make([]sized, len(w.Jobs))
+	out := make([]sized, 0, len(w.Jobs))
 	for i := range w.Jobs {
-		j := &w.Jobs[i]
-		out[i] = sized{campaign: j.Campaign, group: w.Campaigns[j.Campaign].Group, gpus: j.GPUs, estimate: j.Estimate}
+		if j := &w.Jobs[i]; w.InWindow(j) {
+			out = append(out, sized{campaign: j.Campaign, group: w.Campaigns[j.Campaign].Group, gpus: j.GPUs, estimate: j.Estimate})
+		}
 	}
 	return out
 }

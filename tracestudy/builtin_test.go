@@ -1,8 +1,10 @@
 package tracestudy
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bursar-hpc/bursar/configs"
+	"github.com/bursar-hpc/bursar/internal/manifest"
 	"github.com/bursar-hpc/bursar/trace"
 )
 
@@ -44,16 +47,30 @@ func TestBuiltinNamesAgreeWithConfigs(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, ExcerptName, name)
 	assert.Equal(t, ExcerptGz(), gz)
-	c, err := Content("")
+	c, err := Fingerprint("")
 	require.NoError(t, err)
-	assert.Equal(t, ExcerptGz(), c)
+	assert.Equal(t, Stored{Bytes: int64(len(gz)), SHA256: sha256.Sum256(gz)}, c)
+	assert.Equal(t, Digest(gz), c.Digest())
+}
+
+// A file's fingerprint is its bytes' size and digest, streamed: the same
+// as hashing the whole content, on a file larger than one read.
+func TestFingerprintIsTheContentsDigest(t *testing.T) {
+	b := bytes.Repeat([]byte("1 0 -1 60 8 -1 -1 8 120 -1 1 3 4 -1 0 -1 -1 -1\n"), 10000)
+	path := filepath.Join(t.TempDir(), "log.swf")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	s, err := Fingerprint(path)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(b)), s.Bytes)
+	assert.Equal(t, Digest(b), s.Digest())
+	assert.Equal(t, manifest.NewInput("trace", "log", false, b), manifest.NewStoredInput("trace", "log", false, s.Bytes, s.SHA256))
 }
 
 // A mistyped built-in name is answered with the name meant, whichever
 // reader meets it first; a path that is no built-in's typo keeps the
 // plain file error.
 func TestMistypedBuiltinSuggestsTheBuiltin(t *testing.T) {
-	_, err := Content("sdsc-sp3")
+	_, err := Fingerprint("sdsc-sp3")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `did you mean "sdsc-sp2"?`)
 	_, err = Header("sdsc-sp2-exerpt")

@@ -2,6 +2,7 @@ package tracestudy
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -55,15 +56,40 @@ func Builtin(name string) (gz []byte, archiveName string, ok bool) {
 	return nil, "", false
 }
 
-// Content is the log that path names, as stored: a built-in log's gzip
-// bytes, else the file's bytes. Digests and manifests are taken of it.
-func Content(path string) ([]byte, error) {
-	if gz, _, ok := Builtin(path); ok {
-		return gz, nil
-	}
-	b, err := os.ReadFile(path)
-	return b, suggestBuiltin(path, err)
+// Stored is a log's size and SHA-256 as stored (a built-in log's gzip
+// bytes, else the file's bytes): what a plan's inputs and a manifest name
+// it by.
+type Stored struct {
+	Bytes  int64
+	SHA256 [sha256.Size]byte
 }
+
+// Fingerprint is the Stored size and digest of the log that path names,
+// the file streamed through the hash: a study keeps these 40 bytes, not
+// the file (21 MB for a plain 300k-job log, held for the whole study
+// until the manifest was written; docs/traces.md).
+func Fingerprint(path string) (Stored, error) {
+	if gz, _, ok := Builtin(path); ok {
+		return Stored{Bytes: int64(len(gz)), SHA256: sha256.Sum256(gz)}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Stored{}, suggestBuiltin(path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return Stored{}, err
+	}
+	s := Stored{Bytes: n}
+	h.Sum(s.SHA256[:0])
+	return s, nil
+}
+
+// Digest is the log's digest as a plan's inputs give it (the package
+// function Digest of its content).
+func (s Stored) Digest() string { return digestText(s.SHA256) }
 
 // suggestBuiltin adds to a missing file's error the built-in log whose
 // name path is a typo of (sdsc-sp3 for sdsc-sp2): a user who types a

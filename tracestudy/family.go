@@ -6,15 +6,41 @@ import (
 	"github.com/bursar-hpc/bursar/internal/stats"
 )
 
-// Contrast is one comparison of a policy with fifo over a study's
-// windows: per window, Policy's value of Metric against fifo's on the
-// same window, as log(policy ÷ fifo) when Ratio (waits, whose spread
-// grows with their size) or as policy − fifo otherwise.
+// Contrast is one comparison of a spec with a reference over a study's
+// windows: per window, Policy's value of Metric against Versus's (fifo
+// when Versus is "") on the same window, as log(policy ÷ versus) when
+// Ratio (waits, whose spread grows with their size) or as policy −
+// versus otherwise (Paired). Policy and Versus are spec labels
+// (Spec.Label): a policy's name in trace, a cell such as "budget W=7d
+// m=3600s zero" in budget-knobs.
 type Contrast struct {
 	Policy, Metric string
 	Ratio          bool
 	// Finding is the README finding the contrast tests, in a few words.
 	Finding string
+	// Versus is the reference's label; "" is fifo.
+	Versus string
+}
+
+// Against is the label of the contrast's reference.
+func (c Contrast) Against() string {
+	if c.Versus == "" {
+		return "fifo"
+	}
+	return c.Versus
+}
+
+// Paired is one window's statistic of a contrast: log(x ÷ y) when ratio
+// (NaN unless both are above 0: a window where either wait is 0 gives no
+// ratio, docs/studies.md §5.1), else x − y.
+func Paired(x, y float64, ratio bool) float64 {
+	if !ratio {
+		return x - y
+	}
+	if x <= 0 || y <= 0 {
+		return math.NaN()
+	}
+	return math.Log(x / y)
 }
 
 // PrimaryFamily is the trace study's primary family of contrasts
@@ -41,6 +67,46 @@ var PrimaryFamily = []Contrast{
 	{Policy: "budget", Metric: "fair_start_late", Finding: "budget is late more often than fifo"},
 }
 
+// bkCell is the label of budget-knobs' cell W days, m seconds, restart
+// (Spec.Label).
+func bkCell(w, m int, restart string) string {
+	return Spec{Policy: "budget", WindowDays: w, MinRuntime: m, Restart: restart}.Label()
+}
+
+// BudgetKnobsFamily is budget-knobs' primary family (docs/studies.md
+// §5.1): the README's headline findings on the budget policy's knobs,
+// fixed from the README's findings of the eight-window run before the
+// windows were rerun by rule. Each compares two cells of the grid, W in
+// days, m in seconds, at the default W = 7 d or m = 1 h where the other
+// knob moves. The claims that a knob "hardly matters" are in it too: the
+// test cannot show that, but the Hodges–Lehmann interval bounds how much
+// it can matter.
+var BudgetKnobsFamily = []Contrast{
+	{Policy: bkCell(7, 3600, "zero"), Versus: bkCell(7, 3600, "checkpoint:3600"), Metric: "mean_wait", Ratio: true,
+		Finding: "jobs that restart from zero wait longer than jobs that checkpoint"},
+	{Policy: bkCell(7, 14400, "zero"), Versus: bkCell(7, 0, "zero"), Metric: "mean_wait", Ratio: true,
+		Finding: "without checkpoints a 4 h minimum runtime lengthens waits"},
+	{Policy: bkCell(7, 3600, "zero"), Versus: bkCell(7, 0, "zero"), Metric: "lost_utilization",
+		Finding: "without checkpoints a 1 h minimum runtime throws more work away"},
+	{Policy: bkCell(7, 14400, "checkpoint:3600"), Versus: bkCell(7, 0, "checkpoint:3600"), Metric: "preemptions",
+		Finding: "a 4 h minimum runtime cuts preemptions"},
+	{Policy: bkCell(7, 14400, "checkpoint:3600"), Versus: bkCell(7, 0, "checkpoint:3600"), Metric: "mean_wait", Ratio: true,
+		Finding: "with hourly checkpoints m hardly moves waits"},
+	{Policy: bkCell(14, 3600, "checkpoint:3600"), Versus: bkCell(1, 3600, "checkpoint:3600"), Metric: "mean_wait", Ratio: true,
+		Finding: "with hourly checkpoints W hardly moves waits"},
+	{Policy: bkCell(14, 3600, "checkpoint:3600"), Versus: bkCell(1, 3600, "checkpoint:3600"), Metric: "share_jain",
+		Finding: "with hourly checkpoints W hardly moves fairness"},
+}
+
+// FamilyOf is the primary family of a trace study's experiment: trace's
+// PrimaryFamily, budget-knobs' BudgetKnobsFamily.
+func FamilyOf(experiment string) []Contrast {
+	if experiment == "budget-knobs" {
+		return BudgetKnobsFamily
+	}
+	return PrimaryFamily
+}
+
 // Tested is one contrast of a family over a study's windows.
 type Tested struct {
 	Contrast
@@ -57,35 +123,26 @@ type Tested struct {
 	PHolm float64
 }
 
-// TestedFamily tests each contrast of fam whose policy st ran (by its
-// label) against fifo, window by window, and adjusts their p-values by
-// Holm's method across those tested; nil when the study has no fifo or
-// fewer than two windows.
+// TestedFamily tests each contrast of fam whose spec and reference st
+// ran (by their labels), window by window, and adjusts their p-values by
+// Holm's method across those tested; nil when st has fewer than two
+// windows or runs none of them.
 func TestedFamily(st *Study, rs []Result, fam []Contrast) []Tested {
 	nw := len(st.Windows)
-	ref := specByLabel(st.Specs, "fifo")
-	if ref < 0 || nw < 2 {
+	if nw < 2 {
 		return nil
 	}
 	var out []Tested
 	for _, c := range fam {
-		s := specByLabel(st.Specs, c.Policy)
+		s, ref := specByLabel(st.Specs, c.Policy), specByLabel(st.Specs, c.Against())
 		m := MetricByKey(c.Metric)
-		if s < 0 || m == nil {
+		if s < 0 || ref < 0 || m == nil {
 			continue
 		}
 		t := Tested{Contrast: c, Values: make([]float64, nw)}
 		for k := range nw {
 			a, b := &rs[s*nw+k], &rs[ref*nw+k]
-			x, y := m.Get(a), m.Get(b)
-			if c.Ratio {
-				t.Values[k] = math.Log(x / y)
-				if x <= 0 || y <= 0 {
-					t.Values[k] = math.NaN()
-				}
-			} else {
-				t.Values[k] = x - y
-			}
+			t.Values[k] = Paired(m.Get(a), m.Get(b), c.Ratio)
 			if a.Summary.Converged && b.Summary.Converged {
 				t.Converged++
 			}

@@ -84,3 +84,47 @@ func TestFamilyHolm(t *testing.T) {
 		assert.InDelta(t, want.holm, fam[i].PHolm, 1e-15, "contrast %d", i)
 	}
 }
+
+// budget-knobs' family compares two cells: by hand, five windows, the
+// reference cell (W = 7 d, m = 1 h, checkpoint) waits 100 s in each and
+// the zero-restart cell 300 s (log 3 in every window: W+ = 15 of 15,
+// p = 2/32); its Hodges–Lehmann ratio is exactly 3. A family member
+// whose cells did not run is left out.
+func TestFamilyVersusACell(t *testing.T) {
+	specs, err := BudgetKnobSpecs([]int{7}, []int{3600}, BudgetRestarts)
+	require.NoError(t, err)
+	st := &Study{Specs: specs, Windows: make([]Window, 5)}
+	var rs []Result
+	for _, sp := range specs {
+		w := 100.0
+		if sp.Restart == "zero" {
+			w = 300
+		}
+		for k := range 5 {
+			rs = append(rs, Result{Window: k, Summary: trace.Summary{All: trace.Stats{MeanWait: w}, Converged: true}})
+		}
+	}
+	fam := TestedFamily(st, rs, BudgetKnobsFamily)
+	require.Len(t, fam, 1, "only the restart contrast's cells ran")
+	c := fam[0]
+	assert.Equal(t, "budget W=7d m=3600s zero", c.Policy)
+	assert.Equal(t, "budget W=7d m=3600s checkpoint:3600", c.Against())
+	assert.Equal(t, 15.0, c.Test.WPlus)
+	assert.InDelta(t, 0.0625, c.Test.P, 1e-15)
+	assert.InDelta(t, 3, math.Exp(c.Shift.Estimate), 1e-12)
+	assert.InDelta(t, 0.0625, c.PHolm, 1e-15, "a family of one")
+}
+
+// Every member of budget-knobs' family names two cells of the default
+// grid, so that none drops out of the committed run for a misspelt label.
+func TestBudgetKnobsFamilyNamesCellsOfTheGrid(t *testing.T) {
+	specs, err := BudgetKnobSpecs(BudgetWindows, BudgetMinRuntimes, BudgetRestarts)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(BudgetKnobsFamily), 10, "at most ten, so that Holm leaves power")
+	for _, c := range BudgetKnobsFamily {
+		assert.GreaterOrEqual(t, specByLabel(specs, c.Policy), 0, c.Policy)
+		assert.GreaterOrEqual(t, specByLabel(specs, c.Against()), 0, c.Against())
+		assert.NotNil(t, MetricByKey(c.Metric), c.Metric)
+		assert.NotEqual(t, c.Policy, c.Against())
+	}
+}

@@ -149,8 +149,23 @@ type LeadIn struct {
 	Tried int
 }
 
-// The `lead_in` knob's automatic value (the default).
-const LeadInAuto = "auto"
+// The `lead_in` knob's automatic value (trace's default) and its value
+// for no lead-in (the other studies' default).
+const (
+	LeadInAuto = "auto"
+	LeadInNone = "none"
+)
+
+// LeadInOff is whether the `lead_in` knob spec replays no lead-in: ""
+// (not set, where the study's default is none), none, or a zero
+// duration.
+func LeadInOff(spec string) bool {
+	if spec == "" || spec == LeadInNone {
+		return true
+	}
+	d, err := configs.ParseDuration(spec)
+	return err == nil && d == 0
+}
 
 // PickLeadIn is the lead-in of a study whose windows ws are laid on the
 // whole log w (the `lead_in` knob spec; a study without it replays

@@ -124,3 +124,70 @@ func TestLeadInReplayedUnmeasured(t *testing.T) {
 		t.Errorf("the lookback starts at %d, want the window's start less 90 days, %d", ll[0].LookbackFrom, ws[0].From-trace.DefaultLookback)
 	}
 }
+
+// A lead-in adds jobs, not entitlements (docs/studies.md §4.5): window 8
+// of SDSC-SP2's twelve 14-day windows (53 groups submit in its 40 days
+// from 26 days before it, 38 in the window) read with the 26-day lead-in
+// has, for every group and campaign that submits in the window, the
+// share, GPU-seconds, widest job and Bursar envelope it has without the
+// lead-in; a group or campaign that submits only in the lead-in has its
+// jobs replayed and no share. Normalising over every group replayed
+// instead gave the window's groups 0.69 of the pool.
+func TestLeadInKeepsWindowMapping(t *testing.T) {
+	w, err := Load(BuiltinFull, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := LayWindows(w, trace.Options{}, 0, 14*Day, DefaultWarmup, DefaultCooldown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, led := ws[8], ws[8]
+	led.LeadIn = 26 * Day
+	loads, err := LoadWindows(BuiltinFull, trace.Options{}, []Window{bare, led})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0, w1 := loads[0], loads[1]
+	if len(w1.Jobs) <= len(w0.Jobs) || len(w1.Groups) <= len(w0.Groups) {
+		t.Fatalf("the lead-in replays %d jobs of %d groups, the window alone %d of %d: want more", len(w1.Jobs), len(w1.Groups), len(w0.Jobs), len(w0.Groups))
+	}
+	e0, e1 := w0.Entitlements(), w1.Entitlements()
+	env0, env1 := w0.GroupEnvelopes(), w1.GroupEnvelopes()
+	group := map[string]int{}
+	for g := range w0.Groups {
+		group[w0.Groups[g].Name] = g
+	}
+	var sum float64
+	for g := range w1.Groups {
+		grp := &w1.Groups[g]
+		g0, in := group[grp.Name]
+		if !in {
+			if grp.Share != 0 || grp.GPUSeconds != 0 || e1.Groups[g].Widest != 0 {
+				t.Errorf("%s submits only in the lead-in: share %v, GPU-s %d, widest %d; want none", grp.Name, grp.Share, grp.GPUSeconds, e1.Groups[g].Widest)
+			}
+			continue
+		}
+		sum += grp.Share
+		if grp.Share != w0.Groups[g0].Share || grp.GPUSeconds != w0.Groups[g0].GPUSeconds || e1.Groups[g].Widest != e0.Groups[g0].Widest {
+			t.Errorf("%s: share %v, GPU-s %d, widest %d with the lead-in; %v, %d, %d without", grp.Name,
+				grp.Share, grp.GPUSeconds, e1.Groups[g].Widest, w0.Groups[g0].Share, w0.Groups[g0].GPUSeconds, e0.Groups[g0].Widest)
+		}
+		if env1[g].Sustained != env0[g0].Sustained || env1[g].Bucket != env0[g0].Bucket {
+			t.Errorf("%s: Bursar's R %v, B %v with the lead-in; %v, %v without", grp.Name, env1[g].Sustained, env1[g].Bucket, env0[g0].Sustained, env0[g0].Bucket)
+		}
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("the window's groups are entitled to %.3f of the pool with the lead-in, want 1", sum)
+	}
+	camp := map[string]float64{}
+	for c := range w0.Campaigns {
+		camp[w0.Campaigns[c].Name] = w0.Campaigns[c].Share
+	}
+	for c := range w1.Campaigns {
+		cp := &w1.Campaigns[c]
+		if s, in := camp[cp.Name]; (in && cp.Share != s) || (!in && cp.Share != 0) {
+			t.Errorf("%s: share %v with the lead-in, %v (present %v) without", cp.Name, cp.Share, s, in)
+		}
+	}
+}

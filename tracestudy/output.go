@@ -98,7 +98,7 @@ func marshal(s Summary) ([]byte, error) {
 	if len(st.Windows) > 1 {
 		top["contrasts"] = "every paired_difference is descriptive (a 95 % t interval over windows, no test); " +
 			"the primary family is tested (exact Wilcoxon signed-rank, Pratt's zeros; Holm across the family)"
-		if fam := TestedFamily(st, s.Runs, PrimaryFamily); fam != nil {
+		if fam := TestedFamily(st, s.Runs, FamilyOf(s.Experiment)); fam != nil {
 			top["primary"] = familyMaps(fam)
 		}
 	}
@@ -109,15 +109,18 @@ func marshal(s Summary) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// windowRuleMap declares how the windows were chosen and weighed
+// windowRuleMap declares how st's windows were chosen and weighed
+// (WindowRuleMap).
+func windowRuleMap(st *Study) map[string]any { return WindowRuleMap(st.Windows, st.WindowRule) }
+
+// WindowRuleMap declares how a study's windows were chosen and weighed
 // (docs/studies.md §5.1): their number and length, the rule that set
-// the number, equal weights.
-func windowRuleMap(st *Study) map[string]any {
-	m := map[string]any{"n": len(st.Windows), "weights": "equal"}
-	if len(st.Windows) > 0 {
-		m["days"] = st.Windows[0].Days()
+// the number ("" is one window), equal weights.
+func WindowRuleMap(ws []Window, rule string) map[string]any {
+	m := map[string]any{"n": len(ws), "weights": "equal"}
+	if len(ws) > 0 {
+		m["days"] = ws[0].Days()
 	}
-	rule := st.WindowRule
 	if rule == "" {
 		rule = "one window"
 	}
@@ -132,9 +135,9 @@ func windowRuleMap(st *Study) map[string]any {
 func familyMaps(fam []Tested) []any {
 	out := make([]any, len(fam))
 	for i, t := range fam {
-		stat := "policy − fifo"
+		stat := "policy − " + t.Against()
 		if t.Ratio {
-			stat = "log(policy ÷ fifo)"
+			stat = "log(policy ÷ " + t.Against() + ")"
 		}
 		vals := make([]any, len(t.Values))
 		for k, v := range t.Values {
@@ -145,6 +148,9 @@ func familyMaps(fam []Tested) []any {
 			"w_plus": t.Test.WPlus, "p": num(t.Test.P), "p_holm": num(t.PHolm), "adjustment": "Holm",
 			"hodges_lehmann": num(t.Shift.Estimate), "lo": num(t.Shift.Lo), "hi": num(t.Shift.Hi),
 			"coverage": num(t.Shift.Coverage)}
+		if t.Versus != "" {
+			m["versus"] = t.Versus
+		}
 		if t.Ratio {
 			m["as_ratio"] = map[string]any{"estimate": num(math.Exp(t.Shift.Estimate)), "lo": num(math.Exp(t.Shift.Lo)),
 				"hi": num(math.Exp(t.Shift.Hi))}
@@ -555,10 +561,7 @@ func PrintTable(w io.Writer, s Summary) error {
 	for _, line := range st.registry().Key(names) {
 		fmt.Fprintln(w, line)
 	}
-	if s.Experiment == "trace" {
-		return printFamily(w, TestedFamily(st, rs, PrimaryFamily))
-	}
-	return nil
+	return printFamily(w, TestedFamily(st, rs, FamilyOf(s.Experiment)))
 }
 
 // printModelVsLog writes fifo's start times against the log's record,
@@ -581,16 +584,30 @@ func printFamily(w io.Writer, fam []Tested) error {
 	if len(fam) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nPrimary family (%d contrasts with fifo; exact Wilcoxon signed-rank over windows, Holm across the family):\n", len(fam))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tmetric\tstatistic\tHL estimate [interval]\tcoverage\twindows (converged)\tp\tp Holm\t")
+	against, versus := "with fifo", ""
 	for _, t := range fam {
-		stat, est := "policy − fifo", fmt.Sprintf("%+.3g [%.3g, %.3g]", t.Shift.Estimate, t.Shift.Lo, t.Shift.Hi)
+		if t.Versus != "" {
+			against, versus = "of two cells", "versus\t"
+		}
+	}
+	fmt.Fprintf(w, "\nPrimary family (%d contrasts %s; exact Wilcoxon signed-rank over windows, Holm across the family):\n", len(fam), against)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\t"+versus+"metric\tstatistic\tHL estimate [interval]\tcoverage\twindows (converged)\tp\tp Holm\t")
+	for _, t := range fam {
+		ref := "fifo"
+		if versus != "" {
+			ref = "versus"
+		}
+		stat, est := "policy − "+ref, fmt.Sprintf("%+.3g [%.3g, %.3g]", t.Shift.Estimate, t.Shift.Lo, t.Shift.Hi)
 		if t.Ratio {
-			stat = "policy ÷ fifo"
+			stat = "policy ÷ " + ref
 			est = fmt.Sprintf("×%.3g [%.3g, %.3g]", math.Exp(t.Shift.Estimate), math.Exp(t.Shift.Lo), math.Exp(t.Shift.Hi))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%d (%d)\t%.4f\t%.4f\t\n", t.Policy, t.Metric, stat, est,
+		row := t.Policy + "\t"
+		if versus != "" {
+			row += t.Versus + "\t"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%.3f\t%d (%d)\t%.4f\t%.4f\t\n", row, t.Metric, stat, est,
 			t.Shift.Coverage, t.Test.N+t.Test.Zeros, t.Converged, t.Test.P, t.PHolm)
 	}
 	return tw.Flush()

@@ -14,10 +14,9 @@ import (
 // Digest is the SHA-256 of a trace file's content (as stored: the gzip
 // bytes of a .gz log, the embedded excerpt's included), for a plan's
 // inputs.
-func Digest(content []byte) string {
-	sum := sha256.Sum256(content)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func Digest(content []byte) string { return digestText(sha256.Sum256(content)) }
+
+func digestText(sum [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(sum[:]) }
 
 // SharedInputs is the canonical text of what every run of a study on w
 // shares: the trace's content digest, the options it was read with (the

@@ -36,11 +36,11 @@ var DefaultOut = map[string]string{
 }
 
 // Budget-knobs' own defaults (docs/studies.md §5: over several windows):
-// the full SDSC-SP2 log, embedded, in 8 windows of 14 days. 256 replays
-// take about 100 s of CPU (docs/traces.md).
+// the full SDSC-SP2 log, embedded, in windows of 14 days as many as the
+// default rule gives, min(12, ⌊span ÷ D⌋) (§5.1): 12 on this log.
 var (
 	BudgetKnobsTrace   = BuiltinFull
-	BudgetKnobsWindows = configs.WindowsSpec{N: 8, Days: 14}
+	BudgetKnobsWindows = configs.WindowsSpec{Days: 14}
 )
 
 // Common is what every study on a trace reads the same way: its config,
@@ -201,13 +201,14 @@ func Out(experiment string, f sweep.Flags) string {
 	return DefaultOut[experiment]
 }
 
-// Content reads the trace's bytes for the plan's inputs and the manifest.
-func (c *Common) content() ([]byte, error) {
-	content, err := Content(c.Path)
+// stored is the trace's size and digest for the plan's inputs and the
+// manifest.
+func (c *Common) stored() (Stored, error) {
+	s, err := Fingerprint(c.Path)
 	if err != nil {
-		return nil, fmt.Errorf("--trace: %w", err)
+		return Stored{}, fmt.Errorf("--trace: %w", err)
 	}
-	return content, nil
+	return s, nil
 }
 
 // readMapping is the config's trace mapping with the flags on top.
@@ -348,9 +349,12 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			return nil, fmt.Errorf("--windows %s: %w", mapping.Windows, err)
 		}
 		// A machine already running at each window's start (docs/studies.md
-		// §4.5): the lead-in, by the rule (auto) or given; none by default
-		// until the committed studies are rerun with it.
-		if mapping.LeadIn != "" {
+		// §4.5): the lead-in, by the rule (auto, trace's default) or given;
+		// none for budget-knobs unless given, and with `lead_in: none`.
+		if mapping.LeadIn == "" && experiment == "trace" {
+			mapping.LeadIn = LeadInAuto
+		}
+		if !LeadInOff(mapping.LeadIn) {
 			li, err := PickLeadIn(w, st.Windows, mapping.LeadIn)
 			if err != nil {
 				return nil, fmt.Errorf("--lead-in %w", err)
@@ -377,7 +381,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			break
 		}
 	}
-	content, err := c.content()
+	stored, err := c.stored()
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +389,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 	if err != nil {
 		return nil, err
 	}
-	plan := NewPlan(experiment, fmt.Sprintf("%s\nfair sample %d seed %d", SharedInputs(Digest(content), opt, w),
+	plan := NewPlan(experiment, fmt.Sprintf("%s\nfair sample %d seed %d", SharedInputs(stored.Digest(), opt, w),
 		st.FairSample, trace.DefaultFairSeed), st)
 	d.Progress = func(n int) (func(done, total int), func(error)) {
 		fmt.Fprintf(env.Stderr, "%s: %d runs on %s (%d jobs, pool %d), %d window(s), %d workers\n", experiment, n, w.Name, len(w.Jobs), w.Pool, len(st.Windows), d.Workers)
@@ -419,7 +423,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 		if tw := w.Skipped.TooWide; tw > 0 {
 			fmt.Fprintf(env.Stdout, "%d of %d jobs dropped: wider than the pool of %d GPUs (summary.json trace.skipped.too_wide)\n", tw, w.Records, w.Pool)
 		}
-		if err := c.WriteManifest(env, d, out, content, nil, files); err != nil {
+		if err := c.WriteManifest(env, d, out, stored, nil, files); err != nil {
 			return err
 		}
 		jobs := ""
@@ -461,10 +465,10 @@ func (c *Common) Out(experiment string, f sweep.Flags, d *sweep.Dist, jobsDir *s
 // WriteManifest writes the folder's manifest.json: the trace as an input
 // (embedded or a file), the seeds of a study that draws some
 // (agents-arrive's agents; a replay has none) and the files written.
-func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, content []byte, seeds []int64, files []string) error {
+func (c *Common) WriteManifest(env sweep.Env, d *sweep.Dist, out string, stored Stored, seeds []int64, files []string) error {
 	_, _, embedded := Builtin(c.Path)
 	m := env.Manifest()
-	m.Inputs = append(m.Inputs, manifest.NewInput("trace", c.Name, embedded, content))
+	m.Inputs = append(m.Inputs, manifest.NewStoredInput("trace", c.Name, embedded, stored.Bytes, stored.SHA256))
 	m.Inputs = append(m.Inputs, c.Site.Inputs()...)
 	if seeds != nil {
 		m.Seeds = slices.Clone(seeds)

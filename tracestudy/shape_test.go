@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bursar-hpc/bursar/policy"
+	"github.com/bursar-hpc/bursar/policy/priority"
 	"github.com/bursar-hpc/bursar/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -170,4 +172,35 @@ func TestNoFairnessFigureForAStoppedRun(t *testing.T) {
 	assert.Equal(t, 0, strings.Count(lines[1], "†"), "fifo converged: %s", lines[1])
 	assert.Equal(t, 4, strings.Count(lines[2], "†"), "priority stopped: late, late (last start), NUWT CV, share Jain: %s", lines[2])
 	assert.Contains(t, b.String(), "† in a fairness column: a replay stopped at its horizon")
+}
+
+// jobTiers, which finds each (queue, class) pair's tier once, counts what
+// finding every job's tier gives: on the excerpt, with a third of its jobs
+// moved to no queue (their class's tier) under a class of their own.
+func TestJobTiersCountsEveryJobsTier(t *testing.T) {
+	w, err := Load(BuiltinExcerpt, trace.Options{})
+	require.NoError(t, err)
+	classes := []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+	for i := range w.Jobs {
+		if i%3 == 0 {
+			w.Jobs[i].Queue, w.Jobs[i].Class = -1, classes[(i/3)%len(classes)]
+		}
+	}
+	var n [priority.Tiers]int
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		tier := priority.TierOfClass(j.Class)
+		if q := w.SiteQueue(j); q != "" {
+			tier = priority.TierOfQueue(q)
+		}
+		n[tier]++
+	}
+	var want []TierJobs
+	for tier, c := range n {
+		if c > 0 {
+			want = append(want, TierJobs{Tier: priority.Tier(tier).String(), Jobs: c})
+		}
+	}
+	require.Greater(t, len(want), 1)
+	assert.Equal(t, want, jobTiers(w))
 }

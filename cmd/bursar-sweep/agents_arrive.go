@@ -38,7 +38,7 @@ func arriveStudy() study {
 	flags = append(flags,
 		&cli.IntFlag{Name: "max-k", Usage: "largest number `K` of agent campaigns", Value: arrive.DefaultMaxK},
 		&cli.StringFlag{Name: "stay", Usage: "`DURATION` the agents act (2d, 12h, 3600), from a time after the warm-up drawn from the seed", DefaultText: "2d"},
-		&cli.StringFlag{Name: "seeds", Usage: "seeds, a comma-separated `LIST` such as 1,2,3: each draws the agents' arrival and the science agents' tasks", DefaultText: "1,2,3"},
+		&cli.StringFlag{Name: "seeds", Usage: "seeds, a comma-separated `LIST` such as 1,2,3: each draws the agents' arrival and the science agents' tasks", DefaultText: "1"},
 		&cli.IntFlag{Name: "nseeds", Usage: "the seeds 1 … `N`", DefaultText: strconv.Itoa(arrive.DefaultSeeds)},
 		&cli.Float64Flag{Name: "agent-scale", Usage: "`X`: the agents' GPU quantities are the paper's × pool/512 × X", Value: arrive.DefaultAgentScale},
 		&cli.Float64Flag{Name: "agent-phi", Usage: "`PHI`: the agents' envelopes, Σ max(R, g), as a multiple of their entitlement agent-share × pool (R and g scaled by one factor)", Value: arrive.DefaultAgentPhi},
@@ -57,9 +57,11 @@ func arriveStudy() study {
 			"entitlements are scaled to the rest. k = 0 is one run per window. The users' metrics are\n" +
 			"measured over each window less its warm-up and cool-down, and over the jobs submitted during\n" +
 			"the stay; each point is the mean over windows of the per-window mean over seeds, with a 95 % t\n" +
-			"interval over windows. Writes summary.json, runs.csv, agents.csv, fig_agents_arrive,\n" +
+			"interval over windows; each contrast an exact signed-rank p over windows, Holm-adjusted in the\n" +
+			"primary family and Benjamini–Hochberg-adjusted otherwise, with a Hodges–Lehmann interval. Writes summary.json, runs.csv, agents.csv, fig_agents_arrive,\n" +
 			"manifest.json and with --jobs every run's per-job records (docs/metrics.md). The default log is\n" +
-			"the full SDSC-SP2 log embedded in the binary (--trace sdsc-sp2), 4 windows of 7 days; --trace\n" +
+			"the full SDSC-SP2 log embedded in the binary (--trace sdsc-sp2), 7-day windows, min(12, ⌊span ÷ 7 d⌋)\n" +
+			"of them (12), one seed each; --trace\n" +
 			"FILE reads any SWF log, plain or gzip.\n" + studyDistHelp("agents-arrive"),
 		Flags: flags,
 	}, setup: setupAgentsArrive, outFor: tracestudy.OutFor("agents-arrive")}

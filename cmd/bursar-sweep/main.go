@@ -3,8 +3,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/bursar-hpc/bursar/configs"
@@ -41,10 +43,15 @@ func newApp(reg *registry.Registry) *cli.App {
 			"the experiment commands sweep its knobs over seeds and draw the paper's figures.",
 		EnableBashCompletion: true,
 		Commands:             commands(reg),
-		Flags:                []cli.Flag{&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole command to `FILE` (go tool pprof reads it)"}},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole command to `FILE` (go tool pprof reads it)"},
+			&cli.StringFlag{Name: "memprofile", Usage: "write a memory profile of the whole command to `FILE` when it ends: every allocation's bytes (-sample_index=alloc_space) and what is still in use"},
+		},
 	}
 	var prof *os.File
+	var memprof string
 	app.Before = func(c *cli.Context) error {
+		memprof = c.String("memprofile")
 		path := c.String("cpuprofile")
 		if path == "" {
 			return nil
@@ -61,16 +68,36 @@ func newApp(reg *registry.Registry) *cli.App {
 		return nil
 	}
 	app.After = func(*cli.Context) error {
-		if prof == nil {
-			return nil
+		var err error
+		if prof != nil {
+			pprof.StopCPUProfile()
+			err = prof.Close()
+			prof = nil
 		}
-		pprof.StopCPUProfile()
-		err := prof.Close()
-		prof = nil
+		if memprof != "" {
+			err = errors.Join(err, writeMemProfile(memprof))
+			memprof = ""
+		}
 		return err
 	}
 	cliusage.Apply(app)
 	return app
+}
+
+// writeMemProfile writes the heap profile of the whole command to path
+// (--memprofile): the bytes every call site allocated since the start and,
+// after a collection, what is still in use.
+func writeMemProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--memprofile %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // policiesKey holds the app's registry in its Metadata.

@@ -24,7 +24,9 @@ func traceStudy() study {
 			"its horizon. --windows N×D replays N disjoint windows of D days spread over the log, --windows D\n" +
 			"min(12, ⌊span ÷ D⌋) of them (each estimate then gets a 95 % interval over windows, each policy a\n" +
 			"paired difference from fifo, and the primary contrasts an exact signed-rank test with Holm's\n" +
-			"adjustment); --warmup and --cooldown (1d each) are replayed, not measured. Prints a table and writes\n" +
+			"adjustment); --warmup and --cooldown (1d each) are replayed, not measured, and so is a lead-in\n" +
+			"before each of several windows (--lead-in auto by default: the machine already running at the\n" +
+			"window's start, docs/studies.md §4.5; --lead-in none starts each window empty). Prints a table and writes\n" +
 			"summary.json, runs.csv, fig_trace (the bounded-slowdown CDF over every job, the served /\n" +
 			"denied / unfinished counts, mean wait, useful / lost / idle-while-waiting GPU time, and the\n" +
 			"fairness measures), manifest.json and with --jobs every replay's per-job records\n" +
@@ -35,7 +37,7 @@ func traceStudy() study {
 			"--platform FILE schedules every policy on nodes (docs/platform.md): its GPUs are the pool, a\n" +
 			"job's processors become GPUs seated on nodes.\n" +
 			studyDistHelp("trace"),
-		Flags: append(append(append(traceFlags(tracestudy.DefaultOut["trace"], true), mappingFlags()...), siteFlags()...), platformFlag()),
+		Flags: append(append(append(traceFlags(tracestudy.DefaultOut["trace"], true), leadInDefault(mappingFlags(), "auto")...), siteFlags()...), platformFlag()),
 	},
 		setup:  traceSetup("trace"),
 		outFor: tracestudy.OutFor("trace"),
@@ -50,9 +52,10 @@ func budgetKnobsStudy() study {
 		Description: "The study a site runs before changing its lookback window (docs/studies.md §5): the budget\n" +
 			"policy on a trace at every W ∈ {1, 3, 7, 14} days × m ∈ {0, 5 min, 1 h, 4 h} (m for every\n" +
 			"class) × restart ∈ {checkpoint:3600, zero}, with the trace's groups as the hierarchy. By default\n" +
-			"on 8 windows of 14 days of the full SDSC-SP2 log (embedded; 256 replays, about 100 s of CPU);\n" +
+			"on 14-day windows of the full SDSC-SP2 log, min(12, ⌊span ÷ 14 d⌋) of them (embedded; 12, 384 replays);\n" +
 			"--windows N×D, --window or --trace choose others. Each estimate gets a 95 % interval over the\n" +
-			"windows and each cell a paired difference from W = 7 d, m = 1 h, checkpoint:3600. Writes\n" +
+			"windows and each cell a paired difference from W = 7 d, m = 1 h, checkpoint:3600 (descriptive);\n" +
+			"a primary family of cell against cell is tested exactly, Holm across it. Writes\n" +
 			"summary.json, runs.csv, fig_budget_knobs (mean wait, lost work, preemptions and fairness\n" +
 			"against W, one line per m, a column per restart, × on a cell that did not converge) and\n" +
 			"manifest.json.\n" + studyDistHelp("budget-knobs"),
@@ -124,6 +127,17 @@ func traceSetup(experiment string) func(*cli.Context, *sweep.Dist) (sweep.Job, e
 	}
 }
 
+// leadInDefault is fs with the --lead-in flag's default shown as text
+// (trace's is auto; the other studies' none).
+func leadInDefault(fs []cli.Flag, text string) []cli.Flag {
+	for _, f := range fs {
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "lead-in" {
+			sf.DefaultText = text
+		}
+	}
+	return fs
+}
+
 // mappingFlags are the trace mapping and measurement flags of trace and
 // budget-knobs (configs.TraceMapping; docs/traces.md).
 func mappingFlags() []cli.Flag {
@@ -134,7 +148,7 @@ func mappingFlags() []cli.Flag {
 		&cli.StringFlag{Name: "by", Usage: "a campaign is one `user` or one group (user|group)", DefaultText: "user"},
 		&cli.StringFlag{Name: "classes", Usage: "queue → class overrides, `QUEUE=CLASS,…` (classes interactive, agent-burst, opportunistic)"},
 		&cli.StringFlag{Name: "shares", Usage: "entitlement `RULE`: " + strings.Join(configs.ShareRules, ", ") + " (groups and window read the log after a window's start: oracles)", DefaultText: "lookback"},
-		&cli.StringFlag{Name: "lead-in", Usage: "`DURATION` of the log replayed, unmeasured, before each of several windows (at most 90d), or auto: the shortest that brings fifo's waits near the whole log's (docs/studies.md §4.5)", DefaultText: "none"},
+		&cli.StringFlag{Name: "lead-in", Usage: "`DURATION` of the log replayed, unmeasured, before each of several windows (at most 90d), auto: the shortest that brings fifo's waits near the whole log's (docs/studies.md §4.5), or none", DefaultText: "none"},
 		&cli.StringFlag{Name: "lookback", Usage: "`DURATION` of the log before a window that shares: lookback reads (entitlements, Bursar's buckets), at least 90d", DefaultText: "90d"},
 		&cli.StringFlag{Name: "bucket", Usage: "Bursar's bucket on a trace: `largest-job` or hours:N"},
 		&cli.StringFlag{Name: "meter", Usage: "what Bursar meters on a trace: each `group` (the account a site budgets) or each user", DefaultText: "group"},

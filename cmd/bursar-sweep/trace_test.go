@@ -144,3 +144,31 @@ func TestTraceStudyFlagsBadInput(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want, tc.args)
 	}
 }
+
+// trace's windows start on a machine already running by default
+// (docs/studies.md §4.5): without --lead-in, summary.json says which
+// lead-in the rule chose; --lead-in none (or 0) starts each window
+// empty and writes no lead_in, and so does budget-knobs without it.
+func TestTraceLeadInByDefault(t *testing.T) {
+	leadIn := func(args ...string) map[string]any {
+		out := t.TempDir()
+		console, err := runSweepApp(t, append(args, "--out", out, "--quiet", "--fair-sample", "0")...)
+		require.NoError(t, err, console)
+		var s struct {
+			LeadIn map[string]any `json:"lead_in"`
+		}
+		readJSONFile(t, filepath.Join(out, "summary.json"), &s)
+		return s.LeadIn
+	}
+	windows := []string{"trace", "--policies", "fifo", "--windows", "2x6d"}
+	li := leadIn(windows...)
+	require.NotNil(t, li, "trace --windows without --lead-in: no lead_in in summary.json")
+	assert.Equal(t, "shortest passing", li["rule"])
+	assert.Equal(t, true, li["pass"])
+	assert.Nil(t, leadIn(append(windows, "--lead-in", "none")...))
+	assert.Nil(t, leadIn(append(windows, "--lead-in", "0")...))
+	bk := filepath.Join(t.TempDir(), "bk.yaml")
+	require.NoError(t, os.WriteFile(bk, []byte("experiment: budget-knobs\nwindow: {from: 21772800, until: 22032000}\n"+
+		"warmup: 12h\ncooldown: 12h\nwindows_days: [1]\nmin_runtimes_s: [0]\n"), 0o644))
+	assert.Nil(t, leadIn("budget-knobs", "--config", bk))
+}

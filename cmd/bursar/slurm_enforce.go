@@ -29,6 +29,9 @@ func startSlurmEnforcer(ctx context.Context, c slurmEnforceFlags, svc *service.S
 	}
 	e := &slurmgate.Enforcer{Key: key, Leases: svc, Cluster: slurmgate.Exec{}, Grace: c.grace, Ledger: c.ledger, Unit: c.unit,
 		Unleased: rule, Ungated: ungated, Log: log}
+	// A release of a lease whose job runs holds the lease until nothing
+	// of it runs (docs/slurm.md, "A lease ends when nothing of it runs").
+	svc.SetSlurmRunning(e.Running)
 	go e.Run(ctx)
 	log.Info("slurm enforcer started", "grace", c.grace, "ledger", c.ledger, "unit", e.Unit, "unleased", rule, "ungated", c.ungated)
 	return nil

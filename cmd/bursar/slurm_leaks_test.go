@@ -44,13 +44,26 @@ func (g *slurmGate) tokenFor(t *testing.T, gpus, duration int, u string) (int, s
 }
 
 // refused runs a submission that the gate must refuse with want in its
-// answer, and checks that nothing was queued.
+// answer, and checks that it queued nothing: no job that was not listed
+// before it (a job of an earlier step may still be COMPLETING on a
+// loaded machine).
 func (g *slurmGate) refused(t *testing.T, line, want string) {
 	t.Helper()
+	before := map[string]bool{}
+	for _, l := range strings.Split(g.jobs(t), "\n") {
+		id, _, _ := strings.Cut(l, "|")
+		before[id] = true
+	}
 	out, code := g.sh(t, line)
 	assert.NotEqual(t, 0, code, "%s\n%s", line, out)
 	assert.Contains(t, out, want, line)
-	assert.Empty(t, g.jobs(t), "nothing queued by %s", line)
+	var queued []string
+	for _, l := range strings.Split(g.jobs(t), "\n") {
+		if id, _, _ := strings.Cut(l, "|"); id != "" && !before[id] {
+			queued = append(queued, l)
+		}
+	}
+	assert.Empty(t, queued, "nothing queued by %s", line)
 }
 
 // TestSlurmGateLeaks closes the ways past a lease of issue 35, each

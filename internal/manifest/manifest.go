@@ -64,7 +64,13 @@ type Input struct {
 
 // NewInput names an input file by its size and digest.
 func NewInput(kind, name string, embedded bool, content []byte) Input {
-	return Input{Kind: kind, Name: name, Embedded: embedded, Bytes: int64(len(content)), SHA256: Digest(content)}
+	return NewStoredInput(kind, name, embedded, int64(len(content)), sha256.Sum256(content))
+}
+
+// NewStoredInput names an input file by its size and SHA-256 taken
+// elsewhere (a large trace streamed through the hash, never held whole).
+func NewStoredInput(kind, name string, embedded bool, bytes int64, sum [sha256.Size]byte) Input {
+	return Input{Kind: kind, Name: name, Embedded: embedded, Bytes: bytes, SHA256: hex.EncodeToString(sum[:])}
 }
 
 // NewInlineInput is an input that exists in no file, such as a run's

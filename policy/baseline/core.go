@@ -274,6 +274,11 @@ type Core struct {
 	// posOf is kept for every request in it.
 	unordered bool
 
+	// yielding are the GPUs held by leases a blocked head may take under
+	// a rule that preempts only the opportunistic class (fairshare): the
+	// filler's and the opportunistic class's (AdmitEASYKeyed).
+	yielding int
+
 	// changes counts them (Changes).
 	changes uint64
 	// changedAt is the last tick at which a lease started or ended or a
@@ -287,6 +292,8 @@ type Core struct {
 	quietFrom, quietUntil int
 	// tickByTick: every Tick admits, even a quiet one (SetTickByTick).
 	tickByTick bool
+	// plainQueue: no pass reads a kept queue (SetPlainQueue).
+	plainQueue bool
 	// grantsOnly: credits and the utilization sum are no longer kept
 	// (GrantsOnly), in a copy read only for its grants.
 	grantsOnly bool
@@ -588,6 +595,9 @@ func (k *Core) end(l *Lease, reason string) {
 	cp.Held[l.Asked] -= l.GPUs
 	cp.HeldAll -= l.GPUs
 	k.leased -= l.GPUs
+	if cp.Filler || l.Class == policy.Opportunistic {
+		k.yielding -= l.GPUs
+	}
 	if l.UnderNotice && l.ReservedFor >= 0 {
 		if i := k.IndexSubmitted(l.ReservedFor, l.reservedSubmitted); i >= 0 {
 			k.pending[i].Reserved += l.GPUs
@@ -1114,6 +1124,9 @@ func (k *Core) Grant(i, n int) {
 	cp.Held[r.Asked] += n
 	cp.HeldAll += n
 	k.leased += n
+	if cp.Filler || l.Class == policy.Opportunistic {
+		k.yielding += n
+	}
 	if k.rec != nil {
 		k.record(policy.Event{Kind: policy.EventGrant, Lease: r.ID, Campaign: cp.Env.Name, CampaignID: r.Campaign,
 			GPUs: n, Class: r.Class, Latency: latency, Path: path, FairDeficit: r.Key, RuleTokens: cp.Env.Bucket})
@@ -1210,6 +1223,11 @@ func (k *Core) restoreOrder() {
 	})
 }
 
+// Ordered reports whether the pending list is in submit order: always,
+// but under a rule that reads no order (UnorderedPending) while it holds
+// only rigid requests of campaigns other than the filler.
+func (k *Core) Ordered() bool { return !k.unordered }
+
 // KeepOrder keeps the pending list in submit order from now on, whatever
 // the rule (the oracle the tests of UnorderedPending compare with).
 func (k *Core) KeepOrder() {
@@ -1292,6 +1310,15 @@ func (k *Core) countWalk(n int) {
 		k.work.Walked += int64(n)
 	}
 }
+
+// CountWalked counts n steps of a rule's walk of its own index of the
+// pending list (policy.Work.Walked): a rule that keeps one (Watcher)
+// counts what its passes read of it, as the Core counts its own walks.
+func (k *Core) CountWalked(n int) { k.countWalk(n) }
+
+// CountMoved counts n entries of a rule's own index of the pending list
+// rewritten elsewhere (policy.Work.Moved), as by a compaction.
+func (k *Core) CountMoved(n int) { k.countMoved(n) }
 
 // countMoved counts n pending requests moved (policy.Work.Moved).
 func (k *Core) countMoved(n int) {

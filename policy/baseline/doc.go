@@ -26,7 +26,11 @@
 //     the scenario's backfill, §6.2), which gets only what admission left
 //     each tick and is preempted whenever that lets another request start;
 //   - EASY admission (Core.AdmitEASY) on policy/easy's pass, for fifo,
-//     fairshare and budget (§2.1);
+//     fairshare and budget (§2.1), and the queues kept between passes
+//     that decide as it does on a trace's long queue without reading all
+//     of it (Ranked for budget; Waiting, Core.AdmitEASYWaiting, for fifo
+//     and priority; Keyed, Core.AdmitEASYKeyed, for fairshare;
+//     docs/traces.md "Work per job");
 //   - credits at the class's base price with no congestion multiplier (§1)
 //     and inference at the broker's price; flows split in proportion to
 //     desire (§6.8); what agents read (§6.5: multiplier 1, tokens = B, flow

@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -203,7 +204,10 @@ func (k *Core) IsFiller(l *Lease) bool { return k.camps[l.Campaign].Filler }
 //     head does not fit (it failed to start), the jobs that want more
 //     than is free are passed over by it one by one without effect, so
 //     its queue is the head and then only the requests that may fit, in
-//     order: q lists them by the fewest GPUs they could want.
+//     order: q lists them by the fewest GPUs they could want. Without a
+//     platform, of those only the ones narrow enough for the extra GPUs
+//     at the head's shadow time or short enough to end by it (q keeps
+//     each width's by estimate): the pass would pass over the others.
 //
 // In any other case it builds the order and runs AdmitEASY's backfill.
 // q must be synced (Ranked.Sync) to the pending list; it follows the
@@ -216,7 +220,13 @@ func (k *Core) AdmitEASYRanked(e *EASY, q *Ranked, rank, byRank []int, eligible 
 	pool := k.cfg.Pool
 	if k.leased >= pool && len(k.leases) > 0 && k.camps[k.leases[0].Campaign].HeldAll >= pool {
 		// One campaign holds the whole pool (all leases are its): Want
-		// may journal its requests' throttles, in queue order.
+		// may journal its requests' throttles, in queue order; but only
+		// a request that is not rigid's (a rigid job is never throttled
+		// under the pool limit), and with nothing free the pass starts
+		// nothing, so with none waiting the pass would do nothing.
+		if k.flexPending == 0 && k.FreeGeneral() <= 0 {
+			return
+		}
 		k.easyRankedPlain(e, q, rank, head)
 		return
 	}
@@ -238,11 +248,20 @@ func (k *Core) AdmitEASYRanked(e *EASY, q *Ranked, rank, byRank []int, eligible 
 	}
 	k.easyRunning(e, &k.pending[k.Index(head)])
 	e.ids = e.ids[:0]
-	q.fitting(free, func(id int) {
+	add := func(id int) {
 		if id != head && want(&q.jobs[id]) <= free {
 			e.ids = append(e.ids, id)
 		}
-	})
+	}
+	if k.placer == nil {
+		// Only the jobs the pass could backfill, by the head's
+		// reservation (the pass reserves the same): a job that fails
+		// its tests with every GPU free now fails them later in the pass.
+		shadow, extra := e.pass.Reservation(int64(k.now), free, e.running, headWant)
+		q.fittingWithin(k, free, extra, shadow-int64(k.now), add)
+	} else {
+		q.fittingWithin(k, free, free, math.MaxInt64, add) // every one narrow enough
+	}
 	q.sortRanked(e, rank)
 	e.ids = slices.Insert(e.ids, 0, head)
 	e.jobs, e.wants = e.jobs[:0], e.wants[:0]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/bursar-hpc/bursar/internal/deepcopy"
 	"github.com/bursar-hpc/bursar/platform"
@@ -26,7 +27,7 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	c := new(Core)
 	*c = *k
 	c.rec = nil
-	c.camps = slices.Clone(k.camps)
+	c.camps = CopyInto(&campaignBlocks, k.camps)
 	for i := range c.camps {
 		env := &c.camps[i].Env
 		if env.IO != nil {
@@ -45,13 +46,13 @@ func (k *Core) Clone() (policy.Allocator, error) {
 	// cleared first and then written over.
 	n, room := len(k.pending), len(k.pending)/8+8
 	lo, hi := max(0, k.pendHead-room), min(len(k.pendBase), k.pendHead+n+room)
-	c.pendBase = slices.Clone(k.pendBase[lo:hi])
+	c.pendBase = CopyInto(&requestBlocks, k.pendBase[lo:hi])
 	c.pendHead = k.pendHead - lo
 	c.pending = c.pendBase[c.pendHead : c.pendHead+n]
 	c.countMoved(n)
 	c.groups = slices.Clone(k.groups)
 	c.queueNames = slices.Clone(k.queueNames)
-	c.posOf = slices.Clone(k.posOf)
+	c.posOf = CopyInto(&positionBlocks, k.posOf)
 	c.cands, c.victim, c.keyed, c.debits = nil, nil, VictimSorter{}, debits{}
 	c.placer, c.board = k.placer.Clone(), platform.Board{}
 	if rc, ok := k.rule.(RuleCloner); ok {
@@ -64,6 +65,9 @@ func (k *Core) Clone() (policy.Allocator, error) {
 		c.rule = r.r
 	}
 	c.watch, _ = c.rule.(Watcher)
+	if wr, ok := c.rule.(WaitingRule); ok {
+		c.countMoved(wr.WaitingQueue().Entries())
+	}
 	return c, nil
 }
 
@@ -110,6 +114,7 @@ func (q *Ranked) Clone(from, to *Core) Ranked {
 	c.camps = CloneLists(q.camps)
 	c.bySize = CloneLists(q.bySize)
 	c.sized = slices.Clone(q.sized)
+	c.stack = slices.Clone(q.stack)
 	return c
 }
 
@@ -191,4 +196,55 @@ func (k *Core) creditsLast(until int) bool {
 		}
 	}
 	return true
+}
+
+// RuleRecycler is an optional Rule hook: a rule whose copy (CloneRule)
+// shares memory until written gives it back when the copy is done.
+type RuleRecycler interface {
+	Recycle()
+}
+
+// Recycle ends a copy (Clone) that will not be used again: what its rule
+// still shares with the original goes back to it (RuleRecycler), and its
+// pending list's, campaigns' and positions' arrays to the next copy (Clone takes
+// them: a thousand forks' fresh copies of a list thousands long, and of
+// the positions by request id, were most of a static replay's allocations on the full SDSC-SP2 log, and
+// the collections they cost). The Core is unusable after it.
+func (k *Core) Recycle() {
+	if r, ok := k.rule.(RuleRecycler); ok {
+		r.Recycle()
+	}
+	PutBlock(&requestBlocks, k.pendBase)
+	PutBlock(&campaignBlocks, k.camps)
+	PutBlock(&positionBlocks, k.posOf)
+	k.pendBase, k.pending, k.camps, k.posOf = nil, nil, nil, nil
+}
+
+// requestBlocks, campaignBlocks and positionBlocks hold the pending
+// lists', the campaigns' and the positions' (posOf) arrays of copies
+// that are done (Recycle).
+var requestBlocks, campaignBlocks, positionBlocks sync.Pool // of *[]Request, *[]Campaign, *[]int32
+
+// CopyInto is a copy of s, of s's length and at least its capacity, in an
+// array from pool if the one it holds is big enough (one too small is
+// dropped: what is copied only grows), else in a new one. The caller
+// writes nothing beyond the length before writing it, and reads nothing
+// there before writing it: the array may hold a copy's old elements.
+func CopyInto[E any](pool *sync.Pool, s []E) []E {
+	if s == nil {
+		return nil
+	}
+	if b, ok := pool.Get().(*[]E); ok && cap(*b) >= cap(s) {
+		return append((*b)[:0], s...)
+	}
+	return append(make([]E, 0, cap(s)), s...)
+}
+
+// PutBlock gives s's array to pool, for CopyInto; s's holder is done
+// with it.
+func PutBlock[E any](pool *sync.Pool, s []E) {
+	if cap(s) > 0 {
+		s = s[:0]
+		pool.Put(&s)
+	}
 }

@@ -160,9 +160,12 @@ type Ranked struct {
 	camps [][]int     // per campaign, its waiting ids by (submit time, id)
 	// bySize[w] are the ids of the requests that could want as few as w
 	// GPUs: a rigid job's size (it is granted whole), 1 for any other (its
-	// want follows its campaign's holding); sized marks the w with any.
+	// want follows its campaign's holding), as a min-heap by estimate (then
+	// id), so that a backfill reads only those short enough
+	// (fittingWithin); sized marks the w with any.
 	bySize [][]int
 	sized  []uint64
+	stack  []int // fittingWithin's
 }
 
 // rankedJob is what the queue keeps of a request: what does not change
@@ -275,7 +278,49 @@ func (q *Ranked) add(r *Request) {
 	}
 	j.slot = len(q.bySize[w])
 	q.bySize[w] = append(q.bySize[w], id)
+	q.up(w, j.slot)
 	q.sized[w/64] |= 1 << (w % 64)
+}
+
+// shorter orders two ids of one heap: estimate, then id.
+func (q *Ranked) shorter(a, b int) bool {
+	if da, db := q.jobs[a].duration, q.jobs[b].duration; da != db {
+		return da < db
+	}
+	return a < b
+}
+
+// up and down restore heap bySize[w] from place x.
+func (q *Ranked) up(w, x int) {
+	h := q.bySize[w]
+	for x > 0 {
+		p := (x - 1) / 2
+		if !q.shorter(h[x], h[p]) {
+			return
+		}
+		h[x], h[p] = h[p], h[x]
+		q.jobs[h[x]].slot, q.jobs[h[p]].slot = x, p
+		x = p
+	}
+}
+
+func (q *Ranked) down(w, x int) {
+	h := q.bySize[w]
+	for {
+		m := x
+		if l := 2*x + 1; l < len(h) && q.shorter(h[l], h[m]) {
+			m = l
+		}
+		if r := 2*x + 2; r < len(h) && q.shorter(h[r], h[m]) {
+			m = r
+		}
+		if m == x {
+			return
+		}
+		h[x], h[m] = h[m], h[x]
+		q.jobs[h[x]].slot, q.jobs[h[m]].slot = x, m
+		x = m
+	}
 }
 
 // remove forgets request id, granted.
@@ -294,9 +339,13 @@ func (q *Ranked) remove(id int) {
 	q.camps[j.campaign] = slices.Delete(list, at, at+1)
 	w := j.least()
 	b := q.bySize[w]
-	last := b[len(b)-1]
-	b[j.slot], q.jobs[last].slot = last, j.slot
+	last, x := b[len(b)-1], j.slot
+	b[x], q.jobs[last].slot = last, x
 	q.bySize[w] = b[:len(b)-1]
+	if x < len(q.bySize[w]) {
+		q.up(w, x)
+		q.down(w, q.jobs[last].slot)
+	}
 	if len(q.bySize[w]) == 0 {
 		q.sized[w/64] &^= 1 << (w % 64)
 	}
@@ -313,19 +362,61 @@ func (q *Ranked) Waiting(buf []int) []int {
 	return buf
 }
 
-// fitting calls f with every waiting id that could want at most free
-// GPUs, by the fewest it could want.
-func (q *Ranked) fitting(free int, f func(id int)) {
-	for wi, word := range q.sized {
+// fittingWithin calls f with every waiting id that could want at most
+// free GPUs and either at most extra or is estimated to run at most limit
+// seconds: the only ones an EASY pass with free GPUs free and extra to
+// spare at a shadow time limit seconds away could backfill (a job wider
+// than extra must end by the shadow time).
+func (q *Ranked) fittingWithin(k *Core, free, extra int, limit int64, f func(id int)) {
+	fittingIn(k, q.sized, q.bySize, &q.stack, free, extra, limit, func(id int) int64 { return int64(q.jobs[id].duration) }, f)
+}
+
+// fittingIn calls f with every element of heaps[w] for each w marked in
+// sized up to free that is at most extra wide or whose estimate (est) is
+// at most limit: each heap at most extra wide whole, each wider one from
+// its root down through the elements short enough (heaps[w] is a
+// min-heap by est). It counts the elements it reads as walked (each
+// heap's short ones, and the first too long below them); stack is its
+// scratch.
+func fittingIn[E any](k *Core, sized []uint64, heaps [][]E, stack *[]int, free, extra int, limit int64, est func(E) int64, f func(E)) {
+	read := 0
+	eachSet(sized, free, func(w int) {
+		h := heaps[w]
+		if w <= extra {
+			read += len(h)
+			for _, x := range h {
+				f(x)
+			}
+			return
+		}
+		s := append((*stack)[:0], 0)
+		for len(s) > 0 {
+			x := s[len(s)-1]
+			s = s[:len(s)-1]
+			read++
+			if est(h[x]) > limit {
+				continue
+			}
+			f(h[x])
+			for c := 2*x + 1; c <= 2*x+2 && c < len(h); c++ {
+				s = append(s, c)
+			}
+		}
+		*stack = s
+	})
+	k.countWalk(read)
+}
+
+// eachSet calls f with every bit set in set up to most, lowest first.
+func eachSet(set []uint64, most int, f func(n int)) {
+	for wi, word := range set {
 		for word != 0 {
-			w := wi*64 + bits.TrailingZeros64(word)
-			if w > free {
+			n := wi*64 + bits.TrailingZeros64(word)
+			if n > most {
 				return
 			}
 			word &= word - 1
-			for _, id := range q.bySize[w] {
-				f(id)
-			}
+			f(n)
 		}
 	}
 }

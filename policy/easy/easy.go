@@ -34,6 +34,7 @@ type Scheduler struct {
 	ends    []Running // running leases plus heads started in this pass, sorted by EstEnd
 	// PassOn's: the running leases' estimated ends, and the heads'.
 	leaseEnds, headEnds []int64
+	head                [1]Job // Reservation's queue
 }
 
 // Pass performs steps (3) and (4) of docs/studies.md §2.1 at time now: start the
@@ -76,12 +77,8 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 			shadow, extra = s.reservation(now, free, running, queue, out, h)
 			reserved = true
 		}
-		switch {
-		case now+job.Estimate <= shadow:
-			// Ends by the shadow time: the head's GPUs are back by then.
-		case job.GPUs <= extra:
-			extra -= job.GPUs
-		default:
+		ok := false
+		if ok, extra = Backfills(now, shadow, extra, job); !ok {
 			continue
 		}
 		free -= job.GPUs
@@ -89,6 +86,32 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 	}
 	s.started = out
 	return out
+}
+
+// Backfills is step (4)'s rule for a later job that fits now, given the
+// head's shadow time and the extra GPUs left: it may start if it ends by
+// the shadow time (the head's GPUs are back by then), or else if it fits
+// in the extra GPUs, which it then takes. It returns whether it starts and
+// the extra GPUs left after it.
+func Backfills(now, shadow int64, extra int, job Job) (bool, int) {
+	switch {
+	case now+job.Estimate <= shadow:
+		return true, extra
+	case job.GPUs <= extra:
+		return true, extra - job.GPUs
+	}
+	return false, extra
+}
+
+// Reservation is the shadow time and extra GPUs of a blocked head of
+// head GPUs, with free GPUs free now and running the running leases, as
+// Pass reserves for the head it stops at when no head started before it
+// in the pass: a rule that finds the jobs Pass would backfill by an index
+// of its own, rather than by walking its whole queue, asks for it and
+// applies Pass's test to each candidate itself.
+func (s *Scheduler) Reservation(now int64, free int, running []Running, head int) (shadow int64, extra int) {
+	s.head[0] = Job{GPUs: head}
+	return s.reservation(now, free, running, s.head[:], nil, 0)
 }
 
 // reservation returns the head's shadow time and extra GPUs: walking the
@@ -208,5 +231,5 @@ func (s *Scheduler) reserveOn(now int64, b *platform.Board, running []Running, l
 // policy's copy, baseline.Core.Clone).
 func (s *Scheduler) Clone() Scheduler {
 	return Scheduler{started: slices.Clone(s.started), ends: slices.Clone(s.ends),
-		leaseEnds: slices.Clone(s.leaseEnds), headEnds: slices.Clone(s.headEnds)}
+		leaseEnds: slices.Clone(s.leaseEnds), headEnds: slices.Clone(s.headEnds), head: s.head}
 }

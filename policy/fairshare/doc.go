@@ -20,7 +20,10 @@
 // with no usage anywhere, U/S is 0 and F = 1. The tree is flat (Slurm's
 // NO_FAIR_TREE factor). Admission is EASY backfilling (policy/easy, via
 // policy/baseline's AdmitEASY) in priority order, ties by submit time,
-// then request id.
+// then request id. On a trace's queue the pass reads a queue kept between
+// passes (baseline.Keyed: each campaign's requests in submit order, which
+// is their priority order, merged by their heads' priorities), not the
+// whole pending list (docs/traces.md "Work per job").
 //
 // Usage before the replay (docs/studies.md §6.16): a campaign registers
 // with the decayed usage its history (baseline.Core.SetHistory) leaves at

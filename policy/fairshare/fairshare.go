@@ -84,6 +84,12 @@ type Rule struct {
 	// plain sorts the whole queue at every admission (tests: the oracle
 	// of order).
 	plain bool
+	// queue is the queue kept between passes on a trace's queue
+	// (baseline.Keyed, AdmitEASYKeyed), keyed by QueueKey; epoch counts
+	// the period starts (and the shares' changes) at which the keys were
+	// computed again.
+	queue baseline.Keyed
+	epoch uint64
 	// core is the Core the rule was registered on: Usage and Factor
 	// charge the ticks its quiet ticks left to the rule (see accrue).
 	core *baseline.Core
@@ -245,6 +251,7 @@ func (r *Rule) recalc(k *baseline.Core) {
 	if e := r.periodStart(k.Now()); e != r.calcAt {
 		r.totalAt = r.total()
 		r.calcAt = e
+		r.epoch++
 	}
 }
 
@@ -281,10 +288,64 @@ func (r *Rule) accrue(t int) {
 	}
 }
 
-// Admit orders the queue by priority and runs one EASY pass.
+// Admit orders the queue by priority and runs one EASY pass. On a
+// trace's queue (baseline.Core.Indexable) the pass reads the queue kept
+// between passes (baseline.Keyed), not the whole pending list.
 func (r *Rule) Admit(k *baseline.Core) {
 	r.recalc(k)
+	if k.Indexable() {
+		k.AdmitEASYKeyed(&r.easy, &r.queue, r, eligible)
+		return
+	}
+	k.KeepOrder()
+	r.queue.Forget()
 	k.AdmitEASY(&r.easy, r.order(k), eligible)
+}
+
+// QueueKey is the priority of a request of campaign c submitted at
+// submitted in the current period (baseline.QueueKeys): the queue's key,
+// higher first, then submit time, then id.
+//
+// baseline.Keyed keeps each campaign's requests in submit order and
+// merges the campaigns by their heads' keys, which is the queue's order
+// exactly when, within one campaign, a request submitted earlier never
+// has a lower priority. It holds to the bit (docs/studies.md §6.9, the
+// rule; docs/traces.md "Work per job", why the queue is kept): both
+// requests share W_fs·F (F is the campaign's as of the period's start),
+// and the age term W_age·min(max((e − s)/MaxAge, 0), 1) is computed from
+// e − s, an exact integer that falls as s grows, through a division by
+// MaxAge > 0, a clamp and a product with W_age ≥ 0, each correctly
+// rounded and so monotone: it never rises with s, nor does the sum (a
+// rounded sum with a fixed term is monotone too). The knobs are finite
+// (Validate), so no term is NaN. Ties in priority go by submit time, as
+// the campaign's list is ordered.
+func (r *Rule) QueueKey(k *baseline.Core, c policy.CampaignID, submitted int) float64 {
+	return r.priority(k, c, submitted)
+}
+
+// KeyEpoch changes whenever QueueKey's values may (baseline.QueueKeys):
+// at each period's start, and when the shares change (Registered).
+func (r *Rule) KeyEpoch() uint64 { return r.epoch }
+
+// UnorderedPending lets the Core keep a trace's pending list in no order
+// (baseline.UnorderedPending): the kept queue orders it, and a grant in
+// the middle of a long queue moves one request, not the queue behind it.
+// A pass that reads the list's order puts it back in order first
+// (KeepOrder).
+func (*Rule) UnorderedPending() {}
+
+// Filed keeps the queue (baseline.Watcher).
+func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
+	if !k.Campaign(q.Campaign).Filler {
+		r.queue.File(k, q)
+	}
+}
+
+// Left keeps the queue (baseline.Watcher).
+func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
+	if !k.Campaign(q.Campaign).Filler {
+		r.queue.Leave(k, &q)
+	}
 }
 
 // before is the queue's order: priority descending, then submit time,
@@ -380,23 +441,13 @@ func (r *Rule) EndTick(k *baseline.Core) {
 // (baseline.Paced); none while no request waits, since priorities order
 // only the queue and are computed lazily at the next admission.
 func (r *Rule) NextEvent(k *baseline.Core) int {
-	if !r.waiting(k) {
+	if !r.queue.Waiting() {
 		return math.MaxInt
 	}
 	if k.Now() < 1 {
 		return 1
 	}
 	return r.periodStart(k.Now()) + r.knobs.CalcPeriod
-}
-
-// waiting reports whether a request other than the filler's is pending.
-func (r *Rule) waiting(k *baseline.Core) bool {
-	for _, q := range k.Pending() {
-		if !k.Campaign(q.Campaign).Filler {
-			return true
-		}
-	}
-	return false
 }
 
 // CloneRule is a copy of the rule for a copy of its Core
@@ -408,6 +459,8 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c.easy = r.easy.Clone()
 	c.sorted, c.fresh, c.merged = slices.Clone(r.sorted), slices.Clone(r.fresh), slices.Clone(r.merged)
 	c.key, c.submitted, c.seen = slices.Clone(r.key), slices.Clone(r.submitted), slices.Clone(r.seen)
+	c.queue = r.queue.Clone()
+	to.CountMoved(c.queue.Entries())
 	if r.core == from {
 		c.core = to
 	}

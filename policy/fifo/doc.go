@@ -9,7 +9,10 @@
 // lease's estimated end is its expiry (its preemption time under notice):
 // an agent's requested duration is its estimate. The pass is policy/easy's;
 // the adaptation (partial grants of the head, §6.1; reservations, §6.6;
-// the filler, §6.2) is policy/baseline's AdmitEASY.
+// the filler, §6.2) is policy/baseline's AdmitEASY, or on a trace's queue
+// AdmitEASYWaiting over the queue kept between passes, which decides the
+// same without reading the whole queue at every pass (docs/traces.md,
+// "Work per job").
 //
 // Nothing but the filler is ever preempted: FCFS has no notion of one job
 // mattering more than another. Source: Lifka, "The ANL/IBM SP scheduling

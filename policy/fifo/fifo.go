@@ -13,6 +13,9 @@ type Rule struct {
 	baseline.Base
 	queue baseline.Queue
 	easy  baseline.EASY
+	// waiting is the queue kept between passes (baseline.Waiting), in
+	// one band: submit order.
+	waiting baseline.Waiting
 }
 
 // New returns an FCFS + EASY allocator.
@@ -22,7 +25,38 @@ func New(cfg policy.Config) (*baseline.Core, error) { return baseline.New(cfg, &
 func (*Rule) Name() string { return Name }
 
 // Admit is one FCFS + EASY pass; the pending list is in submit order
-// already.
+// already. On a trace's queue (baseline.Core.Indexable) the pass reads
+// the queue kept between passes, not the whole pending list.
 func (r *Rule) Admit(k *baseline.Core) {
+	if k.Indexable() {
+		k.AdmitEASYWaiting(&r.easy, &r.waiting, nil)
+		return
+	}
+	k.KeepOrder()
+	r.waiting.Forget()
 	k.AdmitEASY(&r.easy, r.queue.Build(k, nil), nil)
 }
+
+// UnorderedPending lets the Core keep a trace's pending list in no order
+// (baseline.UnorderedPending): the kept queue orders it, and a grant in
+// the middle of a long queue moves one request, not the queue behind it.
+// A pass that reads the list's order puts it back in order first
+// (KeepOrder).
+func (*Rule) UnorderedPending() {}
+
+// Filed keeps the queue (baseline.Watcher).
+func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
+	if !k.Campaign(q.Campaign).Filler {
+		r.waiting.File(k, q, 0)
+	}
+}
+
+// Left keeps the queue (baseline.Watcher).
+func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
+	if !k.Campaign(q.Campaign).Filler {
+		r.waiting.Leave(k, &q, 0)
+	}
+}
+
+// WaitingQueue is the queue kept between passes (baseline.WaitingRule).
+func (r *Rule) WaitingQueue() *baseline.Waiting { return &r.waiting }

@@ -29,5 +29,7 @@
 // an inflated request is filed, served and priced as interactive.
 //
 // Everything else — leases, expiry, the request TTL, partial grants,
-// flows, credits, the filler, the journal — is policy/baseline's.
+// flows, credits, the filler, the journal — is policy/baseline's, and so
+// is the queue kept between passes on a trace's queue, a band per tier
+// (baseline.Waiting; docs/traces.md "Work per job").
 package priority

@@ -92,6 +92,9 @@ type Rule struct {
 	queueTiers []Tier
 	queue      baseline.Queue
 	easy       baseline.EASY
+	// waiting is the queue kept between passes (baseline.Waiting), in
+	// a band per tier.
+	waiting baseline.Waiting
 	// scratch for order.
 	ids   []int
 	tiers []Tier
@@ -202,8 +205,10 @@ func (r *Rule) order(k *baseline.Core) []int {
 // any tier, starts now only if it fits and does not delay it (§2.1's
 // rule). With Preempt, a head that does not fit may preempt leases of
 // strictly lower tiers first (the filler's always).
+//
+// On a trace's queue (baseline.Core.Indexable) the pass reads the queue
+// kept between passes, not the whole pending list.
 func (r *Rule) Admit(k *baseline.Core) {
-	ids := r.order(k)
 	if r.lowerFn == nil {
 		// Made once (a copy of the rule drops them: trace.CloneAllocator),
 		// so that a pass allocates nothing.
@@ -214,8 +219,38 @@ func (r *Rule) Admit(k *baseline.Core) {
 		eligible = r.lowerFn
 	}
 	r.easy.Order = r.orderFn
-	k.AdmitEASY(&r.easy, ids, eligible)
+	if k.Indexable() {
+		k.AdmitEASYWaiting(&r.easy, &r.waiting, eligible)
+		return
+	}
+	k.KeepOrder()
+	r.waiting.Forget()
+	k.AdmitEASY(&r.easy, r.order(k), eligible)
 }
+
+// UnorderedPending lets the Core keep a trace's pending list in no order
+// (baseline.UnorderedPending): the kept queue orders it, and a grant in
+// the middle of a long queue moves one request, not the queue behind it.
+// A pass that reads the list's order puts it back in order first
+// (KeepOrder).
+func (*Rule) UnorderedPending() {}
+
+// Filed keeps the queue, in the request's tier (baseline.Watcher).
+func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
+	if !k.Campaign(q.Campaign).Filler {
+		r.waiting.File(k, q, int(r.RequestTier(q)))
+	}
+}
+
+// Left keeps the queue (baseline.Watcher).
+func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
+	if !k.Campaign(q.Campaign).Filler {
+		r.waiting.Leave(k, &q, int(r.RequestTier(&q)))
+	}
+}
+
+// WaitingQueue is the queue kept between passes (baseline.WaitingRule).
+func (r *Rule) WaitingQueue() *baseline.Waiting { return &r.waiting }
 
 // victimOrder takes the lowest tier first, then the newest lease, then
 // the larger id (docs/studies.md §6.6, with tiers for classes).

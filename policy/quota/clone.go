@@ -25,7 +25,10 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 			c.queues[i] = q
 		}
 	}
-	c.active, c.live, c.preemptors = slices.Clone(r.active), slices.Clone(r.live), slices.Clone(r.preemptors)
+	for b := range r.byLeast {
+		c.byLeast[b] = slices.Clone(r.byLeast[b])
+	}
+	c.bucketAt, c.open, c.live, c.preemptors = slices.Clone(r.bucketAt), slices.Clone(r.open), slices.Clone(r.live), slices.Clone(r.preemptors)
 	c.usage, c.kept = slices.Clone(r.usage), slices.Clone(r.kept)
 	c.cursor, c.done = slices.Clone(r.cursor), slices.Clone(r.done)
 	c.bonus = slices.Clone(r.bonus)

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -28,6 +29,9 @@ type waiting struct {
 	id        int
 	gpus      int
 	rigid     bool
+	// gone: the workload left, and its place is kept (queue.dead), so
+	// that the positions behind it, and the blocks, do not shift.
+	gone bool
 }
 
 func (a *waiting) before(b *waiting) bool {
@@ -41,8 +45,14 @@ func (a *waiting) before(b *waiting) bool {
 }
 
 type queue struct {
+	// list holds the waiting workloads in queue order, and the places of
+	// dead ones that left from its middle (gone; never first or last):
+	// a workload that leaves from the middle (BestEffortFIFO grants a
+	// workload behind others) keeps its place until the dead outnumber
+	// the live, when the list is compacted (remove).
 	list []waiting
-	live int // len(list): the workloads waiting
+	live int // the workloads waiting: len(list) − dead
+	dead int
 	// least is at most the fewest GPUs any of its waiting workloads could
 	// start with (a rigid job's width, 1 for an elastic request): lowered
 	// as workloads are filed, raised only by a walk of the whole list.
@@ -51,14 +61,45 @@ type queue struct {
 	// while the widths that could start reach no further, a walk may
 	// begin at skipTo (BestEffortFIFO).
 	skipTo, skipReach int
-	// blockLeast[b] is the fewest GPUs any workload of
-	// list[b·blockLen : (b+1)·blockLen] could start with (a rigid job's
-	// width, 1 for an elastic request), for the blocks b < blocksKnown;
-	// the others are worked out again when a walk needs them. A workload
-	// filed or taken out in the middle of the list shifts the blocks
-	// after it.
-	blockLeast  []int
+	// The blocks are blockLen places each, numbered from the list's
+	// first place ever (off places before list[0] have left from its
+	// front since it was last compacted), so that a workload that leaves
+	// from the front shifts none of them. blockLeast[b] is the fewest
+	// GPUs any live workload of block first+b (first = off/blockLen; its
+	// places in the list from (first+b)·blockLen − off) could start with
+	// (a rigid job's width, 1 for an elastic request) and how many
+	// could, for the blocks b < blocksKnown; the others are worked out
+	// again when a walk needs them. A workload that leaves keeps its
+	// place (gone); the last of its block's narrowest to leave makes the
+	// bound unknown until a walk reads the block again. One filed in the
+	// middle of the list shifts the blocks from its own on.
+	off         int
+	blockLeast  []bound
 	blocksKnown int
+}
+
+// bound is a block's narrowest live workload (least, unknown if to be
+// worked out again) and how many of its live workloads are that narrow.
+type bound struct{ least, n int }
+
+// with is b told of a workload of least GPUs.
+func (b bound) with(least int) bound {
+	switch {
+	case least < b.least:
+		return bound{least, 1}
+	case least == b.least:
+		b.n++
+	}
+	return b
+}
+
+// block is the index in blockLeast of the block holding list[x].
+func (qu *queue) block(x int) int { return (x+qu.off)/blockLen - qu.off/blockLen }
+
+// blockEnd is the place in the list after the end of the block holding
+// list[x] (or the list's end).
+func (qu *queue) blockEnd(x int) int {
+	return min(len(qu.list), ((x+qu.off)/blockLen+1)*blockLen-qu.off)
 }
 
 // blockLen is the number of workloads a queue's walk may skip at once
@@ -68,48 +109,86 @@ type queue struct {
 const blockLen = 64
 
 // leastOf is the fewest GPUs e could start with, at most: its width if
-// rigid, else 1 (an elastic request may start with a partial grant).
+// rigid, else 1 (an elastic request may start with a partial grant);
+// none (MaxInt) if it is gone.
 func (e *waiting) leastOf() int {
+	if e.gone {
+		return math.MaxInt
+	}
 	if e.rigid {
 		return e.gpus
 	}
 	return 1
 }
 
-// filedAt keeps the block bounds told of a workload filed at list[at].
-func (qu *queue) filedAt(at int) {
-	b := at / blockLen
+// filedAt keeps the block bounds told of a workload filed at list[at]
+// (shifted is whether the places behind it moved).
+func (qu *queue) filedAt(at int, shifted bool) {
+	b := qu.block(at)
 	switch {
-	case at < len(qu.list)-1:
+	case shifted:
 		qu.blocksKnown = min(qu.blocksKnown, b) // the blocks from b on shift
-	case b < qu.blocksKnown:
-		qu.blockLeast[b] = min(qu.blockLeast[b], qu.list[at].leastOf())
-	case b == qu.blocksKnown && at%blockLen == 0:
-		qu.blockLeast = append(qu.blockLeast[:b], qu.list[at].leastOf())
+	case b < qu.blocksKnown && qu.blockLeast[b].least != unknown:
+		qu.blockLeast[b] = qu.blockLeast[b].with(qu.list[at].leastOf())
+	case b == qu.blocksKnown && at == len(qu.list)-1 && (at == 0 || (at+qu.off)%blockLen == 0):
+		qu.blockLeast = append(qu.blockLeast[:b], bound{qu.list[at].leastOf(), 1})
 		qu.blocksKnown = b + 1
 	}
 }
 
+// unknown is a block bound to be worked out again (blockBound).
+const unknown = -1
+
+// blockBound is the bound of the block that starts at list[x], worked out
+// again (its places read, counted) if a workload that left may have been
+// its narrowest.
+func (r *Rule) blockBound(qu *queue, x int) int {
+	b := qu.block(x)
+	if qu.blockLeast[b].least == unknown {
+		end := qu.blockEnd(x)
+		r.walked += end - x
+		qu.blockLeast[b] = qu.boundOf(x, end)
+	}
+	return qu.blockLeast[b].least
+}
+
+// boundOf is the bound of list[from:to].
+func (qu *queue) boundOf(from, to int) bound {
+	b := bound{math.MaxInt, 0}
+	for x := from; x < to; x++ {
+		if !qu.list[x].gone {
+			b = b.with(qu.list[x].leastOf())
+		}
+	}
+	return b
+}
+
 // knowBlocks works out the bounds of the blocks not known.
 func (r *Rule) knowBlocks(qu *queue) {
-	n := (len(qu.list) + blockLen - 1) / blockLen
+	if len(qu.list) == 0 {
+		return
+	}
+	n := qu.block(len(qu.list)-1) + 1
 	if qu.blocksKnown >= n {
 		return
 	}
 	qu.blockLeast = slices.Grow(qu.blockLeast[:qu.blocksKnown], n-qu.blocksKnown)[:n]
-	for b := qu.blocksKnown; b < n; b++ {
-		least := math.MaxInt
-		for x := b * blockLen; x < min(len(qu.list), (b+1)*blockLen); x++ {
-			least = min(least, qu.list[x].leastOf())
-		}
-		qu.blockLeast[b] = least
+	from := 0
+	if qu.blocksKnown > 0 {
+		from = qu.blockEnd(0) + (qu.blocksKnown-1)*blockLen
+	}
+	r.walked += len(qu.list) - from
+	for x := from; x < len(qu.list); {
+		end := qu.blockEnd(x)
+		qu.blockLeast[qu.block(x)] = qu.boundOf(x, end)
+		x = end
 	}
 	qu.blocksKnown = n
 }
 
 // Filed adds a campaign's request to its queue (baseline.Watcher). The
 // filler's requests are the Core's to admit.
-func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
+func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
 	r.stirred = true
 	qi := r.queueOf[q.Campaign]
 	if qi < 0 {
@@ -120,29 +199,36 @@ func (r *Rule) Filed(_ *baseline.Core, q *baseline.Request) {
 	}
 	r.live[q.ID] = true
 	qu := &r.queues[qi]
-	if qu.live++; qu.live == 1 {
-		at, _ := slices.BinarySearch(r.active, qi)
-		r.active = slices.Insert(r.active, at, qi)
-	}
-	e := waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}
+	e := waiting{class: q.Class, submitted: q.Submitted, id: q.ID, gpus: q.GPUs, rigid: q.Rigid}
 	w := q.GPUs
 	if !q.Rigid {
 		w = 1
 	}
-	if qu.live == 1 || w < qu.least {
+	if qu.live++; qu.live == 1 {
 		qu.least = w
+		r.activate(k, qi)
+	} else if w < qu.least {
+		r.setLeast(k, qi, w)
 	}
 	// A trace's jobs arrive in order, and most go to the end; a requeued
 	// job (docs/studies.md §6.7) goes back to its place by its submit
 	// time, found by binary search (the list is in queue order, and ids
 	// differ).
-	at := len(qu.list)
+	at, found := len(qu.list), false
 	if at > 0 && e.before(&qu.list[at-1]) {
-		at, _ = slices.BinarySearchFunc(qu.list, e, queueOrder)
+		at, found = slices.BinarySearchFunc(qu.list, e, queueOrder)
 	}
-	qu.list = slices.Insert(qu.list, at, e)
+	if found {
+		// Its own place, kept since it left (a requeued job's): nothing
+		// shifts.
+		qu.list[at] = e
+		qu.dead--
+	} else {
+		k.CountMoved(len(qu.list) - at)
+		qu.list = slices.Insert(qu.list, at, e)
+	}
 	qu.skipTo = min(qu.skipTo, at)
-	qu.filedAt(at)
+	qu.filedAt(at, !found && at < len(qu.list)-1)
 }
 
 // UnorderedPending marks that the rule reads the Core's pending list only
@@ -153,7 +239,7 @@ func (*Rule) UnorderedPending() {}
 
 // Left forgets a request (baseline.Watcher), keeping the cursor on the
 // same workload and the skipped prefix over the same ones.
-func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
+func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
 	r.stirred = true
 	if q.ID >= len(r.live) || !r.live[q.ID] {
 		return // the filler's
@@ -168,43 +254,110 @@ func (r *Rule) Left(_ *baseline.Core, q baseline.Request) {
 	// queue's head (granted); else it is found by its order.
 	at, found := 0, len(qu.list) > 0 && qu.list[0].id == q.ID
 	if !found {
-		at, found = slices.BinarySearchFunc(qu.list, waiting{q.Class, q.Submitted, q.ID, q.GPUs, q.Rigid}, queueOrder)
+		at, found = slices.BinarySearchFunc(qu.list, waiting{class: q.Class, submitted: q.Submitted, id: q.ID}, queueOrder)
+		found = found && !qu.list[at].gone
 	}
 	if !found {
 		// Not where its order puts it (never, as filed): look for it.
-		if at = slices.IndexFunc(qu.list, func(e waiting) bool { return e.id == q.ID }); at < 0 {
+		if at = slices.IndexFunc(qu.list, func(e waiting) bool { return e.id == q.ID && !e.gone }); at < 0 {
 			return
 		}
 	}
-	qu.remove(at)
+	r.remove(k, qi, at)
 	if qu.live--; qu.live == 0 {
-		if x, ok := slices.BinarySearch(r.active, qi); ok {
-			r.active = slices.Delete(r.active, x, x+1)
-		}
+		r.deactivate(k, qi)
 	}
-	if at < r.cursor[qi] {
-		r.cursor[qi]--
-	}
-	if at < qu.skipTo {
-		qu.skipTo--
-	}
-	qu.blocksKnown = min(qu.blocksKnown, at/blockLen)
 }
 
-// remove takes list[at] out, moving the shorter side: the workloads
-// before it one place back (the list then starts one place later in its
-// array), or those behind it one place forward. Either way the positions
-// before at stay and those behind it drop by one. Under StrictFIFO the
-// workload that leaves is nearly always its queue's head, and a queue of
-// the full SDSC-SP2 log holds thousands.
-func (qu *queue) remove(at int) {
-	if n := len(qu.list); at < n-1-at {
-		copy(qu.list[1:at+1], qu.list[:at])
-		qu.list[0] = waiting{}
-		qu.list = qu.list[1:]
+// remove takes list[at] of queue qi out, keeping the cursor on the same
+// workload and the skipped prefix over the same ones. One in the middle
+// is marked gone, in its place; the list then sheds the dead from its
+// ends (off counts those shed from the front, so that no block shifts),
+// and is compacted once the dead outnumber the live (its blocks then
+// worked out again): the moves, each live workload once per compaction,
+// and the reads are counted. Under StrictFIFO the workload that leaves
+// is nearly always its queue's head, and BestEffortFIFO grants a
+// workload behind others often enough that moving the rest of a list
+// thousands long, and working out every block behind it again, was most
+// of a replay's work on 64 weeks of SDSC-SP2.
+func (r *Rule) remove(k *baseline.Core, qi, at int) {
+	qu := &r.queues[qi]
+	if b := qu.block(at); b < qu.blocksKnown && qu.blockLeast[b].least == qu.list[at].leastOf() {
+		if qu.blockLeast[b].n--; qu.blockLeast[b].n == 0 {
+			qu.blockLeast[b].least = unknown // its last narrowest: a walk works it out again
+		}
+	}
+	qu.list[at].gone = true
+	qu.dead++
+	// Only the one that left can have made an end dead: the dead behind
+	// it are read (counted), and the live one that stops the search.
+	front, back := 0, len(qu.list)
+	if at == 0 {
+		for front < len(qu.list) && qu.list[front].gone {
+			front++
+		}
+		k.CountWalked(min(front, len(qu.list)-1))
+	}
+	if at == len(qu.list)-1 {
+		for back > front && qu.list[back-1].gone {
+			back--
+		}
+		if back > front {
+			k.CountWalked(len(qu.list) - back) // with the one that stops it
+		} else {
+			k.CountWalked(len(qu.list) - back - 1)
+		}
+	}
+	clear(qu.list[back:])
+	clear(qu.list[:front])
+	qu.dead -= front + len(qu.list) - back
+	qu.list = qu.list[front:back]
+	if front > 0 {
+		first := qu.off / blockLen
+		qu.off += front
+		drop := min(qu.off/blockLen-first, len(qu.blockLeast))
+		qu.blockLeast = qu.blockLeast[drop:]
+		qu.blocksKnown = max(0, qu.blocksKnown-drop)
+		r.cursor[qi] = max(0, r.cursor[qi]-front)
+		qu.skipTo = max(0, qu.skipTo-front)
+	}
+	if len(qu.list) == 0 {
+		qu.off, qu.blocksKnown, qu.blockLeast = 0, 0, qu.blockLeast[:0]
+		r.cursor[qi], qu.skipTo = 0, 0
 		return
 	}
-	qu.list = slices.Delete(qu.list, at, at+1)
+	qu.blocksKnown = min(qu.blocksKnown, qu.block(len(qu.list)-1)+1)
+	r.cursor[qi], qu.skipTo = min(r.cursor[qi], len(qu.list)), min(qu.skipTo, len(qu.list))
+	if qu.dead <= len(qu.list)-qu.dead {
+		return
+	}
+	// Compact: every place behind a dead one moves.
+	w, cur, skip := 0, r.cursor[qi], qu.skipTo
+	for x := range qu.list {
+		if x == r.cursor[qi] {
+			cur = w
+		}
+		if x == qu.skipTo {
+			skip = w
+		}
+		if !qu.list[x].gone {
+			qu.list[w] = qu.list[x]
+			w++
+		}
+	}
+	if r.cursor[qi] >= len(qu.list) {
+		cur = w
+	}
+	if qu.skipTo >= len(qu.list) {
+		skip = w
+	}
+	k.CountWalked(len(qu.list))
+	k.CountMoved(w)
+	clear(qu.list[w:])
+	qu.list = qu.list[:w]
+	qu.dead, qu.off, qu.blocksKnown = 0, 0, 0
+	qu.blockLeast = qu.blockLeast[:0]
+	r.cursor[qi], qu.skipTo = cur, skip
 }
 
 // queueOrder is a queue's order (before) as a comparison.
@@ -241,6 +394,7 @@ func queueOrder(x, y waiting) int {
 // nothing running: TestStrictFIFOPreemptorGoesFirst).
 func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 	qu := &r.queues[q]
+	r.walked++ // the search itself: the queue's bounds, its head
 	free := max(0, k.FreeGeneral())
 	room := r.limitOf(k, q) - r.usage[q]
 	if r.strict && r.bonusSum > 0 {
@@ -255,7 +409,7 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 		r.done[q] = true
 		return false
 	}
-	seen := len(qu.list) + 1 // the narrowest live workload walked
+	seen := math.MaxInt // the narrowest live workload walked, at most
 	// w − touchable(q, w) grows with w (a wider request touches no more),
 	// so the widths that could start or preempt are those up to reach:
 	// the widest w ≤ room with w ≤ free + touchable(q, w), and below the
@@ -297,7 +451,11 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 	if prefix {
 		if qu.skipReach >= reach {
 			r.cursor[q] = qu.skipTo
-			whole = whole && qu.skipTo == 0
+			if qu.skipTo > 0 {
+				// Passed over, not walked: only rigid jobs wider than
+				// skipReach.
+				seen = qu.skipReach + 1
+			}
 		} else {
 			qu.skipTo = 0
 		}
@@ -320,12 +478,13 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 		r.knowBlocks(qu)
 	}
 	for ; r.cursor[q] < len(qu.list); r.cursor[q]++ {
-		if blocks && r.cursor[q]%blockLen == 0 {
-			for min(len(qu.list), r.cursor[q]+blockLen) <= stop && r.cursor[q] < len(qu.list) && qu.blockLeast[r.cursor[q]/blockLen] > beyond {
+		if blocks && (r.cursor[q] == 0 || (r.cursor[q]+qu.off)%blockLen == 0) {
+			for r.cursor[q] < len(qu.list) && qu.blockEnd(r.cursor[q]) <= stop && r.blockBound(qu, r.cursor[q]) > beyond {
 				// Only rigid jobs wider than beyond ≥ reach with
 				// nothing coming: the walk would pass over each.
-				seen = min(seen, qu.blockLeast[r.cursor[q]/blockLen])
-				r.cursor[q] = min(len(qu.list), r.cursor[q]+blockLen)
+				r.walked++ // the block's bound, in place of its workloads
+				seen = min(seen, qu.blockLeast[qu.block(r.cursor[q])].least)
+				r.cursor[q] = qu.blockEnd(r.cursor[q])
 				if prefix {
 					qu.skipTo, qu.skipReach = r.cursor[q], reach
 				}
@@ -335,6 +494,13 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 			}
 		}
 		e := &qu.list[r.cursor[q]]
+		r.walked++
+		if e.gone {
+			if prefix {
+				qu.skipTo = r.cursor[q] + 1
+			}
+			continue
+		}
 		least := e.gpus // a rigid job starts whole
 		if !e.rigid {
 			least = min(e.gpus, max(room, 0), policy.PartialGrantMin)
@@ -359,8 +525,8 @@ func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
 			qu.skipTo, qu.skipReach = r.cursor[q]+1, reach
 		}
 	}
-	if whole && r.cursor[q] >= len(qu.list) && seen <= len(qu.list) {
-		qu.least = seen // walked every live workload this tick
+	if whole && r.cursor[q] >= len(qu.list) && seen < math.MaxInt && seen != qu.least {
+		r.setLeast(k, q, seen) // walked every live workload this tick
 	}
 	r.done[q] = true
 	return false
@@ -423,6 +589,7 @@ func (r *Rule) strictHead(qu *queue, q, room, free int, h *head) bool {
 func (r *Rule) firstInFlight(k *baseline.Core, q, room, free int) int {
 	qu := &r.queues[q]
 	stop := len(qu.list)
+	r.walked += len(r.bonus)
 	for x := range r.bonus {
 		b := &r.bonus[x]
 		e, ok := r.inFlightOf(k, b, q)
@@ -511,7 +678,7 @@ func (r *Rule) waitingOf(k *baseline.Core, id int) (waiting, int, bool) {
 		return waiting{}, -1, false
 	}
 	req := k.Pend(i)
-	return waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}, r.queueOf[req.Campaign], true
+	return waiting{class: req.Class, submitted: req.Submitted, id: req.ID, gpus: req.GPUs, rigid: req.Rigid}, r.queueOf[req.Campaign], true
 }
 
 // inFlight is queue q's first waiting workload (in queue order) with GPUs
@@ -556,4 +723,58 @@ func (r *Rule) inFlight(k *baseline.Core, q, room int, h *head) bool {
 	}
 	*h = head{queue: q, id: best.id, submitted: best.submitted, class: best.class, key: r.keyOf(q, r.kept[q]+want)}
 	return true
+}
+
+// The queues with waiting workloads are kept by their least, in buckets
+// by its bit length (byLeast[b]: least in [2^(b−1), 2^b), in no order;
+// bucketAt[q] is q's place in its bucket; bucketsUsed has bit b set
+// while byLeast[b] holds any), so that a pass's first round asks only
+// those whose least could be within reach (openQueues): on the first 64
+// weeks of SDSC-SP2 a pass found some five queues with workloads, three
+// of them too wide for the GPUs in reach, each asked only to be turned
+// away. A queue that gets its first workload, loses its last or changes
+// bucket is written in or out of its bucket in one step (counted as
+// moved), where a list kept sorted by least shifted half of itself at
+// each.
+
+// bucketOf is the bucket of a queue whose least is least.
+func bucketOf(least int) int { return min(bits.Len(uint(least)), 63) }
+
+// activate files queue qi, which has just got its first waiting
+// workload, in the bucket of its least.
+func (r *Rule) activate(k *baseline.Core, qi int) {
+	for len(r.bucketAt) <= qi {
+		r.bucketAt = append(r.bucketAt, 0)
+	}
+	b := bucketOf(r.queues[qi].least)
+	r.bucketAt[qi] = len(r.byLeast[b])
+	r.byLeast[b] = append(r.byLeast[b], qi)
+	r.bucketsUsed |= 1 << b
+	k.CountMoved(1)
+}
+
+// deactivate takes queue qi out of its bucket (its last waiting workload
+// has left, or its least is changing bucket): the bucket's last queue
+// takes its place.
+func (r *Rule) deactivate(k *baseline.Core, qi int) {
+	b := bucketOf(r.queues[qi].least)
+	list, x := r.byLeast[b], r.bucketAt[qi]
+	last := list[len(list)-1]
+	list[x], r.bucketAt[last] = last, x
+	if r.byLeast[b] = list[:len(list)-1]; len(list) == 1 {
+		r.bucketsUsed &^= 1 << b
+	}
+	k.CountMoved(1)
+}
+
+// setLeast sets active queue qi's least, moving it to the bucket of the
+// new one.
+func (r *Rule) setLeast(k *baseline.Core, qi, least int) {
+	if bucketOf(least) == bucketOf(r.queues[qi].least) {
+		r.queues[qi].least = least
+		return
+	}
+	r.deactivate(k, qi)
+	r.queues[qi].least = least
+	r.activate(k, qi)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -209,11 +210,15 @@ type Rule struct {
 	lendable int
 
 	// The waiting workloads of each queue (heads.go), and the queues
-	// with any (ascending): a round asks only those for a candidate,
-	// where the full log cuts 158 queues and about ten have workloads.
-	queues []queue
-	active []int
-	live   []bool // by request id: waiting, and not the filler's
+	// with any, by least (activate): a round asks only those for a
+	// candidate, where the full log cuts 158 queues and about ten have
+	// workloads, and of those only the ones whose least is in reach.
+	queues      []queue
+	byLeast     [64][]int
+	bucketAt    []int
+	bucketsUsed uint64
+	open        []int  // the queues a pass asks (openQueues)
+	live        []bool // by request id: waiting, and not the filler's
 	// preemptors are the waiting workloads that noticed leases, with
 	// their queues, until they leave: what inFlight reads of a request
 	// with GPUs coming, without looking it up in the Core's pending list
@@ -285,6 +290,13 @@ type Rule struct {
 	quietAt        uint64
 	// skipped counts the passes skipped so (tests).
 	skipped int
+	// walked counts what a pass read to find its candidates: one per
+	// queue asked for one, per waiting workload its walk read, per block
+	// bound it read to skip a block and per workload a block bound was
+	// worked out from again (policy.Work.Walked, given to the Core as
+	// the pass ends; zero between passes). Counted whether or not the
+	// Core counts: it decides nothing.
+	walked int
 
 	// decide, if set, is told of every victim chosen (tests).
 	decide func(Decision)
@@ -643,7 +655,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 	clear(r.cursor)
 	clear(r.done)
 	clear(r.minFail)
-	for {
+	for round := 0; ; round++ {
 		heads := r.heads[:0]
 		r.borrowing, r.touchMax = r.borrowing[:0], r.fillerKept
 		for _, q := range r.holding {
@@ -662,7 +674,10 @@ func (r *Rule) Admit(k *baseline.Core) {
 			r.keptSum = append(r.keptSum, r.keptSum[len(r.keptSum)-1]+r.kept[v])
 			r.excess = append(r.excess, r.kept[v]-r.nominal[v])
 		}
-		for _, q := range r.active {
+		if round == 0 {
+			r.openQueues(k)
+		}
+		for _, q := range r.open {
 			if r.done[q] {
 				continue
 			}
@@ -694,6 +709,8 @@ func (r *Rule) Admit(k *baseline.Core) {
 			// fails without it (TestQuietPassesChangeNothing fails without
 			// the one at the top).
 			r.quiet, r.quietAt = !r.stirred && k.Changes() == at, at
+			k.CountWalked(r.walked)
+			r.walked = 0
 			return
 		}
 		// By insertion: a round has a few candidates (2.4 on average on
@@ -736,6 +753,45 @@ func (r *Rule) Admit(k *baseline.Core) {
 			}
 		}
 	}
+}
+
+// openQueues are the queues the pass's first round asks for a candidate,
+// in r.open: those with waiting workloads whose least is within the free
+// GPUs, those preemption could touch and those on their way (the bound
+// by which candidate turns a queue away unasked). The buckets whose
+// leasts are all within it are taken whole, the one that straddles it
+// read queue by queue (counted; those it holds within reach are read by
+// candidate, as asked), and those beyond not read. Every other queue
+// would be turned away, and is done for the pass; the later rounds ask
+// again only the queues in r.open not done. Plain asks every queue with
+// waiting workloads, and so does StrictFIFO while GPUs are on their way
+// (a preemptor in flight goes first, whatever its queue's least). The
+// order of the asks is nothing to the pass: each touches only its own
+// queue, and the candidates are then sorted in a total order.
+func (r *Rule) openQueues(k *baseline.Core) {
+	open := r.open[:0]
+	all := r.plain || r.strict && r.bonusSum > 0
+	reach := max(0, k.FreeGeneral()) + r.touchMax + r.bonusSum
+	top := bucketOf(reach)
+	r.walked++ // bucketsUsed
+	for m := r.bucketsUsed; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros64(m)
+		if !all && b > top {
+			break
+		}
+		if all || b < top {
+			open = append(open, r.byLeast[b]...)
+			continue
+		}
+		for _, q := range r.byLeast[b] {
+			if r.queues[q].least <= reach {
+				open = append(open, q)
+			} else {
+				r.walked++ // read, and turned away
+			}
+		}
+	}
+	r.open = open
 }
 
 // head is a queue's candidate in a round; key is its queue's share with
@@ -959,7 +1015,7 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 		}
 	}
 	if !slices.ContainsFunc(r.preemptors, func(f preemptor) bool { return f.id == req.ID }) {
-		r.preemptors = append(r.preemptors, preemptor{waiting{req.Class, req.Submitted, req.ID, req.GPUs, req.Rigid}, p})
+		r.preemptors = append(r.preemptors, preemptor{waiting{class: req.Class, submitted: req.Submitted, id: req.ID, gpus: req.GPUs, rigid: req.Rigid}, p})
 	}
 	for _, j := range targets {
 		if q := r.queueOf[leases[j].Campaign]; q >= 0 {

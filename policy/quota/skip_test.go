@@ -2,6 +2,7 @@ package quota_test
 
 import (
 	"bytes"
+	bt "github.com/bursar-hpc/bursar/policy/baseline/baselinetest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,5 +48,39 @@ func TestSkipsChangeNothing(t *testing.T) {
 		fast, plain := run(false), run(true)
 		require.True(t, bytes.Equal(fast, plain), "%s: the skips changed the journal", strategy)
 		require.Positive(t, bytes.Count(fast, []byte(`"event": "preempt-notice"`)), strategy)
+	}
+}
+
+// A workload that leaves from the middle of its queue keeps its place
+// until the dead outnumber the live; the compaction then keeps the walk's
+// cursor on the same workload. Pool 10; q1's job J holds 1 GPU; q0 files
+// H (10 GPUs, cannot start), A1…A4 and B (1 GPU each). In one pass H is
+// set aside, A1…A4 start one a round (each leaving a dead place behind
+// H), and A4's leaving makes four dead to two live: the list is compacted
+// to H, B with the cursor on B, which starts in the same pass. A cursor
+// left at A4's old place (4) would pass B by until the next tick.
+func TestCompactionKeepsTheCursor(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		a, err := quota.New(bt.Config(10, 0), quota.DefaultKnobs())
+		require.NoError(t, err)
+		if plain {
+			quota.Plain(a)
+		}
+		q0, err := a.Register(bt.Env("q0", 1, policy.AgentBurst))
+		require.NoError(t, err)
+		q1, err := a.Register(bt.Env("q1", 1, policy.AgentBurst))
+		require.NoError(t, err)
+		_, err = a.RequestRigid(q1, 1, 1000, 1000, policy.AgentBurst, a.Now()+1)
+		require.NoError(t, err)
+		a.Tick()
+		var b int
+		for _, g := range []int{10, 1, 1, 1, 1, 1} {
+			b, err = a.RequestRigid(q0, g, 1000, 1000, policy.AgentBurst, a.Now()+1)
+			require.NoError(t, err)
+		}
+		a.Tick()
+		pending := a.Pending()
+		require.Len(t, pending, 1, "plain %v: only H waits", plain)
+		require.NotEqual(t, b, pending[0].ID, "plain %v: B waits", plain)
 	}
 }

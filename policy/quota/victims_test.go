@@ -29,6 +29,12 @@ type cohortRun struct {
 	ready   func(as []*baseline.Core)     // called once the cohort is registered, before the first tick
 	cancels bool                          // now and then a queue withdraws a class of its requests
 	ticked  func(as []*baseline.Core)     // called after every tick
+	// anyKnobs draws fair sharing and reclaimWithinCohort too (every
+	// combination Validate accepts), where the others run quota-fair's;
+	// earlier files some rigid jobs with an earlier submit time (a
+	// requeued job's place, in the middle of its queue) and bursts of
+	// arrivals, so that queues run long.
+	anyKnobs, earlier bool
 }
 
 // randomCohorts is randomCohort for r.twins allocators at once, each given
@@ -40,6 +46,13 @@ func randomCohorts(t *rapid.T, r cohortRun) {
 	k.BorrowingLimit = rapid.SampledFrom([]int{-1, 0, 8}).Draw(t, "borrowing-limit")
 	k.QueueingStrategy = rapid.SampledFrom([]string{quota.BestEffortFIFO, quota.StrictFIFO}).Draw(t, "strategy")
 	k.PreemptionStrategies = rapid.SampledFrom(quota.ValidPreemptionStrategies).Draw(t, "preemption-strategies")
+	if r.anyKnobs {
+		k.FairSharing = rapid.Bool().Draw(t, "fair-sharing")
+		k.ReclaimWithinCohort = quota.Never
+		if k.FairSharing {
+			k.ReclaimWithinCohort = rapid.SampledFrom([]string{quota.Never, quota.LowerPriority, quota.Any}).Draw(t, "reclaim")
+		}
+	}
 	grace := rapid.IntRange(0, 10).Draw(t, "grace")
 	as := make([]*baseline.Core, r.twins)
 	for x := range as {
@@ -81,8 +94,12 @@ func randomCohorts(t *rapid.T, r cohortRun) {
 		r.ready(as)
 	}
 	classes := []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}
+	burst := 3
+	if r.earlier {
+		burst = rapid.SampledFrom([]int{3, 12}).Draw(t, "burst")
+	}
 	for range rapid.IntRange(10, 200).Draw(t, "ticks") {
-		for range rapid.IntRange(0, 3).Draw(t, "arrivals") {
+		for range rapid.IntRange(0, burst).Draw(t, "arrivals") {
 			g := rapid.IntRange(1, pool).Draw(t, "gpus")
 			d := rapid.IntRange(1, 60).Draw(t, "run")
 			if filler >= 0 && rapid.IntRange(0, 4).Draw(t, "to-filler") == 0 {
@@ -92,7 +109,11 @@ func randomCohorts(t *rapid.T, r cohortRun) {
 			c := ids[rapid.IntRange(0, n-1).Draw(t, "c")]
 			cls := rapid.SampledFrom(classes).Draw(t, "class")
 			if rapid.Bool().Draw(t, "rigid") {
-				all(func(a *baseline.Core) { _, _ = a.RequestRigid(c, g, d, d, cls, a.Now()+1) })
+				sub := as[0].Now() + 1
+				if r.earlier {
+					sub -= rapid.IntRange(0, 3).Draw(t, "earlier") * rapid.IntRange(0, 20).Draw(t, "by")
+				}
+				all(func(a *baseline.Core) { _, _ = a.RequestRigid(c, g, d, d, cls, sub) })
 			} else {
 				all(func(a *baseline.Core) { _, _ = a.Request(c, g, d, cls) })
 			}

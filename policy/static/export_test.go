@@ -7,3 +7,7 @@ func PlainScavenge(r *Rule) { r.plainScavenge = true }
 // Relooked is the number of jobs scavenge did not find where the grants
 // left them.
 func Relooked(r *Rule) int { return r.relooked }
+
+// PlainAdmit makes r take its partitions' queues from the whole pending
+// list at every pass (the oracle of the queues it keeps).
+func PlainAdmit(r *Rule) { r.plainAdmit = true }

@@ -3,6 +3,7 @@ package static
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy"
@@ -130,7 +131,44 @@ type Rule struct {
 	// and the check of the positions).
 	plainScavenge bool
 	relooked      int
+
+	// By partition its owners' queue (queues.go), kept as requests join
+	// and leave the pending list; heads are the places a pass started or
+	// planned from. stale: the partitions were cut again since, and the
+	// queues are made again at the next pass; unordered: the pending list
+	// may be out of submit order (an elastic request filed behind a job
+	// submitted later, lastSubmitted the latest submit filed), and a pass
+	// admits plain until it is back in order. plainAdmit admits plain
+	// always (tests: the oracle of the queues).
+	parts []partQueue
+	heads []int
+	// quiet[p]: partition p's last pass started, planned and noticed
+	// nothing, and its queue has not changed since; leases[p] are its
+	// owners' leases as of that pass (count, ids and GPUs summed), now
+	// ownersNow. With nothing else changed such a pass would decide the
+	// same again (a later clock only makes a backfill harder), and is
+	// skipped (lend none, no platform). acted counts the starts, plans
+	// and notices of a pass.
+	quiet         []bool
+	leases        []leaseSet
+	ownersNow     []leaseSet
+	acted         int
+	stale         bool
+	unordered     bool
+	lastSubmitted int
+	plainAdmit    bool
+	// aging: the last Admit planned a job (one its schedule started that
+	// the idle GPUs, or on nodes the up nodes, could not seat). A planned
+	// job has not started, so the next pass takes its end as now + its
+	// estimate, and it plans it again from now: the shadow time moves with
+	// the clock, and the same pass a tick later may backfill what it
+	// refused (NextEvent).
+	aging bool
 }
+
+// leaseSet identifies a partition's owners' leases between two passes,
+// where they can only end (a start is a pass's own).
+type leaseSet struct{ n, ids, gpus int }
 
 // loan is part of a scavenger lease: gpus of partition part's GPUs.
 type loan struct{ lease, part, gpus int }
@@ -161,6 +199,12 @@ func (r *Rule) Registered(k *baseline.Core, _ policy.CampaignID) { r.cut(k) }
 // other group shares the general partition, whose share is theirs
 // combined; the sizes are the largest-remainder split of the pool.
 func (r *Rule) cut(k *baseline.Core) {
+	oldPart, oldSize := slices.Clone(r.partOf), slices.Clone(r.size)
+	defer func() {
+		if !slices.Equal(oldSize, r.size) || !slices.Equal(oldPart, r.partOf[:len(oldPart)]) {
+			r.stale = true // a campaign's partition, or one's size, moved
+		}
+	}()
 	n := k.NumCampaigns()
 	r.partOf = slices.Grow(r.partOf[:0], n)[:n]
 	groups := k.Groups()
@@ -204,8 +248,16 @@ func (r *Rule) cut(k *baseline.Core) {
 	np := len(r.size)
 	r.owner, r.lent, r.noticed = baseline.Ints(r.owner, np), baseline.Ints(r.lent, np), baseline.Ints(r.noticed, np)
 	r.ownerFree, r.idle, r.waiting = baseline.Ints(r.ownerFree, np), baseline.Ints(r.idle, np), baseline.Ints(r.waiting, np)
+	r.ownersNow = slices.Grow(r.ownersNow[:0], np)[:np]
+	r.leases = slices.Grow(r.leases[:0], np)[:np]
+	r.quiet = slices.Grow(r.quiet[:0], np)[:np]
+	clear(r.quiet)
 	for len(r.queues) < np {
 		r.queues = append(r.queues, nil)
+	}
+	for len(r.parts) < np {
+		r.parts = append(r.parts, partQueue{})
+		r.parts[len(r.parts)-1].build(k)
 	}
 }
 
@@ -338,6 +390,7 @@ func (r *Rule) books(k *baseline.Core) {
 	clear(r.owner)
 	clear(r.lent)
 	clear(r.noticed)
+	clear(r.ownersNow)
 	leases := k.Leases()
 	for j := range leases {
 		l := &leases[j]
@@ -350,6 +403,8 @@ func (r *Rule) books(k *baseline.Core) {
 		}
 		if p := r.partOf[l.Campaign]; p >= 0 {
 			r.owner[p] += l.GPUs
+			o := &r.ownersNow[p]
+			o.n, o.ids, o.gpus = o.n+1, o.ids+l.ID, o.gpus+l.GPUs
 		}
 	}
 	w := 0
@@ -390,6 +445,37 @@ func (r *Rule) Admit(k *baseline.Core) {
 		r.idle[p] = r.ownerFree[p] - r.lent[p]
 		r.waiting[p] = 0
 	}
+	if !r.plainAdmit && (r.stale || r.unordered) {
+		r.reindex(k)
+	}
+	if !r.plainAdmit && !r.unordered {
+		skip := r.knobs.Lend == LendNone && k.Seatable() == math.MaxInt
+		for p := range np {
+			if skip && r.quiet[p] && r.leases[p] == r.ownersNow[p] {
+				continue
+			}
+			acted := r.acted
+			r.admitIndexed(k, p)
+			r.quiet[p], r.leases[p] = r.acted == acted, r.ownersNow[p]
+		}
+	} else {
+		r.admitPlain(k)
+	}
+	if r.knobs.Lend == LendScavenger {
+		r.scavenge(k)
+	}
+	r.aging = len(r.plannedID) > 0
+	for _, id := range r.plannedID {
+		r.planned[id] = 0
+	}
+	r.plannedID = r.plannedID[:0]
+}
+
+// admitPlain is each partition's admission over its queue taken from the
+// whole pending list: the oracle of the queues the rule keeps, and the
+// pass while the list is out of submit order.
+func (r *Rule) admitPlain(k *baseline.Core) {
+	np := len(r.size)
 	r.others = r.others[:0]
 	pend := k.Pending()
 	for i := range pend {
@@ -405,15 +491,9 @@ func (r *Rule) Admit(k *baseline.Core) {
 		}
 	}
 	for p := range np {
+		inOrder(k, r.queues[p], nil)
 		r.admitPartition(k, p)
 	}
-	if r.knobs.Lend == LendScavenger {
-		r.scavenge(k)
-	}
-	for _, id := range r.plannedID {
-		r.planned[id] = 0
-	}
-	r.plannedID = r.plannedID[:0]
 }
 
 // admitPartition is FCFS + EASY (docs/studies.md §2.1) over partition p's
@@ -426,38 +506,48 @@ func (r *Rule) admitPartition(k *baseline.Core, p int) {
 	q := r.queues[p]
 	h := 0
 	for ; h < len(q); h++ {
-		i := k.IndexSubmitted(q[h].id, q[h].submitted)
-		req := k.Pend(i)
-		if req.Rigid {
-			if req.GPUs > r.ownerFree[p] {
-				break
-			}
-			r.schedule(k, p, i, req.GPUs)
-			continue
-		}
-		want := min(req.GPUs, r.ownerFree[p])
-		if want < 1 {
+		if stop, _ := r.headStep(k, p, k.IndexSubmitted(q[h].id, q[h].submitted)); stop {
 			break
 		}
-		// An elastic request is cut to what the partition has free, by the
-		// broker's partial-grant rule (docs/studies.md §6.1).
-		if x := min(want, r.idle[p]-r.waiting[p], k.Seatable()); x >= min(want, policy.PartialGrantMin) {
-			cls := req.Class
-			r.start(k, p, i, x)
-			if x < want && cls != policy.Opportunistic {
-				// The rest of a partial grant is reclaimed for the
-				// partition, as the broker preempts for it (model.md §5).
-				r.ownerFree[p] -= want - x
-				r.waiting[p] += want - x
-			}
-			continue
-		}
-		r.plan(p, req.ID, want)
 	}
 	if h < len(q) && r.ownerFree[p] > 0 {
 		r.backfill(k, p, q, h)
 	}
 	r.reclaim(k, p)
+}
+
+// headStep takes pending request i, the next head of partition p's queue
+// in its owners' view: stop when it does not fit the GPUs the owners have
+// free (the heads end there); held when it stays queued as a head (a
+// rigid job scheduled, an elastic request planned), not started.
+func (r *Rule) headStep(k *baseline.Core, p, i int) (stop, held bool) {
+	req := k.Pend(i)
+	if req.Rigid {
+		if req.GPUs > r.ownerFree[p] {
+			return true, false
+		}
+		r.schedule(k, p, i, req.GPUs)
+		return false, true
+	}
+	want := min(req.GPUs, r.ownerFree[p])
+	if want < 1 {
+		return true, false
+	}
+	// An elastic request is cut to what the partition has free, by the
+	// broker's partial-grant rule (docs/studies.md §6.1).
+	if x := min(want, r.idle[p]-r.waiting[p], k.Seatable()); x >= min(want, policy.PartialGrantMin) {
+		cls := req.Class
+		r.start(k, p, i, x)
+		if x < want && cls != policy.Opportunistic {
+			// The rest of a partial grant is reclaimed for the
+			// partition, as the broker preempts for it (model.md §5).
+			r.ownerFree[p] -= want - x
+			r.waiting[p] += want - x
+		}
+		return false, false
+	}
+	r.plan(p, req.ID, want)
+	return false, true
 }
 
 // schedule starts rigid job i of partition p now if its idle GPUs hold
@@ -474,6 +564,7 @@ func (r *Rule) schedule(k *baseline.Core, p, i, gpus int) {
 
 // start grants n GPUs of partition p to owner request i.
 func (r *Rule) start(k *baseline.Core, p, i, n int) {
+	r.acted++
 	if k.Pend(i).Class == policy.Opportunistic {
 		k.Reprice(i, nonPreemptible) // no one preempts an owner's lease
 	}
@@ -485,6 +576,7 @@ func (r *Rule) start(k *baseline.Core, p, i, n int) {
 
 // plan puts request id in partition p's schedule, waiting for gpus GPUs.
 func (r *Rule) plan(p, id, gpus int) {
+	r.acted++
 	r.ownerFree[p] -= gpus
 	r.waiting[p] += gpus
 	for len(r.planned) <= id {
@@ -499,14 +591,7 @@ func (r *Rule) plan(p, id, gpus int) {
 // started now) as the running ones.
 func (r *Rule) backfill(k *baseline.Core, p int, q []queued, h int) {
 	now := k.Now()
-	r.running = r.running[:0]
-	leases := k.Leases()
-	for j := range leases {
-		l := &leases[j]
-		if r.partOf[l.Campaign] == p && (l.ID >= len(r.scav) || !r.scav[l.ID]) {
-			r.running = append(r.running, easy.Running{GPUs: l.GPUs, EstEnd: int64(l.Estimated())})
-		}
-	}
+	r.runningOf(k, p)
 	for _, e := range q[:h] {
 		if e.id < len(r.planned) && r.planned[e.id] > 0 {
 			req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
@@ -526,6 +611,18 @@ func (r *Rule) backfill(k *baseline.Core, p int, q []queued, h int) {
 	for _, j := range r.pass.Pass(int64(now), r.ownerFree[p], r.running, r.jobs) {
 		e := r.jobIDs[j]
 		r.schedule(k, p, k.IndexSubmitted(e.id, e.submitted), r.jobs[j].GPUs)
+	}
+}
+
+// runningOf sets running to partition p's owners' leases.
+func (r *Rule) runningOf(k *baseline.Core, p int) {
+	r.running = r.running[:0]
+	leases := k.Leases()
+	for j := range leases {
+		l := &leases[j]
+		if r.partOf[l.Campaign] == p && (l.ID >= len(r.scav) || !r.scav[l.ID]) {
+			r.running = append(r.running, easy.Running{GPUs: l.GPUs, EstEnd: int64(l.Estimated())})
+		}
 	}
 }
 
@@ -563,6 +660,7 @@ func (r *Rule) reclaim(k *baseline.Core, p int) {
 		for j := range leases {
 			if leases[j].ID == id {
 				k.Notice(j, -1)
+				r.acted++
 				break
 			}
 		}
@@ -613,6 +711,7 @@ func (r *Rule) scavenge(k *baseline.Core) {
 			jobs, at = append(jobs, queued{q.ID, q.Submitted}), append(at, i)
 		}
 	}
+	inOrder(k, jobs, at) // no filler's request: the Core would keep the order
 	r.jobIDs, r.scavAt = jobs, at
 	// A grant takes its request out of the list and moves the ones behind
 	// it up one place (Core.Grant), so a job's place now is where it stood
@@ -633,7 +732,9 @@ func (r *Rule) scavenge(k *baseline.Core) {
 			}
 		}
 		switch {
-		case r.plainScavenge:
+		case r.plainScavenge || !k.Ordered():
+			// A grant moves the list's last job into its place: every
+			// job's place is noted (baseline.UnorderedPending).
 			i = k.IndexSubmitted(e.id, e.submitted)
 		case i >= len(k.Pending()) || k.Pend(i).ID != e.id:
 			r.relooked++

@@ -289,11 +289,14 @@ func TestOwnerNeverWaitsBeyondTheGrace(t *testing.T) {
 			}
 			a.Tick()
 			owner, lent := r.Books(a)
+			// A partition's head is its first job in submit order (the
+			// Core keeps no order while it holds only rigid jobs:
+			// baseline.UnorderedPending).
 			heads := map[int]*baseline.Request{}
 			for i := range a.Pending() {
 				q := &a.Pending()[i]
 				p, size := r.Partition(q.Campaign)
-				if p >= 0 && q.GPUs <= size && heads[p] == nil {
+				if h := heads[p]; p >= 0 && q.GPUs <= size && (h == nil || q.Submitted < h.Submitted || q.Submitted == h.Submitted && q.ID < h.ID) {
 					heads[p] = q
 				}
 			}

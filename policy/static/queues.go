@@ -1,0 +1,552 @@
+package static
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/easy"
+)
+
+// Each partition keeps its owners' waiting jobs in the pending list's
+// order, told of them by the Core (baseline.Watcher), with a tree of
+// the widths and estimates below each stretch of the list: building the
+// partitions' queues from the whole pending list and handing the whole of
+// each to EASY at every pass made static's work per job grow 7.4× from 8
+// to 64 weeks of SDSC-SP2 (docs/traces.md, "Work per job"), where the
+// condo partitions' queues run to thousands of jobs. A pass now reads
+// each partition's heads up to the one that blocks, and finds the jobs
+// EASY may backfill by the tree: a stretch none of whose jobs is narrow
+// enough for the free GPUs, or both wider than the extra GPUs and longer
+// than the shadow time allows, is passed over whole.
+//
+// The list's order is the pending list's, (submit time, id), which the
+// Core keeps for requests filed in order and for rigid jobs filed in
+// the past (a requeued job); an elastic request filed behind a job
+// submitted later (the Core appends it) breaks it, and the rule then
+// admits as it did before, from the whole list (plain), until the list
+// is back in order.
+
+// waiting is a job in a partition's queue.
+type waiting struct {
+	submitted, id int
+	gpus          int
+	est           int
+	rigid         bool
+	dead          bool // left the pending list, kept until a compaction
+}
+
+// least is the fewest GPUs the job could start with in a backfill (a
+// rigid job's width, 1 for an elastic request, which is cut), MaxInt
+// once it has left.
+func (e *waiting) least() int {
+	switch {
+	case e.dead:
+		return math.MaxInt
+	case e.rigid:
+		return e.gpus
+	}
+	return 1
+}
+
+// before orders the queue as the pending list: by submit time, then id.
+func (e *waiting) before(o *waiting) bool {
+	if e.submitted != o.submitted {
+		return e.submitted < o.submitted
+	}
+	return e.id < o.id
+}
+
+// partQueue is one partition's waiting jobs.
+type partQueue struct {
+	list []waiting
+	// list[:first] have all left.
+	first      int
+	live, dead int
+	// A tree over list's places, leaves at leaves+i: by node, the least
+	// (waiting.least) of its live jobs, and by band b < bands the
+	// shortest estimate of those whose least is at most bandWidth(b), so
+	// that a search passes over a stretch whose narrow jobs are all too
+	// long (estimates capped at noneLeft−1; noneLeft: no such job).
+	leaves, bands int
+	least         []int32
+	short         []int32
+	// share, if not nil, counts the other queues (a fork's copy, or the
+	// queue it was copied from) that hold list, least and short too:
+	// copied before the first write (own, clone.go).
+	share *sharing
+}
+
+// bandWidth is band b's widest job: 1, 2, 3, 4, 6, 8, 12, 16, …, two
+// bands an octave, so that a search for jobs of at most w GPUs reads the
+// band of the least width ≥ w and passes over jobs up to 1.5 w wide in it
+// (SDSC-SP2's widths are mostly powers of two, which fall between).
+func bandWidth(b int) int {
+	if b < 2 {
+		return b + 1
+	}
+	w := 1 << (b/2 + 1) // b = 2: 4, b = 3: 6, b = 4: 8, …
+	if b%2 == 1 {
+		w += w / 2
+	}
+	return w
+}
+
+// bandOf is the first band whose widest job is at least w ≥ 1.
+func bandOf(w int) int {
+	b := 0
+	for bandWidth(b) < w {
+		b++
+	}
+	return b
+}
+
+// noneLeft marks a node with no live job (of the band).
+const noneLeft = math.MaxInt32
+
+func clamp32(v int) int32 { return int32(min(v, noneLeft-1)) }
+
+// add files e at its place (the end, unless it was submitted before the
+// last job: a requeued job).
+func (qu *partQueue) add(k *baseline.Core, e waiting) {
+	qu.own(k)
+	qu.live++
+	at := len(qu.list)
+	if at > 0 && e.before(&qu.list[at-1]) {
+		at, _ = qu.place(e.submitted, e.id)
+		qu.list = slices.Insert(qu.list, at, e)
+		k.CountMoved(len(qu.list) - at)
+		qu.first = min(qu.first, at)
+		qu.build(k)
+		return
+	}
+	qu.list = append(qu.list, e)
+	if len(qu.list) > qu.leaves {
+		qu.build(k)
+		return
+	}
+	qu.set(at)
+}
+
+func cmpWaiting(a, b waiting) int {
+	switch {
+	case a.before(&b):
+		return -1
+	case b.before(&a):
+		return 1
+	}
+	return 0
+}
+
+// place is where the job of request id, submitted at submitted, stands
+// in the list or would, and whether it is there: slices.BinarySearchFunc
+// with cmpWaiting written out, whose call per comparison was a tenth of
+// a static replay's forks on the full SDSC-SP2 log.
+func (qu *partQueue) place(submitted, id int) (int, bool) {
+	lo, hi := 0, len(qu.list)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if e := &qu.list[m]; e.submitted < submitted || e.submitted == submitted && e.id < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(qu.list) && qu.list[lo].submitted == submitted && qu.list[lo].id == id
+}
+
+// remove marks the job of request id, submitted at submitted, as left.
+func (qu *partQueue) remove(k *baseline.Core, submitted, id int) {
+	at, found := qu.place(submitted, id)
+	if !found || qu.list[at].dead {
+		return
+	}
+	qu.own(k)
+	qu.list[at].dead = true
+	qu.live--
+	qu.dead++
+	qu.set(at)
+}
+
+// leaf writes node n's bounds for job e (nil: none).
+func (qu *partQueue) leaf(n int, e *waiting) {
+	qu.least[n] = noneLeft
+	band := qu.short[n*qu.bands : (n+1)*qu.bands]
+	for b := range band {
+		band[b] = noneLeft
+	}
+	if e == nil || e.dead {
+		return
+	}
+	l := e.least()
+	qu.least[n] = clamp32(l)
+	for b := range band {
+		if l <= bandWidth(b) {
+			band[b] = clamp32(e.est)
+		}
+	}
+}
+
+// join writes node n's bounds from its children's, and reports whether
+// they changed.
+func (qu *partQueue) join(n int) bool {
+	l := min(qu.least[2*n], qu.least[2*n+1])
+	changed := l != qu.least[n]
+	qu.least[n] = l
+	band, lb, rb := qu.short[n*qu.bands:(n+1)*qu.bands], qu.short[2*n*qu.bands:], qu.short[(2*n+1)*qu.bands:]
+	for b := range band {
+		if v := min(lb[b], rb[b]); v != band[b] {
+			band[b], changed = v, true
+		}
+	}
+	return changed
+}
+
+// set writes leaf at and the nodes above it, up to the first whose
+// bounds it leaves as they were (those above it read only theirs): a
+// job leaving a queue thousands long moves the bounds of a few nodes,
+// and the climb over every band at every level to the root was a fifth
+// of a static replay with fair starts on the full SDSC-SP2 log.
+func (qu *partQueue) set(at int) {
+	n := qu.leaves + at
+	qu.leaf(n, &qu.list[at])
+	for n /= 2; n > 0 && qu.join(n); n /= 2 {
+	}
+}
+
+// build makes the tree again, with room for the list to double, counting
+// the jobs written.
+func (qu *partQueue) build(k *baseline.Core) {
+	qu.own(k)
+	n := len(qu.list)
+	qu.leaves = 1
+	for qu.leaves <= n {
+		qu.leaves *= 2
+	}
+	qu.bands = bandOf(k.Config().Pool) + 1
+	qu.least = slices.Grow(qu.least[:0], 2*qu.leaves)[:2*qu.leaves]
+	qu.short = slices.Grow(qu.short[:0], 2*qu.leaves*qu.bands)[:2*qu.leaves*qu.bands]
+	for i := range qu.leaves {
+		var e *waiting
+		if i < n {
+			e = &qu.list[i]
+		}
+		qu.leaf(qu.leaves+i, e)
+	}
+	for x := qu.leaves - 1; x > 0; x-- {
+		qu.join(x)
+	}
+	k.CountMoved(n)
+}
+
+// compact drops the jobs that left once they outnumber those waiting.
+func (qu *partQueue) compact(k *baseline.Core) {
+	if qu.dead <= qu.live || qu.dead < 16 {
+		return
+	}
+	qu.own(k)
+	w := 0
+	for _, e := range qu.list {
+		if !e.dead {
+			qu.list[w] = e
+			w++
+		}
+	}
+	clear(qu.list[w:])
+	qu.list = qu.list[:w]
+	qu.first, qu.dead = 0, 0
+	qu.build(k)
+}
+
+// reset empties the queue.
+func (qu *partQueue) reset(k *baseline.Core) {
+	qu.own(k)
+	qu.list = qu.list[:0]
+	qu.first, qu.live, qu.dead = 0, 0, 0
+}
+
+// find is the first place from on of a job that may start in a backfill
+// with free GPUs free, extra GPUs to spare at the shadow time and limit
+// seconds to it: no wider than free, and no wider than extra or no
+// longer than limit (-1: none). It counts the tree's nodes it reads.
+func (qu *partQueue) find(k *baseline.Core, from, free, extra, limit int) int {
+	if free < 1 {
+		return -1
+	}
+	s := search{qu: qu, free: free, extra: extra, limit: limit, band: bandOf(free)}
+	at := s.after(from)
+	k.CountWalked(s.steps)
+	return at
+}
+
+// after is the first place from on that passes, climbing from its leaf
+// and descending into each stretch on its right in turn, nearest first,
+// so that a search costs the log of the distance it goes, not of the
+// queue; the root first, as most searches find nothing.
+func (s *search) after(from int) int {
+	qu := s.qu
+	if from >= qu.leaves || !s.passes(1) {
+		return -1
+	}
+	n := qu.leaves + from
+	if s.passes(n) {
+		return from
+	}
+	for span := 1; n > 1; n, span = n/2, span*2 {
+		if n%2 == 1 || !s.passes(n+1) {
+			continue
+		}
+		lo := (n+1)*span - qu.leaves
+		if at := s.descend(n+1, lo, lo+span); at >= 0 {
+			return at
+		}
+	}
+	return -1
+}
+
+// passes reads node n: whether a job below it may pass.
+func (s *search) passes(n int) bool {
+	s.steps++
+	qu := s.qu
+	l := int(qu.least[n])
+	if l > s.free {
+		return false
+	}
+	// Unless one is narrow enough for the extra GPUs, every job narrow
+	// enough may be too long.
+	return l <= s.extra || s.band >= qu.bands || int(qu.short[n*qu.bands+s.band]) <= s.limit
+}
+
+// search is one find's bounds: band is the first whose widest job
+// (bandWidth) is at least free.
+type search struct {
+	qu                       *partQueue
+	free, extra, limit, band int
+	steps                    int
+}
+
+// descend is the first place below node n, which covers [lo, hi) and
+// passes, that passes.
+func (s *search) descend(n, lo, hi int) int {
+	if hi-lo == 1 {
+		return lo
+	}
+	mid := (lo + hi) / 2
+	if s.passes(2 * n) {
+		if at := s.descend(2*n, lo, mid); at >= 0 {
+			return at
+		}
+	}
+	if s.passes(2*n + 1) {
+		return s.descend(2*n+1, mid, hi)
+	}
+	return -1
+}
+
+// Filed puts an owner's job in its partition's queue (baseline.Watcher).
+func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
+	if !q.Rigid && q.Submitted < r.lastSubmitted {
+		// The Core appends it behind a job submitted later.
+		r.unordered = true
+	}
+	r.lastSubmitted = max(r.lastSubmitted, q.Submitted)
+	if r.unordered || r.stale {
+		return // queues made again from the list at the next pass
+	}
+	if p, ok := r.queueOf(q); ok {
+		r.parts[p].add(k, waiting{submitted: q.Submitted, id: q.ID, gpus: q.GPUs, est: q.Duration, rigid: q.Rigid})
+		r.quiet[p] = false
+	}
+}
+
+// Left marks a job that left the pending list (baseline.Watcher).
+func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
+	if r.unordered || r.stale {
+		return
+	}
+	if p, ok := r.queueOf(&q); ok {
+		r.parts[p].remove(k, q.Submitted, q.ID)
+		r.quiet[p] = false
+	}
+}
+
+// queueOf is the partition whose queue holds request q, if any: not the
+// filler's, nor a rigid job wider than its partition (a scavenger only).
+func (r *Rule) queueOf(q *baseline.Request) (int, bool) {
+	if int(q.Campaign) >= len(r.partOf) {
+		return 0, false
+	}
+	p := r.partOf[q.Campaign]
+	if p < 0 || q.Rigid && q.GPUs > r.size[p] {
+		return 0, false
+	}
+	return p, true
+}
+
+// UnorderedPending marks that the rule reads the Core's pending list
+// only request by request (baseline.UnorderedPending) while it holds only
+// trace jobs: its partitions' queues keep the submit order, so that the
+// Core takes a granted job out of a list thousands long by moving its
+// last one into the place (the shifts were most of the work left on 64
+// weeks of SDSC-SP2, and growing with the queue). The rule orders what
+// it reads of the whole list itself then (inOrder).
+func (*Rule) UnorderedPending() {}
+
+// inOrder sorts a rule's walk of the whole pending list, jobs and their
+// places, into submit order if the Core keeps none (Ordered): the order
+// the list has otherwise, as it held only rigid jobs, filed in place.
+func inOrder(k *baseline.Core, jobs []queued, at []int) {
+	if k.Ordered() {
+		return
+	}
+	idx := make([]int, len(jobs))
+	for x := range idx {
+		idx[x] = x
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpQueued(jobs[a], jobs[b]) })
+	js, as := slices.Clone(jobs), slices.Clone(at)
+	for x, y := range idx {
+		jobs[x] = js[y]
+		if at != nil {
+			at[x] = as[y]
+		}
+	}
+}
+
+func cmpQueued(a, b queued) int {
+	if a.submitted != b.submitted {
+		return cmp.Compare(a.submitted, b.submitted)
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// reindex makes the partitions' queues again from the pending list,
+// which it reads whole (counted by the Core), if it is in order; else
+// the pass admits plain.
+func (r *Rule) reindex(k *baseline.Core) {
+	pend := k.Pending()
+	for i := 1; k.Ordered() && i < len(pend); i++ {
+		if pend[i].Submitted < pend[i-1].Submitted || pend[i].Submitted == pend[i-1].Submitted && pend[i].ID < pend[i-1].ID {
+			r.unordered = true
+			return
+		}
+	}
+	r.unordered, r.stale = false, false
+	clear(r.quiet)
+	for p := range r.parts {
+		r.parts[p].reset(k)
+	}
+	for i := range pend {
+		q := &pend[i]
+		if p, ok := r.queueOf(q); ok {
+			qu := &r.parts[p]
+			qu.list = append(qu.list, waiting{submitted: q.Submitted, id: q.ID, gpus: q.GPUs, est: q.Duration, rigid: q.Rigid})
+			qu.live++
+		}
+	}
+	for p := range r.parts {
+		qu := &r.parts[p]
+		if !k.Ordered() {
+			slices.SortFunc(qu.list, cmpWaiting)
+		}
+		qu.build(k)
+	}
+}
+
+// admitIndexed is admitPartition over partition p's own queue: the heads
+// from the first waiting job while they start or are planned, then
+// backfill from the blocked head.
+func (r *Rule) admitIndexed(k *baseline.Core, p int) {
+	qu := &r.parts[p]
+	qu.compact(k)
+	read := 0
+	for qu.first < len(qu.list) && qu.list[qu.first].dead {
+		qu.first++
+		read++
+	}
+	r.heads = r.heads[:0]
+	h := qu.first
+	for ; h < len(qu.list); h++ {
+		e := qu.list[h]
+		read++
+		if e.dead {
+			continue
+		}
+		stop, held := r.headStep(k, p, k.IndexSubmitted(e.id, e.submitted))
+		if stop {
+			break
+		}
+		if held {
+			r.heads = append(r.heads, h)
+		}
+	}
+	k.CountWalked(read)
+	if h < len(qu.list) && r.ownerFree[p] > 0 {
+		r.backfillIndexed(k, p, h)
+	}
+	r.reclaim(k, p)
+}
+
+// backfillIndexed is backfill's EASY pass (easy.Scheduler.Pass) from
+// partition p's blocked head at place h, its candidates found by the
+// tree: those it passes over would fail Pass's tests.
+func (r *Rule) backfillIndexed(k *baseline.Core, p, h int) {
+	qu := &r.parts[p]
+	now := k.Now()
+	r.runningOf(k, p)
+	for _, x := range r.heads {
+		e := qu.list[x]
+		if e.id < len(r.planned) && r.planned[e.id] > 0 {
+			req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
+			r.running = append(r.running, easy.Running{GPUs: r.planned[e.id], EstEnd: int64(now + req.Duration)})
+		}
+	}
+	first := r.ownerFree[p] // the GPUs an elastic request is cut to
+	head := k.Pend(k.IndexSubmitted(qu.list[h].id, qu.list[h].submitted))
+	need := head.GPUs
+	if !head.Rigid {
+		need = min(need, first)
+	}
+	free := first
+	reserved := false
+	var shadow int64
+	extra, reach, limit := 0, free, math.MaxInt
+	r.jobs, r.jobIDs = r.jobs[:0], r.jobIDs[:0]
+	for from := h + 1; free > 0; {
+		x := qu.find(k, from, free, reach, limit)
+		if x < 0 {
+			break
+		}
+		from = x + 1
+		e := qu.list[x]
+		req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
+		gpus := req.GPUs
+		if !req.Rigid {
+			gpus = min(gpus, first)
+		}
+		if gpus > free {
+			continue
+		}
+		if !reserved {
+			shadow, extra = r.pass.Reservation(int64(now), free, r.running, need)
+			reserved = true
+			reach = extra
+			limit = int(min(shadow-int64(now), math.MaxInt))
+		}
+		switch {
+		case int64(now)+int64(req.Duration) <= shadow:
+		case gpus <= extra:
+			extra -= gpus
+			reach = extra
+		default:
+			continue
+		}
+		free -= gpus
+		r.jobs = append(r.jobs, easy.Job{GPUs: gpus, Estimate: int64(req.Duration)})
+		r.jobIDs = append(r.jobIDs, queued{e.id, e.submitted})
+	}
+	for j, e := range r.jobIDs {
+		r.schedule(k, p, k.IndexSubmitted(e.id, e.submitted), r.jobs[j].GPUs)
+	}
+}

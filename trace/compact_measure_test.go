@@ -1,0 +1,123 @@
+package trace
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/internal/stats"
+	"github.com/bursar-hpc/bursar/policy/policies"
+)
+
+// sharesTable is the share measure as it was computed over a whole day ×
+// campaign table of held and fair GPU-seconds: the plain recomputation
+// Shares, which keeps only the control set's cells, must equal bit for
+// bit.
+func sharesTable(w *Workload, run *Run, ctl ShareControl) ShareFairness {
+	iv, nd, dayLength, k := ctl.Interval, len(ctl.Days), ctl.Length, len(w.Campaigns)
+	if dayLength <= 0 {
+		dayLength = Day
+	}
+	held, fair := make([]float64, nd*k), make([]float64, nd*k)
+	end := iv.From + int64(nd)*dayLength
+	perDay := func(a, b int64, f func(d int, dt float64)) {
+		a, b = max(a, iv.From), min(b, end)
+		for a < b {
+			d := (a - iv.From) / dayLength
+			e := min(b, iv.From+(d+1)*dayLength)
+			f(int(d), float64(e-a))
+			a = e
+		}
+	}
+	for i := range run.Records {
+		r := &run.Records[i]
+		r.runs(run.Stop, func(a, b int64, _ bool) {
+			perDay(a, b, func(d int, dt float64) { held[d*k+r.Campaign] += float64(r.GPUs) * dt })
+		})
+	}
+	var f fairSplit
+	f.init(w)
+	ch := demandChanges(run.Records, run.Stop)
+	for j := 0; j < len(ch); {
+		t := ch[j].t
+		for j < len(ch) && ch[j].t == t {
+			f.demand[ch[j].campaign] += float64(ch[j].gpus)
+			f.touch(int(ch[j].campaign))
+			j++
+		}
+		if j == len(ch) {
+			break
+		}
+		perDay(t, ch[j].t, func(d int, dt float64) { f.split(float64(w.Pool), dt, fair[d*k:(d+1)*k]) })
+	}
+	var idx []float64
+	for d, cs := range ctl.Days {
+		var xs []float64
+		for _, c := range cs {
+			if o := fair[d*k+int(c)]; o > 0 {
+				xs = append(xs, held[d*k+int(c)]/o)
+			}
+		}
+		if j := Jain(xs); len(xs) >= 2 && !math.IsNaN(j) {
+			idx = append(idx, j)
+		}
+	}
+	var s ShareFairness
+	s.Days = len(idx)
+	var jain stats.Interval
+	s.Jain, jain = stats.MeanT(idx, byJob)
+	jain = jain.Within(0, 1)
+	s.Lo, s.Hi = jain.Lo, jain.Hi
+	return s
+}
+
+// Shares keeps only the control set's cells and one day's row of the fair
+// split: on the excerpt under fifo, priority (which preempts) and
+// fairshare, against the fifo control at days of 1, 3 and 24 hours, it
+// gives what the whole day × campaign table gave, bit for bit.
+func TestSharesEqualsTheWholeTable(t *testing.T) {
+	w := loadExcerpt(t, Options{})
+	fifoRun := ReplayExact(w)
+	first, last := w.Span()
+	iv := Interval{From: first + Day, To: last - Day}
+	for _, name := range []string{"fifo", "priority", "fairshare"} {
+		run := replayPolicy(t, w, name, policies.TraceKnobs(), ReplayOptions{})
+		for _, length := range []int64{3600, 3 * 3600, Day} {
+			ctl := fifoControl(w, fifoRun, iv, length)
+			got, want := Shares(w, run, ctl), sharesTable(w, run, ctl)
+			if got != want && !(math.IsNaN(got.Jain) && math.IsNaN(want.Jain)) {
+				t.Fatalf("%s, days of %d s: %+v, the whole table gives %+v", name, length, got, want)
+			}
+			if want.Days == 0 {
+				t.Fatalf("%s, days of %d s: no day measured", name, length)
+			}
+		}
+	}
+}
+
+// sortByTime orders the elements by time, ties in their order before
+// (the packed keys carry the index), in place: the stable sort's order.
+func TestSortByTimeIsTheStableSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		type ev struct {
+			t  int64
+			id int
+		}
+		n := rapid.IntRange(0, 2000).Draw(t, "n")
+		span := rapid.Int64Range(1, 1<<40).Draw(t, "span")
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 2))
+		xs := make([]ev, n)
+		for i := range xs {
+			xs[i] = ev{rng.Int64N(span) - span/2, i}
+		}
+		want := slices.Clone(xs)
+		slices.SortStableFunc(want, func(a, b ev) int { return cmpInt(a.t, b.t) })
+		got := sortByTime(xs, func(e ev) int64 { return e.t })
+		if !slices.Equal(got, want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	})
+}

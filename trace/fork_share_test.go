@@ -1,0 +1,64 @@
+package trace
+
+import (
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/policy/policies"
+)
+
+// randomGroupedTrace is randomTrace with its campaigns in up to four
+// groups, so that static cuts several partitions, each a queue a fork
+// shares with the replay until either writes it.
+func randomGroupedTrace(t *rapid.T) *Workload {
+	w := randomTrace(t)
+	ng := rapid.IntRange(1, min(4, len(w.Campaigns))).Draw(t, "groups")
+	w.Groups = make([]Group, ng)
+	for g := range w.Groups {
+		w.Groups[g] = Group{ID: g, Share: float64(g+1) / float64(ng*(ng+1)/2)}
+	}
+	for c := range w.Campaigns {
+		g := c % ng // every group has a member
+		if c >= ng {
+			g = rapid.IntRange(0, ng-1).Draw(t, "group")
+		}
+		w.Groups[g].Members = append(w.Groups[g].Members, c)
+	}
+	return w
+}
+
+// The fair starts of static's forks, which share the partitions' queues
+// with the replay until either writes them, against their definition
+// replayed from scratch, on traces whose groups own several partitions.
+func TestPartitionedForksMatchReplayFromScratch(t *testing.T) {
+	for _, name := range []string{"static", "static-share"} {
+		t.Run(name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) { fairStartsFromScratch(t, randomGroupedTrace(t), name) })
+		})
+	}
+}
+
+// A replay with fair starts for every job (a fork at every submit, run
+// ahead at once or later, sharing what it can with the replay until
+// written) leaves the replay itself as it is without them, job for job:
+// no fork writes into what the replay goes on with.
+func TestForksLeaveTheReplayAlone(t *testing.T) {
+	for _, name := range forkedPolicies {
+		t.Run(name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				w := randomGroupedTrace(t)
+				if name == "bursar" {
+					w.BucketHours = DefaultBucketHours
+				}
+				knobs := policies.TraceKnobs()
+				plain := replayPolicy(t, w, name, knobs, ReplayOptions{Horizon: 20000})
+				forked := replayPolicy(t, w, name, knobs, everyJobForked(t, w, 20000))
+				if !reflect.DeepEqual(plain.Records, forked.Records) || !reflect.DeepEqual(plain.Start, forked.Start) {
+					t.Fatalf("the replay with forks differs from the one without:\n%+v\n%+v", forked.Records, plain.Records)
+				}
+			})
+		})
+	}
+}
