@@ -224,11 +224,6 @@ var knownWorkGrowth = map[string]string{
 	// steps grow with the forks' ticks per job (0.91 → 1.38).
 	"bursar/fair=1000": "known failure (issue 32): work per job grew 1.65× (12.7 → 21.0): the forks tick 1.52× more per job, and each fork tick's admission and scavenge step read the longer queue (4.0 pending at a pass over 64 weeks, 1.1 over 8)",
 
-	// fairshare keeps its queue between passes (baseline.Keyed), but
-	// every period (300 s) with a request that fits the free GPUs keys
-	// every waiting campaign's head again, and the campaigns waiting at
-	// such a pass grow with the log (3.3 → 6.0).
-	"fairshare/fair=0": "known failure (issue 32): work per job grew 1.63× (12.6 → 20.5): each period's pass keys every waiting campaign's head again (3.3 → 6.0 at such a pass), and the backfill reads every waiting job narrow enough for the extra GPUs",
 	// New with issue 30's defaults: condo partitions (static) scale their
 	// minima on SDSC-SP2, so the partitions' queues run long; static keeps
 	// each partition's queue and finds backfill candidates by a tree of

@@ -16,9 +16,18 @@ import (
 // submit time, so that each campaign's requests in submit order are in
 // queue order (fairshare: the campaign's fair-share factor plus an age
 // term; its QueueKey says why that holds to the bit).
+//
+// KeyCeiling is a ceiling on QueueKey(k, c, submitted) from now until
+// CeilingGen changes: at least the key at this epoch and at every later
+// one of the generation, to the bit. A ceiling may be loose (+Inf is one:
+// every head is then keyed at every new epoch); the tighter it is, the
+// fewer heads a pass keys. CeilingGen is read at a pass, after the keys'
+// epoch.
 type QueueKeys interface {
 	QueueKey(k *Core, c policy.CampaignID, submitted int) float64
 	KeyEpoch() uint64
+	KeyCeiling(k *Core, c policy.CampaignID, submitted int) float64
+	CeilingGen(k *Core) uint64
 }
 
 // Keyed is the queue of a rule whose order is QueueKeys', kept between
@@ -32,33 +41,41 @@ type QueueKeys interface {
 // Each campaign's requests wait in a list in submit order (struck out
 // when they leave, dropped at once when they are half of the list), so
 // that the queue is the merge of the lists: its head is the best of the
-// campaigns' heads, kept in a heap by their keys, rekeyed when the epoch
-// moves and, in between, only where a campaign's head changed. A
-// backfill reads each width's requests from a heap by estimate down to
-// the head's shadow time (as Ranked does), which are the only ones EASY
-// could start, and sorts them by key.
+// campaigns' heads. Every key may change at every epoch (fairshare's
+// period), so the heads are kept in a heap by their keys' ceilings
+// (QueueKeys.KeyCeiling), which hold for a generation of epochs: a new
+// epoch keys only the heads whose ceiling reaches the best key found
+// (best), and the heap is built again only at a new generation; in
+// between, only the campaigns whose head changed are ceiled and keyed
+// again. A backfill reads each width's requests from a heap by estimate
+// down to the head's shadow time (as Ranked does), which are the only
+// ones EASY could start, and sorts them by key.
 type Keyed struct {
 	pool []keyedEntry
 	free []int32
 	// camps[c] is campaign c's requests in (submit time, id) order.
 	camps []keyedList
-	// heads are the campaigns with a request waiting, a heap by their
-	// head's key (hkey, as of epoch) and place; at[c] is c's place in it
-	// (-1: none), dirty the campaigns whose head changed since it was
-	// keyed (marked in isDirty).
+	// heads are the campaigns with a request waiting, a max-heap by
+	// their head's ceiling (hceil, as of generation gen); at[c] is c's
+	// place in it (-1: none), dirty the campaigns whose head changed
+	// since it was ceiled (marked in isDirty). hkey, hsub and hid are
+	// c's head's key, submit time and id, keyed at stamp keyedAt[c]
+	// (stamp counts the keys' epochs seen; 0: never). top is the best
+	// head as of stamp (-1: to be found).
 	heads   []policy.CampaignID
 	at      []int32
+	hceil   []float64
 	hkey    []float64
 	hsub    []int
 	hid     []int
+	keyedAt []uint64
 	dirty   []policy.CampaignID
 	isDirty []bool
 	epoch   uint64
+	stamp   uint64
+	gen     uint64
 	keyed   bool
-	// heaped: heads is a heap; else only heads[0] is known to be the
-	// best (a new epoch keys every head and finds the best, and builds the
-	// heap only when a pass reads past it).
-	heaped bool
+	top     policy.CampaignID
 	// widths[w] is a min-heap of the requests of w GPUs by estimate, then
 	// id (pool slots; each entry's slot is its place); sized marks the w
 	// with any.
@@ -72,6 +89,7 @@ type Keyed struct {
 	cands  []keyedCand
 	starts []keyedCand
 	stack  []int
+	front  []int32
 }
 
 // keyedEntry is what Keyed keeps of a request: what does not change
@@ -136,6 +154,8 @@ func (q *Keyed) File(k *Core, r *Request) {
 	for len(q.camps) <= c {
 		q.camps = append(q.camps, keyedList{})
 		q.at = append(q.at, -1)
+		q.hceil = append(q.hceil, 0)
+		q.keyedAt = append(q.keyedAt, 0)
 		q.hkey = append(q.hkey, 0)
 		q.hsub = append(q.hsub, 0)
 		q.hid = append(q.hid, 0)
@@ -309,17 +329,28 @@ func (q *Keyed) head(c policy.CampaignID) *keyedEntry {
 	return &q.pool[l.list[l.front].pool]
 }
 
-// headBefore orders the heads' heap: c's head before d's, by what was
-// keyed of them (hkey, hsub, hid).
+// headBefore orders the queue's heads by what was keyed of them (hkey,
+// hsub, hid): c's head before d's.
 func (q *Keyed) headBefore(c, d policy.CampaignID) bool {
 	return keyedBefore(q.hkey[c], q.hsub[c], q.hid[c], q.hkey[d], q.hsub[d], q.hid[d])
 }
 
-// keyHead keys campaign c's head (one head read, a run: policy.Work.RunsRead).
+// keyHead keys campaign c's head as of the current epoch, unless it is
+// keyed already (one head read, a run: policy.Work.RunsRead).
 func (q *Keyed) keyHead(k *Core, by QueueKeys, c policy.CampaignID) {
+	if q.keyedAt[c] == q.stamp {
+		return
+	}
 	k.readHead()
 	h := q.head(c)
 	q.hkey[c], q.hsub[c], q.hid[c] = by.QueueKey(k, c, h.submitted), h.submitted, h.id
+	q.keyedAt[c] = q.stamp
+}
+
+// ceil writes the ceiling of campaign c's head (one head read).
+func (q *Keyed) ceil(k *Core, by QueueKeys, c policy.CampaignID) {
+	k.readHead()
+	q.hceil[c] = by.KeyCeiling(k, c, q.head(c).submitted)
 }
 
 // readHead counts one campaign head read (a run, policy.Work.RunsRead).
@@ -329,12 +360,21 @@ func (k *Core) readHead() {
 	}
 }
 
+// higher orders the heads' heap: c's ceiling above d's, then the lower
+// campaign first (any order would do; this one is total).
+func (q *Keyed) higher(c, d policy.CampaignID) bool {
+	if q.hceil[c] != q.hceil[d] {
+		return q.hceil[c] > q.hceil[d]
+	}
+	return c < d
+}
+
 func (q *Keyed) headsUp(k *Core, x int) {
 	h := q.heads
 	for x > 0 {
 		p := (x - 1) / 2
 		k.readHead()
-		if !q.headBefore(h[x], h[p]) {
+		if !q.higher(h[x], h[p]) {
 			return
 		}
 		h[x], h[p] = h[p], h[x]
@@ -349,13 +389,13 @@ func (q *Keyed) headsDown(k *Core, x int) {
 		m := x
 		if l := 2*x + 1; l < len(h) {
 			k.readHead()
-			if q.headBefore(h[l], h[m]) {
+			if q.higher(h[l], h[m]) {
 				m = l
 			}
 		}
 		if r := 2*x + 2; r < len(h) {
 			k.readHead()
-			if q.headBefore(h[r], h[m]) {
+			if q.higher(h[r], h[m]) {
 				m = r
 			}
 		}
@@ -375,21 +415,32 @@ func (q *Keyed) headsFix(k *Core, x int) {
 	q.headsDown(k, int(q.at[c]))
 }
 
-// syncHeads brings the heads' heap up to the lists and to the keys'
-// epoch: at a new epoch every waiting campaign's head is keyed again and
-// the heap rebuilt; otherwise only the campaigns whose head changed, one
-// by one (the heap compares what was keyed, so it holds everywhere but
-// at the one it fixes).
+// syncHeads brings the heads up to the lists, to the keys' epoch and to
+// the ceilings' generation. A new epoch makes every key stale (and the
+// best head unknown); a new generation ceils every waiting campaign's
+// head again and builds the heap; otherwise only the campaigns whose head
+// changed are ceiled again, each fixed in the heap, and, while the best
+// head is known and is not one of them, keyed against it (the others'
+// keys did not move).
 func (q *Keyed) syncHeads(k *Core, by QueueKeys) {
-	fresh := !q.keyed || q.epoch != by.KeyEpoch()
+	if e := by.KeyEpoch(); !q.keyed || e != q.epoch {
+		q.epoch = e
+		q.stamp++
+		q.top = -1
+	}
+	rebuild := !q.keyed
+	if g := by.CeilingGen(k); g != q.gen {
+		q.gen, rebuild = g, true
+	}
+	if rebuild {
+		q.top = -1 // found again from the new ceilings
+	}
+	q.keyed = true
 	for _, c := range q.dirty {
 		q.isDirty[c] = false
-		if !fresh && !q.heaped {
-			if q.at[c] != 0 {
-				q.syncBeside(k, by, c)
-				continue
-			}
-			q.heapify(k) // the best changed: the heap finds the next
+		q.keyedAt[c] = 0 // a new head, or none
+		if c == q.top {
+			q.top = -1
 		}
 		l := &q.camps[c]
 		waiting := l.front < len(l.list)
@@ -401,61 +452,107 @@ func (q *Keyed) syncHeads(k *Core, by QueueKeys) {
 			q.at[c] = int32(x)
 		case !waiting && x >= 0:
 			q.dropHead(x)
-			if x < len(q.heads) && !fresh {
+			if x < len(q.heads) && !rebuild {
 				q.headsFix(k, x)
 			}
 			continue
 		case !waiting:
 			continue
 		}
-		if !fresh {
+		if rebuild {
+			continue // ceiled below
+		}
+		q.ceil(k, by, c)
+		q.headsFix(k, int(q.at[c]))
+		if q.top >= 0 {
 			q.keyHead(k, by, c)
-			q.headsFix(k, x)
+			if q.headBefore(c, q.top) {
+				q.top = c
+			}
 		}
 	}
 	q.dirty = q.dirty[:0]
-	if !fresh {
-		return
-	}
-	// Every head keyed again, the best brought to the front.
-	best := 0
-	for x, c := range q.heads {
-		q.keyHead(k, by, c)
-		if x > 0 && q.headBefore(c, q.heads[best]) {
-			best = x
+	if rebuild {
+		for _, c := range q.heads {
+			q.ceil(k, by, c)
+		}
+		for x := len(q.heads)/2 - 1; x >= 0; x-- {
+			q.headsDown(k, x)
 		}
 	}
-	if best > 0 {
-		h := q.heads
-		h[0], h[best] = h[best], h[0]
-		q.at[h[0]], q.at[h[best]] = 0, int32(best)
-	}
-	q.heaped = len(q.heads) <= 1
-	q.epoch, q.keyed = by.KeyEpoch(), true
 }
 
-// syncBeside brings campaign c, not the best, up to its list while the
-// heads are no heap (only heads[0] is known to be the best): keyed
-// again, and brought to the front if it is now the best.
-func (q *Keyed) syncBeside(k *Core, by QueueKeys, c policy.CampaignID) {
-	l := &q.camps[c]
-	x := int(q.at[c])
-	if l.front == len(l.list) {
-		if x >= 0 {
-			q.dropHead(x)
+// best is the campaign whose head is first in the queue (-1: none
+// waits). Unless known (top), it is found by a search of the heads' heap
+// from its root, highest ceiling first, keying each head it reaches, that
+// stops at the first ceiling below the best key found: no head below it
+// can come first, as each key is at most its ceiling and no ceiling in
+// the heap is above its parent's. The search's own heap of places
+// (front) counts its comparisons as head reads.
+func (q *Keyed) best(k *Core, by QueueKeys) policy.CampaignID {
+	if len(q.heads) == 0 {
+		return -1
+	}
+	if q.top >= 0 {
+		return q.top
+	}
+	best := policy.CampaignID(-1)
+	f := append(q.front[:0], 0)
+	for len(f) > 0 {
+		x := f[0]
+		f = q.frontPop(k, f)
+		c := q.heads[x]
+		if best >= 0 && q.hceil[c] < q.hkey[best] {
+			break
 		}
-		return
+		q.keyHead(k, by, c)
+		if best < 0 || q.headBefore(c, best) {
+			best = c
+		}
+		for ch := 2*x + 1; ch <= 2*x+2 && int(ch) < len(q.heads); ch++ {
+			f = q.frontPush(k, f, ch)
+		}
 	}
-	if x < 0 {
-		x = len(q.heads)
-		q.heads = append(q.heads, c)
-		q.at[c] = int32(x)
+	q.front = f[:0]
+	q.top = best
+	return best
+}
+
+// frontPush and frontPop keep best's places in a max-heap by their
+// heads' ceilings.
+func (q *Keyed) frontPush(k *Core, f []int32, x int32) []int32 {
+	f = append(f, x)
+	for i := len(f) - 1; i > 0; {
+		p := (i - 1) / 2
+		k.readHead()
+		if !q.higher(q.heads[f[i]], q.heads[f[p]]) {
+			break
+		}
+		f[i], f[p] = f[p], f[i]
+		i = p
 	}
-	q.keyHead(k, by, c)
-	if x > 0 && q.headBefore(c, q.heads[0]) {
-		h := q.heads
-		h[0], h[x] = h[x], h[0]
-		q.at[h[0]], q.at[h[x]] = 0, int32(x)
+	return f
+}
+
+func (q *Keyed) frontPop(k *Core, f []int32) []int32 {
+	last := len(f) - 1
+	f[0] = f[last]
+	f = f[:last]
+	for i := 0; ; {
+		m := i
+		for _, ch := range [2]int{2*i + 1, 2*i + 2} {
+			if ch < len(f) {
+				k.readHead()
+				if q.higher(q.heads[f[ch]], q.heads[f[m]]) {
+					m = ch
+				}
+			}
+		}
+		if m == i {
+			return f
+		}
+		f[i], f[m] = f[m], f[i]
+		i = m
 	}
 }
 
@@ -469,14 +566,6 @@ func (q *Keyed) dropHead(x int) {
 		q.at[q.heads[x]] = int32(x)
 	}
 	q.heads = q.heads[:last]
-}
-
-// heapify builds the heads' heap from what was keyed.
-func (q *Keyed) heapify(k *Core) {
-	for x := len(q.heads)/2 - 1; x >= 0; x-- {
-		q.headsDown(k, x)
-	}
-	q.heaped = true
 }
 
 // Forget makes the next AdmitEASYKeyed pass build on nothing: a rule
@@ -508,11 +597,13 @@ func (q *Keyed) Clone() Keyed {
 		c.camps[i].list = slices.Clone(q.camps[i].list)
 	}
 	c.heads, c.at, c.hkey = slices.Clone(q.heads), slices.Clone(q.at), slices.Clone(q.hkey)
+	c.hceil, c.keyedAt = slices.Clone(q.hceil), slices.Clone(q.keyedAt)
 	c.hsub, c.hid = slices.Clone(q.hsub), slices.Clone(q.hid)
 	c.dirty, c.isDirty = slices.Clone(q.dirty), slices.Clone(q.isDirty)
 	c.widths, c.sized = CloneLists(q.widths), slices.Clone(q.sized)
 	c.arrived = slices.Clone(q.arrived)
 	c.cands, c.starts, c.stack = slices.Clone(q.cands), slices.Clone(q.starts), slices.Clone(q.stack)
+	c.front = slices.Clone(q.front)
 	return c
 }
 
@@ -548,11 +639,11 @@ func (k *Core) AdmitEASYKeyed(e *EASY, q *Keyed, by QueueKeys, eligible func(hea
 	var head keyedCand
 	for {
 		q.syncHeads(k, by)
-		if len(q.heads) == 0 {
+		c := q.best(k, by)
+		if c < 0 {
 			q.endKeyedPass(k, -1)
 			return
 		}
-		c := q.heads[0]
 		h := q.head(c)
 		i := k.IndexSubmitted(h.id, h.submitted)
 		k.pending[i].Key = q.hkey[c]

@@ -22,8 +22,10 @@
 // policy/baseline's AdmitEASY) in priority order, ties by submit time,
 // then request id. On a trace's queue the pass reads a queue kept between
 // passes (baseline.Keyed: each campaign's requests in submit order, which
-// is their priority order, merged by their heads' priorities), not the
-// whole pending list (docs/traces.md "Work per job").
+// is their priority order, merged by their heads' priorities, found from
+// a heap of ceilings on them, KeyCeiling, so that a new period keys only
+// the heads that could come first), not the whole pending list
+// (docs/traces.md "Work per job").
 //
 // Usage before the replay (docs/studies.md §6.16): a campaign registers
 // with the decayed usage its history (baseline.Core.SetHistory) leaves at

@@ -90,6 +90,16 @@ type Rule struct {
 	// computed again.
 	queue baseline.Keyed
 	epoch uint64
+	// The ceilings' generation (KeyCeiling, CeilingGen): ceilGen counts
+	// them (0: none yet); each holds through the period starting at
+	// ceilEnd while the decayed total stays at most ceilTotal and the
+	// shares stay those of ceilShares; ceilScale is decay^(ceilPeriods+2)
+	// / ceilTotal (0: no bound on F but 1).
+	ceilGen    uint64
+	ceilEnd    int
+	ceilTotal  float64
+	ceilScale  float64
+	ceilShares uint64
 	// core is the Core the rule was registered on: Usage and Factor
 	// charge the ticks its quiet ticks left to the rule (see accrue).
 	core *baseline.Core
@@ -326,6 +336,69 @@ func (r *Rule) QueueKey(k *baseline.Core, c policy.CampaignID, submitted int) fl
 // KeyEpoch changes whenever QueueKey's values may (baseline.QueueKeys):
 // at each period's start, and when the shares change (Registered).
 func (r *Rule) KeyEpoch() uint64 { return r.epoch }
+
+// A generation of ceilings lasts at most ceilPeriods periods, and while
+// the decayed total grows by at most ceilGrowth: the longer and the
+// wider, the fewer generations (each ceils every waiting campaign's head
+// again) but the looser the ceilings (a pass keys the heads whose ceiling
+// reaches the best key). Measured on 64 weeks of SDSC-SP2 (docs/traces.md,
+// "Work per job").
+const (
+	ceilPeriods = 32
+	ceilGrowth  = 0.01
+)
+
+// CeilingGen is the ceilings' generation (baseline.QueueKeys): a new one
+// starts at the first pass of a period past the last one's end, or
+// where the decayed total has grown past its bound, or the shares
+// changed.
+func (r *Rule) CeilingGen(k *baseline.Core) uint64 {
+	if r.ceilGen == 0 || r.calcAt > r.ceilEnd || !(r.totalAt <= r.ceilTotal) || r.ceilShares != k.SharesEpoch() {
+		r.ceilGen++
+		r.ceilEnd = r.calcAt + ceilPeriods*r.knobs.CalcPeriod
+		r.ceilTotal = r.totalAt * (1 + ceilGrowth)
+		r.ceilShares = k.SharesEpoch()
+		r.ceilScale = 0
+		if d := math.Pow(r.decay, ceilPeriods+2); d >= 1e-3 && r.ceilTotal > 0 && !math.IsInf(r.ceilTotal, 0) {
+			r.ceilScale = d / r.ceilTotal
+		}
+	}
+	return r.ceilGen
+}
+
+// KeyCeiling is at least QueueKey(k, c, submitted) in this period and in
+// every later one of the generation (baseline.QueueKeys), to the bit.
+//
+// The age term is at most the one at the generation's last period start,
+// ceilEnd (the age never falls as the period start grows). The factor is
+// F = 2^(−U/(T·S)) with U the campaign's usage and T the decayed total
+// at a period's start. Between now and any later period start of the
+// generation the usage is decayed at most ceilPeriods+2 times (a period
+// boundary each, one more if a reader caught up on the last tick of a
+// period) and never falls otherwise (U ← U·decay + charge, charge ≥ 0),
+// while T stays at most ceilTotal: U/T is at least U·decay^(ceilPeriods+2)
+// / ceilTotal, so F is at most 2^(−that/S). The margins (1 − 10⁻⁹ on the
+// exponent, 1 + 10⁻¹² and 10⁻³⁰⁰ on the power) cover the roundings on the
+// way, each a few parts in 10¹⁶ a step; a usage below 10⁻²⁵⁰ bounds F by
+// 1 only (its decay could leave the normal range). A factor this period
+// has already computed (with the shares it was computed with) is a
+// ceiling too. The key is then the rule's own sum of the two terms, and
+// each rounded step is monotone in them.
+func (r *Rule) KeyCeiling(k *baseline.Core, c policy.CampaignID, submitted int) float64 {
+	f := 0.0
+	if cp := k.Campaign(c); !cp.Filler && cp.Share > 0 {
+		y := 0.0
+		if u := r.usage[c]; u >= 1e-250 {
+			y = u * r.ceilScale / cp.Share * (1 - 1e-9)
+		}
+		f = math.Exp2(-y)*(1+1e-12) + 1e-300
+	}
+	if r.factorAt[c] == r.calcAt {
+		f = max(f, r.factor[c])
+	}
+	age := min(max(float64(r.ceilEnd-submitted)/r.knobs.MaxAge, 0), 1)
+	return r.knobs.WFairshare*f + r.knobs.WAge*age
+}
 
 // UnorderedPending lets the Core keep a trace's pending list in no order
 // (baseline.UnorderedPending): the kept queue orders it, and a grant in
