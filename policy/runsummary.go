@@ -4,8 +4,9 @@ import "math"
 
 // runSummary is what admission and the site's scavenge step need to know
 // of a run without reading its requests. It is kept by slot
-// (Broker.runSums) and valid while ok: a filing and a merge keep it,
-// admission redoes it for every run it walks, and a withdrawal, a
+// (Broker.runSums) and valid while ok: a filing, a merge and a
+// withdrawal (withdrawn) keep it, admission redoes it for every run it
+// walks, and the withdrawal of the last request at the narrowest width, a
 // restored state or a copy's fresh slot leave it to be redone (sumOf's
 // zero value is not ok).
 //
@@ -21,6 +22,9 @@ import "math"
 // under their caps, never journaled, wider than the free GPUs).
 type runSummary struct {
 	narrowest int
+	// atNarrowest are the requests of narrowest GPUs: a withdrawal
+	// keeps narrowest exact while one is left (withdrawn).
+	atNarrowest int32
 	// fresh are the requests to try whatever the state: those that are
 	// not trace jobs (they expire, take partial grants) and the trace
 	// jobs filed since the run was last walked (or not known tried).
@@ -47,9 +51,19 @@ func (s *runSummary) empty() { *s = runSummary{narrowest: math.MaxInt, ok: true}
 // filed counts a request of gpus GPUs filed into the run: one to try,
 // not a trace job until RequestRigid makes it one (rigidFiled).
 func (s *runSummary) filed(gpus int) {
-	s.narrowest = min(s.narrowest, gpus)
+	s.width(gpus)
 	s.fresh++
 	s.elastic++
+}
+
+// width counts a request of gpus GPUs into narrowest and atNarrowest.
+func (s *runSummary) width(gpus int) {
+	switch {
+	case gpus < s.narrowest:
+		s.narrowest, s.atNarrowest = gpus, 1
+	case gpus == s.narrowest:
+		s.atNarrowest++
+	}
 }
 
 // rigidFiled counts the request just filed as a trace job.
@@ -67,7 +81,12 @@ func (s *runSummary) merge(o *runSummary) {
 		s.fill, s.held = max(s.fill, o.fill), min(s.held, o.held)
 	}
 	s.ok = s.ok && o.ok
-	s.narrowest = min(s.narrowest, o.narrowest)
+	switch {
+	case o.narrowest < s.narrowest:
+		s.narrowest, s.atNarrowest = o.narrowest, o.atNarrowest
+	case o.narrowest == s.narrowest:
+		s.atNarrowest += o.atNarrowest
+	}
 	s.fresh += o.fresh
 	s.waiting += o.waiting
 	s.elastic += o.elastic
@@ -94,7 +113,7 @@ func summarize(s *runSummary, reqs []Request) {
 		if !r.rigid {
 			s.elastic++
 		}
-		s.narrowest = min(s.narrowest, r.GPUs)
+		s.width(r.GPUs)
 	}
 }
 
@@ -108,7 +127,44 @@ func (s *runSummary) tried(r *Request) {
 	case !r.throttleJournaled:
 		s.waiting++
 	}
-	s.narrowest = min(s.narrowest, r.GPUs)
+	s.width(r.GPUs)
+}
+
+// withdrawn takes request r, withdrawn from the run (Broker.Withdraw),
+// out of its summary, which stays a safe one for runInert: fresh never
+// below the requests to try whatever the state, and fresh + waiting never
+// below those and the trace jobs under their caps at the last walk. The
+// summary does not tell which of the two a trace job not journaled
+// throttled was: it is taken out of waiting while any is counted, else
+// out of fresh. Either way both bounds hold (were it fresh, waiting may
+// fall below the true count only while fresh is above it, and a run with
+// fresh above 0 is not inert). A trace job journaled throttled is in
+// neither. narrowest stays exact while a request of its width is left;
+// with the last one gone the summary is left to be redone (ok false),
+// as every withdrawal left it before (issue 32: on 64 weeks of SDSC-SP2
+// with fair starts, the scavenge step's withdrawals had
+// PendingRunNarrowest read 0.9 requests a job again).
+func (s *runSummary) withdrawn(r *Request) {
+	switch {
+	case !r.rigid:
+		s.fresh--
+		s.elastic--
+	case r.throttleJournaled:
+	case s.waiting > 0:
+		s.waiting--
+	default:
+		s.fresh--
+	}
+	switch {
+	case r.GPUs > s.narrowest:
+	case r.GPUs == s.narrowest && s.atNarrowest > 1:
+		s.atNarrowest--
+	default:
+		s.ok = false
+	}
+	if s.fresh < 0 || s.elastic < 0 {
+		s.ok = false // not a summary of this run: redo it
+	}
 }
 
 // reach is the most GPUs a request of class cls could be granted or

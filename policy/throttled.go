@@ -96,8 +96,16 @@ func (cp *campaign) dropTried(r *Request) {
 	if !r.rigid || !r.throttleJournaled {
 		cp.tries--
 	}
-	if r.rigid {
-		cp.floorOK = false // it may have held the floor
+	// The floor is the least of the pending trace jobs' floors at the
+	// held GPUs it was worked out at (addHeld clears it when they
+	// change): a job whose own floor is above it did not hold it, and
+	// the others' least is the same without it. Only a job at the
+	// floor may have held it; clearing the floor at any other drop had
+	// refreshFloors walk the campaign's runs again for nothing (a few
+	// hundredths of a request a job on 64 weeks of SDSC-SP2: most
+	// floors are cleared by grants).
+	if r.rigid && cp.floorOK && throttleFloor(cp, r.GPUs, r.Duration) <= cp.floor {
+		cp.floorOK = false
 	}
 }
 

@@ -34,7 +34,7 @@ func (b *Broker) Withdraw(c CampaignID, id int) (Request, bool, error) {
 			if b.counting {
 				b.work.Moved += int64(min(j, len(reqs)-j-1))
 			}
-			b.sumOf(k.slot).ok = false // its narrowest may have left
+			b.sumOf(k.slot).withdrawn(&r)
 			if b.runReqs[k.slot] = dropAt(reqs, j); len(reqs) == 1 {
 				b.dropRun(i)
 			}
