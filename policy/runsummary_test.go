@@ -9,9 +9,10 @@ import (
 )
 
 // checkRunSums: every run's summary that says it holds counts its
-// requests as they are (summarize: its narrowest, and as many fresh or
-// waiting as it has requests that are not journaled trace jobs), and no
-// fewer fresh than it has requests that are not trace jobs.
+// requests as they are (summarize: its narrowest and how many ask for
+// it, and as many fresh or waiting as it has requests that are not
+// journaled trace jobs), and no fewer fresh than it has requests that
+// are not trace jobs.
 func checkRunSums(t *rapid.T, b *Broker) {
 	for i := range b.runs {
 		k := &b.runs[i]
@@ -27,7 +28,7 @@ func checkRunSums(t *rapid.T, b *Broker) {
 				elastic++
 			}
 		}
-		if got.narrowest != want.narrowest || got.fresh+got.waiting != want.fresh || got.fresh < elastic || got.elastic != elastic {
+		if got.narrowest != want.narrowest || got.atNarrowest != want.atNarrowest || got.fresh+got.waiting != want.fresh || got.fresh < elastic || got.elastic != elastic {
 			t.Fatalf("t=%d: run %d (campaign %d) summary %+v, its requests give %+v (%d not trace jobs)", b.now, i, k.camp, got, want, elastic)
 		}
 	}
