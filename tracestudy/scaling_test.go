@@ -234,17 +234,6 @@ var knownWorkGrowth = map[string]string{
 	// widths and estimates (policy/static/queues.go), but its forks tick
 	// through their jobs' waits, which grow with the log.
 	"static/fair=1000": "known failure (issue 32): work per job grew 2.24× (272.4 → 609.4) with condo partitions: the forks' ticks per job grow with their jobs' waits (18.8 → 30.7), each about one admission pass, and so do their backfill searches; a fork's copy of the partition queue it writes counts as moved (88.5 → 131.2 a job, all moves)",
-	// quota keeps its queues' narrowest widths in buckets, so that a
-	// pass asks only the queues that could reach theirs, and keeps the
-	// places of workloads that left (policy/quota/heads.go): its cells
-	// pass. quota-fair's reach hangs on each queue's share, and its
-	// walks still grow with the queues: each round asks nearly every
-	// queue with workloads (reclaimWithinCohort Any lets a request touch
-	// every borrower's GPUs), most of them to be turned away by their
-	// own reach (23 a pass over 64 weeks, 6 over 8), and its walks read
-	// block bounds, 64 workloads each, in proportion to the queues.
-	"quota-fair/fair=0":    "known failure (issue 32): work per job grew 1.81× (250.6 → 454.0) under lookback shares: each round asks nearly every queue with workloads, most to be turned away by their share's reach, and the walks read block bounds in proportion to the queues",
-	"quota-fair/fair=1000": "known failure (issue 32): work per job grew 1.66× (436.6 → 723.8) under lookback shares: each round asks nearly every queue with workloads, most to be turned away by their share's reach, and the walks read block bounds in proportion to the queues",
 }
 
 // BenchmarkScaling replays the first 1 to 64 weeks of SDSC-SP2, the

@@ -28,6 +28,11 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	for b := range r.byLeast {
 		c.byLeast[b] = slices.Clone(r.byLeast[b])
 	}
+	for b := range r.byOver {
+		c.byOver[b] = slices.Clone(r.byOver[b])
+	}
+	c.overAt, c.overKey, c.keptIdx, c.idxHeld = slices.Clone(r.overAt), slices.Clone(r.overKey), slices.Clone(r.keptIdx), slices.Clone(r.idxHeld)
+	c.asked = slices.Clone(r.asked)
 	c.bucketAt, c.open, c.live, c.preemptors = slices.Clone(r.bucketAt), slices.Clone(r.open), slices.Clone(r.live), slices.Clone(r.preemptors)
 	c.usage, c.kept = slices.Clone(r.usage), slices.Clone(r.kept)
 	c.cursor, c.done = slices.Clone(r.cursor), slices.Clone(r.done)

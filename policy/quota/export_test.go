@@ -75,3 +75,9 @@ func AuditBound(a *baseline.Core, f func(beyond, succeeded bool)) { a.Rule().(*R
 
 // Skipped is how many of a's passes were skipped as quiet.
 func Skipped(a *baseline.Core) int { return a.Rule().(*Rule).skipped }
+
+// OverBucket is the bucket of a queue's over (overBucket), and
+// OverBuckets their number.
+var OverBucket = overBucket
+
+const OverBuckets = overBuckets

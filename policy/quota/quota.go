@@ -219,6 +219,29 @@ type Rule struct {
 	bucketsUsed uint64
 	open        []int  // the queues a pass asks (openQueues)
 	live        []bool // by request id: waiting, and not the filler's
+	// The same queues by over (overOf, heads.go), so that a pass asks
+	// only those whose share could let them preempt: byOver[b] holds the
+	// queues whose over is filed in bucket b (overBucket), overAt[q] is
+	// q's place there and overKey[q] the over it was filed with;
+	// overUsed[b/64] has bit b%64 set while byOver[b] holds any. keptIdx[q] is
+	// what q's members kept at the last refresh (what over reads), and
+	// idxHeld the queues for which it is not 0; overStale says the
+	// queues were cut since, and every active queue is filed again at the
+	// next refresh.
+	byOver    [overBuckets][]int
+	overAt    []int
+	overKey   []int
+	overUsed  [overBuckets / 64]uint64
+	keptIdx   []int
+	idxHeld   []int
+	overStale bool
+	// overIndexed: the queues are kept by over too (BestEffortFIFO with
+	// reclaimWithinCohort Any or LowerPriority, where preemption could
+	// reach other queues' leases; openReaching).
+	overIndexed bool
+	// asked[q] == pass: openReaching put q in open this pass.
+	asked []uint64
+	pass  uint64
 	// preemptors are the waiting workloads that noticed leases, with
 	// their queues, until they leave: what inFlight reads of a request
 	// with GPUs coming, without looking it up in the Core's pending list
@@ -358,8 +381,10 @@ func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
 	if strategies == nil {
 		strategies = ValidPreemptionStrategies[0]
 	}
-	return baseline.New(cfg, &Rule{knobs: knobs, strict: knobs.QueueingStrategy == StrictFIFO,
-		first: strategies[0], second: len(strategies) > 1, fair: knobs.FairSharing, reclaim: knobs.reclaim()})
+	strict := knobs.QueueingStrategy == StrictFIFO
+	return baseline.New(cfg, &Rule{knobs: knobs, strict: strict,
+		first: strategies[0], second: len(strategies) > 1, fair: knobs.FairSharing, reclaim: knobs.reclaim(),
+		overIndexed: !strict && knobs.reclaim() != Never})
 }
 
 // Name is the policy's name.
@@ -404,6 +429,7 @@ func (r *Rule) cut(k *baseline.Core) {
 	r.cursor, r.done = baseline.Ints(r.cursor, nq), baseline.Flags(r.done, nq)
 	r.sim, r.next = baseline.Ints(r.sim, nq), baseline.Ints(r.next, nq)
 	r.minFail = baseline.Ints(r.minFail, nq)
+	r.keptIdx, r.overStale = baseline.Ints(r.keptIdx, nq), true
 	r.widest = baseline.Ints(r.widest, nq)
 	for len(r.cands) < nq {
 		r.cands = append(r.cands, nil)
@@ -521,6 +547,7 @@ func (r *Rule) refresh(k *baseline.Core) {
 	for _, q := range r.holding {
 		r.vkeys = victimSort(r.vict[q], leases, r.vkeys)
 	}
+	r.indexKept(k)
 	if k.Config().Pool-k.Leased()-k.FreeGeneral() > 0 { // some GPUs are reserved
 		// Only a preemptor holds a reservation: the GPUs of the leases
 		// noticed for it (Core.NoticeFor, which only preempt calls), kept
@@ -767,8 +794,14 @@ func (r *Rule) Admit(k *baseline.Core) {
 // waiting workloads, and so does StrictFIFO while GPUs are on their way
 // (a preemptor in flight goes first, whatever its queue's least). The
 // order of the asks is nothing to the pass: each touches only its own
-// queue, and the candidates are then sorted in a total order.
+// queue, and the candidates are then sorted in a total order. Under
+// BestEffortFIFO (not plain) openReaching asks fewer, by a bound that
+// follows each queue's share.
 func (r *Rule) openQueues(k *baseline.Core) {
+	if !r.plain && !r.strict {
+		r.openReaching(k)
+		return
+	}
 	open := r.open[:0]
 	all := r.plain || r.strict && r.bonusSum > 0
 	reach := max(0, k.FreeGeneral()) + r.touchMax + r.bonusSum
@@ -789,6 +822,78 @@ func (r *Rule) openQueues(k *baseline.Core) {
 			} else {
 				r.walked++ // read, and turned away
 			}
+		}
+	}
+	r.open = open
+}
+
+// openReaching is openQueues under BestEffortFIFO: the queues the pass's
+// first round asks are those that candidate would not turn away unread.
+// A queue none of whose workloads has GPUs on their way to it is turned
+// away when its least is beyond its reach, that is (the room aside)
+// when least > free + touchable(q, least), the filler's GPUs and those
+// of the borrowers whose excess is at least the queue's over; and with
+// GPUs on their way to other queues' workloads its walk passes over
+// every workload wider than the free GPUs and its reach (candidate's
+// beyond), none narrower than least, as surely. So it asks the queues
+// whose least is within the free GPUs and the filler's (by least), those
+// whose over is at most the largest borrower's excess (by over: their
+// reach may take in borrowers' GPUs) and those with GPUs on their way
+// (bonus); every other queue would be turned away, its least past free
+// + touchable = free + the filler's. minFail is clear in the first
+// round, so the reach is bounded by the room alone. The buckets within
+// the bounds are taken whole, the one that straddles each read queue by
+// queue (counted), as is a queue asked already.
+func (r *Rule) openReaching(k *baseline.Core) {
+	r.pass++
+	for len(r.asked) < len(r.queues) {
+		r.asked = append(r.asked, 0)
+	}
+	open := r.open[:0]
+	ask := func(q int) {
+		r.asked[q] = r.pass
+		open = append(open, q)
+	}
+	reach := max(0, k.FreeGeneral()) + r.fillerKept
+	top := bucketOf(reach)
+	r.walked++ // bucketsUsed
+	for m := r.bucketsUsed; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros64(m)
+		if b > top {
+			break
+		}
+		for _, q := range r.byLeast[b] {
+			if b < top || r.queues[q].least <= reach {
+				ask(q)
+			} else {
+				r.walked++ // read, and turned away
+			}
+		}
+	}
+	if r.overIndexed && len(r.excess) > 0 {
+		most := r.excess[0] // the borrowers by excess, most first
+		top := overBucket(most)
+		for w := 0; w <= top/64; w++ {
+			r.walked++ // overUsed[w]
+			for m := r.overUsed[w]; m != 0; m &= m - 1 {
+				b := w*64 + bits.TrailingZeros64(m)
+				if b > top {
+					break
+				}
+				for _, q := range r.byOver[b] {
+					if r.asked[q] != r.pass && (b < top || r.overKey[q] <= most) {
+						ask(q)
+					} else {
+						r.walked++ // read, and asked already or turned away
+					}
+				}
+			}
+		}
+	}
+	r.walked += len(r.bonus)
+	for x := range r.bonus {
+		if b := &r.bonus[x]; b.ok && r.live[b.id] && r.asked[b.queue] != r.pass {
+			ask(b.queue)
 		}
 	}
 	r.open = open
