@@ -11,3 +11,7 @@ func Relooked(r *Rule) int { return r.relooked }
 // PlainAdmit makes r take its partitions' queues from the whole pending
 // list at every pass (the oracle of the queues it keeps).
 func PlainAdmit(r *Rule) { r.plainAdmit = true }
+
+// Refused is the number of jobs the backfill's search found and its test
+// then refused for the shadow time.
+func Refused(r *Rule) int { return r.refused }

@@ -86,5 +86,44 @@ func TestQueuesAdmitAsThePendingList(t *testing.T) {
 			}
 			require.Equal(t, journals[1].Events, journals[0].Events, "tick %d", tick)
 		}
+		if !elastic {
+			// Every rigid job a backfill's search finds passes its test:
+			// the search asks the whole of it (backfillIndexed). An
+			// elastic request's least is 1 GPU, less than it is cut to.
+			require.Zero(t, static.Refused(rule(twins[0])), "jobs found and refused")
+		}
 	})
+}
+
+// A hand-worked backfill (backfillIndexed): one partition of 8 GPUs, A
+// (6 GPUs, estimate 10) running since t = 1; then H (8 GPUs) blocks the
+// queue, and behind it X (2 GPUs, estimate 20) and Y (2 GPUs, estimate 3)
+// fit the 2 free GPUs. H's shadow time is A's estimated end, 11, with no
+// extra GPUs: X would run past it, Y ends by it. Y starts, X and H wait;
+// the search, which knows the shadow time before it looks, never finds
+// X (Pass's test at the first job that fits made the search find X, then
+// refuse it).
+func TestBackfillSearchesWithTheShadowTime(t *testing.T) {
+	a, j, ids := newStatic(t, 8, 60, static.DefaultKnobs(), 1)
+	require.Equal(t, []int{8}, rule(a).Sizes())
+	idA, err := a.RequestRigid(ids[0], 6, 10, 10, policy.AgentBurst, 1)
+	require.NoError(t, err)
+	a.Tick()
+	_, ok := j.Grant(idA)
+	require.True(t, ok, "A starts")
+	start := a.Now()
+	idH, err := a.RequestRigid(ids[0], 8, 10, 10, policy.AgentBurst, start)
+	require.NoError(t, err)
+	idX, err := a.RequestRigid(ids[0], 2, 20, 20, policy.AgentBurst, start)
+	require.NoError(t, err)
+	idY, err := a.RequestRigid(ids[0], 2, 3, 3, policy.AgentBurst, start)
+	require.NoError(t, err)
+	a.Tick()
+	_, ok = j.Grant(idY)
+	require.True(t, ok, "Y backfills: it ends by the shadow time")
+	for _, id := range []int{idH, idX} {
+		_, ok = j.Grant(id)
+		require.False(t, ok, "request %d waits", id)
+	}
+	require.Zero(t, static.Refused(rule(a)), "X found and refused")
 }

@@ -131,6 +131,10 @@ type Rule struct {
 	// and the check of the positions).
 	plainScavenge bool
 	relooked      int
+	// refused counts the jobs a backfill's search found and its test then
+	// refused for the shadow time (tests: backfillIndexed searches with
+	// the whole test).
+	refused int
 
 	// By partition its owners' queue (queues.go), kept as requests join
 	// and leave the pending list; heads are the places a pass started or
