@@ -1223,6 +1223,10 @@ func (k *Core) restoreOrder() {
 	})
 }
 
+// RigidOnly reports whether every pending request is rigid (a trace's
+// jobs), none elastic nor the filler's.
+func (k *Core) RigidOnly() bool { return k.flexPending == 0 }
+
 // Ordered reports whether the pending list is in submit order: always,
 // but under a rule that reads no order (UnorderedPending) while it holds
 // only rigid requests of campaigns other than the filler.

@@ -127,3 +127,55 @@ func TestBackfillSearchesWithTheShadowTime(t *testing.T) {
 	}
 	require.Zero(t, static.Refused(rule(a)), "X found and refused")
 }
+
+// A hand-worked quiet pass (quietAfter): as above, Y backfills at t = 2
+// beside A (6 GPUs to t = 11), H (8 GPUs) and X (2 GPUs, estimate 20)
+// waiting. The Core runs the next tick, as after every grant; there the
+// partition's queue and leases are as the pass left them, and the pass
+// would start nothing: H still does not fit the 0 GPUs free, nor X. It is
+// skipped: admission reads nothing of the queue. Later, at each lease's
+// end, the partition is passed again, and the journal is the journal of
+// a twin that passes every partition at every tick: H starts at A's end,
+// t = 11, once Y (ended at 5) and A have left 8 GPUs, and X at H's end,
+// t = 21.
+func TestPassAfterRigidStartsIsQuiet(t *testing.T) {
+	var twins [2]*baseline.Core
+	var journals [2]*bt.Journal
+	var ids [4]int
+	for x := range twins {
+		a, j, cs := newStatic(t, 8, 60, static.DefaultKnobs(), 1)
+		twins[x], journals[x] = a, j
+		if x == 1 {
+			static.PlainAdmit(rule(a))
+		}
+		a.CountWork(true)
+		var err error
+		ids[0], err = a.RequestRigid(cs[0], 6, 10, 10, policy.AgentBurst, 1)
+		require.NoError(t, err)
+		a.Tick()
+		for k, r := range []struct{ gpus, est int }{{8, 10}, {2, 20}, {2, 3}} {
+			ids[k+1], err = a.RequestRigid(cs[0], r.gpus, r.est, r.est, policy.AgentBurst, a.Now())
+			require.NoError(t, err)
+		}
+		a.Tick()
+	}
+	a := twins[0]
+	_, ok := journals[0].Grant(ids[3])
+	require.True(t, ok, "Y backfills")
+	walked := a.Work().Walked
+	a.Tick()
+	require.Equal(t, walked, a.Work().Walked, "the pass after Y's start read the queue")
+	twins[1].Tick()
+	for range 40 {
+		for _, b := range twins {
+			b.Tick()
+		}
+	}
+	require.Equal(t, journals[1].Events, journals[0].Events)
+	h, ok := journals[0].Grant(ids[1])
+	require.True(t, ok, "H starts")
+	x, ok := journals[0].Grant(ids[2])
+	require.True(t, ok, "X starts")
+	require.Equal(t, 11, h.T, "H's start")
+	require.Equal(t, 21, x.T, "X's start, at H's end")
+}

@@ -147,16 +147,19 @@ type Rule struct {
 	parts []partQueue
 	heads []int
 	// quiet[p]: partition p's last pass started, planned and noticed
-	// nothing, and its queue has not changed since; leases[p] are its
-	// owners' leases as of that pass (count, ids and GPUs summed), now
-	// ownersNow. With nothing else changed such a pass would decide the
+	// nothing, or only started rigid jobs while every pending request was
+	// rigid (quietAfter), and its queue has not changed since; leases[p]
+	// are its owners' leases as of the end of that pass (count, ids and
+	// GPUs summed), now ownersNow (books, and start for the pass's own
+	// starts). With nothing else changed such a pass would decide the
 	// same again (a later clock only makes a backfill harder), and is
 	// skipped (lend none, no platform). acted counts the starts, plans
-	// and notices of a pass.
+	// and notices of a pass, rigidStarts its starts of rigid jobs.
 	quiet         []bool
 	leases        []leaseSet
 	ownersNow     []leaseSet
 	acted         int
+	rigidStarts   int
 	stale         bool
 	unordered     bool
 	lastSubmitted int
@@ -458,9 +461,10 @@ func (r *Rule) Admit(k *baseline.Core) {
 			if skip && r.quiet[p] && r.leases[p] == r.ownersNow[p] {
 				continue
 			}
-			acted := r.acted
+			acted, started := r.acted, r.rigidStarts
 			r.admitIndexed(k, p)
-			r.quiet[p], r.leases[p] = r.acted == acted, r.ownersNow[p]
+			r.quiet[p] = r.acted == acted || r.quietAfter(k, r.acted-acted, r.rigidStarts-started)
+			r.leases[p] = r.ownersNow[p]
 		}
 	} else {
 		r.admitPlain(k)
@@ -473,6 +477,43 @@ func (r *Rule) Admit(k *baseline.Core) {
 		r.planned[id] = 0
 	}
 	r.plannedID = r.plannedID[:0]
+}
+
+// quietAfter reports whether a pass that acted acted times, started of
+// them rigid jobs it started, would decide nothing if run again with its
+// partition's queue and owners' leases as it left them, at the same tick
+// or later: true when it only started rigid jobs and every pending
+// request is rigid. After every grant the Core runs the next tick (the
+// lease set changed), and that pass, which decided nothing, was half of
+// the passes of a static replay's forks, each a search of its partition's
+// queue thousands long (docs/traces.md, "Work per job").
+//
+// Why it decides nothing (lend none, no platform, the only case in which
+// Admit skips a quiet partition): the heads started while they fit and
+// stopped at a rigid head wider than the GPUs its owners had free; those
+// only fell since, so it stops there again. The backfill made its
+// reservation for that head from the running leases and the free GPUs
+// F: the shadow time s is the first estimated end by which F and the
+// GPUs ended reach the head's need, and the extra GPUs x what it leaves
+// over. The pass then started, in queue order, the jobs B that fit the
+// GPUs still free, each ending by s or fitting the extra GPUs left
+// (which it took). Run again, each job of B is a running lease ending at
+// its start plus its estimate: those ending by s (the first kind) are
+// back by s, and before s the GPUs free were short of the need already,
+// so the shadow time is s again, and the extra GPUs x less those taken
+// (the second kind, which end after s). Every job the pass refused was
+// wider than the GPUs free at its turn, which only fell since, or ran
+// past s and was wider than the extra GPUs left at its turn, which only
+// fell too, and a later clock only makes it run further past s. A rigid
+// job asks for the same GPUs at every pass; an elastic request is cut
+// to what its partition has free, which falls as the pass starts jobs,
+// so a request refused for its width could fit a pass later: hence
+// every pending request rigid. A plan or a notice moves the schedule's
+// books (waiting, aging) and is not a start: such a pass is never quiet.
+// TestQueuesAdmitAsThePendingList checks it against twins that pass
+// every partition at every tick.
+func (r *Rule) quietAfter(k *baseline.Core, acted, started int) bool {
+	return acted == started && k.RigidOnly()
 }
 
 // admitPlain is each partition's admission over its queue taken from the
@@ -566,10 +607,17 @@ func (r *Rule) schedule(k *baseline.Core, p, i, gpus int) {
 	r.plan(p, k.Pend(i).ID, gpus)
 }
 
-// start grants n GPUs of partition p to owner request i.
+// start grants n GPUs of partition p to owner request i, and notes its
+// lease in the owners' leases now (ownersNow, as books would find it).
 func (r *Rule) start(k *baseline.Core, p, i, n int) {
 	r.acted++
-	if k.Pend(i).Class == policy.Opportunistic {
+	req := k.Pend(i)
+	if req.Rigid {
+		r.rigidStarts++
+	}
+	o := &r.ownersNow[p]
+	o.n, o.ids, o.gpus = o.n+1, o.ids+req.ID, o.gpus+n
+	if req.Class == policy.Opportunistic {
 		k.Reprice(i, nonPreemptible) // no one preempts an owner's lease
 	}
 	k.Grant(i, n)
