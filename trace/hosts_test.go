@@ -28,18 +28,25 @@ func twoNodes(run1 int64) (*Workload, platform.Spec) {
 
 func replayHosts(t *testing.T, w *Workload, spec platform.Spec, cfg hosts.Config, restart int, plan ...hosts.Planned) *Run {
 	t.Helper()
+	return replayHostsUnder(t, "fifo", false, w, spec, cfg, restart, plan...)
+}
+
+// replayHostsUnder is replayHosts under policy name, skipping quiet ticks
+// or stepping every tick.
+func replayHostsUnder(t *testing.T, name string, tickByTick bool, w *Workload, spec platform.Spec, cfg hosts.Config, restart int, plan ...hosts.Planned) *Run {
+	t.Helper()
 	h, err := hosts.Scripted(cfg, spec.Nodes, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := policies.New("fifo", policy.DefaultConfig(w.Pool), policies.TraceKnobs())
+	a, err := policies.New(name, policy.DefaultConfig(w.Pool), policies.TraceKnobs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if restart > 0 {
 		a.(interface{ SetRestart(baseline.Restart) }).SetRestart(baseline.Restart{Checkpoint: restart})
 	}
-	run, err := Replay(w, a, ReplayOptions{Platform: spec, Hosts: h})
+	run, err := Replay(w, a, ReplayOptions{Platform: spec, Hosts: h, TickByTick: tickByTick})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +116,44 @@ func TestReplayFailureEndsTheNodesJobs(t *testing.T) {
 	}
 	if run.Records[0].End != 20000 || run.Records[0].HostEnded != 0 {
 		t.Fatalf("job 1 on node 0 was touched: %+v", run.Records[0])
+	}
+}
+
+// By hand, under static on 2 nodes × 4 GPUs (one partition of all 8):
+// job A (2 GPUs, 3000 s) starts at tick 1 on node 0; node 1 fails at tick
+// 10 with nothing on it, for 5000 s (up again at tick 5010). At tick 101
+// H (4 GPUs, 2000 s), D (6 GPUs, 1000 s) and C (2 GPUs, 5000 s) arrive: H
+// fits the partition's 6 free GPUs but no up node, so it is planned, as if
+// started now (ending at now + 2000); D, 6 GPUs, blocks in the 2 left, and
+// EASY reserves for it. While now + 2000 < 3001 (A's end) the shadow time
+// is H's end, where exactly D's 6 GPUs are free (extra 0): C, too long to
+// end by then, is refused. From tick 1001, now + 2000 reaches A's end and
+// both have ended at the shadow time (8 free, extra 2): C backfills into
+// the extra, on node 0, at tick 1001 (second 1000). Nothing ends, arrives
+// or returns at tick 1001: only the clock moved the planned job's end, so
+// static is not steady while it plans one (Rule.NextEvent); skipping from
+// tick 101 to A's end, as it did before, started H on node 0 at second
+// 3000, C at 5000 and D at 5010. As worked: A ends at tick 3001, H waits
+// for node 1 and starts at tick 5011 (second 5010), and D once C (tick
+// 6001) and H (tick 7011) have ended, at second 7010.
+func TestReplayStaticBackfillsAsItsPlannedJobAges(t *testing.T) {
+	w := &Workload{Pool: 8, Campaigns: []Campaign{{Name: "lab", Share: 1}}, Jobs: []Job{
+		{Number: 1, Submit: 0, Run: 3000, Estimate: 3000, GPUs: 2, Queue: -1},
+		{Number: 2, Submit: 100, Run: 2000, Estimate: 2000, GPUs: 4, Queue: -1},
+		{Number: 3, Submit: 100, Run: 1000, Estimate: 1000, GPUs: 6, Queue: -1},
+		{Number: 4, Submit: 100, Run: 5000, Estimate: 5000, GPUs: 2, Queue: -1},
+	}}
+	spec := platform.Spec{Nodes: 2, GPUsPerNode: 4}
+	fail := hosts.Planned{Node: 1, At: 10, Fail: true, Repair: 5000}
+	want := []int64{0, 5010, 7010, 1000}
+	for _, tickByTick := range []bool{true, false} {
+		run := replayHostsUnder(t, "static", tickByTick, w, spec, drainRule(true), 0, fail)
+		if !slices.Equal(run.Start, want) {
+			t.Errorf("tick by tick %v: starts %v, want %v", tickByTick, run.Start, want)
+		}
+		if want := (hosts.Tally{Failures: 1}); run.Hosts != want {
+			t.Errorf("tick by tick %v: tally %+v, want %+v", tickByTick, run.Hosts, want)
+		}
 	}
 }
 
