@@ -49,7 +49,8 @@ type QueueKeys interface {
 // between, only the campaigns whose head changed are ceiled and keyed
 // again. A backfill reads each width's requests from a heap by estimate
 // down to the head's shadow time (as Ranked does), which are the only
-// ones EASY could start, and sorts them by key.
+// ones EASY could start, and tries them in key order, keeping only the
+// first few in order at a time (tryCands).
 type Keyed struct {
 	pool []keyedEntry
 	free []int32
@@ -87,6 +88,7 @@ type Keyed struct {
 	arrived []keyedEntry
 	// scratch for a pass.
 	cands  []keyedCand
+	first  []keyedCand
 	starts []keyedCand
 	stack  []int
 	front  []int32
@@ -603,6 +605,7 @@ func (q *Keyed) Clone() Keyed {
 	c.widths, c.sized = CloneLists(q.widths), slices.Clone(q.sized)
 	c.arrived = slices.Clone(q.arrived)
 	c.cands, c.starts, c.stack = slices.Clone(q.cands), slices.Clone(q.starts), slices.Clone(q.stack)
+	c.first = slices.Clone(q.first)
 	c.front = slices.Clone(q.front)
 	return c
 }
@@ -623,8 +626,8 @@ func (q *Keyed) Clone() Keyed {
 //     that could not start with the pass's first free and extra GPUs
 //     cannot later: only the requests narrow enough for the free GPUs,
 //     and narrow enough for the extra ones or short enough to end by the
-//     shadow time, are read (each width's heap by estimate), sorted in
-//     queue order and tried as the pass tries them.
+//     shadow time, are read (each width's heap by estimate) and tried
+//     in queue order as the pass tries them (tryCands).
 //   - A pass after which nothing changed but requests filed behind the
 //     same head (no lease started, ended or was noticed, nothing left the
 //     queue) finds every request the last pass left unable to start
@@ -691,6 +694,7 @@ func (q *Keyed) backfillArrived(k *Core, e *EASY, by QueueKeys, head *keyedCand,
 	}
 	k.easyRunning(e, &k.pending[k.IndexSubmitted(head.id, head.submitted)])
 	shadow, extra := e.pass.Reservation(int64(k.now), free, e.running, head.gpus)
+	q.reread(k, int64(k.now), shadow, extra, free)
 	q.tryCands(k, shadow, extra, free)
 }
 
@@ -703,44 +707,48 @@ func (q *Keyed) backfill(k *Core, e *EASY, by QueueKeys, head *keyedCand, free i
 	k.easyRunning(e, &k.pending[k.IndexSubmitted(head.id, head.submitted)])
 	now := int64(k.now)
 	shadow, extra := e.pass.Reservation(now, free, e.running, head.gpus)
-	q.cands = q.cands[:0]
+	q.first, q.cands = q.first[:0], q.cands[:0]
 	q.fitting(k, free, extra, shadow-now, func(p int32) {
 		a := &q.pool[p]
 		if a.id != head.id {
-			q.cands = append(q.cands, keyedCand{key: by.QueueKey(k, a.campaign, a.submitted), id: a.id, submitted: a.submitted, gpus: a.gpus, estimate: a.estimate})
+			q.offer(k, keyedCand{key: by.QueueKey(k, a.campaign, a.submitted), id: a.id, submitted: a.submitted, gpus: a.gpus, estimate: a.estimate})
 		}
 	})
 	q.tryCands(k, shadow, extra, free)
 }
 
-// tryCands sorts the candidates in queue order, tries each as the EASY
-// pass does (easy.Backfills, with the head's shadow time and extra
-// GPUs), and grants those that start, in order, as AdmitEASY's pass does.
+// tryCands tries the candidates in queue order as the EASY pass does
+// (easy.Backfills, with the head's shadow time and extra GPUs), and
+// grants those that start, in order, as AdmitEASY's pass does. The
+// candidates are q.first, the first in queue order, and q.cands, the
+// others (offer).
+//
+// A pass may have many candidates but start few: its free GPUs run out
+// first. So they are not sorted (n·log₂n comparisons, which grew per job
+// with the log's queue, issue 32): the first few are tried, and the rest
+// read again for their first few only if GPUs are left after them.
 func (q *Keyed) tryCands(k *Core, shadow int64, extra, free int) {
-	slices.SortFunc(q.cands, func(a, b keyedCand) int {
-		switch {
-		case a.id == b.id:
-			return 0
-		case a.before(&b):
-			return -1
-		}
-		return 1
-	})
 	now := int64(k.now)
 	q.starts = q.starts[:0]
-	for _, c := range q.cands {
-		if free <= 0 {
+	for {
+		for _, c := range q.first {
+			if free <= 0 {
+				break
+			}
+			if c.gpus > free {
+				continue
+			}
+			ok := false
+			if ok, extra = easy.Backfills(now, shadow, extra, easyJob{GPUs: c.gpus, Estimate: int64(c.estimate)}); !ok {
+				continue
+			}
+			free -= c.gpus
+			q.starts = append(q.starts, c)
+		}
+		if free <= 0 || len(q.cands) == 0 {
 			break
 		}
-		if c.gpus > free {
-			continue
-		}
-		ok := false
-		if ok, extra = easy.Backfills(now, shadow, extra, easyJob{GPUs: c.gpus, Estimate: int64(c.estimate)}); !ok {
-			continue
-		}
-		free -= c.gpus
-		q.starts = append(q.starts, c)
+		q.reread(k, now, shadow, extra, free)
 	}
 	for _, s := range q.starts {
 		i := k.IndexSubmitted(s.id, s.submitted)
@@ -754,6 +762,62 @@ func (q *Keyed) tryCands(k *Core, shadow int64, extra, free int) {
 			k.pending[i].Key = s.key
 			k.Grant(i, s.gpus)
 		}
+	}
+}
+
+// firstCandsKept is how many candidates q.first keeps: a pass starts a
+// few at most before its free GPUs run out. Of 1 to 8, 2 did the least
+// work per job on SDSC-SP2's first 64 weeks under fairshare (placing
+// fewer kept ones against reading the rest again less often).
+const firstCandsKept = 2
+
+// offer adds backfill candidate c: to q.first if it is among the first
+// firstCandsKept in queue order offered so far (the last of them then
+// moving to q.cands), else to q.cands. Its comparison with the last kept
+// is part of the look that found it (counted by the caller, as fittingIn
+// counts its test of the estimate); the binary search that places a
+// kept one is counted, one request looked at per comparison
+// (policy.Work.Walked). For n candidates in no particular order that is
+// about K·ln(n/K)·log₂K comparisons beyond the n looks (K =
+// firstCandsKept), where a sort would take n·log₂n.
+func (q *Keyed) offer(k *Core, c keyedCand) {
+	if n := len(q.first); n == firstCandsKept {
+		if !c.before(&q.first[n-1]) {
+			q.cands = append(q.cands, c)
+			return
+		}
+		q.cands = append(q.cands, q.first[n-1])
+		q.first = q.first[:n-1]
+	}
+	lo, hi := 0, len(q.first)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		k.countWalk(1)
+		if q.first[m].before(&c) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	q.first = slices.Insert(q.first, lo, c)
+}
+
+// reread offers again the candidates in q.cands (each read counted) that
+// could still start with free and extra GPUs: a pass's free and extra
+// GPUs only fall, so a candidate that cannot start once cannot later in
+// the pass, and those dropped now are never read again. q.first is
+// emptied: its candidates, before all of q.cands in queue order, were
+// tried.
+func (q *Keyed) reread(k *Core, now, shadow int64, extra, free int) {
+	rest := q.cands
+	k.countWalk(len(rest))
+	// offer writes q.cands at most one place past what was read of rest.
+	q.first, q.cands = q.first[:0], rest[:0]
+	for _, c := range rest {
+		if c.gpus > free || now+int64(c.estimate) > shadow && c.gpus > extra {
+			continue // it cannot start now, nor later in the pass
+		}
+		q.offer(k, c)
 	}
 }
 
