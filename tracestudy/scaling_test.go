@@ -216,18 +216,6 @@ func TestWorkPerJobScales(t *testing.T) {
 // from 5–7 requests (684 under bursar) in the first 8 weeks to 19–25
 // (3,481) in the first 64.
 var knownWorkGrowth = map[string]string{
-	// The broker keeps its list run by run (issue 32 item 1) and passes
-	// by unread the runs that can do nothing (runSummary, kept through
-	// the scavenge step's withdrawals); sitemeter's scavenge step is
-	// counted, and reads its park of jobs their meter can never hold by
-	// width (jobPark). Without fair starts it grows 1.39× (9.8 → 13.6).
-	// The forks add 2.9 a job over 8 weeks and 6.4 over 64: their ticks
-	// (0.91 → 1.38 a job), the park's picks (0.45 → 1.54 heads compared:
-	// more widths within the idle GPUs), refreshFloors after grants
-	// (0.23 → 0.94), the scavenge step's first read (0.00 → 0.47) and
-	// admission (0.23 → 0.48).
-	"bursar/fair=1000": "known failure (issue 32): work per job grew 1.58× (12.7 → 20.1): the forks tick 1.52× more per job, and each fork tick's admission, floors and scavenge step (the park's picks most) read the longer queue",
-
 	// New with issue 30's defaults: condo partitions (static) scale their
 	// minima on SDSC-SP2, so the partitions' queues run long; static keeps
 	// each partition's queue and finds backfill candidates by a tree of
