@@ -84,6 +84,19 @@ func TestParkTakesWhatAPlainWalkTakes(t *testing.T) {
 			if tw.park.n != len(tw.plain) {
 				t.Fatalf("after %s: park counts %d jobs, holds %d", what, tw.park.n, len(tw.plain))
 			}
+			// The prefix bests kept are those a fresh walk finds.
+			for i, b := range tw.park.best {
+				want := -1
+				for x := range i + 1 {
+					w := &tw.park.widths[x]
+					if w.head < len(w.jobs) && (want < 0 || before(&w.jobs[w.head], &tw.park.widths[want].jobs[tw.park.widths[want].head])) {
+						want = x
+					}
+				}
+				if b != want {
+					t.Fatalf("after %s: best[%d] = %d, a fresh walk finds %d", what, i, b, want)
+				}
+			}
 			if tw.park.n > 0 {
 				least := slices.MinFunc(tw.plain, func(a, b parkedJob) int { return a.req.GPUs - b.req.GPUs })
 				if tw.park.narrowest() != least.req.GPUs {
