@@ -215,6 +215,16 @@ func TestWorkPerJobScales(t *testing.T) {
 // whole pending list at every pass, and the log's queue at a pass grows
 // from 5–7 requests (684 under bursar) in the first 8 weeks to 19–25
 // (3,481) in the first 64.
+//
+// What the counts leave out, and would change (December 2026): a sort
+// counts each element it orders once, not each comparison. budget's
+// backfill (baseline.Ranked) still sorts its candidates, whose number
+// grows with the queue: counted per comparison, budget/fair=0 would grow
+// 1.71× (from 1.33×), a failure this test does not see. fairshare's
+// backfill picks its candidates in queue order and counts every
+// comparison (baseline.Keyed's tryCands). The preemption passes' sorts of
+// running jobs would add 80–200 per job to fifo, priority, fairshare and
+// budget at both ends, and no cell would fail by them.
 var knownWorkGrowth = map[string]string{
 	// New with issue 30's defaults: condo partitions (static) scale their
 	// minima on SDSC-SP2, so the partitions' queues run long; static keeps
