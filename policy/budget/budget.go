@@ -204,8 +204,27 @@ type Rule struct {
 	// member-level usage ratio (window usage ÷ its entitled share of the
 	// window's GPU-seconds; lower goes first), from the windows ending
 	// the tick before, and the per-group sums they are made of.
-	calcAt          int
-	groupP, memberP []float64
+	calcAt int
+	// gP is each group's usage ratio and memberP each campaign's, as of
+	// the last calculation; groupPrio reads a campaign's group level.
+	// Only the live campaigns' and their groups' are computed at each
+	// calculation (live, below); every other is 0, its window's usage.
+	gP, memberP []float64
+	// live is the campaigns, filler aside, whose windows were not quiet
+	// at the last calculation (inLive marks them), and gLive the groups
+	// with a live member then: a calculation reads these, not every
+	// campaign of the log, so that it costs the busy campaigns, not all
+	// that ever submitted (issue 32: it was 39 % of a replay with fair
+	// starts). A campaign joins live when its window takes usage
+	// (EndTick) and leaves it at the first calculation at or after its
+	// window's quietFrom. liveAt is the tick of that calculation, liveN
+	// the campaigns and liveShares the sharesAt it was built for: an
+	// earlier tick, a registration or new shares build it again from
+	// every campaign.
+	live, gLive     []int
+	inLive, gInLive []bool
+	liveAt, liveN   int
+	liveShares      uint64
 	// rank is each campaign's rank by priority (0 the highest); byRank
 	// the campaigns in rank order.
 	rank, byRank []int
@@ -335,7 +354,7 @@ func (r *Rule) Priority(k *baseline.Core, c policy.CampaignID) float64 {
 	r.core = k
 	r.priorities(k, k.Now())
 	r.calcAt = 0
-	return r.groupP[c]
+	return r.groupPrio(int(c))
 }
 
 // MemberPriority is c's usage ratio inside its group: its window usage
@@ -375,7 +394,7 @@ func (r *Rule) recalc(k *baseline.Core) bool {
 // are ranked (the others' ranks are stale): ranking every campaign at
 // every admission cost more than the rest of it.
 func (r *Rule) ranks() {
-	r.rank = baseline.Ints(r.rank, len(r.groupP))
+	r.rank = baseline.Ints(r.rank, len(r.memberP))
 	r.byRank = r.wait.Waiting(r.byRank[:0])
 	r.rankSorted()
 }
@@ -413,7 +432,7 @@ func (r *Rule) sameOrder() bool {
 // higher orders campaigns a and b by priority, highest (the lowest usage
 // ratio) first: the group's, then the member's.
 func (r *Rule) higher(a, b int) int {
-	if c := cmp.Compare(r.groupP[a], r.groupP[b]); c != 0 {
+	if c := cmp.Compare(r.groupPrio(a), r.groupPrio(b)); c != 0 {
 		return c
 	}
 	return cmp.Compare(r.memberP[a], r.memberP[b])
@@ -428,30 +447,85 @@ func (r *Rule) higher(a, b int) int {
 func (r *Rule) priorities(k *baseline.Core, t int) {
 	n := k.NumCampaigns()
 	r.shares(k)
-	r.gUsage = baseline.Ints(r.gUsage, r.numGroups(k))
-	r.usage = baseline.Ints(r.usage, n)
-	for c := range n {
+	if r.liveShares != r.sharesAt || r.liveN != n || t < r.liveAt {
+		r.rebuildLive(k)
+	}
+	r.liveAt = t
+	// The groups live at the last calculation start this one at 0.
+	for _, g := range r.gLive {
+		r.gUsage[g], r.gP[g], r.gInLive[g] = 0, 0, false
+	}
+	r.gLive = r.gLive[:0]
+	kept := r.live[:0]
+	for _, c := range r.live {
 		if r.filler[c] || t >= r.quiet[c] {
+			// Quiet from now on (until EndTick sees usage again): its
+			// window's usage is 0 through t, and so is its ratio.
+			r.usage[c], r.memberP[c], r.inLive[c] = 0, 0, false
 			continue
 		}
-		if u := r.wins[c].sum(t, r.knobs.Window); u != 0 {
-			r.usage[c] = u
-			r.gUsage[r.group[c]] += u
+		kept = append(kept, c)
+		u := r.wins[c].sum(t, r.knobs.Window)
+		r.usage[c] = u
+		if g := r.group[c]; u != 0 {
+			r.gUsage[g] += u
+			if !r.gInLive[g] {
+				r.gInLive[g] = true
+				r.gLive = append(r.gLive, g)
+			}
 		}
 	}
+	r.live = kept
 	whole := float64(k.Config().Pool) * float64(r.knobs.Window)
-	r.groupP, r.memberP = slices.Grow(r.groupP[:0], n)[:n], slices.Grow(r.memberP[:0], n)[:n]
-	for c := range n {
-		if r.filler[c] {
-			r.groupP[c], r.memberP[c] = 0, 0
-			continue
-		}
-		g := r.group[c]
-		r.groupP[c] = usageRatio(r.gUsage[g], r.gShare[g]*whole)
+	for _, g := range r.gLive {
+		r.gP[g] = usageRatio(r.gUsage[g], r.gShare[g]*whole)
+	}
+	for _, c := range r.live {
 		// In a group of its own the member's ratio is the group's: the
 		// member level orders nothing more.
 		r.memberP[c] = usageRatio(r.usage[c], r.share[c]*whole)
 	}
+}
+
+// rebuildLive starts live over from every campaign, with every ratio 0:
+// the next calculation reads each campaign whose window is not quiet.
+func (r *Rule) rebuildLive(k *baseline.Core) {
+	n, ng := k.NumCampaigns(), r.numGroups(k)
+	r.liveShares, r.liveN = r.sharesAt, n
+	r.usage = baseline.Ints(r.usage, n)
+	r.memberP = slices.Grow(r.memberP[:0], n)[:n]
+	clear(r.memberP)
+	r.inLive = baseline.Flags(r.inLive, n)
+	r.gUsage = baseline.Ints(r.gUsage, ng)
+	r.gP = slices.Grow(r.gP[:0], ng)[:ng]
+	clear(r.gP)
+	r.gInLive = baseline.Flags(r.gInLive, ng)
+	r.gLive = r.gLive[:0]
+	r.live = r.live[:0]
+	for c := range n {
+		if !r.filler[c] {
+			r.live = append(r.live, c)
+			r.inLive[c] = true
+		}
+	}
+}
+
+// joinLive puts campaign c, whose window just took usage, back among
+// the live campaigns the next calculation reads.
+func (r *Rule) joinLive(c int) {
+	if c < len(r.inLive) && !r.inLive[c] {
+		r.inLive[c] = true
+		r.live = append(r.live, c)
+	}
+}
+
+// groupPrio is campaign c's group-level usage ratio at the last
+// calculation (0 for the filler).
+func (r *Rule) groupPrio(c int) float64 {
+	if r.filler[c] {
+		return 0
+	}
+	return r.gP[r.group[c]]
 }
 
 // usageRatio is used ÷ entitled, +Inf for a positive use of nothing and
@@ -506,7 +580,7 @@ func (r *Rule) Hooks(k *baseline.Core, e *baseline.EASY) {
 		r.search = r.Search
 	}
 	if e.Key == nil {
-		e.Key = func(req *baseline.Request) { req.Key = r.groupP[req.Campaign] }
+		e.Key = func(req *baseline.Request) { req.Key = r.groupPrio(int(req.Campaign)) }
 	}
 	e.VictimKey, e.Search = r.victimKey, r.search
 }
@@ -683,6 +757,7 @@ func (r *Rule) EndTick(k *baseline.Core) {
 		w.hold(now, held)
 		w.trim(lo)
 		r.quiet[c] = w.quietFrom(r.knobs.Window)
+		r.joinLive(c)
 		if held != 0 {
 			r.holding = append(r.holding, c)
 		}
@@ -739,7 +814,9 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c.group = slices.Clone(r.group)
 	c.wait = r.wait.Clone(from, to)
 	c.easy = r.easy.Clone()
-	c.groupP, c.memberP = slices.Clone(r.groupP), slices.Clone(r.memberP)
+	c.gP, c.memberP = slices.Clone(r.gP), slices.Clone(r.memberP)
+	c.live, c.gLive = slices.Clone(r.live), slices.Clone(r.gLive)
+	c.inLive, c.gInLive = slices.Clone(r.inLive), slices.Clone(r.gInLive)
 	c.rank, c.byRank = slices.Clone(r.rank), slices.Clone(r.byRank)
 	c.holding, c.touched = slices.Clone(r.holding), slices.Clone(r.touched)
 	c.seen = slices.Clone(r.seen)

@@ -29,10 +29,10 @@ func (p *plainRule) Admit(k *baseline.Core) {
 	r.recalc(k)
 	for i := range k.Pending() {
 		if req := k.Pend(i); !k.Campaign(req.Campaign).Filler {
-			req.Key = r.groupP[req.Campaign]
+			req.Key = r.groupPrio(int(req.Campaign))
 		}
 	}
-	n := len(r.groupP)
+	n := len(r.memberP)
 	r.rank = baseline.Ints(r.rank, n)
 	p.waits = baseline.Flags(p.waits, n)
 	r.byRank = r.byRank[:0]
