@@ -1,7 +1,7 @@
 // Package testlong gates the long tests: exhaustive replays (tick by tick
 // against event skipping, every policy over the committed excerpt) and the
 // findings checks that replay a study. They run only when BURSAR_LONG=1,
-// so that the README's test command, `go test -race ./...`, stays within
+// so that the README's test command, `go test -race -timeout 30m ./...`, stays within
 // minutes on two cores; .ci/run runs them with BURSAR_LONG=1 in a plain
 // build (they are pure single-goroutine replays: the race detector has
 // nothing to check in them and makes them ten to fifteen times slower).
