@@ -175,13 +175,13 @@ func diff(t *testing.T, c jsonContrast, est, lo, hi float64) {
 
 var none = math.NaN()
 
-// TestREADMEAgentsArrivePrimary checks the README's primary family
-// ("When agents arrive") against the committed default run: 12 windows
-// of 7 days of SDSC-SP2 by the rule, one seed each, φ = 1; each
-// contrast's Hodges–Lehmann estimate and interval, the windows in its
-// direction and its Holm-adjusted p, nine of ten at most 0.05.
-func TestREADMEAgentsArrivePrimary(t *testing.T) {
-	s := readCommitted(t)
+// requirePrimaryFamily checks a committed agents-arrive summary's
+// design before its numbers: 12 windows of 7 days by the rule, one seed
+// each, φ = 1, and the primary family as declared (arrive.PrimaryFamily),
+// each member Holm-adjusted over all 12 converged windows with its
+// finding and φ beside it.
+func requirePrimaryFamily(t *testing.T, s *committedSummary) {
+	t.Helper()
 	require.Equal(t, 12, s.WindowRule.N)
 	require.Equal(t, 7.0, s.WindowRule.Days)
 	require.Equal(t, "min(12, ⌊span ÷ D⌋)", s.WindowRule.Rule)
@@ -194,10 +194,21 @@ func TestREADMEAgentsArrivePrimary(t *testing.T) {
 		require.True(t, f.Policy == c.Policy && f.A == c.A && f.B == c.B && f.K == c.K && f.Metric == c.Metric, "member %d: %+v", i, c)
 		require.Equal(t, "Holm", c.Adjustment)
 		require.Equal(t, f.Finding, c.Finding)
+		require.NotNil(t, c.AgentPhi, "φ beside every finding")
 		require.Equal(t, 1.0, *c.AgentPhi, "φ beside every finding")
 		require.True(t, c.Converged)
 		require.Equal(t, 12, c.N)
 	}
+}
+
+// TestREADMEAgentsArrivePrimary checks the README's primary family
+// ("When agents arrive") against the committed default run: 12 windows
+// of 7 days of SDSC-SP2 by the rule, one seed each, φ = 1; each
+// contrast's Hodges–Lehmann estimate and interval, the windows in its
+// direction and its Holm-adjusted p, nine of ten at most 0.05.
+func TestREADMEAgentsArrivePrimary(t *testing.T) {
+	s := readCommitted(t)
+	requirePrimaryFamily(t, s)
 	for _, w := range []struct {
 		i             int
 		est, lo, hi   float64
@@ -417,18 +428,7 @@ func TestREADMEAgentsArriveAdjusted(t *testing.T) {
 // of ten at most 0.05.
 func TestKTHAgentsArrivePrimary(t *testing.T) {
 	s := readSummary(t, filepath.Join("..", "results", "kth-sp2", "agents-arrive", "summary.json"))
-	require.Equal(t, 12, s.WindowRule.N)
-	require.Equal(t, 7.0, s.WindowRule.Days)
-	require.Equal(t, 1, s.WindowRule.SeedsPerWindow)
-	require.Equal(t, 1.0, s.AgentPhi)
-	require.Len(t, s.Primary, len(PrimaryFamily))
-	for i, f := range PrimaryFamily {
-		c := s.Primary[i]
-		require.True(t, f.Policy == c.Policy && f.A == c.A && f.B == c.B && f.K == c.K && f.Metric == c.Metric, "member %d: %+v", i, c)
-		require.Equal(t, "Holm", c.Adjustment)
-		require.True(t, c.Converged)
-		require.Equal(t, 12, c.N)
-	}
+	requirePrimaryFamily(t, s)
 	for _, w := range []struct {
 		i           int
 		est, lo, hi float64

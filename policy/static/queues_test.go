@@ -30,15 +30,7 @@ func TestQueuesAdmitAsThePendingList(t *testing.T) {
 		kn.Partitions = rapid.SampledFrom([]string{static.PartitionsCondo, static.PartitionsShare}).Draw(t, "partitions")
 		kn.Owners = rapid.IntRange(0, 3).Draw(t, "owners")
 		elastic := rapid.Bool().Draw(t, "elastic")
-		var twins [2]*baseline.Core
-		var journals [2]*bt.Journal
-		for x := range twins {
-			a, err := static.New(bt.Config(pool, grace), kn)
-			require.NoError(t, err)
-			journals[x] = &bt.Journal{}
-			a.SetRecorder(journals[x])
-			twins[x] = a
-		}
+		twins, journals := journaledTwins(t, pool, grace, kn)
 		static.PlainAdmit(rule(twins[1]))
 		n := rapid.IntRange(1, 5).Draw(t, "campaigns")
 		var ids []policy.CampaignID

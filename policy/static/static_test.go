@@ -43,6 +43,22 @@ func scavenger() static.Knobs {
 
 func rule(a *baseline.Core) *static.Rule { return a.Rule().(*static.Rule) }
 
+// journaledTwins is two static Cores on one pool with knobs kn, each
+// writing its own journal: a property test makes one of them the plain
+// rule and compares the journals.
+func journaledTwins(t require.TestingT, pool, grace int, kn static.Knobs) ([2]*baseline.Core, [2]*bt.Journal) {
+	var twins [2]*baseline.Core
+	var journals [2]*bt.Journal
+	for x := range twins {
+		a, err := static.New(bt.Config(pool, grace), kn)
+		require.NoError(t, err)
+		journals[x] = &bt.Journal{}
+		a.SetRecorder(journals[x])
+		twins[x] = a
+	}
+	return twins, journals
+}
+
 // Largest remainder (§6.15), owners 2 of five groups with R 3, 3, 2, 1, 1
 // on 16 GPUs: the owners' exact parts are 16 × 3/10 = 4.8 each, the
 // general partition's 16 × 4/10 = 6.4; floors 4 + 4 + 6 = 14, and the 2
@@ -337,15 +353,7 @@ func TestScavengePositionsFollowTheGrants(t *testing.T) {
 		grace := rapid.IntRange(0, 4).Draw(t, "grace")
 		kn := scavenger()
 		kn.Owners = rapid.IntRange(1, 3).Draw(t, "owners")
-		var twins [2]*baseline.Core
-		var journals [2]*bt.Journal
-		for x := range twins {
-			a, err := static.New(bt.Config(pool, grace), kn)
-			require.NoError(t, err)
-			journals[x] = &bt.Journal{}
-			a.SetRecorder(journals[x])
-			twins[x] = a
-		}
+		twins, journals := journaledTwins(t, pool, grace, kn)
 		static.PlainScavenge(rule(twins[1]))
 		n := rapid.IntRange(2, 5).Draw(t, "campaigns")
 		backfill := rapid.Bool().Draw(t, "backfill")
