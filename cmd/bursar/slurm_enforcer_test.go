@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bursar-hpc/bursar/client"
+	"github.com/bursar-hpc/bursar/slurmgate"
 )
 
 // The enforcer's side of issue 35 against the real cluster: each leak
@@ -423,13 +424,19 @@ func TestSlurmGateNotices(t *testing.T) {
 			out, code := g.sh(t, "sbatch -n 1 -o /dev/null --comment="+tok+" "+stepped+" "+kind)
 			require.Equal(t, 0, code, out)
 		}
-		// The trap is set, and the enforcer has seen the job run while
-		// its lease was held (a job first seen after its release is
-		// killed at once, with no notice).
+		// The trap is set, the enforcer has seen this lease's job run
+		// while the lease was held (a job first seen after its release
+		// is killed at once, with no notice), and Slurm lists the job's
+		// srun step (the notice goes to a job's steps when it has any).
+		// The ledger is read for this lease's own job: counting events
+		// over the whole ledger raced with the enforcer's "last-seen"
+		// line of the previous case's job, written up to a read (0.5 s)
+		// after the queue emptied, and so could pass before the
+		// enforcer had seen this job at all.
 		for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 			_, err := os.Stat(filepath.Join(dir, kind+".ready"))
-			b, _ := os.ReadFile(ledger)
-			if err == nil && strings.Count(string(b), `"event":"running"`) >= 1+strings.Count(string(b), `"event":"last-seen"`) {
+			job := ledgerRunning(t, ledger, id)
+			if err == nil && job != "" && (kind != "sbatch+srun" || g.stepListed(t, job)) {
 				break
 			}
 			require.False(t, time.Now().After(end), "%s: the job did not start, or the enforcer did not see it\n%s", kind, g.jobs(t))
@@ -447,6 +454,45 @@ func TestSlurmGateNotices(t *testing.T) {
 			assert.Less(t, ran.Sub(released), 5*time.Second, "%s: the trap ran at the notice, not at the kill after the grace", kind)
 		}
 	}
+}
+
+// ledgerRunning is the Slurm job number of the job the enforcer's
+// ledger says it saw running on lease id ("": none yet, or no ledger).
+func ledgerRunning(t *testing.T, ledger string, id int) string {
+	t.Helper()
+	f, err := os.Open(ledger)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	l, err := slurmgate.ReadLedger(f, ledger)
+	if err != nil {
+		return "" // a line being written: read again
+	}
+	for _, j := range l {
+		if j.Lease == id && !j.Running.IsZero() {
+			if j.Number != "" {
+				return j.Number
+			}
+			return j.Job
+		}
+	}
+	return ""
+}
+
+// stepListed says whether squeue lists a step of job (other than its
+// batch step).
+func (g *slurmGate) stepListed(t *testing.T, job string) bool {
+	out, code := g.sh(t, "squeue -h -s -j "+job+" -o '%i'")
+	if code != 0 {
+		return false
+	}
+	for _, l := range strings.Fields(out) {
+		if _, step, ok := strings.Cut(l, "."); ok && step != "batch" && step != "extern" {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSlurmGateEnforcerBehindTheGate: the enforcer's own checks, with a
