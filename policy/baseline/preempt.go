@@ -131,10 +131,14 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, key VictimKey, 
 	if order == nil {
 		order = VictimOrder
 	}
+	// A protected lease is never a victim, wherever the order puts it:
+	// left out before the sort rather than passed over after it (a
+	// quarter of budget's candidates over SDSC-SP2's first 64 weeks).
+	protect, _ := k.rule.(Protector)
 	cands := k.cands[:0]
 	for j := range k.leases {
 		l := &k.leases[j]
-		if !l.UnderNotice && l.Campaign != r.Campaign {
+		if !l.UnderNotice && l.Campaign != r.Campaign && (protect == nil || !protect.Protected(k, l)) {
 			cands = append(cands, j)
 		}
 	}
@@ -144,13 +148,9 @@ func (k *Core) preempt(i, need int, order func(a, b *Lease) int, key VictimKey, 
 		slices.SortFunc(cands, func(a, b int) int { return order(&k.leases[a], &k.leases[b]) })
 	}
 	k.cands = cands
-	protect, _ := k.rule.(Protector)
 	victims, got := k.victim[:0], 0
 	for _, j := range cands {
 		l := &k.leases[j]
-		if protect != nil && protect.Protected(k, l) {
-			continue
-		}
 		if k.camps[l.Campaign].Filler {
 			if !filler {
 				continue
