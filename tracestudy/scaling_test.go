@@ -217,14 +217,17 @@ func TestWorkPerJobScales(t *testing.T) {
 // (3,481) in the first 64.
 //
 // What the counts leave out, and would change (December 2026): a sort
-// counts each element it orders once, not each comparison. budget's
-// backfill (baseline.Ranked) still sorts its candidates, whose number
-// grows with the queue: counted per comparison, budget/fair=0 would grow
-// 1.71× (from 1.33×), a failure this test does not see. fairshare's
-// backfill picks its candidates in queue order and counts every
-// comparison (baseline.Keyed's tryCands). The preemption passes' sorts of
-// running jobs would add 80–200 per job to fifo, priority, fairshare and
-// budget at both ends, and no cell would fail by them.
+// counts each element it orders once, not each comparison. The
+// backfills of fairshare and budget sort nothing: they pick their
+// candidates in queue order and count every comparison
+// (baseline.backfillCands, which baseline.Keyed and baseline.Ranked
+// share). budget's sorted its candidates, whose number grows with the
+// queue, before: counted per comparison budget/fair=0 would have grown
+// 1.71× (1.33× as counted then); picked and counted, it grows 1.39×
+// (19.8 → 27.4 a job), and budget/fair=1000 1.01× (33.6 → 34.0). The
+// preemption passes' sorts of running jobs would add 80–200 per job to
+// fifo, priority, fairshare and budget at both ends, and no cell would
+// fail by them.
 var knownWorkGrowth = map[string]string{
 	// New with issue 30's defaults: condo partitions (static) scale their
 	// minima on SDSC-SP2, so the partitions' queues run long; static keeps

@@ -1,9 +1,7 @@
 package baseline
 
 import (
-	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -49,7 +47,6 @@ type EASY struct {
 	// AdmitEASYRanked's scratch: the merge cursors of one rank, and the
 	// queue order it builds when it needs the plain backfill.
 	cursors []int
-	keys    []uint64
 	order   Queue
 }
 
@@ -160,8 +157,8 @@ func (k *Core) easyRunning(e *EASY, head *Request) {
 }
 
 // easyPass runs the pass over e.jobs and starts what it picks, telling
-// granted (if not nil) each id it starts.
-func (k *Core) easyPass(e *EASY, granted func(id int)) {
+// granted (if not nil) of each request just before it starts.
+func (k *Core) easyPass(e *EASY, granted func(r *Request)) {
 	var start []int
 	if k.placer == nil {
 		start = e.pass.Pass(int64(k.now), max(0, k.FreeGeneral()), e.running, e.jobs)
@@ -175,10 +172,10 @@ func (k *Core) easyPass(e *EASY, granted func(id int)) {
 			if e.Key != nil {
 				e.Key(&k.pending[i])
 			}
-			k.Grant(i, want)
 			if granted != nil {
-				granted(e.ids[j])
+				granted(&k.pending[i])
 			}
+			k.Grant(i, want)
 		}
 	}
 }
@@ -208,6 +205,10 @@ func (k *Core) IsFiller(l *Lease) bool { return k.camps[l.Campaign].Filler }
 //     platform, of those only the ones narrow enough for the extra GPUs
 //     at the head's shadow time or short enough to end by it (q keeps
 //     each width's by estimate): the pass would pass over the others.
+//     They are tried in queue order as the pass tries them, without
+//     sorting them all (backfillCands.pick, as AdmitEASYKeyed's); on a
+//     platform, whose seats make a job's fit depend on the seats taken
+//     before it, they are sorted and the pass runs over them.
 //
 // In any other case it builds the order and runs AdmitEASY's backfill.
 // q must be synced (Ranked.Sync) to the pending list; it follows the
@@ -217,6 +218,7 @@ func (k *Core) AdmitEASYRanked(e *EASY, q *Ranked, rank, byRank []int, eligible 
 	if head < 0 {
 		return
 	}
+	hj := &q.jobs[head]
 	pool := k.cfg.Pool
 	if k.leased >= pool && len(k.leases) > 0 && k.camps[k.leases[0].Campaign].HeldAll >= pool {
 		// One campaign holds the whole pool (all leases are its): Want
@@ -227,7 +229,7 @@ func (k *Core) AdmitEASYRanked(e *EASY, q *Ranked, rank, byRank []int, eligible 
 		if k.flexPending == 0 && k.FreeGeneral() <= 0 {
 			return
 		}
-		k.easyRankedPlain(e, q, rank, head)
+		k.easyRankedPlain(e, q, rank, hj.id)
 		return
 	}
 	free := k.FreeGeneral()
@@ -240,43 +242,77 @@ func (k *Core) AdmitEASYRanked(e *EASY, q *Ranked, rank, byRank []int, eligible 
 		}
 		return min(j.gpus, pool-k.camps[j.campaign].HeldAll)
 	}
-	hj := &q.jobs[head]
 	headWant := want(hj)
 	if headWant <= free {
-		k.easyRankedPlain(e, q, rank, head)
+		k.easyRankedPlain(e, q, rank, hj.id)
 		return
 	}
-	k.easyRunning(e, &k.pending[k.Index(head)])
-	e.ids = e.ids[:0]
-	add := func(id int) {
-		if id != head && want(&q.jobs[id]) <= free {
-			e.ids = append(e.ids, id)
+	k.easyRunning(e, &k.pending[k.Index(hj.id)])
+	q.reset()
+	// A candidate's key is its campaign's rank negated: the candidates'
+	// order (backfillCands) is the higher key first, then submit time,
+	// then id.
+	cand := func(p int32) (keyedCand, bool) {
+		j := &q.jobs[p]
+		w := want(j)
+		return keyedCand{key: -float64(rank[j.campaign]), id: j.id, submitted: j.submitted, gpus: w, estimate: j.duration}, p != head && w <= free
+	}
+	if k.placer != nil {
+		q.fittingWithin(k, free, free, math.MaxInt64, func(p int32) { // every one narrow enough
+			if c, ok := cand(p); ok {
+				q.cands = append(q.cands, c)
+			}
+		})
+		k.easyRankedOn(e, q, headWant, hj)
+		return
+	}
+	// Only the jobs the pass could backfill, by the head's reservation
+	// (the pass reserves the same): a job that fails its tests with every
+	// GPU free now fails them later in the pass.
+	now := int64(k.now)
+	shadow, extra := e.pass.Reservation(now, free, e.running, headWant)
+	q.fittingWithin(k, free, extra, shadow-now, func(p int32) {
+		if c, ok := cand(p); ok {
+			q.offer(k, c)
+		}
+	})
+	for _, s := range q.pick(k, shadow, extra, free) {
+		i := k.Index(s.id)
+		if s.gpus <= k.FreeGeneral() {
+			if e.Key != nil {
+				e.Key(&k.pending[i])
+			}
+			q.removeRequest(&k.pending[i])
+			k.Grant(i, s.gpus)
 		}
 	}
-	if k.placer == nil {
-		// Only the jobs the pass could backfill, by the head's
-		// reservation (the pass reserves the same): a job that fails
-		// its tests with every GPU free now fails them later in the pass.
-		shadow, extra := e.pass.Reservation(int64(k.now), free, e.running, headWant)
-		q.fittingWithin(k, free, extra, shadow-int64(k.now), add)
-	} else {
-		q.fittingWithin(k, free, free, math.MaxInt64, add) // every one narrow enough
+}
+
+// easyRankedOn is AdmitEASYRanked's backfill on a platform: the blocked
+// head hj (wanting headWant) and then q.cands, sorted into queue order
+// (each comparison counted as a request looked at), through the pass.
+func (k *Core) easyRankedOn(e *EASY, q *Ranked, headWant int, hj *rankedJob) {
+	slices.SortFunc(q.cands, func(a, b keyedCand) int {
+		k.countWalk(1)
+		if a.before(&b) {
+			return -1
+		}
+		return 1 // ids are unique: a and b are never equal
+	})
+	e.ids = append(e.ids[:0], hj.id)
+	e.jobs = append(e.jobs[:0], easyJob{GPUs: headWant, Estimate: int64(hj.duration)})
+	e.wants = append(e.wants[:0], headWant)
+	for _, c := range q.cands {
+		e.ids = append(e.ids, c.id)
+		e.jobs = append(e.jobs, easyJob{GPUs: c.gpus, Estimate: int64(c.estimate)})
+		e.wants = append(e.wants, c.gpus)
 	}
-	q.sortRanked(e, rank)
-	e.ids = slices.Insert(e.ids, 0, head)
-	e.jobs, e.wants = e.jobs[:0], e.wants[:0]
-	for _, id := range e.ids {
-		j := &q.jobs[id]
-		w := want(j)
-		e.jobs = append(e.jobs, easyJob{GPUs: w, Estimate: int64(j.duration)})
-		e.wants = append(e.wants, w)
-	}
-	k.easyPass(e, q.remove)
+	k.easyPass(e, q.removeRequest)
 }
 
 // easyRankedHeads is AdmitEASY's steps 1 and 2 in q's order; it returns
-// the blocked head's id (-1: none).
-func (k *Core) easyRankedHeads(e *EASY, q *Ranked, rank, byRank []int, eligible func(head *Request, l *Lease) bool) int {
+// the blocked head's slot in q (-1: none).
+func (k *Core) easyRankedHeads(e *EASY, q *Ranked, rank, byRank []int, eligible func(head *Request, l *Lease) bool) int32 {
 	for g := 0; g < len(byRank); {
 		end := g + 1
 		for end < len(byRank) && rank[byRank[end]] == rank[byRank[g]] {
@@ -288,29 +324,29 @@ func (k *Core) easyRankedHeads(e *EASY, q *Ranked, rank, byRank []int, eligible 
 		for {
 			// The next request of this rank: the first by (submit time,
 			// id) at the members' cursors.
-			m, id := -1, -1
+			m, p := -1, int32(-1)
 			for x, c := range members {
 				if c >= len(q.camps) {
 					continue
 				}
 				if list := q.camps[c]; e.cursors[x] < len(list) {
-					if cand := list[e.cursors[x]]; m < 0 || q.before(cand, id) {
-						m, id = x, cand
+					if cand := list[e.cursors[x]]; m < 0 || q.before(cand, p) {
+						m, p = x, cand
 					}
 				}
 			}
 			if m < 0 {
 				break
 			}
-			i := k.Index(id)
+			i := k.Index(q.jobs[p].id)
 			if k.Want(i) == 0 {
 				e.cursors[m]++ // a campaign at its limit does not hold the queue
 				continue
 			}
 			if !k.startOrPreempt(e, i, eligible) {
-				return id
+				return p
 			}
-			q.remove(id) // started: the cursor now points at the next
+			q.remove(p) // started: the cursor now points at the next
 		}
 	}
 	return -1
@@ -326,42 +362,5 @@ func (k *Core) easyRankedPlain(e *EASY, q *Ranked, rank []int, head int) {
 	if len(k.pending) != before {
 		// Let the next Sync rebuild q rather than track these grants.
 		q.synced = false
-	}
-}
-
-// sortRanked sorts e.ids by (rank, submit time, id). The three are packed
-// into one integer key when they fit in 64 bits (they do for any trace),
-// which sorts without a comparison call; else it compares.
-func (q *Ranked) sortRanked(e *EASY, rank []int) {
-	maxRank, minSub, maxSub, maxID := 0, 0, 0, 0
-	for _, id := range e.ids {
-		j := &q.jobs[id]
-		maxRank = max(maxRank, rank[j.campaign])
-		minSub, maxSub = min(minSub, j.submitted), max(maxSub, j.submitted)
-		maxID = max(maxID, id)
-	}
-	rb, sb, ib := bits.Len(uint(maxRank)), bits.Len(uint(maxSub)), bits.Len(uint(maxID))
-	if minSub < 0 || rb+sb+ib > 64 {
-		slices.SortFunc(e.ids, func(a, b int) int {
-			ja, jb := &q.jobs[a], &q.jobs[b]
-			if c := cmp.Compare(rank[ja.campaign], rank[jb.campaign]); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(ja.submitted, jb.submitted); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		})
-		return
-	}
-	e.keys = e.keys[:0]
-	for _, id := range e.ids {
-		j := &q.jobs[id]
-		e.keys = append(e.keys, uint64(rank[j.campaign])<<(sb+ib)|uint64(j.submitted)<<ib|uint64(id))
-	}
-	slices.Sort(e.keys)
-	mask := uint64(1)<<ib - 1
-	for x, key := range e.keys {
-		e.ids[x] = int(key & mask)
 	}
 }

@@ -93,7 +93,6 @@ func (e *EASY) Clone() EASY {
 		wants:    slices.Clone(e.wants),
 		leaseIDs: slices.Clone(e.leaseIDs),
 		cursors:  slices.Clone(e.cursors),
-		keys:     slices.Clone(e.keys),
 		order:    e.order.Clone(),
 	}
 }
@@ -110,11 +109,12 @@ func (q *Ranked) Clone(from, to *Core) Ranked {
 	if q.core == from {
 		c.core = to
 	}
-	c.jobs = slices.Clone(q.jobs)
+	c.jobs, c.free = slices.Clone(q.jobs), slices.Clone(q.free)
 	c.camps = CloneLists(q.camps)
 	c.bySize = CloneLists(q.bySize)
 	c.sized = slices.Clone(q.sized)
 	c.stack = slices.Clone(q.stack)
+	c.backfillCands = q.backfillCands.clone()
 	return c
 }
 

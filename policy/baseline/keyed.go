@@ -87,11 +87,9 @@ type Keyed struct {
 	// or not).
 	arrived []keyedEntry
 	// scratch for a pass.
-	cands  []keyedCand
-	first  []keyedCand
-	starts []keyedCand
-	stack  []int
-	front  []int32
+	backfillCands
+	stack []int
+	front []int32
 }
 
 // keyedEntry is what Keyed keeps of a request: what does not change
@@ -604,8 +602,8 @@ func (q *Keyed) Clone() Keyed {
 	c.dirty, c.isDirty = slices.Clone(q.dirty), slices.Clone(q.isDirty)
 	c.widths, c.sized = CloneLists(q.widths), slices.Clone(q.sized)
 	c.arrived = slices.Clone(q.arrived)
-	c.cands, c.starts, c.stack = slices.Clone(q.cands), slices.Clone(q.starts), slices.Clone(q.stack)
-	c.first = slices.Clone(q.first)
+	c.backfillCands = q.backfillCands.clone()
+	c.stack = slices.Clone(q.stack)
 	c.front = slices.Clone(q.front)
 	return c
 }
@@ -707,7 +705,7 @@ func (q *Keyed) backfill(k *Core, e *EASY, by QueueKeys, head *keyedCand, free i
 	k.easyRunning(e, &k.pending[k.IndexSubmitted(head.id, head.submitted)])
 	now := int64(k.now)
 	shadow, extra := e.pass.Reservation(now, free, e.running, head.gpus)
-	q.first, q.cands = q.first[:0], q.cands[:0]
+	q.reset()
 	q.fitting(k, free, extra, shadow-now, func(p int32) {
 		a := &q.pool[p]
 		if a.id != head.id {
@@ -717,40 +715,11 @@ func (q *Keyed) backfill(k *Core, e *EASY, by QueueKeys, head *keyedCand, free i
 	q.tryCands(k, shadow, extra, free)
 }
 
-// tryCands tries the candidates in queue order as the EASY pass does
-// (easy.Backfills, with the head's shadow time and extra GPUs), and
-// grants those that start, in order, as AdmitEASY's pass does. The
-// candidates are q.first, the first in queue order, and q.cands, the
-// others (offer).
-//
-// A pass may have many candidates but start few: its free GPUs run out
-// first. So they are not sorted (n·log₂n comparisons, which grew per job
-// with the log's queue, issue 32): the first few are tried, and the rest
-// read again for their first few only if GPUs are left after them.
+// tryCands grants, in order, the candidates that start when tried in
+// queue order as the EASY pass tries them (backfillCands.pick), as
+// AdmitEASY's pass does.
 func (q *Keyed) tryCands(k *Core, shadow int64, extra, free int) {
-	now := int64(k.now)
-	q.starts = q.starts[:0]
-	for {
-		for _, c := range q.first {
-			if free <= 0 {
-				break
-			}
-			if c.gpus > free {
-				continue
-			}
-			ok := false
-			if ok, extra = easy.Backfills(now, shadow, extra, easyJob{GPUs: c.gpus, Estimate: int64(c.estimate)}); !ok {
-				continue
-			}
-			free -= c.gpus
-			q.starts = append(q.starts, c)
-		}
-		if free <= 0 || len(q.cands) == 0 {
-			break
-		}
-		q.reread(k, now, shadow, extra, free)
-	}
-	for _, s := range q.starts {
+	for _, s := range q.pick(k, shadow, extra, free) {
 		i := k.IndexSubmitted(s.id, s.submitted)
 		if s.gpus <= k.FreeGeneral() {
 			if k.pending[i].Reserved > 0 {
@@ -765,59 +734,111 @@ func (q *Keyed) tryCands(k *Core, shadow int64, extra, free int) {
 	}
 }
 
-// firstCandsKept is how many candidates q.first keeps: a pass starts a
+// backfillCands are the candidates of one backfill pass behind a blocked
+// head, in no particular order, for a queue kept in an order of its own
+// (Keyed, Ranked): first, the first few in queue order, and cands, the
+// others (offer). pick tries them in queue order without sorting them
+// all. The zero value is ready.
+type backfillCands struct {
+	first, cands, starts []keyedCand
+}
+
+// reset empties the candidates for a new pass.
+func (b *backfillCands) reset() { b.first, b.cands = b.first[:0], b.cands[:0] }
+
+// clone is a copy of b that shares nothing with it.
+func (b *backfillCands) clone() backfillCands {
+	return backfillCands{first: slices.Clone(b.first), cands: slices.Clone(b.cands), starts: slices.Clone(b.starts)}
+}
+
+// pick tries the candidates in queue order as the EASY pass does
+// (easy.Backfills, with the head's shadow time and extra GPUs, and free
+// GPUs free) and returns those that start, in order, valid until the
+// next pick.
+//
+// A pass may have many candidates but start few: its free GPUs run out
+// first. So they are not sorted (n·log₂n comparisons, which grew per job
+// with the log's queue, issue 32): the first few are tried, and the rest
+// read again for their first few only if GPUs are left after them.
+func (b *backfillCands) pick(k *Core, shadow int64, extra, free int) []keyedCand {
+	now := int64(k.now)
+	b.starts = b.starts[:0]
+	for {
+		for _, c := range b.first {
+			if free <= 0 {
+				break
+			}
+			if c.gpus > free {
+				continue
+			}
+			ok := false
+			if ok, extra = easy.Backfills(now, shadow, extra, easyJob{GPUs: c.gpus, Estimate: int64(c.estimate)}); !ok {
+				continue
+			}
+			free -= c.gpus
+			b.starts = append(b.starts, c)
+		}
+		if free <= 0 || len(b.cands) == 0 {
+			break
+		}
+		b.reread(k, now, shadow, extra, free)
+	}
+	return b.starts
+}
+
+// firstCandsKept is how many candidates first keeps: a pass starts a
 // few at most before its free GPUs run out. Of 1 to 8, 2 did the least
 // work per job on SDSC-SP2's first 64 weeks under fairshare (placing
 // fewer kept ones against reading the rest again less often).
 const firstCandsKept = 2
 
-// offer adds backfill candidate c: to q.first if it is among the first
+// offer adds backfill candidate c: to first if it is among the first
 // firstCandsKept in queue order offered so far (the last of them then
-// moving to q.cands), else to q.cands. Its comparison with the last kept
+// moving to cands), else to cands. Its comparison with the last kept
 // is part of the look that found it (counted by the caller, as fittingIn
 // counts its test of the estimate); the binary search that places a
 // kept one is counted, one request looked at per comparison
 // (policy.Work.Walked). For n candidates in no particular order that is
 // about K·ln(n/K)·log₂K comparisons beyond the n looks (K =
 // firstCandsKept), where a sort would take n·log₂n.
-func (q *Keyed) offer(k *Core, c keyedCand) {
-	if n := len(q.first); n == firstCandsKept {
-		if !c.before(&q.first[n-1]) {
-			q.cands = append(q.cands, c)
+func (b *backfillCands) offer(k *Core, c keyedCand) {
+	if n := len(b.first); n == firstCandsKept {
+		if !c.before(&b.first[n-1]) {
+			b.cands = append(b.cands, c)
 			return
 		}
-		q.cands = append(q.cands, q.first[n-1])
-		q.first = q.first[:n-1]
+		b.cands = append(b.cands, b.first[n-1])
+		b.first = b.first[:n-1]
 	}
-	lo, hi := 0, len(q.first)
+	lo, hi := 0, len(b.first)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		k.countWalk(1)
-		if q.first[m].before(&c) {
+		if b.first[m].before(&c) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	q.first = slices.Insert(q.first, lo, c)
+	b.first = slices.Insert(b.first, lo, c)
 }
 
-// reread offers again the candidates in q.cands (each read counted) that
+// reread offers again the candidates in cands (each read counted) that
 // could still start with free and extra GPUs: a pass's free and extra
 // GPUs only fall, so a candidate that cannot start once cannot later in
-// the pass, and those dropped now are never read again. q.first is
-// emptied: its candidates, before all of q.cands in queue order, were
+// the pass, and those dropped now are never read again. first is
+// emptied: its candidates, before all of cands in queue order, were
 // tried.
-func (q *Keyed) reread(k *Core, now, shadow int64, extra, free int) {
-	rest := q.cands
+func (b *backfillCands) reread(k *Core, now, shadow int64, extra, free int) {
+	rest := b.cands
 	k.countWalk(len(rest))
-	// offer writes q.cands at most one place past what was read of rest.
-	q.first, q.cands = q.first[:0], rest[:0]
+	// offer writes cands at most one place past what was read of rest.
+	b.first, b.cands = b.first[:0], rest[:0]
 	for _, c := range rest {
 		if c.gpus > free || now+int64(c.estimate) > shadow && c.gpus > extra {
 			continue // it cannot start now, nor later in the pass
 		}
-		q.offer(k, c)
+		b.offer(k, c)
 	}
 }
 

@@ -156,25 +156,33 @@ type Ranked struct {
 	next, length int
 	synced       bool
 
-	jobs  []rankedJob // by request id
-	camps [][]int     // per campaign, its waiting ids by (submit time, id)
-	// bySize[w] are the ids of the requests that could want as few as w
-	// GPUs: a rigid job's size (it is granted whole), 1 for any other (its
-	// want follows its campaign's holding), as a min-heap by estimate (then
-	// id), so that a backfill reads only those short enough
-	// (fittingWithin); sized marks the w with any.
-	bySize [][]int
+	// jobs are the waiting requests' records, each in a slot reused
+	// once its request leaves (free lists the slots unused), so that a
+	// copy of the queue (a fork's) copies what waits, not one record per
+	// request of the log: a table by request id was 560 MB of the 770 MB
+	// budget's forks allocated on the full SDSC-SP2 log.
+	jobs  []rankedJob
+	free  []int32
+	camps [][]int32 // per campaign, its waiting slots by (submit time, id)
+	// bySize[w] are the slots of the requests that could want as few as
+	// w GPUs: a rigid job's size (it is granted whole), 1 for any other
+	// (its want follows its campaign's holding), as a min-heap by
+	// estimate (then id), so that a backfill reads only those short
+	// enough (fittingWithin); sized marks the w with any.
+	bySize [][]int32
 	sized  []uint64
 	stack  []int // fittingWithin's
+	// A backfill's candidates (AdmitEASYRanked).
+	backfillCands
 }
 
 // rankedJob is what the queue keeps of a request: what does not change
 // while it waits, and its place in bySize.
 type rankedJob struct {
-	gpus, duration, submitted int
-	campaign                  policy.CampaignID
-	rigid                     bool
-	slot                      int
+	id, gpus, duration, submitted int
+	campaign                      policy.CampaignID
+	rigid                         bool
+	slot                          int32
 }
 
 // least is the fewest GPUs job j could want.
@@ -185,12 +193,14 @@ func (j *rankedJob) least() int {
 	return 1
 }
 
-// before orders waiting requests of one campaign: submit time, then id.
-func (q *Ranked) before(a, b int) bool {
-	if sa, sb := q.jobs[a].submitted, q.jobs[b].submitted; sa != sb {
-		return sa < sb
+// before orders waiting requests of one campaign by their slots: submit
+// time, then id.
+func (q *Ranked) before(a, b int32) bool {
+	ja, jb := &q.jobs[a], &q.jobs[b]
+	if ja.submitted != jb.submitted {
+		return ja.submitted < jb.submitted
 	}
-	return a < b
+	return ja.id < jb.id
 }
 
 // Sync brings the queue up to the pending list — the requests filed since
@@ -235,6 +245,7 @@ func (q *Ranked) Mark(k *Core) {
 // build rebuilds the queue from the pending list.
 func (q *Ranked) build(k *Core) {
 	q.core, q.synced = k, true
+	q.jobs, q.free = q.jobs[:0], q.free[:0]
 	for c := range q.camps {
 		q.camps[c] = q.camps[c][:0]
 	}
@@ -253,21 +264,25 @@ func (q *Ranked) build(k *Core) {
 
 // add files waiting request r.
 func (q *Ranked) add(r *Request) {
-	id := r.ID
-	for len(q.jobs) <= id {
+	var p int32
+	if n := len(q.free); n > 0 {
+		p = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		p = int32(len(q.jobs))
 		q.jobs = append(q.jobs, rankedJob{})
 	}
-	j := &q.jobs[id]
-	*j = rankedJob{gpus: r.GPUs, duration: r.Duration, submitted: r.Submitted, campaign: r.Campaign, rigid: r.Rigid}
+	j := &q.jobs[p]
+	*j = rankedJob{id: r.ID, gpus: r.GPUs, duration: r.Duration, submitted: r.Submitted, campaign: r.Campaign, rigid: r.Rigid}
 	for len(q.camps) <= int(r.Campaign) {
 		q.camps = append(q.camps, nil)
 	}
 	list := q.camps[r.Campaign]
 	at := len(list)
-	for at > 0 && q.before(id, list[at-1]) {
+	for at > 0 && q.before(p, list[at-1]) {
 		at-- // a requeued job goes back to its place (usually near the end)
 	}
-	list = slices.Insert(list, at, id)
+	list = slices.Insert(list, at, p)
 	q.camps[r.Campaign] = list
 	w := j.least()
 	for len(q.bySize) <= w {
@@ -276,18 +291,18 @@ func (q *Ranked) add(r *Request) {
 	for len(q.sized)*64 <= w {
 		q.sized = append(q.sized, 0)
 	}
-	j.slot = len(q.bySize[w])
-	q.bySize[w] = append(q.bySize[w], id)
-	q.up(w, j.slot)
+	j.slot = int32(len(q.bySize[w]))
+	q.bySize[w] = append(q.bySize[w], p)
+	q.up(w, int(j.slot))
 	q.sized[w/64] |= 1 << (w % 64)
 }
 
-// shorter orders two ids of one heap: estimate, then id.
-func (q *Ranked) shorter(a, b int) bool {
+// shorter orders two slots of one heap: estimate, then id.
+func (q *Ranked) shorter(a, b int32) bool {
 	if da, db := q.jobs[a].duration, q.jobs[b].duration; da != db {
 		return da < db
 	}
-	return a < b
+	return q.jobs[a].id < q.jobs[b].id
 }
 
 // up and down restore heap bySize[w] from place x.
@@ -299,7 +314,7 @@ func (q *Ranked) up(w, x int) {
 			return
 		}
 		h[x], h[p] = h[p], h[x]
-		q.jobs[h[x]].slot, q.jobs[h[p]].slot = x, p
+		q.jobs[h[x]].slot, q.jobs[h[p]].slot = int32(x), int32(p)
 		x = p
 	}
 }
@@ -318,16 +333,16 @@ func (q *Ranked) down(w, x int) {
 			return
 		}
 		h[x], h[m] = h[m], h[x]
-		q.jobs[h[x]].slot, q.jobs[h[m]].slot = x, m
+		q.jobs[h[x]].slot, q.jobs[h[m]].slot = int32(x), int32(m)
 		x = m
 	}
 }
 
-// remove forgets request id, granted.
-func (q *Ranked) remove(id int) {
-	j := &q.jobs[id]
+// remove forgets the request in slot p, granted, and frees the slot.
+func (q *Ranked) remove(p int32) {
+	j := &q.jobs[p]
 	list := q.camps[j.campaign]
-	at, _ := slices.BinarySearchFunc(list, id, func(a, b int) int {
+	at, _ := slices.BinarySearchFunc(list, p, func(a, b int32) int {
 		switch {
 		case q.before(a, b):
 			return -1
@@ -339,16 +354,30 @@ func (q *Ranked) remove(id int) {
 	q.camps[j.campaign] = slices.Delete(list, at, at+1)
 	w := j.least()
 	b := q.bySize[w]
-	last, x := b[len(b)-1], j.slot
-	b[x], q.jobs[last].slot = last, x
+	last, x := b[len(b)-1], int(j.slot)
+	b[x], q.jobs[last].slot = last, int32(x)
 	q.bySize[w] = b[:len(b)-1]
 	if x < len(q.bySize[w]) {
 		q.up(w, x)
-		q.down(w, q.jobs[last].slot)
+		q.down(w, int(q.jobs[last].slot))
 	}
 	if len(q.bySize[w]) == 0 {
 		q.sized[w/64] &^= 1 << (w % 64)
 	}
+	q.free = append(q.free, p)
+}
+
+// removeRequest forgets waiting request r, granted: its slot is found in
+// its campaign's list by (submit time, id).
+func (q *Ranked) removeRequest(r *Request) {
+	list := q.camps[r.Campaign]
+	at, _ := slices.BinarySearchFunc(list, r, func(a int32, r *Request) int {
+		if c := cmp.Compare(q.jobs[a].submitted, r.Submitted); c != 0 {
+			return c
+		}
+		return cmp.Compare(q.jobs[a].id, r.ID)
+	})
+	q.remove(list[at])
 }
 
 // Waiting appends to buf the campaigns with requests waiting, in id
@@ -362,13 +391,13 @@ func (q *Ranked) Waiting(buf []int) []int {
 	return buf
 }
 
-// fittingWithin calls f with every waiting id that could want at most
-// free GPUs and either at most extra or is estimated to run at most limit
-// seconds: the only ones an EASY pass with free GPUs free and extra to
-// spare at a shadow time limit seconds away could backfill (a job wider
-// than extra must end by the shadow time).
-func (q *Ranked) fittingWithin(k *Core, free, extra int, limit int64, f func(id int)) {
-	fittingIn(k, q.sized, q.bySize, &q.stack, free, extra, limit, func(id int) int64 { return int64(q.jobs[id].duration) }, f)
+// fittingWithin calls f with the slot of every waiting request that
+// could want at most free GPUs and either at most extra or is estimated
+// to run at most limit seconds: the only ones an EASY pass with free GPUs
+// free and extra to spare at a shadow time limit seconds away could
+// backfill (a job wider than extra must end by the shadow time).
+func (q *Ranked) fittingWithin(k *Core, free, extra int, limit int64, f func(p int32)) {
+	fittingIn(k, q.sized, q.bySize, &q.stack, free, extra, limit, func(p int32) int64 { return int64(q.jobs[p].duration) }, f)
 }
 
 // fittingIn calls f with every element of heaps[w] for each w marked in
