@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -321,6 +324,104 @@ func TestGzipReadaheadBlocks(t *testing.T) {
 		}
 		if err == io.EOF || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+	}
+}
+
+// parsePlain gives what parse gives for every line it takes, and takes
+// none that parse refuses: parse reads the rest.
+func FuzzParsePlain(f *testing.F) {
+	for _, s := range []string{
+		"1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"    1      0   1003   2088   128  -1  -1  128  2400  -1  1  1  1  -1  1  -1  -1  -1",
+		"1\t0\t5\t100\t4\t-1\t-1\t4\t200\t-1\t1\t1\t1\t-1\t0\t-1\t-1\t-1",
+		"1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1 \r",
+		"1 -5 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"1 0 5 100 4 12.5 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1",
+		"1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1 7",
+		"1 0 5 100 4294967296 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"1 0 5 100 999999999 -1 -1 -999999999 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"999999999999999999 0 5 9223372036854775807 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"1 0 5 100 4 -1 -1 +4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"1 0 5 1\r00 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		"1 0 -0 - 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := parsePlain(b)
+		r := &Reader{name: "fuzz.swf", line: 1}
+		want, err := r.parse(b)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: parsePlain took it, parse says %v", b, err)
+		}
+		if got != want {
+			t.Fatalf("%q: parsePlain %+v, parse %+v", b, got, want)
+		}
+	})
+}
+
+// Every record of the excerpt takes parsePlain's way, not parse's.
+func TestExcerptRecordsArePlain(t *testing.T) {
+	raw, err := os.ReadFile(excerpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == ';' {
+			continue
+		}
+		n++
+		if _, ok := parsePlain(line); !ok {
+			t.Fatalf("record %d, %q: not plain", n, line)
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("%d records: the excerpt has thousands", n)
+	}
+}
+
+// parsePlain's fractions are strconv.ParseFloat's floats to the bit, at
+// every split of up to 15 digits between the integer and the fraction.
+func TestParsePlainFractionsAreParseFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 200000 {
+		intDigits := 1 + rng.IntN(15)
+		fracDigits := 1 + rng.IntN(16-intDigits)
+		if intDigits+fracDigits > 15 {
+			fracDigits = 15 - intDigits
+		}
+		var sb strings.Builder
+		if n%3 == 0 {
+			sb.WriteByte('-')
+		}
+		for range intDigits {
+			sb.WriteByte(byte('0' + rng.IntN(10)))
+		}
+		if fracDigits > 0 {
+			sb.WriteByte('.')
+			for range fracDigits {
+				sb.WriteByte(byte('0' + rng.IntN(10)))
+			}
+		}
+		field := sb.String()
+		line := "1 0 5 100 4 " + field + " -1 4 200 -1 1 1 1 -1 0 -1 -1 -1"
+		j, ok := parsePlain([]byte(line))
+		if !ok {
+			t.Fatalf("%q: not plain", field)
+		}
+		want, err := strconv.ParseFloat(field, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Float64bits(j.AvgCPU) != math.Float64bits(want) {
+			t.Fatalf("%q: %v (%#x), ParseFloat %v (%#x)", field, j.AvgCPU, math.Float64bits(j.AvgCPU), want, math.Float64bits(want))
 		}
 	}
 }

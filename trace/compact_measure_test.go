@@ -121,3 +121,52 @@ func TestSortByTimeIsTheStableSort(t *testing.T) {
 		}
 	})
 }
+
+// radixSort sorts as slices.Sort does, at lengths on both sides of its
+// switch to slices.Sort and at key widths of one digit or several (the
+// buckets sorted again by the next digit).
+func TestRadixSortIsASort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40*radixMin).Draw(t, "n")
+		bits := rapid.IntRange(0, 64).Draw(t, "bits")
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 3))
+		// The keys share their top bits above spread: one bucket at the
+		// first digits, so that the sort goes down to the later ones.
+		spread := rapid.IntRange(0, bits).Draw(t, "spread")
+		base := rng.Uint64()
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = base&^(1<<spread-1) | rng.Uint64()&(1<<spread-1)
+			if bits < 64 {
+				keys[i] &= 1<<bits - 1
+			}
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		radixSort(keys, bits)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("n %d, %d bits: not sorted as slices.Sort sorts", n, bits)
+		}
+	})
+}
+
+// sortByTime on more elements than radixSort leaves to slices.Sort: the
+// stable sort's order still.
+func TestSortByTimeLongIsTheStableSort(t *testing.T) {
+	type ev struct {
+		t  int64
+		id int
+	}
+	for _, span := range []int64{1, 7, 1 << 20, 1 << 40} {
+		rng := rand.New(rand.NewPCG(uint64(span), 4))
+		xs := make([]ev, 200*radixMin+3)
+		for i := range xs {
+			xs[i] = ev{rng.Int64N(span) - span/2, i}
+		}
+		want := slices.Clone(xs)
+		slices.SortStableFunc(want, func(a, b ev) int { return cmpInt(a.t, b.t) })
+		if got := sortByTime(xs, func(e ev) int64 { return e.t }); !slices.Equal(got, want) {
+			t.Fatalf("span %d: not the stable sort's order", span)
+		}
+	}
+}

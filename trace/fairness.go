@@ -68,14 +68,30 @@ func FairSample(w *Workload, iv Interval, n int, seed uint64) []int {
 // time a copy of the replay's state runs on with every later submit
 // withheld until the job starts (docs/studies.md §6.17).
 func ExactFairStarts(w *Workload, sample []int) []int64 {
-	fair := make([]int64, len(sample))
+	if len(sample) == 0 {
+		return make([]int64, 0)
+	}
+	_, fair := exactStartsFair(w, sample)
+	return fair
+}
+
+// exactStartsFair is ReplayEASY's start times and ExactFairStarts' fair
+// start times from one replay: the forks leave the replay they are taken
+// from as it was (unfork), so its starts are ReplayEASY's, and a study of
+// fifo need not replay the log a second time for its sample.
+func exactStartsFair(w *Workload, sample []int) (start, fair []int64) {
+	fair = make([]int64, len(sample))
 	for i := range fair {
 		fair[i] = -1
 	}
-	if len(w.Jobs) == 0 || len(sample) == 0 {
-		return fair
+	if len(w.Jobs) == 0 {
+		return make([]int64, 0), fair
 	}
 	e := newEasyRun(w)
+	if len(sample) == 0 {
+		e.advance(nil, nil)
+		return e.start, fair
+	}
 	p := 0
 	// Up to the next submit after a sampled job's, the replay is its
 	// withheld one: the fork is taken only then, and only if the job has
@@ -115,7 +131,7 @@ func ExactFairStarts(w *Workload, sample []int) []int64 {
 	for ; p < len(sample); p++ {
 		fair[p] = e.start[sample[p]]
 	}
-	return fair
+	return e.start, fair
 }
 
 // FairStartStats is fair-start-time unfairness (Sabin & Sadayappan, JSSPP

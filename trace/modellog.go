@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -95,28 +96,29 @@ func pearson(xs, ys []float64) float64 {
 // ranks is each value's rank among xs, 1-based, tied values at the mean
 // of their ranks.
 func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
+	// Sorted as (value, index) pairs by value alone: the order within a
+	// run of ties does not matter, as every tie gets the same mean rank,
+	// so an unstable sort of the pairs does, several times faster than a
+	// stable sort of indices through xs (a tenth of `trace --policy fifo`
+	// on SDSC-SP2, docs/traces.md).
+	type pair struct {
+		x float64
+		i int32
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
-		}
-		return 0
-	})
+	ps := make([]pair, len(xs))
+	for i, x := range xs {
+		ps[i] = pair{x, int32(i)}
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.x, b.x) })
 	rk := make([]float64, len(xs))
-	for i := 0; i < len(idx); {
+	for i := 0; i < len(ps); {
 		j := i
-		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+		for j+1 < len(ps) && ps[j+1].x == ps[i].x {
 			j++
 		}
 		mean := float64(i+j)/2 + 1
 		for k := i; k <= j; k++ {
-			rk[idx[k]] = mean
+			rk[ps[k].i] = mean
 		}
 		i = j + 1
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // A hand-worked model against the log over the interval [0, 100):
@@ -71,4 +72,31 @@ func TestCompareToLogExactAndEmpty(t *testing.T) {
 // Ranks tie at their mean rank.
 func TestRanksTies(t *testing.T) {
 	assert.Equal(t, []float64{2.5, 1, 2.5, 4}, ranks([]float64{7, 1, 7, 9}))
+}
+
+// Every value's rank is 1 + the values below it + half the others equal
+// to it, whatever the order of the ties.
+func TestRanksAreMeanRanks(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ints := rapid.SliceOfN(rapid.IntRange(-5, 5), 0, 300).Draw(t, "xs")
+		xs := make([]float64, len(ints))
+		for i, v := range ints {
+			xs[i] = float64(v)
+		}
+		got := ranks(xs)
+		for i, x := range xs {
+			below, equal := 0, 0
+			for _, y := range xs {
+				switch {
+				case y < x:
+					below++
+				case y == x:
+					equal++
+				}
+			}
+			if want := float64(below) + float64(equal+1)/2; got[i] != want {
+				t.Fatalf("xs[%d] = %v: rank %v, want %v", i, x, got[i], want)
+			}
+		}
+	})
 }

@@ -177,9 +177,7 @@ func recordsFromStarts(w *Workload, start []int64) []JobRecord {
 // records. With a sample (FairSample), the run also carries the sampled
 // jobs' fair start times (ExactFairStarts), drawn with seed.
 func ReplayExactFair(w *Workload, sample []int, seed uint64) *Run {
-	run := ReplayExact(w)
-	run.FairSample, run.FairSeed = sample, seed
-	run.FairStart = ExactFairStarts(w, sample)
+	run := ReplayExactSampled(w, sample, seed)
 	// As Replay reports them: a fair start no earlier than the job's
 	// start is the start (the job was not late).
 	for k, j := range sample {
@@ -190,7 +188,23 @@ func ReplayExactFair(w *Workload, sample []int, seed uint64) *Run {
 
 // ReplayExact is ReplayExactFair without fair start times.
 func ReplayExact(w *Workload) *Run {
-	start := ReplayEASY(w)
+	return exactRun(w, ReplayEASY(w))
+}
+
+// ReplayExactSampled is ReplayExact with the sampled jobs' fair start
+// times (ExactFairStarts) as they are, not capped at the jobs' starts
+// as ReplayExactFair's are, computed in the same replay: one replay of
+// the log, not two (the whole `trace --policy fifo` process on a
+// 300k-job log spent ≈ 10 % of its CPU in the second).
+func ReplayExactSampled(w *Workload, sample []int, seed uint64) *Run {
+	start, fair := exactStartsFair(w, sample)
+	run := exactRun(w, start)
+	run.FairSample, run.FairSeed, run.FairStart = sample, seed, fair
+	return run
+}
+
+// exactRun is the Run of the exact replay whose starts are start.
+func exactRun(w *Workload, start []int64) *Run {
 	run := &Run{Start: start, Denied: make([]bool, len(w.Jobs)), Converged: true}
 	run.Records = recordsFromStarts(w, start)
 	for i := range w.Jobs {

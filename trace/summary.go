@@ -484,7 +484,7 @@ func sortByTime[T any](xs []T, time func(T) int64) []T {
 	for i, x := range xs {
 		keys[i] = uint64(time(x)-lo)<<shift | uint64(i)
 	}
-	slices.Sort(keys)
+	radixSort(keys, bitsLen(int(hi-lo))+int(shift))
 	// xs in the keys' order, in place, one cycle of the permutation at a
 	// time: position i takes the element at keys[i]'s index, and a
 	// position done points at itself. No second array of the elements:
@@ -512,6 +512,63 @@ func sortByTime[T any](xs []T, time func(T) int64) []T {
 	}
 	return xs
 }
+
+// radixSort sorts keys ascending, every key below 1<<bits, in place: by
+// their top digit of radixBits bits (an American flag sort: counted,
+// then moved into their buckets by swaps), then each bucket by the next
+// digit, down to buckets too small for a table of counts, which
+// slices.Sort sorts. On the measures' hundreds of thousands of packed
+// keys of a 300k-job log it does a fraction of a comparison sort's work,
+// with no second array at the measures' peak of memory. The keys are
+// distinct (their index is in their low bits), so that the order is the
+// same as slices.Sort's.
+func radixSort(keys []uint64, bits int) {
+	if len(keys) < radixMin || bits <= 0 {
+		slices.Sort(keys)
+		return
+	}
+	shift := uint(max(bits-radixBits, 0))
+	const mask = 1<<radixBits - 1
+	var count, next [1 << radixBits]int
+	for _, k := range keys {
+		count[k>>shift&mask]++
+	}
+	sum := 0
+	for d, c := range count {
+		next[d] = sum
+		sum += c
+	}
+	end := next
+	for d := range end {
+		end[d] += count[d]
+	}
+	for d := range count {
+		for next[d] < end[d] {
+			k := keys[next[d]]
+			t := k >> shift & mask
+			if int(t) == d {
+				next[d]++
+				continue
+			}
+			keys[next[d]], keys[next[t]] = keys[next[t]], k
+			next[t]++
+		}
+	}
+	lo := 0
+	for _, c := range count {
+		if c > 1 {
+			radixSort(keys[lo:lo+c], int(shift))
+		}
+		lo += c
+	}
+}
+
+// radixBits is radixSort's digit, radixMin the fewest keys it counts
+// rather than leaves to slices.Sort.
+const (
+	radixBits = 8
+	radixMin  = 256
+)
 
 // fenwick is a binary indexed tree over widths 1…n of sums.
 type fenwick []int64

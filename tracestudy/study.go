@@ -201,18 +201,20 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 	if o.FairSample > 0 {
 		sample = trace.FairSample(w, iv, o.FairSample, trace.DefaultFairSeed)
 	}
-	fifoRun, err := fifoControl(w, o)
-	if err != nil {
+	exactFifo := o.Exact && s.Policy == fifo.Name && w.Platform == nil
+	var fifoRun *trace.Run
+	var err error
+	if exactFifo && sample != nil {
+		// The run is the control itself: its fair starts come from the
+		// same replay.
+		fifoRun = trace.ReplayExactSampled(w, sample, trace.DefaultFairSeed)
+	} else if fifoRun, err = fifoControl(w, o); err != nil {
 		return Result{}, nil, err
 	}
 	var run *trace.Run
 	var a policy.Allocator
-	if o.Exact && s.Policy == fifo.Name && w.Platform == nil {
+	if exactFifo {
 		run = fifoRun
-		if sample != nil {
-			run.FairSample, run.FairSeed = sample, trace.DefaultFairSeed
-			run.FairStart = trace.ExactFairStarts(w, sample)
-		}
 	} else {
 		if a, err = Allocator(o.Policies, w, s, o.History); err != nil {
 			return Result{}, nil, err
