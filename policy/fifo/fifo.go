@@ -60,3 +60,13 @@ func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
 
 // WaitingQueue is the queue kept between passes (baseline.WaitingRule).
 func (r *Rule) WaitingQueue() *baseline.Waiting { return &r.waiting }
+
+// CloneRule is a copy of the rule for a copy of its Core
+// (baseline.RuleCloner), without the reflection: every table copied. A
+// field added to Rule must be copied here: TestCloneRuleCopiesEveryField
+// and trace's TestCloneSharesNothingMutable fail until it is.
+func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
+	c := *r
+	c.queue, c.easy, c.waiting = r.queue.Clone(), r.easy.Clone(), r.waiting.Clone()
+	return &c
+}

@@ -72,3 +72,11 @@ func TestFillerPreemptedForHeadWithReservation(t *testing.T) {
 	require.Equal(t, 4, a.Held(fill, policy.AnyClass))
 	_ = f1
 }
+
+// fifo copies its own rule for a fork (CloneRule): what
+// internal/deepcopy would copy, field for field, along a small workload.
+func TestCloneRuleCopiesEveryField(t *testing.T) {
+	a, err := fifo.New(bt.Config(8, 10))
+	require.NoError(t, err)
+	require.NoError(t, bt.CloneRuleMatchesAlong(a))
+}

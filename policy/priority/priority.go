@@ -268,3 +268,21 @@ func (r *Rule) victimOrder(a, b *baseline.Lease) int {
 func (r *Rule) lower(head *baseline.Request, l *baseline.Lease) bool {
 	return r.LeaseTier(l) > r.RequestTier(head)
 }
+
+// CloneRule is a copy of the rule for a copy of its Core
+// (baseline.RuleCloner): every table copied, bound to the copy, the
+// bound closures dropped (Admit makes them again). The knobs are shared:
+// nothing changes them after New. A field added to Rule must be copied
+// here: TestCloneRuleCopiesEveryField and trace's
+// TestCloneSharesNothingMutable fail until it is.
+func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
+	c := *r
+	c.inflated, c.queueTiers = slices.Clone(r.inflated), slices.Clone(r.queueTiers)
+	c.queue, c.easy, c.waiting = r.queue.Clone(), r.easy.Clone(), r.waiting.Clone()
+	c.ids, c.tiers = slices.Clone(r.ids), slices.Clone(r.tiers)
+	c.lowerFn, c.orderFn = nil, nil
+	if r.core == from {
+		c.core = to
+	}
+	return &c
+}

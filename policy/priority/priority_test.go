@@ -137,3 +137,11 @@ func TestInflatedAgentKeepsItsOwnBooks(t *testing.T) {
 	require.NoError(t, a.ReleaseAll(storm, policy.AgentBurst))
 	require.Equal(t, 0, a.Held(storm, policy.AnyClass))
 }
+
+// priority copies its own rule for a fork (CloneRule): what
+// internal/deepcopy would copy, field for field, along a small workload.
+func TestCloneRuleCopiesEveryField(t *testing.T) {
+	a, err := priority.New(bt.Config(8, 10), priority.Knobs{})
+	require.NoError(t, err)
+	require.NoError(t, bt.CloneRuleMatchesAlong(a))
+}
