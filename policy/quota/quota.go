@@ -714,19 +714,28 @@ func (r *Rule) Admit(k *baseline.Core) {
 			}
 		}
 		r.heads = heads
-		// A candidate's order as one number where its fields fit (key
-		// below 2¹⁵ GPUs, submit time below 2⁴⁰ s; a class is a byte):
-		// share, class and submit time packed high to low compare as
-		// headCmp compares them, and the id breaks ties as there. Plain
-		// compares by headCmp.
+		// A candidate's order as one number where its fields fit (the
+		// key's bits, a byte for the class, the submit time's bits: 64
+		// at most; the key and submit time are never negative, a class
+		// is a byte): share, class and submit time packed high to low
+		// compare as headCmp compares them, and the id breaks ties as
+		// there. Plain compares by headCmp. The width of each field is
+		// the round's own: on 93,056 processors the shares' keys pass
+		// 2¹⁵ GPUs, where a fixed 15 bits left most rounds unpacked.
 		packed := !r.plain
+		var keys, subs uint
 		for x := range heads {
-			h := &heads[x]
-			if uint(h.key) >= 1<<15 || uint(h.submitted) >= 1<<40 {
-				packed = false
-				break
+			keys, subs = keys|uint(heads[x].key), subs|uint(heads[x].submitted)
+		}
+		kb, sb := bits.Len(keys), bits.Len(subs)
+		if int(keys) < 0 || int(subs) < 0 || kb+8+sb > 64 {
+			packed = false
+		}
+		if packed {
+			for x := range heads {
+				h := &heads[x]
+				h.rank = uint64(h.key)<<(8+sb) | uint64(h.class)<<sb | uint64(h.submitted)
 			}
-			h.rank = uint64(h.key)<<48 | uint64(h.class)<<40 | uint64(h.submitted)
 		}
 		if len(heads) == 0 {
 			// quietAt is the count as the pass began, so a pass that
@@ -743,8 +752,22 @@ func (r *Rule) Admit(k *baseline.Core) {
 		// By insertion: a round has a few candidates (2.4 on average on
 		// the full log, about ten in a pass's first), and headCmp, a
 		// total order (ids differ), inlined here costs less than
-		// through a sort's comparison function.
-		for x := 1; x < len(heads); x++ {
+		// through a sort's comparison function. A long round (the
+		// 300k-job log's first rounds hold hundreds of queues' heads)
+		// is sorted, in the same total order, by a sort.
+		switch {
+		case len(heads) <= longRound:
+		case packed:
+			slices.SortFunc(heads, func(x, y head) int {
+				if x.rank != y.rank {
+					return cmp.Compare(x.rank, y.rank)
+				}
+				return cmp.Compare(x.id, y.id)
+			})
+		default:
+			slices.SortFunc(heads, headCmp)
+		}
+		for x := 1; x < len(heads) && len(heads) <= longRound; x++ {
 			h := heads[x]
 			y := x
 			if packed {
@@ -898,6 +921,9 @@ func (r *Rule) openReaching(k *baseline.Core) {
 	}
 	r.open = open
 }
+
+// longRound is the most candidates a round sorts by insertion.
+const longRound = 16
 
 // head is a queue's candidate in a round; key is its queue's share with
 // the request, as the GPUs above the nominal quota (keyOf).
