@@ -104,12 +104,42 @@ type segment struct{ start, held, cum int }
 // Preloaded usage (docs/studies.md §6.16) is segments at ticks ≤ 0.
 type window struct {
 	segs []segment
+	// end and start are the segments that held the last ticks sum read
+	// (the window's last, and the one before its first): the priorities
+	// read each live campaign's window once per calculation period, each
+	// time a little later, so that the segments are found a few places on
+	// from these rather than by binary searches (a tenth of budget's CPU
+	// profile on the full SDSC-SP2 log).
+	end, start int
+}
+
+// seek is the index of the last segment starting at or before tick t
+// (-1: none), looked for from segment *hint on (a binary search when t
+// is before it, or more than a few segments after it); *hint becomes it.
+func (w *window) seek(t int, hint *int) int {
+	s := w.segs
+	i := *hint
+	if i >= len(s) || s[i].start > t {
+		i = sort.Search(len(s), func(j int) bool { return s[j].start > t }) - 1
+	} else {
+		for steps := 0; i+1 < len(s) && s[i+1].start <= t; steps++ {
+			if steps == 4 {
+				from := i
+				i = from + sort.Search(len(s)-from, func(j int) bool { return s[from+j].start > t }) - 1
+				break
+			}
+			i++
+		}
+	}
+	*hint = max(i, 0)
+	return i
 }
 
 // cum is the GPU-seconds held in the ticks up to t, for t no earlier than
-// the first segment kept (any t when none was dropped).
-func (w *window) cum(t int) int {
-	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1
+// the first segment kept (any t when none was dropped), its segment
+// looked for from *hint on (seek).
+func (w *window) cum(t int, hint *int) int {
+	i := w.seek(t, hint)
 	if i < 0 {
 		return 0
 	}
@@ -124,7 +154,7 @@ func (w *window) sum(t, width int) int {
 		// most of the time.
 		return 0
 	}
-	return w.cum(t) - w.cum(t-width)
+	return w.cum(t, &w.end) - w.cum(t-width, &w.start)
 }
 
 // quietFrom is the first tick t from which the W ticks ending at t hold
@@ -148,7 +178,7 @@ func (w *window) hold(t, held int) {
 	}
 	c := 0
 	if n > 0 {
-		c = w.cum(t - 1)
+		c = w.cum(t-1, &w.end)
 	}
 	w.segs = append(w.segs, segment{start: t, held: held, cum: c})
 }
@@ -161,6 +191,7 @@ func (w *window) trim(t int) {
 	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1
 	if i > 64 && i > len(w.segs)/2 {
 		w.segs = append(w.segs[:0], w.segs[i:]...)
+		w.end, w.start = max(w.end-i, 0), max(w.start-i, 0)
 	}
 }
 
@@ -836,6 +867,7 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c := *r
 	c.wins = make([]window, len(r.wins))
 	for i := range r.wins {
+		c.wins[i] = r.wins[i]
 		c.wins[i].segs = slices.Clone(r.wins[i].segs)
 	}
 	if r.wins == nil {
