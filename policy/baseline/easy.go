@@ -41,8 +41,10 @@ type EASY struct {
 	// Search, if set, is called before each victim search with the head,
 	// so that an eligibility that keeps running state (budget's
 	// final-share check counts what each victim campaign has lost so far)
-	// starts afresh. Like Order, a copy of the Core drops it.
-	Search func(head *Request)
+	// starts afresh; it reports whether to search (false: the rule knows
+	// that the search would notice nothing, and it is skipped). Like
+	// Order, a copy of the Core drops it.
+	Search func(head *Request) bool
 
 	// AdmitEASYRanked's scratch: the merge cursors of one rank, and the
 	// queue order it builds when it needs the plain backfill.
@@ -101,8 +103,9 @@ func (k *Core) startOrPreempt(e *EASY, i int, eligible func(head *Request, l *Le
 		}
 		e.head, e.eligible, el = &k.pending[i], eligible, e.el
 	}
-	if e.Search != nil {
-		e.Search(&k.pending[i])
+	if e.Search != nil && !e.Search(&k.pending[i]) {
+		e.head = nil
+		return false
 	}
 	if e.VictimKey != nil {
 		k.PreemptKeyed(i, k.Missing(i, room), e.VictimKey, el)

@@ -295,7 +295,7 @@ type Rule struct {
 	headCamp      policy.CampaignID
 	headGPUs      int
 	victimKey     baseline.VictimKey
-	search        func(head *baseline.Request)
+	search        func(head *baseline.Request) bool
 	// searchAt is the tick of the last victim search, and sensitive
 	// whether its outcome may depend on the victim order: a final-share
 	// test was made with GPUs already taken from the victim's node. The
@@ -303,8 +303,24 @@ type Rule struct {
 	// that failed is tried again at the next tick (NextEvent).
 	searchAt  int
 	sensitive bool
-	cands     []int                 // orderChange's scratch
-	sorter    baseline.VictimSorter // and its sort's
+	// A search that noticed nothing and in which Eligible accepted no
+	// lease (accepted is false) would do the same in any victim order:
+	// the final-share test only gets harder as GPUs are taken, and none
+	// were. So it would again, and not be sensitive, while nothing it
+	// reads changes, and is skipped (Search): the head (searchHead), the
+	// Core's leases, requests and shares (baseline.Core.Changes,
+	// searchChanges as of the search's start), and which leases are
+	// protected, which changes with time only when a lease outlives its
+	// minimum runtime (protectedUntil, the first tick that happens at).
+	// Of budget's victim searches on SDSC-SP2's first 64 weeks 99.3 %
+	// noticed nothing. everySearch turns the skip off (a test's oracle).
+	searched, accepted bool
+	searchHead         int
+	searchChanges      uint64
+	protectedUntil     int
+	everySearch        bool
+	cands              []int                 // orderChange's scratch
+	sorter             baseline.VictimSorter // and its sort's
 }
 
 // New returns a budget allocator.
@@ -645,9 +661,18 @@ func (r *Rule) VictimOrder(a, b *baseline.Lease) int {
 
 // Search starts a victim search for head (baseline.EASY.Search): what
 // each campaign and group holds now, leases under notice left out (they
-// are as good as gone), and nothing taken yet.
-func (r *Rule) Search(head *baseline.Request) {
+// are as good as gone), and nothing taken yet. It reports false, and
+// starts none, when the last search is known to stand (see searched):
+// on a platform, where a victim set must also seat the head, never.
+func (r *Rule) Search(head *baseline.Request) bool {
 	k := r.core
+	if r.searched && !r.everySearch && !r.accepted && head.ID == r.searchHead && k.Changes() == r.searchChanges &&
+		k.Now() < r.protectedUntil && k.Placer() == nil {
+		r.searchAt = k.Now() // and not sensitive, as the search would be
+		return false
+	}
+	r.searched, r.accepted, r.searchHead, r.searchChanges = true, false, head.ID, k.Changes()
+	r.protectedUntil = math.MaxInt
 	n := k.NumCampaigns()
 	ng := r.numGroups(k)
 	if len(r.held) != n || len(r.gHeld) != ng {
@@ -663,6 +688,9 @@ func (r *Rule) Search(head *baseline.Request) {
 	}
 	r.dirty, r.gDirty = r.dirty[:0], r.gDirty[:0]
 	for _, l := range k.Leases() {
+		if m := r.knobs.MinRuntime[l.Class]; m > 0 && l.Granted+m > k.Now() {
+			r.protectedUntil = min(r.protectedUntil, l.Granted+m)
+		}
 		if !l.UnderNotice && !k.IsFiller(&l) {
 			c, g := int(l.Campaign), r.group[l.Campaign]
 			if r.held[c] == 0 {
@@ -678,6 +706,7 @@ func (r *Rule) Search(head *baseline.Request) {
 	r.shares(k)
 	r.headCamp, r.headGPUs = head.Campaign, head.GPUs
 	r.searchAt, r.sensitive = k.Now(), false
+	return true
 }
 
 // shares fills gShare with each group's entitlement (Σ of its members'),
@@ -749,6 +778,7 @@ func (r *Rule) Eligible(l *baseline.Lease) bool {
 	}
 	r.taken[v] += l.GPUs
 	r.gTaken[gv] += l.GPUs
+	r.accepted = true
 	return true
 }
 
