@@ -3,14 +3,14 @@ package swf
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Unknown is the SWF value of a field that was not recorded.
@@ -209,6 +209,9 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	rd := &Reader{name: name}
 	var src io.Reader = br
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		// klauspost/compress's gzip, the standard library's API and
+		// errors: it inflates the full SDSC-SP2 log in about two thirds
+		// of compress/gzip's time (64 against 99 ms, one core, loaded).
 		gz, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, err)
@@ -508,11 +511,6 @@ func parsePlain(b []byte) (j Job, ok bool) {
 		}
 		if i < len(b) && b[i] != ' ' && b[i] != '\t' {
 			return Job{}, false
-		}
-		// The PWA's logs pad their columns with runs of spaces: eight
-		// at a time first.
-		for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
-			i += 8
 		}
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
 			i++

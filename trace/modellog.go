@@ -63,6 +63,8 @@ func CompareToLog(run *Run, iv Interval) ModelVsLog {
 		return m
 	}
 	m.SignedMean = sum / float64(m.Jobs)
+	// Sorted here, so that Percentile's own sort finds them in order.
+	sortWholeFloats(abs)
 	m.MedianAbs = stats.Percentile(abs, 50)
 	m.P90Abs = stats.Percentile(abs, 90)
 	m.Pearson = pearson(sim, logged)
@@ -96,11 +98,44 @@ func pearson(xs, ys []float64) float64 {
 // ranks is each value's rank among xs, 1-based, tied values at the mean
 // of their ranks.
 func ranks(xs []float64) []float64 {
-	// Sorted as (value, index) pairs by value alone: the order within a
-	// run of ties does not matter, as every tie gets the same mean rank,
-	// so an unstable sort of the pairs does, several times faster than a
-	// stable sort of indices through xs (a tenth of `trace --policy fifo`
-	// on SDSC-SP2, docs/traces.md).
+	order := ascending(xs)
+	rk := make([]float64, len(xs))
+	for i := 0; i < len(order); {
+		j := i
+		for j+1 < len(order) && xs[order[j+1]] == xs[order[i]] {
+			j++
+		}
+		mean := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			rk[order[k]] = mean
+		}
+		i = j + 1
+	}
+	return rk
+}
+
+// ascending is the indices of xs in the ascending order of their values,
+// ties in any order: every tie gets the same mean rank, so that their
+// order does not matter. Whole seconds (every wait) are packed above
+// their index and radix-sorted, as sortByTime's times are, several times
+// faster than a comparison sort (a stable sort of indices through xs was
+// a tenth of `trace --policy fifo` on SDSC-SP2, docs/traces.md); other
+// values sort as (value, index) pairs.
+func ascending(xs []float64) []int32 {
+	order := make([]int32, len(xs))
+	shift := uint(bitsLen(len(xs)))
+	if hi, ok := wholeBelow(xs, 63-shift); ok {
+		keys := make([]uint64, len(xs))
+		for i, x := range xs {
+			keys[i] = uint64(x)<<shift | uint64(i)
+		}
+		radixSort(keys, bitsLen(int(hi))+int(shift))
+		mask := uint64(1)<<shift - 1
+		for k, key := range keys {
+			order[k] = int32(key & mask)
+		}
+		return order
+	}
 	type pair struct {
 		x float64
 		i int32
@@ -110,17 +145,40 @@ func ranks(xs []float64) []float64 {
 		ps[i] = pair{x, int32(i)}
 	}
 	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.x, b.x) })
-	rk := make([]float64, len(xs))
-	for i := 0; i < len(ps); {
-		j := i
-		for j+1 < len(ps) && ps[j+1].x == ps[i].x {
-			j++
-		}
-		mean := float64(i+j)/2 + 1
-		for k := i; k <= j; k++ {
-			rk[ps[k].i] = mean
-		}
-		i = j + 1
+	for k, p := range ps {
+		order[k] = p.i
 	}
-	return rk
+	return order
+}
+
+// wholeBelow reports whether every value of xs is a whole number in [0,
+// 2^bits), −0 not among them (it would come back as +0), and the largest.
+func wholeBelow(xs []float64, bits uint) (hi uint64, ok bool) {
+	limit := math.Ldexp(1, int(bits))
+	for _, x := range xs {
+		if !(x >= 0 && x < limit && x == math.Trunc(x)) || (x == 0 && math.Signbit(x)) {
+			return 0, false
+		}
+		hi = max(hi, uint64(x))
+	}
+	return hi, true
+}
+
+// sortWholeFloats sorts xs ascending: by a radix sort where they are whole
+// numbers in [0, 2^63) (the model's errors against the log, whole
+// seconds), by slices.Sort otherwise.
+func sortWholeFloats(xs []float64) {
+	hi, ok := wholeBelow(xs, 63)
+	if !ok {
+		slices.Sort(xs)
+		return
+	}
+	keys := make([]uint64, len(xs))
+	for i, x := range xs {
+		keys[i] = uint64(x)
+	}
+	radixSort(keys, bitsLen(int(hi)))
+	for i, k := range keys {
+		xs[i] = float64(k)
+	}
 }

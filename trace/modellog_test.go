@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,10 +79,17 @@ func TestRanksTies(t *testing.T) {
 // to it, whatever the order of the ties.
 func TestRanksAreMeanRanks(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		ints := rapid.SliceOfN(rapid.IntRange(-5, 5), 0, 300).Draw(t, "xs")
+		// Whole seconds (packed and radix-sorted, below and above
+		// radixSort's switch to slices.Sort), negative ones and halves
+		// (sorted as pairs).
+		kind := rapid.IntRange(0, 2).Draw(t, "kind")
+		ints := rapid.SliceOfN(rapid.IntRange(-5*(kind%2), 1<<uint(rapid.IntRange(1, 40).Draw(t, "bits"))), 0, 3*radixMin).Draw(t, "xs")
 		xs := make([]float64, len(ints))
 		for i, v := range ints {
 			xs[i] = float64(v)
+			if kind == 2 {
+				xs[i] /= 2
+			}
 		}
 		got := ranks(xs)
 		for i, x := range xs {
@@ -97,6 +105,25 @@ func TestRanksAreMeanRanks(t *testing.T) {
 			if want := float64(below) + float64(equal+1)/2; got[i] != want {
 				t.Fatalf("xs[%d] = %v: rank %v, want %v", i, x, got[i], want)
 			}
+		}
+	})
+}
+
+// sortWholeFloats sorts as slices.Sort does: whole numbers (radix-sorted)
+// and anything else, −0 and fractions among them (left to slices.Sort).
+func TestSortWholeFloatsIsASort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		xs := rapid.SliceOfN(rapid.SampledFrom([]float64{0, 1, 2, 3, 7, 1e6, 1 << 40, 1 << 62, math.Copysign(0, -1), 0.5, -1, 1 << 63}), 0, 3*radixMin).Draw(t, "xs")
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		sortWholeFloats(xs)
+		for i := range xs {
+			if math.Float64bits(xs[i]) != math.Float64bits(want[i]) && !(xs[i] == 0 && want[i] == 0) {
+				t.Fatalf("at %d: %v, slices.Sort %v", i, xs[i], want[i])
+			}
+		}
+		if !slices.Equal(xs, want) {
+			t.Fatalf("%v, slices.Sort %v", xs, want)
 		}
 	})
 }
