@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/policy/static"
 )
 
 // randomGroupedTrace is randomTrace with its campaigns in up to four
@@ -38,6 +39,18 @@ func TestPartitionedForksMatchReplayFromScratch(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) { fairStartsFromScratch(t, randomGroupedTrace(t), name) })
 		})
 	}
+}
+
+// The same for static under lend scavenger, whose forks lend idle GPUs,
+// plan, reclaim with notices and requeue the jobs preempted (a third of
+// the draws preempt): a pass there may leave its partition astir, and
+// the forks keep every tick after a change (static.Rule.Settled is false).
+func TestScavengerForksMatchReplayFromScratch(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		knobs := policies.TraceKnobs()
+		static.Slot.Edit(&knobs).Lend = static.LendScavenger
+		fairStartsFromScratchKnobs(t, randomGroupedTrace(t), "static", knobs)
+	})
 }
 
 // A replay with fair starts for every job (a fork at every submit, run

@@ -105,6 +105,11 @@ func TestFairStartsMatchReplayFromScratch(t *testing.T) {
 func fairStartsFromScratch(t *rapid.T, w *Workload, name string) {
 	knobs := policies.TraceKnobs()
 	budget.Slot.Edit(&knobs).Restart = drawRestart(t)
+	fairStartsFromScratchKnobs(t, w, name, knobs)
+}
+
+// fairStartsFromScratchKnobs is fairStartsFromScratch at the given knobs.
+func fairStartsFromScratchKnobs(t *rapid.T, w *Workload, name string, knobs policies.Knobs) {
 	const horizon = 20000
 	opt := everyJobForked(t, w, horizon)
 	run := replayPolicy(t, w, name, knobs, opt)

@@ -909,6 +909,14 @@ func (k *Core) Tick() {
 		k.countListRead()
 	}
 	k.admittedAt = k.now
+	if k.grantsOnly && !k.tickByTick {
+		if s, ok := k.rule.(Settler); ok && s.Settled(k) {
+			// The pass saw this tick's changes and its own grants leave
+			// it with nothing to decide: the next tick is not one after
+			// a change (NextChange).
+			k.changedAt = k.now - 1
+		}
+	}
 	if !k.grantsOnly {
 		k.utilSum += float64(k.leased) / float64(k.cfg.Pool)
 		k.utilN++

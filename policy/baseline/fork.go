@@ -156,6 +156,24 @@ func (k *Core) GrantsOnly(until int) bool {
 	return true
 }
 
+// ForGrantsOnly reports whether the Core no longer keeps the books no
+// grant depends on (GrantsOnly): a copy read only for its grants, which a
+// rule may spare the upkeep of indices that only keep its later passes
+// fast (static's compaction of its partitions' queues).
+func (k *Core) ForGrantsOnly() bool { return k.grantsOnly }
+
+// Settler is an optional Rule hook for a copy read only for its grants
+// (GrantsOnly): Settled reports, right after a pass and its EndTick,
+// that the rule would decide nothing at any later tick unless a lease
+// ends, a request is filed or leaves, or its own next event (Paced) comes,
+// though the pass itself granted. The Core then does not run the tick
+// after the pass's changes (NextChange's next tick after a change), at
+// which the rule would only find that: after every grant of a static
+// fork, one tick in two of its forks.
+type Settler interface {
+	Settled(k *Core) bool
+}
+
 // GrantsOnlyReach is the last tick up to limit for which GrantsOnly
 // would stop the books; one before now if none. The credits' test is
 // monotone in the tick (a later one can only charge more), so a binary

@@ -240,9 +240,14 @@ func (qu *partQueue) build(k *baseline.Core) {
 	k.CountMoved(n)
 }
 
-// compact drops the jobs that left once they outnumber those waiting.
+// compact drops the jobs that left once they outnumber those waiting,
+// but in a copy read only for its grants (a fair start's fork, which
+// files nothing: its queues only shrink): the jobs that left are passed
+// over by the heads' walk once (first) and by every search (their bounds
+// are none), so that a compaction, a copy of the whole queue and its
+// tree, would spare a fork less than it costs.
 func (qu *partQueue) compact(k *baseline.Core) {
-	if qu.dead <= qu.live || qu.dead < 16 {
+	if qu.dead <= qu.live || qu.dead < 16 || k.ForGrantsOnly() {
 		return
 	}
 	qu.own(k)

@@ -26,3 +26,21 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 	}
 	return math.MaxInt
 }
+
+// Settled reports that the pass just run left every partition quiet
+// (baseline.Settler): under lend none and without a platform, its next
+// pass would pass every partition by (Admit, quietAfter) until a lease
+// ends or a job is filed or leaves, each of which the Core watches, so
+// that the tick after the pass's own grants is spared in a copy read only
+// for its grants (a fair start's fork).
+func (r *Rule) Settled(k *baseline.Core) bool {
+	if r.knobs.Lend != LendNone || k.Seatable() != math.MaxInt || r.plainAdmit || r.unordered || r.stale || r.aging {
+		return false
+	}
+	for p := range r.quiet {
+		if !r.quiet[p] || r.leases[p] != r.ownersNow[p] {
+			return false
+		}
+	}
+	return true
+}
