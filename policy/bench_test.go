@@ -310,29 +310,38 @@ func log2(n int) float64 {
 }
 
 // The admission benchmark's state exercises every branch, and reset really
-// restores it: two passes after a reset do the same thing.
+// restores it: two passes after a reset do the same thing. At 512
+// campaigns the pass walks more than touchMinRuns runs, and so reads
+// the lines ahead (touchRuns) as it goes.
 func TestAdmissionBenchmarkState(t *testing.T) {
-	s := newAdmissionState(t, 100)
-	j := &journal{}
-	s.b.SetRecorder(j)
-	s.b.admit()
-	first := string(j.buf)
-	for _, k := range []EventKind{EventGrant, EventThrottle, EventPreemptNotice} {
-		if len(j.of(k)) == 0 {
-			t.Fatalf("no %v in a pass", k)
-		}
-	}
-	j.reset()
-	s.reset()
-	// The throttle records are written once per request; the copies in
-	// s.pending were taken before the first pass, so they write again.
-	s.b.admit()
-	if string(j.buf) != first {
-		t.Fatalf("a pass after reset differs:\n%s\n---\n%s", first, j.buf)
-	}
-	s.b.SetRecorder(nil)
-	if allocs := testing.AllocsPerRun(50, func() { s.reset(); s.b.admit() }); allocs != 0 {
-		t.Fatalf("an admission pass allocates %v times", allocs)
+	for _, n := range []int{100, 4 * touchMinRuns} {
+		t.Run(fmt.Sprintf("campaigns=%d", n), func(t *testing.T) {
+			s := newAdmissionState(t, n)
+			if n > 100 && len(s.runs) < touchMinRuns {
+				t.Fatalf("%d runs: the pass does not read ahead", len(s.runs))
+			}
+			j := &journal{}
+			s.b.SetRecorder(j)
+			s.b.admit()
+			first := string(j.buf)
+			for _, k := range []EventKind{EventGrant, EventThrottle, EventPreemptNotice} {
+				if len(j.of(k)) == 0 {
+					t.Fatalf("no %v in a pass", k)
+				}
+			}
+			j.reset()
+			s.reset()
+			// The throttle records are written once per request; the copies in
+			// s.pending were taken before the first pass, so they write again.
+			s.b.admit()
+			if string(j.buf) != first {
+				t.Fatalf("a pass after reset differs:\n%s\n---\n%s", first, j.buf)
+			}
+			s.b.SetRecorder(nil)
+			if allocs := testing.AllocsPerRun(50, func() { s.reset(); s.b.admit() }); allocs != 0 {
+				t.Fatalf("an admission pass allocates %v times", allocs)
+			}
+		})
 	}
 }
 

@@ -255,6 +255,8 @@ type Broker struct {
 	ioLeft, infLeft float64
 
 	rec Recorder
+	// touchSum is touchRuns' sum of what it read, which nothing reads.
+	touchSum int
 	// chargesFresh: every lease's charge is one tick's cost at multiplier
 	// chargedM (chargeAt's cache, filled by the last accounting at that
 	// multiplier); a grant clears it. While it holds and the multiplier
