@@ -478,17 +478,20 @@ func parsePlain(b []byte) (j Job, ok bool) {
 		}
 		start := i
 		var x int64
-		for i < len(b) && b[i]-'0' <= 9 {
-			x = x*10 + int64(b[i]-'0')
+		for i < len(b) {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			x = x*10 + int64(c)
 			i++
 		}
-		digits := i - start
-		// The fields parse reads as 32-bit integers (plainWide false)
-		// stay in range with 9 digits, the others with 18.
-		if digits == 0 || digits > 18 || (digits > 9 && !plainWide[k]) {
+		// The fields parse reads as 32-bit integers stay in range with
+		// 9 digits, the others (plainWide) with 18; none may be empty.
+		if uint(i-start-1) >= uint(9+9*(plainWide>>k&1)) {
 			return Job{}, false
 		}
-		if plainFloat[k] {
+		if plainFloat>>k&1 != 0 {
 			frac := 0
 			if i < len(b) && b[i] == '.' {
 				i++
@@ -497,10 +500,10 @@ func parsePlain(b []byte) (j Job, ok bool) {
 					i++
 					frac++
 				}
-				// m ÷ 10^frac with m below 2^53 and 10^frac exact is
-				// one correctly rounded division: strconv.ParseFloat's
-				// own exact case, so the same float.
-				if frac == 0 || digits+frac > 15 {
+				// m ÷ 10^frac with m below 2^53 (at most 15 digits)
+				// and 10^frac exact is one correctly rounded division:
+				// strconv.ParseFloat's own exact case, so the same float.
+				if frac == 0 || i-start-1 > 15 {
 					return Job{}, false
 				}
 			}
@@ -509,11 +512,14 @@ func parsePlain(b []byte) (j Job, ok bool) {
 				f[k] = -f[k]
 			}
 		}
-		if i < len(b) && b[i] != ' ' && b[i] != '\t' {
-			return Job{}, false
-		}
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+		if i < len(b) {
+			if c := b[i]; c != ' ' && c != '\t' {
+				return Job{}, false
+			}
 			i++
+			for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+				i++
+			}
 		}
 		if neg {
 			x = -x
@@ -531,16 +537,16 @@ func parsePlain(b []byte) (j Job, ok bool) {
 	}, true
 }
 
-// plainFloat marks the float fields (6, 7 and 10); plainPow10 are the
-// powers of ten a fraction of at most 15 digits divides by.
-var (
-	plainFloat = [18]bool{5: true, 6: true, 9: true}
-	plainPow10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+// plainFloat marks the float fields (6, 7 and 10) by bit, plainWide the
+// fields parse reads as 64-bit integers or floats (it checks the rest to
+// be 32-bit); plainPow10 are the powers of ten a fraction of at most 15
+// digits divides by.
+const (
+	plainFloat = 1<<5 | 1<<6 | 1<<9
+	plainWide  = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<8 | 1<<9 | 1<<16 | 1<<17
 )
 
-// plainWide marks the fields parse reads as 64-bit integers or floats
-// (the rest it checks to be 32-bit).
-var plainWide = [18]bool{0: true, 1: true, 2: true, 3: true, 5: true, 6: true, 8: true, 9: true, 16: true, 17: true}
+var plainPow10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 func (r *Reader) parse(b []byte) (Job, error) {
 	n := 0

@@ -133,16 +133,40 @@ func jobTiers(w *trace.Workload) []TierJobs {
 		queue int
 		class policy.Class
 	}
-	tiers := map[queueClass]int{}
+	// The first few pairs in a list read in order, the rest in a map:
+	// hashing each job's pair was 3 % of the process on a 300k-job log.
+	type pairTier struct {
+		qc   queueClass
+		tier int
+	}
+	var few []pairTier
+	var many map[queueClass]int
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
-		t, ok := tiers[queueClass{j.Queue, j.Class}]
+		qc := queueClass{j.Queue, j.Class}
+		t, ok := 0, false
+		for _, p := range few {
+			if p.qc == qc {
+				t, ok = p.tier, true
+				break
+			}
+		}
+		if !ok && many != nil {
+			t, ok = many[qc]
+		}
 		if !ok {
 			t = int(priority.TierOfClass(j.Class))
 			if q := w.SiteQueue(j); q != "" {
 				t = int(priority.TierOfQueue(q))
 			}
-			tiers[queueClass{j.Queue, j.Class}] = t
+			if len(few) < 16 {
+				few = append(few, pairTier{qc, t})
+			} else {
+				if many == nil {
+					many = map[queueClass]int{}
+				}
+				many[qc] = t
+			}
 		}
 		n[t]++
 	}

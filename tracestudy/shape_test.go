@@ -186,21 +186,32 @@ func TestJobTiersCountsEveryJobsTier(t *testing.T) {
 			w.Jobs[i].Queue, w.Jobs[i].Class = -1, classes[(i/3)%len(classes)]
 		}
 	}
-	var n [priority.Tiers]int
-	for i := range w.Jobs {
-		j := &w.Jobs[i]
-		tier := priority.TierOfClass(j.Class)
-		if q := w.SiteQueue(j); q != "" {
-			tier = priority.TierOfQueue(q)
+	eachJobsTier := func() []TierJobs {
+		var n [priority.Tiers]int
+		for i := range w.Jobs {
+			j := &w.Jobs[i]
+			tier := priority.TierOfClass(j.Class)
+			if q := w.SiteQueue(j); q != "" {
+				tier = priority.TierOfQueue(q)
+			}
+			n[tier]++
 		}
-		n[tier]++
-	}
-	var want []TierJobs
-	for tier, c := range n {
-		if c > 0 {
-			want = append(want, TierJobs{Tier: priority.Tier(tier).String(), Jobs: c})
+		var want []TierJobs
+		for tier, c := range n {
+			if c > 0 {
+				want = append(want, TierJobs{Tier: priority.Tier(tier).String(), Jobs: c})
+			}
 		}
+		return want
 	}
+	want := eachJobsTier()
 	require.Greater(t, len(want), 1)
 	assert.Equal(t, want, jobTiers(w))
+	// More pairs than jobTiers keeps in its list: the rest in its map.
+	for i := range w.Jobs {
+		if i%3 == 1 {
+			w.Jobs[i].Queue = i % 40
+		}
+	}
+	assert.Equal(t, eachJobsTier(), jobTiers(w))
 }
