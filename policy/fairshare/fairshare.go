@@ -57,6 +57,17 @@ type Rule struct {
 	charge  []int64
 	held    []int
 	through int
+	// holders are the campaigns whose held is not 0, which alone accrue
+	// charges; heldAt is the Core's change count (baseline.Core.Changes:
+	// every grant and end of a lease is one) when EndTick last read the
+	// holdings, heldRead whether it has. A tick with no change since
+	// holds what the last did, and EndTick reads the campaigns' holdings
+	// again only after a change: on the 300k-job log's 437 campaigns the
+	// reads at every tick and the charges of every campaign at every
+	// period were most of the replay.
+	holders  []int
+	heldAt   uint64
+	heldRead bool
 	// calcAt is the first tick of the period the factors are computed
 	// for (0: none yet); totalAt the decayed total then; factor each
 	// campaign's F then, computed when first needed (factorAt[c] ==
@@ -285,14 +296,17 @@ func (r *Rule) accrue(t int) {
 		boundary := (r.through/p + 1) * p
 		end := min(boundary, t)
 		n := int64(end - r.through)
-		for c, h := range r.held {
-			r.charge[c] += int64(h) * n
+		for _, c := range r.holders {
+			r.charge[c] += int64(r.held[c]) * n
 		}
 		r.through = end
 		if end == boundary {
-			for c := range r.usage {
-				r.usage[c] = r.usage[c]*r.decay + float64(r.charge[c])
-				r.charge[c] = 0
+			// Every campaign at every period: the loop's reads and its
+			// decay in locals, without bounds checks.
+			usage, charge, decay := r.usage, r.charge[:len(r.usage)], r.decay
+			for c := range usage {
+				usage[c] = usage[c]*decay + float64(charge[c])
+				charge[c] = 0
 			}
 		}
 	}
@@ -504,8 +518,15 @@ func eligible(head *baseline.Request, l *baseline.Lease) bool {
 func (r *Rule) EndTick(k *baseline.Core) {
 	now := k.Now()
 	r.accrue(now - 1)
-	for c := range r.held {
-		r.held[c] = k.Held(policy.CampaignID(c), policy.AnyClass)
+	if !r.heldRead || k.Changes() != r.heldAt {
+		r.holders = r.holders[:0]
+		for c := range r.held {
+			r.held[c] = k.Held(policy.CampaignID(c), policy.AnyClass)
+			if r.held[c] != 0 {
+				r.holders = append(r.holders, c)
+			}
+		}
+		r.heldAt, r.heldRead = k.Changes(), true
 	}
 	r.accrue(now)
 }
@@ -528,6 +549,7 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c := *r
 	c.usage, c.charge, c.held = slices.Clone(r.usage), slices.Clone(r.charge), slices.Clone(r.held)
+	c.holders = slices.Clone(r.holders)
 	c.factor, c.factorAt = slices.Clone(r.factor), slices.Clone(r.factorAt)
 	c.easy = r.easy.Clone()
 	c.sorted, c.fresh, c.merged = slices.Clone(r.sorted), slices.Clone(r.fresh), slices.Clone(r.merged)
