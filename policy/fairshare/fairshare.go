@@ -68,6 +68,10 @@ type Rule struct {
 	holders  []int
 	heldAt   uint64
 	heldRead bool
+	// sum is the sum of usage as total adds it (sumOK: it is), worked
+	// out in the period's decay, which reads every campaign's anyway.
+	sum   float64
+	sumOK bool
 	// calcAt is the first tick of the period the factors are computed
 	// for (0: none yet); totalAt the decayed total then; factor each
 	// campaign's F then, computed when first needed (factorAt[c] ==
@@ -157,6 +161,7 @@ func (*Rule) Name() string { return Name }
 func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	r.core = k
 	r.usage = append(r.usage, Preload(k.History(c), r.knobs.HalfLife))
+	r.sumOK = false
 	r.charge = append(r.charge, 0)
 	r.held = append(r.held, 0)
 	r.factor = append(r.factor, 0)
@@ -216,6 +221,9 @@ func (r *Rule) catchUp() {
 
 // total is the decayed usage of every campaign, the filler's included.
 func (r *Rule) total() float64 {
+	if r.sumOK {
+		return r.sum
+	}
 	total := 0.0
 	for _, u := range r.usage {
 		total += u
@@ -303,11 +311,15 @@ func (r *Rule) accrue(t int) {
 		if end == boundary {
 			// Every campaign at every period: the loop's reads and its
 			// decay in locals, without bounds checks.
+			// The sum as total adds it, in the same order.
 			usage, charge, decay := r.usage, r.charge[:len(r.usage)], r.decay
+			sum := 0.0
 			for c := range usage {
-				usage[c] = usage[c]*decay + float64(charge[c])
-				charge[c] = 0
+				u := usage[c]*decay + float64(charge[c])
+				usage[c], charge[c] = u, 0
+				sum += u
 			}
+			r.sum, r.sumOK = sum, true
 		}
 	}
 }
