@@ -141,14 +141,7 @@ func (p *keyedPlace) after(submitted, id int) bool {
 // File adds request r (the rule's Watcher.Filed; not the filler's).
 func (q *Keyed) File(k *Core, r *Request) {
 	e := keyedEntry{id: r.ID, submitted: r.Submitted, gpus: r.GPUs, estimate: r.Duration, campaign: r.Campaign}
-	var p int32
-	if n := len(q.free); n > 0 {
-		p = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		p = int32(len(q.pool))
-		q.pool = append(q.pool, keyedEntry{})
-	}
+	p := takeSlot(&q.pool, &q.free)
 	q.pool[p] = e
 	c := int(r.Campaign)
 	for len(q.camps) <= c {

@@ -264,14 +264,7 @@ func (q *Ranked) build(k *Core) {
 
 // add files waiting request r.
 func (q *Ranked) add(r *Request) {
-	var p int32
-	if n := len(q.free); n > 0 {
-		p = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		p = int32(len(q.jobs))
-		q.jobs = append(q.jobs, rankedJob{})
-	}
+	p := takeSlot(&q.jobs, &q.free)
 	j := &q.jobs[p]
 	*j = rankedJob{id: r.ID, gpus: r.GPUs, duration: r.Duration, submitted: r.Submitted, campaign: r.Campaign, rigid: r.Rigid}
 	for len(q.camps) <= int(r.Campaign) {

@@ -418,3 +418,18 @@ func cloneWaitLists(lists []waitList) []waitList {
 	}
 	return c
 }
+
+// takeSlot is a slot of pool for a new entry: the last one freed (free
+// holds the slots of entries that left), else a new zero one at the end.
+// Kept queues reuse their slots so that a replay's queue is as long as
+// what waits, not as the log (a fork copies it).
+func takeSlot[T any](pool *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		p := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return p
+	}
+	var zero T
+	*pool = append(*pool, zero)
+	return int32(len(*pool) - 1)
+}
