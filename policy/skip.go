@@ -363,7 +363,8 @@ func (b *Broker) SkipTo(t int) {
 // still slides, while the pending list's order hangs on its campaigns'
 // tokens), and only the pending campaigns' buckets with them; every
 // other bucket, the flow buckets, the credits and the utilization sum
-// jump to t at the end.
+// jump to t at the end. With fewer than two runs there is no order check
+// at all, and only the congestion pushes are stepped.
 func (b *Broker) skipQuiet(t int) {
 	camps := b.camps
 	start := b.now
@@ -444,6 +445,28 @@ func (b *Broker) skipQuiet(t int) {
 	// lines (lineOf) and the watched pairs, no more than a tick of
 	// refills and checks, and most such edges pass in a tick.
 	b.skipSegOK = false
+	if len(runs) < 2 {
+		// No order step reads a tick (one run keeps its place, and every
+		// bucket refills at the end): the ticks are the accounting's
+		// multipliers, the congestion pushes and the usage windows' slots
+		// alone, taken at once (slideAll) rather than a tick at a time.
+		k := t - b.now
+		n := k
+		for ; n > 0 && congPushes > 0; n-- {
+			muls = appendMul(muls, b.Multiplier(), 1)
+			congPushes--
+			b.cong.push(b.pendingDemand, max(free, 0))
+			b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+		}
+		if n > 0 {
+			muls = appendMul(muls, b.Multiplier(), n)
+			b.cong.pos = (b.cong.pos + n) % CongestionWindow
+		}
+		b.slideAll(slide, k)
+		slide = slide[:0]
+		b.usagePos = (b.usagePos + k) % FairShareWindow
+		b.now = t
+	}
 	for b.now < t {
 		if byUsage && !full && (len(slide) > 0 || congPushes > 0) && (len(toks) == 0 || b.skipSegOK) {
 			// The windows slide (or the congestion window fills) while
@@ -638,6 +661,34 @@ func (b *Broker) skipQuiet(t int) {
 	}
 	b.usageEpoch++
 	b.skipToks, b.skipLazy, b.skipFlows, b.skipSlide, b.runs, b.skipWatch, b.skipMuls, b.skipMoved = toks, lazy, flows, slide, runs, watch, muls, moved
+}
+
+// slideAll writes the next k ticks' slots of the sliding campaigns'
+// usage windows (slide), from usagePos, as the history steps of k quiet
+// ticks would: each writes its held GPUs there until its window holds
+// them alone, tick heldAt + FairShareWindow, after which a write changes
+// nothing. The sums are of integers, so their order does not matter.
+func (b *Broker) slideAll(slide []int32, k int) {
+	camps := b.camps
+	for _, i := range slide {
+		cp := &camps[i]
+		u := cp.usage
+		held := int32(cp.heldAll)
+		m := min(k, cp.heldAt+FairShareWindow-b.now)
+		d := 0
+		for p, j := b.usagePos, 0; j < m; j++ {
+			d += cp.heldAll - int(u.buf[p])
+			u.buf[p] = held
+			if p++; p == FairShareWindow {
+				p = 0
+			}
+		}
+		u.sum += d
+		b.usageTotal += d
+		if d != 0 {
+			b.usageEpoch++
+		}
+	}
 }
 
 // slideStretch is the number k ≤ limit of ticks from Now, 0 where no
