@@ -451,17 +451,7 @@ func (b *Broker) skipQuiet(t int) {
 		// multipliers, the congestion pushes and the usage windows' slots
 		// alone, taken at once (slideAll) rather than a tick at a time.
 		k := t - b.now
-		n := k
-		for ; n > 0 && congPushes > 0; n-- {
-			muls = appendMul(muls, b.Multiplier(), 1)
-			congPushes--
-			b.cong.push(b.pendingDemand, max(free, 0))
-			b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
-		}
-		if n > 0 {
-			muls = appendMul(muls, b.Multiplier(), n)
-			b.cong.pos = (b.cong.pos + n) % CongestionWindow
-		}
+		muls = b.quietMuls(muls, k, &congPushes, free)
 		b.slideAll(slide, k)
 		slide = slide[:0]
 		b.usagePos = (b.usagePos + k) % FairShareWindow
@@ -480,17 +470,7 @@ func (b *Broker) skipQuiet(t int) {
 			if k := b.slideStretch(runs, slide, moved, limit); k > 0 {
 				// The accounting's multiplier and the congestion pushes
 				// tick by tick while the window fills, then as one run.
-				n := k
-				for ; n > 0 && congPushes > 0; n-- {
-					muls = appendMul(muls, b.Multiplier(), 1)
-					congPushes--
-					b.cong.push(b.pendingDemand, max(free, 0))
-					b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
-				}
-				if n > 0 {
-					muls = appendMul(muls, b.Multiplier(), n)
-					b.cong.pos = (b.cong.pos + n) % CongestionWindow
-				}
+				muls = b.quietMuls(muls, k, &congPushes, free)
 				moved = b.slideWindows(k, runs, slide, moved)
 				stale = len(moved) > 0
 				b.usagePos = (b.usagePos + k) % FairShareWindow
@@ -859,6 +839,27 @@ func (b *Broker) refillSkipped(list []int32, n, at int) {
 type mulRun struct {
 	m float64
 	n int
+}
+
+// quietMuls appends the accounting's multipliers of k ticks in which
+// only the windows move: while the congestion window still fills
+// (*congPushes pushes left, each of free GPUs and the pending demand), a
+// tick at a time, since each push moves the congestion index and so the
+// multiplier; then the rest as one run, the full window's position moved
+// on past them.
+func (b *Broker) quietMuls(muls []mulRun, k int, congPushes *int, free int) []mulRun {
+	n := k
+	for ; n > 0 && *congPushes > 0; n-- {
+		muls = appendMul(muls, b.Multiplier(), 1)
+		*congPushes--
+		b.cong.push(b.pendingDemand, max(free, 0))
+		b.congIndex = pyMin(10, float64(b.cong.sumDemand)/float64(max(b.cong.sumFree, 1)))
+	}
+	if n > 0 {
+		muls = appendMul(muls, b.Multiplier(), n)
+		b.cong.pos = (b.cong.pos + n) % CongestionWindow
+	}
+	return muls
 }
 
 func appendMul(runs []mulRun, m float64, n int) []mulRun {
