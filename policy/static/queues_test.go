@@ -23,13 +23,7 @@ import (
 // releases, and a campaign registered late (the partitions cut again).
 func TestQueuesAdmitAsThePendingList(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		pool := rapid.SampledFrom([]int{8, 16, 32, 64}).Draw(t, "pool")
-		grace := rapid.IntRange(0, 4).Draw(t, "grace")
-		kn := static.DefaultKnobs()
-		kn.Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
-		kn.Partitions = rapid.SampledFrom([]string{static.PartitionsCondo, static.PartitionsShare}).Draw(t, "partitions")
-		kn.Owners = rapid.IntRange(0, 3).Draw(t, "owners")
-		elastic := rapid.Bool().Draw(t, "elastic")
+		pool, grace, kn, elastic := drawTwinSetup(t, []int{8, 16, 32, 64})
 		twins, journals := journaledTwins(t, pool, grace, kn)
 		static.PlainAdmit(rule(twins[1]))
 		n := rapid.IntRange(1, 5).Draw(t, "campaigns")
@@ -52,27 +46,7 @@ func TestQueuesAdmitAsThePendingList(t *testing.T) {
 			if tick == late {
 				register("late", float64(rapid.IntRange(1, 4).Draw(t, "lateR")), policy.AgentBurst)
 			}
-			for range rapid.IntRange(0, 4).Draw(t, "arrivals") {
-				c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "c")]
-				g := rapid.IntRange(1, pool).Draw(t, "gpus")
-				run := rapid.IntRange(1, 30).Draw(t, "run")
-				est := run + rapid.IntRange(0, 30).Draw(t, "slack")
-				back := rapid.IntRange(0, 3).Draw(t, "back")
-				flex := elastic && rapid.IntRange(0, 3).Draw(t, "flex") == 0
-				for _, a := range twins {
-					if flex || a.Campaign(c).Filler {
-						_, _ = a.Request(c, g, est, policy.AnyClass)
-					} else {
-						_, _ = a.RequestRigid(c, g, est, run, policy.AgentBurst, max(0, a.Now()+1-back))
-					}
-				}
-			}
-			if rapid.IntRange(0, 30).Draw(t, "release") == 0 {
-				c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "rc")]
-				for _, a := range twins {
-					require.NoError(t, a.ReleaseAll(c, policy.AnyClass))
-				}
-			}
+			fileTick(t, twins[:], ids, pool, elastic)
 			for _, a := range twins {
 				a.Tick()
 			}
@@ -170,4 +144,48 @@ func TestPassAfterRigidStartsIsQuiet(t *testing.T) {
 	require.True(t, ok, "X starts")
 	require.Equal(t, 11, h.T, "H's start")
 	require.Equal(t, 21, x.T, "X's start, at H's end")
+}
+
+// drawTwinSetup draws what the twin property tests of the kept queues and
+// of settled forks share: a pool from pools, a grace, static's knobs
+// across lend, partitions and owners, and whether elastic requests are
+// filed too.
+func drawTwinSetup(t *rapid.T, pools []int) (pool, grace int, kn static.Knobs, elastic bool) {
+	pool = rapid.SampledFrom(pools).Draw(t, "pool")
+	grace = rapid.IntRange(0, 4).Draw(t, "grace")
+	kn = static.DefaultKnobs()
+	kn.Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
+	kn.Partitions = rapid.SampledFrom([]string{static.PartitionsCondo, static.PartitionsShare}).Draw(t, "partitions")
+	kn.Owners = rapid.IntRange(0, 3).Draw(t, "owners")
+	elastic = rapid.Bool().Draw(t, "elastic")
+	return pool, grace, kn, elastic
+}
+
+// fileTick files one tick's drawn requests on every twin alike: up to
+// four arrivals of any width up to pool, rigid ones with an estimate at
+// least their run and some submitted up to 3 s in the past (a requeued
+// job's place), elastic ones when elastic (and the filler's always), and
+// now and then the release of all of one campaign's leases.
+func fileTick(t *rapid.T, twins []*baseline.Core, ids []policy.CampaignID, pool int, elastic bool) {
+	for range rapid.IntRange(0, 4).Draw(t, "arrivals") {
+		c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "c")]
+		g := rapid.IntRange(1, pool).Draw(t, "gpus")
+		run := rapid.IntRange(1, 30).Draw(t, "run")
+		est := run + rapid.IntRange(0, 30).Draw(t, "slack")
+		back := rapid.IntRange(0, 3).Draw(t, "back")
+		flex := elastic && rapid.IntRange(0, 3).Draw(t, "flex") == 0
+		for _, a := range twins {
+			if flex || a.Campaign(c).Filler {
+				_, _ = a.Request(c, g, est, policy.AnyClass)
+			} else {
+				_, _ = a.RequestRigid(c, g, est, run, policy.AgentBurst, max(0, a.Now()+1-back))
+			}
+		}
+	}
+	if rapid.IntRange(0, 30).Draw(t, "release") == 0 {
+		c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "rc")]
+		for _, a := range twins {
+			require.NoError(t, a.ReleaseAll(c, policy.AnyClass))
+		}
+	}
 }

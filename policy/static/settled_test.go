@@ -23,13 +23,7 @@ import (
 // pass would cut them to, or put the list out of submit order).
 func TestSettledForkGrantsAsTheOriginal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		pool := rapid.SampledFrom([]int{8, 16, 32}).Draw(t, "pool")
-		grace := rapid.IntRange(0, 4).Draw(t, "grace")
-		kn := static.DefaultKnobs()
-		kn.Lend = rapid.SampledFrom([]string{static.LendNone, static.LendScavenger}).Draw(t, "lend")
-		kn.Partitions = rapid.SampledFrom([]string{static.PartitionsCondo, static.PartitionsShare}).Draw(t, "partitions")
-		kn.Owners = rapid.IntRange(0, 3).Draw(t, "owners")
-		elastic := rapid.Bool().Draw(t, "elastic")
+		pool, grace, kn, elastic := drawTwinSetup(t, []int{8, 16, 32})
 		a, err := static.New(bt.Config(pool, grace), kn)
 		require.NoError(t, err)
 		n := rapid.IntRange(1, 5).Draw(t, "campaigns")
@@ -49,27 +43,7 @@ func TestSettledForkGrantsAsTheOriginal(t *testing.T) {
 			b.SetRecorder(&journals[x])
 		}
 		for tick := range rapid.IntRange(10, 200).Draw(t, "ticks") {
-			for range rapid.IntRange(0, 4).Draw(t, "arrivals") {
-				c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "c")]
-				g := rapid.IntRange(1, pool).Draw(t, "gpus")
-				run := rapid.IntRange(1, 30).Draw(t, "run")
-				est := run + rapid.IntRange(0, 30).Draw(t, "slack")
-				back := rapid.IntRange(0, 3).Draw(t, "back")
-				flex := elastic && rapid.IntRange(0, 3).Draw(t, "flex") == 0
-				for _, b := range twins {
-					if flex {
-						_, _ = b.Request(c, g, est, policy.AnyClass)
-					} else {
-						_, _ = b.RequestRigid(c, g, est, run, policy.AgentBurst, max(0, b.Now()+1-back))
-					}
-				}
-			}
-			if rapid.IntRange(0, 30).Draw(t, "release") == 0 {
-				c := ids[rapid.IntRange(0, len(ids)-1).Draw(t, "rc")]
-				for _, b := range twins {
-					require.NoError(t, b.ReleaseAll(c, policy.AnyClass))
-				}
-			}
+			fileTick(t, twins[:], ids, pool, elastic) // no filler: elastic only when drawn
 			for _, b := range twins {
 				b.Tick()
 			}
