@@ -170,3 +170,70 @@ func TestSortByTimeLongIsTheStableSort(t *testing.T) {
 		}
 	}
 }
+
+// randomRecords are n records of a replay that preempts: up to three
+// starts each, every run but the last aborted, served, denied (at once,
+// or after a preemption) or unfinished (queued again, or running), with
+// times over span seconds from base.
+func randomRecords(t *rapid.T, n int, base, span int64, pool int) []JobRecord {
+	rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 5))
+	recs := make([]JobRecord, n)
+	for i := range recs {
+		r := &recs[i]
+		r.Job, r.Campaign, r.GPUs = i, rng.IntN(6), 1+rng.IntN(pool)
+		r.Submit, r.End, r.State = base+rng.Int64N(span), -1, Unfinished
+		at := r.Submit
+		later := func() int64 { at += rng.Int64N(span/8 + 1); return at }
+		starts := rng.IntN(4)
+		for k := 0; k < starts; k++ {
+			r.Starts = append(r.Starts, later())
+			if k < starts-1 {
+				r.Aborted = append(r.Aborted, later())
+			}
+		}
+		switch rng.IntN(5) {
+		case 0:
+			if starts == 0 {
+				r.State = Denied
+			} else {
+				r.Aborted, r.State = append(r.Aborted, later()), Denied
+			}
+		case 1, 2:
+			if starts > 0 {
+				r.End, r.State = later(), Served
+			}
+		case 3:
+			if starts > 0 {
+				r.Aborted = append(r.Aborted, later()) // queued again
+			}
+		}
+	}
+	return recs
+}
+
+// The packed sweep of idleWhileWaiting and the packed demand changes give
+// what the 16-byte changes sorted by sortByTime give, bit for bit, on
+// random preempting replays, over spans the words hold and spans they do
+// not (the wide fallback).
+func TestPackedChangesAreTheWideOnes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 3*radixMin).Draw(t, "n")
+		pool := rapid.IntRange(1, 1<<20).Draw(t, "pool")
+		span := rapid.SampledFrom([]int64{1, 10, 1 << 20, 1 << 40, 1 << 58}).Draw(t, "span")
+		base := rapid.Int64Range(-1<<40, 1<<40).Draw(t, "base")
+		recs := randomRecords(t, n, base, span, pool)
+		stop := base + span + rapid.Int64Range(0, span).Draw(t, "after")
+		iv := Interval{From: base + span/4, To: base + span/4 + 1 + span/2}
+		if got, want := idleWhileWaiting(recs, pool, stop, iv), idleWhileWaitingWide(recs, pool, stop, iv); got != want {
+			t.Fatalf("idle while waiting %v, the wide changes give %v", got, want)
+		}
+		l, want := demandKeys(recs, stop), demandChanges(recs, stop)
+		got := make([]demandChange, l.len())
+		for k := range got {
+			got[k] = l.at(k)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("demand changes %v, want %v", got, want)
+		}
+	})
+}

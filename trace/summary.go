@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/internal/stats"
@@ -404,7 +405,118 @@ func bitsLen(n int) int {
 // queue are constant; the GPUs a queued job would have fit in are min(free,
 // Σ GPUs of the queued jobs no wider than free), read from a Fenwick tree
 // of the queue's GPUs by width. It returns the GPU-seconds inside iv.
+//
+// Each change is packed in one word, (t − the earliest t) above its kind
+// and the job's width, and the words are radix-sorted: 8 bytes a change
+// at the measures' peak of memory rather than a 16-byte change and an
+// 8-byte sort key (≈ 14 MB less on a 300k-job log, docs/traces.md). Their
+// order at one time is then by kind and width, not by job, which changes
+// nothing: the sweep adds all of a time's changes, integers, before it
+// reads. Where the times span too much to pack, idleWhileWaitingWide.
 func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float64 {
+	n, widest := 0, 0
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range recs {
+		r := &recs[i]
+		if r.State == Denied && len(r.Starts) == 0 {
+			continue // never queued
+		}
+		n += 1 + 2*len(r.Starts)
+		widest = max(widest, r.GPUs)
+		lo, hi = min(lo, r.Submit), max(hi, r.Submit)
+		for _, st := range r.Starts {
+			lo, hi = min(lo, st), max(hi, st)
+		}
+		for _, a := range r.Aborted {
+			lo, hi = min(lo, a), max(hi, a)
+		}
+		if r.State == Served {
+			lo, hi = min(lo, r.End), max(hi, r.End)
+		}
+		if r.GPUs < 0 {
+			widest = math.MaxInt // not packed
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	gb := uint(bitsLen(widest))
+	low := gb + 2
+	span := uint64(hi) - uint64(lo)
+	if widest > math.MaxInt32 || low+uint(bits.Len64(span)) > 64 {
+		return idleWhileWaitingWide(recs, pool, stop, iv)
+	}
+	const (
+		submit  = iota // joins the queue
+		start          // takes its GPUs, leaves the queue
+		requeue        // frees its GPUs, joins the queue again (preempted)
+		leave          // frees its GPUs (ended, or preempted and refused)
+	)
+	keys := make([]uint64, 0, n)
+	put := func(t int64, kind int, g int) {
+		keys = append(keys, (uint64(t)-uint64(lo))<<low|uint64(kind)<<gb|uint64(g))
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.State == Denied && len(r.Starts) == 0 {
+			continue
+		}
+		put(r.Submit, submit, r.GPUs)
+		for k, st := range r.Starts {
+			put(st, start, r.GPUs)
+			switch {
+			case k < len(r.Aborted) && r.State == Denied && k == len(r.Aborted)-1:
+				put(r.Aborted[k], leave, r.GPUs)
+			case k < len(r.Aborted):
+				put(r.Aborted[k], requeue, r.GPUs)
+			case r.State == Served:
+				put(r.End, leave, r.GPUs)
+			}
+		}
+	}
+	radixSort(keys, int(low)+bits.Len64(span))
+	fw := newFenwick(pool)
+	free := int64(pool)
+	var idle float64
+	gmask := uint64(1)<<gb - 1
+	for k := 0; k < len(keys); {
+		at := keys[k] >> low
+		t := int64(uint64(lo) + at)
+		for ; k < len(keys) && keys[k]>>low == at; k++ {
+			g := int64(keys[k] & gmask)
+			switch keys[k] >> gb & 3 {
+			case submit:
+				fw.addWidth(g)
+			case start:
+				free -= g
+				fw.addWidth(-g)
+			case requeue:
+				free += g
+				fw.addWidth(g)
+			case leave:
+				free += g
+			}
+		}
+		next := stop
+		if k < len(keys) {
+			next = int64(uint64(lo) + keys[k]>>low)
+		}
+		if next <= t || free <= 0 {
+			continue
+		}
+		fit := fw.prefix(int(min(free, int64(pool))))
+		if d := iv.clip(t, next); d > 0 && fit > 0 {
+			idle += float64(min(free, fit)) * float64(d)
+		}
+	}
+	return idle
+}
+
+// idleWhileWaitingWide is idleWhileWaiting with a 16-byte change a job's
+// submit, start and end, sorted by sortByTime: where its packed words
+// would not hold the times' span, and the plain computation its tests
+// compare with.
+func idleWhileWaitingWide(recs []JobRecord, pool int, stop int64, iv Interval) float64 {
 	type change struct {
 		t     int64
 		free  int32 // GPUs freed (+) or taken (−)
@@ -578,6 +690,16 @@ func newFenwick(n int) fenwick { return make(fenwick, n+1) }
 func (f fenwick) add(i int, v int64) {
 	for ; i < len(f); i += i & -i {
 		f[i] += v
+	}
+}
+
+// addWidth adds a job of width g (> 0) to the queue, or with −g takes it
+// out; a width of 0 is no job.
+func (f fenwick) addWidth(g int64) {
+	if g > 0 {
+		f.add(int(g), g)
+	} else if g < 0 {
+		f.add(int(-g), g)
 	}
 }
 
