@@ -320,12 +320,12 @@ func RunFileLabel(sp Spec) string {
 // Run replays run i of st.Specs.
 func (st *Study) Run(i int) (Result, error) {
 	sp := st.Specs[i]
-	r, run, _, err := st.RunSpec(sp)
+	r, run, w, err := st.RunSpec(sp)
 	if err != nil {
 		return Result{}, err
 	}
 	if st.JobsDir != "" {
-		rows := tracestudy.JobRows(run.Records, st.Windows[sp.Window], run.Stop)
+		rows := tracestudy.JobRows(w, run.Records, st.Windows[sp.Window], run.Stop)
 		if err := tracestudy.WriteJobs(st.JobsDir, RunFileLabel(sp), rows); err != nil {
 			return Result{}, err
 		}

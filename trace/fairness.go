@@ -302,7 +302,7 @@ type NUWT struct {
 	Lower bool    `json:"censored,omitempty"` // some wait is censored
 }
 
-func nuwt(recs []JobRecord, measured []int32, stop int64) NUWT {
+func nuwt(jobs []Job, recs []JobRecord, measured []int32, stop int64) NUWT {
 	type acc struct {
 		user       int
 		wait, work float64
@@ -315,9 +315,10 @@ func nuwt(recs []JobRecord, measured []int32, stop int64) NUWT {
 		if r.State == Denied {
 			continue
 		}
-		k, found := slices.BinarySearchFunc(byUser, r.User, func(a acc, u int) int { return a.user - u })
+		user := jobs[i].User
+		k, found := slices.BinarySearchFunc(byUser, user, func(a acc, u int) int { return a.user - u })
 		if !found {
-			byUser = slices.Insert(byUser, k, acc{user: r.User})
+			byUser = slices.Insert(byUser, k, acc{user: user})
 		}
 		byUser[k].wait += float64(r.Wait(stop))
 		byUser[k].work += float64(r.GPUs) * float64(r.Run)

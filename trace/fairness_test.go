@@ -78,7 +78,7 @@ func constructed(pool int, users int, rows [][5]int64) (*Workload, *Run) {
 	run := &Run{Records: newRecords(w), Converged: true}
 	for i := range run.Records {
 		rec := &run.Records[i]
-		st := starts[rec.Number]
+		st := starts[w.Jobs[i].Number]
 		rec.Starts, rec.End, rec.State = []int64{st}, st+rec.Run, Served
 		run.Stop = max(run.Stop, rec.End)
 	}

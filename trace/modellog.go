@@ -32,8 +32,8 @@ type ModelVsLog struct {
 }
 
 // CompareToLog is the model against the log over run's jobs submitted
-// in iv.
-func CompareToLog(run *Run, iv Interval) ModelVsLog {
+// in iv (run is a replay of w).
+func CompareToLog(w *Workload, run *Run, iv Interval) ModelVsLog {
 	var m ModelVsLog
 	var sim, logged, abs []float64
 	var sum float64
@@ -42,8 +42,9 @@ func CompareToLog(run *Run, iv Interval) ModelVsLog {
 		if !iv.Contains(r.Submit) {
 			continue
 		}
+		logWait := w.Jobs[i].LogWait
 		switch {
-		case r.LogWait < 0:
+		case logWait < 0:
 			m.Unrecorded++
 			continue
 		case len(r.Starts) == 0:
@@ -51,7 +52,7 @@ func CompareToLog(run *Run, iv Interval) ModelVsLog {
 			continue
 		}
 		ws := float64(r.Starts[0] - r.Submit)
-		wl := float64(r.LogWait)
+		wl := float64(logWait)
 		sim, logged = append(sim, ws), append(logged, wl)
 		abs = append(abs, math.Abs(ws-wl))
 		sum += ws - wl

@@ -25,13 +25,13 @@ import (
 // recorded 100, 0, 200: Σdxdy = 27000, Σdx² = 45266.67, Σdy² = 20000,
 // Pearson 27000/√(45266.67·20000) = 0.89735; both rank 2, 1, 3: Spearman 1.
 func TestCompareToLogHandWorked(t *testing.T) {
-	rec := func(submit, logWait int64, starts ...int64) JobRecord {
-		return JobRecord{Submit: submit, LogWait: logWait, Starts: starts}
+	rec := func(submit int64, starts ...int64) JobRecord {
+		return JobRecord{Submit: submit, Starts: starts}
 	}
-	run := &Run{Records: []JobRecord{
-		rec(0, 100, 50), rec(10, 0, 40), rec(20, 200, 320), rec(30, -1, 35), rec(40, 10), rec(1000, 5, 1005),
-	}}
-	m := CompareToLog(run, Interval{From: 0, To: 100})
+	w, run := logged([]JobRecord{
+		rec(0, 50), rec(10, 40), rec(20, 320), rec(30, 35), rec(40), rec(1000, 1005),
+	}, 100, 0, 200, -1, 10, 5)
+	m := CompareToLog(w, run, Interval{From: 0, To: 100})
 	assert.Equal(t, 3, m.Jobs)
 	assert.Equal(t, 1, m.Unrecorded)
 	assert.Equal(t, 1, m.Unstarted)
@@ -46,28 +46,39 @@ func TestCompareToLogHandWorked(t *testing.T) {
 // error, correlation 1; a constant wait has no correlation (NaN), and no
 // recorded job leaves every figure NaN.
 func TestCompareToLogExactAndEmpty(t *testing.T) {
-	run := &Run{Records: []JobRecord{
-		{Submit: 0, LogWait: 5, Starts: []int64{5}},
-		{Submit: 1, LogWait: 9, Starts: []int64{10}},
-		{Submit: 2, LogWait: 0, Starts: []int64{2}},
-	}}
-	m := CompareToLog(run, Interval{From: 0, To: 10})
+	w, run := logged([]JobRecord{
+		{Submit: 0, Starts: []int64{5}},
+		{Submit: 1, Starts: []int64{10}},
+		{Submit: 2, Starts: []int64{2}},
+	}, 5, 9, 0)
+	m := CompareToLog(w, run, Interval{From: 0, To: 10})
 	assert.Equal(t, 0.0, m.MedianAbs)
 	assert.Equal(t, 0.0, m.P90Abs)
 	assert.Equal(t, 0.0, m.SignedMean)
 	assert.InDelta(t, 1.0, m.Pearson, 1e-12)
 	assert.InDelta(t, 1.0, m.Spearman, 1e-12)
 
-	flat := &Run{Records: []JobRecord{{Submit: 0, LogWait: 0, Starts: []int64{3}}, {Submit: 1, LogWait: 0, Starts: []int64{9}}}}
-	m = CompareToLog(flat, Interval{From: 0, To: 10})
+	wf, flat := logged([]JobRecord{{Submit: 0, Starts: []int64{3}}, {Submit: 1, Starts: []int64{9}}}, 0, 0)
+	m = CompareToLog(wf, flat, Interval{From: 0, To: 10})
 	assert.True(t, math.IsNaN(m.Pearson), "recorded waits all 0: no correlation")
 	assert.Equal(t, 5.5, m.SignedMean, "waits 3 and 8 against 0 and 0")
 
-	none := CompareToLog(&Run{Records: []JobRecord{{Submit: 0, LogWait: -1, Starts: []int64{0}}}}, Interval{From: 0, To: 10})
+	wn, rn := logged([]JobRecord{{Submit: 0, Starts: []int64{0}}}, -1)
+	none := CompareToLog(wn, rn, Interval{From: 0, To: 10})
 	require.Equal(t, 0, none.Jobs)
 	for _, x := range []float64{none.MedianAbs, none.P90Abs, none.SignedMean, none.Pearson, none.Spearman} {
 		assert.True(t, math.IsNaN(x))
 	}
+}
+
+// logged is a run of recs and a workload whose jobs recorded the waits
+// logWaits, one a record.
+func logged(recs []JobRecord, logWaits ...int64) (*Workload, *Run) {
+	w := &Workload{Jobs: make([]Job, len(recs))}
+	for i := range recs {
+		w.Jobs[i].LogWait = logWaits[i]
+	}
+	return w, &Run{Records: recs}
 }
 
 // Ranks tie at their mean rank.

@@ -204,7 +204,7 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	if work > 0 {
 		s.ServedWork = servedWork / work
 	}
-	sc := newStatsScratch(len(measured))
+	sc := newStatsScratch(w.Jobs, len(measured))
 	s.All = sc.stats(recs, measured, stop, false)
 	// The measured jobs of each class and campaign, in record order, by a
 	// counting sort (partition) rather than a slice per group grown by
@@ -226,11 +226,11 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	}
 	var logged []int32
 	for _, i := range measured {
-		if recs[i].LogWait >= 0 && recs[i].State != Denied {
+		if w.Jobs[i].LogWait >= 0 && recs[i].State != Denied {
 			logged = append(logged, i)
 		}
 	}
-	s.NUWT = nuwt(recs, measured, stop)
+	s.NUWT = nuwt(w.Jobs, recs, measured, stop)
 	s.Harm = harmOf(recs, measured, stop)
 	if run.FairSample != nil {
 		fs := FairStarts(run, run.FairSample, run.FairStart, run.FairSeed)
@@ -280,10 +280,11 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 type statsScratch struct {
 	waits, bslds []float64
 	wCens, bCens []float64 // the censored jobs' values
+	jobs         []Job     // the workload's, for the waits the log recorded
 }
 
-func newStatsScratch(n int) *statsScratch {
-	return &statsScratch{waits: make([]float64, 0, n), bslds: make([]float64, 0, n)}
+func newStatsScratch(jobs []Job, n int) *statsScratch {
+	return &statsScratch{waits: make([]float64, 0, n), bslds: make([]float64, 0, n), jobs: jobs}
 }
 
 // stats summarizes the jobs idx (denied ones counted beside); logged takes
@@ -301,7 +302,7 @@ func (sc *statsScratch) stats(recs []JobRecord, idx []int32, stop int64, logged 
 		}
 		var wt, b float64
 		if logged {
-			wt = float64(r.LogWait)
+			wt = float64(sc.jobs[i].LogWait)
 			b = max(1, (wt+float64(r.Run))/float64(max(r.Run, BSLDTau)))
 		} else {
 			wt = float64(r.Wait(stop))

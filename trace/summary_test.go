@@ -184,10 +184,10 @@ func TestRecordsAddUpToSummary(t *testing.T) {
 				lost += r.LostGPUSeconds
 				r.runs(run.Stop, func(a, b int64, _ bool) { held += int64(r.GPUs) * (b - a) })
 				if r.State != Served && run.Start[i] != -1 || r.State == Served && run.Start[i] != r.LastStart() {
-					t.Fatalf("job %d: start %d, record %+v", r.Number, run.Start[i], r)
+					t.Fatalf("job %d: start %d, record %+v", w.Jobs[i].Number, run.Start[i], r)
 				}
 				if r.State == Denied != run.Denied[i] || len(r.Starts) != r.Preemptions+boolInt(r.State == Served || r.Running()) {
-					t.Fatalf("job %d: denied %v, record %+v", r.Number, run.Denied[i], r)
+					t.Fatalf("job %d: denied %v, record %+v", w.Jobs[i].Number, run.Denied[i], r)
 				}
 				if iv.Contains(r.Submit) {
 					states[r.State]++

@@ -128,8 +128,8 @@ func TestKeptQueueAfterAReservedGrant(t *testing.T) {
 		r, err := Replay(w, a, ReplayOptions{Horizon: 4000})
 		require.NoError(t, err)
 		started := map[int64][]int64{}
-		for _, rec := range r.Records {
-			started[rec.Number] = rec.Starts
+		for i, rec := range r.Records {
+			started[w.Jobs[i].Number] = rec.Starts
 		}
 		assert.Equal(t, map[int64][]int64{1: {0}, 2: {0}, 3: {2}, 4: {3}, 5: {4}, 6: {3}, 7: {3}, 8: {3}}, started, "plain queue %v", plain)
 	}

@@ -108,16 +108,16 @@ func jobsParquet(rows []JobRow) ([]byte, error) {
 	return w.Bytes()
 }
 
-// JobRows turns a replay's records into rows; win says which are
-// measured, stop is the replay's stop (trace.Run.Stop).
-func JobRows(recs []trace.JobRecord, win Window, stop int64) []JobRow {
+// JobRows turns the records of a replay of w into rows; win says which
+// are measured, stop is the replay's stop (trace.Run.Stop).
+func JobRows(w *trace.Workload, recs []trace.JobRecord, win Window, stop int64) []JobRow {
 	rows := make([]JobRow, len(recs))
 	for i := range recs {
-		r := &recs[i]
-		row := JobRow{Job: r.Number, User: int64(r.User), Group: int64(r.Group), Queue: int64(r.Queue), Class: r.Class.String(),
-			GPUs: int64(r.GPUs), Submit: r.Submit, Estimate: r.Estimate, Run: r.Run, Starts: append([]int64{}, r.Starts...),
+		r, j := &recs[i], &w.Jobs[i]
+		row := JobRow{Job: j.Number, User: int64(j.User), Group: int64(j.Group), Queue: int64(j.Queue), Class: r.Class.String(),
+			GPUs: int64(r.GPUs), Submit: r.Submit, Estimate: j.Estimate, Run: r.Run, Starts: append([]int64{}, r.Starts...),
 			End: r.End, Preemptions: int64(r.Preemptions), LostGPUSeconds: r.LostGPUSeconds, State: r.State.String(),
-			LogWait: r.LogWait, Measured: win.MeasureFrom <= r.Submit && r.Submit < win.MeasureUntil}
+			LogWait: j.LogWait, Measured: win.MeasureFrom <= r.Submit && r.Submit < win.MeasureUntil}
 		if r.State != trace.Denied {
 			wt, b := r.Wait(stop), r.BSLD(stop)
 			row.Wait, row.BSLD = &wt, &b

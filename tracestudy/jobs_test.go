@@ -23,7 +23,7 @@ func TestJobsParquetReadsBackIntoJobRows(t *testing.T) {
 	for _, sp := range st.Specs {
 		_, run, err := RunWindow(w, win, sp, RunOptions{Exact: true})
 		require.NoError(t, err)
-		rows := JobRows(run.Records, win, run.Stop)
+		rows := JobRows(w, run.Records, win, run.Stop)
 		for _, r := range rows {
 			many = many || len(r.Starts) > 1
 			denied = denied || r.Wait == nil

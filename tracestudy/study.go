@@ -154,7 +154,7 @@ func (st *Study) Run(i int) (Result, error) {
 		return Result{}, err
 	}
 	if st.JobsDir != "" {
-		rows := JobRows(run.Records, st.Windows[k], run.Stop)
+		rows := JobRows(st.Loads[k], run.Records, st.Windows[k], run.Stop)
 		if err := WriteJobs(st.JobsDir, RunFileLabel(st.Specs[s], st.Windows[k]), rows); err != nil {
 			return Result{}, err
 		}
@@ -238,7 +238,7 @@ func RunWindow(w *trace.Workload, win Window, s Spec, o RunOptions) (Result, *tr
 		PreloadedUsage: len(o.History),
 	}
 	if s.Policy == fifo.Name {
-		m := trace.CompareToLog(run, iv)
+		m := trace.CompareToLog(w, run, iv)
 		r.ModelVsLog = &m
 	}
 	r.Shape = runShape(w, s, a, s.Policy != fifo.Name && sameRecords(run.Records, fifoRun.Records))
