@@ -194,15 +194,20 @@ func (w *window) trim(t int) {
 	}
 }
 
-// drop drops every segment that ends before tick t, however few: for a
-// window gone quiet, which EndTick no longer trims (it touches only the
-// campaigns that hold GPUs), so that a fork does not copy what it will
-// never read (87 % of the segments budget's forks copied over SDSC-SP2's
-// first 64 weeks, most of them quiet campaigns').
-func (w *window) drop(t int) {
-	if i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t }) - 1; i > 0 {
-		w.dropTo(i)
+// cloneFrom is a copy of the window without the segments that end
+// before tick t, however few: a fork does not copy what it will never
+// read (87 % of the segments budget's forks copied over SDSC-SP2's first
+// 64 weeks were quiet campaigns', which EndTick no longer trims: it
+// touches only the campaigns that hold GPUs).
+func (w *window) cloneFrom(t int) window {
+	c := *w
+	i := max(sort.Search(len(w.segs), func(i int) bool { return w.segs[i].start > t })-1, 0)
+	c.segs = slices.Clone(w.segs[i:])
+	if w.segs == nil {
+		c.segs = nil
 	}
+	c.end, c.start = max(w.end-i, 0), max(w.start-i, 0)
+	return c
 }
 
 // dropTo drops the segments before segment i.
@@ -252,26 +257,37 @@ type Rule struct {
 	// window's GPU-seconds; lower goes first), from the windows ending
 	// the tick before, and the per-group sums they are made of.
 	calcAt int
-	// gP is each group's usage ratio and memberP each campaign's, as of
-	// the last calculation; groupPrio reads a campaign's group level.
-	// Only the live campaigns' and their groups' are computed at each
-	// calculation (live, below); every other is 0, its window's usage.
+	// gP is each group's usage ratio and memberP each campaign's, and
+	// usage each campaign's window usage, as of the last calculation
+	// (calcGen counts them; calcT is the tick its windows end at, whole
+	// the pool's GPU-seconds of a window): groupPrio reads a campaign's
+	// group level, memberPrio its member level. Only what is read is
+	// computed, at its first read in the calculation (gGen and cGen are
+	// the calculation each group's and campaign's entries are of): the
+	// ranks read the campaigns waiting and their groups, not every
+	// campaign whose window is not quiet (on a 300k-job log, 437
+	// campaigns, a calculation every 5 minutes over 11 years, computing
+	// those was half of a replay). A ratio is a window's exact sum
+	// whenever it is read, so reading it later in the period gives what
+	// computing it at the calculation gave; what could change it, the
+	// shares, computes every entry first (freeze).
 	gP, memberP []float64
-	// live is the campaigns, filler aside, whose windows were not quiet
-	// at the last calculation (inLive marks them), and gLive the groups
-	// with a live member then: a calculation reads these, not every
-	// campaign of the log, so that it costs the busy campaigns, not all
-	// that ever submitted (issue 32: it was 39 % of a replay with fair
-	// starts). A campaign joins live when its window takes usage
-	// (EndTick) and leaves it at the first calculation at or after its
-	// window's quietFrom. liveAt is the tick of that calculation, liveN
-	// the campaigns and liveShares the sharesAt it was built for: an
-	// earlier tick, a registration or new shares build it again from
-	// every campaign.
-	live, gLive     []int
-	inLive, gInLive []bool
-	liveAt, liveN   int
-	liveShares      uint64
+	usage       []int
+	gGen, cGen  []uint64
+	calcGen     uint64
+	calcT       int
+	whole       float64
+	// calcOpen is whether the entries of calculation calcGen may still be
+	// read (a registration ends it: the next admission calculates).
+	calcOpen bool
+	// byGroup is the campaigns in group order (then id), those of group g
+	// byGroup[gStart[g]:gStart[g+1]], for group as it was for groupedN
+	// campaigns: a group's usage is its members'.
+	byGroup, gStart []int
+	groupedN        int
+	// eagerCalc computes every entry at the calculation, as the rule did
+	// before it computed them as read (a test's oracle).
+	eagerCalc bool
 	// rank is each campaign's rank by priority (0 the highest); byRank
 	// the campaigns in rank order.
 	rank, byRank []int
@@ -289,12 +305,10 @@ type Rule struct {
 	share    []float64
 	filler   []bool
 	sharesAt uint64
-	// quiet is each campaign's window's quietFrom, kept as it changes: the
-	// priorities pass over the campaigns whose windows are quiet (most of
-	// them, most of the time) reading one dense list.
+	// quiet is each campaign's window's quietFrom, kept as it changes: a
+	// group's usage passes over its members whose windows are quiet (most
+	// of them, most of the time) reading one dense list.
 	quiet    []int
-	gUsage   []int
-	usage    []int
 	core     *baseline.Core
 	eligible func(head *baseline.Request, l *baseline.Lease) bool
 	// The preemption contract's state for one victim search (Search):
@@ -371,6 +385,7 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 		r.group[d] = r.groupOf(k, policy.CampaignID(d))
 	}
 	r.calcAt = 0 // the shares changed
+	r.calcOpen = false
 }
 
 // groupOf is campaign c's group: with the Groups knob, the knob's group
@@ -432,7 +447,7 @@ func (r *Rule) MemberPriority(k *baseline.Core, c policy.CampaignID) float64 {
 	r.core = k
 	r.priorities(k, k.Now())
 	r.calcAt = 0
-	return r.memberP[c]
+	return r.memberPrio(int(c))
 }
 
 // periodStart is the first tick of the calculation period holding tick
@@ -463,7 +478,7 @@ func (r *Rule) recalc(k *baseline.Core) bool {
 // are ranked (the others' ranks are stale): ranking every campaign at
 // every admission cost more than the rest of it.
 func (r *Rule) ranks() {
-	r.rank = baseline.Ints(r.rank, len(r.memberP))
+	r.rank = baseline.Ints(r.rank, len(r.cGen))
 	r.byRank = r.wait.Waiting(r.byRank[:0])
 	r.rankSorted()
 }
@@ -504,90 +519,107 @@ func (r *Rule) higher(a, b int) int {
 	if c := cmp.Compare(r.groupPrio(a), r.groupPrio(b)); c != 0 {
 		return c
 	}
-	return cmp.Compare(r.memberP[a], r.memberP[b])
+	return cmp.Compare(r.memberPrio(a), r.memberPrio(b))
 }
 
-// priorities computes both levels' usage ratios for every campaign from
-// the windows ending at tick t: usage ÷ (entitlement × pool × W), the
-// fraction of its entitled GPU-seconds of the window it used (+Inf for a
-// campaign with no entitlement that used any, so that it goes last). The
-// filler has 0 at both (§6.11: its usage counts nowhere; it is not in
-// the queue).
+// priorities starts a calculation of both levels' usage ratios for
+// every campaign from the windows ending at tick t: usage ÷ (entitlement
+// × pool × W), the fraction of its entitled GPU-seconds of the window it
+// used (+Inf for a campaign with no entitlement that used any, so that
+// it goes last). The filler has 0 at both (§6.11: its usage counts
+// nowhere; it is not in the queue). Each is computed as it is first read
+// (groupPrio, memberPrio).
 func (r *Rule) priorities(k *baseline.Core, t int) {
-	n := k.NumCampaigns()
+	r.calcOpen = false // new shares need not keep the last calculation's
 	r.shares(k)
-	if r.liveShares != r.sharesAt || r.liveN != n || t < r.liveAt {
-		r.rebuildLive(k)
+	n, ng := k.NumCampaigns(), r.numGroups(k)
+	if r.groupedN != len(r.group) || len(r.gStart) != ng+1 {
+		r.groupMembers(ng)
 	}
-	r.liveAt = t
-	// The groups live at the last calculation start this one at 0.
-	for _, g := range r.gLive {
-		r.gUsage[g], r.gP[g], r.gInLive[g] = 0, 0, false
+	if len(r.cGen) != n || len(r.gGen) != ng {
+		r.cGen, r.gGen = growGens(r.cGen, n), growGens(r.gGen, ng)
+		r.usage = baseline.Ints(r.usage, n)
+		r.memberP = slices.Grow(r.memberP[:0], n)[:n]
+		r.gP = slices.Grow(r.gP[:0], ng)[:ng]
 	}
-	r.gLive = r.gLive[:0]
-	kept := r.live[:0]
-	// No window is read before lo again (as EndTick's trim).
-	lo := r.periodStart(k.Now()) - 1 - r.knobs.Window
-	for _, c := range r.live {
-		if r.filler[c] || t >= r.quiet[c] {
-			// Quiet from now on (until EndTick sees usage again): its
-			// window's usage is 0 through t, and so is its ratio.
-			r.usage[c], r.memberP[c], r.inLive[c] = 0, 0, false
-			r.wins[c].drop(lo)
-			continue
+	r.calcGen++
+	r.calcT, r.calcOpen = t, true
+	r.whole = float64(k.Config().Pool) * float64(r.knobs.Window)
+	if r.eagerCalc {
+		for c := range n {
+			r.computeMember(c)
 		}
-		kept = append(kept, c)
-		u := r.wins[c].sum(t, r.knobs.Window)
-		r.usage[c] = u
-		if g := r.group[c]; u != 0 {
-			r.gUsage[g] += u
-			if !r.gInLive[g] {
-				r.gInLive[g] = true
-				r.gLive = append(r.gLive, g)
+		for c := range n {
+			if !r.filler[c] {
+				r.computeGroup(r.group[c])
 			}
 		}
 	}
-	r.live = kept
-	whole := float64(k.Config().Pool) * float64(r.knobs.Window)
-	for _, g := range r.gLive {
-		r.gP[g] = usageRatio(r.gUsage[g], r.gShare[g]*whole)
+}
+
+// growGens is gens with n entries, each of no calculation (0).
+func growGens(gens []uint64, n int) []uint64 {
+	gens = slices.Grow(gens[:0], n)[:n]
+	clear(gens)
+	return gens
+}
+
+// groupMembers sorts the campaigns by group into byGroup (a counting
+// sort: ids ascending inside each group) for ng groups.
+func (r *Rule) groupMembers(ng int) {
+	r.groupedN = len(r.group)
+	r.gStart = baseline.Ints(r.gStart, ng+1)
+	for _, g := range r.group {
+		r.gStart[g+1]++
 	}
-	for _, c := range r.live {
-		// In a group of its own the member's ratio is the group's: the
-		// member level orders nothing more.
-		r.memberP[c] = usageRatio(r.usage[c], r.share[c]*whole)
+	for g := range ng {
+		r.gStart[g+1] += r.gStart[g]
+	}
+	r.byGroup = baseline.Ints(r.byGroup, len(r.group))
+	next := slices.Clone(r.gStart[:ng])
+	for c, g := range r.group {
+		r.byGroup[next[g]] = c
+		next[g]++
 	}
 }
 
-// rebuildLive starts live over from every campaign, with every ratio 0:
-// the next calculation reads each campaign whose window is not quiet.
-func (r *Rule) rebuildLive(k *baseline.Core) {
-	n, ng := k.NumCampaigns(), r.numGroups(k)
-	r.liveShares, r.liveN = r.sharesAt, n
-	r.usage = baseline.Ints(r.usage, n)
-	r.memberP = slices.Grow(r.memberP[:0], n)[:n]
-	clear(r.memberP)
-	r.inLive = baseline.Flags(r.inLive, n)
-	r.gUsage = baseline.Ints(r.gUsage, ng)
-	r.gP = slices.Grow(r.gP[:0], ng)[:ng]
-	clear(r.gP)
-	r.gInLive = baseline.Flags(r.gInLive, ng)
-	r.gLive = r.gLive[:0]
-	r.live = r.live[:0]
-	for c := range n {
-		if !r.filler[c] {
-			r.live = append(r.live, c)
-			r.inLive[c] = true
-		}
+// member computes campaign c's window usage and member-level ratio for
+// the calculation, unless done.
+func (r *Rule) member(c int) {
+	if r.cGen[c] != r.calcGen {
+		r.computeMember(c)
 	}
 }
 
-// joinLive puts campaign c, whose window just took usage, back among
-// the live campaigns the next calculation reads.
-func (r *Rule) joinLive(c int) {
-	if c < len(r.inLive) && !r.inLive[c] {
-		r.inLive[c] = true
-		r.live = append(r.live, c)
+// computeMember computes campaign c's window usage and member-level ratio
+// for the calculation.
+func (r *Rule) computeMember(c int) {
+	r.cGen[c] = r.calcGen
+	u := 0
+	if !r.filler[c] && r.calcT < r.quiet[c] {
+		u = r.wins[c].sum(r.calcT, r.knobs.Window)
+	}
+	// In a group of its own the member's ratio is the group's: the
+	// member level orders nothing more.
+	r.usage[c], r.memberP[c] = u, usageRatio(u, r.share[c]*r.whole)
+}
+
+// memberPrio is campaign c's member-level usage ratio at the last
+// calculation (0 for the filler).
+func (r *Rule) memberPrio(c int) float64 {
+	r.member(c)
+	return r.memberP[c]
+}
+
+// freeze computes every entry of the calculation still open not computed
+// yet, before the shares it would be computed from change.
+func (r *Rule) freeze() {
+	if !r.calcOpen {
+		return
+	}
+	for c := range r.cGen {
+		r.member(c)
+		r.groupPrio(c)
 	}
 }
 
@@ -597,7 +629,23 @@ func (r *Rule) groupPrio(c int) float64 {
 	if r.filler[c] {
 		return 0
 	}
-	return r.gP[r.group[c]]
+	g := r.group[c]
+	if r.gGen[g] != r.calcGen {
+		r.computeGroup(g)
+	}
+	return r.gP[g]
+}
+
+// computeGroup computes group g's usage ratio for the calculation, from
+// its members' window usage.
+func (r *Rule) computeGroup(g int) {
+	r.gGen[g] = r.calcGen
+	u := 0
+	for _, m := range r.byGroup[r.gStart[g]:r.gStart[g+1]] {
+		r.member(m)
+		u += r.usage[m]
+	}
+	r.gP[g] = usageRatio(u, r.gShare[g]*r.whole)
 }
 
 // usageRatio is used ÷ entitled, +Inf for a positive use of nothing and
@@ -736,6 +784,7 @@ func (r *Rule) shares(k *baseline.Core) {
 	if r.sharesAt == k.SharesEpoch()+1 && len(r.share) == k.NumCampaigns() {
 		return
 	}
+	r.freeze()
 	r.sharesAt = k.SharesEpoch() + 1
 	n := k.NumCampaigns()
 	r.gShare = slices.Grow(r.gShare[:0], r.numGroups(k))[:r.numGroups(k)]
@@ -867,7 +916,6 @@ func (r *Rule) EndTick(k *baseline.Core) {
 		w.hold(now, held)
 		w.trim(lo)
 		r.quiet[c] = w.quietFrom(r.knobs.Window)
-		r.joinLive(c)
 		if held != 0 {
 			r.holding = append(r.holding, c)
 		}
@@ -915,9 +963,10 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c := *r
 	c.wins = make([]window, len(r.wins))
+	// No window is read before lo again (as EndTick's trim).
+	lo := r.periodStart(from.Now()) - 1 - r.knobs.Window
 	for i := range r.wins {
-		c.wins[i] = r.wins[i]
-		c.wins[i].segs = slices.Clone(r.wins[i].segs)
+		c.wins[i] = r.wins[i].cloneFrom(lo)
 	}
 	if r.wins == nil {
 		c.wins = nil
@@ -925,13 +974,13 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c.group = slices.Clone(r.group)
 	c.wait = r.wait.Clone(from, to)
 	c.easy = r.easy.Clone()
-	c.gP, c.memberP = slices.Clone(r.gP), slices.Clone(r.memberP)
-	c.live, c.gLive = slices.Clone(r.live), slices.Clone(r.gLive)
-	c.inLive, c.gInLive = slices.Clone(r.inLive), slices.Clone(r.gInLive)
+	c.gP, c.memberP, c.usage = slices.Clone(r.gP), slices.Clone(r.memberP), slices.Clone(r.usage)
+	c.gGen, c.cGen = slices.Clone(r.gGen), slices.Clone(r.cGen)
+	c.byGroup, c.gStart = slices.Clone(r.byGroup), slices.Clone(r.gStart)
 	c.rank, c.byRank = slices.Clone(r.rank), slices.Clone(r.byRank)
 	c.holding, c.touched = slices.Clone(r.holding), slices.Clone(r.touched)
 	c.seen = slices.Clone(r.seen)
-	c.gShare, c.gUsage, c.usage = slices.Clone(r.gShare), slices.Clone(r.gUsage), slices.Clone(r.usage)
+	c.gShare = slices.Clone(r.gShare)
 	c.share, c.filler, c.quiet = slices.Clone(r.share), slices.Clone(r.filler), slices.Clone(r.quiet)
 	if r.core == from {
 		c.core = to

@@ -50,7 +50,8 @@ func (p *plainRule) Admit(k *baseline.Core) {
 
 // The kept queue (baseline.Ranked, AdmitEASYRanked, the ranks kept while
 // the priorities order the campaigns as before) decides as the plain
-// admission: on random campaigns (flat or in a group, the filler among
+// admission, which computes every priority at the calculation rather
+// than as read: on random campaigns (flat or in a group, the filler among
 // them), calculation periods, requests (agent and rigid, every class, some
 // denied), releases and ticks, the journals are byte-identical, and so is
 // the next tick each would admit at.
@@ -62,8 +63,11 @@ func TestKeptQueueIsThePlainAdmission(t *testing.T) {
 		for _, c := range []policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic} {
 			knobs.MinRuntime[c] = rapid.SampledFrom([]int{Never, 0, 5, 300}).Draw(t, "m")
 		}
-		if rapid.Bool().Draw(t, "groups") {
+		switch rapid.IntRange(0, 2).Draw(t, "groups") {
+		case 1:
 			knobs.Groups = []Group{{Name: "g", Members: []string{"c0", "c1"}}}
+		case 2: // a group's usage read from more members, in two groups
+			knobs.Groups = []Group{{Name: "g", Members: []string{"c0", "c2", "c3"}}, {Name: "h", Members: []string{"c1", "c4"}}}
 		}
 		pool := rapid.IntRange(4, 64).Draw(t, "pool")
 		cfg := bt.Config(pool, rapid.IntRange(0, 20).Draw(t, "grace"))
@@ -73,6 +77,7 @@ func TestKeptQueueIsThePlainAdmission(t *testing.T) {
 		}
 		plain := NewRule(knobs)
 		plain.everySearch = true // the oracle searches for victims every time
+		plain.eagerCalc = true   // and computes every priority at the calculation
 		want, err := baseline.New(cfg, &plainRule{Rule: plain})
 		if err != nil {
 			t.Fatal(err)
@@ -81,6 +86,24 @@ func TestKeptQueueIsThePlainAdmission(t *testing.T) {
 		var jg, jw bt.Journal
 		got.SetRecorder(&jg)
 		want.SetRecorder(&jw)
+		// Entitlements (without the Groups knob), set again with other
+		// shares between ticks (op 5): a calculation's ratios not read yet
+		// are those of the shares it was made with.
+		ents := knobs.Groups == nil && rapid.Bool().Draw(t, "entitlements")
+		reshare := func() {
+			a := rapid.SampledFrom([]float64{0, 0.1, 0.3}).Draw(t, "share-c0")
+			b := rapid.SampledFrom([]float64{0.1, 0.2}).Draw(t, "share-c1")
+			e := &baseline.Entitlements{Groups: []baseline.GroupShare{{Name: "e", Share: a + b,
+				Members: []baseline.MemberShare{{Name: "c0", Share: a}, {Name: "c1", Share: b}}}}}
+			for _, k := range cores {
+				if err := k.SetEntitlements(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if ents {
+			reshare()
+		}
 		n := rapid.IntRange(1, 6).Draw(t, "campaigns")
 		for i := range n {
 			cls := rapid.SampledFrom([]policy.Class{policy.Interactive, policy.AgentBurst, policy.Opportunistic}).Draw(t, "class")
@@ -94,7 +117,7 @@ func TestKeptQueueIsThePlainAdmission(t *testing.T) {
 		for range rapid.IntRange(1, 80).Draw(t, "steps") {
 			c := policy.CampaignID(rapid.IntRange(0, n-1).Draw(t, "c"))
 			gpus := rapid.IntRange(1, pool+1).Draw(t, "gpus")
-			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
 			case 0:
 				cls := rapid.SampledFrom([]policy.Class{policy.AnyClass, policy.Interactive, policy.AgentBurst, policy.Opportunistic}).Draw(t, "req-class")
 				d := rapid.IntRange(0, 200).Draw(t, "duration")
@@ -115,6 +138,10 @@ func TestKeptQueueIsThePlainAdmission(t *testing.T) {
 					for _, a := range cores {
 						_ = a.ReleaseAll(c, cls)
 					}
+				}
+			case 5:
+				if ents {
+					reshare()
 				}
 			default:
 				ticks := rapid.IntRange(1, 400).Draw(t, "ticks")
