@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/bursar-hpc/bursar/policy"
+import (
+	"math"
+
+	"github.com/bursar-hpc/bursar/policy"
+)
 
 // Agent is one campaign's behaviour: it talks to the broker between ticks.
 // Step runs once per tick, before the broker ticks, with the tick number.
@@ -254,6 +258,22 @@ func (a *adaptive) Step(int) {
 	}
 }
 
+// sleeper is an agent whose Step does nothing at all on some ticks,
+// whatever the allocator's state: wakeAt(t) is the first tick ≥ t at
+// which its Step may do anything (read the allocator or change its own
+// state), from its own state alone. runTicks does not call Step before
+// then. (quietAgent's nextAct is the weaker promise of the event skip,
+// which lets a quiet step read the allocator.)
+type sleeper interface {
+	wakeAt(t int) int
+}
+
+var (
+	_ sleeper = (*victim)(nil)
+	_ sleeper = (*storm)(nil)
+	_ sleeper = (*probe)(nil)
+)
+
 type storm struct {
 	base
 	lo, hi                int
@@ -275,6 +295,21 @@ func (s *storm) Step(t int) {
 	if t == s.hi {
 		_ = s.b.ReleaseAll(s.id, policy.AnyClass)
 	}
+}
+
+// wakeAt: a storm acts on the ticks of its window [lo, hi) and at hi.
+func (s *storm) wakeAt(t int) int {
+	if t >= s.lo && t < s.hi || t == s.hi {
+		return t
+	}
+	n := math.MaxInt
+	if t < s.lo && s.lo < s.hi {
+		n = s.lo
+	}
+	if t < s.hi {
+		n = min(n, s.hi)
+	}
+	return n
 }
 
 type victim struct {
@@ -301,6 +336,9 @@ func (v *victim) Step(t int) {
 		}
 	}
 }
+
+// wakeAt: the victim acts on its period ticks only.
+func (v *victim) wakeAt(t int) int { return nextMultiple(t, v.period) }
 
 // ProbeObservation is one measurement of the probe: how long it took to
 // hold 128 GPUs (or to give up), and the tick it ended.
@@ -339,6 +377,15 @@ func (p *probe) Step(t int) {
 		p.measuring = true
 		p.request(p.gpus, p.lease, policy.AgentBurst)
 	}
+}
+
+// wakeAt: a measuring probe acts every tick, an idle one on its period
+// ticks.
+func (p *probe) wakeAt(t int) int {
+	if p.measuring {
+		return t
+	}
+	return nextMultiple(t, p.period)
 }
 
 type backfill struct {

@@ -481,11 +481,24 @@ func (w *world) run() *Result {
 // runTicks steps every tick. It is step written out, so that a run that
 // cannot skip costs what it did before event skipping (callgrind,
 // BenchmarkScenario); the event-skipping tests compare the two.
+//
+// An agent whose Step does nothing at all before some tick (a sleeper:
+// the victim between its period ticks, a storm outside its window, an
+// idle probe) is left out of the tick's agents until then (awakeAgents):
+// the others step in cast order as before, and a Step that would return
+// at once changes nothing.
 func (w *world) runTicks() {
 	s := &w.s
+	aw := newAwakeAgents(w.agents)
 	for t := 1; t <= s.Ticks; t++ {
-		for _, a := range w.agents {
+		if t >= aw.next {
+			aw.list(t)
+		}
+		for _, a := range aw.active {
 			a.Step(t)
+		}
+		if len(aw.awake) > 0 {
+			aw.slept(t)
 		}
 		if bk := w.b.bk; bk != nil {
 			bk.Tick()
@@ -497,6 +510,56 @@ func (w *world) runTicks() {
 		}
 		if t%s.SampleEvery == 0 {
 			w.sample(t)
+		}
+	}
+}
+
+// awakeAgents is the agents runTicks steps at a tick: every agent but the
+// sleepers (sleeper) before their wake tick, in cast order. The list is
+// redone only when a sleeper wakes or falls asleep: a test per agent
+// per tick cost more than the calls it saved (BenchmarkScenario,
+// callgrind).
+type awakeAgents struct {
+	agents   []Agent
+	sleepers []sleeper // by agent, nil for an agent that is never asleep
+	wake     []int     // by agent: its next wake tick (0: awake at once)
+	active   []Agent   // the agents awake at this tick, in cast order
+	awake    []int     // the sleepers among them, by index
+	next     int       // the tick at which to redo the list
+}
+
+func newAwakeAgents(agents []Agent) *awakeAgents {
+	n := len(agents)
+	ints := make([]int, 2*n)
+	aw := &awakeAgents{agents: agents, sleepers: make([]sleeper, n), wake: ints[:n:n],
+		active: make([]Agent, 0, n), awake: ints[n:n]}
+	for i, a := range agents {
+		aw.sleepers[i], _ = a.(sleeper)
+	}
+	return aw
+}
+
+// list redoes the list for tick t.
+func (aw *awakeAgents) list(t int) {
+	aw.active, aw.awake, aw.next = aw.active[:0], aw.awake[:0], math.MaxInt
+	for i, a := range aw.agents {
+		if aw.wake[i] > t {
+			aw.next = min(aw.next, aw.wake[i])
+			continue
+		}
+		aw.active = append(aw.active, a)
+		if aw.sleepers[i] != nil {
+			aw.awake = append(aw.awake, i)
+		}
+	}
+}
+
+// slept asks the awake sleepers, after the steps of tick t, when they
+// next act (a sleeper's state changes only in its own Step).
+func (aw *awakeAgents) slept(t int) {
+	for _, i := range aw.awake {
+		if aw.wake[i] = aw.sleepers[i].wakeAt(t + 1); aw.wake[i] > t+1 {
+			aw.next = t + 1
 		}
 	}
 }
