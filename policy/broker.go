@@ -161,6 +161,10 @@ type campaign struct {
 	held    [numClasses]int
 	heldAll int
 	pending [numClasses]int
+	// pendingAll is Σ pending: Outstanding(AnyClass), which the agent
+	// scenario's backfill, storm and probe read every tick, without a
+	// walk of the classes.
+	pendingAll int
 	// usage lives apart so that the campaign list stays compact: the
 	// tick walks it several times.
 	usage *usageRing
@@ -569,6 +573,7 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 func (b *Broker) addPending(cp *campaign, cls Class, gpus int) {
 	b.changedAt = b.now
 	cp.pending[cls] += gpus
+	cp.pendingAll += gpus
 	if cls != Opportunistic {
 		b.pendingDemand += gpus
 	}
@@ -730,11 +735,7 @@ func (b *Broker) Held(c CampaignID, cls Class) int {
 func (b *Broker) Outstanding(c CampaignID, cls Class) int {
 	cp := &b.camps[c]
 	if cls == AnyClass {
-		n := cp.heldAll
-		for _, p := range cp.pending {
-			n += p
-		}
-		return n
+		return cp.heldAll + cp.pendingAll
 	}
 	return cp.held[cls] + cp.pending[cls]
 }

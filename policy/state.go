@@ -255,6 +255,9 @@ func Restore(s *State) (*Broker, error) {
 			held: c.Held, heldAll: c.HeldAll, pending: c.Pending, usage: &rings[i],
 			share: c.Share, deficit: c.Deficit, deficitAt: c.DeficitAt,
 			tries: c.Tries, floor: c.Floor, floorEpoch: c.FloorEpoch, floorOK: c.FloorOK}
+		for _, p := range c.Pending {
+			b.camps[i].pendingAll += p // derived: Σ pending
+		}
 	}
 	b.leases = make([]Lease, len(s.Leases))
 	for i, l := range s.Leases {
