@@ -447,6 +447,11 @@ type hotIndex struct {
 	density []float64 // density per rank, descending
 	levels  []hotLevel
 	last    int // the level level found last
+	// common is part of every level's sum: a change at a rank below
+	// every level's k (minK), the usual one (the agent works on its
+	// densest tasks), is added here once instead of to each level.
+	common int64
+	minK   int
 	// slack bounds the difference between work() and the prototype's
 	// left-to-right float sum of the same sizes: each size is truncated by less
 	// than 2^-24, and a float sum of n terms is off by at most about n·ε
@@ -457,7 +462,7 @@ type hotIndex struct {
 type hotLevel struct {
 	price float64
 	k     int   // ranks [0, k) are at least price dense
-	sum   int64 // Σ fixed[0:k]
+	sum   int64 // Σ fixed[0:k] − common
 }
 
 const hotScale = 1 << 24
@@ -478,6 +483,7 @@ func (h *hotIndex) init(tasks []Task, order []int32) {
 		total += tasks[ti].Size
 	}
 	h.slack = 4 * float64(n) * (1.0/hotScale + 2.3e-16*total)
+	h.minK = n
 	// The four prices of the congestion table, ready before any work.
 	for _, m := range []float64{1.0, 1.5, 2.25, 3.0} {
 		h.level(3.0 * m)
@@ -497,6 +503,10 @@ func (h *hotIndex) set(rank int, v float64) {
 	nv := toFixed(v)
 	d := nv - h.fixed[rank]
 	h.fixed[rank] = nv
+	if rank < h.minK {
+		h.common += d
+		return
+	}
 	for i := range h.levels {
 		if rank < h.levels[i].k {
 			h.levels[i].sum += d
@@ -521,7 +531,8 @@ func (h *hotIndex) level(price float64) *hotLevel {
 	for _, f := range h.fixed[:k] {
 		sum += f
 	}
-	h.levels = append(h.levels, hotLevel{price: price, k: k, sum: sum})
+	h.levels = append(h.levels, hotLevel{price: price, k: k, sum: sum - h.common})
+	h.minK = min(h.minK, k)
 	h.last = len(h.levels) - 1
 	return &h.levels[h.last]
 }
@@ -529,5 +540,5 @@ func (h *hotIndex) level(price float64) *hotLevel {
 // work is the remaining work, in GPU-seconds, of the tasks whose density is
 // at least price, within slack of the prototype's float sum.
 func (h *hotIndex) work(price float64) float64 {
-	return float64(h.level(price).sum) / hotScale
+	return float64(h.level(price).sum+h.common) / hotScale
 }
