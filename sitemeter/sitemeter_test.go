@@ -130,8 +130,8 @@ func TestPreemptedScavengerLeaseRequeuesMeteredFirst(t *testing.T) {
 		t.Errorf("no throttle of group 1 at 181 (the tick after its preemption): the requeued job was not filed metered first")
 	}
 	r := run.Records[1]
-	if fmt.Sprint(r.Starts) != "[111 1100]" || fmt.Sprint(r.Aborted) != "[180]" || r.End != 2100 {
-		t.Fatalf("job 2: starts %v, aborted %v, end %d: want [111 1100], [180], 2100", r.Starts, r.Aborted, r.End)
+	if fmt.Sprint(r.Starts) != "[111 1100]" || fmt.Sprint(r.Aborted()) != "[180]" || r.End != 2100 {
+		t.Fatalf("job 2: starts %v, aborted %v, end %d: want [111 1100], [180], 2100", r.Starts, r.Aborted(), r.End)
 	}
 	if got := run.Records[2].Starts; len(got) != 1 || got[0] != 180 {
 		t.Fatalf("job 3 starts %v, want [180] (after the grace)", got)
@@ -236,7 +236,7 @@ func TestNoJobLostNoneDenied(t *testing.T) {
 		}
 		for i, r := range run.Records {
 			jb := &w.Jobs[i]
-			if r.State != trace.Served || len(r.Starts) != len(r.Aborted)+1 || r.End-r.Starts[len(r.Starts)-1] != jb.Run {
+			if r.State != trace.Served || len(r.Starts) != len(r.Aborted())+1 || r.End-r.Starts[len(r.Starts)-1] != jb.Run {
 				rt.Fatalf("job %d: %+v: want served whole (run %d)", jb.Number, r, jb.Run)
 			}
 			if r.Starts[0] < jb.Submit {
@@ -277,9 +277,9 @@ func TestCheckpointKeepsTheScavengerRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run.Records[1]
-	if fmt.Sprint(r.Starts, r.Aborted, r.Kept, r.End) != "[111 1100] [360] [180] 1920" || run.LostGPUSeconds != 4*(249-180) {
+	if fmt.Sprint(r.Starts, r.Aborted(), r.Kept(), r.End) != "[111 1100] [360] [180] 1920" || run.LostGPUSeconds != 4*(249-180) {
 		t.Fatalf("job 2: starts %v, aborted %v, kept %v, end %d, lost %d: want [111 1100] [360] [180] 1920, %d",
-			r.Starts, r.Aborted, r.Kept, r.End, run.LostGPUSeconds, 4*(249-180))
+			r.Starts, r.Aborted(), r.Kept(), r.End, run.LostGPUSeconds, 4*(249-180))
 	}
 }
 

@@ -52,15 +52,15 @@ func occupancy(w *Workload, run *trace.Run, u *users, span int64) occupied {
 			add(waitFrom, s, g, 0, jb.GPUs)
 			end := stop
 			switch {
-			case k < len(rec.Aborted):
-				end = rec.Aborted[k]
+			case k < len(rec.Aborted()):
+				end = rec.Aborted()[k]
 				waitFrom = end
 			case rec.End >= 0:
 				end = rec.End
 			}
 			add(s, end, g, jb.GPUs, 0)
 		}
-		if len(rec.Starts) == len(rec.Aborted) && rec.State != trace.Denied {
+		if len(rec.Starts) == len(rec.Aborted()) && rec.State != trace.Denied {
 			add(waitFrom, stop, g, 0, jb.GPUs) // never (re)started
 		}
 	}

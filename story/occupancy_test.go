@@ -37,7 +37,8 @@ func TestOccupancyByHand(t *testing.T) {
 	require.InDeltaSlice(t, []float64{1, 4}, o.team, 1e-9)
 	// Preempted at 1.5 h and restarted at 2 h: B waits again for 0.5 h
 	// with the whole pool free.
-	run.Records[1] = trace.JobRecord{Starts: []int64{h, 2 * h}, Aborted: []int64{h + h/2}, End: 3 * h, State: trace.Served}
+	run.Records[1] = trace.JobRecord{Starts: []int64{h, 2 * h}, End: 3 * h, State: trace.Served}
+	run.Records[1].Abort(h+h/2, 0)
 	o = occupancy(w, run, u, 3*h)
 	require.InDelta(t, 3+2, o.idleWaiting, 1e-9) // + min(4 free, 4 asked) × 0.5 h
 	require.InDelta(t, 1+4*1.5, o.held, 1e-9)

@@ -188,7 +188,7 @@ func randomRecords(t *rapid.T, n int, base, span int64, pool int) []JobRecord {
 		for k := 0; k < starts; k++ {
 			r.Starts = append(r.Starts, later())
 			if k < starts-1 {
-				r.Aborted = append(r.Aborted, later())
+				r.Abort(later(), 0)
 			}
 		}
 		switch rng.IntN(5) {
@@ -196,7 +196,8 @@ func randomRecords(t *rapid.T, n int, base, span int64, pool int) []JobRecord {
 			if starts == 0 {
 				r.State = Denied
 			} else {
-				r.Aborted, r.State = append(r.Aborted, later()), Denied
+				r.State = Denied
+				r.Abort(later(), 0)
 			}
 		case 1, 2:
 			if starts > 0 {
@@ -204,7 +205,7 @@ func randomRecords(t *rapid.T, n int, base, span int64, pool int) []JobRecord {
 			}
 		case 3:
 			if starts > 0 {
-				r.Aborted = append(r.Aborted, later()) // queued again
+				r.Abort(later(), 0) // queued again
 			}
 		}
 	}

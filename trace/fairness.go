@@ -376,8 +376,8 @@ func demandEnd(r *JobRecord, stop int64) (int64, bool) {
 	switch {
 	case r.State == Served:
 		end = r.End
-	case r.State == Denied && len(r.Aborted) > 0:
-		end = r.Aborted[len(r.Aborted)-1] // preempted, then refused
+	case r.State == Denied && len(r.Aborted()) > 0:
+		end = r.Aborted()[len(r.Aborted())-1] // preempted, then refused
 	case r.State == Denied:
 		return 0, false
 	}

@@ -288,8 +288,8 @@ func TestFifoControlMatchesSecondBySecond(t *testing.T) {
 						switch {
 						case r.State == Served:
 							end = r.End
-						case r.State == Denied && len(r.Aborted) > 0:
-							end = r.Aborted[len(r.Aborted)-1]
+						case r.State == Denied && len(r.Aborted()) > 0:
+							end = r.Aborted()[len(r.Aborted())-1]
 						case r.State == Denied:
 							continue
 						}

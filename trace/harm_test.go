@@ -23,13 +23,14 @@ import (
 func TestFairStartFirstAndLastHandWorked(t *testing.T) {
 	run := &Run{Stop: 100, Records: []JobRecord{
 		{Starts: []int64{10}, State: Served},
-		{Starts: []int64{5, 50}, Aborted: []int64{20}, Preemptions: 1, State: Served},
+		{Starts: []int64{5, 50}, Preemptions: 1, State: Served},
 		{Starts: []int64{30}, State: Served},
 		{State: Unfinished},
 		{State: Unfinished},
 		{State: Denied},
 		{Starts: []int64{70}, State: Served},
 	}}
+	run.Records[1].Abort(20, 0)
 	sample := []int{0, 1, 2, 3, 4, 5, 6}
 	fair := []int64{10, 5, 10, 40, -1, -1, -1}
 	s := FairStarts(run, sample, fair, 0)

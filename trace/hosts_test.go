@@ -69,9 +69,9 @@ func TestReplayContractRequeuesPastMinimumRuntime(t *testing.T) {
 	w, spec := twoNodes(20000)
 	run := replayHosts(t, w, spec, drainRule(true), 0, hosts.Planned{Node: 0, At: 10001, Repair: 600})
 	r := run.Records[0]
-	if !slices.Equal(r.Starts, []int64{0, 10601}) || !slices.Equal(r.Aborted, []int64{10000}) || r.End != 30601 ||
+	if !slices.Equal(r.Starts, []int64{0, 10601}) || !slices.Equal(r.Aborted(), []int64{10000}) || r.End != 30601 ||
 		r.HostEnded != 1 || r.Preemptions != 0 || r.LostGPUSeconds != 40000 {
-		t.Fatalf("job 1: starts %v aborted %v end %d, host-ended %d, preempted %d, lost %d", r.Starts, r.Aborted, r.End, r.HostEnded, r.Preemptions, r.LostGPUSeconds)
+		t.Fatalf("job 1: starts %v aborted %v end %d, host-ended %d, preempted %d, lost %d", r.Starts, r.Aborted(), r.End, r.HostEnded, r.Preemptions, r.LostGPUSeconds)
 	}
 	if want := (hosts.Tally{Degradations: 1, Drains: 1, ContractRequeues: 1}); run.Hosts != want {
 		t.Fatalf("tally %+v, want %+v", run.Hosts, want)
@@ -90,8 +90,8 @@ func TestReplayThresholdCountsAnIntervention(t *testing.T) {
 	w, spec := twoNodes(50000)
 	run := replayHosts(t, w, spec, drainRule(false), 0, hosts.Planned{Node: 0, At: 10001, Repair: 600})
 	r := run.Records[0]
-	if !slices.Equal(r.Starts, []int64{0, 38801}) || !slices.Equal(r.Aborted, []int64{38800}) || r.End != 88801 || r.LostGPUSeconds != 4*38800 {
-		t.Fatalf("job 1: starts %v aborted %v end %d lost %d", r.Starts, r.Aborted, r.End, r.LostGPUSeconds)
+	if !slices.Equal(r.Starts, []int64{0, 38801}) || !slices.Equal(r.Aborted(), []int64{38800}) || r.End != 88801 || r.LostGPUSeconds != 4*38800 {
+		t.Fatalf("job 1: starts %v aborted %v end %d lost %d", r.Starts, r.Aborted(), r.End, r.LostGPUSeconds)
 	}
 	if want := (hosts.Tally{Degradations: 1, Drains: 1, DrainSeconds: 28800, Interventions: 1}); run.Hosts != want {
 		t.Fatalf("tally %+v, want %+v", run.Hosts, want)
@@ -107,9 +107,9 @@ func TestReplayFailureEndsTheNodesJobs(t *testing.T) {
 	w, spec := twoNodes(20000)
 	run := replayHosts(t, w, spec, drainRule(true), 3600, hosts.Planned{Node: 1, At: 5001, Fail: true, Repair: 1000})
 	r := run.Records[1]
-	if !slices.Equal(r.Starts, []int64{0, 6001}) || !slices.Equal(r.Aborted, []int64{5000}) || !slices.Equal(r.Kept, []int64{3600}) ||
+	if !slices.Equal(r.Starts, []int64{0, 6001}) || !slices.Equal(r.Aborted(), []int64{5000}) || !slices.Equal(r.Kept(), []int64{3600}) ||
 		r.End != 6001+16400 || r.LostGPUSeconds != 4*1400 {
-		t.Fatalf("job 2: starts %v aborted %v kept %v end %d lost %d", r.Starts, r.Aborted, r.Kept, r.End, r.LostGPUSeconds)
+		t.Fatalf("job 2: starts %v aborted %v kept %v end %d lost %d", r.Starts, r.Aborted(), r.Kept(), r.End, r.LostGPUSeconds)
 	}
 	if want := (hosts.Tally{Failures: 1, FailedLeases: 1}); run.Hosts != want {
 		t.Fatalf("tally %+v, want %+v", run.Hosts, want)

@@ -352,8 +352,7 @@ func (b *replayBooks) preempted(d *driver, j int32, e *policy.Event) error {
 	run.LostGPUSeconds += lost
 	run.HeldGPUSeconds += int64(jb.GPUs) * held
 	run.Start[j] = -1
-	r.Aborted = append(r.Aborted, int64(e.T)+d.base)
-	r.Kept = append(r.Kept, int64(e.Kept))
+	r.Abort(int64(e.T)+d.base, int64(e.Kept))
 	r.LostGPUSeconds += lost
 	return nil
 }

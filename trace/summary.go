@@ -428,7 +428,7 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 		for _, st := range r.Starts {
 			lo, hi = min(lo, st), max(hi, st)
 		}
-		for _, a := range r.Aborted {
+		for _, a := range r.Aborted() {
 			lo, hi = min(lo, a), max(hi, a)
 		}
 		if r.State == Served {
@@ -466,10 +466,10 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 		for k, st := range r.Starts {
 			put(st, start, r.GPUs)
 			switch {
-			case k < len(r.Aborted) && r.State == Denied && k == len(r.Aborted)-1:
-				put(r.Aborted[k], leave, r.GPUs)
-			case k < len(r.Aborted):
-				put(r.Aborted[k], requeue, r.GPUs)
+			case k < len(r.Aborted()) && r.State == Denied && k == len(r.Aborted())-1:
+				put(r.Aborted()[k], leave, r.GPUs)
+			case k < len(r.Aborted()):
+				put(r.Aborted()[k], requeue, r.GPUs)
 			case r.State == Served:
 				put(r.End, leave, r.GPUs)
 			}
@@ -534,11 +534,11 @@ func idleWhileWaitingWide(recs []JobRecord, pool int, stop int64, iv Interval) f
 		for k, st := range r.Starts {
 			ch = append(ch, change{t: st, free: -g, width: -g})
 			switch {
-			case k < len(r.Aborted) && r.State == Denied && k == len(r.Aborted)-1:
+			case k < len(r.Aborted()) && r.State == Denied && k == len(r.Aborted())-1:
 				// Preempted, then refused when requeued: it leaves.
-				ch = append(ch, change{t: r.Aborted[k], free: g})
-			case k < len(r.Aborted):
-				ch = append(ch, change{t: r.Aborted[k], free: g, width: g})
+				ch = append(ch, change{t: r.Aborted()[k], free: g})
+			case k < len(r.Aborted()):
+				ch = append(ch, change{t: r.Aborted()[k], free: g, width: g})
 			case r.State == Served:
 				ch = append(ch, change{t: r.End, free: g})
 			}

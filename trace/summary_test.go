@@ -110,7 +110,7 @@ func TestMeasureMatchesSecondBySecond(t *testing.T) {
 						}
 					}
 				})
-				gone := r.State == Denied && (len(r.Aborted) == 0 || r.Aborted[len(r.Aborted)-1] <= u)
+				gone := r.State == Denied && (len(r.Aborted()) == 0 || r.Aborted()[len(r.Aborted())-1] <= u)
 				if !gone && r.Submit <= u && !running && !(r.State == Served && r.End <= u) {
 					queued = append(queued, r.GPUs)
 				}

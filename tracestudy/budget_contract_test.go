@@ -239,10 +239,10 @@ func TestBudgetContractOnTheWindows(t *testing.T) {
 			twice := 0
 			for j, rec := range run.Records {
 				m := int64(knobs.MinRuntime[rec.Class])
-				for i := 1; i < len(rec.Aborted); i++ {
-					if rec.Aborted[i]-rec.Aborted[i-1] < m {
+				for i := 1; i < len(rec.Aborted()); i++ {
+					if rec.Aborted()[i]-rec.Aborted()[i-1] < m {
 						twice++
-						t.Errorf("%s: job %d preempted at %d and again at %d, within m = %d s", label, c.st.Loads[k].Jobs[j].Number, rec.Aborted[i-1], rec.Aborted[i], m)
+						t.Errorf("%s: job %d preempted at %d and again at %d, within m = %d s", label, c.st.Loads[k].Jobs[j].Number, rec.Aborted()[i-1], rec.Aborted()[i], m)
 					}
 				}
 			}

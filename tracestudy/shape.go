@@ -248,7 +248,7 @@ func sameRecords(a, b []trace.JobRecord) bool {
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if x.State != y.State || x.End != y.End || !slices.Equal(x.Starts, y.Starts) || !slices.Equal(x.Aborted, y.Aborted) {
+		if x.State != y.State || x.End != y.End || !slices.Equal(x.Starts, y.Starts) || !slices.Equal(x.Aborted(), y.Aborted()) {
 			return false
 		}
 	}
