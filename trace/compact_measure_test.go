@@ -33,14 +33,14 @@ func sharesTable(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 		}
 	}
 	for i := range run.Records {
-		r := &run.Records[i]
+		r, j := &run.Records[i], &w.Jobs[i]
 		r.runs(run.Stop, func(a, b int64, _ bool) {
-			perDay(a, b, func(d int, dt float64) { held[d*k+r.Campaign] += float64(r.GPUs) * dt })
+			perDay(a, b, func(d int, dt float64) { held[d*k+j.Campaign] += float64(j.GPUs) * dt })
 		})
 	}
 	var f fairSplit
 	f.init(w)
-	ch := demandChanges(run.Records, run.Stop)
+	ch := demandChanges(w.Jobs, run.Records, run.Stop)
 	for j := 0; j < len(ch); {
 		t := ch[j].t
 		for j < len(ch) && ch[j].t == t {
@@ -171,16 +171,16 @@ func TestSortByTimeLongIsTheStableSort(t *testing.T) {
 	}
 }
 
-// randomRecords are n records of a replay that preempts: up to three
-// starts each, every run but the last aborted, served, denied (at once,
-// or after a preemption) or unfinished (queued again, or running), with
-// times over span seconds from base.
-func randomRecords(t *rapid.T, n int, base, span int64, pool int) []JobRecord {
+// randomRecords are n jobs and their records of a replay that preempts:
+// up to three starts each, every run but the last aborted, served, denied
+// (at once, or after a preemption) or unfinished (queued again, or
+// running), with times over span seconds from base.
+func randomRecords(t *rapid.T, n int, base, span int64, pool int) ([]Job, []JobRecord) {
 	rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 5))
-	recs := make([]JobRecord, n)
+	jobs, recs := make([]Job, n), make([]JobRecord, n)
 	for i := range recs {
 		r := &recs[i]
-		r.Job, r.Campaign, r.GPUs = i, rng.IntN(6), 1+rng.IntN(pool)
+		r.Job, jobs[i].Campaign, jobs[i].GPUs = int32(i), rng.IntN(6), 1+rng.IntN(pool)
 		r.Submit, r.End, r.State = base+rng.Int64N(span), -1, Unfinished
 		at := r.Submit
 		later := func() int64 { at += rng.Int64N(span/8 + 1); return at }
@@ -209,7 +209,7 @@ func randomRecords(t *rapid.T, n int, base, span int64, pool int) []JobRecord {
 			}
 		}
 	}
-	return recs
+	return jobs, recs
 }
 
 // The packed sweep of idleWhileWaiting and the packed demand changes give
@@ -222,13 +222,13 @@ func TestPackedChangesAreTheWideOnes(t *testing.T) {
 		pool := rapid.IntRange(1, 1<<20).Draw(t, "pool")
 		span := rapid.SampledFrom([]int64{1, 10, 1 << 20, 1 << 40, 1 << 58}).Draw(t, "span")
 		base := rapid.Int64Range(-1<<40, 1<<40).Draw(t, "base")
-		recs := randomRecords(t, n, base, span, pool)
+		jobs, recs := randomRecords(t, n, base, span, pool)
 		stop := base + span + rapid.Int64Range(0, span).Draw(t, "after")
 		iv := Interval{From: base + span/4, To: base + span/4 + 1 + span/2}
-		if got, want := idleWhileWaiting(recs, pool, stop, iv), idleWhileWaitingWide(recs, pool, stop, iv); got != want {
+		if got, want := idleWhileWaiting(jobs, recs, pool, stop, iv), idleWhileWaitingWide(jobs, recs, pool, stop, iv); got != want {
 			t.Fatalf("idle while waiting %v, the wide changes give %v", got, want)
 		}
-		l, want := demandKeys(recs, stop), demandChanges(recs, stop)
+		l, want := demandKeys(jobs, recs, stop), demandChanges(jobs, recs, stop)
 		got := make([]demandChange, l.len())
 		for k := range got {
 			got[k] = l.at(k)

@@ -321,7 +321,7 @@ func nuwt(jobs []Job, recs []JobRecord, measured []int32, stop int64) NUWT {
 			byUser = slices.Insert(byUser, k, acc{user: user})
 		}
 		byUser[k].wait += float64(r.Wait(stop))
-		byUser[k].work += float64(r.GPUs) * float64(r.Run)
+		byUser[k].work += float64(jobs[i].GPUs) * float64(r.Run)
 		byUser[k].jobs++
 		out.Lower = out.Lower || r.State == Unfinished
 	}
@@ -384,15 +384,15 @@ func demandEnd(r *JobRecord, stop int64) (int64, bool) {
 	return end, end > r.Submit
 }
 
-func demandChanges(recs []JobRecord, stop int64) []demandChange {
+func demandChanges(jobs []Job, recs []JobRecord, stop int64) []demandChange {
 	ch := make([]demandChange, 0, 2*len(recs))
 	for i := range recs {
-		r := &recs[i]
+		r, j := &recs[i], &jobs[i]
 		end, ok := demandEnd(r, stop)
 		if !ok {
 			continue
 		}
-		ch = append(ch, demandChange{r.Submit, int32(r.Campaign), int32(r.GPUs)}, demandChange{end, int32(r.Campaign), -int32(r.GPUs)})
+		ch = append(ch, demandChange{r.Submit, int32(j.Campaign), int32(j.GPUs)}, demandChange{end, int32(j.Campaign), -int32(j.GPUs)})
 	}
 	// In time order; the order of one time's changes is any: both readers
 	// apply all of a time's changes before they read the demands (Shares'
@@ -419,7 +419,7 @@ type demandList struct {
 	wide []demandChange
 }
 
-func demandKeys(recs []JobRecord, stop int64) demandList {
+func demandKeys(jobs []Job, recs []JobRecord, stop int64) demandList {
 	n := 0
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range recs {
@@ -438,7 +438,7 @@ func demandKeys(recs []JobRecord, stop int64) demandList {
 	low := l.ib + 1
 	span := uint64(hi) - uint64(lo)
 	if low+uint(bits.Len64(span)) > 64 {
-		return demandList{wide: demandChanges(recs, stop)}
+		return demandList{wide: demandChanges(jobs, recs, stop)}
 	}
 	l.keys = make([]uint64, 0, n)
 	l.who = make([][2]int32, len(recs))
@@ -448,7 +448,7 @@ func demandKeys(recs []JobRecord, stop int64) demandList {
 		if !ok {
 			continue
 		}
-		l.who[i] = [2]int32{int32(r.Campaign), int32(r.GPUs)}
+		l.who[i] = [2]int32{int32(jobs[i].Campaign), int32(jobs[i].GPUs)}
 		l.keys = append(l.keys, (uint64(r.Submit)-uint64(lo))<<low|uint64(i)<<1, (uint64(end)-uint64(lo))<<low|uint64(i)<<1|1)
 	}
 	radixSort(l.keys, int(low)+bits.Len64(span))
@@ -512,7 +512,7 @@ func fifoControl(w *Workload, fifo *Run, iv Interval, dayLength int64) ShareCont
 			ctl.Days[d] = append(ctl.Days[d], int32(c))
 		}
 	}
-	ch := demandKeys(fifo.Records, fifo.Stop)
+	ch := demandKeys(w.Jobs, fifo.Records, fifo.Stop)
 	ctl.fifo, ctl.changes = fifo, ch
 	for k, n := 0, ch.len(); k < n; {
 		t := ch.at(k).t
@@ -591,11 +591,11 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 		}
 	}
 	for i := range run.Records {
-		r := &run.Records[i]
+		r, j := &run.Records[i], &w.Jobs[i]
 		r.runs(run.Stop, func(a, b int64, _ bool) {
 			perDay(a, b, func(d int, dt float64) {
-				if s, ok := slices.BinarySearch(ctl.Days[d], int32(r.Campaign)); ok {
-					held[cell[d]+s] += float64(r.GPUs) * dt
+				if s, ok := slices.BinarySearch(ctl.Days[d], int32(j.Campaign)); ok {
+					held[cell[d]+s] += float64(j.GPUs) * dt
 				}
 			})
 		})
@@ -619,7 +619,7 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 	}
 	ch := ctl.changes
 	if ctl.fifo != run {
-		ch = demandKeys(run.Records, run.Stop)
+		ch = demandKeys(w.Jobs, run.Records, run.Stop)
 	}
 	for j, n := 0, ch.len(); j < n; {
 		t := ch.at(j).t

@@ -293,7 +293,7 @@ func TestFifoControlMatchesSecondBySecond(t *testing.T) {
 						case r.State == Denied:
 							continue
 						}
-						if r.Campaign == c && r.Submit <= u && u < end {
+						if w.Jobs[i].Campaign == c && r.Submit <= u && u < end {
 							has = true
 							break
 						}

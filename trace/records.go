@@ -3,8 +3,6 @@ package trace
 import (
 	"fmt"
 	"slices"
-
-	"github.com/bursar-hpc/bursar/policy"
 )
 
 // State is how a trace job ended in a replay (docs/studies.md §4.1).
@@ -38,19 +36,18 @@ func (s State) String() string {
 // JobRecord is one job's fate in one replay (docs/studies.md §4.6): what the
 // log says of it and what the policy did with it. Times are seconds of the
 // log (SWF field 2's clock). The summary of a replay is computed from these
-// records and nothing else (Measure), so a reader can audit every number.
+// records and the workload's jobs and nothing else (Measure), so a reader
+// can audit every number.
 type JobRecord struct {
-	// Job is the index into Workload.Jobs, where the job's SWF number,
-	// user, group, queue, estimate and logged wait are: a record keeps
-	// only what its measures read, not a copy of every field of the job
-	// (48 bytes a job less, 14 MB of a 300k-job replay's; docs/traces.md).
-	Job      int
-	Campaign int // index into Workload.Campaigns
-	Class    policy.Class
-	// State is beside Class, so that the two bytes share one word (a
-	// record is 152 bytes, not 160: 2.4 MB of a 300k-job replay's).
+	// Job is the index into Workload.Jobs (records are indexed alike),
+	// where the job's SWF number, user, group, queue, campaign, class,
+	// GPUs, estimate and logged wait are: a record keeps only the job's
+	// submit and run time, which its Wait and BSLD read, not a copy of
+	// every field of the job. With State beside it in one word and the
+	// aborted runs behind one pointer, a record is 88 bytes, not 200
+	// (34 MB less on a 300k-job replay; docs/traces.md).
+	Job    int32
 	State  State
-	GPUs   int
 	Submit int64
 	Run    int64 // the real run time
 	// Starts is every start of the job, in order: a preempted job is
@@ -101,8 +98,8 @@ func (r *JobRecord) Kept() []int64 {
 // than their pointer, so that two records of one fate print alike (tests
 // compare replays by their printed records).
 func (r JobRecord) String() string {
-	return fmt.Sprintf("{%d %d %v %v %d %d %d %d %d %v %v %d %d %d}", r.Job, r.Campaign, r.Class, r.State, r.GPUs, r.Submit,
-		r.Run, r.End, r.Preemptions, r.Starts, r.Aborted(), r.Kept(), r.HostEnded, r.LostGPUSeconds)
+	return fmt.Sprintf("{%d %v %d %d %d %d %v %v %v %d %d}", r.Job, r.State, r.Submit, r.Run, r.End, r.Preemptions,
+		r.Starts, r.Aborted(), r.Kept(), r.HostEnded, r.LostGPUSeconds)
 }
 
 // Abort records that the job's latest run was ended at t, kept seconds of
@@ -123,7 +120,7 @@ func newRecords(w *Workload) []JobRecord {
 		// whole struct copies its slice headers through the GC's write
 		// barrier whenever a collection is under way, which cost most of
 		// this function on the full SDSC-SP2 log.
-		c.Job, c.Campaign, c.Class, c.GPUs = i, j.Campaign, j.Class, j.GPUs
+		c.Job = int32(i)
 		c.Submit, c.Run = j.Submit, j.Run
 		c.End, c.State = -1, Unfinished
 	}

@@ -188,7 +188,7 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 		}
 		measured = append(measured, int32(i))
 		s.Jobs++
-		gs := float64(r.GPUs) * float64(r.Run)
+		gs := float64(w.Jobs[i].GPUs) * float64(r.Run)
 		work += gs
 		switch r.State {
 		case Served:
@@ -210,13 +210,13 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	// counting sort (partition) rather than a slice per group grown by
 	// appending.
 	byClass := partitionOf(measured, len(Classes), func(i int32) int {
-		k := slices.Index(Classes[:], recs[i].Class)
+		k := slices.Index(Classes[:], w.Jobs[i].Class)
 		if k < 0 {
 			k = 1 // unreachable: Read admits no other class
 		}
 		return k
 	})
-	byCampaign := partitionOf(measured, len(w.Campaigns), func(i int32) int { return recs[i].Campaign })
+	byCampaign := partitionOf(measured, len(w.Campaigns), func(i int32) int { return w.Jobs[i].Campaign })
 	for k := range Classes {
 		s.ByClass[k] = sc.stats(recs, byClass[k], stop, false)
 	}
@@ -243,9 +243,9 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	var useful, lost float64
 	last := int64(math.MinInt64)
 	for i := range recs {
-		r := &recs[i]
+		r, g := &recs[i], w.Jobs[i].GPUs
 		r.runs(stop, func(a, b int64, aborted bool) {
-			d := float64(r.GPUs) * float64(iv.clip(a, b))
+			d := float64(g) * float64(iv.clip(a, b))
 			if aborted {
 				lost += d
 			} else {
@@ -261,7 +261,7 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	s.Drain = max(0, last-w.Jobs[len(w.Jobs)-1].Submit)
 	den := float64(w.Pool) * float64(iv.Span())
 	s.Useful, s.Lost, s.Held = useful/den, lost/den, (useful+lost)/den
-	s.IdleWhileWaiting = idleWhileWaiting(recs, w.Pool, stop, iv) / den
+	s.IdleWhileWaiting = idleWhileWaiting(w.Jobs, recs, w.Pool, stop, iv) / den
 
 	s.BSLD = make([]float64, 0, len(measured))
 	for _, i := range measured {
@@ -414,16 +414,16 @@ func bitsLen(n int) int {
 // order at one time is then by kind and width, not by job, which changes
 // nothing: the sweep adds all of a time's changes, integers, before it
 // reads. Where the times span too much to pack, idleWhileWaitingWide.
-func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float64 {
+func idleWhileWaiting(jobs []Job, recs []JobRecord, pool int, stop int64, iv Interval) float64 {
 	n, widest := 0, 0
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range recs {
-		r := &recs[i]
+		r, g := &recs[i], jobs[i].GPUs
 		if r.State == Denied && len(r.Starts) == 0 {
 			continue // never queued
 		}
 		n += 1 + 2*len(r.Starts)
-		widest = max(widest, r.GPUs)
+		widest = max(widest, g)
 		lo, hi = min(lo, r.Submit), max(hi, r.Submit)
 		for _, st := range r.Starts {
 			lo, hi = min(lo, st), max(hi, st)
@@ -434,7 +434,7 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 		if r.State == Served {
 			lo, hi = min(lo, r.End), max(hi, r.End)
 		}
-		if r.GPUs < 0 {
+		if g < 0 {
 			widest = math.MaxInt // not packed
 		}
 	}
@@ -445,7 +445,7 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 	low := gb + 2
 	span := uint64(hi) - uint64(lo)
 	if widest > math.MaxInt32 || low+uint(bits.Len64(span)) > 64 {
-		return idleWhileWaitingWide(recs, pool, stop, iv)
+		return idleWhileWaitingWide(jobs, recs, pool, stop, iv)
 	}
 	const (
 		submit  = iota // joins the queue
@@ -458,20 +458,20 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 		keys = append(keys, (uint64(t)-uint64(lo))<<low|uint64(kind)<<gb|uint64(g))
 	}
 	for i := range recs {
-		r := &recs[i]
+		r, g := &recs[i], jobs[i].GPUs
 		if r.State == Denied && len(r.Starts) == 0 {
 			continue
 		}
-		put(r.Submit, submit, r.GPUs)
+		put(r.Submit, submit, g)
 		for k, st := range r.Starts {
-			put(st, start, r.GPUs)
+			put(st, start, g)
 			switch {
 			case k < len(r.Aborted()) && r.State == Denied && k == len(r.Aborted())-1:
-				put(r.Aborted()[k], leave, r.GPUs)
+				put(r.Aborted()[k], leave, g)
 			case k < len(r.Aborted()):
-				put(r.Aborted()[k], requeue, r.GPUs)
+				put(r.Aborted()[k], requeue, g)
 			case r.State == Served:
-				put(r.End, leave, r.GPUs)
+				put(r.End, leave, g)
 			}
 		}
 	}
@@ -517,7 +517,7 @@ func idleWhileWaiting(recs []JobRecord, pool int, stop int64, iv Interval) float
 // submit, start and end, sorted by sortByTime: where its packed words
 // would not hold the times' span, and the plain computation its tests
 // compare with.
-func idleWhileWaitingWide(recs []JobRecord, pool int, stop int64, iv Interval) float64 {
+func idleWhileWaitingWide(jobs []Job, recs []JobRecord, pool int, stop int64, iv Interval) float64 {
 	type change struct {
 		t     int64
 		free  int32 // GPUs freed (+) or taken (−)
@@ -529,7 +529,7 @@ func idleWhileWaitingWide(recs []JobRecord, pool int, stop int64, iv Interval) f
 		if r.State == Denied && len(r.Starts) == 0 {
 			continue // never queued
 		}
-		g := int32(r.GPUs)
+		g := int32(jobs[i].GPUs)
 		ch = append(ch, change{t: r.Submit, width: g})
 		for k, st := range r.Starts {
 			ch = append(ch, change{t: st, free: -g, width: -g})

@@ -103,16 +103,16 @@ func TestMeasureMatchesSecondBySecond(t *testing.T) {
 				r.runs(run.Stop, func(a, b int64, aborted bool) {
 					if a <= u && u < b {
 						running = true
-						held += float64(r.GPUs)
-						free -= int64(r.GPUs)
+						held += float64(w.Jobs[i].GPUs)
+						free -= int64(w.Jobs[i].GPUs)
 						if aborted {
-							lost += float64(r.GPUs)
+							lost += float64(w.Jobs[i].GPUs)
 						}
 					}
 				})
 				gone := r.State == Denied && (len(r.Aborted()) == 0 || r.Aborted()[len(r.Aborted())-1] <= u)
 				if !gone && r.Submit <= u && !running && !(r.State == Served && r.End <= u) {
-					queued = append(queued, r.GPUs)
+					queued = append(queued, w.Jobs[i].GPUs)
 				}
 			}
 			var fit int64
@@ -182,7 +182,7 @@ func TestRecordsAddUpToSummary(t *testing.T) {
 			for i := range run.Records {
 				r := &run.Records[i]
 				lost += r.LostGPUSeconds
-				r.runs(run.Stop, func(a, b int64, _ bool) { held += int64(r.GPUs) * (b - a) })
+				r.runs(run.Stop, func(a, b int64, _ bool) { held += int64(w.Jobs[i].GPUs) * (b - a) })
 				if r.State != Served && run.Start[i] != -1 || r.State == Served && run.Start[i] != r.LastStart() {
 					t.Fatalf("job %d: start %d, record %+v", w.Jobs[i].Number, run.Start[i], r)
 				}

@@ -238,7 +238,7 @@ func TestBudgetContractOnTheWindows(t *testing.T) {
 			}
 			twice := 0
 			for j, rec := range run.Records {
-				m := int64(knobs.MinRuntime[rec.Class])
+				m := int64(knobs.MinRuntime[c.st.Loads[k].Jobs[j].Class])
 				for i := 1; i < len(rec.Aborted()); i++ {
 					if rec.Aborted()[i]-rec.Aborted()[i-1] < m {
 						twice++

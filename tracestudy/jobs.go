@@ -114,8 +114,8 @@ func JobRows(w *trace.Workload, recs []trace.JobRecord, win Window, stop int64) 
 	rows := make([]JobRow, len(recs))
 	for i := range recs {
 		r, j := &recs[i], &w.Jobs[i]
-		row := JobRow{Job: j.Number, User: int64(j.User), Group: int64(j.Group), Queue: int64(j.Queue), Class: r.Class.String(),
-			GPUs: int64(r.GPUs), Submit: r.Submit, Estimate: j.Estimate, Run: r.Run, Starts: append([]int64{}, r.Starts...),
+		row := JobRow{Job: j.Number, User: int64(j.User), Group: int64(j.Group), Queue: int64(j.Queue), Class: j.Class.String(),
+			GPUs: int64(j.GPUs), Submit: r.Submit, Estimate: j.Estimate, Run: r.Run, Starts: append([]int64{}, r.Starts...),
 			End: r.End, Preemptions: int64(r.Preemptions), LostGPUSeconds: r.LostGPUSeconds, State: r.State.String(),
 			LogWait: j.LogWait, Measured: win.MeasureFrom <= r.Submit && r.Submit < win.MeasureUntil}
 		if r.State != trace.Denied {
