@@ -389,6 +389,13 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 	if err != nil {
 		return nil, err
 	}
+	// The reader's blocks of rows are garbage by now, the workload's table
+	// built: collecting them before the replays sets the collector's next
+	// goal at twice the workload rather than at twice the reader's peak
+	// (its blocks and the table at once), which the replay's records
+	// would otherwise fill before the run's first collection (docs/traces.md,
+	// "On SDSC-SP2 and a 300k-job log").
+	runtime.GC()
 	plan := NewPlan(experiment, fmt.Sprintf("%s\nfair sample %d seed %d", SharedInputs(stored.Digest(), opt, w),
 		st.FairSample, trace.DefaultFairSeed), st)
 	d.Progress = func(n int) (func(done, total int), func(error)) {
