@@ -1,7 +1,11 @@
 package slurm
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/stretchr/testify/require"
 
@@ -66,4 +70,124 @@ func TestFairTreeTiedUsersShareARank(t *testing.T) {
 	var tree fairTree
 	tree.factors(k, []float64{0, 0, 40, 0, 20}, got)
 	require.InDeltaSlice(t, []float64{1.0, 1.0, 0.2, 0.6, 0.4}, got, 1e-12)
+}
+
+// freshFactors is Fair Tree's ranking computed from nothing, every list
+// sorted afresh: the oracle of fairTree.factors, which keeps each list in
+// the order its last ranking left and sorts it from there.
+func freshFactors(k *baseline.Core, usage []float64, out []float64) {
+	clear(out)
+	groups := k.Groups()
+	users, groupShares, root := 0, 0.0, 0.0
+	for g := range groups {
+		users += len(groups[g].Members)
+		groupShares += groups[g].Share
+		for _, c := range groups[g].Members {
+			root += usage[c]
+		}
+	}
+	if users == 0 {
+		return
+	}
+	var accounts []treeNode
+	for g := range groups {
+		u := 0.0
+		for _, c := range groups[g].Members {
+			u += usage[c]
+		}
+		accounts = append(accounts, treeNode{g, levelFS(groups[g].Share, groupShares, u, root)})
+	}
+	sortByLF(accounts)
+	rank, rnt := users, users
+	for x, a := range accounts {
+		tied := x > 0 && accounts[x-1].lf == a.lf
+		shares, u := 0.0, 0.0
+		for _, c := range groups[a.idx].Members {
+			shares += k.Campaign(c).Share
+			u += usage[c]
+		}
+		var ns []treeNode
+		for _, c := range groups[a.idx].Members {
+			ns = append(ns, treeNode{int(c), levelFS(k.Campaign(c).Share, shares, usage[c], u)})
+		}
+		sortByLF(ns)
+		for y, n := range ns {
+			if !(y == 0 && tied || y > 0 && ns[y-1].lf == n.lf) {
+				rank = rnt
+			}
+			out[n.idx] = float64(rank) / float64(users)
+			rnt--
+		}
+	}
+}
+
+// TestFairTreeFromLastRankingIsFresh: one fairTree ranking a random tree
+// period after period (usage decayed, charged, zeroed, tied, swapped,
+// campaigns registered between periods) writes, factor for factor, what
+// a ranking from nothing writes at each period.
+func TestFairTreeFromLastRankingIsFresh(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var groups []baseline.GroupShare
+		names := 0
+		for g := range rapid.IntRange(1, 6).Draw(t, "groups") {
+			// Members' shares sum to their group's.
+			gs := baseline.GroupShare{Name: fmt.Sprintf("g%d", g)}
+			for range rapid.IntRange(0, 6).Draw(t, "members") {
+				s := rapid.SampledFrom([]float64{0, 0.01, 0.02}).Draw(t, "share")
+				gs.Members = append(gs.Members, baseline.MemberShare{Name: fmt.Sprintf("u%d", names), Share: s})
+				gs.Share += s
+				names++
+			}
+			groups = append(groups, gs)
+		}
+		k, err := baseline.New(bt.Config(10, 0), NewRule(DefaultKnobs()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.SetEntitlements(&baseline.Entitlements{Groups: groups}); err != nil {
+			t.Fatal(err)
+		}
+		taken := map[string]bool{}
+		register := func() {
+			// A named member, or one in no group (a group of its own).
+			n := rapid.IntRange(0, names).Draw(t, "register")
+			name := fmt.Sprintf("u%d", n)
+			if n == names || taken[name] {
+				name = fmt.Sprintf("x%d", k.NumCampaigns())
+			}
+			taken[name] = true
+			if _, err := k.Register(bt.Env(name, 1, policy.AgentBurst)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		register()
+		var tree fairTree
+		var usage []float64
+		for p := range rapid.IntRange(1, 30).Draw(t, "periods") {
+			if rapid.IntRange(0, 4).Draw(t, "registers") == 0 {
+				register()
+			}
+			for len(usage) < k.NumCampaigns() {
+				usage = append(usage, 0)
+			}
+			for c := range usage {
+				switch rapid.IntRange(0, 5).Draw(t, "move") {
+				case 0:
+					usage[c] = 0
+				case 1:
+					usage[c] += float64(rapid.IntRange(0, 100).Draw(t, "charge"))
+				case 2:
+					usage[c] = usage[rapid.IntRange(0, len(usage)-1).Draw(t, "tie")]
+				default:
+					usage[c] *= 0.9
+				}
+			}
+			got, want := make([]float64, len(usage)), make([]float64, len(usage))
+			tree.factors(k, usage, got)
+			freshFactors(k, usage, want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("period %d, usage %v: ranked %v, afresh %v", p, usage, got, want)
+			}
+		}
+	})
 }
