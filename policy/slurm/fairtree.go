@@ -44,14 +44,17 @@ type treeNode struct {
 // fairTree is the scratch of the rankings. The tree's shape (the groups,
 // their members and every share) changes only with the Core's shares
 // (baseline.Core.SharesEpoch: a registration, new entitlements), so it is
-// laid out flat once per epoch; and the usage moves little from one
+// laid out flat once per epoch. The usage moves little from one
 // calculation period to the next, so each sibling list keeps the order
 // the last ranking left it in and is sorted from there, by insertion: a
 // pass over a list still in order costs one comparison a node, where a
 // fresh sort of every list at every period was most of a weighted replay
 // (7.6 s of 10.4 on SDSC-SP2 with the example site's weights). The order
 // is total (LF, then the index), so any starting order sorts to the same
-// list.
+// list. And a ranking (begin) orders the accounts only: a user's rank
+// (factor) needs its own account's users in order, and those of the
+// accounts tied with it before it, so only the accounts of the campaigns
+// that have a job waiting are ever sorted.
 type fairTree struct {
 	built bool
 	epoch uint64
@@ -62,36 +65,65 @@ type fairTree struct {
 	// Per group g: its members are mems[start[g]:start[g+1]]. Per
 	// campaign c: part[c] is its share ÷ its siblings' (the first
 	// division of levelFS, the same bits), none[c] whether levelFS is 0
-	// for it whatever the usage (no share of its own or among siblings).
+	// for it whatever the usage (no share of its own or among siblings),
+	// group[c] its group (−1: none, as the filler).
 	start []int
 	mems  []int
 	part  []float64
 	none  []bool
-	// accounts are the groups and users every group's members, each in
-	// the order of the last ranking (users[start[g]:start[g+1]] for g);
-	// acctUsage is each group's usage this ranking, by group.
-	accounts, users []treeNode
+	group []int
+	// frac[r] is rank r's factor, r ÷ count.
+	frac []float64
+
+	// The ranking: its stamp (from 1, one a begin), the usage it ranks
+	// (a copy) and each account's, the accounts in order (kept from the
+	// last ranking) and by position x in that order the members in the
+	// accounts before it (before[x]); by group its position (posOf) and
+	// the stamp its users were last sorted at; users holds every group's
+	// members, users[start[g]:start[g+1]] for g, in the order of its last
+	// sort, and pos[c] is campaign c's place there as of that sort.
+	// after[x] memoizes (at stamp afterAt[x]) the rank in effect after
+	// the account at x, and fs[c] (at fsAt[c]) campaign c's factor.
+	stamp           uint64
+	usage           []float64
 	acctUsage       []float64
+	accounts, users []treeNode
+	before, posOf   []int
+	sortedAt        []uint64
+	pos             []int
+	after           []int
+	afterAt         []uint64
+	fs              []float64
+	fsAt            []uint64
 }
 
 // shape lays the tree out from k's groups, at a new shares epoch.
 func (t *fairTree) shape(k *baseline.Core) {
 	groups := k.Groups()
+	n := k.NumCampaigns()
 	t.built, t.epoch = true, k.SharesEpoch()
 	t.count, t.groupShares = 0, 0
 	t.start, t.mems = t.start[:0], t.mems[:0]
-	t.part = floats(t.part, k.NumCampaigns())
-	t.none = baseline.Flags(t.none, k.NumCampaigns())
+	t.part = floats(t.part, n)
+	t.none = baseline.Flags(t.none, n)
+	t.group = baseline.Ints(t.group, n)
+	for c := range t.group {
+		t.group[c] = -1
+	}
+	t.pos = baseline.Ints(t.pos, n)
+	t.fs = floats(t.fs, n)
+	t.fsAt = stamps(t.fsAt, n)
 	t.accounts, t.users = t.accounts[:0], t.users[:0]
 	for g := range groups {
 		t.count += len(groups[g].Members)
 		t.groupShares += groups[g].Share
 		t.start = append(t.start, len(t.mems))
 		shares := 0.0
-		for _, c := range groups[g].Members {
+		for y, c := range groups[g].Members {
 			shares += k.Campaign(c).Share
 			t.mems = append(t.mems, int(c))
 			t.users = append(t.users, treeNode{idx: int(c)})
+			t.group[c], t.pos[c] = g, y
 		}
 		for _, c := range groups[g].Members {
 			s := k.Campaign(c).Share
@@ -104,17 +136,46 @@ func (t *fairTree) shape(k *baseline.Core) {
 	}
 	t.start = append(t.start, len(t.mems))
 	t.acctUsage = floats(t.acctUsage, len(groups))
+	t.before = baseline.Ints(t.before, len(groups))
+	t.posOf = baseline.Ints(t.posOf, len(groups))
+	t.after = baseline.Ints(t.after, len(groups))
+	t.sortedAt = stamps(t.sortedAt, len(groups))
+	t.afterAt = stamps(t.afterAt, len(groups))
+	t.frac = floats(t.frac, t.count+1)
+	for r := range t.frac {
+		t.frac[r] = float64(r) / float64(t.count)
+	}
+	t.stamp = 0
+}
+
+// stamps returns buf resized to n and cleared, reusing its storage.
+func stamps(buf []uint64, n int) []uint64 {
+	if cap(buf) < n {
+		buf = make([]uint64, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }
 
 // factors writes every campaign's Fair Tree factor into out (len ≥ the
 // campaigns), from each campaign's decayed usage.
 func (t *fairTree) factors(k *baseline.Core, usage []float64, out []float64) {
 	clear(out)
+	t.begin(k, usage)
+	for c := range t.group {
+		out[c] = t.factor(c)
+	}
+}
+
+// begin starts a ranking of usage (copied): the accounts in order.
+func (t *fairTree) begin(k *baseline.Core, usage []float64) {
 	if !t.built || t.epoch != k.SharesEpoch() {
 		t.shape(k)
 	}
-	users := t.count
-	if users == 0 {
+	t.stamp++
+	t.usage = append(t.usage[:0], usage...)
+	if t.count == 0 {
 		return
 	}
 	groups := k.Groups()
@@ -135,35 +196,99 @@ func (t *fairTree) factors(k *baseline.Core, usage []float64, out []float64) {
 		a.lf = levelFS(groups[a.idx].Share, t.groupShares, t.acctUsage[a.idx], root)
 	}
 	sortFromLast(t.accounts)
-	rank, rnt := users, users
+	n := 0
 	for x, a := range t.accounts {
-		tied := x > 0 && t.accounts[x-1].lf == a.lf
-		ns := t.users[t.start[a.idx]:t.start[a.idx+1]]
-		if len(ns) > 1 {
-			// levelFS for each member (an only child's LF orders
-			// nothing).
-			u := t.acctUsage[a.idx]
-			for y := range ns {
-				n := &ns[y]
-				switch c := n.idx; {
-				case t.none[c]:
-					n.lf = 0
-				case u <= 0 || usage[c] <= 0:
-					n.lf = math.Inf(1)
-				default:
-					n.lf = t.part[c] / (usage[c] / u)
-				}
-			}
-			sortFromLast(ns)
-		}
-		for y, n := range ns {
-			if !(y == 0 && tied || y > 0 && ns[y-1].lf == n.lf) {
-				rank = rnt
-			}
-			out[n.idx] = float64(rank) / float64(users)
-			rnt--
+		t.before[x], t.posOf[a.idx] = n, x
+		n += t.start[a.idx+1] - t.start[a.idx]
+	}
+}
+
+// members returns group g's users in this ranking's order, sorting them
+// first if they are not yet.
+func (t *fairTree) members(g int) []treeNode {
+	ns := t.users[t.start[g]:t.start[g+1]]
+	if t.sortedAt[g] == t.stamp || len(ns) < 2 {
+		// An only child's LF orders nothing.
+		return ns
+	}
+	t.sortedAt[g] = t.stamp
+	u := t.acctUsage[g]
+	for y := range ns {
+		n := &ns[y]
+		switch c := n.idx; {
+		case t.none[c]:
+			n.lf = 0
+		case u <= 0 || t.usage[c] <= 0:
+			n.lf = math.Inf(1)
+		default:
+			n.lf = t.part[c] / (t.usage[c] / u)
 		}
 	}
+	sortFromLast(ns)
+	for y, n := range ns {
+		t.pos[n.idx] = y
+	}
+	return ns
+}
+
+// factor is campaign c's factor in the ranking begun last: its rank ÷
+// the users. Slurm's walk (_calc_tree_fs) gives the accounts' users,
+// depth first, ranks counting down from the users: each user the count
+// left at it, but a user whose LF equals its previous sibling's keeps
+// that sibling's rank, and so does an account's first user when the
+// account's LF equals the previous account's. So a user's rank is the
+// count left at the first of its run of equal LFs in its account, or,
+// when that run opens an account tied with the one before, the rank in
+// effect after that one (rankAfter).
+func (t *fairTree) factor(c int) float64 {
+	g := t.group[c]
+	if g < 0 {
+		return 0
+	}
+	if t.fsAt[c] == t.stamp {
+		return t.fs[c]
+	}
+	ns := t.members(g)
+	y := t.pos[c]
+	for y > 0 && ns[y-1].lf == ns[y].lf {
+		y--
+	}
+	f := t.frac[t.rankAt(t.posOf[g], y)]
+	t.fs[c], t.fsAt[c] = f, t.stamp
+	return f
+}
+
+// rankAt is the rank of the first user of a run of equal LFs starting at
+// place y of the account at position x.
+func (t *fairTree) rankAt(x, y int) int {
+	if y > 0 || x == 0 || t.accounts[x-1].lf != t.accounts[x].lf {
+		return t.count - t.before[x] - y
+	}
+	return t.rankAfter(x - 1)
+}
+
+// rankAfter is the rank in effect after the account at position x: its
+// last user's, or, with no users, the one in effect before it (the
+// first rank, the count, before every account).
+func (t *fairTree) rankAfter(x int) int {
+	if t.afterAt[x] == t.stamp {
+		return t.after[x]
+	}
+	var r int
+	switch ns := t.members(t.accounts[x].idx); {
+	case len(ns) > 0:
+		y := len(ns) - 1
+		for y > 0 && ns[y-1].lf == ns[y].lf {
+			y--
+		}
+		r = t.rankAt(x, y)
+	case x == 0:
+		r = t.count
+	default:
+		r = t.rankAfter(x - 1)
+	}
+	t.after[x], t.afterAt[x] = r, t.stamp
+	return r
 }
 
 // levelFS is S / U for shares s of siblings' total shares and usage u of

@@ -36,11 +36,17 @@ type priorities struct {
 	tree    fairTree
 	pool    float64
 	tierMax float64
+	// owed: the generation's fair-share factors are not computed yet.
+	// They are computed at its first priority (of), in the admission
+	// that began it or a later one of the same period, which reads the
+	// same usage (fairshare's books change at a period's boundary only):
+	// a generation whose queue holds no job asks for none.
+	owed bool
 }
 
-// update recomputes the fair-share factors at a new period, a
-// registration, or new shares, and returns the generation of the
-// priorities (it counts the recomputations, from 1).
+// update starts a generation of the priorities at a new period, a
+// registration, or new shares, and returns the generation (it counts
+// them, from 1).
 func (p *priorities) update(k *baseline.Core, r *Rule) int {
 	at := r.period(k.Now())
 	if p.gen > 0 && !p.stale && p.at == at && p.epoch == k.SharesEpoch() {
@@ -50,18 +56,22 @@ func (p *priorities) update(k *baseline.Core, r *Rule) int {
 	p.stale, p.at, p.epoch = false, at, k.SharesEpoch()
 	p.pool = float64(k.Config().Pool)
 	p.tierMax = float64(priority.Tiers - 1)
-	n := k.NumCampaigns()
-	p.fs = floats(p.fs, n)
-	if r.usage == nil {
-		return p.gen
-	}
+	p.owed = r.usage != nil
+	return p.gen
+}
+
+// factors computes the generation's fair-share factors: classic fair
+// share's for every campaign, or Fair Tree's ranking begun (its factors
+// are worked out per campaign as asked, fairTree.factor).
+func (p *priorities) factors(k *baseline.Core, r *Rule) {
+	p.owed = false
 	usage, _ := r.usage.PeriodUsage(k)
 	if r.knobs.NoFairTree {
+		p.fs = floats(p.fs, k.NumCampaigns())
 		classicFactors(k, usage, p.fs)
 	} else {
-		p.tree.factors(k, usage, p.fs)
+		p.tree.begin(k, usage)
 	}
-	return p.gen
 }
 
 // of is request q's priority as of the period's start.
@@ -72,7 +82,14 @@ func (p *priorities) of(k *baseline.Core, r *Rule, q *baseline.Request) float64 
 		v += w.WAge * min(max(float64(p.at-q.Submitted), 0)/w.MaxAge, 1)
 	}
 	if w.WFairshare > 0 {
-		v += w.WFairshare * p.fs[q.Campaign]
+		if p.owed {
+			p.factors(k, r)
+		}
+		if r.knobs.NoFairTree {
+			v += w.WFairshare * p.fs[q.Campaign]
+		} else {
+			v += w.WFairshare * p.tree.factor(int(q.Campaign))
+		}
 	}
 	if w.WJobSize > 0 {
 		v += w.WJobSize * min(float64(q.GPUs)/p.pool, 1)
