@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -261,5 +262,55 @@ func TestOneJobTestedIsStrictFCFS(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("starts %v, strict FCFS %v", got, want)
 		}
+	})
+}
+
+// The queue order is Slurm's (sort_job_queue2): after every admission the
+// jobs it ordered and still waiting are, in the order the rule keeps, a
+// plain sort of them by priority (descending), submit time and id, each
+// priority the one of_ gives for the generation. The rule orders a new
+// generation from the last one's order and merges later jobs in; the
+// plain sort starts from nothing. Random logs and knobs, a weight on.
+func TestQueueIsInPriorityOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 32).Draw(t, "pool")
+		camps := rapid.IntRange(1, 4).Draw(t, "camps")
+		knobs := drawKnobs(t)
+		if knobs.WAge == 0 && knobs.WFairshare == 0 {
+			knobs.WAge = 1000
+		}
+		r := NewRule(knobs)
+		k := newCore(t, pool, camps, r, drawShares(t, camps))
+		replay(t, k, drawLog(t, pool, camps), false, func() {
+			if r.sortedGen == 0 {
+				return
+			}
+			var got, want []int
+			for _, id := range r.sorted {
+				if k.Index(id) >= 0 {
+					got = append(got, id)
+				}
+			}
+			prio := map[int]float64{}
+			for i, pend := 0, k.Pending(); i < len(pend); i++ {
+				if q := &pend[i]; q.ID <= r.seenID && !k.Campaign(q.Campaign).Filler {
+					want = append(want, q.ID)
+					prio[q.ID] = r.prio.of(k, r, q)
+				}
+			}
+			slices.SortFunc(want, func(a, b int) int {
+				qa, qb := k.Pend(k.Index(a)), k.Pend(k.Index(b))
+				if c := cmp.Compare(prio[b], prio[a]); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(qa.Submitted, qb.Submitted); c != 0 {
+					return c
+				}
+				return cmp.Compare(a, b)
+			})
+			if !slices.Equal(got, want) {
+				t.Fatalf("tick %d: queue %v, sorted afresh %v (priorities %v)", k.Now(), got, want, prio)
+			}
+		})
 	})
 }

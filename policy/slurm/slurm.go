@@ -253,9 +253,9 @@ func (r *Rule) order(k *baseline.Core) []int {
 	}
 	gen := r.prio.update(k, r)
 	pend := k.Pending()
-	if gen != r.sortedGen {
+	newGen := gen != r.sortedGen
+	if newGen {
 		r.sortedGen, r.seenID = gen, 0
-		r.sorted = r.sorted[:0]
 	}
 	fresh := r.fresh[:0]
 	top := r.seenID
@@ -269,7 +269,7 @@ func (r *Rule) order(k *baseline.Core) []int {
 		for len(r.keys) <= q.ID {
 			r.keys = append(r.keys, jobKey{})
 		}
-		r.keys[q.ID] = jobKey{q.Key, q.Submitted}
+		r.keys[q.ID].prio, r.keys[q.ID].submitted = q.Key, q.Submitted
 		top = max(top, q.ID)
 	}
 	r.seenID = top
@@ -283,7 +283,30 @@ func (r *Rule) order(k *baseline.Core) []int {
 		}
 		return cmp.Compare(a, b)
 	}
-	slices.SortFunc(fresh, before)
+	if newGen {
+		// Every waiting job is fresh, its priority new, but the order
+		// moves little from one period to the next: the jobs the last
+		// generation ordered go first in its order, then the others, and
+		// an insertion sort puts them in order from there (a fresh sort
+		// past a few moves a job). The order is total: the same queue.
+		warm := r.merged[:0]
+		for _, id := range r.sorted {
+			if k.Index(id) >= 0 {
+				warm = append(warm, id)
+				r.keys[id].gen = gen
+			}
+		}
+		for _, id := range fresh {
+			if r.keys[id].gen != gen {
+				warm = append(warm, id)
+			}
+		}
+		r.merged, fresh = fresh, warm
+		sortFrom(fresh, before)
+		r.sorted = r.sorted[:0]
+	} else {
+		slices.SortFunc(fresh, before)
+	}
 	merged, j := r.merged[:0], 0
 	for _, id := range r.sorted {
 		if k.Index(id) < 0 {
@@ -304,6 +327,27 @@ func (r *Rule) order(k *baseline.Core) []int {
 type jobKey struct {
 	prio      float64
 	submitted int
+	// gen: the job was placed in the queue of priority generation gen
+	// from the last one's order (order).
+	gen int
+}
+
+// sortFrom sorts ids, nearly in order already, by insertion in before's
+// order, which is total; past a few moves an id it sorts them afresh.
+func sortFrom(ids []int, before func(a, b int) int) {
+	budget := 4*len(ids) + 16
+	for i := 1; i < len(ids); i++ {
+		x, j := ids[i], i
+		for j > 0 && before(x, ids[j-1]) < 0 {
+			ids[j] = ids[j-1]
+			j--
+		}
+		ids[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(ids, before)
+			return
+		}
+	}
 }
 
 func (r *Rule) zeroWeights() bool {
