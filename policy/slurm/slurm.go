@@ -134,7 +134,11 @@ type Rule struct {
 	sorted, fresh, merged []int
 	sortedGen             int
 	seenID                int
-	keys                  []jobKey
+	// keys[i] is job keyBase+i's (see key): from the first job waiting
+	// at the last generation on, so that a fair start's fork copies the
+	// keys of the queue, not of every job the log filed.
+	keys    []jobKey
+	keyBase int
 
 	// What the last backfill pass saw (k.Changes() after it, the priority
 	// period), so that a pass nothing could change is skipped (see
@@ -256,6 +260,7 @@ func (r *Rule) order(k *baseline.Core) []int {
 	newGen := gen != r.sortedGen
 	if newGen {
 		r.sortedGen, r.seenID = gen, 0
+		r.dropKeys(k, pend)
 	}
 	fresh := r.fresh[:0]
 	top := r.seenID
@@ -266,15 +271,13 @@ func (r *Rule) order(k *baseline.Core) []int {
 		}
 		q.Key = r.prio.of(k, r, q)
 		fresh = append(fresh, q.ID)
-		for len(r.keys) <= q.ID {
-			r.keys = append(r.keys, jobKey{})
-		}
-		r.keys[q.ID].prio, r.keys[q.ID].submitted = q.Key, q.Submitted
+		key := r.key(q.ID)
+		key.prio, key.submitted = q.Key, q.Submitted
 		top = max(top, q.ID)
 	}
 	r.seenID = top
 	before := func(a, b int) int {
-		ka, kb := r.keys[a], r.keys[b]
+		ka, kb := r.keys[a-r.keyBase], r.keys[b-r.keyBase]
 		if c := cmp.Compare(kb.prio, ka.prio); c != 0 {
 			return c
 		}
@@ -293,11 +296,11 @@ func (r *Rule) order(k *baseline.Core) []int {
 		for _, id := range r.sorted {
 			if k.Index(id) >= 0 {
 				warm = append(warm, id)
-				r.keys[id].gen = gen
+				r.keys[id-r.keyBase].gen = gen
 			}
 		}
 		for _, id := range fresh {
-			if r.keys[id].gen != gen {
+			if r.keys[id-r.keyBase].gen != gen {
 				warm = append(warm, id)
 			}
 		}
@@ -330,6 +333,40 @@ type jobKey struct {
 	// gen: the job was placed in the queue of priority generation gen
 	// from the last one's order (order).
 	gen int
+}
+
+// key is job id's key, the table grown to hold it.
+func (r *Rule) key(id int) *jobKey {
+	if len(r.keys) == 0 {
+		r.keyBase = id
+	}
+	if id < r.keyBase {
+		r.keys = slices.Insert(r.keys, 0, make([]jobKey, r.keyBase-id)...)
+		r.keyBase = id
+	}
+	for len(r.keys) <= id-r.keyBase {
+		r.keys = append(r.keys, jobKey{})
+	}
+	return &r.keys[id-r.keyBase]
+}
+
+// dropKeys drops the keys of the jobs before the first one waiting (at a
+// new generation, when every waiting job's key is written again), once
+// they are at least half the table.
+func (r *Rule) dropKeys(k *baseline.Core, pend []baseline.Request) {
+	lo := math.MaxInt
+	for i := range pend {
+		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
+			lo = min(lo, q.ID)
+		}
+	}
+	if lo == math.MaxInt {
+		return // nobody waits: the keys stay for the next job
+	}
+	if n := lo - r.keyBase; n > 0 && 2*n >= len(r.keys) {
+		r.keys = r.keys[:copy(r.keys, r.keys[min(n, len(r.keys)):])]
+		r.keyBase += n
+	}
 }
 
 // sortFrom sorts ids, nearly in order already, by insertion in before's
