@@ -39,7 +39,7 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.bonus = slices.Clone(r.bonus)
 	c.holding, c.borrowing = slices.Clone(r.holding), slices.Clone(r.borrowing)
 	c.keptSum, c.excess = slices.Clone(r.keptSum), slices.Clone(r.excess)
-	c.heads = slices.Clone(r.heads)
+	c.heads, c.order, c.ranks = slices.Clone(r.heads), slices.Clone(r.order), slices.Clone(r.ranks)
 	c.vict, c.fillerVict, c.widest = baseline.CloneLists(r.vict), slices.Clone(r.fillerVict), slices.Clone(r.widest)
 	c.vkeys = slices.Clone(r.vkeys)
 	c.cands, c.withC, c.next = baseline.CloneLists(r.cands), slices.Clone(r.withC), slices.Clone(r.next)

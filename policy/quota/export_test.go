@@ -73,6 +73,21 @@ func AuditVictims(a *baseline.Core, f func(diff string)) {
 // whether the search succeeded.
 func AuditBound(a *baseline.Core, f func(beyond, succeeded bool)) { a.Rule().(*Rule).bound = f }
 
+// Unsettled makes a's rounds give every candidate its turn in order and
+// ask every queue not done (no doomed candidates set aside unsorted).
+func Unsettled(a *baseline.Core) { a.Rule().(*Rule).unsettled = true }
+
+// Settled is how many candidates a's rounds set aside as doomed, and
+// queues they found done unasked.
+func Settled(a *baseline.Core) int { return a.Rule().(*Rule).settled }
+
+// PassState is what a's last pass left of its queues: by queue the
+// cursor, whether it is done and the narrowest failed preemption.
+func PassState(a *baseline.Core) (cursor []int, done []bool, minFail []int) {
+	r := a.Rule().(*Rule)
+	return slices.Clone(r.cursor), slices.Clone(r.done), slices.Clone(r.minFail)
+}
+
 // Skipped is how many of a's passes were skipped as quiet.
 func Skipped(a *baseline.Core) int { return a.Rule().(*Rule).skipped }
 

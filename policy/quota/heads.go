@@ -544,7 +544,7 @@ func (r *Rule) setHead(h *head, q int, e *waiting, room int) {
 		want = min(e.gpus, room)
 	}
 	*h = head{queue: q, id: e.id, submitted: e.submitted, class: e.class,
-		key: r.keyOf(q, r.kept[q]+want)}
+		key: r.keyOf(q, r.kept[q]+want), want: want, rigid: e.rigid}
 }
 
 // strictHead is the rest of candidate under StrictFIFO: the workload at
@@ -781,7 +781,8 @@ func (r *Rule) inFlight(k *baseline.Core, q, room int, h *head) bool {
 	if !best.rigid {
 		want = min(best.gpus, max(room, 0))
 	}
-	*h = head{queue: q, id: best.id, submitted: best.submitted, class: best.class, key: r.keyOf(q, r.kept[q]+want)}
+	*h = head{queue: q, id: best.id, submitted: best.submitted, class: best.class, key: r.keyOf(q, r.kept[q]+want),
+		want: want, rigid: best.rigid}
 	return true
 }
 

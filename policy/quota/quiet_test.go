@@ -2,6 +2,7 @@ package quota_test
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -70,4 +71,52 @@ func TestWalksGrantAsPlainAtEveryKnob(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		plainTwins(t, cohortRun{cancels: true, anyKnobs: true, earlier: true})
 	})
+}
+
+// The candidates a round sets aside unsorted because their turn could
+// only set them aside (doomed), and the queues it finds done without
+// asking them (a failed preemption as narrow as their narrowest), leave
+// what a round giving every candidate its turn in order leaves: twins,
+// the second Unsettled, write the same journal, count the same work and
+// end every pass with the same cursors, queues done and failed widths
+// (the last are read only by later rounds, so a failure noted when a
+// later preemption had cleared it would change nothing else at once).
+func TestSettledRoundsAsEveryTurn(t *testing.T) {
+	settled := 0
+	rapid.Check(t, func(t *rapid.T) {
+		var js [2]*bt.Journal
+		var as []*baseline.Core
+		r := cohortRun{twins: 2, cancels: true, anyKnobs: true, earlier: true}
+		r.setup = func(x int, a *baseline.Core) {
+			js[x] = &bt.Journal{}
+			a.SetRecorder(js[x])
+			a.CountWork(true)
+			if x == 1 {
+				quota.Unsettled(a)
+			}
+		}
+		r.ready = func(all []*baseline.Core) { as = all }
+		r.ticked = func(as []*baseline.Core) {
+			if !bytes.Equal(js[0].Bytes, js[1].Bytes) {
+				t.Fatalf("tick %d: the journals differ:\n%s\nunsettled:\n%s", as[0].Now(), js[0].Bytes, js[1].Bytes)
+			}
+			if w0, w1 := as[0].Work(), as[1].Work(); w0 != w1 {
+				t.Fatalf("tick %d: work %+v, unsettled %+v", as[0].Now(), w0, w1)
+			}
+			c0, d0, m0 := quota.PassState(as[0])
+			c1, d1, m1 := quota.PassState(as[1])
+			if !slices.Equal(c0, c1) || !slices.Equal(d0, d1) || !slices.Equal(m0, m1) {
+				t.Fatalf("tick %d: cursors %v, done %v, failed %v; unsettled %v, %v, %v", as[0].Now(), c0, d0, m0, c1, d1, m1)
+			}
+		}
+		randomCohorts(t, r)
+		settled += quota.Settled(as[0])
+		if quota.Settled(as[1]) != 0 {
+			t.Fatal("Unsettled settled a candidate")
+		}
+	})
+	if settled == 0 {
+		t.Fatal("no candidate was settled: the test compared nothing")
+	}
+	t.Logf("%d candidates and queues settled", settled)
 }

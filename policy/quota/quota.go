@@ -270,6 +270,8 @@ type Rule struct {
 	excess    []int // excess[i]: what borrowing[i] borrows
 	touchMax  int
 	heads     []head
+	order     []int    // sortHeads' order
+	ranks     []uint64 // sortHeads' scratch
 
 	// The leases preemption could take, by queue, each list in victim
 	// order (baseline.VictimOrder), as lease indices: those not under
@@ -335,6 +337,11 @@ type Rule struct {
 	// preemption attempt and runs every pass (tests: the oracle of the
 	// skips in candidate, of the bound in preempt and of quiet).
 	plain bool
+	// unsettled gives every candidate its turn in the round's order and
+	// asks every queue not done (tests: the oracle of doomed and of the
+	// queues done unasked); settled counts those settle spared (tests).
+	unsettled bool
+	settled   int
 }
 
 // preemptor is a waiting workload that noticed leases, and its queue.
@@ -682,6 +689,11 @@ func (r *Rule) Admit(k *baseline.Core) {
 	clear(r.cursor)
 	clear(r.done)
 	clear(r.minFail)
+	// settle: a queue whose failed preemption leaves it nothing narrower
+	// is done unasked, and a doomed candidate is set aside at its turn
+	// without looking its request up (the tests' hooks and plain see
+	// every attempt).
+	settle := !r.plain && !r.unsettled && r.bound == nil && r.audit == nil
 	for round := 0; ; round++ {
 		heads := r.heads[:0]
 		r.borrowing, r.touchMax = r.borrowing[:0], r.fillerKept
@@ -708,35 +720,24 @@ func (r *Rule) Admit(k *baseline.Core) {
 			if r.done[q] {
 				continue
 			}
+			if settle && r.bonusSum == 0 && r.minFail[q] > 0 && r.minFail[q] <= r.queues[q].least {
+				// A preemption for as few GPUs as any of its workloads
+				// could start with failed this tick: candidate would look
+				// below that width (hi < least), find none and turn the
+				// queue away, after its setup (with fair starts, later
+				// rounds turned 36 M of the 300k-job log's 78 M asks
+				// away unwalked).
+				r.walked++ // the search itself, as candidate counts it
+				r.done[q] = true
+				r.settled++
+				continue
+			}
 			heads = append(heads, head{})
 			if !r.candidate(k, q, &heads[len(heads)-1]) {
 				heads = heads[:len(heads)-1]
 			}
 		}
 		r.heads = heads
-		// A candidate's order as one number where its fields fit (the
-		// key's bits, a byte for the class, the submit time's bits: 64
-		// at most; the key and submit time are never negative, a class
-		// is a byte): share, class and submit time packed high to low
-		// compare as headCmp compares them, and the id breaks ties as
-		// there. Plain compares by headCmp. The width of each field is
-		// the round's own: on 93,056 processors the shares' keys pass
-		// 2¹⁵ GPUs, where a fixed 15 bits left most rounds unpacked.
-		packed := !r.plain
-		var keys, subs uint
-		for x := range heads {
-			keys, subs = keys|uint(heads[x].key), subs|uint(heads[x].submitted)
-		}
-		kb, sb := bits.Len(keys), bits.Len(subs)
-		if int(keys) < 0 || int(subs) < 0 || kb+8+sb > 64 {
-			packed = false
-		}
-		if packed {
-			for x := range heads {
-				h := &heads[x]
-				h.rank = uint64(h.key)<<(8+sb) | uint64(h.class)<<sb | uint64(h.submitted)
-			}
-		}
 		if len(heads) == 0 {
 			// quietAt is the count as the pass began, so a pass that
 			// granted or noticed (each a change the count holds) can never
@@ -749,39 +750,24 @@ func (r *Rule) Admit(k *baseline.Core) {
 			r.walked = 0
 			return
 		}
-		// By insertion: a round has a few candidates (2.4 on average on
-		// the full log, about ten in a pass's first), and headCmp, a
-		// total order (ids differ), inlined here costs less than
-		// through a sort's comparison function. A long round (the
-		// 300k-job log's first rounds hold hundreds of queues' heads)
-		// is sorted, in the same total order, by a sort.
-		switch {
-		case len(heads) <= longRound:
-		case packed:
-			slices.SortFunc(heads, func(x, y head) int {
-				if x.rank != y.rank {
-					return cmp.Compare(x.rank, y.rank)
-				}
-				return cmp.Compare(x.id, y.id)
-			})
-		default:
-			slices.SortFunc(heads, headCmp)
-		}
-		for x := 1; x < len(heads) && len(heads) <= longRound; x++ {
-			h := heads[x]
-			y := x
-			if packed {
-				for ; y > 0 && (h.rank < heads[y-1].rank || h.rank == heads[y-1].rank && h.id < heads[y-1].id); y-- {
-					heads[y] = heads[y-1]
-				}
-			} else {
-				for ; y > 0 && headCmp(h, heads[y-1]) < 0; y-- {
-					heads[y] = heads[y-1]
+		for _, x := range r.sortHeads(heads) {
+			h := &heads[x]
+			if settle {
+				if r.doomed(k, h) {
+					// Its turn would read its request twice (Want, in
+					// TryStart and in preempt), start nothing and preempt
+					// nothing: only its own queue hears of it.
+					k.CountWalked(2)
+					r.failed(h.queue, h.want)
+					if r.strict {
+						r.done[h.queue] = true
+					} else {
+						r.cursor[h.queue]++
+					}
+					r.settled++
+					continue
 				}
 			}
-			heads[y] = h
-		}
-		for _, h := range heads {
 			i := k.IndexSubmitted(h.id, h.submitted)
 			req := k.Pend(i)
 			reserved := req.Reserved
@@ -803,6 +789,88 @@ func (r *Rule) Admit(k *baseline.Core) {
 			}
 		}
 	}
+}
+
+// sortHeads is the round's candidates' order, as indices into heads:
+// lowest share (with the request) first, then class, then submit time,
+// then id (headCmp). Where they fit in 64 bits (the key's bits, the
+// class's, the submit time's and an index's; the key and submit time
+// are never negative), the fields are packed high to low above the
+// candidate's index, the numbers sorted as numbers and the few runs of
+// equal fields (the same share, class and submit second) sorted by id.
+// The field widths are the round's own: on 93,056 processors the keys
+// pass 2¹⁵ GPUs, and the submit times of a long log 2²⁶ seconds. A
+// round of the 300k-job log's fair-start forks holds some fifty
+// candidates, and sorting them as structs through a comparison function
+// was a sixth of that replay. Plain sorts by headCmp.
+func (r *Rule) sortHeads(heads []head) []int {
+	var keys, classes, subs uint
+	for x := range heads {
+		h := &heads[x]
+		keys, classes, subs = keys|uint(h.key), classes|uint(h.class), subs|uint(h.submitted)
+	}
+	kb, cb, sb, ib := bits.Len(keys), bits.Len(classes), bits.Len(subs), bits.Len(uint(len(heads)-1))
+	order := r.order[:0]
+	if r.plain || int(keys) < 0 || int(subs) < 0 || kb+cb+sb+ib > 64 {
+		slices.SortFunc(heads, headCmp)
+		for x := range heads {
+			order = append(order, x)
+		}
+		r.order = order
+		return order
+	}
+	ranks := r.ranks[:0]
+	for x := range heads {
+		h := &heads[x]
+		ranks = append(ranks, (uint64(h.key)<<(cb+sb)|uint64(h.class)<<sb|uint64(h.submitted))<<ib|uint64(x))
+	}
+	slices.Sort(ranks)
+	mask := uint64(1)<<ib - 1
+	for x := 0; x < len(ranks); {
+		// ranks[x:y]: the same fields; ids differ, and break the tie.
+		y := x + 1
+		for y < len(ranks) && ranks[y]>>ib == ranks[x]>>ib {
+			y++
+		}
+		for z := x + 1; z < y; z++ {
+			for w := z; w > x && heads[ranks[w]&mask].id < heads[ranks[w-1]&mask].id; w-- {
+				ranks[w], ranks[w-1] = ranks[w-1], ranks[w]
+			}
+		}
+		x = y
+	}
+	for _, v := range ranks {
+		order = append(order, int(v&mask))
+	}
+	r.ranks, r.order = ranks, order
+	return order
+}
+
+// doomed reports whether candidate h, at its turn, would start nothing
+// and preempt nothing (TryStart and preempt both false, preempt's
+// failure noted by failed) without a preemption search. So it is when h
+// is a rigid job with nothing coming (no bonus, and so no reservation,
+// which only a preemptor holds), its queue's limit the pool (Want is
+// then its width and journals nothing), wider than the free GPUs, and
+// needing more than takable. Most candidates on a large machine are (a
+// round of the 300k-job log's fair-start forks offers some fifty, of
+// which a few start), and each one's look-up in the Core's pending list,
+// TryStart and preempt's setup were a sixth of that replay.
+func (r *Rule) doomed(k *baseline.Core, h *head) bool {
+	if !h.rigid || r.bonusSum > 0 && r.bonusOf(h.id) > 0 {
+		return false
+	}
+	limit := r.limitOf(k, h.queue)
+	if limit < k.Config().Pool {
+		return false
+	}
+	free := max(0, k.FreeGeneral())
+	if h.want <= free || r.usage[h.queue]+h.want > limit {
+		// It may start; or preempt turns it away before its bound,
+		// which candidate's room rules out for its own heads.
+		return false
+	}
+	return h.want-free > r.takable(h.queue, h.want)
 }
 
 // openQueues are the queues the pass's first round asks for a candidate,
@@ -922,16 +990,14 @@ func (r *Rule) openReaching(k *baseline.Core) {
 	r.open = open
 }
 
-// longRound is the most candidates a round sorts by insertion.
-const longRound = 16
-
 // head is a queue's candidate in a round; key is its queue's share with
 // the request, as the GPUs above the nominal quota (keyOf).
 type head struct {
 	queue, id, submitted int
 	key                  int
+	want                 int // the GPUs the key counts
 	class                policy.Class
-	rank                 uint64 // key, class and submit time packed (Admit)
+	rigid                bool
 }
 
 // keyOf is what orders queue q's candidates by share when its members
