@@ -839,7 +839,7 @@ func (b *backfillCands) reread(k *Core, now, shadow int64, extra, free int) {
 // either is at most extra wide or is estimated to run at most limit
 // seconds (fittingIn over q's widths).
 func (q *Keyed) fitting(k *Core, free, extra int, limit int64, f func(p int32)) {
-	fittingIn(k, q.sized, q.widths, &q.stack, free, extra, limit, func(p int32) int64 { return int64(q.pool[p].estimate) }, f)
+	fittingIn(k, q.sized, nil, q.widths, &q.stack, free, extra, limit, func(p int32) int64 { return int64(q.pool[p].estimate) }, f)
 }
 
 // firstWidth is the narrowest width waiting (MaxInt: none).

@@ -168,10 +168,17 @@ type Ranked struct {
 	// w GPUs: a rigid job's size (it is granted whole), 1 for any other
 	// (its want follows its campaign's holding), as a min-heap by
 	// estimate (then id), so that a backfill reads only those short
-	// enough (fittingWithin); sized marks the w with any.
-	bySize [][]int32
-	sized  []uint64
-	stack  []int // fittingWithin's
+	// enough (fittingWithin); sized marks the w with any, and sizedWords
+	// the words of sized that are not 0 (bit i of its word j for word
+	// 64j + i), so that a backfill finds the widths waiting up to the
+	// GPUs free reading a word per 4,096 widths rather than one per 64 (on
+	// a 300k-job log on 93,056 processors, with a few dozen widths
+	// waiting and thousands of GPUs free, reading sized was 12 % of
+	// budget's replay).
+	bySize     [][]int32
+	sized      []uint64
+	sizedWords []uint64
+	stack      []int // fittingWithin's
 	// A backfill's candidates (AdmitEASYRanked).
 	backfillCands
 }
@@ -253,6 +260,7 @@ func (q *Ranked) build(k *Core) {
 		q.bySize[w] = q.bySize[w][:0]
 	}
 	clear(q.sized)
+	clear(q.sizedWords)
 	k.countWalk(len(k.pending))
 	for i := range k.pending {
 		if r := &k.pending[i]; !k.camps[r.Campaign].Filler {
@@ -288,6 +296,10 @@ func (q *Ranked) add(r *Request) {
 	q.bySize[w] = append(q.bySize[w], p)
 	q.up(w, int(j.slot))
 	q.sized[w/64] |= 1 << (w % 64)
+	for len(q.sizedWords)*64 <= w/64 {
+		q.sizedWords = append(q.sizedWords, 0)
+	}
+	q.sizedWords[w/4096] |= 1 << (w / 64 % 64)
 }
 
 // shorter orders two slots of one heap: estimate, then id.
@@ -355,7 +367,9 @@ func (q *Ranked) remove(p int32) {
 		q.down(w, int(q.jobs[last].slot))
 	}
 	if len(q.bySize[w]) == 0 {
-		q.sized[w/64] &^= 1 << (w % 64)
+		if q.sized[w/64] &^= 1 << (w % 64); q.sized[w/64] == 0 {
+			q.sizedWords[w/4096] &^= 1 << (w / 64 % 64)
+		}
 	}
 	q.free = append(q.free, p)
 }
@@ -390,7 +404,7 @@ func (q *Ranked) Waiting(buf []int) []int {
 // free and extra to spare at a shadow time limit seconds away could
 // backfill (a job wider than extra must end by the shadow time).
 func (q *Ranked) fittingWithin(k *Core, free, extra int, limit int64, f func(p int32)) {
-	fittingIn(k, q.sized, q.bySize, &q.stack, free, extra, limit, func(p int32) int64 { return int64(q.jobs[p].duration) }, f)
+	fittingIn(k, q.sized, q.sizedWords, q.bySize, &q.stack, free, extra, limit, func(p int32) int64 { return int64(q.jobs[p].duration) }, f)
 }
 
 // fittingIn calls f with every element of heaps[w] for each w marked in
@@ -399,10 +413,11 @@ func (q *Ranked) fittingWithin(k *Core, free, extra int, limit int64, f func(p i
 // its root down through the elements short enough (heaps[w] is a
 // min-heap by est). It counts the elements it reads as walked (each
 // heap's short ones, and the first too long below them); stack is its
-// scratch.
-func fittingIn[E any](k *Core, sized []uint64, heaps [][]E, stack *[]int, free, extra int, limit int64, est func(E) int64, f func(E)) {
+// scratch; words, if not nil, marks sized's words that are not 0
+// (eachSet).
+func fittingIn[E any](k *Core, sized, words []uint64, heaps [][]E, stack *[]int, free, extra int, limit int64, est func(E) int64, f func(E)) {
 	read := 0
-	eachSet(sized, free, func(w int) {
+	eachSet(sized, words, free, func(w int) {
 		h := heaps[w]
 		if w <= extra {
 			read += len(h)
@@ -429,16 +444,40 @@ func fittingIn[E any](k *Core, sized []uint64, heaps [][]E, stack *[]int, free, 
 	k.countWalk(read)
 }
 
-// eachSet calls f with every bit set in set up to most, lowest first.
-func eachSet(set []uint64, most int, f func(n int)) {
-	for wi, word := range set {
-		for word != 0 {
-			n := wi*64 + bits.TrailingZeros64(word)
-			if n > most {
+// eachSet calls f with every bit set in set up to most, lowest first,
+// reading only the words of set that words marks as not 0 (bit i of its
+// word j for word 64j + i) when words is not nil, else every word up to
+// most's.
+func eachSet(set, words []uint64, most int, f func(n int)) {
+	if most < 0 {
+		return
+	}
+	last := min(len(set)-1, most/64)
+	if words == nil {
+		for wi := 0; wi <= last; wi++ {
+			eachBit(set[wi], wi, most, f)
+		}
+		return
+	}
+	for j := 0; j < len(words) && j <= last/64; j++ {
+		for m := words[j]; m != 0; m &= m - 1 {
+			wi := j*64 + bits.TrailingZeros64(m)
+			if wi > last {
 				return
 			}
-			word &= word - 1
-			f(n)
+			eachBit(set[wi], wi, most, f)
 		}
+	}
+}
+
+// eachBit calls f with every bit set in word wi of a set, word, up to
+// most.
+func eachBit(word uint64, wi, most int, f func(n int)) {
+	for ; word != 0; word &= word - 1 {
+		n := wi*64 + bits.TrailingZeros64(word)
+		if n > most {
+			return
+		}
+		f(n)
 	}
 }

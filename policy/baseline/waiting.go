@@ -396,7 +396,7 @@ func firstSet(set []uint64) int {
 }
 
 // eachWidth calls f with every width waiting up to most, narrowest first.
-func (q *Waiting) eachWidth(most int, f func(w int)) { eachSet(q.sized, most, f) }
+func (q *Waiting) eachWidth(most int, f func(w int)) { eachSet(q.sized, nil, most, f) }
 
 // Clone is a copy of the queue that shares no memory with it, for a
 // rule's CloneRule: what internal/deepcopy makes of it, without the
