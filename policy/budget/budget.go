@@ -316,7 +316,9 @@ type Rule struct {
 	// quiet is each campaign's window's quietFrom, kept as it changes: a
 	// group's usage passes over its members whose windows are quiet (most
 	// of them, most of the time) reading one dense list.
-	quiet    []int
+	quiet []int
+	// lines is each campaign's window usage as a line (usageAt).
+	lines    []line
 	core     *baseline.Core
 	eligible func(head *baseline.Request, l *baseline.Lease) bool
 	// The preemption contract's state for one victim search (Search):
@@ -385,6 +387,7 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	var w window
 	w.preload(k.History(c))
 	r.wins = append(r.wins, w)
+	r.lines = append(r.lines, line{until: math.MinInt})
 	r.quiet = append(r.quiet, w.quietFrom(r.knobs.Window))
 	r.group = append(r.group, 0)
 	// Registering may regroup every campaign (the Core's groups grow, or
@@ -557,6 +560,12 @@ func (r *Rule) priorities(k *baseline.Core, t int) {
 	if r.eagerCalc {
 		for c := range n {
 			r.computeMember(c)
+			// From the window itself, not its line.
+			u := r.wins[c].sum(t, r.knobs.Window)
+			if r.filler[c] {
+				u = 0
+			}
+			r.usage[c], r.memberP[c] = u, usageRatio(u, r.share[c]*r.whole)
 		}
 		for c := range n {
 			if g := r.group[c]; !r.filler[c] {
@@ -613,11 +622,47 @@ func (r *Rule) computeMember(c int) {
 	r.cGen[c] = r.calcGen
 	u := 0
 	if !r.filler[c] && r.calcT < r.quiet[c] {
-		u = r.wins[c].sum(r.calcT, r.knobs.Window)
+		u = r.usageAt(c, r.calcT)
 	}
 	// In a group of its own the member's ratio is the group's: the
 	// member level orders nothing more.
 	r.usage[c], r.memberP[c] = u, usageRatio(u, r.share[c]*r.whole)
+}
+
+// line is a campaign's window usage u at tick t, which grows by slope a
+// tick until tick until: the holding at the window's end and at its
+// start are those at t until one of them reaches a change point.
+type line struct{ t, u, slope, until int }
+
+// usageAt is campaign c's window usage at tick t: from its line when t
+// is on it, else from its window (a new line). A calculation reads the
+// same campaigns 300 ticks on, mostly on the same line: reading one dense
+// entry rather than the window's two segments and its neighbours
+// halved what the calculations cost on a 300k-job log.
+func (r *Rule) usageAt(c, t int) int {
+	if l := &r.lines[c]; t >= l.t && t < l.until {
+		return l.u + l.slope*(t-l.t)
+	}
+	w, width := &r.wins[c], r.knobs.Window
+	i, j := w.seek(t, &w.end), w.seek(t-width, &w.start)
+	l := line{t: t, until: math.MaxInt}
+	if i >= 0 {
+		s := w.segs[i]
+		l.u, l.slope = s.cum+s.held*(t-s.start+1), s.held
+	}
+	if i+1 < len(w.segs) {
+		l.until = w.segs[i+1].start
+	}
+	if j >= 0 {
+		s := w.segs[j]
+		l.u -= s.cum + s.held*(t-width-s.start+1)
+		l.slope -= s.held
+	}
+	if j+1 < len(w.segs) {
+		l.until = min(l.until, w.segs[j+1].start+width)
+	}
+	r.lines[c] = l
+	return l.u
 }
 
 // memberPrio is campaign c's member-level usage ratio at the last
@@ -956,7 +1001,11 @@ func (r *Rule) EndTick(k *baseline.Core) {
 	for _, c := range r.touched {
 		held := k.Held(policy.CampaignID(c), policy.AnyClass)
 		w := &r.wins[c]
-		w.hold(now, held)
+		n := len(w.segs)
+		if w.hold(now, held); len(w.segs) != n {
+			// A change point at now: the line ends there.
+			r.lines[c].until = min(r.lines[c].until, now)
+		}
 		w.trim(lo)
 		r.quiet[c] = w.quietFrom(r.knobs.Window)
 		if held != 0 {
@@ -1006,6 +1055,7 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 // here: trace's TestCloneSharesNothingMutable fails until it is.
 func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c := *r
+	c.lines = slices.Clone(r.lines)
 	c.wins = make([]window, len(r.wins))
 	// No window is read before lo again (as EndTick's trim).
 	lo := r.periodStart(from.Now()) - 1 - r.knobs.Window
