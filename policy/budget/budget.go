@@ -318,7 +318,10 @@ type Rule struct {
 	// of them, most of the time) reading one dense list.
 	quiet []int
 	// lines is each campaign's window usage as a line (usageAt).
-	lines    []line
+	lines []line
+	// heldAt is the Core's Changes + 1 when EndTick last recorded the
+	// holdings (0: never).
+	heldAt   uint64
 	core     *baseline.Core
 	eligible func(head *baseline.Request, l *baseline.Lease) bool
 	// The preemption contract's state for one victim search (Search):
@@ -979,6 +982,14 @@ func (r *Rule) orderChange(k *baseline.Core) int {
 func (r *Rule) EndTick(k *baseline.Core) {
 	r.core = k
 	r.wait.Mark(k) // after the filler's admission
+	// A campaign's holding changes only with a grant or an end, each a
+	// change of the Core's: with none since the last EndTick every hold
+	// would record nothing (most ticks of a replay on a 300k-job log are
+	// calculations' with a lease set as it was, hundreds of leases).
+	if r.heldAt == k.Changes()+1 {
+		return
+	}
+	r.heldAt = k.Changes() + 1
 	now := k.Now()
 	lo := r.periodStart(now) - 1 - r.knobs.Window
 	// Only a campaign that held GPUs at the last recorded tick or holds a
