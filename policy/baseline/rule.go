@@ -122,25 +122,23 @@ func (k *Core) Index(id int) int { return k.pendingIndex(id) }
 // Pend returns pending request i. A rule may set its Key only.
 func (k *Core) Pend(i int) *Request { return &k.pending[i] }
 
-// Flags returns buf resized to n and cleared, reusing its storage.
-func Flags(buf []bool, n int) []bool {
+// Cleared returns buf resized to n and cleared, reusing its storage: a
+// rule's per-campaign or per-partition tables, sized again at each
+// rebuild without a new allocation once they have grown.
+func Cleared[T any](buf []T, n int) []T {
 	if cap(buf) < n {
-		buf = make([]bool, n)
+		buf = make([]T, n)
 	}
 	buf = buf[:n]
 	clear(buf)
 	return buf
 }
 
-// Ints returns buf resized to n and cleared, reusing its storage.
-func Ints(buf []int, n int) []int {
-	if cap(buf) < n {
-		buf = make([]int, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
-}
+// Flags is Cleared for flags.
+func Flags(buf []bool, n int) []bool { return Cleared(buf, n) }
+
+// Ints is Cleared for counts.
+func Ints(buf []int, n int) []int { return Cleared(buf, n) }
 
 // Ranked is the pending queue of a rule that orders it by a rank per
 // campaign, then submit time, then id (budget), kept between passes for

@@ -104,15 +104,15 @@ func (t *fairTree) shape(k *baseline.Core) {
 	t.built, t.epoch = true, k.SharesEpoch()
 	t.count, t.groupShares = 0, 0
 	t.start, t.mems = t.start[:0], t.mems[:0]
-	t.part = floats(t.part, n)
+	t.part = baseline.Cleared(t.part, n)
 	t.none = baseline.Flags(t.none, n)
 	t.group = baseline.Ints(t.group, n)
 	for c := range t.group {
 		t.group[c] = -1
 	}
 	t.pos = baseline.Ints(t.pos, n)
-	t.fs = floats(t.fs, n)
-	t.fsAt = stamps(t.fsAt, n)
+	t.fs = baseline.Cleared(t.fs, n)
+	t.fsAt = baseline.Cleared(t.fsAt, n)
 	t.accounts, t.users = t.accounts[:0], t.users[:0]
 	for g := range groups {
 		t.count += len(groups[g].Members)
@@ -135,27 +135,17 @@ func (t *fairTree) shape(k *baseline.Core) {
 		t.accounts = append(t.accounts, treeNode{idx: g})
 	}
 	t.start = append(t.start, len(t.mems))
-	t.acctUsage = floats(t.acctUsage, len(groups))
+	t.acctUsage = baseline.Cleared(t.acctUsage, len(groups))
 	t.before = baseline.Ints(t.before, len(groups))
 	t.posOf = baseline.Ints(t.posOf, len(groups))
 	t.after = baseline.Ints(t.after, len(groups))
-	t.sortedAt = stamps(t.sortedAt, len(groups))
-	t.afterAt = stamps(t.afterAt, len(groups))
-	t.frac = floats(t.frac, t.count+1)
+	t.sortedAt = baseline.Cleared(t.sortedAt, len(groups))
+	t.afterAt = baseline.Cleared(t.afterAt, len(groups))
+	t.frac = baseline.Cleared(t.frac, t.count+1)
 	for r := range t.frac {
 		t.frac[r] = float64(r) / float64(t.count)
 	}
 	t.stamp = 0
-}
-
-// stamps returns buf resized to n and cleared, reusing its storage.
-func stamps(buf []uint64, n int) []uint64 {
-	if cap(buf) < n {
-		buf = make([]uint64, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
 }
 
 // factors writes every campaign's Fair Tree factor into out (len ≥ the

@@ -67,7 +67,7 @@ func (p *priorities) factors(k *baseline.Core, r *Rule) {
 	p.owed = false
 	usage, _ := r.usage.PeriodUsage(k)
 	if r.knobs.NoFairTree {
-		p.fs = floats(p.fs, k.NumCampaigns())
+		p.fs = baseline.Cleared(p.fs, k.NumCampaigns())
 		classicFactors(k, usage, p.fs)
 	} else {
 		p.tree.begin(k, usage)
@@ -102,14 +102,4 @@ func (p *priorities) of(k *baseline.Core, r *Rule, q *baseline.Request) float64 
 		v += w.WQOS * (p.tierMax - float64(t)) / p.tierMax
 	}
 	return v
-}
-
-// floats returns buf resized to n and cleared, reusing its storage.
-func floats(buf []float64, n int) []float64 {
-	if cap(buf) < n {
-		buf = make([]float64, n)
-	}
-	buf = buf[:n]
-	clear(buf)
-	return buf
 }
