@@ -222,6 +222,23 @@ func (k *Core) debit(n int) {
 		return
 	}
 	d := &k.debits
+	if d.at != k.changes+1 || len(d.slot) < len(k.camps) {
+		k.debitChains()
+	}
+	for ch, c := range d.camp {
+		cr := &k.camps[c].credits
+		*cr = policy.SumSteps(*cr, d.amount[d.off[ch]:d.off[ch+1]], n)
+	}
+}
+
+// debitChains builds debit's chains of charges from the leases: they
+// stand while the lease set does (every grant and end is a change of the
+// Core's, Changes), so that a skip between two changes, most of them on
+// a 300k-job log (a budget calculation's tick every 5 minutes, hundreds of
+// leases), does not build them again.
+func (k *Core) debitChains() {
+	d := &k.debits
+	d.at = k.changes + 1
 	if len(d.slot) < len(k.camps) {
 		d.slot = make([]int32, len(k.camps))
 		for c := range d.slot {
@@ -253,18 +270,18 @@ func (k *Core) debit(n int) {
 		d.amount[d.off[ch]+d.size[ch]] = -(float64(l.GPUs) * l.Class.BasePrice() / 3600)
 		d.size[ch]++
 	}
-	for ch, c := range d.camp {
+	for _, c := range d.camp {
 		d.slot[c] = -1
-		cr := &k.camps[c].credits
-		*cr = policy.SumSteps(*cr, d.amount[d.off[ch]:d.off[ch+1]], n)
 	}
 }
 
 // debits is debit's scratch, kept so that a skip allocates nothing once
 // it has grown: by campaign, its chain (-1: none); by chain, its campaign,
 // length and offset into amount, the charges (negated); util, the
-// utilization's one addend.
+// utilization's one addend; at, the Core's Changes + 1 the chains were
+// built at (0: never).
 type debits struct {
+	at        uint64
 	slot      []int32
 	camp      []policy.CampaignID
 	size, off []int
