@@ -10,6 +10,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"math"
 	"sync"
 
 	"git.sr.ht/~sbinet/gg"
@@ -23,6 +24,7 @@ import (
 type pngCanvas struct {
 	*vgimg.Canvas
 	img *image.RGBA
+	ctx *gg.Context // the canvas's context where newPNGCanvas made it, nil where vgimg did
 }
 
 // newPNGCanvas is vgimg.NewWith(UseWH(w, h), UseDPI(dpi)) without its
@@ -44,7 +46,7 @@ func newPNGCanvas(w, h vg.Length) pngCanvas {
 	ctx.SetLineCapButt()
 	ctx.InvertY()
 	c := vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi))
-	return pngCanvas{Canvas: c, img: img}
+	return pngCanvas{Canvas: c, img: img, ctx: ctx}
 }
 
 // WriteTo writes the canvas as a PNG file.
@@ -62,6 +64,47 @@ func (c pngCanvas) WriteTo(w io.Writer) (int64, error) {
 	}
 	return cw.n, err
 }
+
+// whiteUnder reports whether every pixel a fill of r could touch is
+// opaque white already, so that filling r with opaque white would change
+// no byte of the image: the source-over blend of white on white is white
+// exactly, at any coverage (freetype's RGBAPainter: (255·(m−a)·257 +
+// 65535·a) ÷ m ≫ 8 = 255). It is false where the canvas is not one of
+// newPNGCanvas's own (its transform unknown). The pixels are those of r's
+// corners through the context's transform, widened by two pixels on
+// every side for the rasterizer's coverage at the edges.
+func (c pngCanvas) whiteUnder(r vg.Rectangle) bool {
+	if c.ctx == nil || c.img == nil {
+		return false
+	}
+	d := float64(dpi)
+	x0, y0 := c.ctx.TransformPoint(r.Min.X.Dots(d), r.Min.Y.Dots(d))
+	x1, y1 := c.ctx.TransformPoint(r.Max.X.Dots(d), r.Max.Y.Dots(d))
+	if math.IsNaN(x0+y0+x1+y1) || math.IsInf(x0+y0+x1+y1, 0) {
+		return false
+	}
+	b := c.img.Bounds()
+	px := image.Rect(int(math.Floor(min(x0, x1)))-2, int(math.Floor(min(y0, y1)))-2,
+		int(math.Ceil(max(x0, x1)))+2, int(math.Ceil(max(y0, y1)))+2).Intersect(b)
+	if px.Empty() {
+		return true
+	}
+	for y := px.Min.Y; y < px.Max.Y; y++ {
+		row := c.img.Pix[c.img.PixOffset(px.Min.X, y):c.img.PixOffset(px.Max.X, y)]
+		for len(row) > 0 {
+			n := min(len(row), len(whiteRow))
+			if !bytes.Equal(row[:n], whiteRow[:n]) {
+				return false
+			}
+			row = row[n:]
+		}
+	}
+	return true
+}
+
+// whiteRow is 1,024 opaque white RGBA pixels, what whiteUnder compares
+// the image's rows with.
+var whiteRow = bytes.Repeat([]byte{0xff}, 4*1024)
 
 type countWriter struct {
 	w io.Writer

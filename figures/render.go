@@ -351,7 +351,7 @@ func (pn *panel) draw(c draw.Canvas, legendH vg.Length, tr func(string) string) 
 	lh := lsty.Height(xLabel + yLabel)
 	plotC.Min.X += lh + vg.Points(labelPad)
 	plotC.Min.Y += lh + vg.Points(labelPad)
-	pn.plot.Draw(plotC)
+	drawPlot(pn.plot, plotC)
 	dc := pn.plot.DataCanvas(plotC)
 
 	xs := lsty
@@ -438,6 +438,50 @@ func drawGrid(c draw.Canvas, grid [][]*plot.Plot) {
 	drawGridWith(c, grid, func(_, _ int, tile draw.Canvas) draw.Canvas { return tile })
 }
 
+// drawPlot is p.Draw(c), without the fill of p's white background where
+// c is a PNG canvas already white under it: the fill would change no
+// pixel (pngCanvas.whiteUnder) and rasterizing it was about a tenth of
+// the trace study's figure (its 11 × 12 in panels). The canvas's colour
+// is set as the fill would have set it, so the drawing that follows
+// starts from the same state.
+func drawPlot(p *plot.Plot, c draw.Canvas) {
+	pc, ok := pngUnder(c)
+	if !ok || p.BackgroundColor == nil || !opaqueWhite(p.BackgroundColor) || !pc.whiteUnder(c.Rectangle) {
+		p.Draw(c)
+		return
+	}
+	bg := p.BackgroundColor
+	c.SetColor(bg)
+	p.BackgroundColor = nil
+	defer func() { p.BackgroundColor = bg }()
+	p.Draw(c)
+}
+
+// pngUnder is the PNG canvas c draws on, through the draw.Canvas values
+// that plot.Align and the layout wrap around it (each passes a fill
+// through as it is); ok is false for any other canvas.
+func pngUnder(c draw.Canvas) (pngCanvas, bool) {
+	cv := c.Canvas
+	for {
+		switch v := cv.(type) {
+		case pngCanvas:
+			return v, true
+		case draw.Canvas:
+			cv = v.Canvas
+		case *draw.Canvas:
+			cv = v.Canvas
+		default:
+			return pngCanvas{}, false
+		}
+	}
+}
+
+// opaqueWhite reports whether col is white at full opacity.
+func opaqueWhite(col color.Color) bool {
+	r, g, b, a := col.RGBA()
+	return r == 0xffff && g == 0xffff && b == 0xffff && a == 0xffff
+}
+
 // drawGridWith is drawGrid with each tile passed through room first: it
 // may draw under the panel and returns what is left for it.
 func drawGridWith(c draw.Canvas, grid [][]*plot.Plot, room func(r, k int, tile draw.Canvas) draw.Canvas) {
@@ -462,7 +506,7 @@ func drawGridWith(c draw.Canvas, grid [][]*plot.Plot, room func(r, k int, tile d
 		for k, p := range full[r] {
 			if p != nil {
 				tile := room(r, k, canvases[r][k])
-				p.Draw(tile)
+				drawPlot(p, tile)
 				labels[r][k].draw(tile, p)
 			}
 		}
