@@ -238,3 +238,73 @@ func TestPackedChangesAreTheWideOnes(t *testing.T) {
 		}
 	})
 }
+
+// grouped gives, bit for bit, what stats gives over each group's
+// measured jobs in record order (the indices partitioned plainly, one
+// slice per group grown by appending): any mix of served, denied and
+// unfinished jobs, groups empty or all denied, and the statistics it
+// leaves in the scratch reused by the next call.
+func TestGroupedIsStatsPerGroup(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "jobs")
+		groups := rapid.IntRange(1, 7).Draw(t, "groups")
+		stop := int64(rapid.IntRange(0, 5000).Draw(t, "stop"))
+		jobs := make([]Job, n)
+		recs := make([]JobRecord, n)
+		key := make([]int, n)
+		for i := range recs {
+			r := &recs[i]
+			r.Job, r.Submit, r.Run = int32(i), int64(rapid.IntRange(0, 3000).Draw(t, "submit")), int64(rapid.IntRange(0, 900).Draw(t, "run"))
+			r.End = -1
+			key[i] = rapid.IntRange(0, groups-1).Draw(t, "group")
+			switch rapid.IntRange(0, 3).Draw(t, "state") {
+			case 0:
+				r.State = Denied
+			case 1:
+				r.State = Unfinished
+			case 2:
+				r.State, r.Starts = Unfinished, []int64{r.Submit + int64(rapid.IntRange(0, 500).Draw(t, "wait"))}
+			default:
+				st := r.Submit + int64(rapid.IntRange(0, 500).Draw(t, "wait"))
+				r.State, r.Starts, r.End = Served, []int64{st}, st+r.Run
+			}
+		}
+		var measured []int32
+		for i := range n {
+			if rapid.IntRange(0, 4).Draw(t, "measured") > 0 {
+				measured = append(measured, int32(i))
+			}
+		}
+		sc := newStatsScratch(jobs, len(measured))
+		got := sc.grouped(recs, measured, stop, groups, func(i int32) int { return key[i] })
+		plain := newStatsScratch(jobs, len(measured))
+		for g := range groups {
+			var idx []int32
+			for _, i := range measured {
+				if key[i] == g {
+					idx = append(idx, i)
+				}
+			}
+			want := plain.stats(recs, idx, stop, false)
+			if !sameStats(got[g], want) {
+				t.Fatalf("group %d: grouped %+v, stats %+v", g, got[g], want)
+			}
+		}
+		// The scratch serves the whole-window statistics afterwards.
+		if a, b := sc.stats(recs, measured, stop, false), plain.stats(recs, measured, stop, false); !sameStats(a, b) {
+			t.Fatalf("after grouped: %+v, want %+v", a, b)
+		}
+	})
+}
+
+// sameStats is s == o with NaN equal to NaN, bit for bit otherwise.
+func sameStats(s, o Stats) bool {
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+	}
+	return s.Jobs == o.Jobs && s.Denied == o.Denied && s.Censored == o.Censored &&
+		same(s.MeanWait, o.MeanWait) && same(s.P50Wait, o.P50Wait) && same(s.P95Wait, o.P95Wait) &&
+		same(s.MeanBSLD, o.MeanBSLD) && same(s.P95BSLD, o.P95BSLD) &&
+		s.MeanWaitLower == o.MeanWaitLower && s.P50WaitLower == o.P50WaitLower && s.P95WaitLower == o.P95WaitLower &&
+		s.MeanBSLDLower == o.MeanBSLDLower && s.P95BSLDLower == o.P95BSLDLower
+}

@@ -88,18 +88,6 @@ func partition(n, keys int, key func(i int) int) [][]int32 {
 	return out
 }
 
-// partitionOf is partition of the record indices in: each key's, in the
-// order of in.
-func partitionOf(in []int32, keys int, key func(i int32) int) [][]int32 {
-	out := partition(len(in), keys, func(p int) int { return key(in[p]) })
-	for _, g := range out {
-		for j, p := range g {
-			g[j] = in[p]
-		}
-	}
-	return out
-}
-
 // Summarize computes the metrics of a replay from each job's start time
 // (a job that ran more than once, §6.7, is given its final start).
 func Summarize(w *Workload, start []int64) Metrics {
