@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/bursar-hpc/bursar/internal/stats"
+	"github.com/bursar-hpc/bursar/policy/easy"
 	"github.com/bursar-hpc/bursar/policy/policies"
 )
 
@@ -307,4 +308,83 @@ func sameStats(s, o Stats) bool {
 		same(s.MeanBSLD, o.MeanBSLD) && same(s.P95BSLD, o.P95BSLD) &&
 		s.MeanWaitLower == o.MeanWaitLower && s.P50WaitLower == o.P50WaitLower && s.P95WaitLower == o.P95WaitLower &&
 		s.MeanBSLDLower == o.MeanBSLDLower && s.P95BSLDLower == o.P95BSLDLower
+}
+
+// nuwt's table of small user ids gives what its binary search gives
+// where the ids are too large for a table (the same users shifted up, so
+// in the same order): any mix of states, users in runs or interleaved.
+func TestNUWTTableIsTheSearch(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 200).Draw(t, "jobs")
+		users := rapid.IntRange(1, 12).Draw(t, "users")
+		stop := int64(rapid.IntRange(0, 5000).Draw(t, "stop"))
+		small, large := make([]Job, n), make([]Job, n)
+		recs := make([]JobRecord, n)
+		var measured []int32
+		for i := range n {
+			u := rapid.IntRange(0, users-1).Draw(t, "user") * 7
+			small[i].User, small[i].GPUs = u, rapid.IntRange(1, 8).Draw(t, "gpus")
+			large[i] = small[i]
+			large[i].User = u + 1<<40
+			r := &recs[i]
+			r.Submit, r.Run, r.End = int64(rapid.IntRange(0, 3000).Draw(t, "submit")), int64(rapid.IntRange(1, 900).Draw(t, "run")), -1
+			switch rapid.IntRange(0, 2).Draw(t, "state") {
+			case 0:
+				r.State = Denied
+			case 1:
+				r.State = Unfinished
+			default:
+				st := r.Submit + int64(rapid.IntRange(0, 500).Draw(t, "wait"))
+				r.State, r.Starts, r.End = Served, []int64{st}, st+r.Run
+			}
+			measured = append(measured, int32(i))
+		}
+		a, b := nuwt(small, recs, measured, stop), nuwt(large, recs, measured, stop)
+		if a.Users != b.Users || a.Lower != b.Lower || math.Float64bits(a.CV) != math.Float64bits(b.CV) && !(math.IsNaN(a.CV) && math.IsNaN(b.CV)) {
+			t.Fatalf("table %+v, search %+v", a, b)
+		}
+	})
+}
+
+// dropStartedPlain is dropStarted as it was, one pass over the whole
+// queue: the plain computation its test compares with.
+func (r *replayer) dropStartedPlain(picked []int) {
+	out, p := 0, 0
+	for i := range r.queue {
+		if p < len(picked) && picked[p] == i {
+			p++
+			continue
+		}
+		r.queue[out] = r.queue[i]
+		r.qjobs[out] = r.qjobs[i]
+		out++
+	}
+	r.queue = r.queue[:out]
+	r.qjobs = r.qjobs[:out]
+}
+
+// dropStarted leaves the queue dropStartedPlain leaves, for any picked
+// positions: heads, backfills behind them, none, all.
+func TestDropStartedIsThePlainPass(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "queue")
+		var a, b replayer
+		for i := range n {
+			a.queue = append(a.queue, int32(100+i))
+			a.qjobs = append(a.qjobs, easy.Job{GPUs: i + 1, Estimate: int64(7 * i)})
+		}
+		b.queue, b.qjobs = slices.Clone(a.queue), slices.Clone(a.qjobs)
+		var picked []int
+		heads := rapid.IntRange(0, n).Draw(t, "heads")
+		for i := range n {
+			if i < heads || rapid.IntRange(0, 3).Draw(t, "pick") == 0 {
+				picked = append(picked, i)
+			}
+		}
+		a.dropStarted(picked)
+		b.dropStartedPlain(picked)
+		if !slices.Equal(a.queue, b.queue) || !slices.Equal(a.qjobs, b.qjobs) {
+			t.Fatalf("picked %v: queue %v %v, want %v %v", picked, a.queue, a.qjobs, b.queue, b.qjobs)
+		}
+	})
 }
