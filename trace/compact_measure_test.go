@@ -388,3 +388,37 @@ func TestDropStartedIsThePlainPass(t *testing.T) {
 		}
 	})
 }
+
+// sortBSLD sorts as slices.Sort does, bit for bit: bounded slowdowns
+// (many exactly 1, some +Inf), any non-negative floats, keys too short
+// (slices.Sort then), and a negative value or NaN (slices.Sort too).
+func TestSortBSLDIsASort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 2000).Draw(t, "n")
+		xs := make([]float64, n)
+		for i := range xs {
+			switch rapid.IntRange(0, 5).Draw(t, "kind") {
+			case 0:
+				xs[i] = 1
+			case 1:
+				xs[i] = math.Inf(1)
+			case 2:
+				xs[i] = rapid.Float64Range(0, 1e-300).Draw(t, "tiny")
+			default:
+				xs[i] = 1 + rapid.Float64Range(0, 1e6).Draw(t, "bsld")
+			}
+		}
+		if n > 0 && rapid.IntRange(0, 9).Draw(t, "bad") == 0 {
+			xs[rapid.IntRange(0, n-1).Draw(t, "at")] = []float64{-1, math.NaN(), math.Copysign(0, -1)}[rapid.IntRange(0, 2).Draw(t, "which")]
+		}
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		keys := make([]uint64, rapid.IntRange(0, n+3).Draw(t, "keys"))
+		sortBSLD(xs, keys)
+		for i := range xs {
+			if math.Float64bits(xs[i]) != math.Float64bits(want[i]) && !(math.IsNaN(xs[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("at %d: %v, want %v", i, xs[i], want[i])
+			}
+		}
+	})
+}

@@ -253,7 +253,8 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 	s.Drain = max(0, last-w.Jobs[len(w.Jobs)-1].Submit)
 	den := float64(w.Pool) * float64(iv.Span())
 	s.Useful, s.Lost, s.Held = useful/den, lost/den, (useful+lost)/den
-	s.IdleWhileWaiting = idleWhileWaiting(w.Jobs, recs, w.Pool, stop, iv) / den
+	idle, keys := idleWhileWaitingKeys(w.Jobs, recs, w.Pool, stop, iv)
+	s.IdleWhileWaiting = idle / den
 
 	// In the statistics' scratch, done with by now: it holds len(measured)
 	// values, and a second array would be 8 bytes a job more at the
@@ -266,8 +267,35 @@ func Measure(w *Workload, run *Run, iv Interval) (*Summary, error) {
 			s.BSLD = append(s.BSLD, recs[i].BSLD(stop))
 		}
 	}
-	slices.Sort(s.BSLD)
+	sortBSLD(s.BSLD, keys)
 	return s, nil
+}
+
+// sortBSLD sorts the bounded slowdowns xs ascending, as slices.Sort
+// would: as their bits, radix-sorted in keys (idleWhileWaiting's, done
+// with by then: no array more at the measures' peak) where keys holds
+// them and every value is +0 or more (+Inf included), whose bits are
+// then in the values' order. A bounded slowdown is at least 1; anything
+// else, or keys too short, is left to slices.Sort. The comparison sort
+// was 2 % of trace --policy fifo on a 300k-job log.
+func sortBSLD(xs []float64, keys []uint64) {
+	if cap(keys) < len(xs) {
+		slices.Sort(xs)
+		return
+	}
+	keys = keys[:len(xs)]
+	for k, x := range xs {
+		// At most +Inf's bits: the sign bit clear (−0 too is left to
+		// slices.Sort) and no NaN.
+		if keys[k] = math.Float64bits(x); keys[k] > 0x7ff0000000000000 {
+			slices.Sort(xs)
+			return
+		}
+	}
+	radixSort(keys, 64)
+	for k := range xs {
+		xs[k] = math.Float64frombits(keys[k])
+	}
 }
 
 // statsScratch holds the buffers of the statistics so that the per-class
@@ -474,6 +502,13 @@ func bitsLen(n int) int {
 // nothing: the sweep adds all of a time's changes, integers, before it
 // reads. Where the times span too much to pack, idleWhileWaitingWide.
 func idleWhileWaiting(jobs []Job, recs []JobRecord, pool int, stop int64, iv Interval) float64 {
+	idle, _ := idleWhileWaitingKeys(jobs, recs, pool, stop, iv)
+	return idle
+}
+
+// idleWhileWaitingKeys is idleWhileWaiting and its array of packed
+// changes, for the caller to reuse (nil where it had none).
+func idleWhileWaitingKeys(jobs []Job, recs []JobRecord, pool int, stop int64, iv Interval) (float64, []uint64) {
 	n, widest := 0, 0
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range recs {
@@ -498,13 +533,13 @@ func idleWhileWaiting(jobs []Job, recs []JobRecord, pool int, stop int64, iv Int
 		}
 	}
 	if n == 0 {
-		return 0
+		return 0, nil
 	}
 	gb := uint(bitsLen(widest))
 	low := gb + 2
 	span := uint64(hi) - uint64(lo)
 	if widest > math.MaxInt32 || low+uint(bits.Len64(span)) > 64 {
-		return idleWhileWaitingWide(jobs, recs, pool, stop, iv)
+		return idleWhileWaitingWide(jobs, recs, pool, stop, iv), nil
 	}
 	const (
 		submit  = iota // joins the queue
@@ -569,7 +604,7 @@ func idleWhileWaiting(jobs []Job, recs []JobRecord, pool int, stop int64, iv Int
 			idle += float64(min(free, fit)) * float64(d)
 		}
 	}
-	return idle
+	return idle, keys
 }
 
 // idleWhileWaitingWide is idleWhileWaiting with a 16-byte change a job's
