@@ -665,7 +665,11 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 				flush()
 				day = d
 			}
-			f.split(float64(w.Pool), dt, row)
+			// A day with fewer than two control campaigns has no index
+			// (below): its split would be thrown away.
+			if len(ctl.Days[d]) >= 2 {
+				f.split(float64(w.Pool), dt, row)
+			}
 		})
 	}
 	flush()
