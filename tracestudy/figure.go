@@ -71,7 +71,7 @@ func newPanel(title, x, y string) *plot.Plot {
 // with a replay that stopped at its horizon (docs/studies.md §4.3).
 func specLabels(s Summary) (labels []string, anyStopped bool) {
 	nw := len(s.Study.Windows)
-	flagged := Flagged(FindDegenerate(s.Study, s.Runs))
+	flagged := Flagged(findDegenerate(s.Study, s.Runs, s.windowShapes()))
 	for si, sp := range s.Study.Specs {
 		l := sp.Policy
 		if sp.WindowDays > 0 {
@@ -579,7 +579,7 @@ func WriteTraceFigure(path string, f figures.Format, s Summary) error {
 	if stopped {
 		title += "; † = a replay stopped at its horizon: lower bounds, and no fairness bar"
 	}
-	if len(FindDegenerate(st, s.Runs)) > 0 {
+	if len(findDegenerate(st, s.Runs, s.windowShapes())) > 0 {
 		title += "; ‡ = a degenerate mapping or a run identical to fifo's (summary.json degenerate): no comparison"
 	}
 	return figures.WriteTitledGridLegends(path, f, 11*vg.Inch, 13*vg.Inch, title, [][]*plot.Plot{{cdf, counts}, {pw, pu}, {pl, pj}},

@@ -53,6 +53,18 @@ type Summary struct {
 	Warmup     int64
 	Cooldown   int64
 	Runs       []Result
+	// shapes are the windows' shapes (windowShapes), found once for all
+	// the outputs: nil until then.
+	shapes []WindowShape
+}
+
+// windowShapes is s.shapes, or the windows' shapes found now where they
+// have not been.
+func (s *Summary) windowShapes() []WindowShape {
+	if s.shapes == nil {
+		s.shapes = windowShapes(s.Study)
+	}
+	return s.shapes
 }
 
 // marshal writes summary.json: the trace, the windows, every run's
@@ -66,7 +78,7 @@ func marshal(s Summary) ([]byte, error) {
 	wins := make([]any, len(st.Windows))
 	for k, w := range st.Windows {
 		wins[k] = map[string]any{"index": w.Index, "from": w.From, "until": w.Until, "measure_from": w.MeasureFrom,
-			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs), "shape": windowShapeMap(ShapeOf(st.Loads[k]))}
+			"measure_until": w.MeasureUntil, "replayed_jobs": len(st.Loads[k].Jobs), "shape": windowShapeMap(s.windowShapes()[k])}
 		if ld := st.Loads[k]; st.Options.LookbackSpan() > 0 {
 			// Where the shares and Bursar's buckets were read from.
 			wins[k].(map[string]any)["lookback"] = map[string]any{"from": ld.LookbackFrom, "days": float64(w.From-ld.LookbackFrom) / Day,
@@ -88,7 +100,7 @@ func marshal(s Summary) ([]byte, error) {
 	top := map[string]any{"experiment": s.Experiment, "trace": s.Trace, "mapping": MappingMap(st.Options),
 		"windows": wins, "warmup_s": s.Warmup, "cooldown_s": s.Cooldown, "runs": runs, "estimates": ests,
 		"window_rule": windowRuleMap(st)}
-	top["degenerate"] = degenerateList(FindDegenerate(st, s.Runs))
+	top["degenerate"] = degenerateList(findDegenerate(st, s.Runs, s.windowShapes()))
 	if li := LeadInMap(st.LeadIn); li != nil {
 		top["lead_in"] = li
 	}
@@ -429,6 +441,7 @@ func writeCSV(path, experiment string, rs []Result) error {
 // Write writes summary.json, runs.csv and the experiment's figure into
 // out and returns the files written, relative to out.
 func Write(out string, s Summary, f figures.Format) ([]string, error) {
+	s.windowShapes() // once, for summary.json and the figures
 	b, err := marshal(s)
 	if err != nil {
 		return nil, err

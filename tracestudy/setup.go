@@ -405,6 +405,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 	report := func(rs []Result, merged bool) error {
 		sum := Summary{Experiment: experiment, Trace: Info(w, c.Name, opt.From, opt.Until), Study: st,
 			Warmup: c.Warmup, Cooldown: c.Cooldown, Runs: rs}
+		shapes := sum.windowShapes() // once, for the outputs and the warnings
 		// The replays' records are garbage by now: collecting them before the
 		// figure lets its canvas (12 MB for fig_trace's PNG) reuse their
 		// memory instead of faulting in fresh pages, which cost more CPU than
@@ -419,7 +420,7 @@ func FromConfig(experiment string, f sweep.Flags, env sweep.Env, d *sweep.Dist) 
 			return err
 		}
 		files = append(files, sweep.TableFile)
-		WarnDegenerate(env.Stderr, experiment, FindDegenerate(st, rs), len(st.Windows))
+		WarnDegenerate(env.Stderr, experiment, findDegenerate(st, rs, shapes), len(st.Windows))
 		if st.LeadIn != nil && st.LeadIn.Warning() != "" {
 			fmt.Fprintf(env.Stderr, "warning: %s: %s (summary.json lead_in)\n", experiment, st.LeadIn.Warning())
 		}
