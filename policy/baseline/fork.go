@@ -65,6 +65,7 @@ func (k *Core) Clone() (policy.Allocator, error) {
 		c.rule = r.r
 	}
 	c.watch, _ = c.rule.(Watcher)
+	c.holds, _ = c.rule.(HoldWatcher)
 	if wr, ok := c.rule.(WaitingRule); ok {
 		c.countMoved(wr.WaitingQueue().Entries())
 	}
