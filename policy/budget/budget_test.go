@@ -395,3 +395,42 @@ func TestCloneRuleCopiesEveryField(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, bt.CloneRuleMatchesAlong(a))
 }
+
+// A priority read between ticks (Priority, at the tick now) leaves the
+// next admission's calculation its own: it reads the windows at the end
+// of the period's previous tick, earlier than the read, and a window
+// usage kept as a line from the later tick must not be carried back over
+// a change point. Pool 4, W = 1000, P = 300; A and B entitled to half each.
+// A holds 1 GPU in ticks 306–325, so its window usage is 20 GPU-seconds
+// at tick 350, where Priority reads 20 ÷ (1/2 × 4 × 1000) = 0.01, and 0
+// at tick 300, where the calculation of tick 351's admission (the period
+// 301–600) reads it: A's request granted at tick 351 records 0 as its
+// priority, as it does when nothing was read at tick 350.
+func TestPriorityReadLeavesTheCalculation(t *testing.T) {
+	k := budget.DefaultKnobs()
+	k.Window, k.CalcPeriod = 1000, 300
+	var journals [2]bt.Journal
+	for i, read := range []bool{false, true} {
+		rule := budget.NewRule(k)
+		a, err := baseline.New(bt.Config(4, 0), rule)
+		require.NoError(t, err)
+		a.SetRecorder(&journals[i])
+		ca, _ := a.Register(bt.Env("a", 1, policy.AgentBurst))
+		_, _ = a.Register(bt.Env("b", 1, policy.AgentBurst))
+		bt.Ticks(a, 305)
+		_, _ = a.Request(ca, 1, 20, policy.AnyClass)
+		bt.Ticks(a, 45)
+		require.Equal(t, 350, a.Now())
+		if read {
+			require.InDelta(t, 0.01, rule.Priority(a, ca), 1e-15)
+		}
+		_, _ = a.Request(ca, 1, 20, policy.AnyClass)
+		a.Tick()
+		grants := journals[i].Of(policy.EventGrant)
+		require.Len(t, grants, 2)
+		require.Equal(t, 306, grants[0].T)
+		require.Equal(t, 351, grants[1].T)
+		require.Zero(t, grants[1].FairDeficit, "read at tick 350: %v", read)
+	}
+	require.Equal(t, string(journals[0].Bytes), string(journals[1].Bytes))
+}
