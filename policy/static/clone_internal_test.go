@@ -63,7 +63,7 @@ func TestLentQueueCopiesOnWrite(t *testing.T) {
 			for i, q := range queues {
 				tw := twins[i]
 				if !slices.Equal(q.list, tw.list) || !slices.Equal(q.least, tw.least) || !slices.Equal(q.short, tw.short) ||
-					q.first != tw.first || q.live != tw.live || q.dead != tw.dead {
+					q.first != tw.first || q.live != tw.live || q.dead != tw.dead || q.unit != tw.unit {
 					t.Fatalf("step %d: queue %d of %d is not its twin:\n%+v\n%+v", step, i, len(queues), *q, *tw)
 				}
 			}

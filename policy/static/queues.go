@@ -66,10 +66,12 @@ type partQueue struct {
 	live, dead int
 	// A tree over list's places, leaves at leaves+i: by node, the least
 	// (waiting.least) of its live jobs, and by band b < bands the
-	// shortest estimate of those whose least is at most bandWidth(b), so
-	// that a search passes over a stretch whose narrow jobs are all too
-	// long (estimates capped at noneLeft−1; noneLeft: no such job).
+	// shortest estimate of those whose least is at most bandWidth(b)
+	// units, so that a search passes over a stretch whose narrow jobs are
+	// all too long (estimates capped at noneLeft−1; noneLeft: no such
+	// job). unit divides every live job's least (build, add).
 	leaves, bands int
+	unit          int
 	least         []int32
 	short         []int32
 	// share, if not nil, counts the other queues (a fork's copy, or the
@@ -78,22 +80,30 @@ type partQueue struct {
 	share *sharing
 }
 
-// bandWidth is band b's widest job: 1, 2, 3, 4, 6, 8, 12, 16, …, two
-// bands an octave, so that a search for jobs of at most w GPUs reads the
-// band of the least width ≥ w and passes over jobs up to 1.5 w wide in it
-// (SDSC-SP2's widths are mostly powers of two, which fall between).
+// bandWidth is band b's widest job, in units (partQueue.unit): 1, 2, 3,
+// 4, 7, 8, 15, 16, …, two bands an octave, each power of two and the
+// width just below it. A search for jobs of at most w units reads the
+// band of the least width ≥ w, and a stretch passes it if a job there
+// is short enough, though that job may be wider than w (up to the band's
+// width): the search then descends for nothing. Widths are mostly powers
+// of two (SDSC-SP2's, in GPUs; the resampled 300k-job log's, in units of
+// 727 GPUs), so that a band ending at one held every job of that width
+// for a search just narrower (a band of 8 for 7 units free), where 2ᵏ − 1
+// holds none; bands of 4, 6, 8, 12, … did, and on the resampled log,
+// with no unit, every band held widths of 727 × 2ᵏ beyond the search's:
+// a fork's failed search read 400 nodes.
 func bandWidth(b int) int {
 	if b < 2 {
 		return b + 1
 	}
-	w := 1 << (b/2 + 1) // b = 2: 4, b = 3: 6, b = 4: 8, …
-	if b%2 == 1 {
-		w += w / 2
+	w := 1 << (b/2 + 1) // b = 2: 3, b = 3: 4, b = 4: 7, b = 5: 8, …
+	if b%2 == 0 {
+		w--
 	}
 	return w
 }
 
-// bandOf is the first band whose widest job is at least w ≥ 1.
+// bandOf is the first band whose widest job is at least w (0 for w ≤ 1).
 func bandOf(w int) int {
 	b := 0
 	for bandWidth(b) < w {
@@ -104,6 +114,14 @@ func bandOf(w int) int {
 
 // noneLeft marks a node with no live job (of the band).
 const noneLeft = math.MaxInt32
+
+// gcd is the greatest common divisor of a, b ≥ 0 (gcd(0, b) = b).
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
 
 func clamp32(v int) int32 { return int32(min(v, noneLeft-1)) }
 
@@ -122,7 +140,9 @@ func (qu *partQueue) add(k *baseline.Core, e waiting) {
 		return
 	}
 	qu.list = append(qu.list, e)
-	if len(qu.list) > qu.leaves {
+	if len(qu.list) > qu.leaves || e.least()%qu.unit != 0 {
+		// Out of room, or a width the unit does not divide: the bands
+		// are made again in a unit that does.
 		qu.build(k)
 		return
 	}
@@ -182,7 +202,7 @@ func (qu *partQueue) leaf(n int, e *waiting) {
 	l := e.least()
 	qu.least[n] = clamp32(l)
 	for b := range band {
-		if l <= bandWidth(b) {
+		if l/qu.unit <= bandWidth(b) {
 			band[b] = clamp32(e.est)
 		}
 	}
@@ -216,7 +236,10 @@ func (qu *partQueue) set(at int) {
 }
 
 // build makes the tree again, with room for the list to double, counting
-// the jobs written.
+// the jobs written. Its bands count widths in units of the live jobs'
+// greatest common divisor: a log whose widths are multiples of a node's
+// GPUs, or of a scale (the resampled 300k-job log's 727), has its powers
+// of two at the bands' edges, as SDSC-SP2 has in GPUs.
 func (qu *partQueue) build(k *baseline.Core) {
 	qu.own(k)
 	n := len(qu.list)
@@ -224,7 +247,14 @@ func (qu *partQueue) build(k *baseline.Core) {
 	for qu.leaves <= n {
 		qu.leaves *= 2
 	}
-	qu.bands = bandOf(k.Config().Pool) + 1
+	qu.unit = 0
+	for i := range qu.list {
+		if e := &qu.list[i]; !e.dead {
+			qu.unit = gcd(qu.unit, e.least())
+		}
+	}
+	qu.unit = max(qu.unit, 1)
+	qu.bands = bandOf(k.Config().Pool/qu.unit) + 1
 	qu.least = slices.Grow(qu.least[:0], 2*qu.leaves)[:2*qu.leaves]
 	qu.short = slices.Grow(qu.short[:0], 2*qu.leaves*qu.bands)[:2*qu.leaves*qu.bands]
 	for i := range qu.leaves {
@@ -237,6 +267,10 @@ func (qu *partQueue) build(k *baseline.Core) {
 	for x := qu.leaves - 1; x > 0; x-- {
 		qu.join(x)
 	}
+	// Node 0 is no node (the root is 1) and nothing reads it, but what an
+	// array held before (a build with other bands, a copy's) is written
+	// over, so that the arrays are a function of the list alone.
+	qu.leaf(0, nil)
 	k.CountMoved(n)
 }
 
@@ -279,7 +313,9 @@ func (qu *partQueue) find(k *baseline.Core, from, free, extra, limit int) int {
 	if free < 1 {
 		return -1
 	}
-	s := search{qu: qu, free: free, extra: extra, limit: limit, band: bandOf(free)}
+	// A job narrow enough has a least of at most free / unit units (the
+	// unit divides it), so that it is in that band.
+	s := search{qu: qu, free: free, extra: extra, limit: limit, band: bandOf(free / qu.unit)}
 	at := s.after(from)
 	k.CountWalked(s.steps)
 	return at
@@ -324,7 +360,7 @@ func (s *search) passes(n int) bool {
 }
 
 // search is one find's bounds: band is the first whose widest job
-// (bandWidth) is at least free.
+// (bandWidth) is at least free, in units.
 type search struct {
 	qu                       *partQueue
 	free, extra, limit, band int
