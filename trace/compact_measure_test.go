@@ -1,16 +1,21 @@
 package trace
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/bursar-hpc/bursar/internal/stats"
 	"github.com/bursar-hpc/bursar/policy/easy"
 	"github.com/bursar-hpc/bursar/policy/policies"
+	"github.com/bursar-hpc/bursar/swf"
 )
 
 // sharesTable is the share measure as it was computed over a whole day ×
@@ -418,6 +423,82 @@ func TestSortBSLDIsASort(t *testing.T) {
 		for i := range xs {
 			if math.Float64bits(xs[i]) != math.Float64bits(want[i]) && !(math.IsNaN(xs[i]) && math.IsNaN(want[i])) {
 				t.Fatalf("at %d: %v, want %v", i, xs[i], want[i])
+			}
+		}
+	})
+}
+
+// byID holds what a map would: sums and maxima by id, ids small, large
+// and negative, every id seen kept (with 0 too).
+func TestByIDIsAMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var sum, most byID
+		wantSum, wantMost := map[int]int64{}, map[int]int64{}
+		for range rapid.IntRange(0, 200).Draw(t, "ops") {
+			id := rapid.OneOf(rapid.IntRange(-3, 300), rapid.IntRange(maxSmallID-2, maxSmallID+2), rapid.IntRange(0, maxSmallID-1)).Draw(t, "id")
+			x := int64(rapid.IntRange(-5, 1000).Draw(t, "x"))
+			sum.add(id, x)
+			wantSum[id] += x
+			most.atLeast(id, x)
+			wantMost[id] = max(wantMost[id], x)
+		}
+		if got := sum.table(); !maps.Equal(got, wantSum) {
+			t.Fatalf("sums %v, want %v", got, wantSum)
+		}
+		if got := most.table(); !maps.Equal(got, wantMost) {
+			t.Fatalf("maxima %v, want %v", got, wantMost)
+		}
+	})
+}
+
+// Read finds the same owners, campaigns, groups and queue tiers whether
+// the ids are small (its tables) or large (its maps): the same log with
+// every user, group and queue id shifted up by maxSmallID gives the same
+// workload but for the ids in the names.
+func TestReadSmallIDsAreTheLargeOnes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var small, large strings.Builder
+		small.WriteString("; MaxProcs: 16\n")
+		large.WriteString("; MaxProcs: 16\n")
+		n := rapid.IntRange(1, 60).Draw(t, "jobs")
+		for i := range n {
+			u, g, q := rapid.IntRange(0, 5).Draw(t, "user"), rapid.IntRange(-1, 3).Draw(t, "group"), rapid.IntRange(-1, 3).Draw(t, "queue")
+			run, req, procs := rapid.IntRange(1, 500).Draw(t, "run"), rapid.IntRange(1, 900).Draw(t, "req"), rapid.IntRange(1, 16).Draw(t, "procs")
+			shift := func(x int) int {
+				if x < 0 {
+					return x
+				}
+				return x + maxSmallID
+			}
+			fmt.Fprintf(&small, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d %d -1 %d -1 -1 -1\n", i+1, 10*i, run, procs, procs, req, u, g, q)
+			fmt.Fprintf(&large, "%d %d -1 %d %d -1 -1 %d %d -1 1 %d %d -1 %d -1 -1 -1\n", i+1, 10*i, run, procs, procs, req, shift(u), shift(g), shift(q))
+		}
+		for _, opt := range []Options{{Shares: ShareGroups}, {Shares: ShareUsers}, {ByGroup: true}} {
+			rs, err := swf.NewReader(strings.NewReader(small.String()), "s.swf")
+			require.NoError(t, err)
+			ws, err := Read(rs, opt)
+			require.NoError(t, err)
+			rl, err := swf.NewReader(strings.NewReader(large.String()), "l.swf")
+			require.NoError(t, err)
+			wl, err := Read(rl, opt)
+			require.NoError(t, err)
+			require.Equal(t, len(ws.Campaigns), len(wl.Campaigns))
+			require.Equal(t, len(ws.Groups), len(wl.Groups))
+			for i := range ws.Jobs {
+				require.Equal(t, ws.Jobs[i].Campaign, wl.Jobs[i].Campaign, "job %d", i)
+			}
+			for c := range ws.Campaigns {
+				a, b := ws.Campaigns[c], wl.Campaigns[c]
+				require.Equal(t, []any{a.Group, a.Share, a.GPUSeconds, a.Jobs}, []any{b.Group, b.Share, b.GPUSeconds, b.Jobs}, "campaign %d", c)
+			}
+			for g := range ws.Groups {
+				require.Equal(t, ws.Groups[g].LogGPUSeconds, wl.Groups[g].LogGPUSeconds, "group %d", g)
+				require.Equal(t, ws.Groups[g].Members, wl.Groups[g].Members, "group %d", g)
+			}
+			require.Equal(t, len(ws.QueueTiers), len(wl.QueueTiers))
+			for k := range ws.QueueTiers {
+				a, b := ws.QueueTiers[k], wl.QueueTiers[k]
+				require.Equal(t, []any{a.MaxTime, a.Tier, a.By}, []any{b.MaxTime, b.Tier, b.By})
 			}
 		}
 	})
