@@ -35,7 +35,16 @@ type ModelVsLog struct {
 // in iv (run is a replay of w).
 func CompareToLog(w *Workload, run *Run, iv Interval) ModelVsLog {
 	var m ModelVsLog
-	var sim, logged, abs []float64
+	// The jobs compared, counted first: the three arrays at their
+	// length, not grown by appending (their copies were a third of this
+	// on the full SDSC-SP2 log).
+	n := 0
+	for i := range run.Records {
+		if r := &run.Records[i]; iv.Contains(r.Submit) && w.Jobs[i].LogWait >= 0 && len(r.Starts) > 0 {
+			n++
+		}
+	}
+	sim, logged, abs := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	var sum float64
 	for i := range run.Records {
 		r := &run.Records[i]
