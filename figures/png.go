@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
-	"hash/adler32"
 	"hash/crc32"
 	"image"
 	"image/png"
@@ -54,7 +53,7 @@ func (c pngCanvas) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	b := bufio.NewWriter(cw)
 	var err error
-	if c.img != nil && c.img.Opaque() {
+	if c.img != nil && opaque(c.img) {
 		err = encodePNG(b, c.img)
 	} else {
 		err = png.Encode(b, c.Canvas.Image())
@@ -147,14 +146,12 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 		wg.Go(func() {
 			// One row at a time: the filter byte, then RGB.
 			row := make([]byte, 1+3*width)
-			sum := adler32.New()
+			sum := uint32(1)
 			fw, err := flate.NewWriter(&strips[s], flate.BestSpeed)
 			for y := y0; y < y1 && err == nil; y++ {
-				px := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):]
-				for x := range width {
-					copy(row[1+3*x:4+3*x], px[4*x:4*x+3])
-				}
-				sum.Write(row)
+				off := m.PixOffset(b.Min.X, b.Min.Y+y)
+				rgb(row[1:], m.Pix[off:off+4*width])
+				sum = adler32Update(sum, row)
 				_, err = fw.Write(row)
 			}
 			if err == nil {
@@ -164,7 +161,7 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 					err = fw.Flush()
 				}
 			}
-			sums[s], errs[s] = sum.Sum32(), err
+			sums[s], errs[s] = sum, err
 		})
 	}
 	wg.Wait()
@@ -213,6 +210,89 @@ func adler32Combine(a, b uint32, n int64) uint32 {
 	s1 := (a1 + b1 - 1 + mod) % mod
 	s2 := (a2 + b2 + (n%mod)*((a1-1+mod)%mod)) % mod
 	return uint32(s2<<16 | s1)
+}
+
+// rgb copies the RGBA pixels px into dst as RGB, dropping alpha: three
+// byte stores a pixel (the three-byte copy a pixel before was about a
+// tenth of trace's process on SDSC-SP2, by instructions).
+func rgb(dst, px []byte) {
+	for len(px) >= 4 && len(dst) >= 3 {
+		d, s := dst[:3:3], px[:3:3]
+		d[0], d[1], d[2] = s[0], s[1], s[2]
+		dst, px = dst[3:], px[4:]
+	}
+}
+
+// adler32Update is hash/adler32's update of the checksum a (RFC 1950 §8.2)
+// by p, eight bytes a word, two words at a time: of eight bytes b0…b7,
+// s1 gains their sum and s2 eight times s1 before them plus 8·b0 + 7·b1
+// + … + 1·b7. The sums are found with the bytes in 16-bit lanes of a word
+// (even bytes in one, odd in another), multiplied by a word of lane
+// weights whose top lane is then the weighted sum, exactly: no lane's
+// partial sum, even and odd added, exceeds 16 bits, so none carries into
+// the next. hash/adler32's byte
+// at a time was 3.5 % of trace's process on SDSC-SP2 (instructions).
+func adler32Update(a uint32, p []byte) uint32 {
+	const (
+		mod  = 65521
+		nmax = 5552 // hash/adler32's: s2 stays below 2³² between reductions
+		lo   = 0x00ff00ff00ff00ff
+		ones = 0x0001000100010001
+		even = 2 | 4<<16 | 6<<32 | 8<<48 // b0, b2, b4, b6 weighted 8, 6, 4, 2
+		odd  = 1 | 3<<16 | 5<<32 | 7<<48 // b1, b3, b5, b7 weighted 7, 5, 3, 1
+	)
+	s1, s2 := uint64(a&0xffff), uint64(a>>16)
+	for len(p) > 0 {
+		q := p[:min(len(p), nmax&^15)]
+		p = p[len(q):]
+		for len(q) >= 16 {
+			// Two words: the first's bytes weigh 8 more in s2 than
+			// they would alone, the second's sums come after them.
+			w1, w2 := binary.LittleEndian.Uint64(q), binary.LittleEndian.Uint64(q[8:])
+			e1, o1, e2, o2 := w1&lo, w1>>8&lo, w2&lo, w2>>8&lo
+			sum1 := ((e1 + o1) * ones) >> 48
+			s2 += 16*s1 + 8*sum1 + (e1*even+o1*odd)>>48 + (e2*even+o2*odd)>>48
+			s1 += sum1 + ((e2+o2)*ones)>>48
+			q = q[16:]
+		}
+		for _, c := range q {
+			s1 += uint64(c)
+			s2 += s1
+		}
+		s1 %= mod
+		s2 %= mod
+	}
+	return uint32(s2<<16 | s1)
+}
+
+// opaque is m.Opaque(): every pixel's alpha 0xff. It reads two pixels a
+// word, a row's words and-ed, rather than one alpha byte at a time (image.RGBA.Opaque over a
+// trace study's 12 MB canvas was 2 % of its process on SDSC-SP2).
+func opaque(m *image.RGBA) bool {
+	if m.Rect.Empty() {
+		return true
+	}
+	const alphas = 0xff000000ff000000
+	w := 4 * m.Rect.Dx()
+	for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+		off := m.PixOffset(m.Rect.Min.X, y)
+		row := m.Pix[off : off+w]
+		// The row's words and-ed together: an alpha below 0xff
+		// anywhere clears a bit of the alphas.
+		all := uint64(alphas)
+		for len(row) >= 16 {
+			all &= binary.LittleEndian.Uint64(row) & binary.LittleEndian.Uint64(row[8:])
+			row = row[16:]
+		}
+		for len(row) >= 8 {
+			all &= binary.LittleEndian.Uint64(row)
+			row = row[8:]
+		}
+		if all&alphas != alphas || len(row) == 4 && row[3] != 0xff {
+			return false
+		}
+	}
+	return true
 }
 
 // writeChunk writes one PNG chunk: length, type, data, CRC-32 of type and

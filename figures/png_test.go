@@ -132,3 +132,65 @@ func TestAdler32Combine(t *testing.T) {
 		require.Equal(t, adler32.Checksum(append(append([]byte{}, a...), b...)), got)
 	})
 }
+
+// adler32Update is hash/adler32's checksum: any bytes (runs of 0xff, as
+// a figure's rows, or anything), any length across its reductions, from
+// any checksum so far, in pieces or whole.
+func TestAdler32UpdateIsHashAdler32(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 20000).Draw(t, "n")
+		p := make([]byte, n)
+		fill := rapid.IntRange(0, 2).Draw(t, "fill")
+		seed := rapid.Uint32().Draw(t, "seed")
+		for i := range p {
+			seed = seed*1664525 + 1013904223
+			switch fill {
+			case 0:
+				p[i] = 0xff
+			case 1:
+				p[i] = byte(seed >> 24)
+			default:
+				if seed>>30 == 0 {
+					p[i] = byte(seed >> 16)
+				} else {
+					p[i] = 0xff
+				}
+			}
+		}
+		cut := rapid.IntRange(0, n).Draw(t, "cut")
+		got := adler32Update(adler32Update(1, p[:cut]), p[cut:])
+		if want := adler32.Checksum(p); got != want {
+			t.Fatalf("%#x, want %#x", got, want)
+		}
+	})
+}
+
+// opaque is image.RGBA.Opaque, on whole images and on sub-images (rows
+// longer than the rectangle), of odd and even widths.
+func TestOpaqueIsRGBAOpaque(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w, h := rapid.IntRange(1, 9).Draw(t, "w"), rapid.IntRange(1, 5).Draw(t, "h")
+		m := image.NewRGBA(image.Rect(0, 0, w, h))
+		for i := range m.Pix {
+			m.Pix[i] = 0xff
+		}
+		if rapid.Bool().Draw(t, "hole") {
+			m.Pix[rapid.IntRange(0, len(m.Pix)-1).Draw(t, "at")] = 0x7f
+		}
+		x0, y0 := rapid.IntRange(0, w-1).Draw(t, "x0"), rapid.IntRange(0, h-1).Draw(t, "y0")
+		x1, y1 := rapid.IntRange(x0, w).Draw(t, "x1"), rapid.IntRange(y0, h).Draw(t, "y1")
+		for _, img := range []*image.RGBA{m, m.SubImage(image.Rect(x0, y0, x1, y1)).(*image.RGBA)} {
+			if got, want := opaque(img), img.Opaque(); got != want {
+				t.Fatalf("%v of %dx%d: %v, want %v", img.Rect, w, h, got, want)
+			}
+		}
+	})
+}
+
+// rgb drops each pixel's alpha, in order.
+func TestRGB(t *testing.T) {
+	px := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	dst := make([]byte, 9)
+	rgb(dst, px)
+	require.Equal(t, []byte{1, 2, 3, 5, 6, 7, 9, 10, 11}, dst)
+}
