@@ -314,3 +314,103 @@ func TestQueueIsInPriorityOrder(t *testing.T) {
 		})
 	})
 }
+
+// Leaving out the runs that could start or notice nothing in any order
+// (stuck) decides nothing differently, where that hangs on more than the
+// rigid jobs' widths: a filler whose leases the blocked job may notice
+// (and whose GPUs, once the notice ends them, are reserved for it) and
+// agents' requests that start in part. On random logs and knobs (a
+// weight on, so that the order moves) the journal is byte for byte the
+// one of the same replay running both whenever due (unstuck). Dropping
+// any clause of stuck fails it: the rigid test (an agent's request
+// starts in part), the reservation (a job waits on GPUs its notices
+// freed) or the filler's holding (its lease goes unnoticed).
+//
+// The oracle skips quiet ticks too: an agent's request that expires
+// (after policy.RequestTTL) is no change (Core.Changes), so the rule
+// may see it later than a Core ticking every second would (a difference
+// of the skips, not of stuck).
+func TestStuckRunsChangeNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 32).Draw(t, "pool")
+		camps := rapid.IntRange(1, 3).Draw(t, "camps")
+		grace := rapid.IntRange(0, 120).Draw(t, "grace")
+		knobs := drawKnobs(t)
+		if knobs.WAge == 0 && knobs.WFairshare == 0 {
+			knobs.WAge = 1000
+		}
+		shares := drawShares(t, camps)
+		jobs := drawLog(t, pool, camps+1)
+		// Each job of the extra campaign is the filler's; of the others,
+		// some are agents' requests (not rigid).
+		flex := make([]bool, len(jobs))
+		for i := range flex {
+			flex[i] = jobs[i].camp < camps && rapid.IntRange(0, 3).Draw(t, "flex") == 0
+		}
+		// A horizon: with a filler a job can wait for ever (its notices'
+		// GPUs reserved for it while a job of higher priority, which
+		// they do not fit, blocks the main scheduler), and both replays
+		// must then agree up to it.
+		horizon := 2000 + grace
+		for _, j := range jobs {
+			horizon += j.est
+		}
+		run := func(r *Rule) []byte {
+			k, err := baseline.New(bt.Config(pool, grace), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := range camps {
+				if _, err := k.Register(bt.Env(fmt.Sprintf("c%d", c), shares[c], policy.AgentBurst)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := k.Register(bt.Env("filler", 0, policy.Opportunistic)); err != nil {
+				t.Fatal(err)
+			}
+			var j bt.Journal
+			k.SetRecorder(&j)
+			next := 0
+			file := func() {
+				for next < len(jobs) && jobs[next].submit <= k.Now()+1 {
+					jb := jobs[next]
+					var err error
+					if jb.camp == camps || flex[next] {
+						_, err = k.Request(policy.CampaignID(jb.camp), jb.gpus, jb.run, policy.AnyClass)
+					} else {
+						_, err = k.RequestRigid(policy.CampaignID(jb.camp), jb.gpus, jb.est, jb.run, policy.AgentBurst, jb.submit)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					next++
+				}
+			}
+			for k.Now() < horizon {
+				file()
+				if next == len(jobs) && len(k.Pending()) == 0 && len(k.Leases()) == 0 {
+					break
+				}
+				to := min(k.NextChange()-1, horizon-1)
+				if next < len(jobs) {
+					to = min(to, jobs[next].submit-1)
+				}
+				k.SkipTo(to)
+				file()
+				k.Tick()
+			}
+			return j.Bytes
+		}
+		got := run(NewRule(knobs))
+		oracle := NewRule(knobs)
+		oracle.unstuck = true
+		want := run(oracle)
+		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(g), len(w)) {
+			if i >= len(g) || i >= len(w) || g[i] != w[i] {
+				t.Logf("stuck left out:\n%s\nevery run:\n%s", got, want)
+				t.Fatalf("journals differ at record %d:\nstuck left out: %s\nevery run:      %s", i, g[min(i, len(g)-1)], w[min(i, len(w)-1)])
+			}
+		}
+	})
+}

@@ -154,9 +154,12 @@ type Rule struct {
 	mainPeriod  int
 	mainChanges uint64
 	mainRan     bool
-	// always runs the backfill at every bf_interval tick, changed or not
-	// (tests: the oracle of the skip).
-	always bool
+	// fillers are the filler's campaigns (stuck).
+	fillers []policy.CampaignID
+	// always runs the backfill at every bf_interval tick, changed or not,
+	// and both runs whenever due, stuck or not (tests: the oracle of the
+	// skips); unstuck only the latter (the oracle of stuck alone).
+	always, unstuck bool
 }
 
 // New returns a Slurm allocator.
@@ -186,6 +189,9 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 		r.usage.Registered(k, c)
 	}
 	r.prio.stale = true
+	if k.Campaign(c).Filler {
+		r.fillers = append(r.fillers, c)
+	}
 }
 
 // EndTick charges the tick's holdings to the usage books.
@@ -225,6 +231,21 @@ func (r *Rule) Admit(k *baseline.Core) {
 	if !full && !event && !bf {
 		return
 	}
+	if !r.always && !r.unstuck && r.stuck(k) {
+		// Neither run could start or notice anything, whatever the
+		// order: leave the order, and the priorities it would compute,
+		// to the next admission that can (stuck holds until a change,
+		// which is an event), and keep the books both runs keep.
+		if full || event {
+			r.mainDue, r.mainPeriod = false, r.period(now)
+			r.mainChanges, r.mainRan = k.Changes(), true
+		}
+		if bf {
+			r.bfChanges, r.bfPeriod, r.bfRan = k.Changes(), r.period(now), true
+			r.bf.reserved, r.bf.passAt = r.bf.reserved[:0], now
+		}
+		return
+	}
 	ids := r.order(k)
 	if full || event {
 		r.mainScheduler(k, ids, full)
@@ -239,6 +260,39 @@ func (r *Rule) Admit(k *baseline.Core) {
 		r.bfChanges, r.bfPeriod, r.bfRan = k.Changes(), r.period(now), true
 		r.bf.pass(k, r.knobs, ids)
 	}
+}
+
+// stuck reports whether no main run nor backfill pass could do anything
+// now, in any order of the queue: every job waiting (the filler's aside)
+// is rigid and wider than the GPUs free plus those reserved for it, so
+// that the main scheduler's first job does not start (TryStart: want ≤
+// room + Reserved) and no backfill test starts one (want ≤ the GPUs
+// free), and no lease of the filler, the only victims the main
+// scheduler's blocked job may notice (Preempt with no eligible), is
+// held (noticed or not: the test is the filler's holding). Then the main run stops at its first job, owing
+// nothing (mainDue), and the pass ends before its first test, reserving
+// nothing that outlives it; which job is first does not matter, so the
+// order need not be computed. On the full SDSC-SP2 log with the example
+// site's weights most calculation periods begin so (the machine full of
+// jobs that do not fit), and each was a Fair Tree ranking of every
+// association and every waiting job's priority.
+func (r *Rule) stuck(k *baseline.Core) bool {
+	room := max(0, k.FreeGeneral())
+	for i, pend := 0, k.Pending(); i < len(pend); i++ {
+		q := &pend[i]
+		if k.Campaign(q.Campaign).Filler {
+			continue
+		}
+		if !q.Rigid || q.GPUs <= room+q.Reserved {
+			return false
+		}
+	}
+	for _, c := range r.fillers {
+		if k.Held(c, policy.AnyClass) > 0 {
+			return false // a lease of it, noticed or not
+		}
+	}
+	return true
 }
 
 // order writes every waiting job's priority into its Key and returns the
