@@ -298,18 +298,24 @@ var knownWorkGrowth = map[string]string{
 	// reads the whole pending list to order it (policy/slurm's order: the
 	// jobs filed since, and the kept queue merged past the started ones),
 	// and every calculation period (5 minutes) gives every waiting job a
-	// new priority (age and Fair Tree move), as Slurm does; the backfill
-	// then tests up to bf_max_job_test jobs. So a pass's work follows the
-	// queue, which grows 3.1× from 8 to 64 weeks (6.8 → 21.3 requests a
-	// pass; walked 62.5 → 188.3 a job). A kept queue that files and drops
+	// new priority (age and Fair Tree move), as Slurm does (its _schedule
+	// and backfill build and sort the queue from the whole job list at
+	// every run); the backfill then tests up to bf_max_job_test jobs. So a
+	// pass's work follows the queue, which grows 3.1× from 8 to 64 weeks
+	// (6.8 → 21.3 requests a pass; walked 62.5 → 188.3 a job). An
+	// admission at which nothing could start or be noticed in any order
+	// (policy/slurm's stuck) reads the list once and orders nothing: 68k
+	// of the 113k priority generations over 64 weeks, and the growth was
+	// 3.01× (63.2 → 190.6) without fair starts and 2.13× (113.5 → 242.3)
+	// with them before. A kept queue that files and drops
 	// jobs without reading the list (baseline.Waiting) would remove the
 	// reads between periods, not the period's new priorities. Not counted
 	// at all: Fair Tree's ranking at each period sums every association's
 	// usage (fairTree.begin: all the campaigns registered, 500 on the full
 	// log) and sorts the accounts, as fairshare's decay of every
 	// campaign's usage at each period is not counted either.
-	"slurm-site/fair=0":    "known failure (issue 32): work per job grew 3.01× (63.2 → 190.6): each admission reads the whole pending list to order it, and each calculation period re-prioritizes every waiting job; the queue a pass reads grows 6.8 → 21.3 requests from 8 to 64 weeks",
-	"slurm-site/fair=1000": "known failure (issue 32): work per job grew 2.13× (113.5 → 242.3): as slurm-site/fair=0, the forks' passes reading the queue as the replay's do (forks' ticks 3.7 → 1.3 a job)",
+	"slurm-site/fair=0":    "known failure (issue 32): work per job grew 2.81× (55.0 → 154.8): each admission reads the whole pending list to order it, and each calculation period re-prioritizes every waiting job; the queue a pass reads grows 6.8 → 21.3 requests from 8 to 64 weeks",
+	"slurm-site/fair=1000": "known failure (issue 32): work per job grew 1.96× (96.0 → 188.4): as slurm-site/fair=0, the forks' passes reading the queue as the replay's do (forks' ticks 2.8 → 0.8 a job)",
 }
 
 // BenchmarkScaling replays the first 1 to 64 weeks of SDSC-SP2, the
