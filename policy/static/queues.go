@@ -69,9 +69,12 @@ type partQueue struct {
 	// shortest estimate of those whose least is at most bandWidth(b)
 	// units, so that a search passes over a stretch whose narrow jobs are
 	// all too long (estimates capped at noneLeft−1; noneLeft: no such
-	// job). unit divides every live job's least (build, add).
+	// job). unit divides every live job's least (build, add). The bands
+	// reach the widest search, most GPUs (the partition's size; 0: the
+	// pool): a search asks for at most its partition's free GPUs, and
+	// the last band holds every job, for a search for more.
 	leaves, bands int
-	unit          int
+	unit, most    int
 	least         []int32
 	short         []int32
 	// share, if not nil, counts the other queues (a fork's copy, or the
@@ -202,7 +205,7 @@ func (qu *partQueue) leaf(n int, e *waiting) {
 	l := e.least()
 	qu.least[n] = clamp32(l)
 	for b := range band {
-		if l/qu.unit <= bandWidth(b) {
+		if l/qu.unit <= bandWidth(b) || b == len(band)-1 {
 			band[b] = clamp32(e.est)
 		}
 	}
@@ -254,7 +257,11 @@ func (qu *partQueue) build(k *baseline.Core) {
 		}
 	}
 	qu.unit = max(qu.unit, 1)
-	qu.bands = bandOf(k.Config().Pool/qu.unit) + 1
+	most := qu.most
+	if most < 1 {
+		most = k.Config().Pool
+	}
+	qu.bands = bandOf(most/qu.unit) + 1
 	qu.least = slices.Grow(qu.least[:0], 2*qu.leaves)[:2*qu.leaves]
 	qu.short = slices.Grow(qu.short[:0], 2*qu.leaves*qu.bands)[:2*qu.leaves*qu.bands]
 	for i := range qu.leaves {
@@ -315,7 +322,8 @@ func (qu *partQueue) find(k *baseline.Core, from, free, extra, limit int) int {
 	}
 	// A job narrow enough has a least of at most free / unit units (the
 	// unit divides it), so that it is in that band.
-	s := search{qu: qu, free: free, extra: extra, limit: limit, band: bandOf(free / qu.unit)}
+	// The last band holds every job, however wide (leaf).
+	s := search{qu: qu, free: free, extra: extra, limit: limit, band: min(bandOf(free/qu.unit), qu.bands-1)}
 	at := s.after(from)
 	k.CountWalked(s.steps)
 	return at
@@ -490,6 +498,9 @@ func (r *Rule) reindex(k *baseline.Core) {
 		qu := &r.parts[p]
 		if !k.Ordered() {
 			slices.SortFunc(qu.list, cmpWaiting)
+		}
+		if p < len(r.size) {
+			qu.most = r.size[p]
 		}
 		qu.build(k)
 	}

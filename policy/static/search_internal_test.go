@@ -44,6 +44,10 @@ func TestFindIsTheFirstJobThatPasses(t *testing.T) {
 		unit := rapid.SampledFrom([]int{1, 2, 3, 8, 727}).Draw(t, "unit")
 		unit = min(unit, pool)
 		var qu partQueue
+		if rapid.Bool().Draw(t, "partition") {
+			// Bands up to a partition's size; searches for more too.
+			qu.most = rapid.IntRange(1, pool).Draw(t, "most")
+		}
 		qu.build(k)
 		next := 0
 		for step := range rapid.IntRange(1, 120).Draw(t, "steps") {

@@ -264,6 +264,7 @@ func (r *Rule) cut(k *baseline.Core) {
 	}
 	for len(r.parts) < np {
 		r.parts = append(r.parts, partQueue{})
+		r.parts[len(r.parts)-1].most = r.size[len(r.parts)-1]
 		r.parts[len(r.parts)-1].build(k)
 	}
 }
