@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/bursar-hpc/bursar/policy"
 )
 
 // eachSet reading only the words marked not 0 calls f with the bits
@@ -30,6 +32,48 @@ func TestEachSetReadsTheMarkedWords(t *testing.T) {
 		eachSet(set, words, most, func(b int) { marked = append(marked, b) })
 		if !slices.Equal(plain, want) || !slices.Equal(marked, want) {
 			t.Fatalf("most %d: want %v, every word %v, marked words %v", most, want, plain, marked)
+		}
+	})
+}
+
+// Ranked's marks of the campaigns waiting list what reading every
+// campaign's list finds, in id order: on random requests of up to 200
+// campaigns filed and granted (each campaign's last included), and
+// rebuilds from an empty pending list.
+func TestRankedWaitingReadsTheMarks(t *testing.T) {
+	k, err := New(policy.Config{Pool: 8, IOCapacity: policy.Unmetered, InferenceCapacity: policy.Unmetered}, greedyRule{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var q Ranked
+		var ids []int
+		n := rapid.IntRange(1, 200).Draw(t, "campaigns")
+		steps := rapid.IntRange(1, 300).Draw(t, "steps")
+		for id := 1; id <= steps; id++ {
+			switch op := rapid.IntRange(0, 30).Draw(t, "op"); {
+			case op == 0:
+				q.build(k)
+				ids = ids[:0]
+			case op < 10 && len(ids) > 0:
+				x := rapid.IntRange(0, len(ids)-1).Draw(t, "grant")
+				p := slices.IndexFunc(q.jobs, func(j rankedJob) bool { return j.id == ids[x] })
+				q.remove(int32(p))
+				ids = slices.Delete(ids, x, x+1)
+			default:
+				c := policy.CampaignID(rapid.IntRange(0, n-1).Draw(t, "campaign"))
+				q.add(&Request{ID: id, Campaign: c, GPUs: 1, Duration: 1, Submitted: rapid.IntRange(0, 10).Draw(t, "submitted")})
+				ids = append(ids, id)
+			}
+			var want []int
+			for c, list := range q.camps {
+				if len(list) > 0 {
+					want = append(want, c)
+				}
+			}
+			if got := q.Waiting(nil); !slices.Equal(got, want) {
+				t.Fatalf("waiting %v, lists %v", got, want)
+			}
 		}
 	})
 }

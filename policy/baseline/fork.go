@@ -112,6 +112,7 @@ func (q *Ranked) Clone(from, to *Core) Ranked {
 	}
 	c.jobs, c.free = slices.Clone(q.jobs), slices.Clone(q.free)
 	c.camps = CloneLists(q.camps)
+	c.waiting = slices.Clone(q.waiting)
 	c.bySize = CloneLists(q.bySize)
 	c.sized, c.sizedWords = slices.Clone(q.sized), slices.Clone(q.sizedWords)
 	c.stack = slices.Clone(q.stack)

@@ -162,6 +162,11 @@ type Ranked struct {
 	jobs  []rankedJob
 	free  []int32
 	camps [][]int32 // per campaign, its waiting slots by (submit time, id)
+	// waiting marks the campaigns whose lists are not empty (bit c%64 of
+	// word c/64), so that Waiting reads a word per 64 campaigns, not
+	// every list (437 campaigns on a 300k-job log, listed at each of
+	// 335,000 rankings).
+	waiting []uint64
 	// bySize[w] are the slots of the requests that could want as few as
 	// w GPUs: a rigid job's size (it is granted whole), 1 for any other
 	// (its want follows its campaign's holding), as a min-heap by
@@ -254,6 +259,7 @@ func (q *Ranked) build(k *Core) {
 	for c := range q.camps {
 		q.camps[c] = q.camps[c][:0]
 	}
+	clear(q.waiting)
 	for w := range q.bySize {
 		q.bySize[w] = q.bySize[w][:0]
 	}
@@ -283,6 +289,10 @@ func (q *Ranked) add(r *Request) {
 	}
 	list = slices.Insert(list, at, p)
 	q.camps[r.Campaign] = list
+	for len(q.waiting)*64 <= int(r.Campaign) {
+		q.waiting = append(q.waiting, 0)
+	}
+	q.waiting[r.Campaign/64] |= 1 << (r.Campaign % 64)
 	w := j.least()
 	for len(q.bySize) <= w {
 		q.bySize = append(q.bySize, nil)
@@ -355,6 +365,9 @@ func (q *Ranked) remove(p int32) {
 		return 0
 	})
 	q.camps[j.campaign] = slices.Delete(list, at, at+1)
+	if len(list) == 1 {
+		q.waiting[j.campaign/64] &^= 1 << (j.campaign % 64)
+	}
 	w := j.least()
 	b := q.bySize[w]
 	last, x := b[len(b)-1], int(j.slot)
@@ -388,9 +401,9 @@ func (q *Ranked) removeRequest(r *Request) {
 // Waiting appends to buf the campaigns with requests waiting, in id
 // order.
 func (q *Ranked) Waiting(buf []int) []int {
-	for c, list := range q.camps {
-		if len(list) > 0 {
-			buf = append(buf, c)
+	for w, word := range q.waiting {
+		for ; word != 0; word &= word - 1 {
+			buf = append(buf, 64*w+bits.TrailingZeros64(word))
 		}
 	}
 	return buf
