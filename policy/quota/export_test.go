@@ -81,6 +81,10 @@ func Unsettled(a *baseline.Core) { a.Rule().(*Rule).unsettled = true }
 // queues they found done unasked.
 func Settled(a *baseline.Core) int { return a.Rule().(*Rule).settled }
 
+// Revived is how many of a's candidates were doomed when their round's
+// turns began and not at their own turn, after a change before it.
+func Revived(a *baseline.Core) int { return a.Rule().(*Rule).revived }
+
 // PassState is what a's last pass left of its queues: by queue the
 // cursor, whether it is done and the narrowest failed preemption.
 func PassState(a *baseline.Core) (cursor []int, done []bool, minFail []int) {
