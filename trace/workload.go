@@ -367,9 +367,18 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		return nil, fmt.Errorf("%s: window [%d, %d): empty", r.Name(), opt.From, opt.Until)
 	}
 	// Each queue's class, found once: a log has a handful of queues and
-	// tens of thousands of jobs.
+	// tens of thousands of jobs. Small queue numbers in a table, the rest
+	// in a map: hashing every job's queue was 0.5 % of `trace --policy
+	// fifo` on a 300k-job log.
 	classOf := map[int]policy.Class{}
+	var small [64]struct {
+		known bool
+		class policy.Class
+	}
 	queueClass := func(q int) policy.Class {
+		if q >= 0 && q < len(small) && small[q].known {
+			return small[q].class
+		}
 		if c, ok := classOf[q]; ok {
 			return c
 		}
@@ -383,6 +392,9 @@ func Read(r *swf.Reader, opt Options) (*Workload, error) {
 		}
 		c := ClassOfQueue(name)
 		classOf[q] = c
+		if q >= 0 && q < len(small) {
+			small[q].known, small[q].class = true, c
+		}
 		return c
 	}
 	w := &Workload{Name: r.Name(), Header: h, Pool: pool, BucketHours: bh, Meter: meter, Platform: opt.Platform}
