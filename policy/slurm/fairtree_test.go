@@ -204,3 +204,39 @@ func TestFairTreeFromLastRankingIsFresh(t *testing.T) {
 		}
 	})
 }
+
+// The usage books hear of every holding that changes (HoldChanged): a
+// job of 4 GPUs submitted at tick 5, on an idle pool, holds them in
+// ticks 5…10 of the calculation period 1…10, so its campaign's usage at
+// the period's end is 4·6 GPU-seconds (nothing before it to decay). The
+// books read a campaign's holding again only when the Core names it, and
+// the Core names it to its rule: without passing the note on they still
+// read 0 from tick 1.
+func TestUsageBooksSeeEveryHolding(t *testing.T) {
+	knobs := DefaultKnobs()
+	knobs.WFairshare, knobs.CalcPeriod = 1000, 10
+	r := NewRule(knobs)
+	k, err := baseline.New(bt.Config(8, 0), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := k.Register(bt.Env("a", 1, policy.AgentBurst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k.Now() < 4 {
+		k.Tick()
+	}
+	if _, err := k.RequestRigid(c, 4, 100, 100, policy.AgentBurst, 5); err != nil {
+		t.Fatal(err)
+	}
+	for k.Now() < 12 {
+		k.Tick()
+	}
+	if got := k.Held(c, policy.AnyClass); got != 4 {
+		t.Fatalf("campaign holds %d GPUs at tick %d, want 4", got, k.Now())
+	}
+	if got := r.usage.Usage(c); got != 24 {
+		t.Fatalf("usage %v at tick %d, want 24 (4 GPUs over ticks 5…10)", got, k.Now())
+	}
+}

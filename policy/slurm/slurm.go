@@ -194,6 +194,16 @@ func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	}
 }
 
+// HoldChanged passes the Core's note of a campaign whose holding changed
+// to the usage books (baseline.HoldWatcher): they read again only the
+// campaigns named since their last EndTick, and the Core tells its rule,
+// this one, not the books inside it.
+func (r *Rule) HoldChanged(k *baseline.Core, c policy.CampaignID) {
+	if r.usage != nil {
+		r.usage.HoldChanged(k, c)
+	}
+}
+
 // EndTick charges the tick's holdings to the usage books.
 func (r *Rule) EndTick(k *baseline.Core) {
 	if r.usage != nil {
