@@ -45,6 +45,7 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.cands, c.withC, c.next = baseline.CloneLists(r.cands), slices.Clone(r.withC), slices.Clone(r.next)
 	c.fillerCands = slices.Clone(r.fillerCands)
 	c.minFail, c.sim = slices.Clone(r.minFail), slices.Clone(r.sim)
+	c.deferred, c.owed = slices.Clone(r.deferred), slices.Clone(r.owed)
 	c.targets, c.decisions = slices.Clone(r.targets), slices.Clone(r.decisions)
 	c.retry = baseline.CloneLists(r.retry)
 	c.decide, c.audit, c.bound = nil, nil, nil

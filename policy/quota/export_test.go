@@ -77,6 +77,18 @@ func AuditBound(a *baseline.Core, f func(beyond, succeeded bool)) { a.Rule().(*R
 // ask every queue not done (no doomed candidates set aside unsorted).
 func Unsettled(a *baseline.Core) { a.Rule().(*Rule).unsettled = true }
 
+// Undeferred makes a's passes ask every queue at once (none put off as
+// doomed).
+func Undeferred(a *baseline.Core) { a.Rule().(*Rule).undeferred = true }
+
+// PutOff is how many asks a's passes put off, and CaughtUp how many of
+// them they made up.
+func PutOff(a *baseline.Core) int   { return a.Rule().(*Rule).putOff }
+func CaughtUp(a *baseline.Core) int { return a.Rule().(*Rule).caughtUp }
+
+// Deferred are the queues a's last pass left put off.
+func Deferred(a *baseline.Core) []int { return slices.Clone(a.Rule().(*Rule).deferred) }
+
 // Settled is how many candidates a's rounds set aside as doomed, and
 // queues they found done unasked.
 func Settled(a *baseline.Core) int { return a.Rule().(*Rule).settled }

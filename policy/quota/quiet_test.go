@@ -55,6 +55,11 @@ func plainTwins(t *rapid.T, r cohortRun) []*baseline.Core {
 // first tick after which their journals differ, or after which check
 // (if not nil) fails. It returns the twins.
 func twins(t *rapid.T, r cohortRun, name string, oracle func(*baseline.Core), check func(as []*baseline.Core)) []*baseline.Core {
+	return twinsFrom(t, r, nil, name, oracle, check)
+}
+
+// twinsFrom is twins with both twins made so by both (if not nil) first.
+func twinsFrom(t *rapid.T, r cohortRun, both func(*baseline.Core), name string, oracle func(*baseline.Core), check func(as []*baseline.Core)) []*baseline.Core {
 	var js [2]*bt.Journal
 	var as []*baseline.Core
 	r.twins = 2
@@ -63,6 +68,9 @@ func twins(t *rapid.T, r cohortRun, name string, oracle func(*baseline.Core), ch
 		a.SetRecorder(js[x])
 		if check != nil {
 			a.CountWork(true)
+		}
+		if both != nil {
+			both(a)
 		}
 		if x == 1 {
 			oracle(a)
@@ -105,10 +113,13 @@ func TestWalksGrantAsPlainAtEveryKnob(t *testing.T) {
 // end every pass with the same cursors, queues done and failed widths
 // (the last are read only by later rounds, so a failure noted when a
 // later preemption had cleared it would change nothing else at once).
+// Both twins ask every queue at once (Undeferred): the asks a pass puts
+// off leave their queues' cursors behind, and are compared by
+// TestPutOffAsksAsEveryAsk.
 func TestSettledRoundsAsEveryTurn(t *testing.T) {
 	revived := 0
 	checkSaved(t, "candidates and queues settled", func(t *rapid.T) int {
-		as := twins(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, "unsettled", quota.Unsettled, func(as []*baseline.Core) {
+		as := twinsFrom(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, quota.Undeferred, "unsettled", quota.Unsettled, func(as []*baseline.Core) {
 			if w0, w1 := as[0].Work(), as[1].Work(); w0 != w1 {
 				t.Fatalf("tick %d: work %+v, unsettled %+v", as[0].Now(), w0, w1)
 			}
@@ -125,6 +136,98 @@ func TestSettledRoundsAsEveryTurn(t *testing.T) {
 		return quota.Settled(as[0])
 	})
 	t.Logf("%d candidates revived", revived)
+}
+
+// The asks a pass puts off (a queue every candidate of which would be
+// doomed) and makes up before the first turn that could change
+// something decide as asking every queue at once: twins, the second
+// Undeferred, write the same journal. (Their passes' cursors may differ:
+// a queue put off until its pass ends is not walked, and keeps a least
+// that a walk would have raised, so that a later pass may ask it only to
+// turn it away.) Asks must be made up, and candidates made up must take
+// turns after a change: without catchUp, or with its merge of the
+// round's made-up candidates into the order dropped, or with them all
+// set aside, the journals differ.
+func TestPutOffAsksAsEveryAsk(t *testing.T) {
+	putOff := 0
+	checkSaved(t, "asks made up", func(t *rapid.T) int {
+		as := twins(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, "undeferred", quota.Undeferred, nil)
+		if quota.PutOff(as[1]) != 0 {
+			t.Fatal("Undeferred put an ask off")
+		}
+		putOff += quota.PutOff(as[0])
+		return quota.CaughtUp(as[0])
+	})
+	if putOff == 0 {
+		t.Fatal("no ask put off: the test compared nothing")
+	}
+	t.Logf("%d asks put off", putOff)
+}
+
+// A candidate whose ask was put off (every workload of its queue
+// doomed) takes its turn when a preemption before it takes its own
+// queue's lease: with less above its quota the queue's request would
+// be less far above it, and more of the other borrowers' leases
+// become takable for it. Here (pool 60, five queues of 12 GPUs) q1
+// keeps 16, q2 18 and q3 15 (each newest lease 4, 6 and 1 GPUs), q4
+// 10, one GPU free. At tick 3 q1 files a 2-GPU job: q1 would be 6 above
+// its quota with it, no other queue more than 6, so nothing is takable
+// for it and its ask is put off. q0's 8-GPU job (within its quota)
+// reclaims q2's 6-GPU lease, then q1's 4-GPU one: q1, now 2 above with
+// its job, may take q3's 1-GPU lease (q3 stays 2 above without it), and
+// does, as when every queue is asked at once (Undeferred). Setting
+// aside the made-up candidate (or not making it up) loses that notice.
+func TestPutOffCandidateTakesItsTurn(t *testing.T) {
+	var js [2]bt.Journal
+	var as [2]*baseline.Core
+	for x := range as {
+		a, err := quota.New(bt.Config(60, 0), quota.FairKnobs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.SetRecorder(&js[x])
+		if x == 1 {
+			quota.Undeferred(a)
+		}
+		as[x] = a
+	}
+	var ids []policy.CampaignID
+	for i := range 5 {
+		for _, a := range as {
+			id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), 1, policy.AgentBurst))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a == as[0] {
+				ids = append(ids, id)
+			}
+		}
+	}
+	ticks := [][][2]int{ // by tick: {queue, GPUs} of rigid jobs that run long
+		{{1, 12}, {2, 12}, {3, 14}, {4, 10}},
+		{{1, 4}, {2, 6}, {3, 1}},
+		{{1, 2}, {0, 8}},
+	}
+	for _, tk := range ticks {
+		for _, a := range as {
+			for _, r := range tk {
+				if _, err := a.RequestRigid(ids[r[0]], r[1], 1000, 1000, policy.AgentBurst, a.Now()+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Tick()
+		}
+		if !bytes.Equal(js[0].Bytes, js[1].Bytes) {
+			t.Fatalf("tick %d: the journals differ:\n%s\nundeferred:\n%s", as[0].Now(), js[0].Bytes, js[1].Bytes)
+		}
+	}
+	t.Logf("asks put off %d, made up %d; revived %d", quota.PutOff(as[0]), quota.CaughtUp(as[0]), quota.Revived(as[0]))
+	if quota.PutOff(as[0]) == 0 || quota.CaughtUp(as[0]) == 0 {
+		t.Fatalf("no ask put off and made up: the case no longer tests it\n%s", js[0].Bytes)
+	}
+	if quota.Revived(as[0]) == 0 || !bytes.Contains(js[0].Bytes, []byte(`"t": 3, "event": "preempt-notice", "lease": 7, "campaign": "q3"`)) {
+		t.Fatalf("q1's job did not take q3's 1-GPU lease at tick 3:\n%s", js[0].Bytes)
+	}
 }
 
 // A grant may make a candidate doomed when its round found it no longer
@@ -196,6 +299,7 @@ func TestRevivedCandidateTakesItsTurn(t *testing.T) {
 			t.Fatalf("tick %d: the journals differ:\n%s\nunsettled:\n%s", as[0].Now(), js[0].Bytes, js[1].Bytes)
 		}
 	}
+	t.Logf("asks put off %d, made up %d", quota.PutOff(as[0]), quota.CaughtUp(as[0]))
 	if quota.Revived(as[0]) == 0 {
 		t.Fatalf("no candidate revived: the case no longer tests it\n%s", js[0].Bytes)
 	}
