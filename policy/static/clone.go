@@ -86,7 +86,7 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.planned, c.plannedID = slices.Clone(r.planned), slices.Clone(r.plannedID)
 	c.others = slices.Clone(r.others)
 	c.pass = r.pass.Clone()
-	c.running, c.jobs, c.jobIDs = slices.Clone(r.running), slices.Clone(r.jobs), slices.Clone(r.jobIDs)
+	c.running, c.jobs, c.jobIDs, c.jobAt = slices.Clone(r.running), slices.Clone(r.jobs), slices.Clone(r.jobIDs), slices.Clone(r.jobAt)
 	c.alive, c.victims, c.order = slices.Clone(r.alive), slices.Clone(r.victims), slices.Clone(r.order)
 	c.scavAt, c.scavGranted = slices.Clone(r.scavAt), slices.Clone(r.scavGranted)
 	if r.parts != nil {

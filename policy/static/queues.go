@@ -81,6 +81,13 @@ type partQueue struct {
 	// queue it was copied from) that hold list, least and short too:
 	// copied before the first write (own, clone.go).
 	share *sharing
+	// hint is the place of the job a pass is about to start (remove looks
+	// there before it searches the list); headStart marks it as a head
+	// the heads' walk starts under lend none without a platform, whose
+	// bounds remove leaves as they were (see remove). A hint that names
+	// another job is not used.
+	hint      int
+	headStart bool
 }
 
 // bandWidth is band b's widest job, in units (partQueue.unit): 1, 2, 3,
@@ -180,8 +187,28 @@ func (qu *partQueue) place(submitted, id int) (int, bool) {
 }
 
 // remove marks the job of request id, submitted at submitted, as left.
+//
+// A head the heads' walk starts under lend none without a platform
+// (headStart) keeps its bounds in the tree: every later search starts
+// after it. There a pass's heads either start or block (nothing is
+// planned and held, schedule), so that after the pass every place
+// before its blocked head h has left, and the next pass's blocked head
+// is at h or after it (a fork files nothing; the replay files behind
+// the list's end, and a job filed before it, a requeued one, makes the
+// tree again, add); a search reads only the nodes right of its start
+// (after), and the root, whose bound a job that left only lowers, so
+// that the test against the root passes where it might not have and the
+// search then finds what it would have found. Each such start climbed
+// the tree over every band, a quarter of a static replay's forks on the
+// full SDSC-SP2 log, where the forks start every job queued ahead of
+// theirs, most of them as heads.
 func (qu *partQueue) remove(k *baseline.Core, submitted, id int) {
-	at, found := qu.place(submitted, id)
+	at, found := qu.hint, false
+	if at >= 0 && at < len(qu.list) && qu.list[at].submitted == submitted && qu.list[at].id == id {
+		found = true
+	} else {
+		at, found = qu.place(submitted, id)
+	}
 	if !found || qu.list[at].dead {
 		return
 	}
@@ -189,6 +216,9 @@ func (qu *partQueue) remove(k *baseline.Core, submitted, id int) {
 	qu.list[at].dead = true
 	qu.live--
 	qu.dead++
+	if qu.headStart && at == qu.hint {
+		return
+	}
 	qu.set(at)
 }
 
@@ -518,6 +548,9 @@ func (r *Rule) admitIndexed(k *baseline.Core, p int) {
 		read++
 	}
 	r.heads = r.heads[:0]
+	// Under lend none without a platform a head started keeps its bounds
+	// (remove).
+	keep := r.knobs.Lend == LendNone && k.Seatable() == math.MaxInt
 	h := qu.first
 	for ; h < len(qu.list); h++ {
 		e := qu.list[h]
@@ -525,7 +558,9 @@ func (r *Rule) admitIndexed(k *baseline.Core, p int) {
 		if e.dead {
 			continue
 		}
+		qu.hint, qu.headStart = h, keep
 		stop, held := r.headStep(k, p, k.IndexSubmitted(e.id, e.submitted))
+		qu.hint, qu.headStart = -1, false
 		if stop {
 			break
 		}
@@ -561,7 +596,7 @@ func (r *Rule) backfillIndexed(k *baseline.Core, p, h int) {
 		need = min(need, first)
 	}
 	free := first
-	r.jobs, r.jobIDs = r.jobs[:0], r.jobIDs[:0]
+	r.jobs, r.jobIDs, r.jobAt = r.jobs[:0], r.jobIDs[:0], r.jobAt[:0]
 	// The reservation is made before the first search whenever some live
 	// job of the queue is narrow enough for the free GPUs (the tree's
 	// root), so that every search asks Pass's whole test: Pass makes it
@@ -605,8 +640,11 @@ func (r *Rule) backfillIndexed(k *baseline.Core, p, h int) {
 		free -= gpus
 		r.jobs = append(r.jobs, easy.Job{GPUs: gpus, Estimate: int64(req.Duration)})
 		r.jobIDs = append(r.jobIDs, queued{e.id, e.submitted})
+		r.jobAt = append(r.jobAt, x)
 	}
 	for j, e := range r.jobIDs {
+		qu.hint = r.jobAt[j]
 		r.schedule(k, p, k.IndexSubmitted(e.id, e.submitted), r.jobs[j].GPUs)
 	}
+	qu.hint = -1
 }

@@ -183,3 +183,67 @@ func TestSearchPassesOverJobsTooWide(t *testing.T) {
 		})
 	}
 }
+
+// TestFindAfterTheHeadsStarted: a head the heads' walk starts under lend
+// none keeps its bounds in the tree (remove, headStart), and a search
+// that starts after it, as every later search does, still finds what a
+// walk of the list finds, whatever else joins (behind the list's end, or
+// before it: a requeued job, which makes the tree again) or leaves. It
+// fails if remove leaves the bounds of any other job that leaves (case 2)
+// as they were.
+func TestFindAfterTheHeadsStarted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.SampledFrom([]int{16, 128, 93056}).Draw(t, "pool")
+		k, err := New(policy.DefaultConfig(pool), DefaultKnobs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var qu partQueue
+		qu.hint = -1
+		qu.build(k)
+		next, front := 0, 0 // the searches start at front or after it
+		for step := range rapid.IntRange(1, 150).Draw(t, "steps") {
+			switch rapid.IntRange(0, 4).Draw(t, "op") {
+			case 0, 1: // a job joins
+				e := waiting{submitted: next / 2, id: next, gpus: rapid.IntRange(1, pool).Draw(t, "gpus"),
+					est: rapid.IntRange(1, 1e5).Draw(t, "est"), rigid: true}
+				if len(qu.list) > 0 && rapid.IntRange(0, 19).Draw(t, "requeued") == 0 {
+					e.submitted = qu.list[rapid.IntRange(0, len(qu.list)-1).Draw(t, "behind")].submitted
+				}
+				if len(qu.list) > 0 && e.before(&qu.list[len(qu.list)-1]) {
+					front = 0 // filed before the end: the tree is made again
+				}
+				next++
+				qu.add(k, e)
+			case 2: // a job leaves otherwise (a backfill's start)
+				if len(qu.list) == 0 {
+					continue
+				}
+				e := qu.list[rapid.IntRange(0, len(qu.list)-1).Draw(t, "leaves")]
+				qu.remove(k, e.submitted, e.id)
+			case 3, 4: // the first job waiting starts as a head
+				x := 0
+				for x < len(qu.list) && qu.list[x].dead {
+					x++
+				}
+				if x == len(qu.list) {
+					continue
+				}
+				qu.hint, qu.headStart = x, true
+				qu.remove(k, qu.list[x].submitted, qu.list[x].id)
+				qu.hint, qu.headStart = -1, false
+				front = x + 1
+			}
+			for q := range 8 {
+				from := rapid.IntRange(front, max(front, len(qu.list))).Draw(t, "from")
+				free := rapid.IntRange(0, pool).Draw(t, "free")
+				extra := rapid.IntRange(0, free).Draw(t, "extra")
+				limit := rapid.IntRange(-1, 1e5+1).Draw(t, "limit")
+				if got, want := qu.find(k, from, free, extra, limit), firstPassing(&qu, from, free, extra, limit); got != want {
+					t.Fatalf("step %d, query %d: find(from %d, free %d, extra %d, limit %d) = %d, the walk finds %d\n%+v",
+						step, q, from, free, extra, limit, got, want, qu.list)
+				}
+			}
+		}
+	})
+}

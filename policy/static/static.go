@@ -120,6 +120,7 @@ type Rule struct {
 	running   []easy.Running
 	jobs      []easy.Job
 	jobIDs    []queued
+	jobAt     []int // backfillIndexed's: each of jobIDs' place in its queue
 	alive     []bool
 	victims   []int
 	order     []int
@@ -447,20 +448,27 @@ func (r *Rule) books(k *baseline.Core) {
 func (r *Rule) Admit(k *baseline.Core) {
 	r.books(k)
 	np := len(r.size)
-	for p := range np {
-		r.queues[p] = r.queues[p][:0]
-		r.ownerFree[p] = r.size[p] - r.owner[p]
-		r.idle[p] = r.ownerFree[p] - r.lent[p]
-		r.waiting[p] = 0
-	}
 	if !r.plainAdmit && (r.stale || r.unordered) {
 		r.reindex(k)
 	}
-	if !r.plainAdmit && !r.unordered {
-		skip := r.knobs.Lend == LendNone && k.Seatable() == math.MaxInt
+	indexed := !r.plainAdmit && !r.unordered
+	skip := indexed && r.knobs.Lend == LendNone && k.Seatable() == math.MaxInt
+	if !skip {
 		for p := range np {
-			if skip && r.quiet[p] && r.leases[p] == r.ownersNow[p] {
-				continue
+			r.scratch(p)
+		}
+	}
+	if indexed {
+		for p := range np {
+			if skip {
+				if r.quiet[p] && r.leases[p] == r.ownersNow[p] {
+					continue
+				}
+				// Only the partition passed: where quiet ones are passed
+				// by, nothing in the pass reads another's (no scavenger),
+				// and a fork's pass, after a lease of one partition
+				// ended, set up all of them.
+				r.scratch(p)
 			}
 			acted, started := r.acted, r.rigidStarts
 			r.admitIndexed(k, p)
@@ -478,6 +486,15 @@ func (r *Rule) Admit(k *baseline.Core) {
 		r.planned[id] = 0
 	}
 	r.plannedID = r.plannedID[:0]
+}
+
+// scratch sets partition p's admission scratch from the books, for a
+// pass.
+func (r *Rule) scratch(p int) {
+	r.queues[p] = r.queues[p][:0]
+	r.ownerFree[p] = r.size[p] - r.owner[p]
+	r.idle[p] = r.ownerFree[p] - r.lent[p]
+	r.waiting[p] = 0
 }
 
 // quietAfter reports whether a pass that acted acted times, started of
