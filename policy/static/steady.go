@@ -37,8 +37,12 @@ func (r *Rule) Settled(k *baseline.Core) bool {
 	if r.knobs.Lend != LendNone || k.Seatable() != math.MaxInt || r.plainAdmit || r.unordered || r.stale || r.aging {
 		return false
 	}
-	for p := range r.quiet {
-		if !r.quiet[p] || r.leases[p] != r.ownersNow[p] {
+	// Resliced to one length, so that the walk reads them without a
+	// bounds check: after every pass of a fork.
+	quiet := r.quiet
+	leases, ownersNow := r.leases[:len(quiet)], r.ownersNow[:len(quiet)]
+	for p := range quiet {
+		if !quiet[p] || leases[p] != ownersNow[p] {
 			return false
 		}
 	}
