@@ -39,6 +39,10 @@ type easyRun struct {
 	next  int // next job to arrive
 	limit int // jobs from limit on never arrive (n: none withheld)
 	t     int64
+	// settled is how many jobs at the queue's front were there at the
+	// last pass with no lease ended since (0 after an end): the jobs that
+	// pass left, which easy.Scheduler.PassAfter need not try again.
+	settled int
 }
 
 func newEasyRun(w *Workload) *easyRun {
@@ -64,6 +68,7 @@ func (e *easyRun) advance(done func() bool, arriving func(next int)) {
 			j := r.pop()
 			e.free += w.Jobs[j].GPUs
 			r.removeRunning(j)
+			e.settled = 0
 		}
 		// (2) Arrivals.
 		if arriving != nil && e.next < e.limit && w.Jobs[e.next].Submit <= t {
@@ -77,7 +82,7 @@ func (e *easyRun) advance(done func() bool, arriving func(next int)) {
 		}
 		// (3)–(4) Heads, then one EASY pass.
 		if len(r.queue) > 0 && e.free > 0 {
-			picked := r.sched.Pass(t, e.free, r.running, r.qjobs)
+			picked := r.sched.PassAfter(t, e.free, r.running, r.qjobs, e.settled)
 			if len(picked) > 0 {
 				for _, qi := range picked {
 					j := r.queue[qi]
@@ -88,6 +93,7 @@ func (e *easyRun) advance(done func() bool, arriving func(next int)) {
 				}
 				r.dropStarted(picked)
 			}
+			e.settled = len(r.queue)
 		}
 		if done != nil && done() {
 			return
@@ -234,7 +240,9 @@ func (r *replayer) pop() int32 {
 // unfork) and slots of the original's running leases, which unfork puts
 // back. Call unfork before the original goes on.
 func (e *easyRun) fork(limit int) *easyRun {
-	c := &easyRun{w: e.w, start: e.start, free: e.free, next: e.next, limit: limit, t: e.t}
+	// The copy's scheduler is new, its reservation not yet computed, but
+	// its queue is as settled as the original's.
+	c := &easyRun{w: e.w, start: e.start, free: e.free, next: e.next, limit: limit, t: e.t, settled: e.settled}
 	c.r = replayer{
 		queue: slices.Clone(e.r.queue), qjobs: slices.Clone(e.r.qjobs),
 		running: slices.Clone(e.r.running), runJob: slices.Clone(e.r.runJob),

@@ -18,6 +18,12 @@
 // the shadow time count towards the extra GPUs, the heads started in step
 // (3) count as running leases, and s and x are computed once per pass.
 //
+// A caller that knows nothing but arrivals happened since its last pass
+// (no lease ended; the last pass's starts applied) may call PassAfter
+// with the number of jobs that pass left: none of them can start, the
+// head's reservation is the one that pass left, and only the arrivals are
+// tried, with Pass's result.
+//
 // A Scheduler is pure and deterministic (no clock, no randomness, no map
 // iteration) and allocates nothing once its scratch slices have grown to
 // the largest pass seen.

@@ -35,6 +35,12 @@ type Scheduler struct {
 	// PassOn's: the running leases' estimated ends, and the heads'.
 	leaseEnds, headEnds []int64
 	head                [1]Job // Reservation's queue
+	// held says that shadow and extra are the reservation of the queue's
+	// head as the last Pass or PassAfter left it (its backfills' extra
+	// GPUs taken), for PassAfter; false where that pass computed none.
+	held   bool
+	shadow int64
+	extra  int
 }
 
 // Pass performs steps (3) and (4) of docs/studies.md §2.1 at time now: start the
@@ -59,7 +65,7 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 	if h >= len(queue)-1 || free <= 0 {
 		// No head left waiting, or nothing behind it, or nothing can fit:
 		// the reservation would constrain nobody.
-		s.started = out
+		s.started, s.held = out, false
 		return out
 	}
 	// Step (4). The reservation is computed lazily, at the first later job
@@ -85,6 +91,55 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 		out = append(out, j)
 	}
 	s.started = out
+	s.held, s.shadow, s.extra = reserved, shadow, extra
+	return out
+}
+
+// PassAfter is Pass for a caller that knows the queue's first settled jobs
+// were in the queue at this scheduler's last Pass or PassAfter, and that
+// nothing changed since but what that pass returned and the jobs appended
+// behind them: the caller started the jobs it returned (free less their
+// GPUs, running plus their leases, the queue less them, in order), no
+// lease ended, and the jobs from settled on arrived since. settled 0
+// promises nothing: it is Pass.
+//
+// Then none of the settled jobs can start, and the head's reservation is
+// the one that pass left: the head did not fit and free has not grown; the
+// jobs that pass backfilled either end by the shadow time, so that the
+// GPUs free by then are the same, or took their GPUs from the extra ones,
+// so that the extra left is what the pass left; and a settled job that
+// fits now failed both tests at an earlier time (or at this one) with at
+// least as many extra GPUs. So only the arrivals are tried, against that
+// reservation (or a new one, where that pass computed none), and the
+// result is Pass's. In a replay most events are arrivals alone, and
+// trying the whole queue at each was most of the pass's time
+// (TestPassAfterIsPass).
+func (s *Scheduler) PassAfter(now int64, free int, running []Running, queue []Job, settled int) []int {
+	if settled <= 0 || settled > len(queue) || queue[0].GPUs <= free {
+		return s.Pass(now, free, running, queue)
+	}
+	out := s.started[:0]
+	shadow, extra, reserved := s.shadow, s.extra, s.held
+	for j := settled; j < len(queue) && free > 0; j++ {
+		job := queue[j]
+		if job.GPUs > free {
+			continue
+		}
+		if !reserved {
+			// Nothing has started in this pass yet: no head, and the
+			// reservation comes before any backfill.
+			shadow, extra = s.reservation(now, free, running, queue, nil, 0)
+			reserved = true
+		}
+		ok := false
+		if ok, extra = Backfills(now, shadow, extra, job); !ok {
+			continue
+		}
+		free -= job.GPUs
+		out = append(out, j)
+	}
+	s.started = out
+	s.held, s.shadow, s.extra = reserved, shadow, extra
 	return out
 }
 
@@ -179,6 +234,7 @@ func siftDown(h []Running, i int) {
 // board holds the planned seats, in start order: seating the returned
 // jobs in that order gives them.
 func (s *Scheduler) PassOn(now int64, free int, b *platform.Board, running []Running, leases []int, queue []Job) []int {
+	s.held = false // PassAfter reads only Pass's reservations
 	out := s.started[:0]
 	h := 0
 	for h < len(queue) && queue[h].GPUs <= free && b.Take(queue[h].GPUs) {
@@ -231,5 +287,6 @@ func (s *Scheduler) reserveOn(now int64, b *platform.Board, running []Running, l
 // policy's copy, baseline.Core.Clone).
 func (s *Scheduler) Clone() Scheduler {
 	return Scheduler{started: slices.Clone(s.started), ends: slices.Clone(s.ends),
-		leaseEnds: slices.Clone(s.leaseEnds), headEnds: slices.Clone(s.headEnds), head: s.head}
+		leaseEnds: slices.Clone(s.leaseEnds), headEnds: slices.Clone(s.headEnds), head: s.head,
+		held: s.held, shadow: s.shadow, extra: s.extra}
 }
