@@ -668,7 +668,7 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 			// A day with fewer than two control campaigns has no index
 			// (below): its split would be thrown away.
 			if len(ctl.Days[d]) >= 2 {
-				f.split(float64(w.Pool), dt, row)
+				f.splitFor(float64(w.Pool), dt, row, ctl.Days[d])
 			}
 		})
 	}

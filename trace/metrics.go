@@ -298,3 +298,37 @@ func (f *fairSplit) split(pool, dt float64, acc []float64) {
 		return
 	}
 }
+
+// splitFor is split for a caller that reads only the campaigns in want
+// afterwards: the capped campaigns are walked as split walks them (the
+// water level depends on each), but of those above the level only want's
+// get their allocation, the same sum of the same terms, bit for bit. Shares
+// reads only a day's control campaigns, about 11 of the 29 with demand at
+// a change of the 300k-job log, where adding to every one above the level
+// was half of the split.
+func (f *fairSplit) splitFor(pool, dt float64, acc []float64, want []int32) {
+	active := f.order[f.idle:]
+	left, weight := pool, 0.0
+	for _, c := range active {
+		weight += f.share[c]
+	}
+	for i, c := range active {
+		d := f.demand[c]
+		if d*weight <= left*f.share[c] {
+			acc[c] += d * dt
+			left -= d
+			weight -= f.share[c]
+			continue
+		}
+		// The campaigns from order[above] on are above the level; one
+		// without demand is before the busy part, one capped before i.
+		level := left / weight
+		above := int32(f.idle + i)
+		for _, c := range want {
+			if f.pos[c] >= above {
+				acc[c] += level * f.share[c] * dt
+			}
+		}
+		return
+	}
+}
