@@ -346,6 +346,10 @@ func FuzzParsePlain(f *testing.F) {
 		"1 0 5 100 4 -1 -1 +4 200 -1 1 1 1 -1 0 -1 -1 -1",
 		"1 0 5 1\r00 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
 		"1 0 -0 - 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1",
+		// "-1" and what only starts like it, for the "-1" field's
+		// short cut (a blank must follow it).
+		"1 0 -1 100 4 -1.5 -1 4 200 -12 1 1 1 -10 0 -1\t-1 -1",
+		"1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -1 -1x",
 	} {
 		f.Add([]byte(s))
 	}
