@@ -339,6 +339,7 @@ type Rule struct {
 	dirty, gDirty []int
 	headCamp      policy.CampaignID
 	headGPUs      int
+	pool          float64 // the pool, as a float (Eligible)
 	victimKey     baseline.VictimKey
 	search        func(head *baseline.Request) bool
 	// searchAt is the tick of the last victim search, and sensitive
@@ -926,8 +927,40 @@ func (r *Rule) Search(head *baseline.Request) bool {
 	}
 	r.shares(k)
 	r.headCamp, r.headGPUs = head.Campaign, head.GPUs
+	r.pool = float64(k.Config().Pool)
 	r.searchAt, r.sensitive = k.Now(), false
+	if !r.everySearch && !r.mayTake(k) {
+		return false // as the search would end: nothing accepted, not sensitive
+	}
 	return true
+}
+
+// mayTake reports whether the search just started could take any lease:
+// a candidate of the filler's (always a victim), or one Eligible accepts
+// with nothing taken yet. Without one, Eligible rejects every candidate
+// in any order and takes nothing (a rejection changes nothing, and only
+// a lease taken makes a later test sensitive), so the search would notice
+// nothing and leave the rule's state as this leaves it; it is not made,
+// and its candidates are neither sorted nor keyed. The candidates are
+// baseline.Core.Preempt's: not under notice, not the head's campaign's,
+// not protected. On a 300k-job log 817k of budget's 878k victim searches
+// accepted no lease, and sorting their candidates by loss was a tenth of
+// a replay.
+func (r *Rule) mayTake(k *baseline.Core) bool {
+	ls := k.Leases()
+	for j := range ls {
+		l := &ls[j]
+		if l.UnderNotice || l.Campaign == r.headCamp || r.Protected(k, l) {
+			continue
+		}
+		if k.IsFiller(l) {
+			return true
+		}
+		if _, ok, _ := r.test(l); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // shares fills gShare with each group's entitlement (Σ of its members'),
@@ -969,28 +1002,17 @@ func (r *Rule) shares(k *baseline.Core) {
 //
 // A lease it accepts is counted as taken.
 func (r *Rule) Eligible(l *baseline.Lease) bool {
-	k := r.core
-	pool := float64(k.Config().Pool)
-	p, v := int(r.headCamp), int(l.Campaign)
-	held, taken := r.gHeld, r.gTaken
-	node := func(c int) int { return r.group[c] }
-	ep, ev := r.gShare[r.group[p]], r.gShare[r.group[v]]
-	if r.group[p] == r.group[v] {
-		held, taken = r.held, r.taken
-		node = func(c int) int { return c }
-		ep, ev = k.Campaign(policy.CampaignID(p)).Share, k.Campaign(policy.CampaignID(v)).Share
-	}
-	hp, hv := held[node(p)], held[node(v)]
-	if !(float64(hv) > ev*pool && float64(hp) < ep*pool) {
+	above, ok, taken := r.test(l)
+	if !above {
 		return false
 	}
-	if taken[node(v)] > 0 {
+	if taken > 0 {
 		r.sensitive = true
 	}
-	after := hv - taken[node(v)] - l.GPUs
-	if float64(hp+r.headGPUs)*ev > float64(after)*ep {
+	if !ok {
 		return false
 	}
+	v := int(l.Campaign)
 	gv := r.group[v]
 	if r.held[v] == 0 && r.taken[v] == 0 {
 		r.dirty = append(r.dirty, v) // not a lease Search saw
@@ -1002,6 +1024,29 @@ func (r *Rule) Eligible(l *baseline.Lease) bool {
 	r.gTaken[gv] += l.GPUs
 	r.accepted = true
 	return true
+}
+
+// test is Eligible's two tests of lease l, without their effects: above
+// is the first (V above its entitlement, P below, at the level where
+// their paths split), ok both, and taken what the search has taken from
+// V's node at that level so far.
+func (r *Rule) test(l *baseline.Lease) (above, ok bool, taken int) {
+	p, v := int(r.headCamp), int(l.Campaign)
+	gp, gv := r.group[p], r.group[v]
+	var hp, hv int
+	var ep, ev float64
+	if gp == gv {
+		hp, hv, taken = r.held[p], r.held[v], r.taken[v]
+		ep, ev = r.core.Campaign(policy.CampaignID(p)).Share, r.core.Campaign(policy.CampaignID(v)).Share
+	} else {
+		hp, hv, taken = r.gHeld[gp], r.gHeld[gv], r.gTaken[gv]
+		ep, ev = r.gShare[gp], r.gShare[gv]
+	}
+	if !(float64(hv) > ev*r.pool && float64(hp) < ep*r.pool) {
+		return false, false, taken
+	}
+	after := hv - taken - l.GPUs
+	return true, !(float64(hp+r.headGPUs)*ev > float64(after)*ep), taken
 }
 
 // orderChange is the first tick after now at which the victim order of

@@ -99,3 +99,77 @@ func TestAcceptingSearchIsMadeAgain(t *testing.T) {
 		t.Fatalf("journals differ:\nkept:\n%s\nevery search:\n%s", jKept, jEvery)
 	}
 }
+
+// A victim search in which no candidate could be taken is not made: its
+// candidates are not keyed (nor sorted), and it notices nothing, as the
+// search would. One that could take one is made.
+//
+// Pool 16, grace 10, restart zero, no minimum runtime. P (share 3/4)
+// and V (1/4). V holds L1, 6 GPUs from tick 1 (q_V = 6/4 > 1), and in
+// the second case L2 too, 1 GPU (q_V = 7/4). P asks for 12 GPUs at tick
+// 5 with 10 or 9 free (q_P = 0 < 1). The final-share test, 12 × 1/4 ≤
+// (held_V − taken_V − l) × 3/4, rejects L1 (3 > 0, or 3 > 0.75 with L2
+// held) and accepts L2 (3 ≤ 4.5): with L1 alone nothing can be taken,
+// the search is not made and no lease is keyed; with L2 it is made (both
+// keyed) and fails, 1 GPU of the 3 P lacks (L2, granted with L1, loses
+// less and goes first, so L1 is tested with a GPU taken: sensitive). In the third case the filler
+// holds the whole pool: its leases are always victims, the search is
+// made and notices them.
+func TestSearchThatCanTakeNothingIsNotMade(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		v, filler      []int // V's leases' and the filler's GPUs
+		keyed, noticed int
+		sensitive      bool
+	}{
+		{"nothing-takable", []int{6}, nil, 0, 0, false},
+		{"one-takable", []int{6, 1}, nil, 2, 0, true},
+		{"filler", nil, []int{16}, 1, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			knobs := DefaultKnobs()
+			knobs.Restart = baseline.Restart{}
+			knobs.MinRuntime[policy.AgentBurst] = 0
+			rule := NewRule(knobs)
+			k, err := baseline.New(bt.Config(16, 10), rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var j bt.Journal
+			k.SetRecorder(&j)
+			cp, _ := k.Register(bt.Env("p", 3, policy.AgentBurst))
+			cv, _ := k.Register(bt.Env("v", 1, policy.AgentBurst))
+			cf, _ := k.Register(bt.Env("f", 0, policy.Opportunistic))
+			keyed := 0
+			rule.Hooks(k, &rule.easy)
+			key := rule.victimKey
+			rule.victimKey = func(l *baseline.Lease) int { keyed++; return key(l) }
+			for _, g := range c.v {
+				if _, err := k.RequestRigid(cv, g, 1000, 1000, policy.AgentBurst, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, g := range c.filler {
+				if _, err := k.Request(cf, g, 1000, policy.Opportunistic); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k.Now() < 4 {
+				k.Tick()
+			}
+			if _, err := k.RequestRigid(cp, 12, 100, 100, policy.AgentBurst, 5); err != nil {
+				t.Fatal(err)
+			}
+			k.Tick()
+			if keyed != c.keyed {
+				t.Errorf("%d leases keyed, want %d", keyed, c.keyed)
+			}
+			if n := len(j.Of(policy.EventPreemptNotice)); n != c.noticed {
+				t.Errorf("%d notices, want %d", n, c.noticed)
+			}
+			if !rule.searched || rule.searchAt != 5 || rule.sensitive != c.sensitive {
+				t.Errorf("searched %v at %d, sensitive %v: want a search at 5, sensitive %v", rule.searched, rule.searchAt, rule.sensitive, c.sensitive)
+			}
+		})
+	}
+}
