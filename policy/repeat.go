@@ -1,6 +1,9 @@
 package policy
 
-import "math"
+import (
+	"math"
+	mathbits "math/bits"
+)
 
 // Exact closed forms for the per-tick sums that SkipTo replays: a bucket's
 // refill T ← clamp(T + R − held, 0, B), a campaign's credits
@@ -35,17 +38,15 @@ import "math"
 // not finite, an addend tied between two multiples of x's ulp or larger
 // than x's binade, a partial sum that would leave the binade).
 func repeatRun(x float64, adds []float64, limit int) (k int, d float64) {
-	if limit < 1 || x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+	bits := math.Float64bits(x)
+	// x zero, subnormal, near the subnormals (below 2^−1000: not worth
+	// the care), infinite or NaN: its biased exponent below 23, or all
+	// ones.
+	if e := bits >> 52 & 0x7ff; limit < 1 || e < 1023-1000 || e == 0x7ff {
 		return 0, 0
 	}
 	neg := x < 0
-	ax := math.Abs(x)
-	if ax < 0x1p-1000 {
-		return 0, 0 // near the subnormals: not worth the care
-	}
-	_, exp := math.Frexp(ax) // ax in [2^(exp−1), 2^exp)
-	u := math.Ldexp(1, exp-53)
-	X := int64(ax / u) // exact: an integer in [2^52, 2^53)
+	X, u := binade(bits)
 	var s int64
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, a := range adds {
@@ -72,15 +73,41 @@ func repeatRun(x float64, adds []float64, limit int) (k int, d float64) {
 	n := int64(limit)
 	switch {
 	case s > 0:
-		n = min(n, (bandHi-hi-X)/s+1)
+		n = within(n, bandHi-hi-X, s)
 	case s < 0:
-		n = min(n, (X+lo-bandLo)/(-s)+1)
+		n = within(n, X+lo-bandLo, -s)
 	}
 	d = float64(s) * u
 	if neg {
 		d = -d
 	}
 	return int(n), d
+}
+
+// binade is the significand X of the normal float64 whose bits are bits,
+// an integer in [2^52, 2^53), and its unit in the last place u, a power
+// of two: |x| = X·u exactly. It is what math.Frexp and math.Ldexp give
+// (X = |x| / u with u = 2^(exp−53)), read off the bits: the two calls
+// were a quarter of a skip's closed form, which a replay on a 300k-job
+// log evaluates 13.6 million times (each campaign holding GPUs, at each
+// skip).
+func binade(bits uint64) (X int64, u float64) {
+	e := bits >> 52 & 0x7ff // x = X · 2^(e−1075)
+	X = int64(bits&(1<<52-1) | 1<<52)
+	if e > 52 {
+		return X, math.Float64frombits((e - 52) << 52)
+	}
+	return X, math.Float64frombits(1 << (e - 1)) // 2^(e−1075) is subnormal
+}
+
+// within is min(n, room/step + 1) for room ≥ 0 and step > 0, without the
+// division when n binds (room ≥ (n − 1)·step): a 64-bit division is
+// slow, and n, the ticks skipped, binds in most skips.
+func within(n, room, step int64) int64 {
+	if hi, lo := mathbits.Mul64(uint64(n-1), uint64(step)); hi == 0 && lo <= uint64(room) {
+		return n
+	}
+	return min(n, room/step+1)
 }
 
 // sameBits is bit equality: a tick that returns x's very bits is a fixed

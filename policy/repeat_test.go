@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	mathbits "math/bits"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -154,4 +155,45 @@ func TestRefillStepsDeepBucket(t *testing.T) {
 	if got := (TokenBucket{Rate: rate, Depth: bucket}).Steps(want, 2, 100_000); !sameBits(got, want2) {
 		t.Fatalf("draining: closed form %v, stepping %v", got, want2)
 	}
+}
+
+// binade reads off the bits what math.Frexp and math.Ldexp give, over
+// every normal exponent repeatRun takes (from 2^−1000 up, where the ulp
+// is subnormal below 2^−970, to the largest finite), either sign.
+func TestBinadeIsFrexp(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		e := rapid.OneOf(rapid.SampledFrom([]uint64{23, 24, 51, 52, 53, 54, 1023, 2045, 2046}), rapid.Uint64Range(23, 2046)).Draw(t, "exponent")
+		bits := e<<52 | rapid.Uint64Range(0, 1<<52-1).Draw(t, "mantissa")
+		if rapid.Bool().Draw(t, "negative") {
+			bits |= 1 << 63
+		}
+		ax := math.Abs(math.Float64frombits(bits))
+		_, exp := math.Frexp(ax)
+		wantU := math.Ldexp(1, exp-53)
+		wantX := int64(ax / wantU)
+		X, u := binade(bits)
+		if X != wantX || !sameBits(u, wantU) {
+			t.Fatalf("%v: binade (%d, %v), Frexp and Ldexp (%d, %v)", math.Float64frombits(bits), X, u, wantX, wantU)
+		}
+	})
+}
+
+// within is min(n, room/step + 1), whether n binds or not, up to
+// products that overflow 64 bits.
+func TestWithinIsTheDivision(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.OneOf(rapid.Int64Range(1, 400000), rapid.Int64Range(1, math.MaxInt64)).Draw(t, "n")
+		step := rapid.OneOf(rapid.Int64Range(1, 1000), rapid.Int64Range(1, 1<<53)).Draw(t, "step")
+		room := rapid.OneOf(rapid.Int64Range(0, 1<<20), rapid.Int64Range(0, 1<<53)).Draw(t, "room")
+		if rapid.Bool().Draw(t, "at-the-edge") {
+			// room where n just binds or just does not.
+			if hi, lo := mathbits.Mul64(uint64(n-1), uint64(step)); hi == 0 && lo < 1<<62 {
+				room = int64(lo) + rapid.Int64Range(-1, 1).Draw(t, "off")
+				room = max(room, 0)
+			}
+		}
+		if got, want := within(n, room, step), min(n, room/step+1); got != want {
+			t.Fatalf("within(%d, %d, %d) = %d, want %d", n, room, step, got, want)
+		}
+	})
 }
