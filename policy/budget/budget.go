@@ -504,11 +504,11 @@ func (r *Rule) ranks() {
 // rankSorted sorts byRank by priority and gives each campaign in it its
 // rank: one more than the campaign before it, or the same when tied.
 //
-// The sort reads each campaign's group level once, beside it (rankKeys),
-// with the order higher gives: the same comparisons of the same list
-// give the same permutation. Reading it through higher at every
-// comparison was most of a ranking, and a ranking follows most arrivals
-// on a 300k-job log.
+// The order (higher) is the group level's usage ratio, lowest first, then
+// the member level's. The sort reads each campaign's group level once,
+// beside it (rankKeys): the same comparisons of the same list give the
+// same permutation. Reading it at every comparison was most of a
+// ranking, and a ranking follows most arrivals on a 300k-job log.
 func (r *Rule) rankSorted() {
 	keys := r.rankKeys[:0]
 	for _, c := range r.byRank {
@@ -545,24 +545,30 @@ type rankKey struct {
 // sameOrder reports whether the priorities order the campaigns ranked
 // last (byRank) as their ranks do — each tied with the one before it or
 // below it as before — so that the ranks stand.
+//
+// The order is the ranking's (rankSorted): highest priority, the lowest
+// usage ratio, first, the group's, then the member's. Each campaign's
+// group level is read once, carried from one pair to the next, not
+// twice (a ranking is checked at each calculation period a request
+// waits through, 1.23 million on a 300k-job log).
 func (r *Rule) sameOrder() bool {
+	if len(r.byRank) == 0 {
+		return true
+	}
+	ga := r.groupPrio(r.byRank[0])
 	for i := 1; i < len(r.byRank); i++ {
 		a, b := r.byRank[i-1], r.byRank[i]
-		c := r.higher(a, b)
+		gb := r.groupPrio(b)
+		c := cmp.Compare(ga, gb)
+		if c == 0 {
+			c = cmp.Compare(r.memberPrio(a), r.memberPrio(b))
+		}
 		if r.rank[a] == r.rank[b] && c != 0 || r.rank[a] != r.rank[b] && c >= 0 {
 			return false
 		}
+		ga = gb
 	}
 	return true
-}
-
-// higher orders campaigns a and b by priority, highest (the lowest usage
-// ratio) first: the group's, then the member's.
-func (r *Rule) higher(a, b int) int {
-	if c := cmp.Compare(r.groupPrio(a), r.groupPrio(b)); c != 0 {
-		return c
-	}
-	return cmp.Compare(r.memberPrio(a), r.memberPrio(b))
 }
 
 // priorities starts a calculation of both levels' usage ratios for
