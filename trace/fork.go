@@ -87,19 +87,49 @@ type grantsReacher interface{ GrantsOnlyReach(limit int) int }
 // with the replay's driver, filing the jobs from next up to limit (later
 // ones are withheld), until every job is done, the horizon, the tick
 // until (exclusive; 0: none), or grant (called with each grant's job and
-// log time) says stop. rec receives the copy's journal. The replay's
-// request ids and checkpoints are read, never written: the copy keeps
-// its own beyond them.
-func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Recorder, grant func(j int32, t int64) bool) error {
-	cap := &capture{next: rec}
-	alloc.SetRecorder(cap)
+// log time) says stop, and returns the copy's clock then. rec receives
+// the copy's journal. The replay's request ids and checkpoints are read,
+// never written: the copy keeps its own beyond them.
+//
+// A copy read only for the grants of the jobs wants names, with nothing
+// to file, is asked for them first (grantForecaster): one that can tell
+// its first grants without the driver reports them to grant in the same
+// tick order, each job's, and its clock is then the tick of the grant
+// that said stop, or the last tick the driver would have run.
+func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Recorder, wants func(j int32) bool, grant func(j int32, t int64) bool) (int, error) {
 	end := fs.stop
 	if until > 0 {
 		end = min(end, until-1)
 	}
+	if f, ok := alloc.(grantForecaster); ok && rec == nil && limit == fs.next && !fs.tickByTick && wants != nil {
+		alloc.SetRecorder(nil)
+		jobOf := jobTable{shared: fs.jobOf}
+		clock, stopped := max(alloc.Now(), end), false
+		var before policy.Work
+		wc, counts := alloc.(policy.WorkCounter)
+		if counts && fs.work != nil {
+			before = wc.Work()
+		}
+		passes, ok := f.FirstGrants(func(id int) bool { return wants(jobOf.at(id)) }, end, func(id, t int) {
+			if grant != nil && grant(jobOf.at(id), int64(t)+fs.base) && !stopped {
+				clock, stopped = t, true
+			}
+		})
+		if ok {
+			if fs.work != nil {
+				if counts {
+					fs.work.Add(wc.Work().Sub(before))
+				}
+				fs.work.ForkTicks += int64(passes)
+			}
+			return clock, nil
+		}
+	}
+	cap := &capture{next: rec}
+	alloc.SetRecorder(cap)
 	d, err := newDriver(fs.w, fs.base, fs.ids, alloc, cap, forkBooks{grant: grant}, limit, end, fs.tickByTick)
 	if err != nil {
-		return fmt.Errorf("fork: %w", err)
+		return 0, fmt.Errorf("fork: %w", err)
 	}
 	if g, ok := alloc.(grantsOnlier); ok && fs.grantsOnly {
 		g.GrantsOnly(end)
@@ -108,7 +138,8 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 	d.jobOf.shared = fs.jobOf
 	d.kept = checkpoints{view: fs.kept, seen: fs.keptSeen}
 	if fs.work == nil {
-		return d.run()
+		err := d.run()
+		return alloc.Now(), err
 	}
 	wc, counts := alloc.(policy.WorkCounter)
 	var before policy.Work
@@ -120,7 +151,23 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 		fs.work.Add(wc.Work().Sub(before))
 	}
 	fs.work.ForkTicks += d.ticks
-	return err
+	return alloc.Now(), err
+}
+
+// grantForecaster is a copy that may tell its first grants without the
+// driver (baseline.Core.FirstGrants).
+type grantForecaster interface {
+	FirstGrants(want func(id int) bool, end int, grant func(id, t int)) (passes int, ok bool)
+}
+
+// wants reports whether job j is one of pf's.
+func (pf *pendingFork) wants(j int32) bool {
+	for _, g := range pf.group {
+		if g == int(j) {
+			return true
+		}
+	}
+	return false
 }
 
 // forkBooks are a fork's books: it watches for grants and keeps nothing.
@@ -314,7 +361,7 @@ func (ff *fairForks) runAhead(pf *pendingFork) (ok bool, err error) {
 	all := false
 	c := pf.alloc
 	pf.alloc = nil
-	err = pf.fs.run(c, pf.fs.next, reach+1, nil, func(j int32, t int64) bool {
+	clock, err := pf.fs.run(c, pf.fs.next, reach+1, nil, pf.wants, func(j int32, t int64) bool {
 		for k, g := range pf.group {
 			if g == int(j) && found[k] < 0 {
 				found[k] = t
@@ -330,7 +377,7 @@ func (ff *fairForks) runAhead(pf *pendingFork) (ok bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("fair start of job %d: %w", pf.fs.w.Jobs[pf.group[0]].Number, err)
 	}
-	if !all && reach < pf.fs.stop && c.Now() >= reach {
+	if !all && reach < pf.fs.stop && clock >= reach {
 		return false, nil
 	}
 	pf.found = found
@@ -355,7 +402,7 @@ func (ff *fairForks) runFork(pf *pendingFork, until int) error {
 		for k := range found {
 			found[k] = -1
 		}
-		err := pf.fs.run(pf.alloc, pf.fs.next, until, nil, func(j int32, t int64) bool {
+		_, err := pf.fs.run(pf.alloc, pf.fs.next, until, nil, pf.wants, func(j int32, t int64) bool {
 			for k, g := range pf.group {
 				if g == int(j) && found[k] < 0 {
 					found[k] = t

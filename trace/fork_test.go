@@ -66,7 +66,8 @@ func TestForkContinuesLikeTheOriginal(t *testing.T) {
 						return err
 					}
 					fs.grantsOnly = grantsOnly
-					return fs.run(c, len(w.Jobs), 0, &fork, nil)
+					_, err = fs.run(c, len(w.Jobs), 0, &fork, nil, nil)
+					return err
 				}}
 				replayPolicy(t, w, name, knobs, opt)
 				if !bytes.Equal(plain.buf, main.buf) {

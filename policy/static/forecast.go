@@ -1,0 +1,176 @@
+package static
+
+import (
+	"math"
+
+	"github.com/bursar-hpc/bursar/policy/baseline"
+	"github.com/bursar-hpc/bursar/policy/easy"
+)
+
+// A fair start's fork (trace's fairForks) runs a copy of the replay on,
+// with every later submit withheld, until its sampled jobs start. Under
+// lend none without a platform the partitions share nothing: a job's
+// start is decided by its own partition's queue and its owners' leases
+// alone, and a pass of a partition whose leases and queue did not change
+// decides nothing (quietAfter). So a fork needs only its jobs'
+// partitions, and of those only the ticks at which an owner's lease
+// ends. Run through the Core, a fork's pass was mostly the Core's upkeep
+// of every partition (the lease table, the journal, the books, the next
+// change) around the few hundred instructions of its own partition's
+// pass: forecast runs that pass alone, on the copy's queue and a list of
+// its owners' leases.
+
+// forecastLease is an owner's lease as forecast keeps it: its GPUs, the
+// tick it ends at, and its estimated end (EASY's reservation reads it).
+type forecastLease struct {
+	gpus, expires, estEnd int
+}
+
+// FirstGrants is baseline.GrantForecaster: for the pending requests
+// want names, each one's first grant in a run of the rule on from now
+// with nothing more filed, at the ticks up to end, reported to grant in
+// tick order by partition; the ticks passed, and false, with nothing
+// reported, where the rule cannot tell without the Core (lend
+// scavenger, a platform, an elastic request waiting, a queue made again
+// or out of order, a planned job, a lease under notice, a request named
+// in no partition's queue). It writes the copy's queues, and the Core
+// is unusable after it (a fork's copy, dropped next).
+func (r *Rule) FirstGrants(k *baseline.Core, want func(id int) bool, end int, grant func(id, t int)) (passes int, ok bool) {
+	if r.knobs.Lend != LendNone || k.Seatable() != math.MaxInt || !k.RigidOnly() ||
+		r.plainAdmit || r.unordered || r.stale || r.aging {
+		return 0, false
+	}
+	leases := k.Leases()
+	for i := range leases {
+		if leases[i].UnderNotice || !leases[i].Rigid {
+			return 0, false
+		}
+	}
+	// The partitions of the requests named, and how many each holds.
+	wanted := make([]int, len(r.parts))
+	named := 0
+	for _, q := range k.Pending() {
+		if !want(q.ID) {
+			continue
+		}
+		p, in := r.queueOf(&q)
+		if !in {
+			return 0, false
+		}
+		wanted[p]++
+		named++
+	}
+	if named == 0 {
+		return 0, false
+	}
+	for p, n := range wanted {
+		if n > 0 {
+			passes += r.forecast(k, p, n, want, end, grant)
+		}
+	}
+	return passes, true
+}
+
+// forecast runs partition p's passes from now to tick end, or until its
+// n requests named by want have started, reporting their grants, and
+// returns the passes run: one at the next tick (the Core's next tick
+// after the last filing; a pass that finds nothing changed decides
+// nothing), then one at each tick an owner's lease ends.
+func (r *Rule) forecast(k *baseline.Core, p, n int, want func(id int) bool, end int, grant func(id, t int)) (passes int) {
+	qu := &r.parts[p]
+	var own []forecastLease
+	free := r.size[p]
+	for _, l := range k.Leases() {
+		if r.partOf[l.Campaign] == p {
+			own = append(own, forecastLease{gpus: l.GPUs, expires: l.Expires, estEnd: l.Estimated()})
+			free -= l.GPUs
+		}
+	}
+	var running []easy.Running
+	var picked []int
+	start := func(t, x int, head bool) {
+		e := &qu.list[x]
+		req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
+		own = append(own, forecastLease{gpus: e.gpus, expires: t + req.Run, estEnd: t + req.Duration})
+		free -= e.gpus
+		if want(e.id) {
+			grant(e.id, t)
+			n--
+		}
+		qu.hint, qu.headStart = x, head
+		qu.remove(k, e.submitted, e.id)
+		qu.hint, qu.headStart = -1, false
+	}
+	for t := k.Now() + 1; t <= end && n > 0; {
+		passes++
+		// The leases that end by t, in order (Core.expire).
+		w := 0
+		for _, l := range own {
+			if l.expires <= t {
+				free += l.gpus
+				continue
+			}
+			own[w] = l
+			w++
+		}
+		own = own[:w]
+		// The heads start while they fit (headStep, rigid).
+		for qu.first < len(qu.list) && qu.list[qu.first].dead {
+			qu.first++
+		}
+		h := qu.first
+		for ; h < len(qu.list); h++ {
+			if e := &qu.list[h]; !e.dead {
+				if e.gpus > free {
+					break
+				}
+				start(t, h, true)
+			}
+		}
+		k.CountWalked(h - qu.first + 1)
+		// EASY's backfill from the blocked head (backfillIndexed).
+		if h < len(qu.list) && free > 0 && int(qu.least[1]) <= free {
+			running = running[:0]
+			for _, l := range own {
+				running = append(running, easy.Running{GPUs: l.gpus, EstEnd: int64(l.estEnd)})
+			}
+			shadow, extra := r.pass.Reservation(int64(t), free, running, qu.list[h].gpus)
+			reach, limit := extra, int(min(shadow-int64(t), math.MaxInt))
+			picked = picked[:0]
+			for from, left := h+1, free; left > 0; {
+				x := qu.find(k, from, left, reach, limit)
+				if x < 0 {
+					break
+				}
+				from = x + 1
+				e := &qu.list[x]
+				if e.gpus > left {
+					continue
+				}
+				switch {
+				case int64(t)+int64(e.est) <= shadow:
+				case e.gpus <= extra:
+					extra -= e.gpus
+					reach = extra
+				default:
+					continue
+				}
+				left -= e.gpus
+				picked = append(picked, x)
+			}
+			for _, x := range picked {
+				start(t, x, false)
+			}
+		}
+		// The next tick at which an owner's lease ends.
+		next := math.MaxInt
+		for _, l := range own {
+			next = min(next, l.expires)
+		}
+		if next == math.MaxInt {
+			break
+		}
+		t = max(next, t+1)
+	}
+	return passes
+}
