@@ -291,7 +291,7 @@ var knownWorkGrowth = map[string]string{
 	// 147 → 1,627 places into the queue), so that a fork that steps
 	// through its job's wait grant by grant fails the bound whatever a
 	// grant costs.
-	"static/fair=1000": "known failure (issue 32): work per job grew 2.22× (207.9 → 460.9; 2.32×, 215.5 → 500.2, before the searches' bands were counted in the queue's unit) with condo partitions: the forks' ticks per job grow with their jobs' waits (9.5 → 15.4), their grants per job double, and each fork pass's backfill search grows with the log of its partition's queue (the queue a fork searches runs from hundreds of jobs to thousands); a fork's copy of the partition queue it writes counts as moved (75.8 → 109.1 a job, all moves)",
+	"static/fair=1000": "known failure (issue 32): work per job grew 2.30× (180.8 → 416.6 since the forks run only their partitions' passes, static.Rule.FirstGrants; 2.22×, 207.9 → 460.9, before; 2.32×, 215.5 → 500.2, before the searches' bands were counted in the queue's unit) with condo partitions: the forks' ticks per job grow with their jobs' waits (9.5 → 15.4), their grants per job double, and each fork pass's backfill search grows with the log of its partition's queue (the queue a fork searches runs from hundreds of jobs to thousands); a fork's copy of the partition queue it writes counts as moved (75.8 → 109.1 a job, all moves)",
 
 	// slurm with the example site's weights (slurmSite, December 2026):
 	// every admission (an event, a sched_interval run, a backfill pass)
