@@ -21,6 +21,11 @@
 // the broker's partial-grant rule. A lease no one can preempt is priced at
 // the non-preemptible (agent-burst) price whatever class it claims.
 //
+// Fair starts. Under lend none without a platform the partitions share
+// nothing, so a fair start's fork (trace) needs only its job's partition:
+// FirstGrants (forecast.go) runs that partition's passes alone, at the
+// ticks its owners' leases end, instead of the Core's every tick.
+//
 // docs/policies.md states every rule, knob and choice; the condo model is
 // Slurm's partition-priority preemption
 // (https://slurm.schedmd.com/preempt.html).
