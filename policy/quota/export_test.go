@@ -104,6 +104,9 @@ func PassState(a *baseline.Core) (cursor []int, done []bool, minFail []int) {
 	return slices.Clone(r.cursor), slices.Clone(r.done), slices.Clone(r.minFail)
 }
 
+// Open are the queues a's last pass asked.
+func Open(a *baseline.Core) []int { return slices.Clone(a.Rule().(*Rule).open) }
+
 // Skipped is how many of a's passes were skipped as quiet.
 func Skipped(a *baseline.Core) int { return a.Rule().(*Rule).skipped }
 

@@ -164,6 +164,28 @@ func TestPutOffAsksAsEveryAsk(t *testing.T) {
 	t.Logf("%d asks put off", putOff)
 }
 
+// A pass leaves a cursor, a done mark or a failure only to the queues
+// it asked, whose the next pass clears (Admit): after every tick every
+// other queue's are zero, at every knob, as the twin that asks every
+// queue with workloads (Plain) decides the same. Clearing one queue
+// fewer than the pass asked leaves it a cursor the next pass may not
+// ask again.
+func TestPassStateOnlyOfTheAskedQueues(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		twins(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, "plain", quota.Plain, func(as []*baseline.Core) {
+			for _, a := range as {
+				cursor, done, failed := quota.PassState(a)
+				asked := quota.Open(a)
+				for q := range cursor {
+					if !slices.Contains(asked, q) && (cursor[q] != 0 || done[q] || failed[q] != 0) {
+						t.Fatalf("tick %d: queue %d not asked (%v) has cursor %d, done %v, failed %d", a.Now(), q, asked, cursor[q], done[q], failed[q])
+					}
+				}
+			}
+		})
+	})
+}
+
 // A candidate whose ask was put off (every workload of its queue
 // doomed) takes its turn when a preemption before it takes its own
 // queue's lease: with less above its quota the queue's request would

@@ -453,6 +453,7 @@ func (r *Rule) cut(k *baseline.Core) {
 	r.sim, r.next = baseline.Ints(r.sim, nq), baseline.Ints(r.next, nq)
 	r.minFail = baseline.Ints(r.minFail, nq)
 	r.owed, r.deferred = baseline.Ints(r.owed, nq), r.deferred[:0]
+	r.open = r.open[:0] // the next pass has nothing to clear (Admit)
 	r.keptIdx, r.overStale = baseline.Ints(r.keptIdx, nq), true
 	r.widest = baseline.Ints(r.widest, nq)
 	for len(r.cands) < nq {
@@ -705,9 +706,14 @@ func (r *Rule) Admit(k *baseline.Core) {
 	}
 	r.stirred = false
 	r.refresh(k)
-	clear(r.cursor)
-	clear(r.done)
-	clear(r.minFail)
+	// A pass writes cursors, done marks and failures only of the queues
+	// it asks (r.open, which no pass since has changed; a workload that
+	// leaves keeps a zero cursor zero): theirs are cleared, where
+	// clearing every queue's was 2 % of a replay of the 300k-job log
+	// with fair starts, whose passes ask some fifty of 158 queues.
+	for _, q := range r.open {
+		r.cursor[q], r.done[q], r.minFail[q] = 0, false, 0
+	}
 	for _, q := range r.deferred {
 		r.owed[q] = 0
 	}
