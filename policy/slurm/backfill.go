@@ -71,16 +71,18 @@ func (m *freeMap) take(from, to, n int) {
 // would end the second an 11-GPU reservation began did not backfill in
 // slurmctld, 3 runs of 3 (docs/validate-slurm.md).
 func (m *freeMap) earliest(n, d int) int {
+	// The steps in locals, of one length: the walk is most of a pass.
+	at, free := m.at, m.free[:len(m.at)]
 	s := -1
-	for j := range m.at {
-		if m.free[j] < n {
+	for j := range at {
+		if free[j] < n {
 			s = -1
 			continue
 		}
 		if s < 0 {
-			s = m.at[j]
+			s = at[j]
 		}
-		if j+1 == len(m.at) || m.at[j+1] > s+d {
+		if j+1 == len(at) || at[j+1] > s+d {
 			return s
 		}
 	}
@@ -139,7 +141,7 @@ type Reservation struct {
 //   - once fewer GPUs are free now than any job left could start with,
 //     nothing more can start and the pass ends (reservations live for one
 //     pass only, so the ones it would still make change nothing).
-func (b *backfill) pass(k *baseline.Core, kn Knobs, ids []int) {
+func (b *backfill) pass(k *baseline.Core, kn Knobs, ids []int, r *Rule) {
 	b.reserved = b.reserved[:0]
 	now, free := k.Now(), k.FreeGeneral()
 	b.passAt = now
@@ -151,19 +153,17 @@ func (b *backfill) pass(k *baseline.Core, kn Knobs, ids []int) {
 		if len(b.jobs) == kn.BfMaxJobTest {
 			break
 		}
-		if i := k.Index(id); i >= 0 {
+		// The jobs the main scheduler started are gone: the rule's
+		// marks say so without the Core's index, which rebuilds itself
+		// at each id it misses.
+		if r.live(k, id) {
 			b.jobs = append(b.jobs, id)
 		}
 	}
 	b.least = baseline.Ints(b.least, len(b.jobs))
 	least := int(^uint(0) >> 1)
 	for x := len(b.jobs) - 1; x >= 0; x-- {
-		q := k.Pend(k.Index(b.jobs[x]))
-		if q.Rigid {
-			least = min(least, q.GPUs)
-		} else {
-			least = 1
-		}
+		least = min(least, r.wantOf(k, b.jobs[x]))
 		b.least[x] = least
 	}
 	if len(b.jobs) == 0 || b.least[0] > free {

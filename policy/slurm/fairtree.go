@@ -69,11 +69,18 @@ type fairTree struct {
 	// group[c] its group (−1: none, as the filler).
 	start []int
 	mems  []int
-	part  []float64
-	none  []bool
-	group []int
+	// memGroup[j] is the group of member mems[j].
+	memGroup []int
+	part     []float64
+	none     []bool
+	group    []int
 	// frac[r] is rank r's factor, r ÷ count.
 	frac []float64
+	// Per group g: gpart[g] is its share ÷ the groups' (levelFS's first
+	// division, the same bits), gnone[g] whether its LF is 0 whatever
+	// the usage: what of an account's LF the usage does not move.
+	gpart []float64
+	gnone []bool
 
 	// The ranking: its stamp (from 1, one a begin), the usage it ranks
 	// (a copy) and each account's, the accounts in order (kept from the
@@ -103,7 +110,7 @@ func (t *fairTree) shape(k *baseline.Core) {
 	n := k.NumCampaigns()
 	t.built, t.epoch = true, k.SharesEpoch()
 	t.count, t.groupShares = 0, 0
-	t.start, t.mems = t.start[:0], t.mems[:0]
+	t.start, t.mems, t.memGroup = t.start[:0], t.mems[:0], t.memGroup[:0]
 	t.part = baseline.Cleared(t.part, n)
 	t.none = baseline.Flags(t.none, n)
 	t.group = baseline.Ints(t.group, n)
@@ -122,6 +129,7 @@ func (t *fairTree) shape(k *baseline.Core) {
 		for y, c := range groups[g].Members {
 			shares += k.Campaign(c).Share
 			t.mems = append(t.mems, int(c))
+			t.memGroup = append(t.memGroup, g)
 			t.users = append(t.users, treeNode{idx: int(c)})
 			t.group[c], t.pos[c] = g, y
 		}
@@ -135,6 +143,15 @@ func (t *fairTree) shape(k *baseline.Core) {
 		t.accounts = append(t.accounts, treeNode{idx: g})
 	}
 	t.start = append(t.start, len(t.mems))
+	t.gpart = baseline.Cleared(t.gpart, len(groups))
+	t.gnone = baseline.Flags(t.gnone, len(groups))
+	for g := range groups {
+		s := groups[g].Share
+		t.gnone[g] = s <= 0 || t.groupShares <= 0
+		if !t.gnone[g] {
+			t.gpart[g] = s / t.groupShares
+		}
+	}
 	t.acctUsage = baseline.Cleared(t.acctUsage, len(groups))
 	t.before = baseline.Ints(t.before, len(groups))
 	t.posOf = baseline.Ints(t.posOf, len(groups))
@@ -172,24 +189,41 @@ func (t *fairTree) begin(k *baseline.Core, usage []float64) {
 	// The root's usage sums every member in group order, and each
 	// account's its own members from 0: the sums as Slurm's walk adds
 	// them, bit for bit.
+	// The tables in locals: a store through one of the fairTree's
+	// slices may alias the fairTree for the compiler, which then loads
+	// every other slice again at each member (a third of a ranking).
+	// One walk of every member, each added to its group's sum in place
+	// (from +0, as a sum begun at 0: the same bits), not a loop per
+	// group: groups of a few members each paid a slice's set-up.
+	mems, memGroup, acct := t.mems, t.memGroup[:len(t.mems)], t.acctUsage[:len(groups)]
+	clear(acct)
 	root := 0.0
-	for g := range groups {
-		u := 0.0
-		for _, c := range t.mems[t.start[g]:t.start[g+1]] {
-			root += usage[c]
-			u += usage[c]
+	for j, c := range mems {
+		v := usage[c]
+		root += v
+		acct[memGroup[j]] += v
+	}
+	start := t.start[:len(groups)+1]
+	// levelFS of each account, its usage-free division done once per
+	// epoch (shape): the same bits.
+	accounts, gnone, gpart := t.accounts, t.gnone[:len(acct)], t.gpart[:len(acct)]
+	for x := range accounts {
+		a := &accounts[x]
+		switch g := a.idx; {
+		case gnone[g]:
+			a.lf = 0
+		case root <= 0 || acct[g] <= 0:
+			a.lf = math.Inf(1)
+		default:
+			a.lf = gpart[g] / (acct[g] / root)
 		}
-		t.acctUsage[g] = u
 	}
-	for x := range t.accounts {
-		a := &t.accounts[x]
-		a.lf = levelFS(groups[a.idx].Share, t.groupShares, t.acctUsage[a.idx], root)
-	}
-	sortFromLast(t.accounts)
+	sortFromLast(accounts)
+	before, posOf := t.before[:len(accounts)], t.posOf[:len(acct)]
 	n := 0
-	for x, a := range t.accounts {
-		t.before[x], t.posOf[a.idx] = n, x
-		n += t.start[a.idx+1] - t.start[a.idx]
+	for x, a := range accounts {
+		before[x], posOf[a.idx] = n, x
+		n += start[a.idx+1] - start[a.idx]
 	}
 }
 
@@ -300,6 +334,23 @@ func levelFS(s, shares, u, parent float64) float64 {
 // holding a NaN (which no usage makes), whose order cmp.Compare defines.
 // The order is total: the same list either way.
 func sortFromLast(ns []treeNode) {
+	// Nearly always the list is in order already (the usage moves
+	// little in a period): a look at each pair, with no stores, on the
+	// LFs' bits, which for +0 … +Inf order as the numbers do (an LF is
+	// never below +0). A NaN or a sign bit is above +Inf's bits: the
+	// list is then not taken for sorted, and the sort below orders it.
+	if len(ns) == 0 {
+		return
+	}
+	const inf = 0x7ff0000000000000
+	sorted := math.Float64bits(ns[0].lf) <= inf
+	for i := 1; sorted && i < len(ns); i++ {
+		a, b := math.Float64bits(ns[i-1].lf), math.Float64bits(ns[i].lf)
+		sorted = b < a || b == a && ns[i].idx > ns[i-1].idx
+	}
+	if sorted {
+		return
+	}
 	budget := 4*len(ns) + 16
 	for i := range ns {
 		x, j := ns[i], i

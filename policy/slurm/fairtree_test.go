@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -239,4 +240,66 @@ func TestUsageBooksSeeEveryHolding(t *testing.T) {
 	if got := r.usage.Usage(c); got != 24 {
 		t.Fatalf("usage %v at tick %d, want 24 (4 GPUs over ticks 5…10)", got, k.Now())
 	}
+}
+
+// sortFromLast sorts as sortByLF does from any start: in order already
+// (its shortcut returns at once), a few moves away, turned over, with
+// ties of LF (ordered by index), +Inf and NaN, and −0 and −1, which no
+// usage makes (the shortcut compares bits). A shortcut that took a list
+// in LF order but not in index order among ties for sorted, or one that
+// missed a NaN, fails here.
+func TestSortFromLastIsSortByLF(t *testing.T) {
+	// By hand: a NaN first, or between two nodes in order, leaves no
+	// pair out of order by > and ==, and sorts last.
+	nan := math.NaN()
+	for _, c := range []struct{ in, want []treeNode }{
+		{[]treeNode{{0, nan}, {1, 2}, {2, 1}}, []treeNode{{1, 2}, {2, 1}, {0, nan}}},
+		{[]treeNode{{0, 2}, {1, nan}, {2, 1}}, []treeNode{{0, 2}, {2, 1}, {1, nan}}},
+		{[]treeNode{{1, 1}, {0, 1}}, []treeNode{{0, 1}, {1, 1}}},
+		{[]treeNode{{0, 2}, {1, 1}, {2, -1}}, []treeNode{{0, 2}, {1, 1}, {2, -1}}},
+		{[]treeNode{{0, -1}, {1, 0}}, []treeNode{{1, 0}, {0, -1}}},
+	} {
+		got := slices.Clone(c.in)
+		sortFromLast(got)
+		for i := range got {
+			if got[i].idx != c.want[i].idx {
+				t.Fatalf("sortFromLast(%v) = %v, want %v", c.in, got, c.want)
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "n")
+		lfs := []float64{0, 0.5, 1, 2, math.Inf(1), math.Copysign(0, -1), -1, math.NaN()}
+		nan := rapid.Bool().Draw(t, "nan")
+		ns := make([]treeNode, n)
+		for i := range ns {
+			top := len(lfs) - 1
+			if !nan {
+				top--
+			}
+			ns[i] = treeNode{idx: i, lf: lfs[rapid.IntRange(0, top).Draw(t, "lf")]}
+		}
+		rapid.SampledFrom([]func([]treeNode){
+			func([]treeNode) {},
+			sortByLF,
+			func(ns []treeNode) {
+				sortByLF(ns)
+				for range rapid.IntRange(0, 3).Draw(t, "swaps") {
+					if len(ns) > 1 {
+						i := rapid.IntRange(0, len(ns)-2).Draw(t, "at")
+						ns[i], ns[i+1] = ns[i+1], ns[i]
+					}
+				}
+			},
+			func(ns []treeNode) { sortByLF(ns); slices.Reverse(ns) },
+		}).Draw(t, "start")(ns)
+		got, want := slices.Clone(ns), slices.Clone(ns)
+		sortFromLast(got)
+		sortByLF(want)
+		for i := range got {
+			if got[i].idx != want[i].idx {
+				t.Fatalf("sortFromLast %v, sortByLF %v", got, want)
+			}
+		}
+	})
 }

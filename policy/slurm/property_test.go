@@ -3,6 +3,7 @@ package slurm
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -412,5 +413,71 @@ func TestStuckRunsChangeNothing(t *testing.T) {
 				t.Fatalf("journals differ at record %d:\nstuck left out: %s\nevery run:      %s", i, g[min(i, len(g)-1)], w[min(i, len(w)-1)])
 			}
 		}
+	})
+}
+
+// The kept queue is the whole queue: after every tick the order (asked
+// again, as an admission would; the same generation gives the same
+// priorities) holds every waiting job and no other, in a plain sort's
+// order by priority, submit time and id, and a job is marked waiting
+// exactly while it is in the pending list. The rule reads neither the
+// pending list nor the Core's index of it within a generation (Filed,
+// Left): a queue returned as kept while a job was filed (the shortcut
+// ignoring filed), a job left marked waiting (Left not clearing it) or
+// one filed unmarked (Filed not marking it) each fails here. So does a
+// least want (leastWaiting, NextEvent's) kept past the job that had it
+// leaving, or not lowered by a narrower job filed, and a job's own least
+// want (wantOf, the backfill's) not kept at its filing.
+func TestKeptQueueIsEveryWaitingJob(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.IntRange(1, 32).Draw(t, "pool")
+		camps := rapid.IntRange(1, 4).Draw(t, "camps")
+		knobs := drawKnobs(t)
+		if knobs.WAge == 0 && knobs.WFairshare == 0 {
+			knobs.WAge = 1000
+		}
+		r := NewRule(knobs)
+		k := newCore(t, pool, camps, r, drawShares(t, camps))
+		replay(t, k, drawLog(t, pool, camps), false, func() {
+			least := math.MaxInt
+			for i, pend := 0, k.Pending(); i < len(pend); i++ {
+				least = min(least, pend[i].GPUs)
+			}
+			if got := r.leastWaiting(k); got != least {
+				t.Fatalf("tick %d: least want kept %d, the list's %d", k.Now(), got, least)
+			}
+			got := slices.Clone(r.order(k))
+			var want []int
+			prio := map[int]float64{}
+			for i, pend := 0, k.Pending(); i < len(pend); i++ {
+				q := &pend[i]
+				want = append(want, q.ID)
+				prio[q.ID] = r.prio.of(k, r, q)
+				if !r.waiting(q.ID) {
+					t.Fatalf("tick %d: job %d waits, not marked", k.Now(), q.ID)
+				}
+				if got := r.wantOf(k, q.ID); got != r.leastWant(q) {
+					t.Fatalf("tick %d: job %d's least want kept as %d, is %d", k.Now(), q.ID, got, r.leastWant(q))
+				}
+			}
+			for id := 1; id < r.keyBase+len(r.keys); id++ {
+				if r.waiting(id) && k.Index(id) < 0 {
+					t.Fatalf("tick %d: job %d left, still marked", k.Now(), id)
+				}
+			}
+			slices.SortFunc(want, func(a, b int) int {
+				qa, qb := k.Pend(k.Index(a)), k.Pend(k.Index(b))
+				if c := cmp.Compare(prio[b], prio[a]); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(qa.Submitted, qb.Submitted); c != 0 {
+					return c
+				}
+				return cmp.Compare(a, b)
+			})
+			if !slices.Equal(got, want) {
+				t.Fatalf("tick %d: queue %v, sorted afresh %v (priorities %v)", k.Now(), got, want, prio)
+			}
+		})
 	})
 }

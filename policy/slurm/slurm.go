@@ -130,10 +130,23 @@ type Rule struct {
 
 	// The queue in order as the last admission left it, for the
 	// priorities of generation sortedGen, and every id up to seenID
-	// placed in it (see order); keys by request id.
+	// placed in it (see order); keys by request id. filed are the jobs
+	// filed since (Filed) and left whether any job left the queue since
+	// (Left), so that an admission of the same generation reads neither
+	// the pending list nor the Core's index of it: the kept queue and the
+	// jobs' waiting marks (jobKey.waiting) say what it holds.
 	sorted, fresh, merged []int
 	sortedGen             int
 	seenID                int
+	filed                 []int
+	left                  bool
+	// zero: every priority weight is 0 (zeroWeights, fixed with the
+	// knobs), and the queue is the pending list's.
+	zero bool
+	// least is the fewest GPUs any waiting job could start with, while
+	// leastOK (leastWaiting).
+	least   int
+	leastOK bool
 	// keys[i] is job keyBase+i's (see key): from the first job waiting
 	// at the last generation on, so that a fair start's fork copies the
 	// keys of the queue, not of every job the log filed.
@@ -173,6 +186,7 @@ func New(cfg policy.Config, knobs Knobs) (*baseline.Core, error) {
 // NewRule returns the rule on its own. The knobs must be valid.
 func NewRule(knobs Knobs) *Rule {
 	r := &Rule{knobs: knobs}
+	r.zero = r.zeroWeights()
 	if knobs.WFairshare > 0 {
 		r.usage = fairshare.NewRule(fairshare.Knobs{HalfLife: knobs.HalfLife, MaxAge: knobs.MaxAge, CalcPeriod: knobs.CalcPeriod})
 	}
@@ -202,6 +216,64 @@ func (r *Rule) HoldChanged(k *baseline.Core, c policy.CampaignID) {
 	if r.usage != nil {
 		r.usage.HoldChanged(k, c)
 	}
+}
+
+// Filed marks job r waiting and notes it for the next order
+// (baseline.Watcher). The filler's requests are not the queue's, and
+// with every weight 0 the queue is the pending list's (order).
+func (r *Rule) Filed(k *baseline.Core, q *baseline.Request) {
+	if r.zero || k.Campaign(q.Campaign).Filler {
+		return
+	}
+	key := r.key(q.ID)
+	key.waiting, key.want = true, r.leastWant(q)
+	r.filed = append(r.filed, q.ID)
+	r.least = min(r.least, key.want)
+}
+
+// Left marks job q no longer waiting (baseline.Watcher): granted, or
+// gone. A job whose key was dropped (dropKeys) was no longer waiting.
+func (r *Rule) Left(k *baseline.Core, q baseline.Request) {
+	if r.zero || k.Campaign(q.Campaign).Filler {
+		return
+	}
+	if x := q.ID - r.keyBase; x >= 0 && x < len(r.keys) {
+		r.keys[x].waiting = false
+	}
+	r.left = true
+	if r.leastWant(&q) <= r.least {
+		r.leastOK = false // it may have been the least
+	}
+}
+
+// waiting reports whether job id (not the filler's) is in the pending
+// list: filed and not yet left (Filed, Left). It stands for
+// k.Index(id) >= 0, which for a job that left rebuilds the Core's
+// index of the whole list.
+func (r *Rule) waiting(id int) bool {
+	x := id - r.keyBase
+	return x >= 0 && x < len(r.keys) && r.keys[x].waiting
+}
+
+// live reports whether job id of the queue order returned is still in
+// the pending list: by its mark where the rule keeps them, by the Core's
+// index with every weight 0 (the queue is then the pending list's).
+func (r *Rule) live(k *baseline.Core, id int) bool {
+	if r.zero {
+		return k.Index(id) >= 0
+	}
+	return r.waiting(id)
+}
+
+// wantOf is the fewest GPUs waiting job id could start with (leastWant):
+// kept since it was filed where the rule keeps marks, not looked up in
+// the Core's index, which a grant earlier in the list leaves stale (a
+// rebuild of it from the whole list at the next look-up).
+func (r *Rule) wantOf(k *baseline.Core, id int) int {
+	if r.zero {
+		return r.leastWant(k.Pend(k.Index(id)))
+	}
+	return r.keys[id-r.keyBase].want
 }
 
 // EndTick charges the tick's holdings to the usage books.
@@ -268,7 +340,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 		// changes the queue it tests (bf_max_job_test reaches one job
 		// further), so the next pass is due.
 		r.bfChanges, r.bfPeriod, r.bfRan = k.Changes(), r.period(now), true
-		r.bf.pass(k, r.knobs, ids)
+		r.bf.pass(k, r.knobs, ids, r)
 	}
 }
 
@@ -315,30 +387,57 @@ func (r *Rule) stuck(k *baseline.Core) bool {
 // within one the queue keeps the order of the jobs still waiting and the
 // ones filed since (ids above any seen) are sorted and merged in: linear
 // in the queue, where sorting it at every event cost most of a replay.
+// Within a generation it reads neither the pending list nor the Core's
+// index of it: the jobs filed since are noted as they are filed, and the
+// kept queue drops the jobs marked gone (Filed, Left), which the index
+// found by rebuilding itself from the whole list at each one (a twentieth
+// of a replay); with nothing filed or gone the kept queue is the queue.
 func (r *Rule) order(k *baseline.Core) []int {
-	if r.zeroWeights() {
+	if r.zero {
 		return r.queue.Build(k, nil)
 	}
 	gen := r.prio.update(k, r)
-	pend := k.Pending()
 	newGen := gen != r.sortedGen
-	if newGen {
-		r.sortedGen, r.seenID = gen, 0
-		r.dropKeys(k, pend)
+	if !newGen && len(r.filed) == 0 && !r.left {
+		// Nothing filed or gone since, the same priorities: the
+		// same queue.
+		return r.sorted
 	}
+	r.left = false
 	fresh := r.fresh[:0]
 	top := r.seenID
-	for i := range pend {
-		q := &pend[i]
-		if q.ID <= r.seenID || k.Campaign(q.Campaign).Filler {
-			continue
+	if newGen {
+		// Every waiting job gets its priority of the generation.
+		pend := k.Pending()
+		r.sortedGen, r.seenID, top = gen, 0, 0
+		r.dropKeys(k, pend)
+		for i := range pend {
+			q := &pend[i]
+			if k.Campaign(q.Campaign).Filler {
+				continue
+			}
+			q.Key = r.prio.of(k, r, q)
+			fresh = append(fresh, q.ID)
+			key := r.key(q.ID)
+			key.prio, key.submitted = q.Key, q.Submitted
+			top = max(top, q.ID)
 		}
-		q.Key = r.prio.of(k, r, q)
-		fresh = append(fresh, q.ID)
-		key := r.key(q.ID)
-		key.prio, key.submitted = q.Key, q.Submitted
-		top = max(top, q.ID)
+	} else {
+		// The jobs filed since the last order (ids above any it saw:
+		// ids only grow) that still wait.
+		for _, id := range r.filed {
+			if !r.waiting(id) {
+				continue
+			}
+			q := k.Pend(k.Index(id))
+			q.Key = r.prio.of(k, r, q)
+			fresh = append(fresh, id)
+			key := &r.keys[id-r.keyBase]
+			key.prio, key.submitted = q.Key, q.Submitted
+			top = max(top, id)
+		}
 	}
+	r.filed = r.filed[:0]
 	r.seenID = top
 	before := func(a, b int) int {
 		ka, kb := r.keys[a-r.keyBase], r.keys[b-r.keyBase]
@@ -358,7 +457,7 @@ func (r *Rule) order(k *baseline.Core) []int {
 		// past a few moves a job). The order is total: the same queue.
 		warm := r.merged[:0]
 		for _, id := range r.sorted {
-			if k.Index(id) >= 0 {
+			if r.waiting(id) {
 				warm = append(warm, id)
 				r.keys[id-r.keyBase].gen = gen
 			}
@@ -376,7 +475,7 @@ func (r *Rule) order(k *baseline.Core) []int {
 	}
 	merged, j := r.merged[:0], 0
 	for _, id := range r.sorted {
-		if k.Index(id) < 0 {
+		if !r.waiting(id) {
 			continue // started, or gone
 		}
 		for j < len(fresh) && before(fresh[j], id) < 0 {
@@ -397,6 +496,10 @@ type jobKey struct {
 	// gen: the job was placed in the queue of priority generation gen
 	// from the last one's order (order).
 	gen int
+	// waiting: the job is in the pending list (Filed, Left); want, the
+	// fewest GPUs it could start with (leastWant, fixed while it waits).
+	waiting bool
+	want    int
 }
 
 // key is job id's key, the table grown to hold it.
@@ -518,12 +621,7 @@ func (r *Rule) backfillDue(k *baseline.Core) bool {
 // whose calculation period is not the one the last run saw.
 func (r *Rule) NextEvent(k *baseline.Core) int {
 	now := k.Now()
-	least := math.MaxInt
-	for i, pend := 0, k.Pending(); i < len(pend); i++ {
-		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
-			least = min(least, r.leastWant(q))
-		}
-	}
+	least := r.leastWaiting(k)
 	if least == math.MaxInt {
 		return math.MaxInt // nobody waits
 	}
@@ -554,6 +652,26 @@ func (r *Rule) NextEvent(k *baseline.Core) int {
 		}
 	}
 	return next
+}
+
+// leastWaiting is the fewest GPUs any waiting job (the filler's aside)
+// could start with, math.MaxInt with none. Where the rule hears of every
+// job filed and gone (not with every weight 0) it keeps the figure
+// between them, and reads the pending list again only when a job of
+// that least want has left: NextEvent asked it at every skip, each time
+// a walk of the whole list.
+func (r *Rule) leastWaiting(k *baseline.Core) int {
+	if !r.zero && r.leastOK {
+		return r.least
+	}
+	least := math.MaxInt
+	for i, pend := 0, k.Pending(); i < len(pend); i++ {
+		if q := &pend[i]; !k.Campaign(q.Campaign).Filler {
+			least = min(least, r.leastWant(q))
+		}
+	}
+	r.least, r.leastOK = least, !r.zero
+	return least
 }
 
 // leastWant is the fewest GPUs request q could start with: a rigid job's
