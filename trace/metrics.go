@@ -275,6 +275,24 @@ func (f *fairSplit) touch(c int) {
 
 // split adds each campaign's fair allocation times dt to acc.
 func (f *fairSplit) split(pool, dt float64, acc []float64) {
+	above, level, ok := f.capped(pool, dt, acc)
+	if !ok {
+		return
+	}
+	// Every campaign from order[above] on is above the level: it gets its
+	// share of what is left.
+	for _, c := range f.order[above:] {
+		acc[c] += level * f.share[c] * dt
+	}
+}
+
+// capped adds to acc the allocation of the busy campaigns capped by their
+// demand, below the water level, in order, and returns where in order the
+// campaigns above the level begin and the level (what is left per share);
+// ok is false where every busy campaign is capped. split and splitFor
+// share it so that both walk the capped campaigns with the same terms in
+// the same order, bit for bit.
+func (f *fairSplit) capped(pool, dt float64, acc []float64) (above int, level float64, ok bool) {
 	active := f.order[f.idle:]
 	left, weight := pool, 0.0
 	for _, c := range active {
@@ -283,20 +301,14 @@ func (f *fairSplit) split(pool, dt float64, acc []float64) {
 	for i, c := range active {
 		d := f.demand[c]
 		if d*weight <= left*f.share[c] {
-			// Capped by demand: below the water level.
 			acc[c] += d * dt
 			left -= d
 			weight -= f.share[c]
 			continue
 		}
-		// Every campaign from here on is above the level: it gets its
-		// share of what is left.
-		level := left / weight
-		for _, c := range active[i:] {
-			acc[c] += level * f.share[c] * dt
-		}
-		return
+		return f.idle + i, left / weight, true
 	}
+	return 0, 0, false
 }
 
 // splitFor is split for a caller that reads only the campaigns in want
@@ -307,28 +319,15 @@ func (f *fairSplit) split(pool, dt float64, acc []float64) {
 // a change of the 300k-job log, where adding to every one above the level
 // was half of the split.
 func (f *fairSplit) splitFor(pool, dt float64, acc []float64, want []int32) {
-	active := f.order[f.idle:]
-	left, weight := pool, 0.0
-	for _, c := range active {
-		weight += f.share[c]
-	}
-	for i, c := range active {
-		d := f.demand[c]
-		if d*weight <= left*f.share[c] {
-			acc[c] += d * dt
-			left -= d
-			weight -= f.share[c]
-			continue
-		}
-		// The campaigns from order[above] on are above the level; one
-		// without demand is before the busy part, one capped before i.
-		level := left / weight
-		above := int32(f.idle + i)
-		for _, c := range want {
-			if f.pos[c] >= above {
-				acc[c] += level * f.share[c] * dt
-			}
-		}
+	above, level, ok := f.capped(pool, dt, acc)
+	if !ok {
 		return
+	}
+	// The campaigns from order[above] on are above the level; one without
+	// demand is before the busy part, one capped before above.
+	for _, c := range want {
+		if f.pos[c] >= int32(above) {
+			acc[c] += level * f.share[c] * dt
+		}
 	}
 }

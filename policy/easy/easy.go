@@ -68,19 +68,26 @@ func (s *Scheduler) Pass(now int64, free int, running []Running, queue []Job) []
 		s.started, s.held = out, false
 		return out
 	}
-	// Step (4). The reservation is computed lazily, at the first later job
-	// that fits now: most passes on a busy machine find none, and the
-	// shadow walk is the pass's only cost that grows with the running set.
-	var shadow int64
-	var extra int
-	reserved := false
-	for j := h + 1; j < len(queue) && free > 0; j++ {
+	// Step (4), with no reservation yet.
+	return s.backfill(now, free, running, queue, out, h, h+1, 0, 0, false)
+}
+
+// backfill is step (4) from queue[from] on: out holds the heads started in
+// this pass (the jobs before h that start now), h is the waiting head, and
+// shadow and extra are its reservation where reserved. Where not, the
+// reservation is computed lazily, at the first job that fits now: most
+// passes on a busy machine find none, and the shadow walk is the pass's
+// only cost that grows with the running set. It keeps the pass's result
+// and reservation for PassAfter.
+func (s *Scheduler) backfill(now int64, free int, running []Running, queue []Job, out []int, h, from int, shadow int64, extra int, reserved bool) []int {
+	heads := len(out)
+	for j := from; j < len(queue) && free > 0; j++ {
 		job := queue[j]
 		if job.GPUs > free {
 			continue
 		}
 		if !reserved {
-			shadow, extra = s.reservation(now, free, running, queue, out, h)
+			shadow, extra = s.reservation(now, free, running, queue, out[:heads], h)
 			reserved = true
 		}
 		ok := false
@@ -118,29 +125,10 @@ func (s *Scheduler) PassAfter(now int64, free int, running []Running, queue []Jo
 	if settled <= 0 || settled > len(queue) || queue[0].GPUs <= free {
 		return s.Pass(now, free, running, queue)
 	}
-	out := s.started[:0]
-	shadow, extra, reserved := s.shadow, s.extra, s.held
-	for j := settled; j < len(queue) && free > 0; j++ {
-		job := queue[j]
-		if job.GPUs > free {
-			continue
-		}
-		if !reserved {
-			// Nothing has started in this pass yet: no head, and the
-			// reservation comes before any backfill.
-			shadow, extra = s.reservation(now, free, running, queue, nil, 0)
-			reserved = true
-		}
-		ok := false
-		if ok, extra = Backfills(now, shadow, extra, job); !ok {
-			continue
-		}
-		free -= job.GPUs
-		out = append(out, j)
-	}
-	s.started = out
-	s.held, s.shadow, s.extra = reserved, shadow, extra
-	return out
+	// No head starts (queue[0] does not fit), so the head waiting is
+	// queue[0] and its reservation, where that pass computed one, is the
+	// one it left.
+	return s.backfill(now, free, running, queue, s.started[:0], 0, settled, s.shadow, s.extra, s.held)
 }
 
 // Backfills is step (4)'s rule for a later job that fits now, given the
