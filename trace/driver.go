@@ -42,7 +42,11 @@ type driver struct {
 	done  int // the jobs finished or denied
 	end   int // the tick at which the driver stops
 
-	jobOf   jobTable
+	jobOf jobTable
+	// reqOf, if not nil (the replay's, with fair starts), is each job's
+	// last request id (−1: none): a fair start's fork names its jobs'
+	// requests to a policy that forecasts their grants (fairForks.take).
+	reqOf   []int32
 	kept    checkpoints
 	requeue []int32
 	ticks   int64 // the Ticks executed
@@ -262,6 +266,9 @@ func (d *driver) file(j int) error {
 	id, err := fileRigid(d.w, d.rr, d.ids[jb.Campaign], jb, cls, int(jb.Submit-d.base), d.kept.of(j))
 	if id >= 0 {
 		d.jobOf.set(id, int32(j))
+		if d.reqOf != nil {
+			d.reqOf[j] = int32(id)
+		}
 	}
 	if errors.Is(err, policy.ErrExceedsLimit) {
 		d.books.denied(j)

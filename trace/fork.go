@@ -38,10 +38,16 @@ func CloneAllocator(a policy.Allocator) (policy.Allocator, error) {
 // forkState is the point of a replay under a policy at which a copy of the
 // policy is run on alone: just after the jobs of one tick were filed.
 type forkState struct {
-	w          *Workload
-	base       int64
-	ids        []policy.CampaignID
-	jobOf      []int32      // request id → job, as the replay has it
+	w     *Workload
+	base  int64
+	ids   []policy.CampaignID
+	jobOf []int32 // request id → job, as the replay has it
+	// reqOf is the replay's job → last request id (driver.reqOf), read
+	// only when the fork is taken; reqs are then the requests of the
+	// fork's jobs still waiting (fairForks.take), which a copy that
+	// forecasts its grants is asked about.
+	reqOf      []int32
+	reqs       []int
 	kept       *checkpoints // the replay's checkpoints (read only), as of change keptSeen
 	keptSeen   int
 	next, done int // the next job to file; the jobs finished or denied
@@ -60,7 +66,7 @@ type forkState struct {
 // to go on from. Only the replay's driver is forked: a fork's request ids
 // are its own.
 func (d *driver) forkState() forkState {
-	return forkState{w: d.w, base: d.base, ids: d.ids, jobOf: d.jobOf.own, kept: &d.kept, keptSeen: d.kept.seq,
+	return forkState{w: d.w, base: d.base, ids: d.ids, jobOf: d.jobOf.own, reqOf: d.reqOf, kept: &d.kept, keptSeen: d.kept.seq,
 		next: d.next, done: d.done, stop: d.end, tickByTick: d.tickByTick}
 }
 
@@ -92,16 +98,17 @@ type grantsReacher interface{ GrantsOnlyReach(limit int) int }
 // never written: the copy keeps its own beyond them.
 //
 // A copy read only for the grants of the jobs wants names, with nothing
-// to file, is asked for them first (grantForecaster): one that can tell
-// its first grants without the driver reports them to grant in the same
-// tick order, each job's, and its clock is then the tick of the grant
-// that said stop, or the last tick the driver would have run.
+// to file, is asked for them first (grantForecaster), by their requests
+// (fs.reqs): one that can tell its first grants without the driver
+// reports them to grant in the same tick order, each job's, and its
+// clock is then the tick of the grant that said stop, or the last tick
+// the driver would have run.
 func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Recorder, wants func(j int32) bool, grant func(j int32, t int64) bool) (int, error) {
 	end := fs.stop
 	if until > 0 {
 		end = min(end, until-1)
 	}
-	if f, ok := alloc.(grantForecaster); ok && rec == nil && limit == fs.next && !fs.tickByTick && wants != nil {
+	if f, ok := alloc.(grantForecaster); ok && rec == nil && limit == fs.next && !fs.tickByTick && wants != nil && len(fs.reqs) > 0 {
 		alloc.SetRecorder(nil)
 		jobOf := jobTable{shared: fs.jobOf}
 		clock, stopped := max(alloc.Now(), end), false
@@ -110,7 +117,7 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 		if counts && fs.work != nil {
 			before = wc.Work()
 		}
-		passes, ok := f.FirstGrants(func(id int) bool { return wants(jobOf.at(id)) }, end, func(id, t int) {
+		passes, ok := f.FirstGrants(fs.reqs, end, func(id, t int) {
 			if grant != nil && grant(jobOf.at(id), int64(t)+fs.base) && !stopped {
 				clock, stopped = t, true
 			}
@@ -155,9 +162,9 @@ func (fs forkState) run(alloc policy.Allocator, limit, until int, rec policy.Rec
 }
 
 // grantForecaster is a copy that may tell its first grants without the
-// driver (baseline.Core.FirstGrants).
+// driver (baseline.Core.FirstGrants), of the requests named.
 type grantForecaster interface {
-	FirstGrants(want func(id int) bool, end int, grant func(id, t int)) (passes int, ok bool)
+	FirstGrants(ids []int, end int, grant func(id, t int)) (passes int, ok bool)
 }
 
 // wants reports whether job j is one of pf's.
@@ -254,6 +261,11 @@ func (ff *fairForks) take(fs forkState, alloc policy.Allocator, cap *capture, fp
 				run.FairStart[fp+k] = r.Starts[0]
 			case !run.Denied[j]:
 				pf.waiting++
+				// A job waits in at most one request, its last: a
+				// requeued job's earlier requests were granted.
+				if fs.reqOf != nil && fs.reqOf[j] >= 0 {
+					pf.fs.reqs = append(pf.fs.reqs, int(fs.reqOf[j]))
+				}
 			}
 		}
 		if pf.waiting > 0 {

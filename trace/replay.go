@@ -242,6 +242,12 @@ func Replay(w *Workload, alloc policy.Allocator, opt ReplayOptions) (*Run, error
 	if err != nil {
 		return nil, fmt.Errorf("trace replay: %w", err)
 	}
+	if len(opt.FairStart) > 0 {
+		d.reqOf = make([]int32, n)
+		for j := range d.reqOf {
+			d.reqOf[j] = -1
+		}
+	}
 	d.actor = opt.Actor
 	d.users, _ = opt.Actor.(Users)
 	if opt.Hosts != nil {

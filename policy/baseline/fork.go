@@ -306,14 +306,15 @@ func PutBlock[E any](pool *sync.Pool, s []E) {
 // GrantForecaster is an optional Rule hook for a fair start's fork: a
 // rule whose passes depend on little of the Core's state may tell a
 // copy's first grants without running the copy tick by tick
-// (static.Rule.FirstGrants). FirstGrants reports, for the pending
-// requests want names, the first grant of each in a run of the copy on
-// from now with nothing more filed, at the ticks up to end, each in
-// tick order, and returns the passes it ran; false, with nothing
-// reported and nothing changed, where it cannot. The Core is unusable
-// after it returns true.
+// (static.Rule.FirstGrants). FirstGrants reports, for the requests ids
+// names that are pending (the caller names them: a walk of the pending
+// list for them was a tenth of a static fork's work), the first grant
+// of each in a run of the copy on from now with nothing more filed, at
+// the ticks up to end, each in tick order, and returns the passes it
+// ran; false, with nothing reported and nothing changed, where it
+// cannot. The Core is unusable after it returns true.
 type GrantForecaster interface {
-	FirstGrants(k *Core, want func(id int) bool, end int, grant func(id, t int)) (passes int, ok bool)
+	FirstGrants(k *Core, ids []int, end int, grant func(id, t int)) (passes int, ok bool)
 }
 
 // FirstGrants is the rule's GrantForecaster on this copy of the Core (a
@@ -321,10 +322,10 @@ type GrantForecaster interface {
 // nothing changes); false where the rule has none, where every tick is
 // run (TickByTick), or where it cannot tell (the copy is then as it
 // was). The Core is unusable after it returns true.
-func (k *Core) FirstGrants(want func(id int) bool, end int, grant func(id, t int)) (passes int, ok bool) {
+func (k *Core) FirstGrants(ids []int, end int, grant func(id, t int)) (passes int, ok bool) {
 	f, is := k.rule.(GrantForecaster)
 	if !is || k.tickByTick {
 		return 0, false
 	}
-	return f.FirstGrants(k, want, end, grant)
+	return f.FirstGrants(k, ids, end, grant)
 }

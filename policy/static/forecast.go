@@ -2,6 +2,7 @@ package static
 
 import (
 	"math"
+	"slices"
 
 	"github.com/bursar-hpc/bursar/policy/baseline"
 	"github.com/bursar-hpc/bursar/policy/easy"
@@ -27,7 +28,7 @@ type forecastLease struct {
 }
 
 // FirstGrants is baseline.GrantForecaster: for the pending requests
-// want names, each one's first grant in a run of the rule on from now
+// ids names, each one's first grant in a run of the rule on from now
 // with nothing more filed, at the ticks up to end, reported to grant in
 // tick order by partition; the ticks passed, and false, with nothing
 // reported, where the rule cannot tell without the Core (lend
@@ -35,7 +36,7 @@ type forecastLease struct {
 // or out of order, a planned job, a lease under notice, a request named
 // in no partition's queue). It writes the copy's queues, and the Core
 // is unusable after it (a fork's copy, dropped next).
-func (r *Rule) FirstGrants(k *baseline.Core, want func(id int) bool, end int, grant func(id, t int)) (passes int, ok bool) {
+func (r *Rule) FirstGrants(k *baseline.Core, ids []int, end int, grant func(id, t int)) (passes int, ok bool) {
 	if r.knobs.Lend != LendNone || k.Seatable() != math.MaxInt || !k.RigidOnly() ||
 		r.plainAdmit || r.unordered || r.stale || r.aging {
 		return 0, false
@@ -49,11 +50,12 @@ func (r *Rule) FirstGrants(k *baseline.Core, want func(id int) bool, end int, gr
 	// The partitions of the requests named, and how many each holds.
 	wanted := make([]int, len(r.parts))
 	named := 0
-	for _, q := range k.Pending() {
-		if !want(q.ID) {
-			continue
+	for _, id := range ids {
+		i := k.Index(id)
+		if i < 0 {
+			continue // not pending
 		}
-		p, in := r.queueOf(&q)
+		p, in := r.queueOf(k.Pend(i))
 		if !in {
 			return 0, false
 		}
@@ -63,6 +65,7 @@ func (r *Rule) FirstGrants(k *baseline.Core, want func(id int) bool, end int, gr
 	if named == 0 {
 		return 0, false
 	}
+	want := func(id int) bool { return slices.Contains(ids, id) }
 	for p, n := range wanted {
 		if n > 0 {
 			passes += r.forecast(k, p, n, want, end, grant)

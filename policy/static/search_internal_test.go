@@ -247,3 +247,69 @@ func TestFindAfterTheHeadsStarted(t *testing.T) {
 		}
 	})
 }
+
+// TestTreeHoldsEachStretchsBounds: after every join and leave, each
+// node of a partition queue's tree holds its stretch's bounds: a leaf its
+// job's (none once it left), a node above the least of its children's,
+// the least and every band. set's climb joins only the bounds that
+// changed at the level below: one that dropped a band from the mask
+// (a band whose bound moved but is not joined above), or stopped
+// carrying the least, leaves a node's bound stale, which this finds where
+// a search (TestFindIsTheFirstJobThatPasses) may not. Widths are drawn in
+// a few units and any, so that a leaving job's bands start anywhere, and
+// estimates from a few values, so that a job is often not the only
+// shortest of its stretch.
+func TestTreeHoldsEachStretchsBounds(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pool := rapid.SampledFrom([]int{16, 128, 93056}).Draw(t, "pool")
+		k, err := New(policy.DefaultConfig(pool), DefaultKnobs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit := min(rapid.SampledFrom([]int{1, 2, 727}).Draw(t, "unit"), pool)
+		var qu partQueue
+		qu.hint = -1
+		qu.build(k)
+		next := 0
+		for step := range rapid.IntRange(1, 150).Draw(t, "steps") {
+			if rapid.IntRange(0, 2).Draw(t, "op") < 2 || qu.live == 0 {
+				gpus := unit * rapid.IntRange(1, pool/unit).Draw(t, "units")
+				if rapid.IntRange(0, 9).Draw(t, "odd") == 0 {
+					gpus = rapid.IntRange(1, pool).Draw(t, "gpus")
+				}
+				qu.add(k, waiting{submitted: next, id: next, gpus: gpus,
+					est: rapid.SampledFrom([]int{5, 60, 3600, 86400, 1e9}).Draw(t, "est"), rigid: rapid.IntRange(0, 9).Draw(t, "elastic") > 0})
+				next++
+			} else {
+				e := qu.list[rapid.IntRange(0, len(qu.list)-1).Draw(t, "leaves")]
+				qu.remove(k, e.submitted, e.id)
+			}
+			// What each node should hold, from the leaves up.
+			var want partQueue
+			want.leaves, want.bands, want.unit = qu.leaves, qu.bands, qu.unit
+			want.least = make([]int32, 2*qu.leaves)
+			want.short = make([]int32, 2*qu.leaves*qu.bands)
+			for i := range qu.leaves {
+				var e *waiting
+				if i < len(qu.list) {
+					e = &qu.list[i]
+				}
+				want.leaf(qu.leaves+i, e)
+			}
+			for n := qu.leaves - 1; n > 0; n-- {
+				want.join(n)
+			}
+			for n := 1; n < 2*qu.leaves; n++ {
+				if qu.least[n] != want.least[n] {
+					t.Fatalf("step %d: node %d's least %d, its stretch's %d", step, n, qu.least[n], want.least[n])
+				}
+				for b := range qu.bands {
+					if got, w := qu.short[n*qu.bands+b], want.short[n*qu.bands+b]; got != w {
+						t.Fatalf("step %d: node %d's band %d (≤ %d units of %d) holds %d, its stretch's shortest %d",
+							step, n, b, bandWidth(b), qu.unit, got, w)
+					}
+				}
+			}
+		}
+	})
+}
