@@ -503,3 +503,50 @@ func TestReadSmallIDsAreTheLargeOnes(t *testing.T) {
 		}
 	})
 }
+
+// The sweep's tree over the jobs' distinct widths, hand-worked: pool 10;
+// A (6 GPUs) runs over [0, 10), B (5) and C (3) queue from 0 and run from
+// 10. Over [0, 10) 4 GPUs are free and of the queue only C (3) fits in
+// them: 4 is no job's width, so the jobs that fit are those up to the
+// rank of the widest width below it, 3 (rank 1 of 3, 5, 6). 3 × 10 =
+// 30 GPU-seconds; nothing after 10, the queue empty.
+func TestIdleWhileWaitingBetweenWidths(t *testing.T) {
+	jobs := []Job{{GPUs: 6}, {GPUs: 5}, {GPUs: 3}}
+	recs := []JobRecord{
+		{Job: 0, State: Served, Submit: 0, Run: 10, Starts: []int64{0}, End: 10},
+		{Job: 1, State: Served, Submit: 0, Run: 10, Starts: []int64{10}, End: 20},
+		{Job: 2, State: Served, Submit: 0, Run: 5, Starts: []int64{10}, End: 15},
+	}
+	iv := Interval{From: 0, To: 20}
+	if got := idleWhileWaiting(jobs, recs, 10, 20, iv); got != 30 {
+		t.Fatalf("idle while waiting %v GPU-seconds, want 30", got)
+	}
+	if got := idleWhileWaitingWide(jobs, recs, 10, 20, iv); got != 30 {
+		t.Fatalf("the wide sweep gives %v GPU-seconds, want 30", got)
+	}
+	rank, width := widthRanks([]int32{0, 0, 0, 1, 0, 1, 1})
+	if !slices.Equal(rank, []int32{0, 0, 0, 1, 1, 2, 3}) || !slices.Equal(width, []int64{0, 3, 5, 6}) {
+		t.Fatalf("ranks %v, widths %v", rank, width)
+	}
+}
+
+// With few distinct widths spread over a wide pool, as a log's are, the
+// sweep over the widths' ranks gives what the wide sweep gives, bit for
+// bit (TestPackedChangesAreTheWideOnes draws every width at random,
+// nearly all distinct).
+func TestIdleWhileWaitingFewWidths(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 3*radixMin).Draw(t, "n")
+		pool := rapid.IntRange(1, 1<<17).Draw(t, "pool")
+		ws := rapid.SliceOfN(rapid.IntRange(1, pool), 1, 6).Draw(t, "widths")
+		jobs, recs := randomRecords(t, n, 0, 1<<20, pool)
+		for i := range jobs {
+			jobs[i].GPUs = ws[i%len(ws)]
+		}
+		stop := int64(1<<20 + rapid.IntRange(0, 1<<20).Draw(t, "after"))
+		iv := Interval{From: 1 << 18, To: 1<<18 + 1 + 1<<19}
+		if got, want := idleWhileWaiting(jobs, recs, pool, stop, iv), idleWhileWaitingWide(jobs, recs, pool, stop, iv); got != want {
+			t.Fatalf("idle while waiting %v, the wide changes give %v", got, want)
+		}
+	})
+}
