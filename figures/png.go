@@ -212,10 +212,21 @@ func adler32Combine(a, b uint32, n int64) uint32 {
 	return uint32(s2<<16 | s1)
 }
 
-// rgb copies the RGBA pixels px into dst as RGB, dropping alpha: three
-// byte stores a pixel (the three-byte copy a pixel before was about a
-// tenth of trace's process on SDSC-SP2, by instructions).
+// rgb copies the RGBA pixels px into dst as RGB, dropping alpha. Four
+// pixels at a time: two 8-byte loads, their twelve colour bytes shifted
+// together into one 8-byte and one 4-byte store (a pixel's three byte
+// loads and stores, with the slices' advances and bounds checks, were
+// 23 instructions a pixel, 5 % of trace --policy fifo's process on
+// SDSC-SP2); the last pixels one at a time.
 func rgb(dst, px []byte) {
+	for len(px) >= 16 && len(dst) >= 12 {
+		a, b := binary.LittleEndian.Uint64(px), binary.LittleEndian.Uint64(px[8:])
+		// a holds r0 g0 b0 a0 r1 g1 b1 a1 from its low byte up, b the
+		// same of pixels 2 and 3.
+		binary.LittleEndian.PutUint64(dst, a&0xffffff|a>>32&0xffffff<<24|b&0xffff<<48)
+		binary.LittleEndian.PutUint32(dst[8:], uint32(b>>16&0xff|b>>32&0xffffff<<8))
+		dst, px = dst[12:], px[16:]
+	}
 	for len(px) >= 4 && len(dst) >= 3 {
 		d, s := dst[:3:3], px[:3:3]
 		d[0], d[1], d[2] = s[0], s[1], s[2]

@@ -193,4 +193,29 @@ func TestRGB(t *testing.T) {
 	dst := make([]byte, 9)
 	rgb(dst, px)
 	require.Equal(t, []byte{1, 2, 3, 5, 6, 7, 9, 10, 11}, dst)
+	// Five pixels: four by the words, the fifth alone; every byte
+	// distinct, so that a byte shifted to the wrong place shows.
+	px = []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+	dst = make([]byte, 15)
+	rgb(dst, px)
+	require.Equal(t, []byte{1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19}, dst)
+}
+
+// rgb is the plain copy of every pixel's three colour bytes, on rows of
+// any length (a whole number of pixels), any bytes, and a dst that holds
+// them all.
+func TestRGBIsThePlainCopy(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "pixels")
+		px := rapid.SliceOfN(rapid.Byte(), 4*n, 4*n).Draw(t, "px")
+		want := make([]byte, 0, 3*n)
+		for k := 0; k < n; k++ {
+			want = append(want, px[4*k], px[4*k+1], px[4*k+2])
+		}
+		dst := make([]byte, 3*n)
+		rgb(dst, px)
+		if !bytes.Equal(dst, want) {
+			t.Fatalf("rgb %v, want %v", dst, want)
+		}
+	})
 }
