@@ -9,6 +9,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -427,5 +429,59 @@ func TestParsePlainFractionsAreParseFloats(t *testing.T) {
 		if math.Float64bits(j.AvgCPU) != math.Float64bits(want) {
 			t.Fatalf("%q: %v (%#x), ParseFloat %v (%#x)", field, j.AvgCPU, math.Float64bits(j.AvgCPU), want, math.Float64bits(want))
 		}
+	}
+}
+
+// A gzipped file opened by Open (read whole, inflated from memory) and
+// the same bytes streamed through a reader of no known type (inflated
+// through a bufio.Reader) read as the plain text does, both members of
+// a two-member file; a file cut short is an error naming it either way.
+func TestGzipOpenedAndStreamed(t *testing.T) {
+	var text bytes.Buffer
+	text.WriteString("; MaxProcs: 128\n")
+	for i := range 5000 {
+		fmt.Fprintf(&text, "%d %d 10 3600 4 -1 -1 4 7200 -1 1 %d 2 -1 1 -1 -1 -1\n", i+1, 60*i, i%97)
+	}
+	raw := text.Bytes()
+	half := bytes.IndexByte(raw[len(raw)/2:], '\n') + len(raw)/2 + 1
+	twoMembers := append(gz(t, raw[:half]), gz(t, raw[half:])...)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "two.swf.gz")
+	if err := os.WriteFile(path, twoMembers, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := NewReader(bytes.NewReader(raw), "plain.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, plain)
+	opened, c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	streamed, err := NewReader(struct{ io.Reader }{bytes.NewReader(twoMembers)}, "streamed.swf.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*Reader{"opened": opened, "streamed": streamed} {
+		if got := readAll(t, r); !slices.Equal(got, want) || len(got) != 5000 {
+			t.Fatalf("%s: %d records, not the plain text's %d", name, len(got), len(want))
+		}
+	}
+	cut := filepath.Join(dir, "cut.swf.gz")
+	whole := gz(t, raw)
+	if err := os.WriteFile(cut, whole[:len(whole)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, c2, err := Open(cut)
+	if err == nil {
+		defer c2.Close()
+		for err == nil {
+			_, err = r.Next()
+		}
+	}
+	if err == io.EOF || !strings.Contains(err.Error(), cut) {
+		t.Errorf("%v, want an error naming %s", err, cut)
 	}
 }
