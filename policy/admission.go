@@ -494,7 +494,8 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 		Submitted: r.Submitted, Granted: b.now, Expires: b.now + r.Duration,
 	})
 	b.seat(r.ID, n)
-	b.chargesFresh, b.bookOK = false, false // its charge is not worked out yet
+	b.dropBook()
+	b.chargesFresh = false // its charge is not worked out yet
 	b.addHeld(r.Campaign, r.Class, n)
 	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)
 	if r.Class == Opportunistic {

@@ -188,6 +188,19 @@ type campaign struct {
 	floor      float64
 	floorEpoch int
 	floorOK    bool
+	// The credits are charged lazily (settle): while the book stands
+	// (bookOK), a campaign of it (bookGen the broker's) owes its charges,
+	// book.vals[bookFrom:bookEnd], for every accounted tick after
+	// chargedTo (Broker.accounted's count); settle takes them in closed
+	// form when the credits are read or the book changes.
+	bookGen           int
+	bookFrom, bookEnd int32
+	chargedTo         int
+	// tail is the last inference charge, negated (consumeInference);
+	// the ticks chargedTo+1 … tailTo each owe it after their charges
+	// (chargedTo ≤ tailTo ≤ accounted).
+	tail   float64
+	tailTo int
 }
 
 // congestionRing holds the last CongestionWindow (unmet priced demand, free
@@ -274,6 +287,11 @@ type Broker struct {
 	book   chargeBook
 	bookOK bool
 	bookAt []int32
+	// accounted counts the ticks account charged the book without
+	// taking the charges (the campaigns' chargedTo are its values);
+	// bookGen numbers fillBook's books.
+	accounted, bookGen int
+	tailAdds           []float64 // settleOwed's scratch: a book's charges and a tail
 	// sortKeys and sortedRuns are the admission sorts' scratch (sortkeys.go).
 	sortKeys     []uint64
 	sortedRuns   []pendingKey
@@ -548,6 +566,7 @@ func (b *Broker) Request(c CampaignID, gpus, duration int, cls Class) (int, erro
 	}
 	id := b.nextID
 	b.nextID++
+	b.settle(cp)
 	if cp.credits <= 0 && cls != Opportunistic {
 		if b.rec != nil {
 			b.record(Event{Kind: EventDeny, Campaign: cp.env.Name, CampaignID: c, GPUs: gpus, Class: cls, Reason: ReasonBudgetExhausted})
@@ -673,7 +692,7 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 			w++
 		}
 		b.leases = b.leases[:w]
-		b.bookOK = false
+		b.dropBook()
 	}
 	if b.Outstanding(c, cls) == 0 {
 		return nil
@@ -714,7 +733,7 @@ func (b *Broker) ReleaseLease(c CampaignID, lease int) error {
 		if b.leases[i].ID == lease && b.leases[i].Campaign == c {
 			b.releaseLease(&b.leases[i], ReasonReleasedByAgent)
 			b.leases = append(b.leases[:i], b.leases[i+1:]...)
-			b.bookOK = false
+			b.dropBook()
 			return nil
 		}
 	}
@@ -744,10 +763,18 @@ func (b *Broker) Outstanding(c CampaignID, cls Class) int {
 func (b *Broker) Free() int { return b.cfg.Pool - b.leased }
 
 // Credits is what campaign c has left to spend.
-func (b *Broker) Credits(c CampaignID) float64 { return b.camps[c].credits }
+func (b *Broker) Credits(c CampaignID) float64 {
+	cp := &b.camps[c]
+	b.settle(cp)
+	return cp.credits
+}
 
 // Spent is the budget campaign c has used.
-func (b *Broker) Spent(c CampaignID) float64 { return b.camps[c].env.Budget - b.camps[c].credits }
+func (b *Broker) Spent(c CampaignID) float64 {
+	cp := &b.camps[c]
+	b.settle(cp)
+	return cp.env.Budget - cp.credits
+}
 
 // Tokens is campaign c's GPU bucket fill, in GPU-seconds.
 func (b *Broker) Tokens(c CampaignID) float64 { return b.camps[c].tokens }
@@ -856,7 +883,21 @@ func (b *Broker) consumeInference(c CampaignID, inference float64) float64 {
 	cp := &b.camps[c]
 	allowed := b.consumeFlow(c, cp, &cp.inf, &b.infLeft, EventThrottleInference, inference)
 	if allowed != 0 {
-		cp.credits -= allowed * InferencePrice / 1000
+		// A campaign of the book that paid v for inference after the
+		// last tick pays it again after this one: the tick's charges and
+		// then −v, the same additions every tick, which settle takes in
+		// closed form with the tick's (tailTo). The agent scenario's
+		// adaptive agent holds most of the leases and pays for
+		// inference every tick, at a price that moves with its held
+		// GPUs only.
+		v := allowed * InferencePrice / 1000
+		if cp.tailTo == b.accounted-1 && cp.tail == -v && b.bookOK && cp.bookGen == b.bookGen {
+			cp.tailTo = b.accounted
+		} else {
+			b.settle(cp) // after the ticks' charges, as the books took them
+			cp.credits -= v
+			cp.tail = -v
+		}
 	}
 	return allowed
 }
@@ -967,6 +1008,7 @@ func (b *Broker) Supply(c CampaignID) (s Supply) {
 	}
 	s.CongestionIndex = b.congIndex
 	s.Multiplier = MultiplierFor(s.CongestionIndex)
+	b.settle(cp)
 	s.Tokens, s.Bucket, s.Sustained, s.Credits = cp.tokens, cp.env.Bucket, cp.env.Sustained, cp.credits
 	cp.io.supply(&s.IO, b.ioLeft)
 	cp.inf.supply(&s.Inference, b.infLeft)
@@ -1065,7 +1107,7 @@ func (b *Broker) expire() {
 	}
 	if w < len(b.leases) {
 		b.leases = b.leases[:w]
-		b.bookOK = false
+		b.dropBook()
 	}
 	b.nextDeadline = next
 }
@@ -1136,48 +1178,42 @@ func (b *Broker) refill() {
 //
 // The multiplier is a step function of the congestion index and moves
 // rarely, and leases are added only by grants: so most ticks find every
-// charge already worked out at this multiplier (chargesFresh) and take
-// the short loop, the same subtractions in the same order without
-// chargeAt's tests (a tenth of the agent scenario's instructions were
-// those tests: BenchmarkScenario, callgrind).
-//
-// The short loop takes the charges campaign by campaign (the book): a
-// campaign's credits are subtracted from in a register, in lease order,
-// and stored once, where lease order made every subtraction wait for the
-// store of the one before it (the same campaign's credits, leases apart):
-// that chain, not the instructions, made account a seventh of the agent
-// scenario's time (pprof). Campaigns' credits do not interact, so only
-// the order within a campaign matters, and it is kept.
+// charge already worked out at this multiplier (chargesFresh) and only
+// count the tick (accounted): the charges, grouped by campaign in the
+// book, are the same every such tick, and each campaign takes its
+// accounted ticks at once when its credits are read or the book changes
+// (settle), in closed form. Campaigns' credits do not interact, so only
+// the order within a campaign matters, and it is kept. Taking them tick
+// by tick, four instructions a lease, was the agent scenario's largest
+// cost after refill (BenchmarkScenario, callgrind: 1.5 M of 18.4 M a
+// run).
 func (b *Broker) account() {
-	m := b.Multiplier()
-	camps := b.camps
-	if b.chargesFresh && m == b.chargedM {
-		if !b.bookOK {
-			b.fillBook()
-		}
-		vals, from := b.book.vals, int32(0)
-		for _, g := range b.book.groups {
-			cp := &camps[g.camp]
-			x := cp.credits
-			for _, v := range vals[from:g.end] {
-				x -= v
-			}
-			cp.credits = x
-			from = g.end
-		}
-		return
+	if m := b.Multiplier(); !b.chargesFresh || m != b.chargedM {
+		b.freshCharges(m)
 	}
-	leases := b.leases
-	for i := range leases {
-		l := &leases[i]
-		camps[l.Campaign].credits -= l.chargeAt(m)
+	if !b.bookOK {
+		b.fillBook()
 	}
-	b.chargesFresh, b.chargedM, b.bookOK = true, m, false
+	b.accounted++
 }
 
-// chargeBook is the leases' charges campaign by campaign: groups in order
-// of each campaign's first lease, each group's charges in lease order in
-// vals[previous end:end].
+// freshCharges works every lease's charge out at multiplier m, after a
+// grant (whose charge is not worked out) or a change of multiplier; the
+// ticks owed before are owed at the old charges, so the book is settled
+// and dropped first.
+func (b *Broker) freshCharges(m float64) {
+	b.dropBook()
+	leases := b.leases
+	for i := range leases {
+		leases[i].chargeAt(m)
+	}
+	b.chargesFresh, b.chargedM = true, m
+}
+
+// chargeBook is the leases' charges campaign by campaign, negated (a
+// credit x less a charge v is x + (−v), bit for bit, the addition
+// sumSteps repeats): groups in order of each campaign's first lease,
+// each group's charges in lease order in vals[previous end:end].
 type chargeBook struct {
 	groups []chargeGroup
 	vals   []float64
@@ -1188,7 +1224,8 @@ type chargeGroup struct {
 }
 
 // fillBook groups the leases' cached charges by campaign (a counting sort
-// over the campaigns that hold leases, O(leases)).
+// over the campaigns that hold leases, O(leases)), a new book (bookGen)
+// whose campaigns owe nothing yet.
 func (b *Broker) fillBook() {
 	leases := b.leases
 	at := b.bookAt
@@ -1213,14 +1250,86 @@ func (b *Broker) fillBook() {
 	vals := slices.Grow(b.book.vals[:0], len(leases))[:len(leases)]
 	for i := range leases {
 		c := leases[i].Campaign
-		vals[-at[c]-1] = leases[i].charge
+		vals[-at[c]-1] = -leases[i].charge
 		at[c]--
 	}
+	b.bookGen++
+	from := int32(0)
 	for _, g := range groups {
 		at[g.camp] = 0
+		cp := &b.camps[g.camp]
+		cp.bookGen, cp.bookFrom, cp.bookEnd = b.bookGen, from, g.end
+		cp.chargedTo, cp.tailTo = b.accounted, b.accounted
+		from = g.end
 	}
 	b.book.groups, b.book.vals, b.bookOK = groups, vals, true
 }
+
+// settle takes the charges campaign cp owes (account) into its credits:
+// its book's charges, in lease order, once for every tick accounted
+// since it last settled. Every read of the credits settles first.
+func (b *Broker) settle(cp *campaign) {
+	if cp.chargedTo != b.accounted {
+		b.settleOwed(cp)
+	}
+}
+
+// settleOwed is settle's work, out of line: the ticks up to tailTo
+// with their inference charge (tail) after the book's charges, the
+// ticks after it without; a campaign of no book owes nothing, and is
+// marked settled.
+func (b *Broker) settleOwed(cp *campaign) {
+	if b.bookOK && cp.bookGen == b.bookGen {
+		vals, x := b.book.vals[cp.bookFrom:cp.bookEnd], cp.credits
+		if k := cp.tailTo - cp.chargedTo; k > 0 {
+			adds := append(append(b.tailAdds[:0], vals...), cp.tail)
+			b.tailAdds = adds
+			x = chargeSteps(x, adds, k)
+		}
+		if n := b.accounted - max(cp.chargedTo, cp.tailTo); n > 0 {
+			x = chargeSteps(x, vals, n)
+		}
+		cp.credits = x
+	}
+	cp.chargedTo, cp.tailTo = b.accounted, b.accounted
+}
+
+// dropBook settles every campaign of the book and drops it: before the
+// leases or their charges change (a grant, a release, an expiry, a new
+// multiplier), whose ticks are owed at the charges of the old book.
+func (b *Broker) dropBook() {
+	b.settleAll()
+	b.bookOK = false
+}
+
+// settleAll settles every campaign that owes charges.
+func (b *Broker) settleAll() {
+	if !b.bookOK {
+		return
+	}
+	for _, g := range b.book.groups {
+		b.settle(&b.camps[g.camp])
+	}
+}
+
+// chargeSteps is n ticks of x ← fl(…fl(x + a₀)… + aₘ₋₁): stepped for a
+// few ticks, where repeatRun's look at every addend costs more than the
+// steps (a campaign read every tick or two), and in closed form
+// (sumSteps) beyond.
+func chargeSteps(x float64, adds []float64, n int) float64 {
+	if n > chargeStepsMax {
+		return sumSteps(x, adds, n)
+	}
+	for ; n > 0; n-- {
+		for _, a := range adds {
+			x += a
+		}
+	}
+	return x
+}
+
+// chargeStepsMax is the most ticks chargeSteps steps one by one.
+const chargeStepsMax = 3
 
 // chargeAt is what one tick of the lease costs at congestion multiplier m
 // (which applies to the burst and interactive classes).

@@ -86,6 +86,7 @@ func (b *Broker) Clone() (Allocator, error) {
 	c.skipAdds = cloneRoom(b.skipAdds)
 	c.book.groups = cloneRoom(b.book.groups)
 	c.book.vals = cloneRoom(b.book.vals)
+	c.tailAdds = cloneRoom(b.tailAdds)
 	c.bookAt = cloneRoom(b.bookAt)
 	c.sortKeys = cloneRoom(b.sortKeys)
 	c.sortedRuns = cloneRoom(b.sortedRuns)
@@ -177,5 +178,6 @@ func (b *Broker) creditsLeft(cp *campaign) bool {
 	}
 	// With a margin far above the rounding of the charges' sums.
 	most := float64(b.now-b.booksAt) * float64(b.cfg.Pool) * price * MultiplierFor(math.Inf(1)) / 3600 * (1 + 1e-6)
+	b.settle(cp)
 	return cp.credits-most > 1e-6*math.Abs(cp.credits)
 }

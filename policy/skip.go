@@ -875,6 +875,7 @@ func appendMul(runs []mulRun, m float64, n int) []mulRun {
 // order every tick (as account takes them), in closed form. The leases are
 // the same throughout, and campaigns' credits do not interact.
 func (b *Broker) chargeSkipped(muls []mulRun) {
+	b.dropBook() // the ticks before, owed at the book's charges
 	leases := b.leases
 	if len(leases) == 0 {
 		return

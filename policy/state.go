@@ -140,6 +140,7 @@ func restoreFlow(f FlowState) flowState {
 // A broker on a platform's nodes (SetPlacer) is dumped without its placer:
 // the service schedules on a pool that is a number (docs/platform.md).
 func (b *Broker) Dump() *State {
+	b.settleAll() // the credits less the charges owed (account)
 	s := &State{Config: b.cfg, Now: b.now, NextID: b.nextID,
 		Leased: b.leased, Unmet: b.unmet, Guaranteed: b.guaranteed, UsageTotal: b.usageTotal, UsagePos: b.usagePos,
 		PendingDemand: b.pendingDemand, UsageEpoch: b.usageEpoch, BusyHead: int(b.busyHead), BusyCount: b.busyCount,

@@ -91,6 +91,8 @@ func TestStateCoversEveryField(t *testing.T) {
 			"runSums",
 			// account's charges by campaign, refilled when stale (bookOK)
 			"book", "bookOK", "bookAt",
+			// the book's lazy charges, taken by Dump (settle)
+			"accounted", "bookGen", "tailAdds",
 			// the admission sorts' scratch, written before it is read
 			"sortKeys", "sortedRuns", "sortTiedKeys", "sortTiedRuns",
 			// the sum of the walk's loads ahead, which nothing reads (touchRuns)
@@ -109,6 +111,8 @@ func TestStateCoversEveryField(t *testing.T) {
 			"pendingAll",
 			// SkipTo's scratch
 			"line", "usageStep",
+			// the book's lazy charges, taken by Dump (settle)
+			"bookGen", "bookFrom", "bookEnd", "chargedTo", "tail", "tailTo",
 		},
 		"flowState":      {"Flow", "tokens", "usedNow", "usedLast", "throttled", "lastJournal"},
 		"Lease":          {"ID", "Campaign", "GPUs", "Class", "Submitted", "Granted", "Expires", "PreemptAt", "UnderNotice", "rigid", "charge", "chargeM"},
