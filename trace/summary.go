@@ -833,16 +833,6 @@ func (f fenwick) add(i int, v int64) {
 	}
 }
 
-// addWidth adds a job of width g (> 0) to the queue, or with −g takes it
-// out; a width of 0 is no job.
-func (f fenwick) addWidth(g int64) {
-	if g > 0 {
-		f.add(int(g), g)
-	} else if g < 0 {
-		f.add(int(-g), g)
-	}
-}
-
 // addRank adds a job of g GPUs (or with −g takes it out) at rank r of
 // a tree over ranks (idleWhileWaitingKeys); rank 0 is no GPUs, no job.
 func (f fenwick) addRank(r int, g int64) {
