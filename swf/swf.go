@@ -521,20 +521,23 @@ func parsePlain(b []byte) (j Job, ok bool) {
 		if i >= len(b) {
 			return Job{}, false
 		}
-		// "-1", the log's "unknown" (8 of the 18 fields of most
-		// records), then a blank: the value without the digit loop and
-		// its checks, which the field passes.
-		if i+2 < len(b) && b[i] == '-' && b[i+1] == '1' && (b[i+2] == ' ' || b[i+2] == '\t') {
-			v[k], f[k] = -1, -1
-			for i += 3; i < len(b); i++ {
-				if c := b[i]; c > ' ' || c != ' ' && c != '\t' && c != '\r' {
-					break
+		// A sign read once: "-1", the log's "unknown" (8 of the 18
+		// fields of most records), then a blank is the value without
+		// the digit loop and its checks, which the field passes; any
+		// other '-' starts a negative number. A field without one (most
+		// of the rest) costs the one test.
+		neg := false
+		if b[i] == '-' {
+			if i+2 < len(b) && b[i+1] == '1' && (b[i+2] == ' ' || b[i+2] == '\t') {
+				v[k], f[k] = -1, -1
+				for i += 3; i < len(b); i++ {
+					if c := b[i]; c > ' ' || c != ' ' && c != '\t' && c != '\r' {
+						break
+					}
 				}
+				continue
 			}
-			continue
-		}
-		neg := b[i] == '-'
-		if neg {
+			neg = true
 			i++
 		}
 		start := i

@@ -485,3 +485,17 @@ func TestGzipOpenedAndStreamed(t *testing.T) {
 		t.Errorf("%v, want an error naming %s", err, cut)
 	}
 }
+
+// parsePlain takes a negative field other than "-1" (a preceding job of
+// -5, a think time of -17, a requested memory of -2.5) and a "-1" that
+// ends the line, with their signs.
+func TestParsePlainNegatives(t *testing.T) {
+	j, ok := parsePlain([]byte("1 0 5 100 4 -1 -1 4 200 -2.5 1 1 1 -1 0 -1 -5 -17"))
+	if !ok || j.Preceding != -5 || j.Think != -17 || j.ReqMem != -2.5 || j.Partition != -1 {
+		t.Fatalf("ok %v, %+v", ok, j)
+	}
+	j, ok = parsePlain([]byte("1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 0 -1 -5 -1"))
+	if !ok || j.Think != -1 || j.Preceding != -5 {
+		t.Fatalf("ok %v, %+v", ok, j)
+	}
+}
