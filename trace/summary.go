@@ -300,7 +300,7 @@ func sortBSLD(xs []float64, keys []uint64) {
 }
 
 // statsScratch holds the buffers of the statistics so that the per-class
-// and per-campaign ones allocate nothing more.
+// ones allocate nothing more.
 type statsScratch struct {
 	waits, bslds []float64
 	wCens, bCens []float64 // the censored jobs' values
