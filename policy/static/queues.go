@@ -223,23 +223,31 @@ func (qu *partQueue) remove(k *baseline.Core, submitted, id int) {
 	qu.set(at)
 }
 
-// leaf writes node n's bounds for job e (nil: none).
-func (qu *partQueue) leaf(n int, e *waiting) {
-	qu.least[n] = noneLeft
+// leaf writes node n's bounds for job e (nil: none), and reports which
+// changed: the least, and the bands below 64 in a mask (set).
+func (qu *partQueue) leaf(n int, e *waiting) (leastMoved bool, mask uint64) {
+	least, est, w := int32(noneLeft), int32(noneLeft), 0
+	live := e != nil && !e.dead
+	if live {
+		l := e.least()
+		least, est, w = clamp32(l), clamp32(e.est), l/qu.unit
+	}
+	leastMoved = qu.least[n] != least
+	qu.least[n] = least
 	band := qu.short[n*qu.bands : (n+1)*qu.bands]
 	for b := range band {
-		band[b] = noneLeft
-	}
-	if e == nil || e.dead {
-		return
-	}
-	l := e.least()
-	qu.least[n] = clamp32(l)
-	for b := range band {
-		if l/qu.unit <= bandWidth(b) || b == len(band)-1 {
-			band[b] = clamp32(e.est)
+		v := int32(noneLeft)
+		if live && (w <= bandWidth(b) || b == len(band)-1) {
+			v = est
+		}
+		if band[b] != v {
+			band[b] = v
+			if b < 64 {
+				mask |= 1 << b
+			}
 		}
 	}
+	return leastMoved, mask
 }
 
 // join writes node n's bounds from its children's, and reports whether
@@ -273,39 +281,27 @@ func (qu *partQueue) join(n int) bool {
 // the forks' work of a static replay with fair starts on KTH-SP2.
 func (qu *partQueue) set(at int) {
 	n := qu.leaves + at
+	leastMoved, mask := qu.leaf(n, &qu.list[at])
 	if qu.bands > 64 {
-		// More bands than a mask holds (widths beyond 2³², in units):
+		// More bands than a mask holds (widths beyond 2⁶⁴ in units):
 		// every band joined.
-		qu.leaf(n, &qu.list[at])
 		for n /= 2; n > 0 && qu.join(n); n /= 2 {
 		}
 		return
 	}
-	// The leaf's bounds before and after, compared.
-	least := qu.least[n]
-	var old [64]int32
-	band := qu.short[n*qu.bands : (n+1)*qu.bands]
-	copy(old[:], band)
-	qu.leaf(n, &qu.list[at])
-	leastMoved := qu.least[n] != least
-	var mask uint64
-	for b, v := range band {
-		if v != old[b] {
-			mask |= 1 << b
-		}
-	}
+	least, short, bands := qu.least, qu.short, qu.bands
 	for n /= 2; n > 0 && (leastMoved || mask != 0); n /= 2 {
 		if leastMoved {
-			l := min(qu.least[2*n], qu.least[2*n+1])
-			leastMoved = l != qu.least[n]
-			qu.least[n] = l
+			l := min(least[2*n], least[2*n+1])
+			leastMoved = l != least[n]
+			least[n] = l
 		}
-		band, lb, rb := qu.short[n*qu.bands:(n+1)*qu.bands], qu.short[2*n*qu.bands:], qu.short[(2*n+1)*qu.bands:]
 		var moved uint64
+		at, left := n*bands, 2*n*bands // node n's bands, its left child's; its right child's follow
 		for m := mask; m != 0; m &= m - 1 {
 			b := bits.TrailingZeros64(m)
-			if v := min(lb[b], rb[b]); v != band[b] {
-				band[b] = v
+			if v := min(short[left+b], short[left+bands+b]); v != short[at+b] {
+				short[at+b] = v
 				moved |= 1 << b
 			}
 		}
@@ -398,74 +394,62 @@ func (qu *partQueue) find(k *baseline.Core, from, free, extra, limit int) int {
 	// A job narrow enough has a least of at most free / unit units (the
 	// unit divides it), so that it is in that band.
 	// The last band holds every job, however wide (leaf).
-	s := search{qu: qu, free: free, extra: extra, limit: limit, band: min(bandOf(free/qu.unit), qu.bands-1)}
-	at := s.after(from)
-	k.CountWalked(s.steps)
+	at, steps := qu.after(from, free, extra, limit, min(bandOf(free/qu.unit), qu.bands-1))
+	k.CountWalked(steps)
 	return at
 }
 
-// after is the first place from on that passes, climbing from its leaf
-// and descending into each stretch on its right in turn, nearest first,
-// so that a search costs the log of the distance it goes, not of the
-// queue; the root first, as most searches find nothing.
-func (s *search) after(from int) int {
-	qu := s.qu
-	if from >= qu.leaves || !s.passes(1) {
-		return -1
+// after is find's first place from on that passes, and the nodes it
+// read (steps), climbing from its leaf and descending into each stretch
+// on its right in turn, nearest first, so that a search costs the log
+// of the distance it goes, not of the queue; the root first, as most
+// searches find nothing. A descent goes left where the left child
+// passes, else right; where neither does (a stretch passed on the
+// bounds of two jobs, neither of which passes itself), it climbs on
+// from there as from a leaf, to the next stretch on the right: the
+// nodes read in the order a recursive descent reads them. band is the
+// first whose widest job (bandWidth) is at least free, in units. The
+// tree and the bounds are read from locals, in a loop: a search's
+// recursive calls and its reads through a struct were a third of a
+// static fork's work on the full SDSC-SP2 log.
+func (qu *partQueue) after(from, free, extra, limit, band int) (at, steps int) {
+	least, short, bands, leaves := qu.least, qu.short, qu.bands, qu.leaves
+	// passes reads node n: whether a job below it may pass. Unless one
+	// is narrow enough for the extra GPUs, every job narrow enough may
+	// be too long.
+	passes := func(n int) bool {
+		steps++
+		l := int(least[n])
+		return l <= free && (l <= extra || int(short[n*bands+band]) <= limit)
 	}
-	n := qu.leaves + from
-	if s.passes(n) {
-		return from
+	if from >= leaves || !passes(1) {
+		return -1, steps
 	}
-	for span := 1; n > 1; n, span = n/2, span*2 {
-		if n%2 == 1 || !s.passes(n+1) {
-			continue
+	n := leaves + from
+	if passes(n) {
+		return from, steps
+	}
+climb:
+	for {
+		// Up to the first left child whose right sibling passes.
+		for n%2 == 1 || !passes(n+1) {
+			if n /= 2; n <= 1 {
+				return -1, steps
+			}
 		}
-		lo := (n+1)*span - qu.leaves
-		if at := s.descend(n+1, lo, lo+span); at >= 0 {
-			return at
+		// Down from that sibling.
+		for n++; n < leaves; {
+			switch {
+			case passes(2 * n):
+				n = 2 * n
+			case passes(2*n + 1):
+				n = 2*n + 1
+			default:
+				continue climb
+			}
 		}
+		return n - leaves, steps
 	}
-	return -1
-}
-
-// passes reads node n: whether a job below it may pass.
-func (s *search) passes(n int) bool {
-	s.steps++
-	qu := s.qu
-	l := int(qu.least[n])
-	if l > s.free {
-		return false
-	}
-	// Unless one is narrow enough for the extra GPUs, every job narrow
-	// enough may be too long.
-	return l <= s.extra || s.band >= qu.bands || int(qu.short[n*qu.bands+s.band]) <= s.limit
-}
-
-// search is one find's bounds: band is the first whose widest job
-// (bandWidth) is at least free, in units.
-type search struct {
-	qu                       *partQueue
-	free, extra, limit, band int
-	steps                    int
-}
-
-// descend is the first place below node n, which covers [lo, hi) and
-// passes, that passes.
-func (s *search) descend(n, lo, hi int) int {
-	if hi-lo == 1 {
-		return lo
-	}
-	mid := (lo + hi) / 2
-	if s.passes(2 * n) {
-		if at := s.descend(2*n, lo, mid); at >= 0 {
-			return at
-		}
-	}
-	if s.passes(2*n + 1) {
-		return s.descend(2*n+1, mid, hi)
-	}
-	return -1
 }
 
 // Filed puts an owner's job in its partition's queue (baseline.Watcher).
