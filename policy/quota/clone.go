@@ -48,6 +48,8 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.deferred, c.owed = slices.Clone(r.deferred), slices.Clone(r.owed)
 	c.targets, c.decisions = slices.Clone(r.targets), slices.Clone(r.decisions)
 	c.retry = baseline.CloneLists(r.retry)
+	c.unasked, c.late = slices.Clone(r.unasked), slices.Clone(r.late)
+	c.asOf, c.asOfExcess, c.asOfKeptSum = slices.Clone(r.asOf), slices.Clone(r.asOfExcess), slices.Clone(r.asOfKeptSum)
 	c.decide, c.audit, c.bound = nil, nil, nil
 	return &c
 }

@@ -81,6 +81,16 @@ func Unsettled(a *baseline.Core) { a.Rule().(*Rule).unsettled = true }
 // doomed).
 func Undeferred(a *baseline.Core) { a.Rule().(*Rule).undeferred = true }
 
+// LazyFrom makes a's rounds ask lazily (askBefore) from n queues on.
+func LazyFrom(a *baseline.Core, n int) { a.Rule().(*Rule).lazyFrom = n }
+
+// Lazied is how many of a's rounds asked lazily; AsOfAsks how many asks
+// they put off at a grant and made up as of their start, and LateAsks
+// how many they made just before a notice.
+func Lazied(a *baseline.Core) int   { return a.Rule().(*Rule).lazied }
+func AsOfAsks(a *baseline.Core) int { return a.Rule().(*Rule).asOfAsks }
+func LateAsks(a *baseline.Core) int { return a.Rule().(*Rule).lateAsks }
+
 // PutOff is how many asks a's passes put off, and CaughtUp how many of
 // them they made up.
 func PutOff(a *baseline.Core) int   { return a.Rule().(*Rule).putOff }

@@ -393,9 +393,15 @@ func queueOrder(x, y waiting) int {
 // start (the excerpt stopped at its horizon with 462 jobs waiting and
 // nothing running: TestStrictFIFOPreemptorGoesFirst).
 func (r *Rule) candidate(k *baseline.Core, q int, h *head) bool {
+	return r.candidateAt(k, q, max(0, k.FreeGeneral()), h)
+}
+
+// candidateAt is candidate with free GPUs free: those of the round's
+// start, for an ask made after a grant of the round (settleUnasked,
+// catchUp).
+func (r *Rule) candidateAt(k *baseline.Core, q, free int, h *head) bool {
 	qu := &r.queues[q]
 	r.walked++ // the search itself: the queue's bounds, its head
-	free := max(0, k.FreeGeneral())
 	room := r.limitOf(k, q) - r.usage[q]
 	if r.strict && r.bonusSum > 0 {
 		if r.inFlight(k, q, room, h) {

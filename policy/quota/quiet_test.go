@@ -164,6 +164,34 @@ func TestPutOffAsksAsEveryAsk(t *testing.T) {
 	t.Logf("%d asks put off", putOff)
 }
 
+// A round that asks lazily (askBefore: a queue only once its candidate
+// could go before every one found; at the round's first change, a grant,
+// every queue left put off if doomed, its ask owed as of the round's
+// start, or else asked so; just before a notice, every queue left asked)
+// decides as asking every queue at once: twins, the first lazy from one
+// queue on, the second Undeferred, write the same journal. Without the
+// asks before the candidate found (askBefore's bound test turned
+// around), with an ask after a grant reading the free GPUs after it
+// (settleUnasked), with an owed ask made up as of now (catchUp, asOf),
+// or without the asks before a notice (preempt's askUnasked), the
+// journals differ.
+func TestLazyAsksAsEveryAsk(t *testing.T) {
+	var asOf, late int
+	checkSaved(t, "rounds asked lazily", func(t *rapid.T) int {
+		as := twinsFrom(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, func(a *baseline.Core) { quota.LazyFrom(a, 1) }, "undeferred", quota.Undeferred, nil)
+		if quota.Lazied(as[1]) != 0 {
+			t.Fatal("Undeferred asked lazily")
+		}
+		asOf += quota.AsOfAsks(as[0])
+		late += quota.LateAsks(as[0])
+		return quota.Lazied(as[0])
+	})
+	t.Logf("asks made up as of their round's start %d, before a notice %d", asOf, late)
+	if asOf == 0 || late == 0 {
+		t.Fatalf("asks made up as of their round's start %d, before a notice %d: the test compared too little", asOf, late)
+	}
+}
+
 // A pass leaves a cursor, a done mark or a failure only to the queues
 // it asked, whose the next pass clears (Admit): after every tick every
 // other queue's are zero, at every knob, as the twin that asks every

@@ -358,6 +358,45 @@ type Rule struct {
 	putOff     int
 	caughtUp   int
 	undeferred bool
+
+	// unasked are the queues a round has not asked yet (BestEffortFIFO
+	// with nothing coming: lazy), each with a bound below any candidate
+	// it could offer (bound); roundFree is the free GPUs as the round
+	// began, which its asks read. A round asks a queue only once no
+	// candidate found yet could go before its bound (askBefore), or at
+	// the round's first change (settleUnasked, or askUnasked just before
+	// a notice): of a round of the 300k-job log's fair-start forks'
+	// some forty candidates, about one takes a turn, and the others were
+	// found only to be doomed by its grant. late holds the candidates
+	// askUnasked found, for the round to take in. lazied counts the
+	// rounds that asked so, asOfAsks and lateAsks the asks made up as of
+	// a round's start (catchUp) and just before a notice (tests);
+	// lazyFrom, if not 0, is the fewest queues a round asks so (tests:
+	// lazyAsks otherwise).
+	unasked   []unasked
+	roundFree int
+	late      []head
+	lazied    int
+	asOfAsks  int
+	lateAsks  int
+	lazyFrom  int
+	// asOf[q]: deferred queue q's first owed ask is of the round that put
+	// it off at its first grant (settleUnasked), made up (catchUp) as of
+	// that round's start: its free GPUs and borrowers (asOfFree,
+	// asOfExcess, asOfKeptSum, asOfTouchMax; all a candidate reads that
+	// a grant to another queue, or a later round, changes).
+	asOf         []bool
+	asOfFree     int
+	asOfExcess   []int
+	asOfKeptSum  []int
+	asOfTouchMax int
+}
+
+// unasked is a queue a round has not asked yet, and a bound below (in
+// headCmp's order) any candidate it could offer.
+type unasked struct {
+	bound head
+	queue int
 }
 
 // preemptor is a waiting workload that noticed leases, and its queue.
@@ -453,6 +492,7 @@ func (r *Rule) cut(k *baseline.Core) {
 	r.sim, r.next = baseline.Ints(r.sim, nq), baseline.Ints(r.next, nq)
 	r.minFail = baseline.Ints(r.minFail, nq)
 	r.owed, r.deferred = baseline.Ints(r.owed, nq), r.deferred[:0]
+	r.asOf = baseline.Flags(r.asOf, nq)
 	r.open = r.open[:0] // the next pass has nothing to clear (Admit)
 	r.keptIdx, r.overStale = baseline.Ints(r.keptIdx, nq), true
 	r.widest = baseline.Ints(r.widest, nq)
@@ -715,7 +755,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 		r.cursor[q], r.done[q], r.minFail[q] = 0, false, 0
 	}
 	for _, q := range r.deferred {
-		r.owed[q] = 0
+		r.owed[q], r.asOf[q] = 0, false
 	}
 	r.deferred = r.deferred[:0]
 	// settle: a queue whose failed preemption leaves it nothing narrower
@@ -723,6 +763,11 @@ func (r *Rule) Admit(k *baseline.Core) {
 	// without looking its request up (the tests' hooks and plain see
 	// every attempt).
 	settle := !r.plain && !r.unsettled && r.bound == nil && r.audit == nil
+	// lazy: the round asks a queue only when its candidate could go
+	// before every one found (askBefore). With GPUs coming to some
+	// workload (bonusSum), or under StrictFIFO, every queue is asked at
+	// once; Undeferred asks every queue at once (the twin tests' oracle).
+	lazy := settle && !r.strict && r.bonusSum == 0 && !r.undeferred
 	for round := 0; ; round++ {
 		heads := r.heads[:0]
 		alive := 0 // the candidates not doomed when found (settle)
@@ -733,6 +778,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 		if round == 0 {
 			r.openQueues(k)
 		}
+		r.roundFree = max(0, k.FreeGeneral())
 		for _, q := range r.open {
 			if r.done[q] {
 				continue
@@ -768,19 +814,26 @@ func (r *Rule) Admit(k *baseline.Core) {
 				r.putOff++
 				continue
 			}
-			heads = append(heads, head{})
-			h := &heads[len(heads)-1]
-			switch {
-			case !r.candidate(k, q, h):
-				heads = heads[:len(heads)-1]
-			case settle:
-				if h.doomed = r.doomed(k, h); !h.doomed {
-					alive++
-				}
+			if lazy {
+				r.unasked = append(r.unasked, unasked{queue: q})
+				continue
+			}
+			heads, alive = r.ask(k, q, heads, alive, settle)
+		}
+		if fewest := cmp.Or(r.lazyFrom, lazyAsks); len(r.unasked) < fewest {
+			// Too few to order: asked at once.
+			for _, u := range r.unasked {
+				heads, alive = r.ask(k, u.queue, heads, alive, settle)
+			}
+			r.unasked = r.unasked[:0]
+		} else {
+			r.lazied++
+			for x := range r.unasked {
+				r.unasked[x].bound = r.boundOf(r.unasked[x].queue)
 			}
 		}
 		r.heads = heads
-		if len(heads) == 0 {
+		if len(heads) == 0 && len(r.unasked) == 0 {
 			// quietAt is the count as the pass began, so a pass that
 			// granted or noticed (each a change the count holds) can never
 			// be taken for quiet by the next, whose count is then higher:
@@ -792,7 +845,7 @@ func (r *Rule) Admit(k *baseline.Core) {
 			r.walked = 0
 			return
 		}
-		if settle && alive == 0 {
+		if settle && alive == 0 && len(r.unasked) == 0 {
 			// Every candidate is doomed, and so at its turn: no turn
 			// before it changes anything (a doomed candidate's touches
 			// only its own queue). Their order is then nothing to the
@@ -814,6 +867,28 @@ func (r *Rule) Admit(k *baseline.Core) {
 			r.turn(k, &heads[x])
 		}
 	}
+}
+
+// lazyAsks is the fewest queues a round asks lazily (askBefore): an
+// order of fewer costs more than the asks it spares. A round of the full
+// SDSC-SP2 log's passes asks two or three queues, one of the 300k-job
+// log's fair-start forks some forty.
+const lazyAsks = 8
+
+// ask adds queue q's candidate, if any, to the round's heads, counting
+// it in alive if it is not doomed (settle).
+func (r *Rule) ask(k *baseline.Core, q int, heads []head, alive int, settle bool) ([]head, int) {
+	heads = append(heads, head{})
+	h := &heads[len(heads)-1]
+	switch {
+	case !r.candidate(k, q, h):
+		heads = heads[:len(heads)-1]
+	case settle:
+		if h.doomed = r.doomed(k, h); !h.doomed {
+			alive++
+		}
+	}
+	return heads, alive
 }
 
 // turnsInOrder gives the round's candidates their turns in their order
@@ -844,12 +919,18 @@ func (r *Rule) turnsInOrder(k *baseline.Core, heads []head) []head {
 			for _, x := range rest {
 				heads[x].dead = r.doomed(k, &heads[x])
 			}
+			if len(r.unasked) > 0 {
+				heads, rest = r.settleUnasked(k, heads, rest)
+			}
 		}
 		m := -1
 		for _, x := range rest {
 			if !heads[x].dead && (m < 0 || headCmp(heads[x], heads[m]) < 0) {
 				m = x
 			}
+		}
+		if len(r.unasked) > 0 {
+			heads, rest, m = r.askBefore(k, heads, rest, m)
 		}
 		if m < 0 {
 			break
@@ -873,12 +954,172 @@ func (r *Rule) turnsInOrder(k *baseline.Core, heads []head) []head {
 			r.revived++
 		}
 		r.turn(k, &heads[m])
+		for _, h := range r.late {
+			heads = append(heads, h)
+			rest = append(rest, len(heads)-1)
+		}
+		r.late = r.late[:0]
 	}
 	for _, x := range rest {
 		r.setAside(k, &heads[x])
 	}
 	r.order = rest
 	return heads
+}
+
+// boundOf is a bound below (in headCmp's order) any candidate queue q
+// could offer this round: its key with a workload as narrow as its
+// least (the key grows with the width), and the order within the queue
+// of the workload at its cursor (every candidate is at the cursor or
+// after it; a workload that left keeps its place, and its fields).
+// Where the cursor is past the end there is none, and the bound is the
+// lowest, so that the queue is asked at once.
+func (r *Rule) boundOf(q int) head {
+	qu := &r.queues[q]
+	c := r.cursor[q]
+	if c >= len(qu.list) {
+		return head{key: math.MinInt}
+	}
+	e := &qu.list[c]
+	return head{key: r.keyOf(q, r.kept[q]+qu.least), class: e.class, submitted: e.submitted, id: e.id}
+}
+
+// askBefore asks the round's unasked queues whose candidates could go
+// before heads[m] (m < 0: none found not doomed); the candidates found
+// join the round's (rest), and m is the first of them not doomed if it
+// goes before. Nothing has changed since the round began
+// (settleUnasked asks or puts off every queue left at the first
+// change), so an ask now finds what it would have found then. While no
+// candidate is found not doomed, the queue of least bound is asked (a
+// few times, then every queue left); once one is, one pass asks those
+// whose bounds go before it, which it only lowers. The order of the
+// asks is nothing to the round (each touches only its own queue), only
+// to how many are made.
+func (r *Rule) askBefore(k *baseline.Core, heads []head, rest []int, m int) ([]head, []int, int) {
+	for tries := 0; m < 0 && len(r.unasked) > 0; {
+		b := len(r.unasked) - 1 // after a few tries, any: all are asked
+		if tries < 4 {
+			tries++
+			for x := range b {
+				if before(&r.unasked[x].bound, &r.unasked[b].bound) {
+					b = x
+				}
+			}
+		}
+		q := r.unasked[b].queue
+		r.unasked[b] = r.unasked[len(r.unasked)-1]
+		r.unasked = r.unasked[:len(r.unasked)-1]
+		heads, rest, m = r.askLate(k, q, heads, rest, m)
+	}
+	w := 0
+	for _, u := range r.unasked {
+		if m < 0 || before(&u.bound, &heads[m]) {
+			heads, rest, m = r.askLate(k, u.queue, heads, rest, m)
+		} else {
+			r.unasked[w] = u
+			w++
+		}
+	}
+	r.unasked = r.unasked[:w]
+	return heads, rest, m
+}
+
+// askLate adds queue q's candidate, if any, to the round's (rest), and
+// makes it m if it is not doomed and goes before heads[m].
+func (r *Rule) askLate(k *baseline.Core, q int, heads []head, rest []int, m int) ([]head, []int, int) {
+	var h head
+	if !r.candidate(k, q, &h) {
+		return heads, rest, m
+	}
+	h.doomed = r.doomed(k, &h)
+	h.dead = h.doomed
+	heads = append(heads, h)
+	rest = append(rest, len(heads)-1)
+	if !h.dead && (m < 0 || before(&h, &heads[m])) {
+		m = len(heads) - 1
+	}
+	return heads, rest, m
+}
+
+// before reports whether x goes before y (headCmp).
+func before(x, y *head) bool {
+	switch {
+	case x.key != y.key:
+		return x.key < y.key
+	case x.class != y.class:
+		return x.class < y.class
+	case x.submitted != y.submitted:
+		return x.submitted < y.submitted
+	}
+	return x.id < y.id
+}
+
+// settleUnasked settles the round's unasked queues at its first change,
+// a grant (a notice asks them first: askUnasked): each queue every
+// candidate of which is doomed now (queueDoomed) is put off, its ask as
+// of the round's start owed (asOf: catchUp makes it up so); every other
+// is asked now as it would have been then, with the round's free GPUs,
+// and its candidate joins the round's (rest). A grant changes nothing
+// else a candidate of another queue reads (its cursor and failures, its
+// kept GPUs and usage, the filler's, the round's borrowers). What the
+// round found of such a candidate (doomed) is what it finds now.
+func (r *Rule) settleUnasked(k *baseline.Core, heads []head, rest []int) ([]head, []int) {
+	snap := false
+	for _, u := range r.unasked {
+		q := u.queue
+		if r.queueDoomed(k, q) {
+			if !snap {
+				snap = true
+				r.asOfFree, r.asOfTouchMax = r.roundFree, r.touchMax
+				r.asOfExcess = append(r.asOfExcess[:0], r.excess...)
+				r.asOfKeptSum = append(r.asOfKeptSum[:0], r.keptSum...)
+			}
+			r.owed[q], r.asOf[q] = 1, true
+			r.deferred = append(r.deferred, q)
+			r.putOff++
+			continue
+		}
+		var h head
+		if !r.candidateAt(k, q, r.roundFree, &h) {
+			continue
+		}
+		h.doomed = r.doomed(k, &h)
+		h.dead = h.doomed
+		heads = append(heads, h)
+		rest = append(rest, len(heads)-1)
+	}
+	r.unasked = r.unasked[:0]
+	return heads, rest
+}
+
+// askUnasked asks the round's unasked queues just before a notice, the
+// round's first change: as at the round's start, nothing has changed.
+// The candidates found wait in late for the round (turnsInOrder) to
+// take them in.
+func (r *Rule) askUnasked(k *baseline.Core) {
+	for _, u := range r.unasked {
+		var h head
+		r.lateAsks++
+		if r.candidate(k, u.queue, &h) {
+			h.doomed = r.doomed(k, &h)
+			h.dead = h.doomed
+			r.late = append(r.late, h)
+		}
+	}
+	r.unasked = r.unasked[:0]
+}
+
+// asOfRound asks queue q as the round that put it off did at its start
+// (asOf): with its free GPUs and borrowers.
+func (r *Rule) asOfRound(k *baseline.Core, q int, h *head) bool {
+	r.excess, r.asOfExcess = r.asOfExcess, r.excess
+	r.keptSum, r.asOfKeptSum = r.asOfKeptSum, r.keptSum
+	r.touchMax, r.asOfTouchMax = r.asOfTouchMax, r.touchMax
+	ok := r.candidateAt(k, q, r.asOfFree, h)
+	r.excess, r.asOfExcess = r.asOfExcess, r.excess
+	r.keptSum, r.asOfKeptSum = r.asOfKeptSum, r.keptSum
+	r.touchMax, r.asOfTouchMax = r.asOfTouchMax, r.touchMax
+	return ok
 }
 
 // queueDoomed reports whether every candidate queue q could offer now
@@ -914,8 +1155,8 @@ func (r *Rule) queueDoomed(k *baseline.Core, q int) bool {
 func (r *Rule) catchUp(k *baseline.Core, heads []head, rest []int, cur int) ([]head, []int) {
 	c := heads[cur]
 	for _, q := range r.deferred {
-		owed := r.owed[q]
-		r.owed[q] = 0
+		owed, asOf := r.owed[q], r.asOf[q]
+		r.owed[q], r.asOf[q] = 0, false
 		for round := 1; round <= owed && !r.done[q]; round++ {
 			r.caughtUp++
 			if r.minFail[q] > 0 && r.minFail[q] <= r.queues[q].least {
@@ -925,7 +1166,14 @@ func (r *Rule) catchUp(k *baseline.Core, heads []head, rest []int, cur int) ([]h
 				break
 			}
 			var h head
-			if !r.candidate(k, q, &h) {
+			ok := false
+			if round == 1 && asOf {
+				r.asOfAsks++
+				ok = r.asOfRound(k, q, &h)
+			} else {
+				ok = r.candidate(k, q, &h)
+			}
+			if !ok {
 				break
 			}
 			if h.doomed = r.doomed(k, &h); !h.doomed {
@@ -1421,6 +1669,9 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 	if got < need {
 		r.failed(p, want)
 		return false // only if the request then fits (docs/studies.md §6.6)
+	}
+	if len(r.unasked) > 0 {
+		r.askUnasked(k) // before the notices change what they read
 	}
 	clear(r.minFail) // the shares change
 	for v := len(targets) - 2; v >= 0; v-- {
