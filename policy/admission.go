@@ -495,6 +495,9 @@ func (b *Broker) grant(cp *campaign, r *Request, n int) {
 	})
 	b.seat(r.ID, n)
 	b.dropBook()
+	if b.chargesFresh {
+		b.freshBefore = len(b.leases) - 1 // the leases before this one's
+	}
 	b.chargesFresh = false // its charge is not worked out yet
 	b.addHeld(r.Campaign, r.Class, n)
 	b.nextDeadline = min(b.nextDeadline, b.now+r.Duration)

@@ -253,7 +253,7 @@ func (s *admissionState) reset() {
 		b.addHeld(l.Campaign, l.Class, -l.GPUs)
 	}
 	b.leases = append(b.leases[:0], s.leases...)
-	b.dropBook()
+	b.leasesRemoved()
 	for i := range b.runs {
 		reqs := b.reqsOf(&b.runs[i])
 		for j := range reqs {

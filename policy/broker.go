@@ -291,7 +291,11 @@ type Broker struct {
 	// taking the charges (the campaigns' chargedTo are its values);
 	// bookGen numbers fillBook's books.
 	accounted, bookGen int
-	tailAdds           []float64 // settleOwed's scratch: a book's charges and a tail
+	// freshBefore: while the charges are not fresh (chargesFresh off),
+	// the leases before it still hold their charges at chargedM (set by
+	// the first grant since they were fresh; a removal resets it to 0).
+	freshBefore int
+	tailAdds    []float64 // settleOwed's scratch: a book's charges and a tail
 	// sortKeys and sortedRuns are the admission sorts' scratch (sortkeys.go).
 	sortKeys     []uint64
 	sortedRuns   []pendingKey
@@ -692,7 +696,7 @@ func (b *Broker) ReleaseAll(c CampaignID, cls Class) error {
 			w++
 		}
 		b.leases = b.leases[:w]
-		b.dropBook()
+		b.leasesRemoved()
 	}
 	if b.Outstanding(c, cls) == 0 {
 		return nil
@@ -733,7 +737,7 @@ func (b *Broker) ReleaseLease(c CampaignID, lease int) error {
 		if b.leases[i].ID == lease && b.leases[i].Campaign == c {
 			b.releaseLease(&b.leases[i], ReasonReleasedByAgent)
 			b.leases = append(b.leases[:i], b.leases[i+1:]...)
-			b.dropBook()
+			b.leasesRemoved()
 			return nil
 		}
 	}
@@ -1107,7 +1111,7 @@ func (b *Broker) expire() {
 	}
 	if w < len(b.leases) {
 		b.leases = b.leases[:w]
-		b.dropBook()
+		b.leasesRemoved()
 	}
 	b.nextDeadline = next
 }
@@ -1201,13 +1205,29 @@ func (b *Broker) account() {
 // grant (whose charge is not worked out) or a change of multiplier; the
 // ticks owed before are owed at the old charges, so the book is settled
 // and dropped first.
+//
+// At the same multiplier only the leases from freshBefore on can need
+// it: those granted since the charges were last fresh (a grant appends
+// its lease), where no lease was removed since.
 func (b *Broker) freshCharges(m float64) {
 	b.dropBook()
 	leases := b.leases
-	for i := range leases {
-		leases[i].chargeAt(m)
+	from := 0
+	if m == b.chargedM {
+		from = min(b.freshBefore, len(leases))
+	}
+	for i := range leases[from:] {
+		leases[from+i].chargeAt(m)
 	}
 	b.chargesFresh, b.chargedM = true, m
+}
+
+// leasesRemoved is the bookkeeping of a removal from the lease list:
+// the book goes, and the leases shift, so freshBefore no longer marks
+// the fresh ones.
+func (b *Broker) leasesRemoved() {
+	b.dropBook()
+	b.freshBefore = 0
 }
 
 // chargeBook is the leases' charges campaign by campaign, negated (a

@@ -93,6 +93,8 @@ func TestStateCoversEveryField(t *testing.T) {
 			"book", "bookOK", "bookAt",
 			// the book's lazy charges, taken by Dump (settle)
 			"accounted", "bookGen", "tailAdds",
+			// the charges' freshness hint, 0 (none) in a restored broker
+			"freshBefore",
 			// the admission sorts' scratch, written before it is read
 			"sortKeys", "sortedRuns", "sortTiedKeys", "sortTiedRuns",
 			// the sum of the walk's loads ahead, which nothing reads (touchRuns)
