@@ -70,6 +70,15 @@ type Rule struct {
 	heldRead bool
 	moved    []int
 	movedIn  []bool
+	// live are the campaigns whose usage may not be +0 (liveIn: listed),
+	// in the order they became so: preloaded with a history, or holding
+	// at some EndTick (no charge without a holding). A period's decay
+	// takes only these: every other campaign's usage is +0 in both
+	// buffers (usage, prior), which its decay (+0·decay, no charge)
+	// leaves as it is. On SDSC-SP2 a third of the campaigns' decays were
+	// of users who had not yet run a job.
+	live   []int
+	liveIn []bool
 	// sum is the sum of usage as total adds it (sumOK: it is), summed
 	// when first read after the usage changed: a period's decay leaves it
 	// unsummed, since most periods' totals are never read (see totalAt).
@@ -174,7 +183,12 @@ func (*Rule) Name() string { return Name }
 // admits.
 func (r *Rule) Registered(k *baseline.Core, c policy.CampaignID) {
 	r.core = k
-	r.usage = append(r.usage, Preload(k.History(c), r.knobs.HalfLife))
+	u := Preload(k.History(c), r.knobs.HalfLife)
+	r.usage = append(r.usage, u)
+	r.liveIn = append(r.liveIn, false)
+	if u != 0 {
+		r.markLive(int(c))
+	}
 	r.sumOK = false
 	r.charge = append(r.charge, 0)
 	r.held = append(r.held, 0)
@@ -351,21 +365,42 @@ func (r *Rule) accrue(t int) {
 		}
 		r.through = end
 		if end == boundary {
-			// Every campaign at every period: the loop's reads and its
-			// decay in locals, without bounds checks. A campaign charged
-			// nothing (most of them) takes U·decay, which adding its 0
-			// leaves as it is (U ≥ +0: never −0).
-			// The decayed usage goes to the other buffer: the usage
-			// before it stays as prior (periodTotal).
+			// Every live campaign at every period (the others' usage
+			// is +0 in both buffers and stays so, live), the decay in
+			// a local. A campaign charged nothing (most of them) takes
+			// U·decay, which adding its 0 leaves as it is (U ≥ +0:
+			// never −0). The decayed usage goes to the other buffer:
+			// the usage before it stays as prior (periodTotal).
 			usage, charge, decay := r.usage, r.charge[:len(r.usage)], r.decay
-			next := slices.Grow(r.prior[:0], len(usage))[:len(usage)]
-			for c := range usage {
-				u := usage[c] * decay
-				if ch := charge[c]; ch != 0 {
-					u += float64(ch)
-					charge[c] = 0
+			next := r.prior
+			if len(next) != len(usage) {
+				// A registration since the last decay: the other buffer
+				// from this one, so that it holds the +0 of every
+				// campaign not live.
+				next = append(next[:0], usage...)
+			}
+			next = next[:len(usage)]
+			if 3*len(r.live) >= 2*len(usage) {
+				// Most are live: a walk of every campaign costs fewer
+				// instructions than one through the list (9 a campaign
+				// against 13 a live one), and leaves the others' +0.
+				for c := range usage {
+					u := usage[c] * decay
+					if ch := charge[c]; ch != 0 {
+						u += float64(ch)
+						charge[c] = 0
+					}
+					next[c] = u
 				}
-				next[c] = u
+			} else {
+				for _, c := range r.live {
+					u := usage[c] * decay
+					if ch := charge[c]; ch != 0 {
+						u += float64(ch)
+						charge[c] = 0
+					}
+					next[c] = u
+				}
 			}
 			r.usage, r.prior = next, usage
 			r.sumOK = false
@@ -609,6 +644,9 @@ func (r *Rule) HoldChanged(_ *baseline.Core, c policy.CampaignID) {
 // holders does not matter, each charge being an exact integer of its own.
 func (r *Rule) hold(c, h int) {
 	r.held[c] = h
+	if h != 0 && !r.liveIn[c] {
+		r.markLive(c)
+	}
 	switch at := r.holderAt[c]; {
 	case h != 0 && at < 0:
 		r.holderAt[c] = len(r.holders)
@@ -619,6 +657,18 @@ func (r *Rule) hold(c, h int) {
 		r.holders = r.holders[:len(r.holders)-1]
 		r.holderAt[c] = -1
 	}
+}
+
+// Live lists the campaigns whose usage (Usage, PeriodUsage) may not be
+// +0: every other campaign's is +0. The list only grows, each campaign
+// once; it is the rule's own, read only.
+func (r *Rule) Live() []int { return r.live }
+
+// markLive lists campaign c among those whose usage may not be +0
+// (live).
+func (r *Rule) markLive(c int) {
+	r.liveIn[c] = true
+	r.live = append(r.live, c)
 }
 
 // NextEvent is the next period's start, when the priorities change
@@ -642,6 +692,7 @@ func (r *Rule) CloneRule(from, to *baseline.Core) baseline.Rule {
 	c.charge, c.held = slices.Clone(r.charge), slices.Clone(r.held)
 	c.holders, c.holderAt = slices.Clone(r.holders), slices.Clone(r.holderAt)
 	c.moved, c.movedIn = slices.Clone(r.moved), slices.Clone(r.movedIn)
+	c.live, c.liveIn = slices.Clone(r.live), slices.Clone(r.liveIn)
 	c.factor, c.factorAt = slices.Clone(r.factor), slices.Clone(r.factorAt)
 	c.easy = r.easy.Clone()
 	c.sorted, c.fresh, c.merged = slices.Clone(r.sorted), slices.Clone(r.fresh), slices.Clone(r.merged)

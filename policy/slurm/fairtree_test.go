@@ -126,7 +126,12 @@ func freshFactors(k *baseline.Core, usage []float64, out []float64) {
 // period after period (usage decayed, charged, zeroed, tied, swapped,
 // campaigns registered between periods) gives, factor for factor, what
 // a ranking from nothing writes at each period: every factor at once, or
-// a few campaigns' asked in any order (the accounts sorted as asked).
+// a few campaigns' asked in any order (the accounts sorted as asked),
+// the sums over every member or over the live ones only (begin's live:
+// each campaign listed once its usage is not +0, in that order, some
+// listed early, and kept listed when their usage is zeroed again). A
+// ranking that skipped a live member, or missed the campaigns listed
+// since its last, ranks differently here.
 func TestFairTreeFromLastRankingIsFresh(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var groups []baseline.GroupShare
@@ -165,6 +170,14 @@ func TestFairTreeFromLastRankingIsFresh(t *testing.T) {
 		register()
 		var tree fairTree
 		var usage []float64
+		var live []int
+		listed := map[int]bool{}
+		list := func(c int) {
+			if !listed[c] {
+				listed[c] = true
+				live = append(live, c)
+			}
+		}
 		for p := range rapid.IntRange(1, 30).Draw(t, "periods") {
 			if rapid.IntRange(0, 4).Draw(t, "registers") == 0 {
 				register()
@@ -183,6 +196,9 @@ func TestFairTreeFromLastRankingIsFresh(t *testing.T) {
 				default:
 					usage[c] *= 0.9
 				}
+				if usage[c] != 0 || rapid.IntRange(0, 9).Draw(t, "early") == 0 {
+					list(c)
+				}
 			}
 			want := make([]float64, len(usage))
 			freshFactors(k, usage, want)
@@ -195,7 +211,11 @@ func TestFairTreeFromLastRankingIsFresh(t *testing.T) {
 				continue
 			}
 			// A few campaigns asked, in any order, some twice.
-			tree.begin(k, usage)
+			if rapid.Bool().Draw(t, "live") {
+				tree.begin(k, usage, live)
+			} else {
+				tree.begin(k, usage, nil)
+			}
 			for range rapid.IntRange(0, 2*len(usage)).Draw(t, "asks") {
 				c := rapid.IntRange(0, len(usage)-1).Draw(t, "ask")
 				if got := tree.factor(c); got != want[c] {

@@ -70,7 +70,7 @@ func (p *priorities) factors(k *baseline.Core, r *Rule) {
 		p.fs = baseline.Cleared(p.fs, k.NumCampaigns())
 		classicFactors(k, usage, p.fs)
 	} else {
-		p.tree.begin(k, usage)
+		p.tree.begin(k, usage, r.usage.Live())
 	}
 }
 

@@ -440,7 +440,9 @@ func (r *Rule) order(k *baseline.Core) []int {
 	r.filed = r.filed[:0]
 	r.seenID = top
 	before := func(a, b int) int {
-		ka, kb := r.keys[a-r.keyBase], r.keys[b-r.keyBase]
+		// The keys by pointer: copying two of them at each comparison
+		// was a third of the comparisons' instructions.
+		ka, kb := &r.keys[a-r.keyBase], &r.keys[b-r.keyBase]
 		if c := cmp.Compare(kb.prio, ka.prio); c != 0 {
 			return c
 		}
