@@ -157,6 +157,26 @@ func (s *Scheduler) Reservation(now int64, free int, running []Running, head int
 	return s.reservation(now, free, running, s.head[:], nil, 0)
 }
 
+// ReservationSorted is Reservation for running leases given in
+// ascending order of their estimated ends: the same shadow time and
+// extra GPUs, by one walk of them. A caller that keeps its leases in
+// that order (static's forecast of a fair start's grants) spares the
+// heap Reservation builds at every call, most of the reservation's cost
+// over a handful of leases.
+func ReservationSorted(free int, running []Running, head int) (shadow int64, extra int) {
+	avail := free
+	for i := 0; i < len(running); {
+		t := running[i].EstEnd
+		for ; i < len(running) && running[i].EstEnd == t; i++ {
+			avail += running[i].GPUs
+		}
+		if avail >= head {
+			return t, avail - head
+		}
+	}
+	return NoReservation, 0
+}
+
 // reservation returns the head's shadow time and extra GPUs: walking the
 // estimated ends in ascending order (the running leases and the heads
 // started in this pass), the first end at which the GPUs free by then reach

@@ -310,3 +310,25 @@ func TestPassAfterCarriesTheExtra(t *testing.T) {
 		t.Fatalf("PassAfter started %v, want [2]", got)
 	}
 }
+
+// TestReservationSortedIsReservation: for running leases in ascending
+// order of their estimated ends, ReservationSorted gives Reservation's
+// shadow time and extra GPUs, ends drawn from a few values so that many
+// tie (all of them at the shadow time count), heads as wide as all or
+// more (no reservation). A walk that stops at the first lease of a tied
+// end, or does not count the free GPUs, fails it.
+func TestReservationSortedIsReservation(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		running := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) Running {
+			return Running{GPUs: rapid.IntRange(1, 8).Draw(t, "gpus"), EstEnd: int64(rapid.IntRange(0, 6).Draw(t, "end"))}
+		}), 0, 12).Draw(t, "running")
+		slices.SortStableFunc(running, func(a, b Running) int { return int(a.EstEnd - b.EstEnd) })
+		free := rapid.IntRange(0, 8).Draw(t, "free")
+		head := rapid.IntRange(1, 100).Draw(t, "head")
+		var s Scheduler
+		ws, wx := s.Reservation(0, free, slices.Clone(running), head)
+		if gs, gx := ReservationSorted(free, running, head); gs != ws || gx != wx {
+			t.Fatalf("ReservationSorted(%d, %v, %d) = %d, %d; Reservation %d, %d", free, running, head, gs, gx, ws, wx)
+		}
+	})
+}

@@ -21,12 +21,6 @@ import (
 // pass: forecast runs that pass alone, on the copy's queue and a list of
 // its owners' leases.
 
-// forecastLease is an owner's lease as forecast keeps it: its GPUs, the
-// tick it ends at, and its estimated end (EASY's reservation reads it).
-type forecastLease struct {
-	gpus, expires, estEnd int
-}
-
 // FirstGrants is baseline.GrantForecaster: for the pending requests
 // ids names, each one's first grant in a run of the rule on from now
 // with nothing more filed, at the ticks up to end, reported to grant in
@@ -74,6 +68,28 @@ func (r *Rule) FirstGrants(k *baseline.Core, ids []int, end int, grant func(id, 
 	return passes, true
 }
 
+// ownLeases are a partition's owners' leases as forecast keeps them:
+// their GPUs and estimated ends (EASY's reservation reads them), in
+// ascending order of those (easy.ReservationSorted, which spares the
+// heap Reservation builds at every pass), and beside each the tick it
+// ends at.
+type ownLeases struct {
+	running []easy.Running
+	expires []int
+}
+
+// add puts a lease of gpus GPUs, ending at tick ends and estimated to
+// end at estEnd, in its place (after those estimated to end with it).
+func (o *ownLeases) add(gpus, ends, estEnd int) {
+	o.running = append(o.running, easy.Running{})
+	o.expires = append(o.expires, 0)
+	at := len(o.running) - 1
+	for ; at > 0 && o.running[at-1].EstEnd > int64(estEnd); at-- {
+		o.running[at], o.expires[at] = o.running[at-1], o.expires[at-1]
+	}
+	o.running[at], o.expires[at] = easy.Running{GPUs: gpus, EstEnd: int64(estEnd)}, ends
+}
+
 // forecast runs partition p's passes from now to tick end, or until its
 // n requests named by want have started, reporting their grants, and
 // returns the passes run: one at the next tick (the Core's next tick
@@ -81,20 +97,20 @@ func (r *Rule) FirstGrants(k *baseline.Core, ids []int, end int, grant func(id, 
 // nothing), then one at each tick an owner's lease ends.
 func (r *Rule) forecast(k *baseline.Core, p, n int, want func(id int) bool, end int, grant func(id, t int)) (passes int) {
 	qu := &r.parts[p]
-	var own []forecastLease
+	var own ownLeases
 	free := r.size[p]
 	for _, l := range k.Leases() {
 		if r.partOf[l.Campaign] == p {
-			own = append(own, forecastLease{gpus: l.GPUs, expires: l.Expires, estEnd: l.Estimated()})
+			own.add(l.GPUs, l.Expires, l.Estimated())
 			free -= l.GPUs
 		}
 	}
-	var running []easy.Running
+	running, expires := &own.running, &own.expires
 	var picked []int
 	start := func(t, x int, head bool) {
 		e := &qu.list[x]
 		req := k.Pend(k.IndexSubmitted(e.id, e.submitted))
-		own = append(own, forecastLease{gpus: e.gpus, expires: t + req.Run, estEnd: t + req.Duration})
+		own.add(e.gpus, t+req.Run, t+req.Duration)
 		free -= e.gpus
 		if want(e.id) {
 			grant(e.id, t)
@@ -108,15 +124,15 @@ func (r *Rule) forecast(k *baseline.Core, p, n int, want func(id int) bool, end 
 		passes++
 		// The leases that end by t, in order (Core.expire).
 		w := 0
-		for _, l := range own {
-			if l.expires <= t {
-				free += l.gpus
-				continue
+		for i, l := range *running {
+			if x := (*expires)[i]; x <= t {
+				free += l.GPUs
+			} else {
+				(*running)[w], (*expires)[w] = l, x
+				w++
 			}
-			own[w] = l
-			w++
 		}
-		own = own[:w]
+		*running, *expires = (*running)[:w], (*expires)[:w]
 		// The heads start while they fit (headStep, rigid).
 		for qu.first < len(qu.list) && qu.list[qu.first].dead {
 			qu.first++
@@ -133,11 +149,7 @@ func (r *Rule) forecast(k *baseline.Core, p, n int, want func(id int) bool, end 
 		k.CountWalked(h - qu.first + 1)
 		// EASY's backfill from the blocked head (backfillIndexed).
 		if h < len(qu.list) && free > 0 && int(qu.least[1]) <= free {
-			running = running[:0]
-			for _, l := range own {
-				running = append(running, easy.Running{GPUs: l.gpus, EstEnd: int64(l.estEnd)})
-			}
-			shadow, extra := r.pass.Reservation(int64(t), free, running, qu.list[h].gpus)
+			shadow, extra := easy.ReservationSorted(free, *running, qu.list[h].gpus)
 			reach, limit := extra, int(min(shadow-int64(t), math.MaxInt))
 			picked = picked[:0]
 			for from, left := h+1, free; left > 0; {
@@ -167,8 +179,8 @@ func (r *Rule) forecast(k *baseline.Core, p, n int, want func(id int) bool, end 
 		}
 		// The next tick at which an owner's lease ends.
 		next := math.MaxInt
-		for _, l := range own {
-			next = min(next, l.expires)
+		for _, x := range *expires {
+			next = min(next, x)
 		}
 		if next == math.MaxInt {
 			break
