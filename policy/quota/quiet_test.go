@@ -175,17 +175,24 @@ func TestPutOffAsksAsEveryAsk(t *testing.T) {
 // (settleUnasked), with an owed ask made up as of now (catchUp, asOf),
 // or without the asks before a notice (preempt's askUnasked), the
 // journals differ.
+//
+// Asks made up as of their round's start are rare in random cohorts
+// (about 27 in 1,000 cases, so none in one battery of 100 cases about one
+// time in fifteen): batteries are drawn until both kinds of ask were
+// compared, up to ten.
 func TestLazyAsksAsEveryAsk(t *testing.T) {
 	var asOf, late int
-	checkSaved(t, "rounds asked lazily", func(t *rapid.T) int {
-		as := twinsFrom(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, func(a *baseline.Core) { quota.LazyFrom(a, 1) }, "undeferred", quota.Undeferred, nil)
-		if quota.Lazied(as[1]) != 0 {
-			t.Fatal("Undeferred asked lazily")
-		}
-		asOf += quota.AsOfAsks(as[0])
-		late += quota.LateAsks(as[0])
-		return quota.Lazied(as[0])
-	})
+	for battery := 0; battery < 10 && (asOf == 0 || late == 0); battery++ {
+		checkSaved(t, "rounds asked lazily", func(t *rapid.T) int {
+			as := twinsFrom(t, cohortRun{cancels: true, anyKnobs: true, earlier: true}, func(a *baseline.Core) { quota.LazyFrom(a, 1) }, "undeferred", quota.Undeferred, nil)
+			if quota.Lazied(as[1]) != 0 {
+				t.Fatal("Undeferred asked lazily")
+			}
+			asOf += quota.AsOfAsks(as[0])
+			late += quota.LateAsks(as[0])
+			return quota.Lazied(as[0])
+		})
+	}
 	t.Logf("asks made up as of their round's start %d, before a notice %d", asOf, late)
 	if asOf == 0 || late == 0 {
 		t.Fatalf("asks made up as of their round's start %d, before a notice %d: the test compared too little", asOf, late)
