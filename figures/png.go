@@ -44,6 +44,7 @@ func newPNGCanvas(w, h vg.Length) pngCanvas {
 	ctx := gg.NewContextForRGBA(img)
 	ctx.SetLineCapButt()
 	ctx.InvertY()
+	ctx.SetInterpolator(glyphInterp{})
 	c := vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi))
 	return pngCanvas{Canvas: c, img: img, ctx: ctx}
 }
