@@ -50,6 +50,6 @@ func (r *Rule) CloneRule(_, _ *baseline.Core) baseline.Rule {
 	c.retry = baseline.CloneLists(r.retry)
 	c.unasked, c.late = slices.Clone(r.unasked), slices.Clone(r.late)
 	c.asOf, c.asOfExcess, c.asOfKeptSum = slices.Clone(r.asOf), slices.Clone(r.asOfExcess), slices.Clone(r.asOfKeptSum)
-	c.decide, c.audit, c.bound = nil, nil, nil
+	c.decide, c.audit, c.bound, c.takableAudit = nil, nil, nil, nil
 	return &c
 }

@@ -73,6 +73,28 @@ func AuditVictims(a *baseline.Core, f func(diff string)) {
 // whether the search succeeded.
 func AuditBound(a *baseline.Core, f func(beyond, succeeded bool)) { a.Rule().(*Rule).bound = f }
 
+// AuditTakable checks every bound a's takable works out against the
+// walk of every holding queue (the walk it skips when no queue kept
+// more than maxExcess above its quota); f is told of each and of what
+// differed ("" if nothing).
+func AuditTakable(a *baseline.Core, f func(diff string)) {
+	r := a.Rule().(*Rule)
+	r.takableAudit = func(p, over, n int) {
+		want := r.fillerKept
+		for _, q := range r.holding {
+			if ex := r.kept[q] - r.nominal[q]; q != p && ex > over {
+				want += min(r.kept[q], ex-over-1+r.widest[q])
+			}
+		}
+		diff := ""
+		if n != want {
+			diff = fmt.Sprintf("queue %d, %d over its quota: takable %d (most excess %d), the walk %d (holding %v, kept %v, nominal %v)",
+				p, over, n, r.maxExcess, want, r.holding, r.kept, r.nominal)
+		}
+		f(diff)
+	}
+}
+
 // Unsettled makes a's rounds give every candidate its turn in order and
 // ask every queue not done (no doomed candidates set aside unsorted).
 func Unsettled(a *baseline.Core) { a.Rule().(*Rule).unsettled = true }

@@ -266,6 +266,11 @@ type Rule struct {
 	// preemption could touch, this round.
 	holding   []int
 	borrowing []int // by GPUs borrowed, most first
+	// maxExcess is at least the most GPUs any queue has kept above its
+	// nominal quota since the pass began (a notice only lowers what a
+	// queue keeps): takable reads no queue for a request at least that
+	// far above its own.
+	maxExcess int
 	keptSum   []int // keptSum[i]: what borrowing[:i] keep
 	excess    []int // excess[i]: what borrowing[i] borrows
 	touchMax  int
@@ -330,6 +335,10 @@ type Rule struct {
 	// request once its candidates are gathered (tests: the oracle of the
 	// victim lists).
 	audit func(k *baseline.Core, p int)
+	// takableAudit, if set, is told of every bound takable works out
+	// for a request of queue p over GPUs above its quota (tests: the
+	// oracle of maxExcess).
+	takableAudit func(p, over, n int)
 	// bound, if set, is told at every preemption attempt that got to
 	// search whether takable turned it away (beyond) and whether it
 	// succeeded; the search then runs anyway (tests: the bound's oracle).
@@ -599,6 +608,10 @@ func (r *Rule) refresh(k *baseline.Core) {
 	// In queue order, as keep files them: sorted once here, where keep's
 	// search and insertion for each lease's queue were a third of this.
 	slices.Sort(r.holding)
+	r.maxExcess = 0
+	for _, q := range r.holding {
+		r.maxExcess = max(r.maxExcess, r.kept[q]-r.nominal[q])
+	}
 	r.fillerVict = r.fillerVict[:0]
 	for j := len(leases) - 1; j >= 0; j-- {
 		if l := &leases[j]; !l.UnderNotice {
@@ -706,6 +719,7 @@ func (r *Rule) keep(q, gpus int) {
 		}
 	}
 	r.kept[q] += gpus
+	r.maxExcess = max(r.maxExcess, r.kept[q]-r.nominal[q])
 }
 
 func (r *Rule) addBonus(id, gpus int) {
@@ -1737,10 +1751,20 @@ func (r *Rule) takable(p, want int) int {
 		return math.MaxInt
 	}
 	n := r.fillerKept
-	for _, q := range r.holding {
-		if ex := r.kept[q] - r.nominal[q]; q != p && ex > over {
-			n += min(r.kept[q], ex-over-1+r.widest[q])
+	if over < r.maxExcess {
+		// Else no queue keeps more than over above its quota, and none
+		// counts: so it is at 85 % of the calls of a replay of the
+		// 300k-job log's first 50,000 jobs with fair starts (68 % on
+		// SDSC-SP2), and the walk of the holding queues in each was 5 %
+		// of it.
+		for _, q := range r.holding {
+			if ex := r.kept[q] - r.nominal[q]; q != p && ex > over {
+				n += min(r.kept[q], ex-over-1+r.widest[q])
+			}
 		}
+	}
+	if r.takableAudit != nil {
+		r.takableAudit(p, over, n)
 	}
 	return n
 }

@@ -178,6 +178,30 @@ func TestTakableBoundsThePreemption(t *testing.T) {
 	t.Logf("%d attempts the bound turns away, %d that succeed", beyond, succeeded)
 }
 
+// takable skips its walk of the holding queues when the request would
+// be at least as far above its quota as any queue has kept above its
+// own since the pass began (maxExcess), and works out what the walk
+// does at every call along random cohorts: a grant that makes a queue
+// borrow more during a pass must raise that bound (keep), or a later
+// call this pass misses the queue's leases.
+func TestTakableSkipsNoBorrower(t *testing.T) {
+	audits := 0
+	rapid.Check(t, func(t *rapid.T) {
+		randomCohorts(t, cohortRun{twins: 1, cancels: true, anyKnobs: true, earlier: true, ready: func(as []*baseline.Core) {
+			quota.AuditTakable(as[0], func(diff string) {
+				audits++
+				if diff != "" {
+					t.Fatalf("tick %d: %s", as[0].Now(), diff)
+				}
+			})
+		}})
+	})
+	if audits == 0 {
+		t.Fatal("takable was never called: the audit checked nothing")
+	}
+	t.Logf("%d bounds checked", audits)
+}
+
 // The Core keeps quota's pending list in no order while it holds only
 // rigid requests (baseline.UnorderedPending), and that changes nothing:
 // twin allocators, one kept in submit order (KeepOrder), given the same
