@@ -550,3 +550,33 @@ func TestIdleWhileWaitingFewWidths(t *testing.T) {
 		}
 	})
 }
+
+// radixSort on keys that share every bit above spread, for every spread
+// up to their width: a digit that every key shares is passed over, and
+// the keys must then be sorted by the bits right below it, whichever
+// digit the sort's widths put the boundary at (the rapid test above
+// draws a shared prefix that ends exactly at a digit's boundary only
+// rarely).
+func TestRadixSortEverySharedPrefix(t *testing.T) {
+	for _, n := range []int{radixMin, 3000, 40000} {
+		for _, width := range []int{20, 41, 64} {
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(width)))
+			for spread := 0; spread <= width; spread++ {
+				base := rng.Uint64()
+				keys := make([]uint64, n)
+				for i := range keys {
+					keys[i] = base&^(1<<spread-1) | rng.Uint64()&(1<<spread-1)
+					if width < 64 {
+						keys[i] &= 1<<width - 1
+					}
+				}
+				want := slices.Clone(keys)
+				slices.Sort(want)
+				radixSort(keys, width)
+				if !slices.Equal(keys, want) {
+					t.Fatalf("%d keys of %d bits sharing all above bit %d: not sorted as slices.Sort sorts", n, width, spread)
+				}
+			}
+		}
+	}
+}

@@ -767,60 +767,105 @@ func sortByTime[T any](xs []T, time func(T) int64) []T {
 }
 
 // radixSort sorts keys ascending, every key below 1<<bits, in place: by
-// their top digit of radixBits bits (an American flag sort: counted,
-// then moved into their buckets by swaps), then each bucket by the next
-// digit, down to buckets too small for a table of counts, which
-// slices.Sort sorts. On the measures' hundreds of thousands of packed
-// keys of a 300k-job log it does a fraction of a comparison sort's work,
-// with no second array at the measures' peak of memory. The keys are
-// distinct (their index is in their low bits), so that the order is the
-// same as slices.Sort's.
+// their top digit (an American flag sort: counted, then moved into their
+// buckets by swaps), then each bucket by the next digit, down to buckets
+// too small for a table of counts, which slices.Sort sorts. On the
+// measures' hundreds of thousands of packed keys of a 300k-job log it
+// does a fraction of a comparison sort's work, with no second array at
+// the measures' peak of memory. The keys are distinct (their index is in
+// their low bits), or equal only where they are the same value, so that
+// the order is the same as slices.Sort's.
+//
+// A digit is as wide as the keys are many (radixDigit, at most 11 bits):
+// buckets of a few keys after one level or two, where a digit of 8 bits
+// on the 300k-job log's 900,000 keys left buckets of thousands for a
+// second level and buckets of tens for slices.Sort, whose pivots and
+// insertion sorts were a third of the sort. A digit
+// that every key shares moves nothing: the next one is taken at once.
 func radixSort(keys []uint64, bits int) {
 	if len(keys) < radixMin || bits <= 0 {
 		slices.Sort(keys)
 		return
 	}
-	shift := uint(max(bits-radixBits, 0))
-	const mask = 1<<radixBits - 1
-	var count, next [1 << radixBits]int
-	for _, k := range keys {
-		count[k>>shift&mask]++
-	}
-	sum := 0
-	for d, c := range count {
-		next[d] = sum
-		sum += c
-	}
-	end := next
-	for d := range end {
-		end[d] += count[d]
-	}
-	for d := range count {
-		for next[d] < end[d] {
-			k := keys[next[d]]
-			t := k >> shift & mask
-			if int(t) == d {
-				next[d]++
-				continue
+	var c radixCounts
+	c.sort(keys, bits, 0)
+}
+
+// radixCounts are radixSort's tables of counts, one for each level of
+// its recursion (a level's table is read while the levels below it
+// sort its buckets), each made anew only where a digit needs it wider.
+type radixCounts [][]int
+
+func (c *radixCounts) sort(keys []uint64, bits, level int) {
+	for len(keys) >= radixLeaf && bits > 0 {
+		d := radixDigit(len(keys), bits)
+		shift := uint(bits - d)
+		nb := 1 << d
+		mask := uint64(nb - 1)
+		for len(*c) <= level {
+			*c = append(*c, nil)
+		}
+		t := (*c)[level]
+		if len(t) < 3*nb {
+			t = make([]int, 3*nb)
+			(*c)[level] = t
+		}
+		count, next, end := t[:nb], t[nb:2*nb], t[2*nb:3*nb]
+		clear(count)
+		for _, k := range keys {
+			count[k>>shift&mask]++
+		}
+		if count[keys[0]>>shift&mask] == len(keys) {
+			bits = int(shift) // one bucket: nothing to move
+			continue
+		}
+		sum := 0
+		for b, n := range count {
+			next[b] = sum
+			sum += n
+			end[b] = sum
+		}
+		for b := range count {
+			for next[b] < end[b] {
+				k := keys[next[b]]
+				x := int(k >> shift & mask)
+				if x == b {
+					next[b]++
+					continue
+				}
+				keys[next[b]], keys[next[x]] = keys[next[x]], k
+				next[x]++
 			}
-			keys[next[d]], keys[next[t]] = keys[next[t]], k
-			next[t]++
 		}
+		lo := 0
+		for _, n := range count {
+			if n > 1 {
+				c.sort(keys[lo:lo+n], int(shift), level+1)
+			}
+			lo += n
+		}
+		return
 	}
-	lo := 0
-	for _, c := range count {
-		if c > 1 {
-			radixSort(keys[lo:lo+c], int(shift))
-		}
-		lo += c
+	if len(keys) > 1 {
+		slices.Sort(keys)
 	}
 }
 
-// radixBits is radixSort's digit, radixMin the fewest keys it counts
-// rather than leaves to slices.Sort.
+// radixDigit is the bits of the digit radixSort sorts n keys by, left
+// bits of them still to sort: log2(n) − 1 rounded down, so that a bucket
+// holds two to four keys on average, at most radixMaxDigit (three tables
+// of 2,048 counts, 48 KB, near the first-level cache) and at most left.
+func radixDigit(n, left int) int {
+	return min(max(bits.Len(uint(n))-2, 1), radixMaxDigit, left)
+}
+
+// radixMin is the fewest keys radixSort counts rather than leaves to
+// slices.Sort, radixLeaf the fewest a bucket is counted again at, and
+// radixMaxDigit the widest digit.
 const (
-	radixBits = 8
-	radixMin  = 256
+	radixMin      = 256
+	radixLeaf     = 24
+	radixMaxDigit = 11
 )
 
 // fenwick is a binary indexed tree over widths 1…n of sums.
