@@ -148,22 +148,10 @@ func (b *backfill) pass(k *baseline.Core, kn Knobs, ids []int, r *Rule) {
 	if free <= 0 {
 		return
 	}
-	b.jobs = b.jobs[:0]
-	for _, id := range ids {
-		if len(b.jobs) == kn.BfMaxJobTest {
-			break
-		}
-		// The jobs the main scheduler started are gone: the rule's
-		// marks say so without the Core's index, which rebuilds itself
-		// at each id it misses.
-		if r.live(k, id) {
-			b.jobs = append(b.jobs, id)
-		}
-	}
-	b.least = baseline.Ints(b.least, len(b.jobs))
+	b.jobs, b.least = r.tested(k, ids, kn.BfMaxJobTest, b.jobs[:0], b.least[:0])
 	least := int(^uint(0) >> 1)
-	for x := len(b.jobs) - 1; x >= 0; x-- {
-		least = min(least, r.wantOf(k, b.jobs[x]))
+	for x := len(b.least) - 1; x >= 0; x-- {
+		least = min(least, b.least[x])
 		b.least[x] = least
 	}
 	if len(b.jobs) == 0 || b.least[0] > free {

@@ -333,87 +333,133 @@ func TestQueueIsInPriorityOrder(t *testing.T) {
 // of the skips, not of stuck).
 func TestStuckRunsChangeNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		pool := rapid.IntRange(1, 32).Draw(t, "pool")
-		camps := rapid.IntRange(1, 3).Draw(t, "camps")
-		grace := rapid.IntRange(0, 120).Draw(t, "grace")
-		knobs := drawKnobs(t)
-		if knobs.WAge == 0 && knobs.WFairshare == 0 {
-			knobs.WAge = 1000
+		s := drawFillerLog(t)
+		oracle := NewRule(s.knobs)
+		oracle.unstuck = true
+		sameJournals(t, s.journal(t, NewRule(s.knobs)), s.journal(t, oracle), "stuck left out", "every run")
+	})
+}
+
+// What the rule keeps in place of reading the pending list, and the
+// victim search it leaves out, decide nothing differently: on
+// TestStuckRunsChangeNothing's random logs (a filler, agents' requests,
+// notices and their reservations) the journal is byte for byte the one
+// of the same replay with every such figure read from the list and
+// every blocked job's search made (plain). stuck's test by the kept
+// narrowest width fails here if it counts no agent's request waiting
+// (flex: one starts in part where the kept test said stuck) or leaves
+// out the reservations (a job waits on GPUs its notices freed); so does
+// the main scheduler's skip of the victim search if it skips it while a
+// filler holds a lease (the lease goes unnoticed).
+func TestKeptFiguresAreTheWalks(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := drawFillerLog(t)
+		oracle := NewRule(s.knobs)
+		oracle.plain = true
+		sameJournals(t, s.journal(t, NewRule(s.knobs)), s.journal(t, oracle), "kept", "walked")
+	})
+}
+
+// fillerLog is a random log on a pool shared with a filler: its jobs
+// (those of campaign camps are the filler's, flex marks the agents'
+// requests among the others), the knobs (a weight on, so that the order
+// moves), the notices' grace and a horizon past which replays stop.
+type fillerLog struct {
+	pool, camps, grace, horizon int
+	knobs                       Knobs
+	shares                      []float64
+	jobs                        []pjob
+	flex                        []bool
+}
+
+func drawFillerLog(t *rapid.T) fillerLog {
+	s := fillerLog{
+		pool:  rapid.IntRange(1, 32).Draw(t, "pool"),
+		camps: rapid.IntRange(1, 3).Draw(t, "camps"),
+		grace: rapid.IntRange(0, 120).Draw(t, "grace"),
+		knobs: drawKnobs(t),
+	}
+	if s.knobs.WAge == 0 && s.knobs.WFairshare == 0 {
+		s.knobs.WAge = 1000
+	}
+	s.shares = drawShares(t, s.camps)
+	s.jobs = drawLog(t, s.pool, s.camps+1)
+	// Each job of the extra campaign is the filler's; of the others,
+	// some are agents' requests (not rigid).
+	s.flex = make([]bool, len(s.jobs))
+	for i := range s.flex {
+		s.flex[i] = s.jobs[i].camp < s.camps && rapid.IntRange(0, 3).Draw(t, "flex") == 0
+	}
+	// A horizon: with a filler a job can wait for ever (its notices'
+	// GPUs reserved for it while a job of higher priority, which they
+	// do not fit, blocks the main scheduler), and replays must then
+	// agree up to it.
+	s.horizon = 2000 + s.grace
+	for _, j := range s.jobs {
+		s.horizon += j.est
+	}
+	return s
+}
+
+// journal replays the log under rule r, skipping the quiet ticks, and
+// returns the Core's journal.
+func (s fillerLog) journal(t *rapid.T, r *Rule) []byte {
+	k, err := baseline.New(bt.Config(s.pool, s.grace), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range s.camps {
+		if _, err := k.Register(bt.Env(fmt.Sprintf("c%d", c), s.shares[c], policy.AgentBurst)); err != nil {
+			t.Fatal(err)
 		}
-		shares := drawShares(t, camps)
-		jobs := drawLog(t, pool, camps+1)
-		// Each job of the extra campaign is the filler's; of the others,
-		// some are agents' requests (not rigid).
-		flex := make([]bool, len(jobs))
-		for i := range flex {
-			flex[i] = jobs[i].camp < camps && rapid.IntRange(0, 3).Draw(t, "flex") == 0
-		}
-		// A horizon: with a filler a job can wait for ever (its notices'
-		// GPUs reserved for it while a job of higher priority, which
-		// they do not fit, blocks the main scheduler), and both replays
-		// must then agree up to it.
-		horizon := 2000 + grace
-		for _, j := range jobs {
-			horizon += j.est
-		}
-		run := func(r *Rule) []byte {
-			k, err := baseline.New(bt.Config(pool, grace), r)
+	}
+	if _, err := k.Register(bt.Env("filler", 0, policy.Opportunistic)); err != nil {
+		t.Fatal(err)
+	}
+	var j bt.Journal
+	k.SetRecorder(&j)
+	next := 0
+	file := func() {
+		for next < len(s.jobs) && s.jobs[next].submit <= k.Now()+1 {
+			jb := s.jobs[next]
+			var err error
+			if jb.camp == s.camps || s.flex[next] {
+				_, err = k.Request(policy.CampaignID(jb.camp), jb.gpus, jb.run, policy.AnyClass)
+			} else {
+				_, err = k.RequestRigid(policy.CampaignID(jb.camp), jb.gpus, jb.est, jb.run, policy.AgentBurst, jb.submit)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			for c := range camps {
-				if _, err := k.Register(bt.Env(fmt.Sprintf("c%d", c), shares[c], policy.AgentBurst)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := k.Register(bt.Env("filler", 0, policy.Opportunistic)); err != nil {
-				t.Fatal(err)
-			}
-			var j bt.Journal
-			k.SetRecorder(&j)
-			next := 0
-			file := func() {
-				for next < len(jobs) && jobs[next].submit <= k.Now()+1 {
-					jb := jobs[next]
-					var err error
-					if jb.camp == camps || flex[next] {
-						_, err = k.Request(policy.CampaignID(jb.camp), jb.gpus, jb.run, policy.AnyClass)
-					} else {
-						_, err = k.RequestRigid(policy.CampaignID(jb.camp), jb.gpus, jb.est, jb.run, policy.AgentBurst, jb.submit)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					next++
-				}
-			}
-			for k.Now() < horizon {
-				file()
-				if next == len(jobs) && len(k.Pending()) == 0 && len(k.Leases()) == 0 {
-					break
-				}
-				to := min(k.NextChange()-1, horizon-1)
-				if next < len(jobs) {
-					to = min(to, jobs[next].submit-1)
-				}
-				k.SkipTo(to)
-				file()
-				k.Tick()
-			}
-			return j.Bytes
+			next++
 		}
-		got := run(NewRule(knobs))
-		oracle := NewRule(knobs)
-		oracle.unstuck = true
-		want := run(oracle)
-		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(g), len(w)) {
-			if i >= len(g) || i >= len(w) || g[i] != w[i] {
-				t.Logf("stuck left out:\n%s\nevery run:\n%s", got, want)
-				t.Fatalf("journals differ at record %d:\nstuck left out: %s\nevery run:      %s", i, g[min(i, len(g)-1)], w[min(i, len(w)-1)])
-			}
+	}
+	for k.Now() < s.horizon {
+		file()
+		if next == len(s.jobs) && len(k.Pending()) == 0 && len(k.Leases()) == 0 {
+			break
 		}
-	})
+		to := min(k.NextChange()-1, s.horizon-1)
+		if next < len(s.jobs) {
+			to = min(to, s.jobs[next].submit-1)
+		}
+		k.SkipTo(to)
+		file()
+		k.Tick()
+	}
+	return j.Bytes
+}
+
+// sameJournals fails at the first record where got and want differ,
+// naming them gotName and wantName.
+func sameJournals(t *rapid.T, got, want []byte, gotName, wantName string) {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(g), len(w)) {
+		if i >= len(g) || i >= len(w) || g[i] != w[i] {
+			t.Logf("%s:\n%s\n%s:\n%s", gotName, got, wantName, want)
+			t.Fatalf("journals differ at record %d:\n%s: %s\n%s: %s", i, gotName, g[min(i, len(g)-1)], wantName, w[min(i, len(w)-1)])
+		}
+	}
 }
 
 // The kept queue is the whole queue: after every tick the order (asked
