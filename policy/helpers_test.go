@@ -131,8 +131,24 @@ func inf() float64 { return math.Inf(1) }
 // checkBusy is the busy list's invariant: it lists each campaign once,
 // exactly those marked busy, and every campaign off it is at rest (a
 // tick's bookkeeping would leave it exactly as it is); and no campaign
-// keeps a usage step outside a skip.
+// keeps a usage step outside a skip. The moving list lists each
+// campaign once, exactly those marked moving, and every campaign off it
+// has its buckets at rest (a refill would leave them exactly as they
+// are).
 func checkBusy(t interface{ Fatalf(string, ...any) }, b *Broker) {
+	moving := make([]bool, len(b.camps))
+	for i := b.movingHead; i >= 0; i = b.camps[i].movingNext {
+		if moving[i] || !b.camps[i].moving {
+			t.Fatalf("t=%d: campaign %d twice on the moving list, or not marked moving", b.now, i)
+		}
+		moving[i] = true
+	}
+	for i := range b.camps {
+		if cp := &b.camps[i]; !moving[i] && (cp.moving || cp.flowBusy || !cp.gpuBucketAtRest()) {
+			t.Fatalf("t=%d: campaign %d off the moving list but marked moving (%v), its flows busy (%v) or its bucket not at rest (tokens %v, held %d)",
+				b.now, i, cp.moving, cp.flowBusy, cp.tokens, cp.heldAll)
+		}
+	}
 	on := make([]bool, len(b.camps))
 	n := 0
 	for i := b.busyHead; i >= 0; i = b.camps[i].busyNext {

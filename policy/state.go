@@ -260,6 +260,14 @@ func Restore(s *State) (*Broker, error) {
 			b.camps[i].pendingAll += p // derived: Σ pending
 		}
 	}
+	// The moving list is not dumped: every busy campaign is put on it
+	// (one off the busy list is at rest), and the first refill takes off
+	// those at rest.
+	for i := range b.camps {
+		if b.camps[i].busy {
+			b.camps[i].moving, b.camps[i].movingNext, b.movingHead = true, b.movingHead, int32(i)
+		}
+	}
 	b.leases = make([]Lease, len(s.Leases))
 	for i, l := range s.Leases {
 		if l.Campaign < 0 || int(l.Campaign) >= n || l.GPUs < 1 || l.Class >= numClasses {

@@ -95,6 +95,8 @@ func TestStateCoversEveryField(t *testing.T) {
 			"accounted", "bookGen", "tailAdds",
 			// the charges' freshness hint, 0 (none) in a restored broker
 			"freshBefore",
+			// the moving list, every busy campaign in a restored broker
+			"movingHead",
 			// the admission sorts' scratch, written before it is read
 			"sortKeys", "sortedRuns", "sortTiedKeys", "sortTiedRuns",
 			// the sum of the walk's loads ahead, which nothing reads (touchRuns)
@@ -115,6 +117,8 @@ func TestStateCoversEveryField(t *testing.T) {
 			"line", "usageStep",
 			// the book's lazy charges, taken by Dump (settle)
 			"bookGen", "bookFrom", "bookEnd", "chargedTo", "tail", "tailTo",
+			// the moving list, rebuilt by Restore
+			"moving", "movingNext",
 		},
 		"flowState":      {"Flow", "tokens", "usedNow", "usedLast", "throttled", "lastJournal"},
 		"Lease":          {"ID", "Campaign", "GPUs", "Class", "Submitted", "Granted", "Expires", "PreemptAt", "UnderNotice", "rigid", "charge", "chargeM"},
