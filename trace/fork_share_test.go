@@ -6,6 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/bursar-hpc/bursar/policy"
 	"github.com/bursar-hpc/bursar/policy/policies"
 	"github.com/bursar-hpc/bursar/policy/static"
 )
@@ -74,4 +75,39 @@ func TestForksLeaveTheReplayAlone(t *testing.T) {
 			})
 		})
 	}
+}
+
+// randomCongestedTrace is a log that keeps one partition's queue long
+// (static cuts one: a single group): dozens of jobs submitted faster
+// than they run, most narrow and a few wide, estimates well over the
+// runs, so that a fork's passes find the same blocked head pass after
+// pass while leases end early, free GPUs and the reservation's extra
+// GPUs rising and falling between them (static.Rule.FirstGrants'
+// searches that start where the last one found its first job).
+func randomCongestedTrace(t *rapid.T) *Workload {
+	pool := rapid.IntRange(4, 16).Draw(t, "pool")
+	n := rapid.IntRange(20, 80).Draw(t, "jobs")
+	w := &Workload{Pool: pool, Campaigns: []Campaign{{ID: 0, Name: "user 0", Share: 1}},
+		Groups: []Group{{ID: 0, Share: 1, Members: []int{0}}}}
+	var submit int64
+	for i := range n {
+		submit += rapid.Int64Range(0, 60).Draw(t, "gap")
+		run := rapid.Int64Range(1, 600).Draw(t, "run")
+		gpus := rapid.IntRange(1, max(1, pool/4)).Draw(t, "narrow")
+		if rapid.IntRange(0, 3).Draw(t, "wide?") == 0 {
+			gpus = rapid.IntRange(pool/2, pool).Draw(t, "wide")
+		}
+		w.Jobs = append(w.Jobs, Job{
+			Number: int64(i + 1), Submit: submit, Run: run,
+			Estimate: run + rapid.Int64Range(0, 1200).Draw(t, "over"),
+			GPUs:     gpus, Campaign: 0, User: 0, Queue: -1, Class: policy.AgentBurst, LogWait: -1,
+		})
+	}
+	return w
+}
+
+// Fair starts against the jobs replayed from scratch on logs whose one
+// partition's queue stays long (randomCongestedTrace).
+func TestCongestedForksMatchReplayFromScratch(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { fairStartsFromScratch(t, randomCongestedTrace(t), "static") })
 }

@@ -3,7 +3,6 @@ package static
 import (
 	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/bursar-hpc/bursar/policy/baseline"
@@ -224,30 +223,31 @@ func (qu *partQueue) remove(k *baseline.Core, submitted, id int) {
 }
 
 // leaf writes node n's bounds for job e (nil: none), and reports which
-// changed: the least, and the bands below 64 in a mask (set).
-func (qu *partQueue) leaf(n int, e *waiting) (leastMoved bool, mask uint64) {
-	least, est, w := int32(noneLeft), int32(noneLeft), 0
-	live := e != nil && !e.dead
-	if live {
+// changed: the least, and the bands lo … hi−1 (none: lo ≥ hi). The
+// bands that hold a job are those from its width's up (bandOf; the last
+// holds every job), so that the bands a job joining or leaving changes
+// are one run (set).
+func (qu *partQueue) leaf(n int, e *waiting) (leastMoved bool, lo, hi int) {
+	least, est, first := int32(noneLeft), int32(noneLeft), qu.bands
+	if e != nil && !e.dead {
 		l := e.least()
-		least, est, w = clamp32(l), clamp32(e.est), l/qu.unit
+		least, est, first = clamp32(l), clamp32(e.est), min(bandOf(l/qu.unit), qu.bands-1)
 	}
 	leastMoved = qu.least[n] != least
 	qu.least[n] = least
 	band := qu.short[n*qu.bands : (n+1)*qu.bands]
+	lo = len(band)
 	for b := range band {
-		v := int32(noneLeft)
-		if live && (w <= bandWidth(b) || b == len(band)-1) {
-			v = est
+		v := est
+		if b < first {
+			v = noneLeft
 		}
 		if band[b] != v {
 			band[b] = v
-			if b < 64 {
-				mask |= 1 << b
-			}
+			lo, hi = min(lo, b), b+1
 		}
 	}
-	return leastMoved, mask
+	return leastMoved, lo, hi
 }
 
 // join writes node n's bounds from its children's, and reports whether
@@ -274,38 +274,42 @@ func (qu *partQueue) join(n int) bool {
 // Each node's bounds are its children's least (join), so that a bound
 // of a node changes only where the same bound of a child below it did:
 // the climb joins only the bounds that changed at the level below (the
-// least, and the bands in a mask), not every band of every node. A job
+// least, and a run of bands), not every band of every node. A job
 // that leaves changes only the bands that held it (those at and above
 // its width's), and of those, higher up, only where it was the shortest:
 // the joins of every band at every level of the climb were two fifths of
 // the forks' work of a static replay with fair starts on KTH-SP2.
 func (qu *partQueue) set(at int) {
 	n := qu.leaves + at
-	leastMoved, mask := qu.leaf(n, &qu.list[at])
-	if qu.bands > 64 {
-		// More bands than a mask holds (widths beyond 2⁶⁴ in units):
-		// every band joined.
-		for n /= 2; n > 0 && qu.join(n); n /= 2 {
-		}
-		return
-	}
+	leastMoved, lo, hi := qu.leaf(n, &qu.list[at])
 	least, short, bands := qu.least, qu.short, qu.bands
-	for n /= 2; n > 0 && (leastMoved || mask != 0); n /= 2 {
+	// The bands that move are one run, lo … hi−1, at every level: a leaf
+	// set here is a job that joins (its bands from none to its estimate)
+	// or leaves (back to none), and the bands that hold it are those from
+	// its width's up (leaf). The bands are nested, each holding the jobs
+	// of the one below it, so that a node's shortest estimates do not
+	// grow from band to band; where the job's estimate no longer moves a
+	// node's band b (it is not below the band's shortest, or, leaving, a
+	// job as short stays), it moves none of the bands above b either.
+	// So the climb stops at the first band that stays, rather than
+	// reading every band that moved below (the climbs were a quarter of
+	// a static replay with fair starts on KTH-SP2).
+	for n /= 2; n > 0 && (leastMoved || lo < hi); n /= 2 {
 		if leastMoved {
 			l := min(least[2*n], least[2*n+1])
 			leastMoved = l != least[n]
 			least[n] = l
 		}
-		var moved uint64
 		at, left := n*bands, 2*n*bands // node n's bands, its left child's; its right child's follow
-		for m := mask; m != 0; m &= m - 1 {
-			b := bits.TrailingZeros64(m)
-			if v := min(short[left+b], short[left+bands+b]); v != short[at+b] {
-				short[at+b] = v
-				moved |= 1 << b
+		b := lo
+		for ; b < hi; b++ {
+			v := min(short[left+b], short[left+bands+b])
+			if v == short[at+b] {
+				break
 			}
+			short[at+b] = v
 		}
-		mask = moved
+		hi = b
 	}
 }
 
