@@ -572,6 +572,23 @@ func fifoControl(w *Workload, fifo *Run, iv Interval, dayLength int64) ShareCont
 	return ctl
 }
 
+// heldIn adds a run of g GPUs over [a, b) to Shares' held GPU-seconds of
+// campaign c: for each day d of the days from from to end (of length
+// each) that the run overlaps, g × the seconds of it in the day to the
+// cell of c in days[d] (held[cell[d]+s], s its place in the sorted
+// days[d]), where c is in days[d].
+func heldIn(held []float64, cell []int, days [][]int32, from, end, length int64, c int32, g float64, a, b int64) {
+	a, b = max(a, from), min(b, end)
+	for a < b {
+		d := (a - from) / length
+		e := min(b, from+(d+1)*length)
+		if s, ok := slices.BinarySearch(days[d], c); ok {
+			held[cell[d]+s] += g * float64(e-a)
+		}
+		a = e
+	}
+}
+
 // ShareFairness is the share-based measure of docs/studies.md §4.4: for
 // each whole day, over the control set's campaigns, x_c = the GPU-seconds c
 // held that day ÷ its fair allocation (at every instant, the
@@ -615,14 +632,20 @@ func Shares(w *Workload, run *Run, ctl ShareControl) ShareFairness {
 			a = e
 		}
 	}
+	// Each run's GPU-seconds day by day, into its campaign's cell where
+	// the campaign is in the day's control set (heldIn). The run of a
+	// job served once, never aborted (every job of an exact replay, most
+	// of any other), is read without runs' callback: the same span, so
+	// the same terms in the same order.
 	for i := range run.Records {
-		r, j := &run.Records[i], &w.Jobs[i]
+		r := &run.Records[i]
+		c, g := int32(w.Jobs[i].Campaign), float64(w.Jobs[i].GPUs)
+		if len(r.Starts) == 1 && r.aborts == nil && r.State == Served {
+			heldIn(held, cell, ctl.Days, iv.From, end, dayLength, c, g, r.Starts[0], r.End)
+			continue
+		}
 		r.runs(run.Stop, func(a, b int64, _ bool) {
-			perDay(a, b, func(d int, dt float64) {
-				if s, ok := slices.BinarySearch(ctl.Days[d], int32(j.Campaign)); ok {
-					held[cell[d]+s] += float64(j.GPUs) * dt
-				}
-			})
+			heldIn(held, cell, ctl.Days, iv.From, end, dayLength, c, g, a, b)
 		})
 	}
 	var f fairSplit
