@@ -1636,7 +1636,7 @@ func (r *Rule) preempt(k *baseline.Core, i, p int) bool {
 	}
 	// The first strategy (or reclaim), queue by highest share.
 	for got < need {
-		q := r.highest(leases, func(q int) bool { return r.next[q] < len(r.cands[q]) })
+		q := r.highest(leases)
 		if q < 0 {
 			break
 		}
@@ -1769,21 +1769,21 @@ func (r *Rule) takable(p, want int) int {
 	return n
 }
 
-// highest is the queue with candidates left (ok) and the highest share
-// of what it keeps as victims are taken; ties go to the queue whose next
+// highest is the queue with candidates left and the highest share of
+// what it keeps as victims are taken; ties go to the queue whose next
 // candidate comes first in victim order. -1: none. A queue that no longer
 // borrows is no candidate (Kueue prunes it).
-func (r *Rule) highest(leases []baseline.Lease, ok func(q int) bool) int {
+func (r *Rule) highest(leases []baseline.Lease) int {
 	best := -1
 	for _, q := range r.withC {
-		if !ok(q) || r.sim[q] <= r.nominal[q] {
+		if r.next[q] >= len(r.cands[q]) || r.sim[q] <= r.nominal[q] {
 			continue
 		}
 		if best < 0 {
 			best = q
 			continue
 		}
-		if c := cmp.Compare(r.share(q, r.sim[q]), r.share(best, r.sim[best])); c > 0 ||
+		if c := r.shareCmp(q, best); c > 0 ||
 			c == 0 && baseline.VictimOrder(&leases[r.cands[q][r.next[q]]], &leases[r.cands[best][r.next[best]]]) < 0 {
 			best = q
 		}
@@ -1803,10 +1803,25 @@ func (r *Rule) highestRetry(leases []baseline.Lease) int {
 			best = q
 			continue
 		}
-		if c := cmp.Compare(r.share(q, r.sim[q]), r.share(best, r.sim[best])); c > 0 ||
+		if c := r.shareCmp(q, best); c > 0 ||
 			c == 0 && baseline.VictimOrder(&leases[r.retry[q][0]], &leases[r.retry[best][0]]) < 0 {
 			best = q
 		}
 	}
 	return best
+}
+
+// shareCmp compares the shares of queues q and b as victims are taken
+// (share of sim), both borrowing (sim above the nominal quota), by the
+// GPUs each keeps above its quota: the shares are those numbers over one
+// divisor, the lendable quota, and a correctly rounded division by a
+// positive number keeps the order of integers below 2⁵² strictly (two
+// apart by at least 1 ÷ lendable, more than half an ulp of either
+// quotient). highest and highestRetry compared the two divisions at every
+// queue of every victim chosen.
+func (r *Rule) shareCmp(q, b int) int {
+	if r.lendable <= 0 {
+		return 0 // every share 0
+	}
+	return cmp.Compare(r.sim[q]-r.nominal[q], r.sim[b]-r.nominal[b])
 }

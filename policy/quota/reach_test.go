@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"slices"
 	"testing"
 
@@ -41,6 +42,32 @@ func TestReachOfIsTheSearchOverWidths(t *testing.T) {
 		}
 		if got := r.reachOf(0, free, hi); got != want {
 			t.Fatalf("reachOf = %d, the search over widths %d", got, want)
+		}
+	})
+}
+
+// shareCmp orders two borrowing queues as comparing their shares did
+// (share: the GPUs above the nominal quota ÷ the lendable quota), for any
+// nominal quotas, GPUs kept above them and lendable quota up to a machine
+// of 2³¹ GPUs, ties (the same GPUs above different quotas) included, and
+// for none to lend (every share 0). Comparing what they keep, not what
+// they keep above their quotas, fails at the first case with unequal
+// quotas that the above-quota numbers order otherwise.
+func TestShareCmpIsTheSharesOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		r := &Rule{}
+		r.lendable = rapid.SampledFrom([]int{0, 1, 7, 64, 93056, 1 << 31}).Draw(t, "lendable")
+		top := max(r.lendable, 2)
+		r.nominal = []int{rapid.IntRange(0, top).Draw(t, "nominal0"), rapid.IntRange(0, top).Draw(t, "nominal1")}
+		above0 := rapid.IntRange(1, top).Draw(t, "above0")
+		above1 := above0
+		if !rapid.Bool().Draw(t, "tie") {
+			above1 = rapid.IntRange(1, top).Draw(t, "above1")
+		}
+		r.sim = []int{r.nominal[0] + above0, r.nominal[1] + above1}
+		want := cmp.Compare(r.share(0, r.sim[0]), r.share(1, r.sim[1]))
+		if got := r.shareCmp(0, 1); got != want {
+			t.Fatalf("shareCmp = %d, the shares compare %d (%v, %v)", got, want, r.share(0, r.sim[0]), r.share(1, r.sim[1]))
 		}
 	})
 }
