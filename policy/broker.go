@@ -1196,13 +1196,17 @@ func (b *Broker) refill() {
 		before := cp.tokens
 		cp.tokens = cp.env.GPUBucket().Refill(before, float64(cp.heldAll))
 		if cp.flowBusy {
-			cp.io.refill()
-			cp.inf.refill()
 			// Nothing draws on a flow between here and the next
 			// Consume (expiry, accounting and admission leave flows
 			// be), so both at rest now stay at rest until a draw marks
-			// the campaign again.
-			if cp.io.atRest() && cp.inf.atRest() {
+			// the campaign again. A flow drawn on this tick (the
+			// common case) is not at rest, its use now usedLast: that
+			// is tested first, on the uses read before the refills,
+			// without reading the flows back.
+			ioUsed, infUsed := cp.io.usedNow, cp.inf.usedNow
+			cp.io.refill()
+			cp.inf.refill()
+			if ioUsed == 0 && infUsed == 0 && cp.io.atRest() && cp.inf.atRest() {
 				cp.flowBusy = false
 			}
 		}
