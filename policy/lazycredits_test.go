@@ -129,6 +129,7 @@ func TestLazyCreditsMatchEager(t *testing.T) {
 			t.Fatalf("journals differ\n%s\n%s", ej.buf, lj.buf)
 		}
 	})
+	t.Logf("%d reads settled a stretch in closed form", settledLong)
 	if settledLong == 0 {
 		t.Fatal("no read settled a stretch in closed form")
 	}
