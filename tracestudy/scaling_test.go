@@ -238,6 +238,9 @@ func TestWorkPerJobScales(t *testing.T) {
 				ws, _ := replayWork(t, short, name, fair)
 				wl, _ := replayWork(t, long, name, fair)
 				a, b := perJob(ws, short), perJob(wl, long)
+				// Logged for every cell, so that -v gives the table the
+				// README and docs/traces.md quote ("Work per job").
+				t.Logf("work per job %.2f on 8 weeks, %.2f on 64 weeks: %.2f×", a, b, b/a)
 				if g := b / a; g > maxWorkGrowth {
 					t.Errorf("work per job %.1f on 8 weeks (%d jobs), %.1f on 64 weeks (%d jobs): grew %.2f×, more than %.1f×\n8 weeks:  %+v\n64 weeks: %+v",
 						a, len(short.Jobs), b, len(long.Jobs), g, maxWorkGrowth, ws, wl)
