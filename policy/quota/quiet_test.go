@@ -231,51 +231,14 @@ func TestLazyAsksAsEveryAsk(t *testing.T) {
 // candidate fails here, where rapid's cohorts, with some 27 such asks
 // in 1,000 cases, did not in 30,000).
 func TestOwedAskAsOfItsRoundsStart(t *testing.T) {
-	var js [2]bt.Journal
-	var as [2]*baseline.Core
+	h := newHandTwins(t, 64, quota.FairKnobs(), slices.Repeat([]float64{1}, 10), "undeferred", quota.Undeferred)
 	var decided [][2]int // {preemptor's queue, victim's queue} of the lazy twin
-	for x := range as {
-		a, err := quota.New(bt.Config(64, 0), quota.FairKnobs())
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.SetRecorder(&js[x])
-		if x == 0 {
-			quota.OnDecision(a, func(d quota.Decision) { decided = append(decided, [2]int{d.Preemptor, d.Victim}) })
-		} else {
-			quota.Undeferred(a)
-		}
-		as[x] = a
-	}
-	var ids []policy.CampaignID
-	for i := range 10 {
-		for _, a := range as {
-			id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), 1, policy.AgentBurst))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a == as[0] {
-				ids = append(ids, id)
-			}
-		}
-	}
-	ticks := [][][2]int{ // by tick: {queue, GPUs} of rigid jobs that run long
+	quota.OnDecision(h.as[0], func(d quota.Decision) { decided = append(decided, [2]int{d.Preemptor, d.Victim}) })
+	h.fileLongRigid(t, [][][2]int{ // by tick: {queue, GPUs}
 		{{0, 3}, {0, 1}, {1, 20}, {2, 9}, {2, 9}, {3, 14}},
 		{{0, 3}, {0, 1}, {1, 6}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 1}},
-	}
-	for _, tk := range ticks {
-		for _, a := range as {
-			for _, r := range tk {
-				if _, err := a.RequestRigid(ids[r[0]], r[1], 1000, 1000, policy.AgentBurst, a.Now()+1); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a.Tick()
-		}
-		if !bytes.Equal(js[0].Bytes, js[1].Bytes) {
-			t.Fatalf("tick %d: the journals differ:\n%s\nundeferred:\n%s", as[0].Now(), js[0].Bytes, js[1].Bytes)
-		}
-	}
+	})
+	as, js := h.as, &h.js
 	if quota.Lazied(as[0]) == 0 || quota.AsOfAsks(as[0]) == 0 {
 		t.Fatalf("rounds asked lazily %d, asks made up as of their round's start %d: the case no longer tests it",
 			quota.Lazied(as[0]), quota.AsOfAsks(as[0]))
@@ -321,49 +284,13 @@ func TestPassStateOnlyOfTheAskedQueues(t *testing.T) {
 // does, as when every queue is asked at once (Undeferred). Setting
 // aside the made-up candidate (or not making it up) loses that notice.
 func TestPutOffCandidateTakesItsTurn(t *testing.T) {
-	var js [2]bt.Journal
-	var as [2]*baseline.Core
-	for x := range as {
-		a, err := quota.New(bt.Config(60, 0), quota.FairKnobs())
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.SetRecorder(&js[x])
-		if x == 1 {
-			quota.Undeferred(a)
-		}
-		as[x] = a
-	}
-	var ids []policy.CampaignID
-	for i := range 5 {
-		for _, a := range as {
-			id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), 1, policy.AgentBurst))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a == as[0] {
-				ids = append(ids, id)
-			}
-		}
-	}
-	ticks := [][][2]int{ // by tick: {queue, GPUs} of rigid jobs that run long
+	h := newHandTwins(t, 60, quota.FairKnobs(), slices.Repeat([]float64{1}, 5), "undeferred", quota.Undeferred)
+	h.fileLongRigid(t, [][][2]int{ // by tick: {queue, GPUs}
 		{{1, 12}, {2, 12}, {3, 14}, {4, 10}},
 		{{1, 4}, {2, 6}, {3, 1}},
 		{{1, 2}, {0, 8}},
-	}
-	for _, tk := range ticks {
-		for _, a := range as {
-			for _, r := range tk {
-				if _, err := a.RequestRigid(ids[r[0]], r[1], 1000, 1000, policy.AgentBurst, a.Now()+1); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a.Tick()
-		}
-		if !bytes.Equal(js[0].Bytes, js[1].Bytes) {
-			t.Fatalf("tick %d: the journals differ:\n%s\nundeferred:\n%s", as[0].Now(), js[0].Bytes, js[1].Bytes)
-		}
-	}
+	})
+	as, js := h.as, &h.js
 	t.Logf("asks put off %d, made up %d; revived %d", quota.PutOff(as[0]), quota.CaughtUp(as[0]), quota.Revived(as[0]))
 	if quota.PutOff(as[0]) == 0 || quota.CaughtUp(as[0]) == 0 {
 		t.Fatalf("no ask put off and made up: the case no longer tests it\n%s", js[0].Bytes)
@@ -385,31 +312,8 @@ func TestPutOffCandidateTakesItsTurn(t *testing.T) {
 func TestRevivedCandidateTakesItsTurn(t *testing.T) {
 	k := quota.FairKnobs()
 	k.ReclaimWithinCohort = quota.LowerPriority
-	var js [2]bt.Journal
-	var as [2]*baseline.Core
-	for x := range as {
-		a, err := quota.New(bt.Config(8, 0), k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.SetRecorder(&js[x])
-		if x == 1 {
-			quota.Unsettled(a)
-		}
-		as[x] = a
-	}
-	var ids []policy.CampaignID
-	for i, r := range []float64{1, 1, 1, 2} {
-		for _, a := range as {
-			id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), r, policy.AgentBurst))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a == as[0] {
-				ids = append(ids, id)
-			}
-		}
-	}
+	h := newHandTwins(t, 8, k, []float64{1, 1, 1, 2}, "unsettled", quota.Unsettled)
+	as, js, ids := h.as, &h.js, h.ids
 	type req struct {
 		q, gpus, run int
 		cls          policy.Class
@@ -438,9 +342,7 @@ func TestRevivedCandidateTakesItsTurn(t *testing.T) {
 			}
 			a.Tick()
 		}
-		if !bytes.Equal(js[0].Bytes, js[1].Bytes) {
-			t.Fatalf("tick %d: the journals differ:\n%s\nunsettled:\n%s", as[0].Now(), js[0].Bytes, js[1].Bytes)
-		}
+		h.sameJournals(t)
 	}
 	t.Logf("asks put off %d, made up %d", quota.PutOff(as[0]), quota.CaughtUp(as[0]))
 	if quota.Revived(as[0]) == 0 {
@@ -448,5 +350,72 @@ func TestRevivedCandidateTakesItsTurn(t *testing.T) {
 	}
 	if !bytes.Contains(js[0].Bytes, []byte(`"t": 4, "event": "grant", "lease": 8, "campaign": "q2"`)) {
 		t.Fatalf("q2's job did not start at tick 4:\n%s", js[0].Bytes)
+	}
+}
+
+// handTwins is a hand-worked case's two quota Cores on one pool: as[0]
+// runs the rule as it is, journaled in js[0]; as[1], journaled in
+// js[1], runs with oracle (Undeferred, Unsettled: the plain rule a
+// shortcut must decide as). Each has the queues q0, q1, … of the given
+// rates, registered in order; ids are their campaigns (the same in
+// both).
+type handTwins struct {
+	as     [2]*baseline.Core
+	js     [2]bt.Journal
+	ids    []policy.CampaignID
+	oracle string
+}
+
+func newHandTwins(t *testing.T, pool int, k quota.Knobs, rates []float64, oracle string, plain func(*baseline.Core)) *handTwins {
+	t.Helper()
+	h := &handTwins{oracle: oracle}
+	for x := range h.as {
+		a, err := quota.New(bt.Config(pool, 0), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.SetRecorder(&h.js[x])
+		if x == 1 {
+			plain(a)
+		}
+		h.as[x] = a
+	}
+	for i, r := range rates {
+		for x, a := range h.as {
+			id, err := a.Register(bt.Env(fmt.Sprintf("q%d", i), r, policy.AgentBurst))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x == 0 {
+				h.ids = append(h.ids, id)
+			}
+		}
+	}
+	return h
+}
+
+// sameJournals fails t unless both twins have journaled the same.
+func (h *handTwins) sameJournals(t *testing.T) {
+	t.Helper()
+	if !bytes.Equal(h.js[0].Bytes, h.js[1].Bytes) {
+		t.Fatalf("tick %d: the journals differ:\n%s\n%s:\n%s", h.as[0].Now(), h.js[0].Bytes, h.oracle, h.js[1].Bytes)
+	}
+}
+
+// fileLongRigid files on both twins, tick by tick, the rigid jobs
+// {queue, GPUs} of each tick (agent-burst, 1,000 s to run), ticks
+// them, and compares the journals after every tick.
+func (h *handTwins) fileLongRigid(t *testing.T, ticks [][][2]int) {
+	t.Helper()
+	for _, tk := range ticks {
+		for _, a := range h.as {
+			for _, r := range tk {
+				if _, err := a.RequestRigid(h.ids[r[0]], r[1], 1000, 1000, policy.AgentBurst, a.Now()+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Tick()
+		}
+		h.sameJournals(t)
 	}
 }
