@@ -139,21 +139,34 @@ func TestRadixSortIsASort(t *testing.T) {
 		// The keys share their top bits above spread: one bucket at the
 		// first digits, so that the sort goes down to the later ones.
 		spread := rapid.IntRange(0, bits).Draw(t, "spread")
-		base := rng.Uint64()
-		keys := make([]uint64, n)
-		for i := range keys {
-			keys[i] = base&^(1<<spread-1) | rng.Uint64()&(1<<spread-1)
-			if bits < 64 {
-				keys[i] &= 1<<bits - 1
-			}
-		}
-		want := slices.Clone(keys)
-		slices.Sort(want)
-		radixSort(keys, bits)
-		if !slices.Equal(keys, want) {
+		if !radixSortsAsSort(sharedPrefixKeys(rng, n, bits, spread), bits) {
 			t.Fatalf("n %d, %d bits: not sorted as slices.Sort sorts", n, bits)
 		}
 	})
+}
+
+// sharedPrefixKeys draws n keys of the given width (bits) from rng that
+// share every bit above spread: one bucket at the first digits, so that
+// radixSort must go down to the later ones.
+func sharedPrefixKeys(rng *rand.Rand, n, bits, spread int) []uint64 {
+	base := rng.Uint64()
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = base&^(1<<spread-1) | rng.Uint64()&(1<<spread-1)
+		if bits < 64 {
+			keys[i] &= 1<<bits - 1
+		}
+	}
+	return keys
+}
+
+// radixSortsAsSort says whether radixSort leaves keys (of the given
+// width) in the order slices.Sort gives.
+func radixSortsAsSort(keys []uint64, bits int) bool {
+	want := slices.Clone(keys)
+	slices.Sort(want)
+	radixSort(keys, bits)
+	return slices.Equal(keys, want)
 }
 
 // sortByTime on more elements than radixSort leaves to slices.Sort: the
@@ -562,18 +575,7 @@ func TestRadixSortEverySharedPrefix(t *testing.T) {
 		for _, width := range []int{20, 41, 64} {
 			rng := rand.New(rand.NewPCG(uint64(n), uint64(width)))
 			for spread := 0; spread <= width; spread++ {
-				base := rng.Uint64()
-				keys := make([]uint64, n)
-				for i := range keys {
-					keys[i] = base&^(1<<spread-1) | rng.Uint64()&(1<<spread-1)
-					if width < 64 {
-						keys[i] &= 1<<width - 1
-					}
-				}
-				want := slices.Clone(keys)
-				slices.Sort(want)
-				radixSort(keys, width)
-				if !slices.Equal(keys, want) {
+				if !radixSortsAsSort(sharedPrefixKeys(rng, n, width, spread), width) {
 					t.Fatalf("%d keys of %d bits sharing all above bit %d: not sorted as slices.Sort sorts", n, width, spread)
 				}
 			}
