@@ -333,10 +333,7 @@ func TestQueueIsInPriorityOrder(t *testing.T) {
 // of the skips, not of stuck).
 func TestStuckRunsChangeNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := drawFillerLog(t)
-		oracle := NewRule(s.knobs)
-		oracle.unstuck = true
-		sameJournals(t, s.journal(t, NewRule(s.knobs)), s.journal(t, oracle), "stuck left out", "every run")
+		fillerLogAsOracle(t, func(r *Rule) { r.unstuck = true }, "stuck left out", "every run")
 	})
 }
 
@@ -353,10 +350,7 @@ func TestStuckRunsChangeNothing(t *testing.T) {
 // filler holds a lease (the lease goes unnoticed).
 func TestKeptFiguresAreTheWalks(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := drawFillerLog(t)
-		oracle := NewRule(s.knobs)
-		oracle.plain = true
-		sameJournals(t, s.journal(t, NewRule(s.knobs)), s.journal(t, oracle), "kept", "walked")
+		fillerLogAsOracle(t, func(r *Rule) { r.plain = true }, "kept", "walked")
 	})
 }
 
@@ -448,6 +442,17 @@ func (s fillerLog) journal(t *rapid.T, r *Rule) []byte {
 		k.Tick()
 	}
 	return j.Bytes
+}
+
+// fillerLogAsOracle replays one drawn filler log (drawFillerLog) under
+// the rule as it is and under an oracle, the same rule with its plain
+// path set by oracle, and fails t unless the two journals are the same
+// byte for byte (named rule and plain in the message).
+func fillerLogAsOracle(t *rapid.T, oracle func(*Rule), rule, plain string) {
+	s := drawFillerLog(t)
+	o := NewRule(s.knobs)
+	oracle(o)
+	sameJournals(t, s.journal(t, NewRule(s.knobs)), s.journal(t, o), rule, plain)
 }
 
 // sameJournals fails at the first record where got and want differ,
